@@ -1,0 +1,223 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { loadConfigFile, parseConfig } from './load';
+import { definePolicyType } from './policy-type';
+import { ConfigError, formatProblem } from './problems';
+import { configJsonSchema } from './schema';
+import { duration, re2List } from './validators';
+
+const exampleType = definePolicyType('example', 'A policy type used only by these tests.', {
+  interval: duration(),
+  patterns: re2List().optional(),
+  limit: z.number().int().default(3),
+});
+const types = [exampleType];
+const env = { GITLAB_TOKEN: 'glpat-from-environment-0000' };
+
+/** The problems of a file as `validate` prints them. */
+function problemsOf(text: string, options: { env?: NodeJS.ProcessEnv } = {}): string[] {
+  try {
+    parseConfig(text, 'policies.yml', { policyTypes: types, env: options.env ?? env });
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map(formatProblem);
+    throw error;
+  }
+  throw new Error('expected the file to be invalid');
+}
+
+describe('loading a policy file', () => {
+  it('applies defaults and converts durations', () => {
+    const config = parseConfig(
+      ['version: 1', 'gitlab:', '  url: https://gitlab.example.com', 'policies:', '  - { name: p1, type: example, interval: 5m }'].join('\n'),
+      'policies.yml',
+      { policyTypes: types, env },
+    );
+    expect(config.dry_run).toBe(true);
+    expect(config.gitlab).toEqual({
+      url: 'https://gitlab.example.com',
+      token: 'glpat-from-environment-0000',
+      timeout: 30_000,
+      connect_timeout: 10_000,
+      max_requests_per_minute: 600,
+      concurrency: 4,
+    });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'forgewarden', connect_timeout: 10_000 });
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(config.shutdown_timeout).toBe(30_000);
+    expect(config.policies).toEqual([{ name: 'p1', type: 'example', interval: 300_000, limit: 3 }]);
+  });
+
+  it('lists an unknown key, a bad duration, a duplicate name and an unknown type, each at its line', () => {
+    const text = [
+      'version: 1', //                                   1
+      'gitlab:', //                                      2
+      '  url: https://gitlab.example.com', //            3
+      '  timeout: 5 minutes', //                         4
+      '  max_request_per_minute: 100', //                5
+      'policies:', //                                    6
+      '  - name: nightly', //                            7
+      '    type: example', //                            8
+      '    interval: 1h', //                             9
+      '  - name: nightly', //                           10
+      '    type: exampel', //                           11
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'policies.yml:4:12 gitlab.timeout: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month',
+      'policies.yml:5:3 gitlab.max_request_per_minute: unknown key "max_request_per_minute"; did you mean "max_requests_per_minute"?',
+      'policies.yml:11:11 policies[1].type: unknown policy type "exampel"; known types: example',
+    ]);
+  });
+
+  it('reports a duplicate policy name at the second one', () => {
+    const text = [
+      'version: 1',
+      'gitlab: { url: "https://gitlab.example.com" }',
+      'policies:',
+      '  - { name: twice, type: example, interval: 1h }',
+      '  - { name: twice, type: example, interval: 2h }',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'policies.yml:5:13 policies[1].name: duplicate policy name "twice" (policies[0] has it already)',
+    ]);
+  });
+
+  it('checks the fields of a known policy type, with hints for its keys', () => {
+    const text = [
+      'version: 1',
+      'gitlab: { url: "https://gitlab.example.com" }',
+      'policies:',
+      '  - name: p',
+      '    type: example',
+      '    intervall: 1h',
+      '    patterns: ["ok", "(?<=x)y"]',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'policies.yml:4:5 policies[0].interval: missing: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month',
+      'policies.yml:6:5 policies[0].intervall: unknown key "intervall"; did you mean "interval"?',
+      expect.stringMatching(/^policies\.yml:7:22 policies\[0\]\.patterns\[1\]: invalid RE2 regular expression: /),
+    ]);
+  });
+
+  it('points a YAML syntax error at its line', () => {
+    const problems = problemsOf(['version: 1', 'gitlab:', '  url: https://x: y', '  token: t'].join('\n'));
+    expect(problems).toEqual([expect.stringMatching(/^policies\.yml:3:\d+ \(syntax\): Nested mappings are not allowed/)]);
+  });
+
+  it('points a bad indentation at its line', () => {
+    const problems = problemsOf(['version: 1', 'gitlab:', '  url: https://x', ' token: t'].join('\n'));
+    expect(problems[0]).toMatch(/^policies\.yml:4:\d+ \(syntax\): /);
+  });
+
+  it('rejects duplicate keys in one mapping', () => {
+    const problems = problemsOf(['version: 1', 'version: 1', 'gitlab: { url: "https://x" }'].join('\n'));
+    expect(problems[0]).toMatch(/^policies\.yml:2:1 \(syntax\): Map keys must be unique/);
+  });
+
+  it('names a missing required section and a wrong version', () => {
+    expect(problemsOf('version: 2\n', { env: {} })).toEqual([
+      'policies.yml:1:1 gitlab: missing: this key is required',
+      'policies.yml:1:10 version: expected version: 1 (the only version of the policy file so far)',
+    ]);
+  });
+
+  it('rejects an empty file', () => {
+    expect(problemsOf('')).toEqual(['policies.yml:1:1 (root): expected a mapping with version, gitlab and policies']);
+  });
+
+  it('rejects a policy without a type, listing the known ones', () => {
+    const text = ['version: 1', 'gitlab: { url: "https://x.example" }', 'policies:', '  - name: p'].join('\n');
+    expect(problemsOf(text)).toEqual(['policies.yml:4:5 policies[0].type: missing: every policy needs a type; known types: example']);
+  });
+
+  it('fails every unknown type when no policy type is installed', () => {
+    const text = ['version: 1', 'gitlab: { url: "https://x.example" }', 'policies:', '  - { name: p, type: job_retry }'].join('\n');
+    expect(() => parseConfig(text, 'f.yml', { policyTypes: [], env })).toThrow(
+      'f.yml:4:22 policies[0].type: unknown policy type "job_retry"; known types: none are installed',
+    );
+  });
+
+  it('never echoes the token in a problem', () => {
+    const text = ['version: 1', 'gitlab:', '  url: not a url', '  token: 12345'].join('\n');
+    const problems = problemsOf(text);
+    expect(problems).toEqual([
+      'policies.yml:3:8 gitlab.url: expected the forge\'s base URL, such as "https://gitlab.example.com"',
+      expect.stringMatching(/^policies\.yml:4:10 gitlab\.token: /),
+    ]);
+    expect(problems.join('\n')).not.toContain('12345');
+  });
+});
+
+describe('environment interpolation', () => {
+  const base = (gitlab: string) => `version: 1\ngitlab:\n${gitlab}\n`;
+
+  it('reads ${VAR} and ${VAR:-default}, typing plain scalars', () => {
+    const config = parseConfig(
+      base('  url: ${FORGE}/\n  token: "${TOKEN}"\n  concurrency: ${CONCURRENCY:-8}') +
+        'dry_run: ${DRY_RUN:-false}\nhttp:\n  port: ${PORT}\nredis:\n  prefix: "${PREFIX:-fw}"',
+      'f.yml',
+      { policyTypes: types, env: { FORGE: 'https://forge.example', TOKEN: 'secret', PORT: '0' } },
+    );
+    expect(config.gitlab.url).toBe('https://forge.example/');
+    expect(config.gitlab.token).toBe('secret');
+    expect(config.gitlab.concurrency).toBe(8);
+    expect(config.dry_run).toBe(false);
+    expect(config.http.port).toBe(0);
+    expect(config.redis.prefix).toBe('fw');
+  });
+
+  it('keeps a quoted value a string', () => {
+    const text = base('  url: https://x.example\n  token: "${NUMERIC}"');
+    expect(parseConfig(text, 'f.yml', { policyTypes: types, env: { NUMERIC: '1234' } }).gitlab.token).toBe('1234');
+  });
+
+  it('names a missing variable without default, at its line', () => {
+    const problems = problemsOf(base('  url: https://x.example\n  token: ${MISSING_TOKEN}'), { env: {} });
+    expect(problems).toEqual([
+      'policies.yml:4:10 gitlab.token: environment variable MISSING_TOKEN is not set (write ${MISSING_TOKEN:-default} to give a default)',
+    ]);
+  });
+
+  it('treats an empty variable as unset and lets $${...} stand for itself', () => {
+    const config = parseConfig(base('  url: https://x.example\n  token: "$${LITERAL}-${EMPTY:-fallback}"'), 'f.yml', {
+      policyTypes: types,
+      env: { EMPTY: '' },
+    });
+    expect(config.gitlab.token).toBe('${LITERAL}-fallback');
+  });
+
+  it('takes GITLAB_URL, GITLAB_TOKEN and REDIS_URL for keys the file leaves out', () => {
+    const config = parseConfig('version: 1\n', 'f.yml', {
+      policyTypes: types,
+      env: { GITLAB_URL: 'https://env.example', GITLAB_TOKEN: 'env-token', REDIS_URL: 'redis://10.0.0.1:6380' },
+    });
+    expect(config.gitlab.url).toBe('https://env.example');
+    expect(config.gitlab.token).toBe('env-token');
+    expect(config.redis.url).toBe('redis://10.0.0.1:6380');
+  });
+});
+
+describe('files and schema', () => {
+  it('reports a missing file as a problem of that file', () => {
+    const file = join(tmpdir(), 'forgewarden-no-such-file.yml');
+    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(`${file}:1:1 (file): cannot read the policy file: no such file`);
+  });
+
+  it('loads a file from disk', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-config-'));
+    const file = join(dir, 'p.yml');
+    writeFileSync(file, 'version: 1\ngitlab: { url: "https://x.example" }\n');
+    expect(loadConfigFile(file, { policyTypes: types, env }).policies).toEqual([]);
+  });
+
+  it('describes the written form as JSON Schema, policy types included', () => {
+    const schema = configJsonSchema(types) as {
+      properties: Record<string, { properties?: Record<string, unknown>; items?: unknown }>;
+      required: string[];
+    };
+    expect(schema.required).toEqual(expect.arrayContaining(['version', 'gitlab']));
+    expect(schema.properties.gitlab?.properties?.timeout).toMatchObject({ type: 'string', default: '30s' });
+    expect(JSON.stringify(schema.properties.policies?.items)).toContain('"const":"example"');
+  });
+});

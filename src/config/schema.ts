@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { basePolicyShape, type PolicyConfig, type PolicyTypeDefinition } from './policy-type';
+import { duration } from './validators';
+
+/**
+ * The policy file, version 1: the single source of the configuration's types, of its validation and of the JSON
+ * Schema that `forgewarden schema` prints. Keys are snake_case like the forge's own parameters.
+ */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+const gitlabSchema = z
+  .strictObject({
+    url: z.url({ protocol: /^https?$/, error: 'expected the forge\'s base URL, such as "https://gitlab.example.com"' }),
+    token: z.string({ error: 'expected an access token (set GITLAB_TOKEN, or write token: ${GITLAB_TOKEN})' }).min(1, {
+      error: 'the token is empty',
+    }),
+    timeout: duration().prefault('30s').describe('How long one request may take, connection included.'),
+    connect_timeout: duration().prefault('10s').describe('How long connecting to the forge may take.'),
+    max_requests_per_minute: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(600)
+      .describe('One request budget shared by all replicas.'),
+    concurrency: z.number().int().min(1).max(64).default(4).describe('Requests in flight at once, per replica.'),
+  })
+  .describe('The forge Forgewarden talks to.');
+
+const redisSchema = z
+  .strictObject({
+    url: z
+      .string()
+      .regex(/^rediss?:\/\//, { error: 'expected a redis:// or rediss:// URL' })
+      .default(DEFAULT_REDIS_URL),
+    prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/, { error: 'a prefix is letters, digits, "_" or "-"' })
+      .default('forgewarden')
+      .describe('Prefix of every Redis key, so several deployments can share one Redis.'),
+    connect_timeout: duration()
+      .prefault('10s')
+      .describe('How long startup waits for Redis before giving up.'),
+  })
+  .describe('Queues, schedules, ledgers and the audit trail live here; replicas on one Redis act as one.');
+
+const httpSchema = z
+  .strictObject({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65_535).default(9464).describe('0 turns the HTTP endpoints off.'),
+  })
+  .describe('Serves /healthz, /readyz and /metrics.');
+
+function policySchema(types: readonly PolicyTypeDefinition[]) {
+  if (types.length === 0) {
+    // No policy type is registered: every entry is an unknown type (a discriminated union needs at least one).
+    return z.looseObject({ ...basePolicyShape, type: z.string() }).superRefine((entry, ctx) => {
+      ctx.addIssue({ code: 'custom', path: ['type'], message: unknownTypeMessage(entry.type, types) });
+    });
+  }
+  const [first, ...rest] = types.map((t) => t.schema);
+  return z.discriminatedUnion('type', [first!, ...rest], {
+    error: (issue) =>
+      issue.code === 'invalid_union' ? unknownTypeMessage(readType(issue.input), types) : undefined,
+  });
+}
+
+function readType(input: unknown): unknown {
+  return typeof input === 'object' && input !== null ? (input as Record<string, unknown>).type : undefined;
+}
+
+export function unknownTypeMessage(type: unknown, types: readonly PolicyTypeDefinition[]): string {
+  const known = types.map((t) => t.type).join(', ') || 'none are installed';
+  if (type === undefined) return `every policy needs a type; known types: ${known}`;
+  return `unknown policy type ${JSON.stringify(type)}; known types: ${known}`;
+}
+
+export function buildConfigSchema(types: readonly PolicyTypeDefinition[]) {
+  return z.strictObject({
+    version: z.literal(1, { error: 'expected version: 1 (the only version of the policy file so far)' }),
+    gitlab: gitlabSchema,
+    redis: redisSchema.prefault({}),
+    dry_run: z
+      .boolean()
+      .default(true)
+      .describe('The default: nothing changes on the forge until this is false. A policy may override it.'),
+    http: httpSchema.prefault({}),
+    shutdown_timeout: duration()
+      .prefault('30s')
+      .describe('On SIGTERM/SIGINT, how long running work may take to finish before the daemon exits.'),
+    policies: z
+      .array(policySchema(types))
+      .default([])
+      .superRefine((policies, ctx) => {
+        const seen = new Map<string, number>();
+        policies.forEach((policy, index) => {
+          const name = (policy as { name?: unknown }).name;
+          if (typeof name !== 'string') return;
+          const first = seen.get(name);
+          if (first === undefined) seen.set(name, index);
+          else ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate policy name "${name}" (policies[${first}] has it already)` });
+        });
+      }),
+  });
+}
+
+type ConfigSchema = ReturnType<typeof buildConfigSchema>;
+
+/** The validated configuration, with every default applied and durations in milliseconds. */
+export type AppConfig = Omit<z.output<ConfigSchema>, 'policies'> & { policies: PolicyConfig[] };
+export type GitlabConfig = AppConfig['gitlab'];
+export type RedisConfig = AppConfig['redis'];
+export type HttpConfig = AppConfig['http'];
+
+/** The JSON Schema of the written policy file, for YAML editors. */
+export function configJsonSchema(types: readonly PolicyTypeDefinition[]): Record<string, unknown> {
+  const schema = z.toJSONSchema(buildConfigSchema(types), { io: 'input', unrepresentable: 'any' });
+  return {
+    ...schema,
+    title: 'Forgewarden policy file',
+  };
+}

@@ -1,0 +1,105 @@
+import { formatDuration, parseDuration } from './duration';
+import { Re2Pattern } from './re2';
+import { cron, duration, groupRef, projectRef, re2, timezone } from './validators';
+
+describe('durations', () => {
+  it.each([
+    ['30s', 30_000],
+    ['5m', 300_000],
+    ['2h', 7_200_000],
+    ['14d', 14 * 86_400_000],
+    ['2w', 14 * 86_400_000],
+    ['1month', 30 * 86_400_000],
+    ['3months', 90 * 86_400_000],
+    ['0s', 0],
+  ])('%s is %d ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+    expect(duration().parse(text)).toBe(ms);
+  });
+
+  it.each(['30', '5 minutes', '1.5h', '-1h', 'h', '2y', '', '1mo'])('rejects %j', (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+    const result = duration().safeParse(text);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toMatch(/expected a duration such as 30s/);
+  });
+
+  it('rejects a number that is not a string', () => {
+    expect(duration().safeParse(30).success).toBe(false);
+  });
+
+  it('formats back to the largest exact unit', () => {
+    expect(formatDuration(90_000)).toBe('90s');
+    expect(formatDuration(7_200_000)).toBe('2h');
+    expect(formatDuration(14 * 86_400_000)).toBe('2w');
+    expect(formatDuration(1500)).toBe('1500ms');
+  });
+});
+
+describe('RE2 expressions', () => {
+  it('compiles RE2 with flags, matching unanchored', () => {
+    const pattern = re2().parse('(?i)connection reset');
+    expect(pattern).toBeInstanceOf(Re2Pattern);
+    expect(pattern.test('error: Connection Reset by peer')).toBe(true);
+    expect(pattern.test('connection refused')).toBe(false);
+    expect(pattern.source).toBe('(?i)connection reset');
+  });
+
+  it.each([
+    ['look-ahead', 'foo(?=bar)'],
+    ['look-behind', '(?<=a)b'],
+    ['back-reference', '(a)\\1'],
+    ['unbalanced group', '(abc'],
+    ['bad repetition', '*x'],
+  ])('rejects a %s', (_what, source) => {
+    const result = re2().safeParse(source);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toMatch(/^invalid RE2 regular expression: /);
+  });
+});
+
+describe('cron expressions', () => {
+  it.each(['0 3 * * *', '*/15 * * * 1-5', '@daily', '0 0 1 1 *'])('accepts %j', (expression) => {
+    expect(cron().safeParse(expression).success).toBe(true);
+  });
+
+  it.each([
+    ['0 3 * *', /5 fields.*got 4/],
+    ['0 0 3 * * *', /5 fields.*got 6/],
+    ['61 * * * *', /invalid cron expression/],
+    ['* * * 13 *', /invalid cron expression/],
+  ])('rejects %j', (expression, message) => {
+    const result = cron().safeParse(expression);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toMatch(message);
+  });
+
+  it('checks time zones against the IANA database', () => {
+    expect(timezone().safeParse('Europe/Berlin').success).toBe(true);
+    expect(timezone().safeParse('UTC').success).toBe(true);
+    const result = timezone().safeParse('Mars/Olympus');
+    expect(result.error?.issues[0]?.message).toBe('unknown time zone "Mars/Olympus"; expected an IANA name such as "Europe/Berlin"');
+  });
+});
+
+describe('project and group references', () => {
+  it('takes ids and full paths', () => {
+    expect(projectRef().parse(42)).toBe(42);
+    expect(projectRef().parse('42')).toBe(42);
+    expect(projectRef().parse('acme/api')).toBe('acme/api');
+    expect(projectRef().parse('acme/platform/api.v2')).toBe('acme/platform/api.v2');
+    expect(groupRef().parse('acme')).toBe('acme');
+    expect(groupRef().parse('acme/platform')).toBe('acme/platform');
+    expect(groupRef().parse(7)).toBe(7);
+  });
+
+  it.each([0, -3, 1.5, 'api', 'acme/', '/acme/api', 'acme//api', 'acme/-api', true])('rejects project %j', (value) => {
+    const result = projectRef().safeParse(value);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toMatch(/project id|positive whole number/);
+  });
+
+  it.each(['', 'acme/', 'a b', -1])('rejects group %j', (value) => {
+    expect(groupRef().safeParse(value).success).toBe(false);
+  });
+});

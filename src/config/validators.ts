@@ -1,0 +1,110 @@
+import { Cron } from 'croner';
+import { z } from 'zod';
+import { DURATION_HINT, parseDuration } from './duration';
+import { Re2Pattern } from './re2';
+
+/**
+ * Validators shared by the top-level schema and every policy type. Each one accepts what an operator writes in YAML
+ * and yields the value the code wants (milliseconds, a compiled RE2 pattern...). JSON Schema is generated from the
+ * input side, so editors complete and check the written form.
+ */
+
+/** A duration in the policy file's forms; yields milliseconds. */
+export const duration = () =>
+  z
+    .string({ error: DURATION_HINT })
+    .regex(/^\s*\d+(s|m|h|d|w|months?)\s*$/, { error: DURATION_HINT })
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `${DURATION_HINT}; "${text}" is too large` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+/** A regular expression in RE2 syntax, compiled when loading so a bad one fails `validate`. */
+export const re2 = () =>
+  z.string({ error: 'expected a regular expression (RE2 syntax) as a string' }).transform((source, ctx) => {
+    const compiled = Re2Pattern.compile(source);
+    if ('error' in compiled) {
+      ctx.addIssue({ code: 'custom', message: `invalid RE2 regular expression: ${compiled.error}` });
+      return z.NEVER;
+    }
+    return compiled;
+  });
+
+/** A list of RE2 expressions, any of which may match. */
+export const re2List = () => z.array(re2()).min(1, { error: 'give at least one expression, or leave the key out' });
+
+const CRON_NICKNAMES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
+
+/** Why `expression` is not a 5-field cron expression, or undefined when it is one. */
+export function cronProblem(expression: string): string | undefined {
+  const trimmed = expression.trim();
+  if (!CRON_NICKNAMES.has(trimmed)) {
+    const fields = trimmed.split(/\s+/).filter(Boolean).length;
+    if (fields !== 5) {
+      return `expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got ${fields}`;
+    }
+  }
+  try {
+    new Cron(trimmed, { paused: true });
+    return undefined;
+  } catch (error) {
+    return `invalid cron expression: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/** A cron expression with 5 fields (or a nickname such as `@daily`). */
+export const cron = () =>
+  z.string({ error: 'expected a cron expression such as "0 3 * * *"' }).superRefine((expression, ctx) => {
+    const problem = cronProblem(expression);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An IANA time zone name such as `Europe/Berlin`. */
+export const timezone = () =>
+  z
+    .string({ error: 'expected an IANA time zone name such as "Europe/Berlin"' })
+    .refine(isTimeZone, { error: (issue) => `unknown time zone "${String(issue.input)}"; expected an IANA name such as "Europe/Berlin"` });
+
+// Path segments as the forge allows them: letters, digits, `_`, `.`, `-`, not starting with `-`.
+const SEGMENT = '[A-Za-z0-9_.][A-Za-z0-9_.-]*';
+const PROJECT_PATH = new RegExp(`^${SEGMENT}(/${SEGMENT})+$`);
+const GROUP_PATH = new RegExp(`^${SEGMENT}(/${SEGMENT})*$`);
+
+const numericId = () => z.number().int().positive({ error: 'an id must be a positive whole number' });
+
+/** A project by numeric id (`42`) or full path (`acme/api`); a quoted number counts as an id as it does in the API. */
+export const projectRef = () =>
+  z.union([
+    numericId(),
+    z
+      .string()
+      .regex(PROJECT_PATH, { error: 'expected a project id or its full path such as "acme/api"' })
+      .or(z.string().regex(/^\d+$/).transform(Number)),
+  ], { error: 'expected a project id (number) or full path such as "acme/api"' });
+
+/** A group by numeric id or full path (`acme` or `acme/platform`). */
+export const groupRef = () =>
+  z.union([
+    numericId(),
+    z
+      .string()
+      .regex(/^\d+$/)
+      .transform(Number)
+      .or(z.string().regex(GROUP_PATH, { error: 'expected a group id or its full path such as "acme"' })),
+  ], { error: 'expected a group id (number) or full path such as "acme"' });
+
+export type ProjectRef = z.output<ReturnType<typeof projectRef>>;
+export type GroupRef = z.output<ReturnType<typeof groupRef>>;

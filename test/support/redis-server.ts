@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import Redis from 'ioredis';
+
+/** A redis-server process owned by a test, on a port of its own. */
+export interface ThrowawayRedis {
+  readonly url: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export function redisServerInstalled(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function redisAnswers(url: string, timeoutMs = 1000): Promise<boolean> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * Starts redis-server on `port` (a free one by default) and waits until it answers. It runs daemonized, so no child
+ * handle keeps the test process alive; stop() ends it through its pid file.
+ */
+export async function startRedisServer(port?: number): Promise<ThrowawayRedis> {
+  const chosen = port ?? (await freePort());
+  const dir = mkdtempSync(join(tmpdir(), 'forgewarden-redis-'));
+  const pidFile = join(dir, 'redis.pid');
+  const started = spawnSync(
+    'redis-server',
+    ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes',
+      '--pidfile', pidFile, '--dir', dir, '--logfile', join(dir, 'redis.log')],
+    { stdio: 'ignore' },
+  );
+  if (started.status !== 0) throw new Error(`redis-server did not start on port ${chosen}`);
+  const url = `redis://127.0.0.1:${chosen}`;
+  const deadline = Date.now() + 10_000;
+  while (!(await redisAnswers(url, 200))) {
+    if (Date.now() > deadline) throw new Error(`redis-server on port ${chosen} did not answer within 10 s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  return {
+    url,
+    port: chosen,
+    stop: async () => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
