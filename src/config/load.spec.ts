@@ -105,6 +105,11 @@ describe('loading a policy file', () => {
     expect(problems).toEqual([expect.stringMatching(/^policies\.yml:3:\d+ \(syntax\): Nested mappings are not allowed/)]);
   });
 
+  it('points an unclosed quote at the line that opens it', () => {
+    const problems = problemsOf(['version: 1', 'gitlab:', '  url: "https://x', '  token: t', 'dry_run: true'].join('\n'));
+    expect(problems[0]).toBe('policies.yml:3:8 (syntax): Missing closing "quote');
+  });
+
   it('points a bad indentation at its line', () => {
     const problems = problemsOf(['version: 1', 'gitlab:', '  url: https://x', ' token: t'].join('\n'));
     expect(problems[0]).toMatch(/^policies\.yml:4:\d+ \(syntax\): /);

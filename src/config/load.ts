@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { interpolateEnvironment } from './interpolate';
 import type { PolicyTypeDefinition } from './policy-type';
@@ -35,7 +35,7 @@ export function parseConfig(text: string, file: string, options: LoadOptions): A
 
   if (doc.errors.length > 0) {
     throw new ConfigError(
-      doc.errors.map((error) => ({ ...at(error.pos[0]), path: '(syntax)', message: firstLine(error.message) })),
+      doc.errors.map((error) => ({ ...at(syntaxErrorOffset(text, error)), path: '(syntax)', message: firstLine(error.message) })),
     );
   }
 
@@ -162,6 +162,19 @@ function pathOfNode(doc: Document, target: Node): PropertyKey[] {
   return walk(doc.contents, []) ?? [];
 }
 
+/**
+ * Where a syntax error starts. The parser notices an unclosed quote only where the input ends; the operator needs
+ * the line where the quote was opened.
+ */
+function syntaxErrorOffset(text: string, error: YAMLError): number {
+  const quote = /^Missing closing (["'])quote/.exec(error.message)?.[1];
+  if (error.code === 'MISSING_CHAR' && quote) {
+    const opening = text.lastIndexOf(quote, error.pos[0] - 1);
+    if (opening >= 0) return opening;
+  }
+  return error.pos[0];
+}
+
 function firstLine(message: string): string {
-  return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  return message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
 }

@@ -59,7 +59,7 @@ function policySchema(types: readonly PolicyTypeDefinition[]) {
     });
   }
   const [first, ...rest] = types.map((t) => t.schema);
-  return z.discriminatedUnion('type', [first!, ...rest], {
+  return z.discriminatedUnion('type', [first, ...rest], {
     error: (issue) =>
       issue.code === 'invalid_union' ? unknownTypeMessage(readType(issue.input), types) : undefined,
   });

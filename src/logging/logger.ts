@@ -7,6 +7,8 @@ export type LogFormat = 'json' | 'pretty';
 /** Nest's level names, most severe first; `info` is accepted for `log`. */
 const LEVELS = { fatal: 0, error: 1, warn: 2, info: 3, debug: 4, verbose: 5 } as const;
 type Level = keyof typeof LEVELS;
+/** Nest's own start-up chatter ("dependencies initialized", routes mapped) is debug detail, not news. */
+const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
 const COLORS = { fatal: 'magenta', error: 'red', warn: 'yellow', info: 'green', debug: 'blue', verbose: 'gray' };
 
 export interface LoggerOptions {
@@ -107,6 +109,7 @@ export class AppLogger implements LoggerService {
       const last = rest[rest.length - 1] as string;
       if (level !== 'error' || rest.length > 1 || !looksLikeStack(last)) entry.context = rest.pop();
     }
+    if (level === 'info' && FRAMEWORK_CONTEXTS.has(entry.context as string)) entry.level = 'debug';
     if (message instanceof Error) {
       entry.message = message.message;
       entry.error = message;
@@ -135,7 +138,7 @@ function prettyFormat(): winston.Logform.Format {
   return winston.format.printf((info) => {
     const { level, message, timestamp, context, stack, error, ...fields } = info as Record<string, unknown>;
     const levelText = colorizer.colorize(String(level), String(level).toUpperCase().padEnd(7));
-    const where = context ? ` [${String(context)}]` : '';
+    const where = typeof context === 'string' ? ` [${context}]` : '';
     const extra = Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : '';
     const errorStack = (error as { stack?: string } | undefined)?.stack ?? (stack as string | undefined);
     return `${String(timestamp)} ${levelText}${where} ${String(message)}${extra}${errorStack ? `\n${errorStack}` : ''}`;

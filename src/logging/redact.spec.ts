@@ -36,7 +36,7 @@ describe('Redactor', () => {
   it('walks objects, arrays and errors without changing the originals', () => {
     const error = new Error(`request failed for ${CONFIGURED_TOKEN}`);
     const input = { headers: { 'PRIVATE-TOKEN': 'short', accept: 'json' }, list: [FORGE_TOKEN], error, token: 'abc' };
-    const output = redactor.redact(input) as Record<string, any>;
+    const output = redactor.redact(input) as { headers: unknown; list: unknown; token: unknown; error: { message: string; stack: string } };
     expect(output.headers).toEqual({ 'PRIVATE-TOKEN': REDACTED, accept: 'json' });
     expect(output.list).toEqual([`glpat-${REDACTED}`]);
     expect(output.token).toBe(REDACTED);

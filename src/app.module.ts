@@ -1,0 +1,17 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ConfigModule } from './config/config.module';
+import type { AppConfig } from './config/schema';
+import { HttpModule } from './http/http.module';
+import { MetricsModule } from './metrics/metrics.module';
+import { QueueModule } from './queue/queue.module';
+import { RedisModule } from './redis/redis.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, configFile: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config, configFile), RedisModule, QueueModule, MetricsModule, HttpModule],
+    };
+  }
+}

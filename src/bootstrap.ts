@@ -1,0 +1,41 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module';
+import type { AppConfig } from './config/schema';
+import type { AppLogger } from './logging/logger';
+import { redactor } from './logging/redact';
+import { redisUrlPassword, waitForRedis } from './redis/connection';
+
+export interface StartedApp {
+  readonly app: INestApplicationContext;
+  /** Where /healthz, /readyz and /metrics answer, or undefined when `http.port` is 0. */
+  readonly httpUrl?: string;
+}
+
+/** Registers the configuration's secrets with the redactor before anything can log them. */
+export function protectSecrets(config: AppConfig): void {
+  redactor.addSecret(config.gitlab.token);
+  redactor.addSecret(redisUrlPassword(config.redis.url));
+}
+
+/**
+ * Builds the Nest application for a loaded configuration: waits for Redis (failing with a clear message after
+ * `redis.connect_timeout`), then wires the modules, and serves HTTP when a port is configured.
+ */
+export async function createApp(config: AppConfig, configFile: string, logger: AppLogger): Promise<StartedApp> {
+  protectSecrets(config);
+  await waitForRedis(config.redis.url, config.redis.connect_timeout);
+  const module = AppModule.forRoot(config, configFile);
+  if (config.http.port === 0) {
+    const app = await NestFactory.createApplicationContext(module, { logger, abortOnError: false });
+    await app.init();
+    return { app };
+  }
+  const app = await NestFactory.create<NestExpressApplication>(module, { logger, abortOnError: false });
+  app.disable('x-powered-by');
+  await app.listen(config.http.port, config.http.host);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.http.port;
+  return { app, httpUrl: `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${port}` };
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+import 'reflect-metadata';
+import { Command } from 'commander';
+import { runCommand } from './cli/run';
+import { schemaCommand } from './cli/schema';
+import { validateCommand } from './cli/validate';
+import { VERSION } from './version';
+
+const program = new Command('forgewarden')
+  .description('Applies policies written in YAML to a GitLab-compatible forge.')
+  .version(VERSION)
+  .showHelpAfterError();
+
+const configOption = ['-c, --config <file>', 'policy file (default: $FORGEWARDEN_CONFIG or config/policies.yml)'] as const;
+
+program
+  .command('validate')
+  .description('check a policy file; prints each problem as FILE:LINE:COL key.path: message (exit 2 when invalid)')
+  .option(...configOption)
+  .action((options: { config?: string }) => {
+    process.exitCode = validateCommand(options);
+  });
+
+program
+  .command('schema')
+  .description('print the JSON Schema of the policy file, for editor completion')
+  .action(() => {
+    process.exitCode = schemaCommand();
+  });
+
+program
+  .command('run')
+  .description('run the daemon until SIGTERM or SIGINT')
+  .option(...configOption)
+  .action(async (options: { config?: string }) => {
+    process.exitCode = await runCommand(options);
+  });
+
+program.parseAsync(process.argv).then(
+  // Connections are closed by now; exiting explicitly ends any straggling timer of a library.
+  () => process.exit(process.exitCode ?? 0),
+  (error: unknown) => {
+    process.stderr.write(`forgewarden: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

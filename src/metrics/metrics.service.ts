@@ -1,0 +1,41 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/schema';
+import { VERSION } from '../version';
+
+/**
+ * The Prometheus registry of this process: Node's process metrics plus `forgewarden_*` ones. A registry of its own
+ * (not prom-client's global one) so that two apps in one test process do not share counters.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'forgewarden_build_info',
+      help: 'Always 1; the labels tell which version runs.',
+      labelNames: ['version'],
+      registers: [this.registry],
+    }).set({ version: VERSION }, 1);
+    const policies = new Gauge({
+      name: 'forgewarden_policies',
+      help: 'Configured policies by type and whether they act or only record what they would do.',
+      labelNames: ['type', 'mode'],
+      registers: [this.registry],
+    });
+    for (const policy of config.policies) {
+      policies.inc({ type: policy.type, mode: (policy.dry_run ?? config.dry_run) ? 'dry_run' : 'acting' });
+    }
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  async render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,113 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { Job, Queue } from 'bull';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/schema';
+import { BullConnections } from './bull-connections';
+import { definedJobNames, type EnqueueOptions, type JobDefinition, type JobHandler } from './jobs';
+
+/** The one Bull queue the daemon works from; job kinds are told apart by name. */
+export const WORK_QUEUE = 'work';
+
+/** Jobs one replica runs at once. Policy work is I/O-bound and the client caps requests on its own. */
+const WORKER_CONCURRENCY = 4;
+
+/** Finished jobs kept for inspection; failed ones longer, as they are what an operator looks at. */
+const KEEP_COMPLETED = { age: 3_600, count: 1_000 };
+const KEEP_FAILED = { age: 7 * 86_400, count: 5_000 };
+
+/**
+ * The only code that touches Bull: enqueueing, handling by job name, and draining on shutdown. Handlers are
+ * registered by the modules that define the jobs; `startWorking` refuses to start while a defined job has none.
+ */
+@Injectable()
+export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
+  private readonly logger = new Logger(QueueService.name);
+  private readonly handlers = new Map<string, JobHandler<object>>();
+  private working = false;
+  private active = 0;
+
+  constructor(
+    @InjectQueue(WORK_QUEUE) private readonly queue: Queue,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly connections: BullConnections,
+  ) {}
+
+  onModuleInit(): void {
+    // Bull re-emits connection errors on the queue; without a listener Node would throw them.
+    this.queue.on('error', (error: Error) => this.logger.warn(`queue: ${error.message}`));
+    this.queue.on('failed', (job: Job, error: Error) =>
+      this.logger.error(`job ${job.name} ${String(job.id)} failed (attempt ${job.attemptsMade}): ${error.message}`, error.stack),
+    );
+    this.queue.on('stalled', (job: Job) =>
+      this.logger.warn(`job ${job.name} ${String(job.id)} stalled; it will run again`),
+    );
+  }
+
+  handle<Payload extends object>(job: JobDefinition<Payload>, handler: JobHandler<Payload>): void {
+    if (this.handlers.has(job.name)) throw new Error(`job "${job.name}" has two handlers`);
+    if (this.working) throw new Error(`job "${job.name}" got a handler after the worker started`);
+    this.handlers.set(job.name, handler as JobHandler<object>);
+  }
+
+  async enqueue<Payload extends object>(job: JobDefinition<Payload>, payload: Payload, options: EnqueueOptions = {}): Promise<void> {
+    await this.queue.add(job.name, payload, {
+      jobId: options.jobId,
+      delay: options.delayMs,
+      attempts: options.attempts ?? 1,
+      backoff: { type: 'exponential', delay: 5_000 },
+      removeOnComplete: KEEP_COMPLETED,
+      removeOnFail: KEEP_FAILED,
+    });
+  }
+
+  /** Starts taking jobs (the daemon does; one-shot commands never do). */
+  startWorking(): void {
+    const missing = definedJobNames().filter((name) => !this.handlers.has(name));
+    if (missing.length > 0) throw new Error(`no handler for job ${missing.map((name) => `"${name}"`).join(', ')}`);
+    this.working = true;
+    // '*' takes every job name; the dispatch below fails a job whose name has no handler instead of losing it.
+    void this.queue.process('*', WORKER_CONCURRENCY, (job: Job<object>) => this.dispatch(job)).catch((error: Error) => {
+      this.logger.error(`worker stopped: ${error.message}`, error.stack);
+    });
+  }
+
+  get activeJobs(): number {
+    return this.active;
+  }
+
+  /**
+   * On SIGTERM: stop taking jobs, let the running ones finish within `shutdown_timeout`, then close the queue and
+   * its connections. A job cut off by the bound is not lost: Bull sees it stalled and another replica (or the next
+   * start) runs it again, which is why handlers are idempotent.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    let finished = true;
+    if (this.working) {
+      this.working = false;
+      const bound = this.config.shutdown_timeout;
+      if (this.active > 0) this.logger.log(`waiting up to ${bound / 1000}s for ${this.active} running job(s)`);
+      let timer: NodeJS.Timeout | undefined;
+      finished = await Promise.race([
+        this.queue.pause(true).then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), bound);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (!finished) this.logger.warn(`${this.active} job(s) still running after ${bound / 1000}s; they will run again`);
+    }
+    await this.queue.close(!finished);
+    await this.connections.closeAll();
+  }
+
+  private async dispatch(job: Job<object>): Promise<void> {
+    const handler = this.handlers.get(job.name);
+    if (!handler) throw new Error(`no handler for job "${job.name}"`);
+    this.active++;
+    try {
+      await handler(job.data, { jobId: String(job.id), attempt: job.attemptsMade + 1 });
+    } finally {
+      this.active--;
+    }
+  }
+}

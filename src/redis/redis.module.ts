@@ -1,0 +1,72 @@
+import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/schema';
+import { longLivedOptions } from './connection';
+
+/** The daemon's shared Redis connection (ledgers, locks, audit trail, rate-limit budget). */
+export const REDIS = Symbol('Redis');
+
+/** Tells whether Redis answers now; `/readyz` asks it. */
+@Injectable()
+export class RedisHealth {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  async answers(timeoutMs = 1_000): Promise<boolean> {
+    if (this.redis.status !== 'ready') return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const ping = this.redis.ping().then(
+      (answer) => answer === 'PONG',
+      () => false,
+    );
+    try {
+      return await Promise.race([ping, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+@Injectable()
+class RedisConnection implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.redis.status === 'end') return;
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: REDIS,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => {
+        const logger = new Logger('Redis');
+        const redis = new Redis(config.redis.url, longLivedOptions('forgewarden'));
+        // ioredis reports every failed reconnect attempt; an operator needs the transitions, not each attempt.
+        let lost = false;
+        redis.on('error', (error: Error) => {
+          if (lost) return;
+          lost = true;
+          logger.warn(`connection to Redis lost (${(error as NodeJS.ErrnoException).code ?? error.message}); reconnecting`);
+        });
+        redis.on('ready', () => {
+          if (!lost) return;
+          lost = false;
+          logger.log('connection to Redis restored');
+        });
+        return redis;
+      },
+    },
+    RedisHealth,
+    RedisConnection,
+  ],
+  exports: [REDIS, RedisHealth],
+})
+export class RedisModule {}

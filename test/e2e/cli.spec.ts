@@ -1,0 +1,154 @@
+import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile } from '../support/cli';
+import { freePort } from '../support/redis-server';
+
+const TOKEN = 'glpat-e2e-secret-0123456789';
+const redisUrl = () => process.env.REDIS_URL!;
+
+function validFile(extra = ''): string {
+  return writeTempFile(
+    'policies.yml',
+    ['version: 1', 'gitlab:', '  url: https://gitlab.example.com', `  token: ${TOKEN}`, extra].join('\n'),
+  );
+}
+
+describe('forgewarden validate', () => {
+  it('accepts a valid file with exit 0', async () => {
+    const file = validFile();
+    const result = await runCli(['validate', '-c', file]);
+    expect(result).toMatchObject({ code: 0, stdout: `${file}: valid, 0 policies\n`, stderr: '' });
+  });
+
+  it('reads FORGEWARDEN_CONFIG when -c is not given', async () => {
+    const file = validFile();
+    const result = await runCli(['validate'], childEnv({ FORGEWARDEN_CONFIG: file }));
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${file}: valid, 0 policies\n`);
+  });
+
+  it('points a YAML syntax error at its line, with exit 2', async () => {
+    const file = writeTempFile('broken.yml', ['version: 1', 'gitlab:', '  url: https://x.example', '\ttoken: t', ''].join('\n'));
+    const result = await runCli(['validate', '-c', file]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`${file}:4:1 (syntax): Tabs are not allowed as indentation\n${file}: 1 problem\n`);
+  });
+
+  it('lists an unknown key, a bad duration, a duplicate name and an unknown type, each on its own line', async () => {
+    const file = writeTempFile(
+      'problems.yml',
+      [
+        'version: 1',
+        'gitlab:',
+        '  url: https://gitlab.example.com',
+        '  token: ${GITLAB_TOKEN:-glpat-placeholder-000000}',
+        '  timeout: 5 minutes',
+        'dry_rn: false',
+        'policies:',
+        '  - name: nightly',
+        '    type: registry_cleanup',
+        '  - name: nightly',
+        '    type: job_retry',
+      ].join('\n'),
+    );
+    const result = await runCli(['validate', '-c', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trimEnd().split('\n')).toEqual([
+      `${file}:5:12 gitlab.timeout: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month`,
+      `${file}:6:1 dry_rn: unknown key "dry_rn"; did you mean "dry_run"?`,
+      `${file}:9:11 policies[0].type: unknown policy type "registry_cleanup"; known types: none are installed`,
+      `${file}:10:11 policies[1].name: duplicate policy name "nightly" (policies[0] has it already)`,
+      `${file}:11:11 policies[1].type: unknown policy type "job_retry"; known types: none are installed`,
+      `${file}: 5 problems`,
+    ]);
+  });
+
+  it('says so when the file does not exist', async () => {
+    const result = await runCli(['validate', '-c', '/nonexistent/policies.yml']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('/nonexistent/policies.yml:1:1 (file): cannot read the policy file: no such file');
+  });
+});
+
+describe('forgewarden schema', () => {
+  it('prints the JSON Schema of the policy file', async () => {
+    const result = await runCli(['schema']);
+    expect(result.code).toBe(0);
+    const schema = JSON.parse(result.stdout) as { $schema: string; title: string; properties: Record<string, unknown> };
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(schema.title).toBe('Forgewarden policy file');
+    expect(Object.keys(schema.properties)).toEqual(
+      expect.arrayContaining(['version', 'gitlab', 'redis', 'dry_run', 'http', 'shutdown_timeout', 'policies']),
+    );
+  });
+});
+
+describe('forgewarden run', () => {
+  it('refuses to start with an invalid file, exit 2, listing the problems', async () => {
+    const file = validFile('dry_run: maybe\nhttp: { port: 70000 }');
+    const result = await runCli(['run', '-c', file], childEnv({ REDIS_URL: redisUrl() }));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trimEnd().split('\n')).toEqual([
+      `${file}:5:10 dry_run: Invalid input: expected boolean, received string`,
+      `${file}:6:15 http.port: Too big: expected number to be <=65535`,
+      `${file}: 2 problems`,
+    ]);
+  });
+
+  it('fails within its connect timeout, naming Redis and the cause, when Redis is down', async () => {
+    const port = await freePort();
+    const file = validFile('redis:\n  connect_timeout: 1s\nhttp: { port: 0 }');
+    const result = await runCli(['run', '-c', file], childEnv({ REDIS_URL: `redis://127.0.0.1:${port}` }), 15_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`forgewarden run: cannot reach Redis at redis://127.0.0.1:${port}: ECONNREFUSED\n`);
+    expect(result.stdout + result.stderr).not.toContain(TOKEN);
+  });
+
+  it('hides a Redis password in that message', async () => {
+    const port = await freePort();
+    const file = validFile(`redis:\n  url: redis://:hunter2-password@127.0.0.1:${port}\n  connect_timeout: 1s\nhttp: { port: 0 }`);
+    const result = await runCli(['run', '-c', file], childEnv(), 15_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`forgewarden run: cannot reach Redis at redis://:[REDACTED]@127.0.0.1:${port}: ECONNREFUSED\n`);
+  });
+
+  it('serves health, readiness and metrics, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const file = validFile(`redis: { prefix: e2e-run-${port} }\nhttp: { port: ${port} }`);
+    const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redisUrl() }));
+    try {
+      await waitUntil('the daemon serves /readyz', async () => (await statusOf(`http://127.0.0.1:${port}/readyz`)) === 200);
+      expect(await statusOf(`http://127.0.0.1:${port}/healthz`)).toBe(200);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toMatch(/^forgewarden_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
+      expect(metrics).toMatch(/^process_cpu_user_seconds_total /m);
+    } finally {
+      const result = await daemon.stop('SIGTERM');
+      expect(result.code).toBe(0);
+      expect(result.stdout + result.stderr).not.toContain(TOKEN);
+    }
+  });
+
+  it('exits 0 on SIGINT too', async () => {
+    const port = await freePort();
+    const file = validFile(`redis: { prefix: e2e-int-${port} }\nhttp: { port: ${port} }`);
+    const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redisUrl() }));
+    await waitUntil('the daemon serves /healthz', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
+    const result = await daemon.stop('SIGINT');
+    expect(result.code).toBe(0);
+    expect(await statusOf(`http://127.0.0.1:${port}/healthz`)).toBe(0);
+  });
+
+  it('says which port is taken when it cannot serve HTTP', async () => {
+    const port = await freePort();
+    const blocker = startCli(['run', '-c', validFile(`redis: { prefix: e2e-a-${port} }\nhttp: { port: ${port} }`)], childEnv({ REDIS_URL: redisUrl() }));
+    try {
+      await waitUntil('the first daemon serves', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
+      const result = await runCli(['run', '-c', validFile(`redis: { prefix: e2e-b-${port} }\nhttp: { port: ${port} }`)], childEnv({ REDIS_URL: redisUrl() }));
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`forgewarden run: cannot serve HTTP: listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
+    } finally {
+      await blocker.stop();
+    }
+  });
+});

@@ -1,0 +1,127 @@
+import Redis from 'ioredis';
+import { createApp } from '../../src/bootstrap';
+import { AppLogger } from '../../src/logging/logger';
+import { defineJob } from '../../src/queue/jobs';
+import { QueueService, WORK_QUEUE } from '../../src/queue/queue.service';
+import { RedisUnavailableError } from '../../src/redis/connection';
+import { childEnv, startCli, statusOf, waitUntil, writeTempFile } from '../support/cli';
+import { testConfig } from '../support/config';
+import { MemoryStream } from '../support/memory-stream';
+import { freePort, startRedisServer } from '../support/redis-server';
+
+const slowJob = defineJob<{ id: string; ms: number }>('test.slow');
+const orphanJob = defineJob<{ id: string }>('test.orphan');
+
+const quietLogger = () => new AppLogger({ level: 'error', format: 'json', stream: new MemoryStream() });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('graceful shutdown with a real Redis', () => {
+  let redis: Redis;
+  let prefix: string;
+
+  beforeEach(() => {
+    prefix = `it-shutdown-${process.pid}-${Date.now()}`;
+    redis = new Redis(process.env.REDIS_URL!);
+  });
+
+  afterEach(async () => {
+    release();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  /** Ends a job cut off by the shutdown bound, so its handler does not outlive the test. */
+  let release: () => void = () => undefined;
+
+  async function startWorker(shutdownTimeout: string, finished: string[]) {
+    const { app } = await createApp(testConfig({ prefix, shutdownTimeout }), 'test.yml', quietLogger());
+    const queue = app.get(QueueService);
+    const released = new Promise<void>((resolve) => (release = resolve));
+    queue.handle(slowJob, async ({ id, ms }) => {
+      await Promise.race([sleep(ms), released]);
+      finished.push(id);
+    });
+    queue.handle(orphanJob, async () => undefined);
+    queue.startWorking();
+    return { app, queue };
+  }
+
+  it('lets a running job finish before closing, and records it completed', async () => {
+    const finished: string[] = [];
+    const { app, queue } = await startWorker('30s', finished);
+    await queue.enqueue(slowJob, { id: 'a', ms: 1_500 }, { jobId: 'slow-a' });
+    await waitUntil('the job runs', () => queue.activeJobs === 1);
+
+    await app.close();
+
+    expect(finished).toEqual(['a']);
+    expect(await redis.zscore(`${prefix}:${WORK_QUEUE}:completed`, 'slow-a')).not.toBeNull();
+    expect(await redis.llen(`${prefix}:${WORK_QUEUE}:active`)).toBe(0);
+  });
+
+  it('stops waiting at shutdown_timeout and leaves the job to run again', async () => {
+    const finished: string[] = [];
+    const { app, queue } = await startWorker('1s', finished);
+    await queue.enqueue(slowJob, { id: 'b', ms: 8_000 }, { jobId: 'slow-b' });
+    await waitUntil('the job runs', () => queue.activeJobs === 1);
+
+    await app.close();
+
+    expect(finished).toEqual([]);
+    // Still active in Redis, not completed: Bull will see it stalled and deliver it again.
+    expect(await redis.lrange(`${prefix}:${WORK_QUEUE}:active`, 0, -1)).toEqual(['slow-b']);
+    expect(await redis.zscore(`${prefix}:${WORK_QUEUE}:completed`, 'slow-b')).toBeNull();
+    release();
+  });
+
+  it('refuses to start working while a defined job has no handler', async () => {
+    const { app } = await createApp(testConfig({ prefix }), 'test.yml', quietLogger());
+    try {
+      const queue = app.get(QueueService);
+      queue.handle(slowJob, async () => undefined);
+      expect(() => queue.startWorking()).toThrow('no handler for job "test.orphan"');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('fails to start with a clear error when Redis does not answer', async () => {
+    const port = await freePort();
+    const config = testConfig({ prefix, redisUrl: `redis://127.0.0.1:${port}` });
+    await expect(createApp(config, 'test.yml', quietLogger())).rejects.toThrow(
+      new RedisUnavailableError(`redis://127.0.0.1:${port}`, 'ECONNREFUSED'),
+    );
+  });
+});
+
+describe('a Redis restart while running', () => {
+  it('marks the daemon unready, then ready again, without it exiting', async () => {
+    const redis = await startRedisServer();
+    const httpPort = await freePort();
+    const file = writeTempFile(
+      'policies.yml',
+      ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "glpat-restart-0000000000" }', `http: { port: ${httpPort} }`].join('\n'),
+    );
+    const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redis.url }));
+    const readyz = () => statusOf(`http://127.0.0.1:${httpPort}/readyz`);
+    let restarted = redis;
+    try {
+      await waitUntil('the daemon is ready', async () => (await readyz()) === 200);
+
+      await redis.stop();
+      await waitUntil('the daemon reports Redis missing', async () => (await readyz()) === 503);
+      expect(await statusOf(`http://127.0.0.1:${httpPort}/healthz`)).toBe(200);
+      await sleep(1_500); // several reconnect attempts fail meanwhile
+      expect(daemon.running).toBe(true);
+
+      restarted = await startRedisServer(redis.port);
+      await waitUntil('the daemon is ready again', async () => (await readyz()) === 200, 20_000);
+      expect(daemon.running).toBe(true);
+    } finally {
+      const result = await daemon.stop('SIGTERM');
+      await restarted.stop();
+      expect(result.code).toBe(0);
+    }
+  });
+});
