@@ -1,0 +1,99 @@
+import type Redis from 'ioredis';
+import type { Dispatcher } from 'undici';
+import { AccessRequestsResource } from './resources/access-requests';
+import { DeployKeysResource } from './resources/deploy-keys';
+import { JobsResource } from './resources/jobs';
+import { NamespacesResource } from './resources/namespaces';
+import { RegistryResource } from './resources/registry';
+import { SshKeysResource } from './resources/ssh-keys';
+import { UsersResource } from './resources/users';
+import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from './transport/rate-limit';
+import { DEFAULT_RETRY_OPTIONS, type RetryClock, type RetryOptions, systemClock } from './transport/retry';
+import { type ResponseEvent, type TokenKind, Transport } from './transport/transport';
+
+export interface GitlabClientOptions {
+  /** The forge's base address, e.g. `https://gitlab.example.com` (a trailing `/api/v4` is accepted). */
+  url: string;
+  /** Sent only in the `PRIVATE-TOKEN` (or `JOB-TOKEN`) header, never in a URL. */
+  token: string;
+  /** `job`: the token is a CI job token and every request carries `JOB-TOKEN`. Default `private`. */
+  tokenKind?: TokenKind;
+  /** Time to response headers, and the longest silence while a body streams. Default 30 s. */
+  timeoutMs?: number;
+  /** Default 10 s. */
+  connectTimeoutMs?: number;
+  /** Requests in flight per process. Default 8. */
+  concurrency?: number;
+  /** Shared by all replicas using the same Redis and prefix; 0 = unlimited. Default 600. */
+  maxRequestsPerMinute?: number;
+  /** Minimum spacing between writes of this process. Default 250 ms. */
+  minWriteIntervalMs?: number;
+  /** Holds the shared request budget; without it the budget is per process. */
+  redis?: Redis;
+  /** Default `forgewarden`. */
+  redisPrefix?: string;
+  retry?: Partial<RetryOptions>;
+  onResponse?: (event: ResponseEvent) => void;
+  /** For tests: an undici dispatcher (e.g. MockAgent) instead of the client's own connection pool. */
+  dispatcher?: Dispatcher;
+  /** For tests: a deterministic clock, sleep and random source. */
+  clock?: RetryClock;
+  /** For tests: the budget window length. Default one minute. */
+  rateLimitWindowMs?: number;
+}
+
+/** The typed client of the forge's `/api/v4` (spec 01 and 02): one object exposing every resource. */
+export class GitlabClient {
+  readonly jobs: JobsResource;
+  readonly registry: RegistryResource;
+  readonly namespaces: NamespacesResource;
+  readonly users: UsersResource;
+  readonly sshKeys: SshKeysResource;
+  readonly deployKeys: DeployKeysResource;
+  readonly groupAccessRequests: AccessRequestsResource<'groups'>;
+  readonly projectAccessRequests: AccessRequestsResource<'projects'>;
+  readonly limiter: RateLimiter;
+  private readonly transport: Transport;
+
+  constructor(options: GitlabClientOptions) {
+    const clock = options.clock ?? systemClock;
+    const concurrency = options.concurrency ?? DEFAULT_RATE_LIMIT_OPTIONS.concurrency;
+    this.limiter = new RateLimiter(
+      {
+        maxRequestsPerMinute: options.maxRequestsPerMinute ?? DEFAULT_RATE_LIMIT_OPTIONS.maxRequestsPerMinute,
+        concurrency,
+        minWriteIntervalMs: options.minWriteIntervalMs ?? DEFAULT_RATE_LIMIT_OPTIONS.minWriteIntervalMs,
+        windowMs: options.rateLimitWindowMs ?? DEFAULT_RATE_LIMIT_OPTIONS.windowMs,
+        redis: options.redis,
+        redisPrefix: options.redisPrefix ?? DEFAULT_RATE_LIMIT_OPTIONS.redisPrefix,
+      },
+      clock,
+    );
+    this.transport = new Transport({
+      url: options.url,
+      token: options.token,
+      tokenKind: options.tokenKind ?? 'private',
+      timeoutMs: options.timeoutMs ?? 30_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      concurrency,
+      retry: { ...DEFAULT_RETRY_OPTIONS, ...options.retry },
+      limiter: this.limiter,
+      clock,
+      dispatcher: options.dispatcher,
+      onResponse: options.onResponse,
+    });
+    this.jobs = new JobsResource(this.transport);
+    this.registry = new RegistryResource(this.transport);
+    this.namespaces = new NamespacesResource(this.transport);
+    this.users = new UsersResource(this.transport);
+    this.sshKeys = new SshKeysResource(this.transport);
+    this.deployKeys = new DeployKeysResource(this.transport);
+    this.groupAccessRequests = new AccessRequestsResource(this.transport, 'groups');
+    this.projectAccessRequests = new AccessRequestsResource(this.transport, 'projects');
+  }
+
+  /** Closes the connection pool the client opened; the Redis connection belongs to the caller. */
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+}

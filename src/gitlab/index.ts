@@ -1,0 +1,14 @@
+export { GitlabClient, type GitlabClientOptions } from './client';
+export * from './transport/errors';
+export { endpoint, type Endpoint, type GroupId, type ProjectId } from './transport/endpoint';
+export type { PageOptions, Paginated } from './transport/pagination';
+export type { RetryOptions } from './transport/retry';
+export type { ResponseEvent, TokenKind } from './transport/transport';
+export type { JobsResource } from './resources/jobs';
+export type { RegistryResource } from './resources/registry';
+export type { NamespacesResource } from './resources/namespaces';
+export type { UsersResource } from './resources/users';
+export type { SshKeysResource } from './resources/ssh-keys';
+export type { DeployKeysResource } from './resources/deploy-keys';
+export type { AccessRequestsResource } from './resources/access-requests';
+export * from './types';

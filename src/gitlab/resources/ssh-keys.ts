@@ -1,0 +1,43 @@
+import { endpoint } from '../transport/endpoint';
+import type { PageOptions, Paginated } from '../transport/pagination';
+import type { Transport } from '../transport/transport';
+import type { CreateSshKeyParams, SshKey } from '../types/keys';
+
+/** Spec 02 §4, SSH keys: the caller's own (`/user/keys`) and another user's (`/users/:id/keys`). */
+export class SshKeysResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** The caller's keys. */
+  all(page?: PageOptions<SshKey>): Paginated<SshKey> {
+    return this.transport.paginate<SshKey>({ method: 'GET', endpoint: endpoint`user/keys` }, page);
+  }
+
+  /** Another user's keys, by ID or username. */
+  allForUser(user: number | string, page?: PageOptions<SshKey>): Paginated<SshKey> {
+    return this.transport.paginate<SshKey>({ method: 'GET', endpoint: endpoint`users/${user}/keys` }, page);
+  }
+
+  /** One of the caller's keys. */
+  show(keyId: number): Promise<SshKey> {
+    return this.transport.json<SshKey>({ method: 'GET', endpoint: endpoint`user/keys/${keyId}` });
+  }
+
+  /** Adds a key for the caller; a rejected key is a ValidationError with `fields` (e.g. `fingerprint`, `key`). */
+  create(params: CreateSshKeyParams): Promise<SshKey> {
+    return this.transport.json<SshKey>({ method: 'POST', endpoint: endpoint`user/keys`, body: params });
+  }
+
+  /** Adds a key for another user (administrators only). */
+  createForUser(userId: number, params: CreateSshKeyParams): Promise<SshKey> {
+    return this.transport.json<SshKey>({ method: 'POST', endpoint: endpoint`users/${userId}/keys`, body: params });
+  }
+
+  async remove(keyId: number): Promise<void> {
+    await this.transport.request<unknown>({ method: 'DELETE', endpoint: endpoint`user/keys/${keyId}` });
+  }
+
+  /** Administrators only. */
+  async removeForUser(userId: number, keyId: number): Promise<void> {
+    await this.transport.request<unknown>({ method: 'DELETE', endpoint: endpoint`users/${userId}/keys/${keyId}` });
+  }
+}

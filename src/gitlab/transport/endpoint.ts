@@ -1,0 +1,73 @@
+/**
+ * The one place where path parameters are encoded (as gitbeaker does it). Resources can only hand the
+ * transport an `Endpoint`, which only this tagged template makes, so a raw, unencoded path cannot reach the wire.
+ */
+
+/** A project or group `:id`: the integer ID or the full path (spec 01 §1, shared convention 2). */
+export type ProjectId = number | string;
+export type GroupId = number | string;
+
+export type PathParam = number | string;
+
+declare const endpointBrand: unique symbol;
+
+export interface Endpoint {
+  /** Encoded path relative to `/api/v4`, without a leading slash, e.g. `projects/acme%2Fapi/jobs`. */
+  readonly path: string;
+  /** The same path with every parameter replaced by `:param`: low cardinality, for metrics and logs. */
+  readonly route: string;
+  readonly [endpointBrand]: true;
+}
+
+function encodeParam(value: PathParam): string {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new TypeError(`path parameter must be an integer, got ${value}`);
+    return String(value);
+  }
+  // An empty segment would silently address another endpoint (`projects//jobs`); `.` and `..` survive
+  // encodeURIComponent and would be resolved as relative segments by proxies.
+  if (value === '' || value === '.' || value === '..') {
+    throw new TypeError(`path parameter must be a non-empty name, got ${JSON.stringify(value)}`);
+  }
+  return encodeURIComponent(value);
+}
+
+/** `endpoint\`projects/${'acme/api'}/jobs\`` → path `projects/acme%2Fapi/jobs`, route `projects/:param/jobs`. */
+export function endpoint(strings: TemplateStringsArray, ...params: PathParam[]): Endpoint {
+  let path = strings[0];
+  let route = strings[0];
+  params.forEach((param, i) => {
+    path += encodeParam(param) + strings[i + 1];
+    route += ':param' + strings[i + 1];
+  });
+  return { path, route } as Endpoint;
+}
+
+export type QueryScalar = string | number | boolean | Date;
+export type QueryValue = QueryScalar | readonly QueryScalar[] | Readonly<Record<string, QueryScalar>> | null | undefined;
+export type Query = Readonly<Record<string, QueryValue>>;
+
+function scalar(value: QueryScalar): string {
+  return value instanceof Date ? value.toISOString() : String(value);
+}
+
+/**
+ * Arrays go out as repeated `name[]=v` (spec 01 §1, convention 5); a plain object as `name[key]=v`, the form of
+ * `custom_attributes[key]` (spec 02, user list filters). Undefined and null are omitted, never sent as "null".
+ */
+export function buildQuery(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) {
+      for (const item of value as readonly QueryScalar[]) params.append(`${name}[]`, scalar(item));
+    } else if (typeof value === 'object' && !(value instanceof Date)) {
+      for (const [key, item] of Object.entries(value)) params.append(`${name}[${key}]`, scalar(item));
+    } else {
+      params.append(name, scalar(value));
+    }
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}

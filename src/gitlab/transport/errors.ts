@@ -1,0 +1,208 @@
+import { type ResponseHeaders, serverWaitHintMs } from './headers';
+
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface ApiErrorInit {
+  status: number;
+  method: HttpMethod;
+  path: string;
+  body: unknown;
+  message: string;
+  headers?: ResponseHeaders;
+  cause?: unknown;
+}
+
+/**
+ * Every failure the client reports is an ApiError; callers decide by `instanceof`, never by parsing the message.
+ * `status` is the HTTP status, or 0 when no response arrived (NetworkError, TimeoutError).
+ * `path` is the request path and query; tokens travel in headers only, so it never holds one.
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly body: unknown;
+  /** Response headers (lower-case names), empty when no response arrived. */
+  readonly headers: ResponseHeaders;
+
+  constructor(init: ApiErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.status = init.status;
+    this.method = init.method;
+    this.path = redactPath(init.path);
+    this.body = init.body;
+    this.headers = init.headers ?? {};
+  }
+
+  /** One line for logs: `GET projects/1/jobs → 404: 404 Project Not Found`. */
+  get summary(): string {
+    return `${this.method} ${this.path} → ${this.status === 0 ? 'no response' : this.status}: ${this.message}`;
+  }
+}
+
+/** 400 and 422. `fields` holds the per-field messages when the body had the `{message: {field: [..]}}` shape. */
+export class ValidationError extends ApiError {
+  readonly fields: Readonly<Record<string, readonly string[]>>;
+  constructor(init: ApiErrorInit) {
+    super(init);
+    this.fields = fieldErrors(init.body);
+  }
+}
+export class UnauthorizedError extends ApiError {}
+export class ForbiddenError extends ApiError {}
+export class NotFoundError extends ApiError {}
+export class ConflictError extends ApiError {}
+
+/**
+ * The forge's once-an-hour guard on bulk tag deletion answers **400**, not 429, and without `Retry-After`
+ * (spec 01 §8.1). Raised by `registry.removeTags` so callers need not match the message.
+ */
+export class BulkDeleteAlreadyRequestedError extends ValidationError {}
+
+export class RateLimitedError extends ApiError {
+  /** The wait the server asked for (`Retry-After`, else `RateLimit-Reset`), undefined when it gave none. */
+  readonly retryAfterMs: number | undefined;
+  constructor(init: ApiErrorInit & { now: number }) {
+    super(init);
+    this.retryAfterMs = serverWaitHintMs(this.headers, init.now);
+  }
+}
+export class ServerError extends ApiError {}
+
+export interface NetworkErrorInit extends Omit<ApiErrorInit, 'status' | 'body'> {
+  /** False only when the request provably never left (connection refused, DNS failure, connect timeout). */
+  mayHaveReachedServer: boolean;
+  code: string | undefined;
+}
+
+/** No HTTP response: connection refused or reset, DNS failure, socket closed. */
+export class NetworkError extends ApiError {
+  readonly mayHaveReachedServer: boolean;
+  readonly code: string | undefined;
+  constructor(init: NetworkErrorInit) {
+    super({ ...init, status: 0, body: undefined });
+    this.mayHaveReachedServer = init.mayHaveReachedServer;
+    this.code = init.code;
+  }
+}
+
+/**
+ * A NetworkError caused by a deadline. `phase: 'connect'` never reached the server; `'response'` may have (the
+ * request was sent and the answer did not come in time), which is why a POST is never retried after it.
+ */
+export class TimeoutError extends NetworkError {
+  readonly phase: 'connect' | 'response';
+  constructor(init: Omit<NetworkErrorInit, 'mayHaveReachedServer'> & { phase: 'connect' | 'response' }) {
+    super({ ...init, mayHaveReachedServer: init.phase === 'response' });
+    this.phase = init.phase;
+  }
+}
+
+/** A list ran past the page guard (`maxPages`) with pages still to come; raised instead of truncating silently. */
+export class PageLimitError extends ApiError {
+  readonly maxPages: number;
+  constructor(init: Omit<ApiErrorInit, 'message' | 'body'> & { maxPages: number }) {
+    super({ ...init, body: undefined, message: `stopped after ${init.maxPages} pages with more to come` });
+    this.maxPages = init.maxPages;
+  }
+}
+
+const MAX_MESSAGE = 300;
+
+function truncate(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE - 1)}…` : flat;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fieldErrors(body: unknown): Record<string, string[]> {
+  if (!isRecord(body) || !isRecord(body.message)) return {};
+  const out: Record<string, string[]> = {};
+  for (const [field, value] of Object.entries(body.message)) {
+    const list = Array.isArray(value) ? value : [value];
+    out[field] = list.map((item) => (typeof item === 'string' ? item : JSON.stringify(item)));
+  }
+  return out;
+}
+
+function stripHtml(html: string): string {
+  // Proxies and the forge's own error pages answer HTML; the title is the useful part ("502 Bad Gateway").
+  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
+  if (title && title.trim()) return title;
+  const h1 = /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(html)?.[1];
+  const text = (h1 ?? html)
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
+  return text;
+}
+
+/**
+ * The forge answers errors in several shapes (spec 02 §7 shows `{message: {field: [..]}}`; others are not shown):
+ * `{message: string}`, `{message: {field: [..]}}` (flattened to `field: msg`), `{error: string}` (OAuth-style, with
+ * `error_description`), plain text or HTML from a proxy.
+ */
+export function extractMessage(body: unknown, status: number): string {
+  const fallback = `HTTP ${status}`;
+  if (body === undefined || body === null || body === '') return fallback;
+  if (typeof body === 'string') {
+    const text = /^\s*</.test(body) ? stripHtml(body) : body;
+    return truncate(text) || fallback;
+  }
+  if (!isRecord(body)) return truncate(JSON.stringify(body));
+  const { message, error } = body;
+  if (typeof message === 'string' && message.trim()) return truncate(message);
+  if (Array.isArray(message)) return truncate(message.map(String).join('; '));
+  if (isRecord(message)) {
+    const parts = Object.entries(fieldErrors(body)).map(([field, msgs]) => `${field}: ${msgs.join(', ')}`);
+    if (parts.length) return truncate(parts.join('; '));
+  }
+  if (typeof error === 'string' && error.trim()) {
+    const description = body.error_description;
+    return truncate(typeof description === 'string' && description ? `${error}: ${description}` : error);
+  }
+  return truncate(JSON.stringify(body));
+}
+
+/** Maps a non-2xx answer to its subclass. */
+export function errorFromResponse(init: {
+  status: number;
+  method: HttpMethod;
+  path: string;
+  body: unknown;
+  headers: ResponseHeaders;
+  now: number;
+}): ApiError {
+  const full: ApiErrorInit = { ...init, message: extractMessage(init.body, init.status) };
+  switch (init.status) {
+    case 400:
+    case 422:
+      return new ValidationError(full);
+    case 401:
+      return new UnauthorizedError(full);
+    case 403:
+      return new ForbiddenError(full);
+    case 404:
+      return new NotFoundError(full);
+    case 409:
+      return new ConflictError(full);
+    case 429:
+      return new RateLimitedError({ ...full, now: init.now });
+  }
+  if (init.status >= 500) return new ServerError(full);
+  return new ApiError(full);
+}
+
+const SECRET_PARAMS = /([?&](?:private_token|job_token|access_token)=)[^&]*/gi;
+
+/** Defence in depth: the client never puts a token in the query, but a Link header from the server might. */
+export function redactPath(path: string): string {
+  return path.replace(SECRET_PARAMS, '$1[redacted]');
+}

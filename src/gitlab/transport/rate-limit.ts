@@ -1,0 +1,195 @@
+import { Logger } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { HttpMethod } from './errors';
+import { parseRateLimitState, type ResponseHeaders, serverWaitHintMs } from './headers';
+
+/**
+ * Rate-limit layer (octokit plugin-throttling style), separate from retry:
+ * - one request budget per minute shared by every replica through Redis (fixed window, atomic Lua check-and-count);
+ * - a concurrency cap per process;
+ * - writes spaced by a minimum interval;
+ * - slowing down when the forge's `RateLimit-Remaining` runs low against `RateLimit-Limit`, and pausing everyone
+ *   after a 429 that said how long to wait.
+ */
+export interface RateLimitOptions {
+  /** Requests per window for all replicas together; 0 or less means unlimited. */
+  maxRequestsPerMinute: number;
+  /** Requests in flight per process. */
+  concurrency: number;
+  /** Minimum spacing between two writes (POST/PUT/PATCH/DELETE) of this process. */
+  minWriteIntervalMs: number;
+  /** Below this share of `RateLimit-Limit` left, requests are spread over the time until `RateLimit-Reset`. */
+  lowRemainingRatio: number;
+  /** Budget window length; a minute unless a test says otherwise. */
+  windowMs: number;
+  redis?: Redis;
+  /** Key prefix; the budget lives under `${redisPrefix}:ratelimit:<window>`. */
+  redisPrefix: string;
+}
+
+export const DEFAULT_RATE_LIMIT_OPTIONS: Omit<RateLimitOptions, 'redis'> = {
+  maxRequestsPerMinute: 600,
+  concurrency: 8,
+  minWriteIntervalMs: 250,
+  lowRemainingRatio: 0.1,
+  windowMs: 60_000,
+  redisPrefix: 'forgewarden',
+};
+
+export interface LimiterClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+/**
+ * Counts the request only when the window still has room, so a replica that finds the budget spent does not eat
+ * into the next window by retrying. Returns 1 when granted, 0 when spent.
+ */
+const TAKE_SCRIPT = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used >= tonumber(ARGV[1]) then return 0 end
+used = redis.call('INCR', KEYS[1])
+if used == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+`;
+
+const REDIS_RETRY_MS = 30_000;
+
+type RedisWithTake = Redis & { forgewardenTake(key: string, limit: number, ttlMs: number): Promise<number> };
+
+function isWrite(method: HttpMethod): boolean {
+  return method !== 'GET' && method !== 'HEAD';
+}
+
+export class RateLimiter {
+  private readonly logger = new Logger('GitlabRateLimiter');
+  private readonly options: RateLimitOptions;
+  private inFlight = 0;
+  private readonly waiting: Array<() => void> = [];
+  private nextWriteAt = 0;
+  private pausedUntil = 0;
+  private forge: { limit: number; remaining: number; resetAt: number } | undefined;
+  private localWindow = { index: -1, used: 0 };
+  /** After a Redis failure the shared budget is retried no sooner than this. */
+  private redisRetryAt = 0;
+
+  constructor(
+    options: Partial<RateLimitOptions>,
+    private readonly clock: LimiterClock,
+  ) {
+    this.options = { ...DEFAULT_RATE_LIMIT_OPTIONS, ...options };
+    if (this.options.concurrency < 1) throw new RangeError('concurrency must be at least 1');
+    const redis = this.options.redis;
+    if (redis && !('forgewardenTake' in redis)) {
+      redis.defineCommand('forgewardenTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+    }
+  }
+
+  /** Runs `send` once a slot, the write spacing, the forge's remaining budget and the shared budget allow it. */
+  async schedule<T>(method: HttpMethod, send: () => Promise<T>): Promise<T> {
+    await this.acquireSlot();
+    try {
+      await this.waitForWriteTurn(method);
+      await this.waitForForge();
+      await this.takeBudget();
+      return await send();
+    } finally {
+      this.releaseSlot();
+    }
+  }
+
+  /** Feeds every answer (including errors) back so the limiter can slow down or pause. */
+  observe(status: number, headers: ResponseHeaders): void {
+    const now = this.clock.now();
+    const state = parseRateLimitState(headers, now);
+    if (state) {
+      this.forge = {
+        limit: state.limit,
+        remaining: state.remaining,
+        resetAt: now + (state.resetInMs ?? this.options.windowMs),
+      };
+    }
+    if (status === 429) {
+      const wait = serverWaitHintMs(headers, now);
+      if (wait !== undefined) this.pausedUntil = Math.max(this.pausedUntil, now + wait);
+    }
+  }
+
+  get activeRequests(): number {
+    return this.inFlight;
+  }
+
+  private async acquireSlot(): Promise<void> {
+    if (this.inFlight < this.options.concurrency) {
+      this.inFlight++;
+      return;
+    }
+    // The releasing request hands its slot over directly, so inFlight never exceeds the cap.
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.inFlight--;
+  }
+
+  private async waitForWriteTurn(method: HttpMethod): Promise<void> {
+    if (!isWrite(method) || this.options.minWriteIntervalMs <= 0) return;
+    const now = this.clock.now();
+    // Reserve the turn before sleeping so concurrent writes line up instead of all waking at once.
+    const turn = Math.max(now, this.nextWriteAt);
+    this.nextWriteAt = turn + this.options.minWriteIntervalMs;
+    if (turn > now) await this.clock.sleep(turn - now);
+  }
+
+  /** Delay before the next request given what the forge last said; 0 when there is room. */
+  slowDownMs(): number {
+    const now = this.clock.now();
+    if (this.pausedUntil > now) return this.pausedUntil - now;
+    const forge = this.forge;
+    if (!forge || now >= forge.resetAt) return 0;
+    if (forge.remaining > forge.limit * this.options.lowRemainingRatio) return 0;
+    if (forge.remaining <= 0) return forge.resetAt - now;
+    return Math.ceil((forge.resetAt - now) / forge.remaining);
+  }
+
+  private async waitForForge(): Promise<void> {
+    const delay = this.slowDownMs();
+    // Count this request against what is left so the spacing holds until the next answer updates it.
+    if (this.forge && this.forge.remaining > 0) this.forge.remaining--;
+    if (delay > 0) await this.clock.sleep(delay);
+  }
+
+  private async takeBudget(): Promise<void> {
+    const limit = this.options.maxRequestsPerMinute;
+    if (!(limit > 0) || !Number.isFinite(limit)) return;
+    for (;;) {
+      const now = this.clock.now();
+      const index = Math.floor(now / this.options.windowMs);
+      if (await this.tryTake(index, limit)) return;
+      // Budget spent: wait for the next window rather than polling Redis.
+      await this.clock.sleep((index + 1) * this.options.windowMs - now);
+    }
+  }
+
+  private async tryTake(index: number, limit: number): Promise<boolean> {
+    const redis = this.options.redis as RedisWithTake | undefined;
+    if (redis && this.clock.now() >= this.redisRetryAt) {
+      try {
+        // Windows are numbered from the epoch by each replica's clock; skew of a second or two only moves a few
+        // requests across a window boundary.
+        const key = `${this.options.redisPrefix}:ratelimit:${index}`;
+        return (await redis.forgewardenTake(key, limit, this.options.windowMs * 2)) === 1;
+      } catch (error) {
+        // Without Redis the shared budget cannot be kept; count locally for a while rather than stop all work.
+        this.redisRetryAt = this.clock.now() + REDIS_RETRY_MS;
+        this.logger.warn(`shared rate budget unavailable, counting per process: ${(error as Error).message}`);
+      }
+    }
+    if (this.localWindow.index !== index) this.localWindow = { index, used: 0 };
+    if (this.localWindow.used >= limit) return false;
+    this.localWindow.used++;
+    return true;
+  }
+}

@@ -1,0 +1,144 @@
+import { ApiError, type HttpMethod, NetworkError, RateLimitedError, ServerError } from './errors';
+import { serverWaitHintMs } from './headers';
+
+/**
+ * Retry layer (octokit plugin-retry style): pure decisions plus a small loop with injected clock, sleep and random
+ * so that tests are deterministic. Knows nothing about HTTP plumbing or rate budgets.
+ */
+export interface RetryOptions {
+  /** Attempts in total, the first included. */
+  maxAttempts: number;
+  /** First backoff step; step n is `baseDelayMs * 2^(n-1)`, capped by `maxDelayMs`, then fully jittered. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Wait after a 429 that carries neither `Retry-After` nor `RateLimit-Reset`. */
+  defaultRateLimitWaitMs: number;
+  /** No retry is started that would end after this long since the first attempt. */
+  deadlineMs: number;
+}
+
+export const DEFAULT_RETRY_OPTIONS: RetryOptions = {
+  maxAttempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+  defaultRateLimitWaitMs: 60_000,
+  deadlineMs: 120_000,
+};
+
+export interface RetryClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** Uniform in [0, 1). */
+  random(): number;
+}
+
+export const systemClock: RetryClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  random: () => Math.random(),
+};
+
+export type RetryDecision = { retry: true; delayMs: number; reason: string } | { retry: false; reason: string };
+
+const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
+
+/**
+ * Conservative reading of HTTP idempotency: GET/HEAD/PUT/DELETE may be repeated; POST and PATCH may not be repeated
+ * once they may have reached the server (a retried POST .../retry would start a second job).
+ */
+export function isIdempotent(method: HttpMethod): boolean {
+  return method === 'GET' || method === 'HEAD' || method === 'PUT' || method === 'DELETE';
+}
+
+export function backoffMs(attempt: number, options: RetryOptions, random: number): number {
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(random * ceiling);
+}
+
+export interface RetryContext {
+  method: HttpMethod;
+  /** The attempt that just failed, 1-based. */
+  attempt: number;
+  /** Milliseconds since the first attempt started. */
+  elapsedMs: number;
+  now: number;
+  random: number;
+}
+
+export function decideRetry(error: unknown, ctx: RetryContext, options: RetryOptions): RetryDecision {
+  if (!(error instanceof ApiError)) return { retry: false, reason: 'not an API error' };
+  if (ctx.attempt >= options.maxAttempts) return { retry: false, reason: `gave up after ${ctx.attempt} attempts` };
+
+  const idempotent = isIdempotent(ctx.method);
+  let delayMs: number;
+  let reason: string;
+  if (error instanceof NetworkError) {
+    // Connection refused or connect timeout: nothing was sent, so even a POST is safe to repeat. A reset or a
+    // response timeout may come after the server acted on the request.
+    if (!idempotent && error.mayHaveReachedServer) {
+      return { retry: false, reason: `${ctx.method} may have reached the server (${error.name})` };
+    }
+    delayMs = backoffMs(ctx.attempt, options, ctx.random);
+    reason = error.name;
+  } else if (RETRYABLE_STATUSES.has(error.status)) {
+    // A 429 is a refusal before any work, so it is safe for every method; a 502/503/504 from a proxy may follow
+    // an upstream that did act.
+    if (!idempotent && !(error instanceof RateLimitedError)) {
+      return { retry: false, reason: `${ctx.method} answered ${error.status} is not repeated` };
+    }
+    const hint = serverWaitHintMs(error.headers, ctx.now);
+    if (hint !== undefined) {
+      delayMs = hint;
+      reason = `${error.status}, server asked to wait ${hint} ms`;
+    } else if (error instanceof RateLimitedError) {
+      delayMs = options.defaultRateLimitWaitMs;
+      reason = '429 without a wait hint';
+    } else {
+      delayMs = backoffMs(ctx.attempt, options, ctx.random);
+      reason = `${error.status}`;
+    }
+  } else {
+    return {
+      retry: false,
+      reason: error instanceof ServerError ? `${error.status} is not transient` : `${error.status} is final`,
+    };
+  }
+
+  if (ctx.elapsedMs + delayMs > options.deadlineMs) {
+    return { retry: false, reason: `waiting ${delayMs} ms would pass the ${options.deadlineMs} ms deadline` };
+  }
+  return { retry: true, delayMs, reason };
+}
+
+export interface RetryEvent {
+  attempt: number;
+  delayMs: number;
+  reason: string;
+  error: ApiError;
+}
+
+/** Runs `attempt(n)` until it succeeds or `decideRetry` says stop; rethrows the last error unchanged. */
+export async function withRetry<T>(
+  method: HttpMethod,
+  attempt: (n: number) => Promise<T>,
+  options: RetryOptions,
+  clock: RetryClock,
+  onRetry?: (event: RetryEvent) => void,
+): Promise<T> {
+  const started = clock.now();
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      const now = clock.now();
+      const decision = decideRetry(
+        error,
+        { method, attempt: n, elapsedMs: now - started, now, random: clock.random() },
+        options,
+      );
+      if (!decision.retry) throw error;
+      onRetry?.({ attempt: n, delayMs: decision.delayMs, reason: decision.reason, error: error as ApiError });
+      await clock.sleep(decision.delayMs);
+    }
+  }
+}

@@ -1,0 +1,297 @@
+import { performance } from 'node:perf_hooks';
+import { type Dispatcher, Pool } from 'undici';
+import { buildQuery, type Endpoint, type Query } from './endpoint';
+import {
+  ApiError,
+  errorFromResponse,
+  type HttpMethod,
+  NetworkError,
+  PageLimitError,
+  TimeoutError,
+} from './errors';
+import { normaliseHeaders, type ResponseHeaders } from './headers';
+import {
+  DEFAULT_MAX_PAGES,
+  DEFAULT_PER_PAGE,
+  type PageOptions,
+  type Paginated,
+  parseLinkHeader,
+  parseNextPage,
+} from './pagination';
+import type { RateLimiter } from './rate-limit';
+import { type RetryClock, type RetryOptions, withRetry } from './retry';
+
+export type TokenKind = 'private' | 'job';
+
+export interface ResponseEvent {
+  method: HttpMethod;
+  /** The endpoint with parameters replaced by `:param` (never the token, never ids). */
+  route: string;
+  status: number | 'network_error';
+  durationMs: number;
+}
+
+export interface TransportOptions {
+  url: string;
+  token: string;
+  tokenKind: TokenKind;
+  timeoutMs: number;
+  connectTimeoutMs: number;
+  concurrency: number;
+  retry: RetryOptions;
+  limiter: RateLimiter;
+  clock: RetryClock;
+  /** Tests pass undici's MockAgent; otherwise a Pool to the forge's origin is made and owned here. */
+  dispatcher?: Dispatcher;
+  userAgent?: string;
+  onResponse?: (event: ResponseEvent) => void;
+}
+
+export interface RequestSpec {
+  method: HttpMethod;
+  endpoint: Endpoint;
+  query?: Query;
+  /** Sent as JSON (spec 01 §1, convention 7). */
+  body?: unknown;
+  /** `job`: authenticate with `JOB-TOKEN` (spec 01 §5.2), using `jobToken` or the client's own token. */
+  auth?: 'client' | 'job';
+  jobToken?: string;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  headers: ResponseHeaders;
+  data: T;
+}
+
+/** Largest error body kept on an ApiError; HTML error pages from proxies can be big. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+type BodyReader<R> = (body: Dispatcher.ResponseData['body'], headers: ResponseHeaders, status: number) => Promise<R>;
+
+/** Splits the configured URL into origin and API prefix; accepts it with or without a trailing `/api/v4`. */
+function apiBase(url: string): { origin: string; prefix: string } {
+  const parsed = new URL(url);
+  if (parsed.username || parsed.password) throw new TypeError('put the token in `token`, not in the URL');
+  const path = parsed.pathname.replace(/\/+$/, '').replace(/\/api\/v4$/, '');
+  return { origin: parsed.origin, prefix: `${path}/api/v4` };
+}
+
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+function errorCode(error: unknown): string | undefined {
+  for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Maps what undici throws when no response arrived to NetworkError/TimeoutError, deciding if it may have arrived. */
+export function networkError(error: unknown, method: HttpMethod, path: string): NetworkError {
+  const code = errorCode(error);
+  const detail = error instanceof Error ? error.message : String(error);
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new TimeoutError({ method, path, code, phase: 'connect', message: `connect timeout: ${detail}`, cause: error });
+  }
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new TimeoutError({ method, path, code, phase: 'response', message: `response timeout: ${detail}`, cause: error });
+  }
+  return new NetworkError({
+    method,
+    path,
+    code,
+    mayHaveReachedServer: !(code !== undefined && NEVER_SENT.has(code)),
+    message: `network error${code ? ` ${code}` : ''}: ${detail}`,
+    cause: error,
+  });
+}
+
+function looksLikeJson(headers: ResponseHeaders, text: string): boolean {
+  return /\bjson\b/i.test(headers['content-type'] ?? '') || /^\s*[[{]/.test(text);
+}
+
+function parseBody(headers: ResponseHeaders, text: string): unknown {
+  if (text === '') return undefined;
+  if (!looksLikeJson(headers, text)) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** The only code that talks HTTP to the forge: auth, encoding, rate limiting, retries, pagination, streaming. */
+export class Transport {
+  private readonly origin: string;
+  private readonly prefix: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+
+  constructor(private readonly options: TransportOptions) {
+    if (!options.token) throw new TypeError('a token is required');
+    const { origin, prefix } = apiBase(options.url);
+    this.origin = origin;
+    this.prefix = prefix;
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      new Pool(origin, {
+        connections: options.concurrency,
+        connect: { timeout: options.connectTimeoutMs },
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  /** A JSON request; 204 and empty bodies give `undefined`. */
+  async request<T>(spec: RequestSpec): Promise<ApiResponse<T>> {
+    return this.send(spec, spec.endpoint.path + buildQuery(spec.query), async (body, headers, status) => {
+      const text = await body.text();
+      return { status, headers, data: parseBody(headers, text) as T };
+    });
+  }
+
+  async json<T>(spec: RequestSpec): Promise<T> {
+    return (await this.request<T>(spec)).data;
+  }
+
+  /** Hands a 2xx body to `consume` as a byte stream; errors are mapped as usual. Retried whole on failure. */
+  async stream<R>(spec: RequestSpec, consume: (chunks: AsyncIterable<Buffer>) => Promise<R>): Promise<R> {
+    return this.send(spec, spec.endpoint.path + buildQuery(spec.query), async (body) => consume(body));
+  }
+
+  /**
+   * Streams every item of a list endpoint with `per_page=100`, following `Link: rel="next"` and else
+   * `X-Next-Page`. `X-Total`/`X-Total-Pages` are ignored: the forge omits them above 10,000 records.
+   */
+  async *paginate<T>(spec: Omit<RequestSpec, 'body'>, options: PageOptions<T> = {}): Paginated<T> {
+    const perPage = Math.min(Math.max(1, options.perPage ?? DEFAULT_PER_PAGE), 100);
+    const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
+    let pathAndQuery: string | undefined = spec.endpoint.path + buildQuery({ ...spec.query, page: 1, per_page: perPage });
+    for (let pages = 0; pathAndQuery !== undefined; ) {
+      if (pages >= maxPages) {
+        if (options.onPageLimit === 'stop') return;
+        throw new PageLimitError({ status: 200, method: spec.method, path: pathAndQuery, maxPages });
+      }
+      const page: ApiResponse<unknown> = await this.send(spec, pathAndQuery, async (body, headers, status) => {
+        const text = await body.text();
+        return { status, headers, data: parseBody(headers, text) };
+      });
+      pages++;
+      if (!Array.isArray(page.data)) {
+        throw new ApiError({
+          status: page.status,
+          method: spec.method,
+          path: pathAndQuery,
+          body: page.data,
+          headers: page.headers,
+          message: 'expected a JSON array from a list endpoint',
+        });
+      }
+      const current: string = pathAndQuery;
+      pathAndQuery = this.nextPage(current, page.headers);
+      for (const item of page.data as T[]) {
+        if (options.until?.(item)) return;
+        yield item;
+      }
+    }
+  }
+
+  private nextPage(current: string, headers: ResponseHeaders): string | undefined {
+    const link = parseLinkHeader(headers.link).get('next');
+    if (link) {
+      // Keep only path and query: the token must never follow a link to another host, and a proxy may have
+      // written an internal host name into the header.
+      const target = new URL(link, `${this.origin}${this.prefix}/`);
+      if (target.pathname.startsWith(`${this.prefix}/`)) {
+        return target.pathname.slice(this.prefix.length + 1) + target.search;
+      }
+    }
+    const next = parseNextPage(headers['x-next-page']);
+    if (next === undefined) return undefined;
+    const url = new URL(current, 'http://placeholder/');
+    url.searchParams.set('page', String(next));
+    return url.pathname.slice(1) + url.search;
+  }
+
+  private headersFor(spec: RequestSpec): Record<string, string> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.options.userAgent ?? 'forgewarden',
+    };
+    if (spec.auth === 'job' || this.options.tokenKind === 'job') {
+      headers['job-token'] = spec.jobToken ?? this.options.token;
+    } else {
+      headers['private-token'] = this.options.token;
+    }
+    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    return headers;
+  }
+
+  private send<R>(spec: Omit<RequestSpec, 'endpoint'> & { endpoint: Endpoint }, pathAndQuery: string, read: BodyReader<R>) {
+    const { method } = spec;
+    const route = spec.endpoint.route;
+    const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const headers = this.headersFor(spec);
+    const path = `${this.prefix}/${pathAndQuery}`;
+    return withRetry(
+      method,
+      () =>
+        this.options.limiter.schedule(method, async () => {
+          const started = performance.now();
+          const report = (status: number | 'network_error') =>
+            this.options.onResponse?.({ method, route, status, durationMs: performance.now() - started });
+          let response: Dispatcher.ResponseData;
+          try {
+            response = await this.dispatcher.request({
+              origin: this.origin,
+              path,
+              method,
+              headers,
+              body: payload,
+              headersTimeout: this.options.timeoutMs,
+              bodyTimeout: this.options.timeoutMs,
+            });
+          } catch (error) {
+            report('network_error');
+            throw networkError(error, method, pathAndQuery);
+          }
+          const responseHeaders = normaliseHeaders(response.headers);
+          this.options.limiter.observe(response.statusCode, responseHeaders);
+          try {
+            if (response.statusCode >= 200 && response.statusCode < 300) {
+              const result = await read(response.body, responseHeaders, response.statusCode);
+              report(response.statusCode);
+              return result;
+            }
+            const text = (await response.body.text()).slice(0, MAX_ERROR_BODY);
+            report(response.statusCode);
+            throw errorFromResponse({
+              status: response.statusCode,
+              method,
+              path: pathAndQuery,
+              body: parseBody(responseHeaders, text),
+              headers: responseHeaders,
+              now: this.options.clock.now(),
+            });
+          } catch (error) {
+            if (!response.body.destroyed) response.body.destroy();
+            // Only socket and timeout failures (which carry a code) become NetworkError; a bug in a stream consumer
+            // must surface as itself, not be retried as if the network had failed.
+            if (error instanceof ApiError || errorCode(error) === undefined) throw error;
+            // The answer started but its body broke off (reset, body timeout): the server has seen the request.
+            report('network_error');
+            throw networkError(error, method, pathAndQuery);
+          }
+        }),
+      this.options.retry,
+      this.options.clock,
+    );
+  }
+}

@@ -1,0 +1,26 @@
+import type { AccessLevel, ProjectAccessLevel, Timestamp, UserState } from './common';
+
+export type AccessRequestSource = 'groups' | 'projects';
+
+/** Spec 02 §2; `id` is the requesting user's id. */
+export interface AccessRequest {
+  id: number;
+  username: string;
+  name: string;
+  state: UserState;
+  created_at: Timestamp;
+  requested_at: Timestamp;
+}
+
+/** The approve response carries `access_level` instead of `requested_at`. */
+export interface ApprovedAccessRequest<L extends AccessLevel = AccessLevel> extends Omit<AccessRequest, 'requested_at'> {
+  access_level: L;
+}
+
+/** `50` owner is valid for groups only (spec 02 §2). */
+export type AccessLevelFor<S extends AccessRequestSource> = S extends 'groups' ? AccessLevel : ProjectAccessLevel;
+
+export interface ApproveAccessRequestParams<S extends AccessRequestSource> {
+  /** Default 30, developer. */
+  access_level?: AccessLevelFor<S>;
+}
