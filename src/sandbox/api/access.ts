@@ -1,0 +1,69 @@
+import {
+  forbidden,
+  notFound,
+  unauthorized,
+  type RequestContext,
+} from '../http/context';
+import type { GroupRecord, ProjectRecord, SandboxState, UserRecord } from '../state';
+
+/**
+ * Who may see and do what. The forge's full permission matrix is larger; the sandbox keeps the parts that change
+ * answers: invisible projects and groups answer 404 (the forge hides their existence), visible ones with too low a
+ * role answer 403, administrators may do everything.
+ */
+
+export const GUEST = 10;
+export const REPORTER = 20;
+export const DEVELOPER = 30;
+export const MAINTAINER = 40;
+export const OWNER = 50;
+
+export function currentUser(ctx: RequestContext): UserRecord {
+  if (!ctx.user) throw unauthorized();
+  return ctx.user;
+}
+
+export function requireAdmin(ctx: RequestContext): UserRecord {
+  const user = currentUser(ctx);
+  if (!user.is_admin) throw forbidden();
+  return user;
+}
+
+export function projectLevel(state: SandboxState, user: UserRecord, project: ProjectRecord): number {
+  return user.is_admin ? OWNER : state.projectAccessLevel(user, project);
+}
+
+export function groupLevel(state: SandboxState, user: UserRecord, group: GroupRecord): number {
+  return user.is_admin ? OWNER : state.groupAccessLevel(user, group);
+}
+
+export function canSeeProject(state: SandboxState, user: UserRecord, project: ProjectRecord): boolean {
+  if (user.is_admin || project.visibility === 'public') return true;
+  if (project.visibility === 'internal' && !user.external) return true;
+  return state.projectAccessLevel(user, project) >= GUEST;
+}
+
+export function canSeeGroup(state: SandboxState, user: UserRecord, group: GroupRecord): boolean {
+  if (user.is_admin || group.visibility === 'public') return true;
+  if (group.visibility === 'internal' && !user.external) return true;
+  if (state.groupAccessLevel(user, group) >= GUEST) return true;
+  // A member of something inside the group can see the group, as on the forge.
+  return state.projectsInGroupTree(group).some((p) => state.projectAccessLevel(user, p) >= GUEST);
+}
+
+/** The project named by `:id` (id or URL-encoded path), visible to the caller and with at least `minLevel`. */
+export function findProject(ctx: RequestContext, minLevel = 0, paramName = 'id'): ProjectRecord {
+  const user = currentUser(ctx);
+  const project = ctx.state.project(ctx.params[paramName] ?? '');
+  if (!project || !canSeeProject(ctx.state, user, project)) throw notFound('Project');
+  if (projectLevel(ctx.state, user, project) < minLevel) throw forbidden();
+  return project;
+}
+
+export function findGroup(ctx: RequestContext, minLevel = 0, paramName = 'id'): GroupRecord {
+  const user = currentUser(ctx);
+  const group = ctx.state.group(ctx.params[paramName] ?? '');
+  if (!group || !canSeeGroup(ctx.state, user, group)) throw notFound('Group');
+  if (groupLevel(ctx.state, user, group) < minLevel) throw forbidden();
+  return group;
+}

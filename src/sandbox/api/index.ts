@@ -1,0 +1,21 @@
+import { Router } from '../http/router';
+import { registerAccessRequestRoutes } from './access-requests';
+import { registerDeployKeyRoutes } from './deploy-keys';
+import { registerJobRoutes } from './jobs';
+import { registerNamespaceRoutes } from './namespaces';
+import { registerRegistryRoutes } from './registry';
+import { registerSshKeyRoutes } from './ssh-keys';
+import { registerUserRoutes } from './users';
+
+/** Every `/api/v4` route the sandbox serves (issue 3 scope). */
+export function apiRouter(): Router {
+  const router = new Router();
+  registerJobRoutes(router);
+  registerRegistryRoutes(router);
+  registerNamespaceRoutes(router);
+  registerUserRoutes(router);
+  registerSshKeyRoutes(router);
+  registerDeployKeyRoutes(router);
+  registerAccessRequestRoutes(router);
+  return router;
+}

@@ -1,0 +1,419 @@
+import { createHash } from 'node:crypto';
+import type {
+  AccessRequestRecord,
+  DeployKeyRecord,
+  GroupRecord,
+  JobRecord,
+  PipelineRecord,
+  ProjectRecord,
+  RepositoryRecord,
+  SandboxState,
+  SshKeyRecord,
+  TagRecord,
+  UserRecord,
+} from '../state';
+
+/**
+ * Turns records into the API's JSON, field by field as the spec's tables list them (spec 01 §2, spec 02 §2).
+ * Addresses (web_url, Link) use the address the client called, so the answers point back at the sandbox.
+ */
+export class Presenter {
+  constructor(
+    private readonly state: SandboxState,
+    private readonly baseUrl: string,
+  ) {}
+
+  // ---- users --------------------------------------------------------------------------------------------------
+
+  userSummary(user: UserRecord): Record<string, unknown> {
+    return {
+      id: user.id,
+      username: user.username,
+      name: user.name,
+      state: user.state,
+      avatar_url: `https://www.gravatar.com/avatar/${md5(user.email.toLowerCase())}?s=80&d=identicon`,
+      web_url: `${this.baseUrl}/${user.username}`,
+    };
+  }
+
+  /** The user summary embedded in jobs (spec 01 §2 "User summary"). */
+  jobUser(user: UserRecord): Record<string, unknown> {
+    return {
+      ...this.userSummary(user),
+      created_at: user.created_at,
+      bio: user.bio,
+      location: user.location,
+      public_email: user.public_email,
+      skype: user.skype,
+      linkedin: user.linkedin,
+      twitter: user.twitter,
+      website_url: user.website_url,
+      organization: user.organization,
+    };
+  }
+
+  /** `GET /users/:id` for a normal caller. */
+  userPublic(user: UserRecord): Record<string, unknown> {
+    return {
+      ...this.userSummary(user),
+      created_at: user.created_at,
+      ...profileFields(user),
+      followers: 0,
+      following: 0,
+    };
+  }
+
+  /** The administrator view of the user list (spec 02 §2 "User (administrator view, list and single)"). */
+  userAdminListItem(user: UserRecord, withCustomAttributes = false): Record<string, unknown> {
+    const signedIn = user.current_sign_in_at !== null;
+    return {
+      ...this.userSummary(user),
+      email: user.email,
+      created_at: user.created_at,
+      is_admin: user.is_admin,
+      ...profileFields(user),
+      last_sign_in_at: user.last_sign_in_at,
+      confirmed_at: user.confirmed_at,
+      theme_id: 1,
+      last_activity_on: user.last_activity_on,
+      color_scheme_id: 1,
+      projects_limit: user.projects_limit,
+      current_sign_in_at: user.current_sign_in_at,
+      note: user.note,
+      identities: user.identities,
+      can_create_group: user.can_create_group,
+      can_create_project: user.can_create_project,
+      two_factor_enabled: user.two_factor_enabled,
+      external: user.external,
+      private_profile: user.private_profile,
+      current_sign_in_ip: signedIn ? '127.0.0.1' : null,
+      last_sign_in_ip: user.last_sign_in_at !== null ? '127.0.0.1' : null,
+      ...(withCustomAttributes ? { custom_attributes: customAttributes(user) } : {}),
+    };
+  }
+
+  userAdminSingle(user: UserRecord, withCustomAttributes = false): Record<string, unknown> {
+    return {
+      ...this.userPublic(user),
+      ...this.userAdminListItem(user, withCustomAttributes),
+      commit_email: user.email,
+      sign_in_count: user.last_sign_in_at !== null ? 1 : 0,
+    };
+  }
+
+  /** `GET /user` (spec 02 §2 "Current user"). */
+  currentUser(user: UserRecord): Record<string, unknown> {
+    const view: Record<string, unknown> = {
+      ...this.userPublic(user),
+      email: user.email,
+      public_email: user.public_email,
+      last_sign_in_at: user.last_sign_in_at,
+      confirmed_at: user.confirmed_at,
+      theme_id: 1,
+      last_activity_on: user.last_activity_on,
+      color_scheme_id: 1,
+      projects_limit: user.projects_limit,
+      current_sign_in_at: user.current_sign_in_at,
+      identities: user.identities,
+      can_create_group: user.can_create_group,
+      can_create_project: user.can_create_project,
+      two_factor_enabled: user.two_factor_enabled,
+      external: user.external,
+      private_profile: user.private_profile,
+    };
+    if (!user.is_admin) return view;
+    return {
+      ...view,
+      is_admin: true,
+      job_title: user.job_title,
+      commit_email: user.email,
+      current_sign_in_ip: user.current_sign_in_at !== null ? '127.0.0.1' : null,
+      last_sign_in_ip: user.last_sign_in_at !== null ? '127.0.0.1' : null,
+    };
+  }
+
+  // ---- projects and namespaces --------------------------------------------------------------------------------
+
+  projectSummary(project: ProjectRecord): Record<string, unknown> {
+    return {
+      id: project.id,
+      description: project.description,
+      name: project.name,
+      name_with_namespace: this.state.projectFullName(project),
+      path: project.path,
+      path_with_namespace: this.state.projectFullPath(project),
+      created_at: project.created_at,
+    };
+  }
+
+  groupNamespace(group: GroupRecord, showMemberCount: boolean): Record<string, unknown> {
+    const fullPath = this.state.groupFullPath(group);
+    return {
+      id: group.id,
+      name: group.name,
+      path: group.path,
+      kind: 'group',
+      full_path: fullPath,
+      parent_id: group.parent_id,
+      avatar_url: null,
+      web_url: `${this.baseUrl}/groups/${fullPath}`,
+      ...(showMemberCount ? { members_count_with_descendants: this.groupMemberIds(group).size } : {}),
+      billable_members_count: this.billableMembers(group),
+      plan: 'default',
+      trial_ends_on: null,
+      trial: false,
+    };
+  }
+
+  userNamespace(user: UserRecord): Record<string, unknown> {
+    return {
+      id: user.namespace_id,
+      name: user.username,
+      path: user.username,
+      kind: 'user',
+      full_path: user.username,
+      parent_id: null,
+      avatar_url: null,
+      web_url: `${this.baseUrl}/${user.username}`,
+      billable_members_count: 1,
+      plan: 'default',
+      trial_ends_on: null,
+      trial: false,
+    };
+  }
+
+  private groupMemberIds(group: GroupRecord): Set<number> {
+    const groupIds = new Set(this.state.groupTree(group).map((g) => g.id));
+    const projectIds = new Set(this.state.projectsInGroupTree(group).map((p) => p.id));
+    return new Set(
+      this.state.members
+        .filter((m) => (m.source === 'group' ? groupIds.has(m.source_id) : projectIds.has(m.source_id)))
+        .map((m) => m.user_id),
+    );
+  }
+
+  /** All members minus blocked users and bots (spec 02 §4: "all users minus blocked users"). */
+  private billableMembers(group: GroupRecord): number {
+    return [...this.groupMemberIds(group)].filter((id) => {
+      const user = this.state.users.get(id);
+      return user !== undefined && user.state === 'active' && user.user_type === 'human';
+    }).length;
+  }
+
+  // ---- jobs ---------------------------------------------------------------------------------------------------
+
+  job(job: JobRecord): Record<string, unknown> {
+    if (job.kind === 'bridge') return this.bridge(job);
+    const archive = job.artifacts.find((a) => a.file_type === 'archive');
+    return {
+      ...this.jobCommon(job),
+      pipeline: this.pipelineBrief(job.pipeline_id),
+      artifacts: job.artifacts,
+      ...(archive ? { artifacts_file: { filename: archive.filename, size: archive.size } } : {}),
+      ...(job.artifacts_expire_at !== null ? { artifacts_expire_at: job.artifacts_expire_at } : {}),
+      tag_list: job.tag_list,
+      runner: null,
+    };
+  }
+
+  bridge(job: JobRecord): Record<string, unknown> {
+    const downstream = job.downstream_pipeline_id !== null ? this.state.pipelines.get(job.downstream_pipeline_id) : undefined;
+    return {
+      ...this.jobCommon(job),
+      pipeline: this.pipelineFull(job.pipeline_id),
+      downstream_pipeline: downstream
+        ? {
+            id: downstream.id,
+            sha: downstream.sha,
+            ref: downstream.ref,
+            status: this.state.pipelineStatus(downstream),
+            created_at: downstream.created_at,
+            updated_at: downstream.updated_at,
+            web_url: this.pipelineWebUrl(downstream),
+          }
+        : null,
+    };
+  }
+
+  private jobCommon(job: JobRecord): Record<string, unknown> {
+    const project = this.state.projects.get(job.project_id);
+    const pipeline = this.state.pipelines.get(job.pipeline_id);
+    const user = job.user_id !== null ? this.state.users.get(job.user_id) : undefined;
+    const now = this.state.clock.nowMs();
+    const started = job.started_at !== null ? Date.parse(job.started_at) : null;
+    const finished = job.finished_at !== null ? Date.parse(job.finished_at) : null;
+    const created = Date.parse(job.created_at);
+    const duration = started === null ? null : ((finished ?? (job.status === 'running' ? now : started)) - started) / 1000;
+    const queued = started !== null ? (started - created) / 1000 : job.status === 'pending' ? (now - created) / 1000 : null;
+    return {
+      id: job.id,
+      status: job.status,
+      stage: job.stage,
+      name: job.name,
+      ref: job.ref,
+      tag: job.tag,
+      coverage: job.coverage,
+      allow_failure: job.allow_failure,
+      created_at: job.created_at,
+      started_at: job.started_at,
+      finished_at: job.finished_at,
+      erased_at: job.erased_at,
+      duration,
+      queued_duration: queued,
+      user: user ? this.jobUser(user) : null,
+      commit: pipeline
+        ? {
+            id: pipeline.sha,
+            short_id: pipeline.sha.slice(0, 8),
+            created_at: pipeline.created_at,
+            title: pipeline.commit.title,
+            message: pipeline.commit.message,
+            author_name: pipeline.commit.author_name,
+            author_email: pipeline.commit.author_email,
+          }
+        : null,
+      ...(job.status === 'failed' && job.failure_reason !== null ? { failure_reason: job.failure_reason } : {}),
+      web_url: project ? `${this.baseUrl}/${this.state.projectFullPath(project)}/-/jobs/${job.id}` : null,
+      archived: false,
+    };
+  }
+
+  private pipelineBrief(pipelineId: number): Record<string, unknown> | null {
+    const pipeline = this.state.pipelines.get(pipelineId);
+    if (!pipeline) return null;
+    return {
+      id: pipeline.id,
+      project_id: pipeline.project_id,
+      ref: pipeline.ref,
+      sha: pipeline.sha,
+      status: this.state.pipelineStatus(pipeline),
+    };
+  }
+
+  pipelineFull(pipelineId: number): Record<string, unknown> | null {
+    const pipeline = this.state.pipelines.get(pipelineId);
+    if (!pipeline) return null;
+    return {
+      ...this.pipelineBrief(pipelineId),
+      created_at: pipeline.created_at,
+      updated_at: pipeline.updated_at,
+      web_url: this.pipelineWebUrl(pipeline),
+    };
+  }
+
+  private pipelineWebUrl(pipeline: PipelineRecord): string | null {
+    const project = this.state.projects.get(pipeline.project_id);
+    return project ? `${this.baseUrl}/${this.state.projectFullPath(project)}/-/pipelines/${pipeline.id}` : null;
+  }
+
+  // ---- registry -----------------------------------------------------------------------------------------------
+
+  repository(repository: RepositoryRecord, options: { tags?: boolean; tagsCount?: boolean } = {}): Record<string, unknown> {
+    const path = this.state.repositoryPath(repository);
+    return {
+      id: repository.id,
+      name: repository.name,
+      path,
+      project_id: repository.project_id,
+      location: `${this.state.registryHost}/${path}`,
+      created_at: repository.created_at,
+      cleanup_policy_started_at: null,
+      status: repository.status,
+      ...(options.tagsCount ? { tags_count: repository.tags.size } : {}),
+      ...(options.tags ? { tags: this.state.tags(repository.id).map((t) => this.tag(repository, t)) } : {}),
+    };
+  }
+
+  tag(repository: RepositoryRecord, tag: TagRecord): Record<string, unknown> {
+    const path = `${this.state.repositoryPath(repository)}:${tag.name}`;
+    return { name: tag.name, path, location: `${this.state.registryHost}/${path}` };
+  }
+
+  tagDetail(repository: RepositoryRecord, tag: TagRecord): Record<string, unknown> {
+    const revision = createHash('sha256').update(tag.digest).digest('hex');
+    return {
+      ...this.tag(repository, tag),
+      revision,
+      short_revision: revision.slice(0, 9),
+      digest: tag.digest,
+      created_at: tag.created_at,
+      total_size: tag.total_size,
+    };
+  }
+
+  // ---- keys ---------------------------------------------------------------------------------------------------
+
+  sshKey(key: SshKeyRecord | DeployKeyRecord): Record<string, unknown> {
+    return { id: key.id, title: key.title, created_at: key.created_at, expires_at: key.expires_at, key: key.key };
+  }
+
+  deployKeyInProject(key: DeployKeyRecord, projectId: number): Record<string, unknown> {
+    return {
+      ...this.sshKey(key),
+      fingerprint: key.fingerprint,
+      fingerprint_sha256: key.fingerprint_sha256,
+      can_push: key.projects.get(projectId)?.can_push ?? false,
+    };
+  }
+
+  /** The instance-wide list has no `can_push` (spec 02 §2 "Deploy key"); it names the projects instead. */
+  deployKeyInstance(key: DeployKeyRecord): Record<string, unknown> {
+    const linked = (canPush: boolean): Record<string, unknown>[] =>
+      [...key.projects.entries()]
+        .filter(([, link]) => link.can_push === canPush)
+        .map(([id]) => this.state.projects.get(id))
+        .filter((p): p is ProjectRecord => p !== undefined)
+        .map((p) => this.projectSummary(p));
+    return {
+      ...this.sshKey(key),
+      fingerprint: key.fingerprint,
+      fingerprint_sha256: key.fingerprint_sha256,
+      projects_with_write_access: linked(true),
+      projects_with_readonly_access: linked(false),
+    };
+  }
+
+  // ---- access requests ----------------------------------------------------------------------------------------
+
+  accessRequest(request: AccessRequestRecord): Record<string, unknown> {
+    const user = this.state.users.get(request.user_id);
+    return {
+      ...(user ? this.userSummary(user) : { id: request.user_id }),
+      created_at: request.requested_at,
+      requested_at: request.requested_at,
+    };
+  }
+
+  approvedMember(user: UserRecord, accessLevel: number, createdAt: string): Record<string, unknown> {
+    return { ...this.userSummary(user), created_at: createdAt, access_level: accessLevel, expires_at: null };
+  }
+}
+
+function md5(text: string): string {
+  return createHash('md5').update(text).digest('hex');
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function customAttributes(user: UserRecord): { key: string; value: string }[] {
+  return Object.entries(user.custom_attributes).map(([key, value]) => ({ key, value }));
+}
+
+/** The profile a user shows to everyone, the same in the public and the administrator views (spec 02 §2). */
+function profileFields(user: UserRecord): Record<string, unknown> {
+  return {
+    bio: user.bio,
+    bio_html: user.bio ? `<p dir="auto">${escapeHtml(user.bio)}</p>` : '',
+    bot: user.user_type !== 'human',
+    location: user.location,
+    public_email: user.public_email,
+    skype: user.skype,
+    linkedin: user.linkedin,
+    twitter: user.twitter,
+    website_url: user.website_url,
+    organization: user.organization,
+    job_title: user.job_title,
+  };
+}

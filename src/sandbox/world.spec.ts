@@ -1,0 +1,93 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEMO_WORLD_PATH } from './index';
+import { SandboxState } from './state';
+import { FaultRules } from './faults';
+import { loadWorld, parseWorld, resolveTimestamp, WorldError } from './world';
+import { baseWorld, manyTags } from './world-builders';
+
+function writeWorld(text: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'sandbox-world-')), 'world.yml');
+  writeFileSync(path, text);
+  return path;
+}
+
+function problems(path: string): string[] {
+  try {
+    loadWorld(path);
+  } catch (error) {
+    if (error instanceof WorldError) return error.message.split('\n');
+    throw error;
+  }
+  throw new Error('expected the world to be rejected');
+}
+
+describe('loadWorld', () => {
+  it('loads the demo world', () => {
+    const world = loadWorld(DEMO_WORLD_PATH);
+    expect(world.users.map((u) => u.username)).toEqual(expect.arrayContaining(['root', 'alice']));
+    expect(world.projects.map((p) => `${p.namespace}/${p.path}`)).toEqual(['acme/api', 'acme/web']);
+  });
+
+  it('names file, line, column and key of an unknown key', () => {
+    const path = writeWorld(['users:', '  - username: root', '    tokenz: [x]', ''].join('\n'));
+    expect(problems(path)).toEqual([`${path}:3:5 users[0].tokenz: unknown key "tokenz"; did you mean "tokens"?`]);
+  });
+
+  it('names the line of a bad value, then of a bad reference', () => {
+    const path = writeWorld(
+      [
+        'users:',
+        '  - username: root',
+        'projects:',
+        '  - path: api',
+        '    namespace: nowhere',
+        '    pipelines:',
+        '      - jobs:',
+        '          - name: test',
+        '            status: exploded',
+        '',
+      ].join('\n'),
+    );
+    expect(problems(path)).toEqual([
+      expect.stringMatching(new RegExp(`^${path}:9:21 projects\\[0\\]\\.pipelines\\[0\\]\\.jobs\\[0\\]\\.status: Invalid option`)),
+    ]);
+    // References are checked once the shapes are valid.
+    const fixed = writeWorld(['users:', '  - username: root', 'projects:', '  - path: api', '    namespace: nowhere', ''].join('\n'));
+    expect(problems(fixed)).toEqual([`${fixed}:5:16 projects[0].namespace: unknown namespace nowhere`]);
+  });
+
+  it('reports YAML syntax errors with their position', () => {
+    const path = writeWorld('users:\n  - username: [unclosed\n');
+    expect(problems(path)[0]).toMatch(new RegExp(`^${path}:\\d+:\\d+ \\(syntax\\): `));
+  });
+
+  it('names the file it cannot read', () => {
+    expect(problems('/nonexistent/world.yml')[0]).toBe('/nonexistent/world.yml:1:1 (file): cannot read the world file: no such file');
+  });
+});
+
+describe('worlds built in code', () => {
+  it('validates them and assigns ids around explicit ones', () => {
+    const world = parseWorld(
+      baseWorld({
+        projects: [{ id: 1, path: 'api', namespace: 'acme', registry: [{ id: 7, tags: manyTags(2000) }, { tags: [] }] }],
+      }),
+    );
+    const state = new SandboxState(world, new FaultRules());
+    expect([...state.repositories.keys()]).toEqual([7, 1]);
+    expect(state.tags(7)).toHaveLength(2000);
+  });
+
+  it('rejects a bad world object with the key path', () => {
+    expect(() => parseWorld({ users: [{ username: 'x', admin: 'yes' }] } as never)).toThrow(/users\[0\]\.admin/);
+  });
+
+  it('resolves relative timestamps against the clock start', () => {
+    const start = Date.parse('2025-01-10T00:00:00Z');
+    expect(resolveTimestamp('now-3d', start)).toBe('2025-01-07T00:00:00.000Z');
+    expect(resolveTimestamp('now+2w', start)).toBe('2025-01-24T00:00:00.000Z');
+    expect(resolveTimestamp('2024-05-01T10:00:00+02:00', start)).toBe('2024-05-01T08:00:00.000Z');
+  });
+});

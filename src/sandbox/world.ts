@@ -1,0 +1,410 @@
+import { readSourceFile } from '../config/load';
+import { ConfigError, formatPath, formatProblem } from '../config/problems';
+import { YamlSource } from '../config/yaml-source';
+import { z } from 'zod';
+import { parseDuration } from './duration';
+import { parseSshPublicKey } from './ssh-key';
+
+/**
+ * The world file: everything the sandbox forge knows at start. Validated strictly (unknown keys are errors, so a
+ * typo never silently seeds nothing), with cross references checked (members, namespaces, job users). Omitted ids
+ * are assigned in file order; omitted timestamps default to the sandbox clock's start.
+ */
+
+const RELATIVE = /^now\s*(?:([+-])\s*(.+))?$/;
+
+/**
+ * Timestamps are ISO 8601, or relative to the clock's start: `now`, `now-3d`, `now+20d` (durations as for
+ * `older_than`), so a world stays believable whatever day it is served.
+ */
+export function resolveTimestamp(value: string, startMs: number): string {
+  const relative = RELATIVE.exec(value.trim());
+  if (!relative) return new Date(value).toISOString();
+  const offset = relative[2] !== undefined ? (parseDuration(relative[2]) ?? 0) : 0;
+  return new Date(startMs + (relative[1] === '-' ? -offset : offset)).toISOString();
+}
+
+function isTimestamp(value: string): boolean {
+  const relative = RELATIVE.exec(value.trim());
+  if (relative) return relative[2] === undefined || parseDuration(relative[2]) !== undefined;
+  return /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value));
+}
+
+const timestamp = z
+  .string()
+  .refine(isTimestamp, { message: 'must be an ISO 8601 timestamp or relative to now (now-3d, now+2w)' });
+const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD' });
+const id = z.number().int().positive();
+
+const ACCESS_LEVEL_NAMES = {
+  no_access: 0,
+  minimal_access: 5,
+  guest: 10,
+  reporter: 20,
+  developer: 30,
+  maintainer: 40,
+  owner: 50,
+} as const;
+const accessLevel = z
+  .union([
+    z.literal([0, 5, 10, 20, 30, 40, 50]),
+    z.enum(Object.keys(ACCESS_LEVEL_NAMES) as [keyof typeof ACCESS_LEVEL_NAMES]),
+  ])
+  .transform((value) => (typeof value === 'number' ? value : ACCESS_LEVEL_NAMES[value]));
+
+export const JOB_STATUSES = ['created', 'pending', 'running', 'failed', 'success', 'canceled', 'skipped', 'manual'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+const visibility = z.enum(['private', 'internal', 'public']);
+
+const sshKeySchema = z.strictObject({
+  id: id.optional(),
+  title: z.string().min(1),
+  key: z.string().refine((key) => parseSshPublicKey(key) !== undefined, { message: 'is not a valid SSH public key' }),
+  created_at: timestamp.optional(),
+  expires_at: timestamp.nullable().optional(),
+});
+
+const userSchema = z.strictObject({
+  id: id.optional(),
+  username: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, { message: 'must be a valid username' }),
+  name: z.string().optional(),
+  email: z.string().optional(),
+  tokens: z.array(z.string().min(1)).default([]),
+  admin: z.boolean().default(false),
+  state: z.enum(['active', 'blocked']).default('active'),
+  two_factor: z.boolean().default(false),
+  external: z.boolean().default(false),
+  /** Shorthand for `user_type: project_bot`. */
+  bot: z.boolean().optional(),
+  user_type: z.enum(['human', 'project_bot', 'service_account', 'alert_bot', 'support_bot', 'ghost']).optional(),
+  confirmed_at: timestamp.nullable().optional(),
+  created_at: timestamp.optional(),
+  last_sign_in_at: timestamp.nullable().optional(),
+  current_sign_in_at: timestamp.nullable().optional(),
+  last_activity_on: date.nullable().optional(),
+  bio: z.string().default(''),
+  location: z.string().nullable().default(null),
+  public_email: z.string().default(''),
+  organization: z.string().default(''),
+  job_title: z.string().default(''),
+  skype: z.string().default(''),
+  linkedin: z.string().default(''),
+  twitter: z.string().default(''),
+  website_url: z.string().default(''),
+  note: z.string().nullable().default(null),
+  identities: z.array(z.strictObject({ provider: z.string(), extern_uid: z.string() })).default([]),
+  custom_attributes: z.record(z.string(), z.string()).default({}),
+  projects_limit: z.number().int().nonnegative().default(100000),
+  can_create_group: z.boolean().default(true),
+  can_create_project: z.boolean().default(true),
+  private_profile: z.boolean().default(false),
+  ssh_keys: z.array(sshKeySchema).default([]),
+});
+
+const memberSchema = z.strictObject({ user: z.string(), access_level: accessLevel, created_at: timestamp.optional() });
+const accessRequestSchema = z.strictObject({ user: z.string(), requested_at: timestamp.optional() });
+
+const groupSchema = z.strictObject({
+  id: id.optional(),
+  path: z.string().regex(/^[A-Za-z0-9_.-]+$/, { message: 'must be a single path segment' }),
+  name: z.string().optional(),
+  /** Full path of the parent group; omitted for a top-level group. */
+  parent: z.string().optional(),
+  description: z.string().default(''),
+  visibility: visibility.default('private'),
+  request_access_enabled: z.boolean().default(true),
+  created_at: timestamp.optional(),
+  members: z.array(memberSchema).default([]),
+  access_requests: z.array(accessRequestSchema).default([]),
+});
+
+const artifactSchema = z.strictObject({
+  file_type: z.string(),
+  size: z.number().int().nonnegative(),
+  filename: z.string(),
+  file_format: z.string().nullable().default(null),
+});
+
+const jobSchema = z.strictObject({
+  id: id.optional(),
+  name: z.string().min(1),
+  stage: z.string().default('test'),
+  status: z.enum(JOB_STATUSES).default('success'),
+  allow_failure: z.boolean().default(false),
+  created_at: timestamp.optional(),
+  started_at: timestamp.nullable().optional(),
+  finished_at: timestamp.nullable().optional(),
+  /** The job log (trace); null or omitted means the job has none. */
+  log: z.string().nullable().default(null),
+  retried: z.boolean().default(false),
+  /** Username of the user who triggered the job; defaults to the pipeline's user (itself the first admin by default). */
+  user: z.string().optional(),
+  /** CI job token; it authenticates `GET /job` while the job is running. */
+  token: z.string().optional(),
+  failure_reason: z.string().optional(),
+  artifacts: z.array(artifactSchema).default([]),
+  artifacts_expire_at: timestamp.nullable().optional(),
+  tag_list: z.array(z.string()).default([]),
+  coverage: z.number().nullable().default(null),
+});
+
+const bridgeSchema = z.strictObject({
+  id: id.optional(),
+  name: z.string().min(1),
+  stage: z.string().default('deploy'),
+  status: z.enum(JOB_STATUSES).default('success'),
+  allow_failure: z.boolean().default(false),
+  created_at: timestamp.optional(),
+  started_at: timestamp.nullable().optional(),
+  finished_at: timestamp.nullable().optional(),
+  retried: z.boolean().default(false),
+  user: z.string().optional(),
+  /** Id of the downstream pipeline (declared anywhere in the world). */
+  downstream_pipeline: id.optional(),
+});
+
+const pipelineSchema = z.strictObject({
+  id: id.optional(),
+  ref: z.string().default('main'),
+  tag: z.boolean().default(false),
+  sha: z.string().regex(/^[0-9a-f]{40}$/, { message: 'must be a 40-hex commit sha' }).optional(),
+  /** Omitted: derived from the pipeline's latest jobs. */
+  status: z.enum(JOB_STATUSES).optional(),
+  source: z.string().default('push'),
+  created_at: timestamp.optional(),
+  /** Id of the parent pipeline: this one is a child pipeline, listed with the parent's jobs. */
+  parent_pipeline: id.optional(),
+  user: z.string().optional(),
+  commit: z
+    .strictObject({
+      title: z.string().optional(),
+      message: z.string().optional(),
+      author_name: z.string().optional(),
+      author_email: z.string().optional(),
+    })
+    .optional(),
+  jobs: z.array(jobSchema).default([]),
+  bridges: z.array(bridgeSchema).default([]),
+});
+
+const tagSchema = z.strictObject({
+  name: z.string().regex(/^[\w][\w.-]{0,127}$/, { message: 'must be a valid image tag name' }),
+  /** Manifest creation time; null (the default) for a tag without a timestamp. */
+  created_at: timestamp.nullable().default(null),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'must be sha256:<64 hex>' }).optional(),
+  total_size: z.number().int().nonnegative().optional(),
+});
+
+const repositorySchema = z.strictObject({
+  id: id.optional(),
+  /** Empty for the project's root repository. */
+  name: z.string().default(''),
+  created_at: timestamp.optional(),
+  tags: z.array(tagSchema).default([]),
+});
+
+const projectSchema = z.strictObject({
+  id: id.optional(),
+  path: z.string().regex(/^[A-Za-z0-9_.-]+$/, { message: 'must be a single path segment' }),
+  /** Full path of the owning group, or a username for a personal project. */
+  namespace: z.string(),
+  name: z.string().optional(),
+  description: z.string().nullable().default(null),
+  visibility: visibility.default('private'),
+  request_access_enabled: z.boolean().default(true),
+  created_at: timestamp.optional(),
+  members: z.array(memberSchema).default([]),
+  access_requests: z.array(accessRequestSchema).default([]),
+  /** Kubernetes agents whose CI access covers this project (`GET /job/allowed_agents`). */
+  allowed_agents: z.array(z.strictObject({ id: id, config_project: z.string() })).default([]),
+  pipelines: z.array(pipelineSchema).default([]),
+  registry: z.array(repositorySchema).default([]),
+});
+
+const deployKeySchema = z.strictObject({
+  id: id.optional(),
+  title: z.string().min(1),
+  key: z.string().refine((key) => parseSshPublicKey(key) !== undefined, { message: 'is not a valid SSH public key' }),
+  created_at: timestamp.optional(),
+  expires_at: timestamp.nullable().optional(),
+  /** Projects (full paths) the key is enabled on; one key may serve several projects. */
+  projects: z.array(z.strictObject({ project: z.string(), can_push: z.boolean().default(false) })).default([]),
+});
+
+export const worldSchema = z
+  .strictObject({
+    /** Start of the sandbox clock; the real time when omitted. */
+    now: timestamp.optional(),
+    registry_host: z.string().default('registry.sandbox.test'),
+    settings: z
+      .strictObject({
+        bulk_delete_delay_ms: z.number().int().nonnegative().optional(),
+        bulk_delete_cap: z.number().int().positive().nullable().optional(),
+      })
+      .default({}),
+    users: z.array(userSchema).default([]),
+    groups: z.array(groupSchema).default([]),
+    projects: z.array(projectSchema).default([]),
+    deploy_keys: z.array(deployKeySchema).default([]),
+  })
+  .superRefine((world, ctx) =>
+    checkReferences(world, (path, message) => ctx.addIssue({ code: 'custom', path, message })),
+  );
+
+/** A world as written (ids, timestamps and most fields optional). */
+export type World = z.input<typeof worldSchema>;
+/** A validated world with defaults filled in. */
+export type ParsedWorld = z.output<typeof worldSchema>;
+export type WorldUser = ParsedWorld['users'][number];
+export type WorldGroup = ParsedWorld['groups'][number];
+export type WorldProject = ParsedWorld['projects'][number];
+export type WorldPipeline = WorldProject['pipelines'][number];
+export type WorldJob = WorldPipeline['jobs'][number];
+export type WorldRepository = WorldProject['registry'][number];
+
+function checkReferences(
+  world: {
+    users: WorldUser[];
+    groups: WorldGroup[];
+    projects: WorldProject[];
+    deploy_keys: z.output<typeof deployKeySchema>[];
+  },
+  report: (path: (string | number)[], message: string) => void,
+): void {
+  const usernames = new Set<string>();
+  const tokens = new Set<string>();
+  world.users.forEach((user, i) => {
+    const lower = user.username.toLowerCase();
+    if (usernames.has(lower)) report(['users', i, 'username'], `duplicate username ${user.username}`);
+    usernames.add(lower);
+    user.tokens.forEach((token, t) => {
+      if (tokens.has(token)) report(['users', i, 'tokens', t], 'token already belongs to another user');
+      tokens.add(token);
+    });
+  });
+  const userRef = (path: (string | number)[], username: string | undefined): void => {
+    if (username !== undefined && !usernames.has(username.toLowerCase())) report(path, `unknown user ${username}`);
+  };
+
+  const groupPaths = new Set<string>();
+  world.groups.forEach((group, i) => {
+    if (group.parent !== undefined && !groupPaths.has(group.parent.toLowerCase())) {
+      report(['groups', i, 'parent'], `unknown parent group ${group.parent} (declare parents before children)`);
+    }
+    const full = (group.parent ? `${group.parent}/${group.path}` : group.path).toLowerCase();
+    if (groupPaths.has(full) || usernames.has(full)) report(['groups', i, 'path'], `namespace ${full} already exists`);
+    groupPaths.add(full);
+    group.members.forEach((m, j) => userRef(['groups', i, 'members', j, 'user'], m.user));
+    group.access_requests.forEach((r, j) => userRef(['groups', i, 'access_requests', j, 'user'], r.user));
+  });
+
+  const projectPaths = new Set<string>();
+  const pipelineIds = new Set<number>();
+  world.projects.forEach((project) => project.pipelines.forEach((p) => p.id !== undefined && pipelineIds.add(p.id)));
+  world.projects.forEach((project, i) => {
+    const ns = project.namespace.toLowerCase();
+    if (!groupPaths.has(ns) && !usernames.has(ns)) report(['projects', i, 'namespace'], `unknown namespace ${ns}`);
+    const full = `${ns}/${project.path.toLowerCase()}`;
+    if (projectPaths.has(full)) report(['projects', i, 'path'], `duplicate project ${full}`);
+    projectPaths.add(full);
+    project.members.forEach((m, j) => userRef(['projects', i, 'members', j, 'user'], m.user));
+    project.access_requests.forEach((r, j) => userRef(['projects', i, 'access_requests', j, 'user'], r.user));
+    project.pipelines.forEach((pipeline, p) => {
+      userRef(['projects', i, 'pipelines', p, 'user'], pipeline.user);
+      if (pipeline.parent_pipeline !== undefined && !pipelineIds.has(pipeline.parent_pipeline)) {
+        report(['projects', i, 'pipelines', p, 'parent_pipeline'], `unknown pipeline ${pipeline.parent_pipeline}`);
+      }
+      pipeline.jobs.forEach((job, j) => userRef(['projects', i, 'pipelines', p, 'jobs', j, 'user'], job.user));
+      pipeline.bridges.forEach((bridge, b) => {
+        userRef(['projects', i, 'pipelines', p, 'bridges', b, 'user'], bridge.user);
+        if (bridge.downstream_pipeline !== undefined && !pipelineIds.has(bridge.downstream_pipeline)) {
+          report(
+            ['projects', i, 'pipelines', p, 'bridges', b, 'downstream_pipeline'],
+            `unknown pipeline ${bridge.downstream_pipeline}`,
+          );
+        }
+      });
+    });
+    project.registry.forEach((repository, r) => {
+      const names = new Set<string>();
+      repository.tags.forEach((tag, t) => {
+        if (names.has(tag.name)) report(['projects', i, 'registry', r, 'tags', t, 'name'], `duplicate tag ${tag.name}`);
+        names.add(tag.name);
+      });
+    });
+  });
+  world.projects.forEach((project, i) =>
+    project.allowed_agents.forEach((agent, a) => {
+      if (!projectPaths.has(agent.config_project.toLowerCase())) {
+        report(['projects', i, 'allowed_agents', a, 'config_project'], `unknown project ${agent.config_project}`);
+      }
+    }),
+  );
+  world.deploy_keys.forEach((key, k) =>
+    key.projects.forEach((link, l) => {
+      if (!projectPaths.has(link.project.toLowerCase())) {
+        report(['deploy_keys', k, 'projects', l, 'project'], `unknown project ${link.project}`);
+      }
+    }),
+  );
+}
+
+export interface WorldProblem {
+  file: string;
+  /** Absent for a world built in code, which has no lines. */
+  line?: number;
+  col?: number;
+  path: string;
+  message: string;
+}
+
+/** A world file that cannot be used; `message` lists every problem as `FILE:LINE:COL key.path: message`. */
+export class WorldError extends Error {
+  constructor(readonly problems: WorldProblem[]) {
+    super(problems.map(formatWorldProblem).join('\n'));
+    this.name = 'WorldError';
+  }
+}
+
+function formatWorldProblem(problem: WorldProblem): string {
+  if (problem.line === undefined) return `${problem.file} ${problem.path}: ${problem.message}`;
+  return formatProblem({ ...problem, line: problem.line, col: problem.col ?? 1 });
+}
+
+/** Reads and validates a YAML world file. Throws WorldError naming file, line, column and key of each problem. */
+export function loadWorld(path: string): ParsedWorld {
+  try {
+    return parseWorldYaml(readSourceFile(path, 'world file'), path);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new WorldError([...error.problems]);
+    throw error;
+  }
+}
+
+export function parseWorldYaml(text: string, file = '<world>'): ParsedWorld {
+  let source: YamlSource;
+  try {
+    source = YamlSource.parse(text, file);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new WorldError([...error.problems]);
+    throw error;
+  }
+  const data: unknown = source.doc.toJS() ?? {};
+  const result = worldSchema.safeParse(data);
+  if (result.success) return result.data;
+  throw new WorldError(source.schemaProblems(result.error.issues, worldSchema, data));
+}
+
+/** Validates a world given as an object (built in code); problems carry the key path but no line. */
+export function parseWorld(world: World | ParsedWorld, file = '<world>'): ParsedWorld {
+  const result = worldSchema.safeParse(world);
+  if (result.success) return result.data;
+  throw new WorldError(
+    result.error.issues.map((issue) => ({
+      file,
+      path: formatPath(issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path),
+      message: issue.message,
+    })),
+  );
+}

@@ -1,0 +1,142 @@
+import { request } from 'undici';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { apiClient, call } from '../../src/sandbox/testing';
+import { baseWorld, USER_TOKEN } from '../../src/sandbox/world-builders';
+
+interface LogEntry {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+  status: number;
+  fault: string | null;
+  duration_ms: number;
+}
+
+describe('sandbox forge: control API, faults and request log', () => {
+  let sandbox: RunningSandbox;
+  const alice = (): ReturnType<typeof apiClient> => apiClient(sandbox.url, USER_TOKEN);
+  const control = (path: string, method = 'GET', body?: unknown): ReturnType<typeof call> =>
+    call(sandbox.url, `/__sandbox${path}`, { method, body });
+  const log = async (): Promise<LogEntry[]> => (await control('/requests')).json as LogEntry[];
+
+  beforeEach(async () => {
+    sandbox = await startSandbox({
+      world: baseWorld({
+        projects: [{ id: 1, path: 'api', namespace: 'acme', pipelines: [{ jobs: [{ id: 5, name: 't', status: 'pending' }] }] }],
+      }),
+    });
+  });
+  afterEach(() => sandbox.close());
+
+  it('records requests without token values, and clears the log', async () => {
+    await alice()('/projects/1/jobs?scope[]=failed', { headers: { 'User-Agent': 'forgewarden-test' } });
+    await call(sandbox.url, `/api/v4/user?private_token=${USER_TOKEN}`);
+    await call(sandbox.url, '/api/v4/user', { headers: { Authorization: `Bearer ${USER_TOKEN}` } });
+    await alice()('/user/keys', { method: 'POST', body: { title: 'x', key: 'bad' } });
+    const entries = await log();
+    expect(entries.map((e) => [e.method, e.path, e.status])).toEqual([
+      ['GET', '/api/v4/projects/1/jobs', 200],
+      ['GET', '/api/v4/user', 200],
+      ['GET', '/api/v4/user', 200],
+      ['POST', '/api/v4/user/keys', 400],
+    ]);
+    expect(entries[0]).toMatchObject({
+      query: { 'scope[]': 'failed' },
+      headers: { 'private-token': '[redacted]', 'user-agent': 'forgewarden-test' },
+      fault: null,
+    });
+    expect(entries[1].query).toEqual({ private_token: '[redacted]' });
+    expect(entries[2].headers.authorization).toBe('Bearer [redacted]');
+    expect(entries[3].body).toEqual({ title: 'x', key: 'bad' });
+    expect(JSON.stringify(entries)).not.toContain(USER_TOKEN);
+    // The control API itself is not logged.
+    expect((await control('/requests', 'DELETE')).status).toBe(204);
+    expect(await log()).toEqual([]);
+  });
+
+  it('answers 429 with Retry-After, and without it but with RateLimit-Reset', async () => {
+    await control('/faults', 'POST', { path: '/jobs$', status: 429, retry_after: 7, times: 1 });
+    const limited = await alice()('/projects/1/jobs');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('7');
+    expect((await alice()('/projects/1/jobs')).status).toBe(200);
+
+    await control('/faults', 'DELETE');
+    await control('/clock', 'POST', { now: '2025-06-02T12:00:00Z' });
+    await control('/faults', 'POST', { status: 429, ratelimit_reset_in: 30, times: 1 });
+    const bare = await alice()('/user');
+    expect(bare.status).toBe(429);
+    expect(bare.headers.get('retry-after')).toBeNull();
+    expect(Number(bare.headers.get('ratelimit-reset'))).toBe(Date.parse('2025-06-02T12:00:30Z') / 1000);
+    expect((await log()).map((e) => [e.status, e.fault])).toEqual([
+      [429, 'status 429'],
+      [200, null],
+      [429, 'status 429'],
+    ]);
+  });
+
+  it('plays a 503 sequence on one route only', async () => {
+    await control('/faults', 'POST', { method: 'GET', path: '^/api/v4/user$', sequence: [503, 503, 'pass'] });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await alice()('/user')).status);
+    expect(statuses).toEqual([503, 503, 200, 200]);
+    expect((await alice()('/projects/1/jobs')).status).toBe(200);
+    await control('/faults', 'POST', { status: 500, times: 1 });
+    await control('/faults', 'POST', { status: 502, times: 1 });
+    expect((await alice()('/user')).json).toEqual({ message: '500 Internal Server Error' });
+    expect((await alice()('/user')).status).toBe(502);
+  });
+
+  it('resets the connection', async () => {
+    await control('/faults', 'POST', { sequence: ['reset'] });
+    await expect(request(`${sandbox.url}/api/v4/user`, { headers: { 'PRIVATE-TOKEN': USER_TOKEN } })).rejects.toThrow();
+    expect((await alice()('/user')).status).toBe(200);
+    expect((await log()).map((e) => [e.status, e.fault])).toEqual([
+      [0, 'reset'],
+      [200, null],
+    ]);
+  });
+
+  it('adds latency', async () => {
+    await control('/faults', 'POST', { path: '/user$', latency_ms: 150 });
+    expect((await alice()('/user')).status).toBe(200);
+    const [entry] = await log();
+    expect(entry.duration_ms).toBeGreaterThanOrEqual(140);
+  });
+
+  it('lists and removes fault rules, and validates them', async () => {
+    const added = await control('/faults', 'POST', { status: 503 });
+    expect(added.status).toBe(201);
+    const id = (added.json as { id: number }).id;
+    expect((await control('/faults')).json).toMatchObject([{ id, status: 503 }]);
+    expect((await control(`/faults/${id}`, 'DELETE')).status).toBe(204);
+    expect((await alice()('/user')).status).toBe(200);
+    expect((await control('/faults', 'POST', { status: 200 })).status).toBe(400);
+    expect((await control('/faults', 'POST', { path: '(' })).status).toBe(400);
+  });
+
+  it('moves the clock, changes settings, moves jobs and dumps the state', async () => {
+    await control('/clock', 'POST', { now: '2025-01-01T00:00:00Z' });
+    const advanced = await control('/clock', 'POST', { advance: '1d' });
+    expect(new Date((advanced.json as { now: string }).now).getTime()).toBeGreaterThanOrEqual(Date.parse('2025-01-02T00:00:00Z'));
+    expect((await control('/clock', 'POST', { advance: 'soon' })).status).toBe(400);
+
+    expect((await control('/settings', 'POST', { bulk_delete_delay_ms: 5, bulk_delete_cap: 3 })).json).toEqual({
+      bulk_delete_delay_ms: 5,
+      bulk_delete_cap: 3,
+    });
+    expect(sandbox.state.settings).toEqual({ bulkDeleteDelayMs: 5, bulkDeleteCap: 3 });
+
+    const running = await control('/jobs/5', 'POST', { status: 'running', append_log: 'hello\n' });
+    const token = (running.json as { token: string }).token;
+    expect((await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': token } })).json).toMatchObject({ id: 5 });
+    await control('/jobs/5', 'POST', { status: 'failed', append_log: 'connection reset by peer\n' });
+    expect((await alice()('/projects/1/jobs/5/trace')).text).toBe('hello\nconnection reset by peer\n');
+
+    const dump = (await control('/state')).json as { jobs: { id: number; status: string }[]; users: Record<string, unknown>[] };
+    expect(dump.jobs).toMatchObject([{ id: 5, status: 'failed' }]);
+    expect(dump.users[0]).not.toHaveProperty('tokens');
+  });
+});
