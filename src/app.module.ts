@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from './config/config.module';
 import type { AppConfig } from './config/schema';
+import { GitlabModule } from './gitlab/gitlab.module';
 import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { QueueModule } from './queue/queue.module';
@@ -11,7 +12,7 @@ export class AppModule {
   static forRoot(config: AppConfig, configFile: string): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config, configFile), RedisModule, QueueModule, MetricsModule, HttpModule],
+      imports: [ConfigModule.forRoot(config, configFile), RedisModule, QueueModule, MetricsModule, GitlabModule, HttpModule],
     };
   }
 }

@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
 import { runCommand } from './cli/run';
+import { sandboxCommand } from './cli/sandbox';
 import { schemaCommand } from './cli/schema';
 import { validateCommand } from './cli/validate';
 import { VERSION } from './version';
@@ -34,6 +35,16 @@ program
   .option(...configOption)
   .action(async (options: { config?: string }) => {
     process.exitCode = await runCommand(options);
+  });
+
+program
+  .command('sandbox')
+  .description('serve the simulated forge API over in-memory state, seeded from a world file')
+  .option('-p, --port <port>', 'port to listen on (0 picks a free one)', '9480')
+  .option('--host <host>', 'address to bind; the control API has no authentication', '127.0.0.1')
+  .option('-w, --world <file>', 'world file (default: config/sandbox/demo-world.yml)')
+  .action(async (options: { port: string; host: string; world?: string }) => {
+    process.exitCode = await sandboxCommand(options);
   });
 
 program.parseAsync(process.argv).then(

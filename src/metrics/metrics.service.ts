@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { VERSION } from '../version';
@@ -12,8 +12,25 @@ import { VERSION } from '../version';
 export class MetricsService {
   readonly registry = new Registry();
 
+  /** Every answer of the forge (or network failure), for error-rate and budget dashboards. */
+  readonly apiRequests: Counter<'method' | 'status'>;
+  readonly apiRequestDuration: Histogram<'method' | 'route'>;
+
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     collectDefaultMetrics({ register: this.registry });
+    this.apiRequests = new Counter({
+      name: 'forgewarden_api_requests_total',
+      help: 'Requests to the forge by method and answer status (network_error when none came).',
+      labelNames: ['method', 'status'],
+      registers: [this.registry],
+    });
+    this.apiRequestDuration = new Histogram({
+      name: 'forgewarden_api_request_duration_seconds',
+      help: 'Time to a complete answer from the forge, by method and route template.',
+      labelNames: ['method', 'route'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'forgewarden_build_info',
       help: 'Always 1; the labels tell which version runs.',
