@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { ConfigModule } from './config/config.module';
 import type { AppConfig } from './config/schema';
 import { GitlabModule } from './gitlab/gitlab.module';
@@ -12,7 +13,15 @@ export class AppModule {
   static forRoot(config: AppConfig, configFile: string): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config, configFile), RedisModule, QueueModule, MetricsModule, GitlabModule, HttpModule],
+      imports: [
+        ConfigModule.forRoot(config, configFile),
+        ScheduleModule.forRoot(),
+        MetricsModule,
+        RedisModule,
+        QueueModule,
+        GitlabModule,
+        HttpModule,
+      ],
     };
   }
 }

@@ -15,6 +15,8 @@ export class MetricsService {
   /** Every answer of the forge (or network failure), for error-rate and budget dashboards. */
   readonly apiRequests: Counter<'method' | 'status'>;
   readonly apiRequestDuration: Histogram<'method' | 'route'>;
+  /** 1 while this replica's Redis connection answers; alert on 0. */
+  readonly redisUp: Gauge;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     collectDefaultMetrics({ register: this.registry });
@@ -29,6 +31,11 @@ export class MetricsService {
       help: 'Time to a complete answer from the forge, by method and route template.',
       labelNames: ['method', 'route'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.redisUp = new Gauge({
+      name: 'forgewarden_redis_up',
+      help: '1 while Redis answered the last check (every 10 s), else 0.',
       registers: [this.registry],
     });
     new Gauge({

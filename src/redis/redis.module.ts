@@ -1,6 +1,8 @@
-import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
 import Redis from 'ioredis';
 import { APP_CONFIG } from '../config/config.module';
+import { MetricsService } from '../metrics/metrics.service';
 import type { AppConfig } from '../config/schema';
 import { longLivedOptions } from './connection';
 
@@ -13,7 +15,8 @@ export class RedisHealth {
   constructor(@Inject(REDIS) private readonly redis: Redis) {}
 
   async answers(timeoutMs = 1_000): Promise<boolean> {
-    if (this.redis.status !== 'ready') return false;
+    // A connection still (re)connecting queues the PING; the timeout decides, not the momentary status.
+    if (this.redis.status === 'end') return false;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
@@ -27,6 +30,24 @@ export class RedisHealth {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+/** Keeps `forgewarden_redis_up` current, so an alert does not depend on someone polling /readyz. */
+@Injectable()
+class RedisMonitor implements OnApplicationBootstrap {
+  constructor(
+    private readonly health: RedisHealth,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.check();
+  }
+
+  @Interval(10_000)
+  async check(): Promise<void> {
+    this.metrics.redisUp.set((await this.health.answers()) ? 1 : 0);
   }
 }
 
@@ -65,6 +86,7 @@ class RedisConnection implements OnApplicationShutdown {
       },
     },
     RedisHealth,
+    RedisMonitor,
     RedisConnection,
   ],
   exports: [REDIS, RedisHealth],

@@ -122,6 +122,7 @@ describe('forgewarden run', () => {
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       expect(metrics).toMatch(/^forgewarden_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
       expect(metrics).toMatch(/^process_cpu_user_seconds_total /m);
+      expect(metrics).toMatch(/^forgewarden_redis_up 1$/m);
     } finally {
       const result = await daemon.stop('SIGTERM');
       expect(result.code).toBe(0);

@@ -112,11 +112,13 @@ describe('a Redis restart while running', () => {
       await redis.stop();
       await waitUntil('the daemon reports Redis missing', async () => (await readyz()) === 503);
       expect(await statusOf(`http://127.0.0.1:${httpPort}/healthz`)).toBe(200);
-      await sleep(1_500); // several reconnect attempts fail meanwhile
+      const redisUp = async () => /^forgewarden_redis_up (\d)$/m.exec(await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text())?.[1];
+      await waitUntil('the metric shows Redis down', async () => (await redisUp()) === '0', 15_000);
       expect(daemon.running).toBe(true);
 
       restarted = await startRedisServer(redis.port);
       await waitUntil('the daemon is ready again', async () => (await readyz()) === 200, 20_000);
+      await waitUntil('the metric shows Redis up', async () => (await redisUp()) === '1', 15_000);
       expect(daemon.running).toBe(true);
     } finally {
       const result = await daemon.stop('SIGTERM');
