@@ -1,6 +1,7 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ConfigModule } from './config/config.module';
+import { EngineModule } from './engine/engine.module';
 import type { AppConfig } from './config/schema';
 import { GitlabModule } from './gitlab/gitlab.module';
 import { HttpModule } from './http/http.module';
@@ -10,7 +11,7 @@ import { RedisModule } from './redis/redis.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, configFile: string): DynamicModule {
+  static forRoot(config: AppConfig, configFile: string, extraModules: readonly Type[] = []): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -20,7 +21,11 @@ export class AppModule {
         RedisModule,
         QueueModule,
         GitlabModule,
+        EngineModule,
         HttpModule,
+        // One line per policy type.
+        // Modules a caller adds (tests bring policy types of their own).
+        ...extraModules,
       ],
     };
   }

@@ -1,4 +1,4 @@
-import type { INestApplicationContext } from '@nestjs/common';
+import type { INestApplicationContext, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
@@ -21,13 +21,19 @@ export function protectSecrets(config: AppConfig): void {
 
 /**
  * Builds the Nest application for a loaded configuration: waits for Redis (failing with a clear message after
- * `redis.connect_timeout`), then wires the modules, and serves HTTP when a port is configured.
+ * `redis.connect_timeout`), then wires the modules, and serves HTTP when a port is configured (the one-shot
+ * commands pass `http: false`).
  */
-export async function createApp(config: AppConfig, configFile: string, logger: AppLogger): Promise<StartedApp> {
+export async function createApp(
+  config: AppConfig,
+  configFile: string,
+  logger: AppLogger,
+  options: { http?: boolean; modules?: readonly Type[] } = {},
+): Promise<StartedApp> {
   protectSecrets(config);
   await waitForRedis(config.redis.url, config.redis.connect_timeout);
-  const module = AppModule.forRoot(config, configFile);
-  if (config.http.port === 0) {
+  const module = AppModule.forRoot(config, configFile, options.modules);
+  if (config.http.port === 0 || options.http === false) {
     const app = await NestFactory.createApplicationContext(module, { logger, abortOnError: false });
     await app.init();
     return { app };

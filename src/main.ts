@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { Command } from 'commander';
+import { auditCommand } from './cli/audit';
+import { onceCommand } from './cli/once';
+import { planCommand } from './cli/plan';
 import { runCommand } from './cli/run';
 import { sandboxCommand } from './cli/sandbox';
 import { schemaCommand } from './cli/schema';
@@ -35,6 +38,35 @@ program
   .option(...configOption)
   .action(async (options: { config?: string }) => {
     process.exitCode = await runCommand(options);
+  });
+
+program
+  .command('plan')
+  .description('one observe and decide pass of every policy; prints each decision and its reason, changes nothing')
+  .option(...configOption)
+  .option('--policy <name>', 'only this policy')
+  .option('--json', 'print JSON instead of a table')
+  .action(async (options: { config?: string; policy?: string; json?: boolean }) => {
+    process.exitCode = await planCommand(options);
+  });
+
+program
+  .command('once')
+  .description('one acting pass of every policy, then exit (for cron or CI)')
+  .option(...configOption)
+  .option('--policy <name>', 'only this policy')
+  .action(async (options: { config?: string; policy?: string }) => {
+    process.exitCode = await onceCommand(options);
+  });
+
+program
+  .command('audit')
+  .description('recent actions and would-be actions from the audit trail')
+  .option(...configOption)
+  .option('--since <duration>', 'how far back', '24h')
+  .option('--json', 'print JSON instead of a table')
+  .action(async (options: { config?: string; since: string; json?: boolean }) => {
+    process.exitCode = await auditCommand(options);
   });
 
 program

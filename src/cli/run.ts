@@ -1,4 +1,5 @@
 import { createApp } from '../bootstrap';
+import { EngineService } from '../engine/engine.service';
 import type { AppConfig } from '../config/schema';
 import { AppLogger, loggerOptionsFromEnv } from '../logging/logger';
 import { QueueService } from '../queue/queue.service';
@@ -24,6 +25,7 @@ export async function runCommand(options: { config?: string }): Promise<number> 
     return 1;
   }
   const { app, httpUrl } = started;
+  await app.get(EngineService).startSchedules();
   app.get(QueueService).startWorking();
   logger.log(startupLine(config, httpUrl), 'Forgewarden');
 

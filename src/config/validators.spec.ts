@@ -1,6 +1,6 @@
 import { formatDuration, parseDuration } from './duration';
 import { Re2Pattern } from './re2';
-import { cron, duration, groupRef, projectRef, re2, timezone } from './validators';
+import { byteSize, cron, duration, groupRef, projectRef, re2, timezone } from './validators';
 
 describe('durations', () => {
   it.each([
@@ -101,5 +101,23 @@ describe('project and group references', () => {
 
   it.each(['', 'acme/', 'a b', -1])('rejects group %j', (value) => {
     expect(groupRef().safeParse(value).success).toBe(false);
+  });
+});
+
+describe('byte sizes', () => {
+  it.each([
+    [65536, 65536],
+    ['64KiB', 65536],
+    ['1MiB', 1048576],
+    ['500KB', 500000],
+    ['10B', 10],
+  ])('%j is %d bytes', (value, bytes) => {
+    expect(byteSize().parse(value)).toBe(bytes);
+  });
+
+  it.each([0, -5, 1.5, '64kb', '1 megabyte', ''])('rejects %j', (value) => {
+    const result = byteSize().safeParse(value);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toBe('expected a size such as 65536, 64KiB or 1MiB');
   });
 });

@@ -23,6 +23,22 @@ export const duration = () =>
       return ms;
     });
 
+const BYTE_UNITS = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, KB: 1000, MB: 1000 ** 2, GB: 1000 ** 3 } as const;
+const BYTE_SIZE_HINT = 'expected a size such as 65536, 64KiB or 1MiB';
+
+/** An amount of bytes: a whole number, or one with a unit (`64KiB`, `1MiB`, `500KB`); yields bytes. */
+export const byteSize = () =>
+  z.union([z.number(), z.string()], { error: BYTE_SIZE_HINT }).transform((value, ctx) => {
+    const match = typeof value === 'string' ? /^\s*(\d+)\s*(B|KiB|MiB|GiB|KB|MB|GB)\s*$/.exec(value) : undefined;
+    const bytes =
+      typeof value === 'number' ? value : match ? Number(match[1]) * BYTE_UNITS[match[2] as keyof typeof BYTE_UNITS] : NaN;
+    if (!Number.isSafeInteger(bytes) || bytes <= 0) {
+      ctx.addIssue({ code: 'custom', message: BYTE_SIZE_HINT });
+      return z.NEVER;
+    }
+    return bytes;
+  });
+
 /** A regular expression in RE2 syntax, compiled when loading so a bad one fails `validate`. */
 export const re2 = () =>
   z.string({ error: 'expected a regular expression (RE2 syntax) as a string' }).transform((source, ctx) => {

@@ -15,6 +15,8 @@ export class MetricsService {
   /** Every answer of the forge (or network failure), for error-rate and budget dashboards. */
   readonly apiRequests: Counter<'method' | 'status'>;
   readonly apiRequestDuration: Histogram<'method' | 'route'>;
+  readonly decisions: Counter<'policy' | 'action' | 'outcome'>;
+  readonly policyRunSeconds: Histogram<'policy'>;
   /** 1 while this replica's Redis connection answers; alert on 0. */
   readonly redisUp: Gauge;
 
@@ -31,6 +33,19 @@ export class MetricsService {
       help: 'Time to a complete answer from the forge, by method and route template.',
       labelNames: ['method', 'route'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.decisions = new Counter({
+      name: 'forgewarden_decisions_total',
+      help: 'Decisions by policy, action (skip included) and outcome.',
+      labelNames: ['policy', 'action', 'outcome'],
+      registers: [this.registry],
+    });
+    this.policyRunSeconds = new Histogram({
+      name: 'forgewarden_policy_run_seconds',
+      help: 'Duration of one pass of a policy: observe, decide and act.',
+      labelNames: ['policy'],
+      buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers: [this.registry],
     });
     this.redisUp = new Gauge({

@@ -36,3 +36,13 @@ export interface EnqueueOptions {
   readonly delayMs?: number;
   readonly attempts?: number;
 }
+
+/** A repeating job: every N ms, or on a cron expression in a time zone. */
+export type Repeat = { readonly every: number } | { readonly cron: string; readonly timezone?: string };
+
+export interface ScheduleEntry<Payload> {
+  /** Identifies the schedule across restarts and replicas (a policy's name). */
+  readonly id: string;
+  readonly payload: Payload;
+  readonly repeat: Repeat;
+}

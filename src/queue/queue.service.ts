@@ -4,7 +4,7 @@ import type { Job, Queue } from 'bull';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { BullConnections } from './bull-connections';
-import { definedJobNames, type EnqueueOptions, type JobDefinition, type JobHandler } from './jobs';
+import { definedJobNames, type EnqueueOptions, type JobDefinition, type JobHandler, type ScheduleEntry } from './jobs';
 
 /** The one Bull queue the daemon works from; job kinds are told apart by name. */
 export const WORK_QUEUE = 'work';
@@ -61,6 +61,43 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
     });
   }
 
+  /**
+   * Makes the repeating schedules of `job` exactly `entries`. Bull's repeatable jobs fire once per period however many
+   * replicas run, because every replica adds the same repeat key; schedules no longer wanted (a policy removed or
+   * its interval changed) are removed, so none is left behind by a restart.
+   */
+  async syncSchedules<Payload extends object>(job: JobDefinition<Payload>, entries: readonly ScheduleEntry<Payload>[]): Promise<void> {
+    const wanted = new Map(entries.map((entry) => [repeatIdentity(entry.id, entry.repeat), entry]));
+    for (const existing of await this.queue.getRepeatableJobs()) {
+      if (existing.name !== job.name) continue;
+      const repeat = existing.cron ? { cron: existing.cron, timezone: existing.tz ?? undefined } : { every: Number(existing.every) };
+      const identity = repeatIdentity(existing.id ?? '', repeat);
+      if (wanted.has(identity)) wanted.delete(identity);
+      else await this.queue.removeRepeatableByKey(existing.key);
+    }
+    for (const entry of wanted.values()) {
+      const repeat = 'every' in entry.repeat ? { every: entry.repeat.every } : { cron: entry.repeat.cron, tz: entry.repeat.timezone };
+      await this.queue.add(job.name, entry.payload, {
+        jobId: entry.id,
+        repeat,
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: KEEP_FAILED,
+      });
+    }
+  }
+
+  /** The schedules of `job` as Bull holds them: id and next run, for status output and tests. */
+  async schedules<Payload extends object>(job: JobDefinition<Payload>): Promise<Array<{ id: string; next: number; every?: number; cron?: string }>> {
+    return (await this.queue.getRepeatableJobs())
+      .filter((existing) => existing.name === job.name)
+      .map((existing) => ({
+        id: existing.id ?? '',
+        next: existing.next,
+        ...(existing.every ? { every: Number(existing.every) } : {}),
+        ...(existing.cron ? { cron: existing.cron } : {}),
+      }));
+  }
+
   /** Starts taking jobs (the daemon does; one-shot commands never do). */
   startWorking(): void {
     const missing = definedJobNames().filter((name) => !this.handlers.has(name));
@@ -110,4 +147,8 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
       this.active--;
     }
   }
+}
+
+function repeatIdentity(id: string, repeat: { every: number } | { cron: string; timezone?: string }): string {
+  return 'every' in repeat ? `${id}|every|${repeat.every}` : `${id}|cron|${repeat.cron}|${repeat.timezone ?? ''}`;
 }

@@ -1,0 +1,38 @@
+import { EngineService, type PassResult } from '../engine/engine.service';
+import { selectPolicies, type PassOptions } from './plan';
+import { renderTable } from './table';
+import { withApp } from './with-app';
+
+/** One acting pass of each policy (delays are waited out in-process), then exit: for cron jobs and CI. */
+export async function onceCommand(options: PassOptions): Promise<number> {
+  return withApp('once', options, async (app) => {
+    const engine = app.get(EngineService);
+    const names = selectPolicies(engine, options.policy, 'once');
+    if (!names) return 2;
+    const results: PassResult[] = [];
+    for (const name of names) results.push(await engine.runPass(name, 'act', 'inline'));
+    process.stdout.write(renderSummary(results));
+    const failed = results.some((result) => result.error !== undefined || result.records.some((record) => record.outcome === 'failed'));
+    return failed ? 1 : 0;
+  });
+}
+
+export function renderSummary(results: readonly PassResult[]): string {
+  if (results.length === 0) return 'no policies configured\n';
+  return results
+    .map((result) => {
+      const head = `${result.policy} (${result.type}, ${result.dryRun ? 'dry run' : 'acting'})`;
+      if (result.error !== undefined) return `${head}: pass failed: ${result.error}\n`;
+      const counts = new Map<string, number>();
+      for (const record of result.records) counts.set(record.outcome, (counts.get(record.outcome) ?? 0) + 1);
+      const tally = [...counts].map(([outcome, count]) => `${count} ${outcome.replace('_', ' ')}`).join(', ') || 'nothing to decide';
+      const acted = result.records.filter((record) => record.outcome !== 'skipped');
+      if (acted.length === 0) return `${head}: ${tally}\n`;
+      const table = renderTable(
+        ['OUTCOME', 'ACTION', 'TARGET', 'REASON', 'DETAIL'],
+        acted.map((record) => [record.outcome, record.decision.action, record.decision.target, record.decision.reason, record.detail ?? '']),
+      );
+      return `${head}: ${tally}\n${table}\n`;
+    })
+    .join('\n');
+}

@@ -1,0 +1,65 @@
+import { EngineService, type PassResult } from '../engine/engine.service';
+import { renderTable } from './table';
+import { withApp } from './with-app';
+
+export interface PassOptions {
+  config?: string;
+  policy?: string;
+}
+
+/** Which policies a one-shot command runs: all, or the one named by --policy (an unknown name is an error). */
+export function selectPolicies(engine: EngineService, wanted: string | undefined, command: string): string[] | undefined {
+  const names = engine.policyNames();
+  if (wanted === undefined) return names;
+  if (names.includes(wanted)) return [wanted];
+  process.stderr.write(`forgewarden ${command}: no policy named "${wanted}"; configured: ${names.join(', ') || 'none'}\n`);
+  return undefined;
+}
+
+/** One observe + decide pass of each policy; prints every decision with its reason and changes nothing. */
+export async function planCommand(options: PassOptions & { json?: boolean }): Promise<number> {
+  return withApp('plan', options, async (app) => {
+    const engine = app.get(EngineService);
+    const names = selectPolicies(engine, options.policy, 'plan');
+    if (!names) return 2;
+    const results: PassResult[] = [];
+    for (const name of names) results.push(await engine.runPass(name, 'plan'));
+    process.stdout.write(options.json ? `${JSON.stringify(results.map(toJson), null, 2)}\n` : renderPlan(results));
+    return results.some((result) => result.error !== undefined) ? 1 : 0;
+  });
+}
+
+function toJson(result: PassResult) {
+  return {
+    policy: result.policy,
+    type: result.type,
+    dry_run: result.dryRun,
+    ...(result.error !== undefined ? { error: result.error } : {}),
+    decisions: result.decisions.map((decision) => ({
+      action: decision.action,
+      target: decision.target,
+      key: decision.key,
+      reason: decision.reason,
+      ...(decision.delayMs ? { delay_ms: decision.delayMs } : {}),
+      params: decision.params,
+    })),
+  };
+}
+
+function renderPlan(results: readonly PassResult[]): string {
+  if (results.length === 0) return 'no policies configured\n';
+  return results
+    .map((result) => {
+      const mode = result.dryRun ? 'dry run' : 'acting';
+      const head = `${result.policy} (${result.type}, ${mode})`;
+      if (result.error !== undefined) return `${head}: pass failed: ${result.error}\n`;
+      if (result.decisions.length === 0) return `${head}: nothing to decide\n`;
+      const actions = result.decisions.filter((decision) => decision.action !== 'skip').length;
+      const table = renderTable(
+        ['ACTION', 'TARGET', 'REASON'],
+        result.decisions.map((decision) => [decision.action, decision.target, decision.reason]),
+      );
+      return `${head}: ${actions} to act on, ${result.decisions.length - actions} skipped\n${table}\n`;
+    })
+    .join('\n');
+}

@@ -1,0 +1,163 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { PolicyConfig } from '../config/policy-type';
+import { NetworkError, NotFoundError, RateLimitedError, UnauthorizedError } from '../gitlab';
+import { MetricsService } from '../metrics/metrics.service';
+import { defineJob } from '../queue/jobs';
+import { QueueService } from '../queue/queue.service';
+import { AuditTrail } from './audit';
+import { Ledger } from './ledger';
+import { SKIP, type Decision, type PolicyContext, type PolicyRunner } from './policy';
+
+/**
+ * skipped: decided not to act · would_act: dry run · done · duplicate: the ledger had it already · gone: the target
+ * no longer exists (someone else handled it) · failed · scheduled: queued to run after its delay · deferred: over
+ * `max_actions_per_run`, decided again next pass.
+ */
+export type Outcome = 'skipped' | 'would_act' | 'done' | 'duplicate' | 'gone' | 'failed' | 'scheduled' | 'deferred';
+
+export interface ActionRecord {
+  readonly decision: Decision;
+  readonly outcome: Outcome;
+  readonly detail?: string;
+}
+
+export interface ExecuteOptions {
+  readonly dryRun: boolean;
+  /** `queue`: a delayed action waits in Bull (the daemon); `inline`: the pass sleeps (one-shot commands). */
+  readonly delays: 'queue' | 'inline';
+}
+
+/** A delayed action, waiting in the queue; performed by the engine through `perform`. */
+export interface QueuedAction {
+  readonly policy: string;
+  readonly decision: Decision;
+}
+
+export const policyActionJob = defineJob<QueuedAction>('policy.action');
+
+/**
+ * The one effectful path of every policy: dry run, the per-run action cap, the idempotency ledger, the audit trail,
+ * metrics and one log line per action. Policies only decide; their action effects are called from here alone.
+ */
+@Injectable()
+export class Executor {
+  private readonly logger = new Logger('Executor');
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly audit: AuditTrail,
+    private readonly metrics: MetricsService,
+    private readonly queue: QueueService,
+  ) {}
+
+  async execute(
+    policy: PolicyConfig,
+    runner: PolicyRunner,
+    decisions: readonly Decision[],
+    context: PolicyContext,
+    options: ExecuteOptions,
+  ): Promise<ActionRecord[]> {
+    const records: ActionRecord[] = [];
+    const cap = runner.maxActionsPerRun(policy);
+    let taken = 0;
+    for (const decision of decisions) {
+      if (decision.action === SKIP) {
+        records.push(this.count(policy.name, { decision, outcome: 'skipped' }));
+        this.logger.debug(`${policy.name}: ${decision.target}: ${decision.reason}`);
+        continue;
+      }
+      if (!runner.actions[decision.action]) {
+        throw new Error(`policy type "${runner.type}" decided "${decision.action}" but has no effect for it`);
+      }
+      // Actions already done do not count against the cap, or a deferred one could wait behind them forever.
+      if (!options.dryRun && (await this.ledger.lookup(policy.name, decision.key))) {
+        records.push(this.count(policy.name, { decision, outcome: 'duplicate' }));
+        continue;
+      }
+      if (taken >= cap) {
+        records.push(await this.finish(policy.name, decision, 'deferred', options.dryRun, `over max_actions_per_run (${cap})`));
+        continue;
+      }
+      taken++;
+      if (options.dryRun) {
+        records.push(await this.finish(policy.name, decision, 'would_act', true));
+        continue;
+      }
+      if (decision.delayMs && decision.delayMs > 0) {
+        if (options.delays === 'queue') {
+          // The job id is the action's key: a second pass deciding the same action while it waits adds nothing.
+          await this.queue.enqueue(policyActionJob, { policy: policy.name, decision }, {
+            jobId: `${policy.name}:${decision.key}`,
+            delayMs: decision.delayMs,
+          });
+          records.push(await this.finish(policy.name, decision, 'scheduled', false, `in ${Math.round(decision.delayMs / 1000)}s`));
+          continue;
+        }
+        await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
+      }
+      records.push(await this.perform(policy.name, runner, decision, context));
+    }
+    return records;
+  }
+
+  /** Acts on one decision, at most once per key whoever else tries. */
+  async perform(policy: string, runner: PolicyRunner, decision: Decision, context: PolicyContext): Promise<ActionRecord> {
+    if (!(await this.ledger.claim(policy, decision.key, context.now))) {
+      this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);
+      return this.count(policy, { decision, outcome: 'duplicate' });
+    }
+    const effect = runner.actions[decision.action];
+    try {
+      const result = await effect(decision.params, context);
+      await this.ledger.settle(policy, decision.key, 'done', new Date());
+      return await this.finish(policy, decision, 'done', false, result?.detail);
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        await this.ledger.settle(policy, decision.key, 'gone', new Date());
+        return this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');
+      }
+      if (certainlyNotActed(error)) await this.ledger.release(policy, decision.key);
+      else await this.ledger.settle(policy, decision.key, 'failed', new Date());
+      const message = error instanceof Error ? error.message : String(error);
+      return this.finish(policy, decision, 'failed', false, message);
+    }
+  }
+
+  private async finish(policy: string, decision: Decision, outcome: Outcome, dryRun: boolean, detail?: string): Promise<ActionRecord> {
+    await this.audit.record({
+      time: new Date().toISOString(),
+      policy,
+      target: decision.target,
+      action: decision.action,
+      reason: decision.reason,
+      outcome,
+      dry_run: dryRun,
+      detail,
+    });
+    const line = `${policy}: ${outcome === 'would_act' ? 'would ' : ''}${decision.action} ${decision.target} (${decision.reason})${outcomeSuffix(outcome, detail)}`;
+    if (outcome === 'failed') this.logger.error(line);
+    else this.logger.log(line);
+    return this.count(policy, { decision, outcome, ...(detail !== undefined ? { detail } : {}) });
+  }
+
+  private count(policy: string, record: ActionRecord): ActionRecord {
+    this.metrics.decisions.inc({ policy, action: record.decision.action, outcome: record.outcome });
+    return record;
+  }
+}
+
+function outcomeSuffix(outcome: Outcome, detail: string | undefined): string {
+  if (outcome === 'done' || outcome === 'would_act') return detail ? `: ${detail}` : '';
+  return `: ${outcome}${detail ? `, ${detail}` : ''}`;
+}
+
+/**
+ * The forge refused before doing anything and may accept later (rate limited, token not accepted, or the request
+ * never left): the claim is given back so a later pass can try again. Anything else (a 5xx, a timeout after
+ * sending) may have acted, or (a 403 "not retryable", a validation error) will be refused the same way again, so
+ * the action is not repeated and the audit trail shows it failed.
+ */
+function certainlyNotActed(error: unknown): boolean {
+  if (error instanceof RateLimitedError || error instanceof UnauthorizedError) return true;
+  return error instanceof NetworkError && !error.mayHaveReachedServer;
+}

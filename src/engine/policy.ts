@@ -1,0 +1,81 @@
+import type { Logger } from '@nestjs/common';
+import type { z } from 'zod';
+import type { PolicyConfig } from '../config/policy-type';
+import type { GitlabClient } from '../gitlab/client';
+
+/**
+ * The contract between the engine and a policy type. Every policy runs the same steps:
+ * trigger → observe (read the forge through the client) → decide (pure) → act (the engine's executor, which calls
+ * the policy's action effects). A policy folder holds its schema, observer, pure decide function and its module.
+ */
+
+/** Values a decision carries to its action: plain JSON, so a delayed action survives the queue. */
+export type ActionParams = Readonly<Record<string, string | number | boolean | null>>;
+
+/** What a policy decided for one target: an action, or a skip, always with a human reason. */
+export interface Decision {
+  /** The action's name (`retry`, `delete_tags`, `approve`...) or `skip`. */
+  readonly action: string;
+  /** What the decision is about, for people: `acme/api job 812 (test-unit)`. */
+  readonly target: string;
+  /**
+   * The action's identity: the engine acts on one key at most once per policy, across passes, replicas, restarts and
+   * repeated queue deliveries. For a skip it still names the target.
+   */
+  readonly key: string;
+  /** Why: `retry 2 of 2: log matched "connection reset"`, `skip: stage deploy not matched`. */
+  readonly reason: string;
+  /** Wait this long before acting (a retry `delay`). */
+  readonly delayMs?: number;
+  /** What the action needs (ids); shown by `plan --json`. */
+  readonly params: ActionParams;
+}
+
+export const SKIP = 'skip';
+
+/** Small per-policy state kept in Redis between passes (watermarks, caches), namespaced by the engine. */
+export interface PolicyState {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string, ttlMs?: number): Promise<void>;
+}
+
+/** What observe, commit and actions are given. */
+export interface PolicyContext {
+  readonly client: GitlabClient;
+  readonly state: PolicyState;
+  readonly logger: Logger;
+  /** The pass's clock reading; decide receives the same instant. */
+  readonly now: Date;
+  /** `plan` observes without committing anything; `act` may commit watermarks after the pass. */
+  readonly mode: 'plan' | 'act';
+}
+
+/** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */
+export interface ActionResult {
+  readonly detail?: string;
+}
+
+export type ActionEffect = (params: ActionParams, context: PolicyContext) => Promise<ActionResult | void>;
+
+/** When a policy's passes run: every interval, or on a cron schedule (cluster-wide either way). */
+export type Trigger = { readonly every: number } | { readonly cron: string; readonly timezone?: string };
+
+/**
+ * A policy type as the engine runs it. `Config` is the output of the type's own schema; the engine hands each
+ * configured policy of this type to these functions.
+ */
+export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapshot = unknown> {
+  readonly type: string;
+  readonly schema: z.ZodType<Config>;
+  trigger(config: Config): Trigger;
+  /** Reads what decide needs. Paginated reads stream; logs and details are fetched only when decide needs them. */
+  observe(config: Config, context: PolicyContext): Promise<Snapshot>;
+  /** Pure: no I/O, no clock, no Nest. Skips are decisions too. */
+  decide(config: Config, snapshot: Snapshot, now: Date): Decision[];
+  /** After an acting pass (not in plan): remember what was seen, e.g. advance watermarks. */
+  commit?(config: Config, snapshot: Snapshot, context: PolicyContext): Promise<void>;
+  /** The effect of each action this policy decides, by action name; the executor is the only caller. */
+  readonly actions: Readonly<Record<string, ActionEffect>>;
+  /** How many actions one pass may take (a policy may set `max_actions_per_run`). */
+  maxActionsPerRun(config: Config): number;
+}

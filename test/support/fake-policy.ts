@@ -1,0 +1,59 @@
+import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import { z } from 'zod';
+import { definePolicyType } from '../../src/config/policy-type';
+import { duration } from '../../src/config/validators';
+import type { ActionParams, Decision, PolicyRunner } from '../../src/engine/policy';
+import { PolicyRegistry } from '../../src/engine/policy-registry';
+import { NotFoundError, ServerError } from '../../src/gitlab';
+
+/**
+ * A policy type for engine tests: it "touches" the targets listed in its config. Its effect records every call in
+ * `touched`, so a test can count exactly how often the engine acted; `fail` makes chosen targets fail.
+ */
+export const fakePolicy = definePolicyType('fake_touch', 'Touches targets, for engine tests.', {
+  interval: duration(),
+  targets: z.array(z.string()),
+  skip: z.array(z.string()).default([]),
+  delay: duration().prefault('0s'),
+  max_actions_per_run: z.number().int().default(100),
+});
+type FakeConfig = z.output<typeof fakePolicy.schema>;
+
+export const touched: string[] = [];
+export const failures = new Map<string, 'gone' | 'server'>();
+
+export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
+  type: 'fake_touch',
+  schema: fakePolicy.schema,
+  trigger: (config) => ({ every: config.interval }),
+  observe: async (config) => config.targets,
+  decide: (config, targets): Decision[] =>
+    targets.map((target): Decision =>
+      config.skip.includes(target)
+        ? { action: 'skip', target, key: target, reason: `skip: ${target} is listed in skip`, params: {} }
+        : { action: 'touch', target, key: target, reason: `touch ${target}`, delayMs: config.delay, params: { target } },
+    ),
+  actions: {
+    touch: async (params: ActionParams) => {
+      const target = String(params.target);
+      touched.push(target);
+      const failure = failures.get(target);
+      if (failure === 'gone') throw new NotFoundError({ status: 404, method: 'POST', path: `things/${target}`, body: { message: '404 Not Found' }, message: '404 Not Found' });
+      if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
+      return { detail: `touched ${target}` };
+    },
+  },
+  maxActionsPerRun: (config) => config.max_actions_per_run,
+};
+
+@Injectable()
+class FakeRegistration implements OnModuleInit {
+  constructor(private readonly registry: PolicyRegistry) {}
+
+  onModuleInit(): void {
+    this.registry.register(fakeRunner);
+  }
+}
+
+@Module({ providers: [FakeRegistration] })
+export class FakePolicyModule {}
