@@ -223,19 +223,31 @@ type SeedJob = Pick<
   >;
 
 /** Id assignment: explicit ids from the world are reserved first, the rest count up from 1 skipping them. */
+/**
+ * Ids of one kind. While the world is seeded, omitted ids fill the gaps around explicit ones; once sealed, every new
+ * record gets an id above all earlier ones, as on the forge, whose ids only grow (pollers rely on that).
+ */
 class IdSequence {
   private readonly used = new Set<number>();
   private cursor = 0;
+  private highest = 0;
+  private sealed = false;
 
   reserve(id: number): void {
     this.used.add(id);
+    this.highest = Math.max(this.highest, id);
   }
 
   next(): number {
+    if (this.sealed) return ++this.highest;
     do this.cursor += 1;
     while (this.used.has(this.cursor));
-    this.used.add(this.cursor);
+    this.reserve(this.cursor);
     return this.cursor;
+  }
+
+  seal(): void {
+    this.sealed = true;
   }
 }
 
@@ -285,6 +297,7 @@ export class SandboxState {
       bulkDeleteCap: overrides.bulkDeleteCap ?? world.settings.bulk_delete_cap ?? null,
     };
     this.seed(world);
+    for (const sequence of Object.values(this.ids)) sequence.seal();
   }
 
   // ---- ids and time -------------------------------------------------------------------------------------------

@@ -84,7 +84,9 @@ describe('sandbox forge: jobs', () => {
     expect(retry.status).toBe(200);
     const fresh = retry.json as Job;
     expect(fresh).toMatchObject({ name: 'test', status: 'pending', started_at: null, finished_at: null, duration: null });
-    expect(fresh.id).toBeGreaterThan(20);
+    // Ids only grow on the forge, and pollers that read newest first rely on it.
+    const others = [...sandbox.state.jobs.keys()].filter((id) => id !== fresh.id);
+    expect(fresh.id).toBeGreaterThan(Math.max(...others));
     expect(fresh.user?.username).toBe('alice');
 
     const latest = ((await user()('/projects/1/pipelines/100/jobs')).json as Job[]).map((j) => j.id);
@@ -161,5 +163,22 @@ describe('sandbox forge: jobs', () => {
     // Once the job stops, its token no longer authenticates.
     await user()('/projects/1/jobs/14/cancel', { method: 'POST' });
     expect((await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': 'job-token-14' } })).status).toBe(401);
+  });
+});
+
+describe('job ids', () => {
+  it('gives a retried job an id above every existing one, even when the world leaves gaps', async () => {
+    const sandbox = await startSandbox({
+      world: baseWorld({
+        projects: [{ id: 1, path: 'api', namespace: 'acme', pipelines: [{ id: 7, jobs: [{ id: 500, name: 'test', status: 'failed' }] }] }],
+      }),
+    });
+    try {
+      const retry = await apiClient(sandbox.url, USER_TOKEN)('/projects/1/jobs/500/retry', { method: 'POST' });
+      expect(retry.status).toBe(200);
+      expect((retry.json as { id: number }).id).toBe(501);
+    } finally {
+      await sandbox.close();
+    }
   });
 });
