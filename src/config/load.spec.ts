@@ -66,7 +66,23 @@ describe('loading a policy file', () => {
     expect(problemsOf(text)).toEqual([
       'policies.yml:4:12 gitlab.timeout: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month',
       'policies.yml:5:3 gitlab.max_request_per_minute: unknown key "max_request_per_minute"; did you mean "max_requests_per_minute"?',
+      'policies.yml:10:11 policies[1].name: duplicate policy name "nightly" (policies[0] has it already)',
       'policies.yml:11:11 policies[1].type: unknown policy type "exampel"; known types: example',
+    ]);
+  });
+
+  it('reports a duplicate name even when the entries have other problems', () => {
+    const text = [
+      'version: 1',
+      'gitlab: { url: "https://gitlab.example.com" }',
+      'policies:',
+      '  - { name: twice, type: example }',
+      '  - { name: twice, type: example, interval: 2h, extra: 1 }',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'policies.yml:4:5 policies[0].interval: missing: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month',
+      'policies.yml:5:13 policies[1].name: duplicate policy name "twice" (policies[0] has it already)',
+      'policies.yml:5:49 policies[1].extra: unknown key "extra"; known keys: name, dry_run, type, interval, patterns, limit',
     ]);
   });
 

@@ -38,6 +38,8 @@ export function parseConfig(text: string, file: string, options: LoadOptions): A
   }
   applyEnvironmentDefaults(data as Record<string, unknown>, env);
 
+  problems.push(...duplicateNames(source, data as Record<string, unknown>));
+
   const schema = buildConfigSchema(options.policyTypes);
   const result = schema.safeParse(data);
   if (result.success && problems.length === 0) return result.data as AppConfig;
@@ -48,6 +50,22 @@ export function parseConfig(text: string, file: string, options: LoadOptions): A
     .schemaProblems(result.error?.issues ?? [], schema, data)
     .filter((problem) => !alreadyReported.has(`${problem.line}:${problem.col}`));
   throw new ConfigError([...problems, ...schemaProblems].sort((a, b) => a.line - b.line || a.col - b.col));
+}
+
+/** Each policy name used a second time, reported at that second use. */
+function duplicateNames(source: YamlSource, data: Record<string, unknown>): ConfigProblem[] {
+  const policies = data.policies;
+  if (!Array.isArray(policies)) return [];
+  const firstUse = new Map<string, number>();
+  const problems: ConfigProblem[] = [];
+  policies.forEach((policy: unknown, index) => {
+    const name = typeof policy === 'object' && policy !== null ? (policy as Record<string, unknown>).name : undefined;
+    if (typeof name !== 'string') return;
+    const first = firstUse.get(name);
+    if (first === undefined) firstUse.set(name, index);
+    else problems.push(source.problemAt(['policies', index, 'name'], `duplicate policy name "${name}" (policies[${first}] has it already)`));
+  });
+  return problems;
 }
 
 /** GITLAB_URL, GITLAB_TOKEN and REDIS_URL stand in for keys the file leaves out. */

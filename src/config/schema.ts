@@ -88,19 +88,9 @@ export function buildConfigSchema(types: readonly PolicyTypeDefinition[]) {
     shutdown_timeout: duration()
       .prefault('30s')
       .describe('On SIGTERM/SIGINT, how long running work may take to finish before the daemon exits.'),
-    policies: z
-      .array(policySchema(types))
-      .default([])
-      .superRefine((policies, ctx) => {
-        const seen = new Map<string, number>();
-        policies.forEach((policy, index) => {
-          const name = (policy as { name?: unknown }).name;
-          if (typeof name !== 'string') return;
-          const first = seen.get(name);
-          if (first === undefined) seen.set(name, index);
-          else ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate policy name "${name}" (policies[${first}] has it already)` });
-        });
-      }),
+    // Unique names are checked by the loader: zod skips an array's refinements once an entry has a problem, and a
+    // duplicate must be reported together with everything else.
+    policies: z.array(policySchema(types)).default([]),
   });
 }
 

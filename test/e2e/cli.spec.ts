@@ -48,6 +48,8 @@ describe('forgewarden validate', () => {
         '    type: registry_cleanup',
         '  - name: nightly',
         '    type: job_retry',
+        '    projects: [acme/api]',
+        '    interval: 5m',
       ].join('\n'),
     );
     const result = await runCli(['validate', '-c', file]);
@@ -55,10 +57,9 @@ describe('forgewarden validate', () => {
     expect(result.stderr.trimEnd().split('\n')).toEqual([
       `${file}:5:12 gitlab.timeout: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month`,
       `${file}:6:1 dry_rn: unknown key "dry_rn"; did you mean "dry_run"?`,
-      `${file}:9:11 policies[0].type: unknown policy type "registry_cleanup"; known types: none are installed`,
+      `${file}:9:11 policies[0].type: unknown policy type "registry_cleanup"; known types: job_retry`,
       `${file}:10:11 policies[1].name: duplicate policy name "nightly" (policies[0] has it already)`,
-      `${file}:11:11 policies[1].type: unknown policy type "job_retry"; known types: none are installed`,
-      `${file}: 5 problems`,
+      `${file}: 4 problems`,
     ]);
   });
 
