@@ -6,6 +6,7 @@ import type { AppConfig } from './config/schema';
 import { GitlabModule } from './gitlab/gitlab.module';
 import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { JobRetryModule } from './policies/job-retry/job-retry.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
 
@@ -24,6 +25,7 @@ export class AppModule {
         EngineModule,
         HttpModule,
         // One line per policy type.
+        JobRetryModule,
         // Modules a caller adds (tests bring policy types of their own).
         ...extraModules,
       ],

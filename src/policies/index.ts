@@ -1,7 +1,9 @@
 import type { PolicyTypeDefinition } from '../config/policy-type';
+import { jobRetryPolicy } from './job-retry/job-retry.schema';
 
 /**
- * The policy types this build knows. Each type lives in its own folder (`policies/<type>/`) with its schema,
- * observer, pure decide function and module, and is added here and in app.module.ts.
+ * The policy types this build knows, for validating the policy file before anything starts. Each type lives in its
+ * own folder (`policies/<type>/`) with its schema, observer, pure decide function and module; its module goes into
+ * app.module.ts.
  */
-export const POLICY_TYPES: readonly PolicyTypeDefinition[] = [];
+export const POLICY_TYPES: readonly PolicyTypeDefinition[] = [jobRetryPolicy];

@@ -1,0 +1,189 @@
+import type { ProjectRef } from '../../config/validators';
+import type { PolicyContext } from '../../engine/policy';
+import { NotFoundError } from '../../gitlab/transport/errors';
+import type { Job } from '../../gitlab/types/jobs';
+import {
+  cheapSkipReason,
+  decideJobRetries,
+  type FailedJob,
+  historySkipReason,
+  type JobRetryCandidate,
+  type JobRetryProjectSnapshot,
+  type JobRetrySnapshot,
+  needsLog,
+  RETRY,
+  type Watermark,
+} from './job-retry.decide';
+import type { JobRetryConfig } from './job-retry.schema';
+import { mapLimited } from './map-limited';
+
+/**
+ * Reading what the job_retry rules need, and no more: one page of a project's failed jobs when nothing is new, a
+ * pipeline's jobs only for a job that passed the cheap rules, a log only for a job that could still be retried.
+ */
+
+/**
+ * Jobs are listed by id, but a job with a smaller id can fail after one with a larger id (it ran longer), so the
+ * listing goes on past the watermark until jobs finished this long before it. The engine's ledger makes a job seen
+ * twice harmless.
+ */
+export const WATERMARK_MARGIN_MS = 60 * 60 * 1000;
+
+/** Extra reads (pipeline jobs, logs) in flight at once per project, so a burst of failures does not flood the forge. */
+export const READ_CONCURRENCY = 4;
+
+export function watermarkKey(project: ProjectRef): string {
+  return `watermark:${project}`;
+}
+
+export async function observeJobRetries(config: JobRetryConfig, context: PolicyContext): Promise<JobRetrySnapshot> {
+  const projects: JobRetryProjectSnapshot[] = [];
+  // One project after another: the request budget is shared anyway, and the order of reads stays predictable.
+  for (const project of config.projects) projects.push(await observeProject(config, project, context));
+  return { projects };
+}
+
+/**
+ * Stores each project's new watermark after an acting pass. A pass that decided more retries than
+ * `max_actions_per_run` keeps the old watermark of the projects it had retries for: the jobs it could not retry this
+ * time are then listed again next pass, while the ones it did retry have a newer attempt by then and are skipped.
+ */
+export async function commitJobRetries(
+  config: JobRetryConfig,
+  snapshot: JobRetrySnapshot,
+  context: PolicyContext,
+): Promise<void> {
+  const decisions = decideJobRetries(config, snapshot, context.now);
+  const retries = decisions.filter((d) => d.action === RETRY);
+  const backlog = new Set<number>();
+  if (retries.length > config.max_actions_per_run) {
+    for (const retry of retries) backlog.add(Number(retry.params.project));
+  }
+  for (const project of snapshot.projects) {
+    if (!project.watermark) continue;
+    if (project.projectId !== undefined && backlog.has(project.projectId)) continue;
+    await context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark));
+  }
+}
+
+async function observeProject(
+  config: JobRetryConfig,
+  project: ProjectRef,
+  context: PolicyContext,
+): Promise<JobRetryProjectSnapshot> {
+  const previous = parseWatermark(await context.state.get(watermarkKey(project)));
+  const now = context.now.getTime();
+  // First poll: look back `lookback`; later polls: everything not seen before. The listing stops a margin later
+  // than that in both cases, for the long jobs with smaller ids that failed late.
+  const since = previous ? Date.parse(previous.finished_at) : now - config.lookback;
+  const stopBefore = since - WATERMARK_MARGIN_MS;
+  const stop = (job: Job): boolean => (previous === undefined || job.id <= previous.id) && finishedMs(job) < stopBefore;
+
+  const fresh: FailedJob[] = [];
+  let projectId = typeof project === 'number' ? project : undefined;
+  let newest: { id: number; finishedMs: number } | undefined = previous
+    ? { id: previous.id, finishedMs: Date.parse(previous.finished_at) }
+    : undefined;
+  for await (const job of context.client.jobs.all(project, { scope: ['failed'] }, { until: stop })) {
+    // The list holds only this project's jobs; its pipeline names the numeric id, which keys every decision.
+    projectId ??= job.pipeline.project_id;
+    const finished = finishedMs(job);
+    newest = { id: Math.max(newest?.id ?? 0, job.id), finishedMs: Math.max(newest?.finishedMs ?? 0, finished) };
+    // Left out: on a later poll, a job an earlier pass listed already (an id no larger and a finish no later than it
+    // saw), so a poll with nothing new reads nothing more; on the first poll, a job that finished before `lookback`.
+    const known = previous ? job.id <= previous.id && finished <= since : finished < since;
+    if (!known) fresh.push(toFailedJob(job));
+  }
+
+  const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
+  const pipelineJobs = (pipelineId: number): Promise<readonly Job[] | undefined> => {
+    let read = pipelines.get(pipelineId);
+    if (!read) {
+      read = readPipeline(context, project, pipelineId);
+      pipelines.set(pipelineId, read);
+    }
+    return read;
+  };
+  const candidates = await mapLimited(fresh, READ_CONCURRENCY, (job) => observeCandidate(config, project, job, context, pipelineJobs));
+
+  return {
+    project,
+    projectId,
+    candidates,
+    watermark: newest && { id: newest.id, finished_at: new Date(newest.finishedMs).toISOString() },
+  };
+}
+
+async function observeCandidate(
+  config: JobRetryConfig,
+  project: ProjectRef,
+  job: FailedJob,
+  context: PolicyContext,
+  pipelineJobs: (pipelineId: number) => Promise<readonly Job[] | undefined>,
+): Promise<JobRetryCandidate> {
+  const notFetched = { state: 'not_fetched' } as const;
+  if (cheapSkipReason(config, job)) return { job, log: notFetched };
+
+  const jobs = await pipelineJobs(job.pipeline_id);
+  const history = jobs && attemptsOf(job, jobs);
+  const withHistory = { job, ...history };
+  if (historySkipReason(config, withHistory) || !needsLog(config)) return { ...withHistory, log: notFetched };
+
+  const tail = await context.client.jobs.traceTail(project, job.id, config.log_tail);
+  return { ...withHistory, log: tail.found ? { state: 'found', text: tail.text } : { state: 'gone' } };
+}
+
+/** Every attempt of the job's name in its own pipeline (child pipelines are listed too, and have their own). */
+function attemptsOf(job: FailedJob, jobs: readonly Job[]): { attempts: number; newestAttemptId: number } {
+  const ids = new Set<number>([job.id]); // the listing may predate the job; it is an attempt all the same
+  for (const other of jobs) if (other.name === job.name && other.pipeline.id === job.pipeline_id) ids.add(other.id);
+  return { attempts: ids.size, newestAttemptId: Math.max(...ids) };
+}
+
+async function readPipeline(context: PolicyContext, project: ProjectRef, pipelineId: number): Promise<readonly Job[] | undefined> {
+  const jobs: Job[] = [];
+  try {
+    // include_retried: attempts that were retried, by this policy or by a person, count against max_retries.
+    for await (const job of context.client.jobs.allForPipeline(project, pipelineId, { include_retried: true })) jobs.push(job);
+  } catch (error) {
+    // A pipeline deleted since the listing: its jobs cannot be retried, and decide says so.
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+  return jobs;
+}
+
+function toFailedJob(job: Job): FailedJob {
+  return {
+    id: job.id,
+    name: job.name,
+    stage: job.stage,
+    ref: job.ref,
+    tag: job.tag,
+    allow_failure: job.allow_failure,
+    pipeline_id: job.pipeline.id,
+    project_id: job.pipeline.project_id,
+    finished_at: job.finished_at,
+  };
+}
+
+/** A failed job always has finished_at on the forge; should one lack it, its creation is the best bound we have. */
+function finishedMs(job: Pick<Job, 'finished_at' | 'created_at'>): number {
+  return Date.parse(job.finished_at ?? job.created_at);
+}
+
+function parseWatermark(text: string | undefined): Watermark | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null) {
+      const { id, finished_at } = value as Record<string, unknown>;
+      if (typeof id === 'number' && typeof finished_at === 'string' && !Number.isNaN(Date.parse(finished_at))) {
+        return { id, finished_at };
+      }
+    }
+  } catch {
+    // fall through: a damaged watermark is treated as none, i.e. the next poll is a first poll again
+  }
+  return undefined;
+}

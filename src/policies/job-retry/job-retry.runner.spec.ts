@@ -1,0 +1,48 @@
+import { Global, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { aConfig } from '../../../test/builders/jobs';
+import { PolicyRegistry } from '../../engine/policy-registry';
+import type { PolicyContext } from '../../engine/policy';
+import { JobRetryModule } from './job-retry.module';
+import { jobRetryRunner } from './job-retry.runner';
+import { jobRetryPolicy } from './job-retry.schema';
+
+/** Stands in for the engine's global module, which provides the registry to every policy module. */
+@Global()
+@Module({ providers: [PolicyRegistry], exports: [PolicyRegistry] })
+class RegistryModule {}
+
+describe('job_retry runner', () => {
+  it('runs every interval, with the schema and limit of the policy', () => {
+    const config = aConfig({ interval: '5m', max_actions_per_run: 7 });
+    expect(jobRetryRunner.type).toBe('job_retry');
+    expect(jobRetryRunner.schema).toBe(jobRetryPolicy.schema);
+    expect(jobRetryRunner.trigger(config)).toEqual({ every: 300_000 });
+    expect(jobRetryRunner.maxActionsPerRun(config)).toBe(7);
+    expect(Object.keys(jobRetryRunner.actions)).toEqual(['retry']);
+  });
+
+  it('retries the job named by the params and reports the new job', async () => {
+    const calls: Array<[unknown, unknown]> = [];
+    const context = {
+      client: { jobs: { retry: async (project: unknown, jobId: unknown) => (calls.push([project, jobId]), { id: 913 }) } },
+    } as unknown as PolicyContext;
+    await expect(jobRetryRunner.actions.retry({ project: 1, job_id: 812 }, context)).resolves.toEqual({ detail: 'new job 913' });
+    expect(calls).toEqual([[1, 812]]);
+  });
+
+  it('refuses params that do not name a job, before calling the forge', async () => {
+    const context = { client: { jobs: { retry: () => Promise.reject(new Error('must not be called')) } } } as unknown as PolicyContext;
+    await expect(jobRetryRunner.actions.retry({ project: 1 }, context)).rejects.toThrow('action parameter "job_id" must be an integer');
+    await expect(jobRetryRunner.actions.retry({ project: 'acme/api', job_id: 1 }, context)).rejects.toThrow(TypeError);
+  });
+});
+
+describe('JobRetryModule', () => {
+  it('registers the runner with the engine when the application starts', async () => {
+    const app = await Test.createTestingModule({ imports: [RegistryModule, JobRetryModule] }).compile();
+    await app.init();
+    expect(app.get(PolicyRegistry).get('job_retry')).toBe(jobRetryRunner);
+    await app.close();
+  });
+});

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { parseConfig } from '../../config/load';
+import { ConfigError, formatProblem } from '../../config/problems';
+import { configJsonSchema } from '../../config/schema';
+import { aConfig } from '../../../test/builders/jobs';
+import { jobRetryPolicy } from './job-retry.schema';
+
+const DURATION = 'expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month';
+const HEADER = ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "glpat-test-0000000000" }', 'policies:'];
+
+/** A policy file with one job_retry policy whose body is `lines` (indented under the list item). */
+function file(...lines: string[]): string {
+  return [...HEADER, '  - name: retry-flaky', '    type: job_retry', ...lines.map((line) => `    ${line}`)].join('\n');
+}
+
+function parse(text: string) {
+  return parseConfig(text, 'policies.yml', { policyTypes: [jobRetryPolicy], env: {} });
+}
+
+/** The problems `validate` would print for `text`. */
+function problemsOf(text: string): string[] {
+  try {
+    parse(text);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map(formatProblem);
+    throw error;
+  }
+  throw new Error('expected the file to be invalid');
+}
+
+describe('job_retry schema', () => {
+  it('fills every default', () => {
+    const config = parse(file('projects: [acme/api]', 'interval: 1m')).policies[0];
+    expect(config).toEqual({
+      name: 'retry-flaky',
+      type: 'job_retry',
+      projects: ['acme/api'],
+      interval: 60_000,
+      lookback: 3_600_000,
+      match: { allow_failure: false },
+      max_retries: 2,
+      delay: 0,
+      log_tail: 65_536,
+      max_actions_per_run: 50,
+    });
+  });
+
+  it('reads every field as written', () => {
+    const config = aConfig({
+      projects: ['acme/api', 42, '7'],
+      interval: '5m',
+      lookback: '2d',
+      match: {
+        job_names: ['^test'],
+        stages: ['test'],
+        refs: ['^main$'],
+        failure_log: ['(?i)connection reset'],
+        allow_failure: true,
+        tag: false,
+      },
+      max_retries: 10,
+      delay: '30s',
+      log_tail: '1MiB',
+      max_actions_per_run: 5,
+    });
+    expect(config).toMatchObject({
+      projects: ['acme/api', 42, 7],
+      interval: 300_000,
+      lookback: 2 * 86_400_000,
+      match: { allow_failure: true, tag: false },
+      max_retries: 10,
+      delay: 30_000,
+      log_tail: 1_048_576,
+      max_actions_per_run: 5,
+    });
+    expect(config.match.job_names?.map(String)).toEqual(['^test']);
+    expect(config.match.failure_log?.[0].test('Connection RESET by peer')).toBe(true);
+  });
+
+  it('keeps the defaults inside match when match is given in part', () => {
+    expect(aConfig({ match: { stages: ['test'] } }).match.allow_failure).toBe(false);
+  });
+
+  it.each<[string, string[], string]>([
+    ['projects missing', ['interval: 1m'], 'policies.yml:4:5 policies[0].projects: missing: expected a list of projects such as [acme/api, 42]'],
+    ['projects empty', ['projects: []', 'interval: 1m'], 'policies.yml:6:15 policies[0].projects: give at least one project'],
+    ['a project that is neither id nor path', ['projects: ["acme api"]', 'interval: 1m'], 'policies.yml:6:16 policies[0].projects[0]: expected a project id or its full path such as "acme/api"'],
+    ['interval missing', ['projects: [acme/api]'], `policies.yml:4:5 policies[0].interval: missing: ${DURATION}`],
+    ['a bad interval', ['projects: [acme/api]', 'interval: soon'], `policies.yml:7:15 policies[0].interval: ${DURATION}`],
+    ['a bad lookback', ['projects: [acme/api]', 'interval: 1m', 'lookback: 1 hour'], `policies.yml:8:15 policies[0].lookback: ${DURATION}`],
+    ['a bad delay', ['projects: [acme/api]', 'interval: 1m', 'delay: -5s'], `policies.yml:8:12 policies[0].delay: ${DURATION}`],
+    ['max_retries 11', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 11'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be at most 10'],
+    ['max_retries 0', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 0'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be at least 1'],
+    ['max_retries 1.5', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 1.5'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be a whole number'],
+    ['a bad log_tail', ['projects: [acme/api]', 'interval: 1m', 'log_tail: lots'], 'policies.yml:8:15 policies[0].log_tail: expected a size such as 65536, 64KiB or 1MiB'],
+    ['max_actions_per_run 0', ['projects: [acme/api]', 'interval: 1m', 'max_actions_per_run: 0'], 'policies.yml:8:26 policies[0].max_actions_per_run: max_actions_per_run must be at least 1'],
+    ['a bad RE2 in failure_log', ['projects: [acme/api]', 'interval: 1m', 'match: { failure_log: ["(?=reset)"] }'], 'policies.yml:8:28 policies[0].match.failure_log[0]: invalid RE2 regular expression: invalid or unsupported Perl syntax: `(?=`'],
+    ['a bad RE2 in job_names', ['projects: [acme/api]', 'interval: 1m', 'match: { job_names: ["(test"] }'], 'policies.yml:8:26 policies[0].match.job_names[0]: invalid RE2 regular expression: missing closing ): `(test`'],
+    ['an empty stages list', ['projects: [acme/api]', 'interval: 1m', 'match: { stages: [] }'], 'policies.yml:8:22 policies[0].match.stages: give at least one expression, or leave the key out'],
+    ['refs that is not a list', ['projects: [acme/api]', 'interval: 1m', 'match: { refs: "^main$" }'], 'policies.yml:8:20 policies[0].match.refs: Invalid input: expected array, received string'],
+    ['tag that is not a boolean', ['projects: [acme/api]', 'interval: 1m', 'match: { tag: "yes" }'], 'policies.yml:8:19 policies[0].match.tag: expected true (tag pipelines only) or false (branch pipelines only)'],
+    ['allow_failure that is not a boolean', ['projects: [acme/api]', 'interval: 1m', 'match: { allow_failure: 1 }'], 'policies.yml:8:29 policies[0].match.allow_failure: expected true or false'],
+    ['an unknown key in match, with a suggestion', ['projects: [acme/api]', 'interval: 1m', 'match: { job_name: ["^test"] }'], 'policies.yml:8:14 policies[0].match.job_name: unknown key "job_name"; did you mean "job_names"?'],
+    ['an unknown key in the policy, with a suggestion', ['projects: [acme/api]', 'interval: 1m', 'max_retry: 3'], 'policies.yml:8:5 policies[0].max_retry: unknown key "max_retry"; did you mean "max_retries"?'],
+  ])('rejects %s', (_title, lines, problem) => {
+    const problems = problemsOf(file(...lines));
+    expect(problems).toEqual([problem]);
+  });
+
+  it('reports every problem at once', () => {
+    const problems = problemsOf(file('projects: []', 'interval: 1m', 'max_retries: 11', 'match: { failure_log: ["(?<=x)"] }'));
+    expect(problems).toHaveLength(3);
+  });
+
+  it('describes its fields in the JSON Schema, in their written form', () => {
+    const schema = JSON.stringify(configJsonSchema([jobRetryPolicy]));
+    expect(schema).toContain('Retries failed CI jobs whose failure looks transient.');
+    expect(schema).toContain('Retries per job name per pipeline, retries made by people included.');
+    expect(schema).toContain('true: only jobs of tag pipelines; false: only jobs of branch pipelines. Omitted: both.');
+  });
+
+  it('gives a config type whose fields are the converted values', () => {
+    const config = aConfig();
+    const interval: number = config.interval;
+    const projects: ReadonlyArray<string | number> = config.projects;
+    expect({ interval, projects }).toEqual({ interval: 60_000, projects: ['acme/api'] });
+    expect(jobRetryPolicy.schema).toBeInstanceOf(z.ZodObject);
+  });
+});
