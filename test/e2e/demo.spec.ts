@@ -1,0 +1,26 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import Redis from 'ioredis';
+import { childEnv } from '../support/cli';
+
+const DEMO = resolve(__dirname, '../../scripts/demo.js');
+
+describe('npm run demo', () => {
+  it('runs one acting pass against the sandbox, prints what it did and why, leaves no keys behind, exits 0', async () => {
+    const redis = new Redis(process.env.REDIS_URL!);
+    const keysBefore = (await redis.keys('forgewarden-demo-*')).length;
+    const child = spawn(process.execPath, [DEMO], { env: childEnv({ REDIS_URL: process.env.REDIS_URL }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.on('exit', done));
+    try {
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^retry-transient-failures \(job_retry, acting\): 4 skipped, 2 done$/m);
+      expect(stdout).toMatch(/^done +retry +acme\/web job 2002 \(e2e-chrome\) +retry 1 of 2: log matched "ETIMEDOUT" +new job \d+$/m);
+      expect(stdout).toContain('2 of them job retries: projects/1/jobs/1002/retry, projects/2/jobs/2002/retry.');
+      expect((await redis.keys('forgewarden-demo-*')).length).toBe(keysBefore);
+    } finally {
+      await redis.quit();
+    }
+  });
+});

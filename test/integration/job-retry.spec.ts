@@ -1,0 +1,198 @@
+import Redis from 'ioredis';
+import { createApp } from '../../src/bootstrap';
+import { parseConfig } from '../../src/config/load';
+import { EngineService } from '../../src/engine/engine.service';
+import { AppLogger } from '../../src/logging/logger';
+import { POLICY_TYPES } from '../../src/policies';
+import { baseWorld, startSandbox, type RunningSandbox, type World, ADMIN_TOKEN } from '../../src/sandbox';
+import { MemoryStream } from '../support/memory-stream';
+
+type ProjectInput = NonNullable<World['projects']>[number];
+type PipelineInput = NonNullable<ProjectInput['pipelines']>[number];
+type JobInput = NonNullable<PipelineInput['jobs']>[number];
+
+const RESET = 'Error: read ECONNRESET: connection reset by peer\n';
+
+/**
+ * Ten failed jobs per project, one of each kind the policy must tell apart, so the expected retries are exactly the
+ * three `flaky-*` jobs of each project.
+ */
+function failedPipelines(projectIndex: number): PipelineInput[] {
+  const base = projectIndex * 1000;
+  const id = (n: number) => base + n;
+  const at = (minutesAgo: number) => `now-${minutesAgo}m`;
+  const failed = (n: number, fields: Partial<JobInput> & { name: string }): JobInput => ({
+    id: id(n),
+    stage: 'test',
+    status: 'failed',
+    finished_at: at(20),
+    log: RESET,
+    ...fields,
+  });
+  return [
+    {
+      id: base + 1,
+      ref: 'main',
+      jobs: [
+        failed(1, { name: 'flaky-a' }),
+        failed(2, { name: 'flaky-b' }),
+        failed(3, { name: 'flaky-c' }),
+        failed(4, { name: 'unit', log: 'expected 200, received 500\n' }),
+        failed(5, { name: 'audit', allow_failure: true }),
+        failed(6, { name: 'erased', log: null }),
+        failed(7, { name: 'deploy', stage: 'deploy' }),
+      ],
+    },
+    {
+      // Retried twice already (by people or an earlier run): the newest attempt has no retries left.
+      id: base + 2,
+      ref: 'main',
+      jobs: [
+        failed(8, { name: 'e2e', retried: true, finished_at: at(40) }),
+        failed(9, { name: 'e2e', retried: true, finished_at: at(30) }),
+        failed(10, { name: 'e2e', finished_at: at(25) }),
+      ],
+    },
+  ];
+}
+
+function world(): World {
+  const projects: ProjectInput[] = [1, 2, 3].map((index) => ({
+    id: index,
+    path: `svc-${index}`,
+    namespace: 'acme',
+    pipelines: failedPipelines(index),
+  }));
+  // No fixed `now`: the engine reads the real clock, so the sandbox must too.
+  return { ...baseWorld({ projects }), now: undefined };
+}
+
+const EXPECTED_RETRIES = [1, 2, 3].flatMap((p) => [1, 2, 3].map((n) => `/api/v4/projects/${p}/jobs/${p * 1000 + n}/retry`)).sort();
+
+describe('job_retry against the sandbox with a real Redis', () => {
+  let sandbox: RunningSandbox;
+  let redis: Redis;
+  let prefix: string;
+  let counter = 0;
+
+  beforeEach(async () => {
+    sandbox = await startSandbox({ world: world() });
+    redis = new Redis(process.env.REDIS_URL!);
+    prefix = `it-job-retry-${process.pid}-${++counter}`;
+  });
+
+  afterEach(async () => {
+    await sandbox.close();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  async function app(dryRun = false) {
+    const config = parseConfig(
+      [
+        'version: 1',
+        `gitlab: { url: "${sandbox.url}", token: "${ADMIN_TOKEN}", max_requests_per_minute: 10000 }`,
+        `redis: { url: "${process.env.REDIS_URL}", prefix: "${prefix}" }`,
+        `dry_run: ${dryRun}`,
+        'policies:',
+        '  - name: flaky',
+        '    type: job_retry',
+        '    projects: [acme/svc-1, acme/svc-2, 3]',
+        '    interval: 1m',
+        '    match: { stages: [test], failure_log: ["(?i)connection reset"] }',
+        '    max_retries: 2',
+      ].join('\n'),
+      'job-retry.yml',
+      { policyTypes: POLICY_TYPES, env: {} },
+    );
+    return (await createApp(config, 'job-retry.yml', new AppLogger({ level: 'error', stream: new MemoryStream() }), { http: false })).app;
+  }
+
+  const retriesSeen = () =>
+    sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry')).map((entry) => entry.path);
+
+  it('retries exactly the matching jobs, each once, and nothing on the next pass', async () => {
+    const engineApp = await app();
+    try {
+      const engine = engineApp.get(EngineService);
+      const first = await engine.runPass('flaky', 'act');
+      expect(first.error).toBeUndefined();
+      expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
+      expect(first.records.filter((record) => record.outcome === 'done')).toHaveLength(9);
+
+      const reasons = new Map(first.decisions.map((decision) => [decision.target, decision.reason]));
+      expect(reasons.get('acme/svc-1 job 1001 (flaky-a)')).toBe('retry 1 of 2: log matched "(?i)connection reset"');
+      expect(reasons.get('acme/svc-1 job 1004 (unit)')).toBe('skip: log did not match');
+      expect(reasons.get('acme/svc-1 job 1005 (audit)')).toBe('skip: allowed to fail');
+      expect(reasons.get('acme/svc-1 job 1006 (erased)')).toBe('skip: log is gone (erased or expired)');
+      expect(reasons.get('acme/svc-1 job 1007 (deploy)')).toBe('skip: stage deploy not matched');
+      expect(reasons.get('acme/svc-1 job 1008 (e2e)')).toBe('skip: newer attempt 1010 exists');
+      expect(reasons.get('acme/svc-1 job 1010 (e2e)')).toBe('skip: already retried 2 times');
+      expect(first.decisions).toHaveLength(30);
+
+      const second = await engine.runPass('flaky', 'act');
+      expect(second.error).toBeUndefined();
+      expect(retriesSeen()).toHaveLength(9);
+      // The new attempts are pending, not failed: on the forge, each old job now has a newer attempt.
+      for (const path of EXPECTED_RETRIES) {
+        const jobId = Number(/jobs\/(\d+)\/retry/.exec(path)![1]);
+        expect(sandbox.state.jobs.get(jobId)?.retried).toBe(true);
+      }
+    } finally {
+      await engineApp.close();
+    }
+  });
+
+  it('costs one request per project when nothing is new', async () => {
+    const engineApp = await app();
+    try {
+      const engine = engineApp.get(EngineService);
+      await engine.runPass('flaky', 'act');
+      sandbox.state.requestLog.length = 0;
+      await engine.runPass('flaky', 'act');
+      expect(sandbox.state.requestLog.map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+        'GET /api/v4/projects/acme%2Fsvc-1/jobs',
+        'GET /api/v4/projects/acme%2Fsvc-2/jobs',
+        'GET /api/v4/projects/3/jobs',
+      ]);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
+  it('retries each job once when two instances on one Redis run at the same time', async () => {
+    const [first, second] = await Promise.all([app(), app()]);
+    try {
+      await Promise.all([first.get(EngineService).runPass('flaky', 'act'), second.get(EngineService).runPass('flaky', 'act')]);
+      expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
+  it('retries nothing in dry run, and plan lists the same decisions as the acting pass', async () => {
+    const dry = await app(true);
+    let planned: string[];
+    try {
+      const engine = dry.get(EngineService);
+      planned = (await engine.runPass('flaky', 'plan')).decisions.map((d) => `${d.action} ${d.target} ${d.reason}`);
+      const dryPass = await engine.runPass('flaky', 'act');
+      expect(retriesSeen()).toEqual([]);
+      expect(dryPass.records.filter((record) => record.outcome === 'would_act')).toHaveLength(9);
+      expect(dryPass.decisions.map((d) => `${d.action} ${d.target} ${d.reason}`)).toEqual(planned);
+    } finally {
+      await dry.close();
+    }
+    // A fresh Redis prefix: the acting pass starts where plan did, and decides the same.
+    prefix = `${prefix}-acting`;
+    const acting = await app(false);
+    try {
+      const pass = await acting.get(EngineService).runPass('flaky', 'act');
+      expect(pass.decisions.map((d) => `${d.action} ${d.target} ${d.reason}`)).toEqual(planned);
+      expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
+    } finally {
+      await acting.close();
+    }
+  });
+});
