@@ -1,43 +1,128 @@
 #!/usr/bin/env node
-// The quick start: the sandbox forge with its demo world, and the daemon running config/demo.yml against it.
-// Ctrl-C stops both. Needs a Redis at REDIS_URL (default redis://127.0.0.1:6379) and a build (`npm run demo` builds).
+// `npm run demo`: the sandbox forge with its demo world, and one acting pass of config/demo.yml against it, with a
+// summary of what was done and why. `npm run demo -- --watch` keeps the daemon running instead (Ctrl-C stops it).
+//
+// Redis: the one at REDIS_URL (default redis://127.0.0.1:6379) when it answers; otherwise a redis-server started
+// here on a free port and stopped afterwards. Each run uses a key prefix of its own and removes its keys at the end,
+// so it never disturbs anything else in that Redis and every run starts from the same world.
 'use strict';
-const { spawn } = require('node:child_process');
-const { resolve } = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { createServer } = require('node:net');
+const { tmpdir } = require('node:os');
+const { join, resolve } = require('node:path');
+const Redis = require('ioredis');
+const { startSandbox } = require('../dist/sandbox');
 
+const watch = process.argv.includes('--watch');
 const cli = resolve(__dirname, '../dist/main.js');
-const port = process.env.SANDBOX_PORT || '9480';
-const env = {
-  ...process.env,
-  GITLAB_URL: `http://127.0.0.1:${port}`,
-  GITLAB_TOKEN: 'glpat-sandbox-admin-token',
-  LOG_FORMAT: process.env.LOG_FORMAT || 'pretty',
-};
+const config = resolve(__dirname, '../config/demo.yml');
 
-const children = [];
-function start(args) {
-  const child = spawn(process.execPath, [cli, ...args], { env, stdio: 'inherit' });
-  children.push(child);
-  child.on('exit', (code) => {
-    if (!stopping) {
-      console.error(`forgewarden ${args[0]} exited with ${code}; stopping the demo`);
-      stop(code || 1);
-    }
+async function redisAnswers(url) {
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+function freePort() {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => done(port));
+    });
   });
-  return child;
 }
 
-let stopping = false;
-function stop(code) {
-  stopping = true;
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  Promise.all(children.map((child) => new Promise((done) => (child.exitCode === null ? child.on('exit', done) : done())))).then(
-    () => process.exit(code),
-  );
+/** A Redis for the demo, and how to stop it if the demo started it. */
+async function findRedis() {
+  const url = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+  if (await redisAnswers(url)) return { url, stop: () => undefined };
+  if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
+    console.error(
+      `No Redis answers at ${url}, and redis-server is not installed.\n` +
+        'Install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL.',
+    );
+    process.exit(1);
+  }
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'forgewarden-demo-redis-'));
+  const pidFile = join(dir, 'redis.pid');
+  spawnSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
+    '--daemonize', 'yes', '--pidfile', pidFile, '--dir', dir, '--logfile', join(dir, 'redis.log')], { stdio: 'ignore' });
+  const started = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 100 && !(await redisAnswers(started)); i++) await new Promise((r) => setTimeout(r, 50));
+  console.log(`No Redis answered at ${url}; started redis-server on port ${port} for the demo.`);
+  return {
+    url: started,
+    stop: () => {
+      try {
+        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
-process.on('SIGINT', () => stop(0));
-process.on('SIGTERM', () => stop(0));
 
-start(['sandbox', '--port', port]);
-// Give the sandbox a moment to listen before the daemon's first poll.
-setTimeout(() => start(['run', '-c', resolve(__dirname, '../config/demo.yml')]), 500);
+async function removeKeys(url, prefix) {
+  const client = new Redis(url);
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+    if (keys.length > 0) await client.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await client.quit();
+}
+
+async function main() {
+  const redis = await findRedis();
+  const sandbox = await startSandbox({ port: Number(process.env.SANDBOX_PORT || 0) });
+  const prefix = `forgewarden-demo-${process.pid}`;
+  console.log(`Sandbox forge with the demo world on ${sandbox.url}/api/v4; Redis at ${redis.url}.\n`);
+  const env = {
+    ...process.env,
+    GITLAB_URL: sandbox.url,
+    GITLAB_TOKEN: 'glpat-sandbox-admin-token',
+    REDIS_URL: redis.url,
+    FORGEWARDEN_DEMO_PREFIX: prefix,
+    LOG_FORMAT: process.env.LOG_FORMAT || 'pretty',
+  };
+  // A process group of its own: Ctrl-C reaches only this script, which passes it on once. Delivered to both, the
+  // daemon would see two signals and take the second as "exit now, without draining".
+  const child = spawn(process.execPath, [cli, watch ? 'run' : 'once', '-c', config], { env, stdio: 'inherit', detached: true });
+  let forwarded = false;
+  const forward = (signal) => {
+    if (forwarded) return;
+    forwarded = true;
+    child.kill(signal);
+  };
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  const code = await new Promise((done) => child.on('exit', (exitCode) => done(exitCode ?? 1)));
+  if (!watch && code === 0) {
+    const retried = sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry'));
+    console.log(`\nThe sandbox received ${sandbox.state.requestLog.length} API requests, ${retried.length} of them job retries` +
+      `${retried.length ? `: ${retried.map((entry) => entry.path.replace('/api/v4/', '')).join(', ')}` : ''}.`);
+    console.log('`forgewarden plan -c config/demo.yml` shows decisions without acting; `npm run demo -- --watch` keeps the daemon running.');
+  }
+  await sandbox.close();
+  await removeKeys(redis.url, prefix);
+  redis.stop();
+  process.exit(code);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
