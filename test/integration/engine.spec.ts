@@ -161,6 +161,27 @@ describe('the engine on a real Redis', () => {
     }
   });
 
+  it('keeps cron schedules with their time zone, replacing one whose expression changed', async () => {
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [] }');
+    try {
+      const queue = engineApp.get(QueueService);
+      await queue.syncSchedules(policyTickJob, [
+        { id: 'nightly', payload: { policy: 'nightly' }, repeat: { cron: '0 3 * * *', timezone: 'Europe/Berlin' } },
+      ]);
+      const [nightly] = await queue.schedules(policyTickJob);
+      expect(nightly).toMatchObject({ id: 'nightly', cron: '0 3 * * *' });
+      // The next run is 03:00 in Berlin, which is 01:00 or 02:00 UTC depending on daylight saving time.
+      expect([1, 2]).toContain(new Date(nightly!.next).getUTCHours());
+
+      await queue.syncSchedules(policyTickJob, [
+        { id: 'nightly', payload: { policy: 'nightly' }, repeat: { cron: '30 4 * * *', timezone: 'Europe/Berlin' } },
+      ]);
+      expect((await queue.schedules(policyTickJob)).map((s) => `${s.id} ${s.cron}`)).toEqual(['nightly 30 4 * * *']);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
   it('plan decides without acting or writing anything', async () => {
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b], skip: [b] }');
     try {
