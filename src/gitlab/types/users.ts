@@ -10,12 +10,10 @@ export interface UserSummary {
   web_url: string;
 }
 
-/** Spec 02 §2: a single user as a normal caller sees them. */
-export interface PublicUser extends UserSummary {
-  created_at: Timestamp;
+/** The profile every caller may see, in both the public and the administrator views (spec 02 §2). */
+export interface UserProfile {
   bio: string;
   bio_html: string;
-  bot: boolean;
   location: string | null;
   public_email: string;
   skype: string;
@@ -24,6 +22,12 @@ export interface PublicUser extends UserSummary {
   website_url: string;
   organization: string;
   job_title: string;
+}
+
+/** Spec 02 §2: a single user as a normal caller sees them. */
+export interface PublicUser extends UserSummary, UserProfile {
+  created_at: Timestamp;
+  bot: boolean;
   followers: number;
   following: number;
 }
@@ -36,20 +40,10 @@ export interface Identity {
 }
 
 /** Spec 02 §2: the administrator view in lists. */
-export interface AdminUserListItem extends UserSummary {
+export interface AdminUserListItem extends UserSummary, UserProfile {
   email: string;
   created_at: Timestamp;
   is_admin: boolean;
-  bio: string;
-  bio_html: string;
-  location: string | null;
-  public_email: string;
-  skype: string;
-  linkedin: string;
-  twitter: string;
-  website_url: string;
-  organization: string;
-  job_title: string;
   last_sign_in_at: Timestamp | null;
   confirmed_at: Timestamp;
   theme_id: number;
