@@ -1,3 +1,13 @@
-// Read at run time so the version has one source: package.json (two levels up from both src/ and dist/).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-export const VERSION: string = (require('../package.json') as { version: string }).version;
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/** The package's version, read once from the nearest package.json above this file (src/, dist/ or a bench build). */
+function readVersion(): string {
+  for (let dir = __dirname; ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+    if (dirname(dir) === dir) return '0.0.0';
+  }
+}
+
+export const VERSION: string = readVersion();
