@@ -23,7 +23,7 @@ async function median(runs: number, body: () => Promise<void> | void): Promise<n
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
+  return times[Math.floor(times.length / 2)];
 }
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
