@@ -126,7 +126,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
       return;
     }
     const runner = this.registry.get(policy.type);
-    await this.executor.perform(name, runner, decision, this.context(policy, 'act'));
+    await this.executor.perform(policy, runner, decision, this.context(policy, 'act'), { recheck: true });
   }
 
   private policy(name: string): PolicyConfig {

@@ -9,7 +9,7 @@ import { Ledger } from './ledger';
 import { SKIP, type Decision, type PolicyContext, type PolicyRunner } from './policy';
 
 /**
- * skipped: decided not to act · would_act: dry run · done · duplicate: the ledger had it already · gone: the target
+ * skipped: decided not to act, or found no longer needed when a delay ended · would_act: dry run · done · duplicate: the ledger had it already · gone: the target
  * no longer exists (someone else handled it) · failed · scheduled: queued to run after its delay · deferred: over
  * `max_actions_per_run`, decided again next pass.
  */
@@ -94,17 +94,43 @@ export class Executor {
           continue;
         }
         await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
+        records.push(await this.perform(policy, runner, decision, { ...context, now: new Date() }, { recheck: true }));
+        continue;
       }
-      records.push(await this.perform(policy.name, runner, decision, context));
+      records.push(await this.perform(policy, runner, decision, context));
     }
     return records;
   }
 
-  /** Acts on one decision, at most once per key whoever else tries. */
-  async perform(policy: string, runner: PolicyRunner, decision: Decision, context: PolicyContext): Promise<ActionRecord> {
+  /**
+   * Acts on one decision, at most once per key whoever else tries. With `recheck` (the action waited out a delay),
+   * the policy first looks again at what may have changed meanwhile.
+   */
+  async perform(
+    policyConfig: PolicyConfig,
+    runner: PolicyRunner,
+    decision: Decision,
+    context: PolicyContext,
+    options: { recheck?: boolean } = {},
+  ): Promise<ActionRecord> {
+    const policy = policyConfig.name;
     if (!(await this.ledger.claim(policy, decision.key, context.now))) {
       this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);
       return this.count(policy, { decision, outcome: 'duplicate' });
+    }
+    if (options.recheck && runner.recheck) {
+      let reason: string | undefined;
+      try {
+        reason = await runner.recheck(policyConfig, decision, context);
+      } catch (error) {
+        // Could not look: give the claim back so a later pass decides afresh, rather than act on stale facts.
+        await this.ledger.release(policy, decision.key);
+        return this.finish(policy, decision, 'failed', false, `recheck failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      if (reason !== undefined) {
+        await this.ledger.settle(policy, decision.key, 'skipped', new Date());
+        return this.finish(policy, decision, 'skipped', false, reason);
+      }
     }
     const effect = runner.actions[decision.action];
     try {

@@ -74,6 +74,12 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   decide(config: Config, snapshot: Snapshot, now: Date): Decision[];
   /** After an acting pass (not in plan): remember what was seen, e.g. advance watermarks. */
   commit?(config: Config, snapshot: Snapshot, context: PolicyContext): Promise<void>;
+  /**
+   * Before an action that waited out a delay: what changed while it waited, as a skip reason, or undefined to go
+   * ahead (a person may have retried the job meanwhile). It reads the forge and applies the policy's own pure rules;
+   * the executor calls it after claiming the action's key, so only one replica rechecks and acts.
+   */
+  recheck?(config: Config, decision: Decision, context: PolicyContext): Promise<string | undefined>;
   /** The effect of each action this policy decides, by action name; the executor is the only caller. */
   readonly actions: Readonly<Record<string, ActionEffect>>;
   /** How many actions one pass may take (a policy may set `max_actions_per_run`). */

@@ -5,7 +5,7 @@ import { AuditTrail } from '../../src/engine/audit';
 import { EngineService, policyTickJob } from '../../src/engine/engine.service';
 import { AppLogger } from '../../src/logging/logger';
 import { QueueService } from '../../src/queue/queue.service';
-import { fakePolicy, FakePolicyModule, failures, touched } from '../support/fake-policy';
+import { fakePolicy, FakePolicyModule, failures, stale, touched } from '../support/fake-policy';
 import { MemoryStream } from '../support/memory-stream';
 
 const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });
@@ -20,6 +20,7 @@ describe('the engine on a real Redis', () => {
     redis = new Redis(process.env.REDIS_URL!);
     touched.length = 0;
     failures.clear();
+    stale.clear();
   });
 
   afterEach(async () => {
@@ -134,6 +135,22 @@ describe('the engine on a real Redis', () => {
       expect((await engine.runPass('touch', 'act', 'queue')).records.map((record) => record.outcome)).toEqual(['scheduled']);
       expect(await redis.zrange(`${prefix}:work:delayed`, 0, -1)).toEqual(['touch:a']);
       expect(touched).toEqual([]);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
+  it('rechecks an action after its delay and skips it when it is no longer needed', async () => {
+    stale.add('a');
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b], delay: 1s }');
+    try {
+      const pass = await engineApp.get(EngineService).runPass('touch', 'act', 'inline');
+      expect(pass.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`)).toEqual([
+        'a skipped skip: a went stale',
+        'b done touched b',
+      ]);
+      expect(touched).toEqual(['b']);
+      expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'skipped' });
     } finally {
       await engineApp.close();
     }

@@ -1,10 +1,13 @@
 import Redis from 'ioredis';
 import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
+import { AuditTrail } from '../../src/engine/audit';
 import { EngineService } from '../../src/engine/engine.service';
+import { QueueService } from '../../src/queue/queue.service';
 import { AppLogger } from '../../src/logging/logger';
 import { POLICY_TYPES } from '../../src/policies';
 import { baseWorld, startSandbox, type RunningSandbox, type World, ADMIN_TOKEN } from '../../src/sandbox';
+import { waitUntil } from '../support/cli';
 import { MemoryStream } from '../support/memory-stream';
 
 type ProjectInput = NonNullable<World['projects']>[number];
@@ -88,7 +91,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
     await redis.quit();
   });
 
-  async function app(dryRun = false) {
+  async function app(dryRun = false, extra: string[] = []) {
     const config = parseConfig(
       [
         'version: 1',
@@ -102,6 +105,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
         '    interval: 1m',
         '    match: { stages: [test], failure_log: ["(?i)connection reset"] }',
         '    max_retries: 2',
+        ...extra,
       ].join('\n'),
       'job-retry.yml',
       { policyTypes: POLICY_TYPES, env: {} },
@@ -193,6 +197,41 @@ describe('job_retry against the sandbox with a real Redis', () => {
       expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
     } finally {
       await acting.close();
+    }
+  });
+
+  it('does not make a delayed retry when someone retried the job while it waited', async () => {
+    const engineApp = await app(false, ['    delay: 1s']);
+    try {
+      engineApp.get(QueueService).startWorking();
+      const pass = await engineApp.get(EngineService).runPass('flaky', 'act', 'queue');
+      expect(pass.records.filter((record) => record.outcome === 'scheduled')).toHaveLength(9);
+
+      // A person retries job 1001 before the delay ends.
+      const byPerson = await fetch(`${sandbox.url}/api/v4/projects/1/jobs/1001/retry`, { method: 'POST', headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+      expect(byPerson.status).toBe(200);
+      const newAttempt = ((await byPerson.json()) as { id: number }).id;
+
+      const settled = async () => {
+        const keys = await redis.keys(`${prefix}:ledger:flaky:*`);
+        const states = await Promise.all(keys.map(async (key) => (JSON.parse((await redis.get(key)) ?? '{}') as { state?: string }).state));
+        return keys.length === 9 && states.every((state) => state !== 'claimed');
+      };
+      await waitUntil('every queued retry has run', settled, 20_000);
+
+      expect(retriesSeen().filter((path) => path === '/api/v4/projects/1/jobs/1001/retry')).toHaveLength(1);
+      expect(retriesSeen()).toHaveLength(9); // eight by the policy, one by the person
+      expect(JSON.parse((await redis.get(`${prefix}:ledger:flaky:1:1001`))!)).toMatchObject({ state: 'skipped' });
+      const audit = await engineApp.get(AuditTrail).read(0);
+      expect(audit).toContainEqual(
+        expect.objectContaining({
+          target: 'acme/svc-1 job 1001 (flaky-a)',
+          outcome: 'skipped',
+          detail: `skip: newer attempt ${newAttempt} exists (found when the delay ended)`,
+        }),
+      );
+    } finally {
+      await engineApp.close();
     }
   });
 });

@@ -21,6 +21,8 @@ type FakeConfig = z.output<typeof fakePolicy.schema>;
 
 export const touched: string[] = [];
 export const failures = new Map<string, 'gone' | 'server'>();
+/** Targets whose recheck (after a delay) finds the action no longer needed. */
+export const stale = new Set<string>();
 
 export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
   type: 'fake_touch',
@@ -33,6 +35,7 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
         ? { action: 'skip', target, key: target, reason: `skip: ${target} is listed in skip`, params: {} }
         : { action: 'touch', target, key: target, reason: `touch ${target}`, delayMs: config.delay, params: { target } },
     ),
+  recheck: async (_config, decision) => (stale.has(decision.target) ? `skip: ${decision.target} went stale` : undefined),
   actions: {
     touch: async (params: ActionParams) => {
       const target = String(params.target);

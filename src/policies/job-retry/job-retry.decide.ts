@@ -1,5 +1,6 @@
 import type { ProjectRef } from '../../config/validators';
 import { type Decision, SKIP } from '../../engine/policy';
+import { retryParams } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
 
 /**
@@ -88,7 +89,7 @@ export function cheapSkipReason(config: JobRetryConfig, job: FailedJob): string 
  */
 export function historySkipReason(
   config: JobRetryConfig,
-  candidate: Pick<JobRetryCandidate, 'job' | 'attempts' | 'newestAttemptId'>,
+  candidate: { readonly job: Pick<FailedJob, 'id'>; readonly attempts?: number; readonly newestAttemptId?: number },
 ): string | undefined {
   const { attempts, newestAttemptId } = candidate;
   if (attempts === undefined || newestAttemptId === undefined) return 'skip: pipeline is gone';
@@ -127,7 +128,7 @@ function decideOne(config: JobRetryConfig, project: ProjectRef, projectId: numbe
     target: `${project} job ${job.id} (${job.name})`,
     // The same failure always has the same key, so the engine retries it at most once however often it is seen.
     key: `${projectId}:${job.id}`,
-    params: { project: projectId, job_id: job.id },
+    params: retryParams({ project: projectId, jobId: job.id, pipelineId: job.pipeline_id, jobName: job.name }),
   };
   const skip = (reason: string): Decision => ({ ...base, action: SKIP, reason });
 

@@ -226,9 +226,10 @@ describe('job_retry observer, against the sandbox forge', () => {
 
     it('the retry action makes the new job, and a new failure of it is the next attempt', async () => {
       const first = await pass(config);
-      expect(decideJobRetries(config, first, new Date()).map((d) => d.action)).toEqual(['skip', 'retry']);
+      const decisions = decideJobRetries(config, first, new Date());
+      expect(decisions.map((d) => d.action)).toEqual(['skip', 'retry']);
 
-      const retried = await jobRetryRunner.actions.retry({ project: 1, job_id: 2 }, context());
+      const retried = await jobRetryRunner.actions.retry(decisions[1].params, context());
       const newId = Number(/^new job (\d+)$/.exec(retried?.detail ?? '')?.[1]);
       expect(newId).toBeGreaterThan(3);
       expect(sandbox.state.jobs.get(newId)).toMatchObject({ name: 'test-unit', pipeline_id: 1, status: 'pending' });

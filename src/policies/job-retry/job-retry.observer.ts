@@ -1,5 +1,5 @@
 import type { ProjectRef } from '../../config/validators';
-import type { PolicyContext } from '../../engine/policy';
+import type { Decision, PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { Job } from '../../gitlab/types/jobs';
 import {
@@ -14,6 +14,7 @@ import {
   RETRY,
   type Watermark,
 } from './job-retry.decide';
+import { retryTarget } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
 import { mapLimited } from './map-limited';
 
@@ -64,6 +65,18 @@ export async function commitJobRetries(
     if (project.projectId !== undefined && backlog.has(project.projectId)) continue;
     await context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark));
   }
+}
+
+/**
+ * Before a delayed retry: reads the job's pipeline again and applies the same history rule as decide, so a job that
+ * someone retried while the delay ran is not retried a second time.
+ */
+export async function recheckJobRetry(config: JobRetryConfig, decision: Decision, context: PolicyContext): Promise<string | undefined> {
+  const target = retryTarget(decision.params);
+  const job = { id: target.jobId, name: target.jobName, pipeline_id: target.pipelineId };
+  const jobs = await readPipeline(context, target.project, target.pipelineId);
+  const reason = historySkipReason(config, { job, ...(jobs && attemptsOf(job, jobs)) });
+  return reason && `${reason} (found when the delay ended)`;
 }
 
 async function observeProject(
@@ -134,7 +147,7 @@ async function observeCandidate(
 }
 
 /** Every attempt of the job's name in its own pipeline (child pipelines are listed too, and have their own). */
-function attemptsOf(job: FailedJob, jobs: readonly Job[]): { attempts: number; newestAttemptId: number } {
+function attemptsOf(job: Pick<FailedJob, 'id' | 'name' | 'pipeline_id'>, jobs: readonly Job[]): { attempts: number; newestAttemptId: number } {
   const ids = new Set<number>([job.id]); // the listing may predate the job; it is an attempt all the same
   for (const other of jobs) if (other.name === job.name && other.pipeline.id === job.pipeline_id) ids.add(other.id);
   return { attempts: ids.size, newestAttemptId: Math.max(...ids) };

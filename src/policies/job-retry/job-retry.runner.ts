@@ -1,6 +1,7 @@
 import type { ActionParams, PolicyContext, PolicyRunner } from '../../engine/policy';
 import { decideJobRetries, type JobRetrySnapshot, RETRY } from './job-retry.decide';
-import { commitJobRetries, observeJobRetries } from './job-retry.observer';
+import { commitJobRetries, observeJobRetries, recheckJobRetry } from './job-retry.observer';
+import { retryTarget } from './job-retry.params';
 import { type JobRetryConfig, jobRetryPolicy } from './job-retry.schema';
 
 /** The job_retry policy as the engine runs it: poll every `interval`, decide purely, retry through the executor. */
@@ -11,20 +12,13 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
   observe: observeJobRetries,
   decide: decideJobRetries,
   commit: commitJobRetries,
+  recheck: recheckJobRetry,
   actions: {
     [RETRY]: async (params: ActionParams, context: PolicyContext) => {
-      const job = await context.client.jobs.retry(numberParam(params, 'project'), numberParam(params, 'job_id'));
+      const target = retryTarget(params);
+      const job = await context.client.jobs.retry(target.project, target.jobId);
       return { detail: `new job ${job.id}` };
     },
   },
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };
-
-/** Params come back from the queue as plain JSON; a missing or mistyped id is a bug, not something to send. */
-function numberParam(params: ActionParams, name: string): number {
-  const value = params[name];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    throw new TypeError(`job_retry: action parameter "${name}" must be an integer, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
