@@ -3,6 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { ConfigModule } from './config/config.module';
 import { EngineModule } from './engine/engine.module';
 import type { AppConfig } from './config/schema';
+import type { Clock } from './engine/clock';
 import { GitlabModule } from './gitlab/gitlab.module';
 import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -12,11 +13,11 @@ import { RedisModule } from './redis/redis.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, configFile: string, extraModules: readonly Type[] = []): DynamicModule {
+  static forRoot(config: AppConfig, configFile: string, extraModules: readonly Type[] = [], clock?: Clock): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config, configFile),
+        ConfigModule.forRoot(config, configFile, clock),
         ScheduleModule.forRoot(),
         MetricsModule,
         RedisModule,

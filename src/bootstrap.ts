@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/schema';
+import type { Clock } from './engine/clock';
 import type { AppLogger } from './logging/logger';
 import { redactor } from './logging/redact';
 import { redisUrlPassword, waitForRedis } from './redis/connection';
@@ -28,11 +29,11 @@ export async function createApp(
   config: AppConfig,
   configFile: string,
   logger: AppLogger,
-  options: { http?: boolean; modules?: readonly Type[] } = {},
+  options: { http?: boolean; modules?: readonly Type[]; clock?: Clock } = {},
 ): Promise<StartedApp> {
   protectSecrets(config);
   await waitForRedis(config.redis.url, config.redis.connect_timeout);
-  const module = AppModule.forRoot(config, configFile, options.modules);
+  const module = AppModule.forRoot(config, configFile, options.modules, options.clock);
   if (config.http.port === 0 || options.http === false) {
     const app = await NestFactory.createApplicationContext(module, { logger, abortOnError: false });
     await app.init();

@@ -10,6 +10,7 @@ import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
 import { REDIS } from '../redis/redis.module';
 import { Executor, policyActionJob, type ActionRecord, type QueuedAction } from './executor';
+import { CLOCK, type Clock } from './clock';
 import { EngineKeys } from './keys';
 import type { Decision, PolicyContext } from './policy';
 import { PolicyRegistry } from './policy-registry';
@@ -27,6 +28,8 @@ export interface PassResult {
   readonly records: readonly ActionRecord[];
   /** Set when the pass itself failed (the forge unreachable, a bad answer); the daemon goes on. */
   readonly error?: string;
+  /** When the policy asked for an extra pass (a follow-up after the forge's hourly limit). */
+  readonly nextPassAt?: Date;
 }
 
 /** A pass may not run longer than this before another replica may start one (its lock expires). */
@@ -49,6 +52,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
     private readonly queue: QueueService,
     private readonly client: GitlabClient,
     private readonly metrics: MetricsService,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.keys = EngineKeys.of(config);
   }
@@ -93,7 +97,9 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
       if (mode === 'plan') return { ...base, decisions, records: [] };
       const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays });
       await runner.commit?.(policy, snapshot, context);
-      return { ...base, decisions, records };
+      const nextPassAt = runner.nextPass?.(policy, snapshot, context.now);
+      if (nextPassAt && delays === 'queue') await this.scheduleExtraPass(name, nextPassAt, context.now);
+      return { ...base, decisions, records, ...(nextPassAt ? { nextPassAt } : {}) };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.logger.error(`${name}: pass failed: ${message}`, error instanceof Error ? error.stack : undefined);
@@ -101,6 +107,12 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
     } finally {
       stopTimer();
     }
+  }
+
+  /** One extra pass at `at`; the job id makes the request once, however many replicas make it. */
+  private async scheduleExtraPass(name: string, at: Date, now: Date): Promise<void> {
+    await this.queue.enqueue(policyTickJob, { policy: name }, { jobId: `extra:${name}:${at.getTime()}`, delayMs: Math.max(0, at.getTime() - now.getTime()) });
+    this.logger.log(`${name}: next pass at ${at.toISOString()}`);
   }
 
   private async tick(name: string): Promise<void> {
@@ -140,7 +152,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
       client: this.client,
       state: new RedisPolicyState(this.redis, this.keys, policy.name),
       logger: new Logger(`policy:${policy.name}`),
-      now: new Date(),
+      now: this.clock.now(),
       mode,
     };
   }

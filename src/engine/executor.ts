@@ -1,19 +1,20 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { PolicyConfig } from '../config/policy-type';
 import { NetworkError, NotFoundError, RateLimitedError, UnauthorizedError } from '../gitlab';
 import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
 import { AuditTrail } from './audit';
+import { CLOCK, type Clock } from './clock';
 import { Ledger } from './ledger';
 import { SKIP, type Decision, type PolicyContext, type PolicyRunner } from './policy';
 
 /**
  * skipped: decided not to act, or found no longer needed when a delay ended · would_act: dry run · done · duplicate: the ledger had it already · gone: the target
  * no longer exists (someone else handled it) · failed · scheduled: queued to run after its delay · deferred: over
- * `max_actions_per_run`, decided again next pass.
+ * `max_actions_per_run`, decided again next pass · rate_limited: the forge refused for now and did nothing.
  */
-export type Outcome = 'skipped' | 'would_act' | 'done' | 'duplicate' | 'gone' | 'failed' | 'scheduled' | 'deferred';
+export type Outcome = 'skipped' | 'would_act' | 'done' | 'duplicate' | 'gone' | 'failed' | 'scheduled' | 'deferred' | 'rate_limited';
 
 export interface ActionRecord {
   readonly decision: Decision;
@@ -48,6 +49,7 @@ export class Executor {
     private readonly audit: AuditTrail,
     private readonly metrics: MetricsService,
     private readonly queue: QueueService,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async execute(
@@ -94,7 +96,7 @@ export class Executor {
           continue;
         }
         await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
-        records.push(await this.perform(policy, runner, decision, { ...context, now: new Date() }, { recheck: true }));
+        records.push(await this.perform(policy, runner, decision, { ...context, now: this.clock.now() }, { recheck: true }));
         continue;
       }
       records.push(await this.perform(policy, runner, decision, context));
@@ -128,22 +130,23 @@ export class Executor {
         return this.finish(policy, decision, 'failed', false, `recheck failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       if (reason !== undefined) {
-        await this.ledger.settle(policy, decision.key, 'skipped', new Date());
+        await this.ledger.settle(policy, decision.key, 'skipped', context.now);
         return this.finish(policy, decision, 'skipped', false, reason);
       }
     }
     const effect = runner.actions[decision.action];
     try {
       const result = await effect(decision.params, context);
-      await this.ledger.settle(policy, decision.key, 'done', new Date());
-      return await this.finish(policy, decision, 'done', false, result?.detail);
+      const outcome = result?.outcome ?? 'done';
+      await this.ledger.settle(policy, decision.key, outcome, context.now);
+      return await this.finish(policy, decision, outcome, false, result?.detail);
     } catch (error) {
       if (error instanceof NotFoundError) {
-        await this.ledger.settle(policy, decision.key, 'gone', new Date());
+        await this.ledger.settle(policy, decision.key, 'gone', context.now);
         return this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');
       }
       if (certainlyNotActed(error)) await this.ledger.release(policy, decision.key);
-      else await this.ledger.settle(policy, decision.key, 'failed', new Date());
+      else await this.ledger.settle(policy, decision.key, 'failed', context.now);
       const message = error instanceof Error ? error.message : String(error);
       return this.finish(policy, decision, 'failed', false, message);
     }
@@ -151,7 +154,7 @@ export class Executor {
 
   private async finish(policy: string, decision: Decision, outcome: Outcome, dryRun: boolean, detail?: string): Promise<ActionRecord> {
     await this.audit.record({
-      time: new Date().toISOString(),
+      time: this.clock.now().toISOString(),
       policy,
       target: decision.target,
       action: decision.action,

@@ -53,6 +53,11 @@ export interface PolicyContext {
 /** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */
 export interface ActionResult {
   readonly detail?: string;
+  /**
+   * `rate_limited`: the forge refused for now (the hourly bulk deletion limit) and did nothing; the policy has
+   * recorded when to try again. Reported as such, not as a failure.
+   */
+  readonly outcome?: 'rate_limited';
 }
 
 export type ActionEffect = (params: ActionParams, context: PolicyContext) => Promise<ActionResult | void>;
@@ -80,6 +85,11 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
    * the executor calls it after claiming the action's key, so only one replica rechecks and acts.
    */
   recheck?(config: Config, decision: Decision, context: PolicyContext): Promise<string | undefined>;
+  /**
+   * Pure: when the next pass should run sooner than the trigger would (a follow-up after the forge's hourly limit),
+   * or undefined. The engine queues one extra pass for that time, once however many replicas ask.
+   */
+  nextPass?(config: Config, snapshot: Snapshot, now: Date): Date | undefined;
   /** The effect of each action this policy decides, by action name; the executor is the only caller. */
   readonly actions: Readonly<Record<string, ActionEffect>>;
   /** How many actions one pass may take (a policy may set `max_actions_per_run`). */

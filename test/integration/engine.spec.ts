@@ -2,6 +2,7 @@ import Redis from 'ioredis';
 import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
 import { AuditTrail } from '../../src/engine/audit';
+import type { Clock } from '../../src/engine/clock';
 import { EngineService, policyTickJob } from '../../src/engine/engine.service';
 import { AppLogger } from '../../src/logging/logger';
 import { QueueService } from '../../src/queue/queue.service';
@@ -44,8 +45,8 @@ describe('the engine on a real Redis', () => {
     );
   }
 
-  async function app(policies: string, dryRun = false) {
-    const started = await createApp(config(policies, dryRun), 'engine.yml', quietLogger(), { http: false, modules: [FakePolicyModule] });
+  async function app(policies: string, dryRun = false, clock?: Clock) {
+    const started = await createApp(config(policies, dryRun), 'engine.yml', quietLogger(), { http: false, modules: [FakePolicyModule], clock });
     return started.app;
   }
 
@@ -151,6 +152,34 @@ describe('the engine on a real Redis', () => {
       ]);
       expect(touched).toEqual(['b']);
       expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'skipped' });
+    } finally {
+      await engineApp.close();
+    }
+  });
+
+  it('reports a refusal for now as rate_limited, not as a failure', async () => {
+    failures.set('a', 'rate_limited');
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }');
+    try {
+      const pass = await engineApp.get(EngineService).runPass('touch', 'act');
+      expect(pass.records.map((record) => `${record.outcome} ${record.detail}`)).toEqual(['rate_limited the forge refused a for now']);
+      expect(await engineApp.get(AuditTrail).read(0)).toEqual([expect.objectContaining({ target: 'a', outcome: 'rate_limited' })]);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
+  it('queues the extra pass a policy asks for, at the time of the app clock, once', async () => {
+    const clock = { now: () => new Date('2030-01-01T03:00:00.000Z') };
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1d, targets: [a], follow_up: 1h }', false, clock);
+    try {
+      const engine = engineApp.get(EngineService);
+      const first = await engine.runPass('touch', 'act', 'queue');
+      await engine.runPass('touch', 'act', 'queue');
+      expect(first.nextPassAt?.toISOString()).toBe('2030-01-01T04:00:00.000Z');
+      const due = Date.parse('2030-01-01T04:00:00.000Z');
+      expect(await redis.zrange(`${prefix}:work:delayed`, 0, -1)).toEqual([`extra:touch:${due}`]);
+      expect((await engineApp.get(AuditTrail).read(0))[0]?.time).toBe('2030-01-01T03:00:00.000Z');
     } finally {
       await engineApp.close();
     }

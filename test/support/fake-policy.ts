@@ -16,11 +16,12 @@ export const fakePolicy = definePolicyType('fake_touch', 'Touches targets, for e
   skip: z.array(z.string()).default([]),
   delay: duration().prefault('0s'),
   max_actions_per_run: z.number().int().default(100),
+  follow_up: duration().optional(),
 });
 type FakeConfig = z.output<typeof fakePolicy.schema>;
 
 export const touched: string[] = [];
-export const failures = new Map<string, 'gone' | 'server'>();
+export const failures = new Map<string, 'gone' | 'server' | 'rate_limited'>();
 /** Targets whose recheck (after a delay) finds the action no longer needed. */
 export const stale = new Set<string>();
 
@@ -35,12 +36,14 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
         ? { action: 'skip', target, key: target, reason: `skip: ${target} is listed in skip`, params: {} }
         : { action: 'touch', target, key: target, reason: `touch ${target}`, delayMs: config.delay, params: { target } },
     ),
+  nextPass: (config, _targets, now) => (config.follow_up ? new Date(now.getTime() + config.follow_up) : undefined),
   recheck: async (_config, decision) => (stale.has(decision.target) ? `skip: ${decision.target} went stale` : undefined),
   actions: {
     touch: async (params: ActionParams) => {
       const target = String(params.target);
       touched.push(target);
       const failure = failures.get(target);
+      if (failure === 'rate_limited') return { outcome: 'rate_limited', detail: `the forge refused ${target} for now` };
       if (failure === 'gone') throw new NotFoundError({ status: 404, method: 'POST', path: `things/${target}`, body: { message: '404 Not Found' }, message: '404 Not Found' });
       if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
       return { detail: `touched ${target}` };
