@@ -23,10 +23,16 @@ export async function planCommand(options: PassOptions & { json?: boolean }): Pr
     const names = selectPolicies(engine, options.policy, 'plan');
     if (!names) return 2;
     const results: PassResult[] = [];
-    for (const name of names) results.push(await engine.runPass(name, 'plan'));
+    for (const name of names) results.push(await engine.runPass(name, 'plan', 'inline', terminalProgress()));
     process.stdout.write(options.json ? `${JSON.stringify(results.map(toJson), null, 2)}\n` : renderPlan(results));
     return results.some((result) => result.error !== undefined) ? 1 : 0;
   });
+}
+
+/** Progress of long reads on one rewritten stderr line, only when a person watches a terminal. */
+export function terminalProgress(): (message: string) => void {
+  if (!process.stderr.isTTY) return () => undefined;
+  return (message) => process.stderr.write(`\r\x1b[2K${message}`);
 }
 
 function toJson(result: PassResult) {
@@ -42,6 +48,7 @@ function toJson(result: PassResult) {
       reason: decision.reason,
       ...(decision.delayMs ? { delay_ms: decision.delayMs } : {}),
       params: decision.params,
+      ...(decision.details ? { details: decision.details } : {}),
     })),
   };
 }
@@ -58,6 +65,7 @@ function renderPlan(results: readonly PassResult[]): string {
       const table = renderTable(
         ['ACTION', 'TARGET', 'REASON'],
         result.decisions.map((decision) => [decision.action, decision.target, decision.reason]),
+        result.decisions.map((decision) => decision.details ?? []),
       );
       return `${head}: ${actions} to act on, ${result.decisions.length - actions} skipped\n${table}\n`;
     })

@@ -83,12 +83,20 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
     return this.config.policies.map((policy) => policy.name);
   }
 
-  /** One pass of one policy. `plan` observes and decides only; `act` also acts (or records, in dry run). */
-  async runPass(name: string, mode: 'plan' | 'act', delays: 'queue' | 'inline' = 'inline'): Promise<PassResult> {
+  /**
+   * One pass of one policy. `plan` observes and decides only; `act` also acts (or records, in dry run).
+   * `progress` receives progress lines of long reads (the CLI shows them on a terminal).
+   */
+  async runPass(
+    name: string,
+    mode: 'plan' | 'act',
+    delays: 'queue' | 'inline' = 'inline',
+    progress: (message: string) => void = () => undefined,
+  ): Promise<PassResult> {
     const policy = this.policy(name);
     const runner = this.registry.get(policy.type);
     const dryRun = policy.dry_run ?? this.config.dry_run;
-    const context = this.context(policy, mode);
+    const context = { ...this.context(policy, mode), progress };
     const stopTimer = this.metrics.policyRunSeconds.startTimer({ policy: name });
     const base = { policy: name, type: policy.type, dryRun };
     try {
@@ -154,6 +162,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
       logger: new Logger(`policy:${policy.name}`),
       now: this.clock.now(),
       mode,
+      progress: () => undefined,
     };
   }
 }

@@ -29,6 +29,8 @@ export interface Decision {
   readonly delayMs?: number;
   /** What the action needs (ids); shown by `plan --json`. */
   readonly params: ActionParams;
+  /** Lines `plan` prints under the decision, such as the tags one bulk deletion would remove. */
+  readonly details?: readonly string[];
 }
 
 export const SKIP = 'skip';
@@ -48,6 +50,8 @@ export interface PolicyContext {
   readonly now: Date;
   /** `plan` observes without committing anything; `act` may commit watermarks after the pass. */
   readonly mode: 'plan' | 'act';
+  /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */
+  readonly progress: (message: string) => void;
 }
 
 /** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */

@@ -51,7 +51,7 @@ describe('job_retry observer, against the sandbox forge', () => {
   });
 
   function context(mode: PolicyContext['mode'] = 'act'): PolicyContext {
-    return { client, state, logger: new Logger('job-retry.observer.spec'), now: sandbox.state.clock.now(), mode };
+    return { client, state, logger: new Logger('job-retry.observer.spec'), now: sandbox.state.clock.now(), mode, progress: () => undefined };
   }
 
   /** One acting pass as the engine runs it: observe, then commit. */
