@@ -105,7 +105,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
       if (mode === 'plan') return { ...base, decisions, records: [] };
       const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays });
       await runner.commit?.(policy, snapshot, context);
-      const nextPassAt = runner.nextPass?.(policy, snapshot, context.now);
+      // A dry run changes nothing on the forge, so nothing waits for a follow-up.
+      const nextPassAt = dryRun ? undefined : runner.nextPass?.(policy, snapshot, context.now);
       if (nextPassAt && delays === 'queue') await this.scheduleExtraPass(name, nextPassAt, context.now);
       return { ...base, decisions, records, ...(nextPassAt ? { nextPassAt } : {}) };
     } catch (error) {
