@@ -8,6 +8,7 @@ import { GitlabModule } from './gitlab/gitlab.module';
 import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { JobRetryModule } from './policies/job-retry/job-retry.module';
+import { RegistryCleanupModule } from './policies/registry-cleanup/registry-cleanup.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
 
@@ -27,6 +28,7 @@ export class AppModule {
         HttpModule,
         // One line per policy type.
         JobRetryModule,
+        RegistryCleanupModule,
         // Modules a caller adds (tests bring policy types of their own).
         ...extraModules,
       ],

@@ -1,0 +1,211 @@
+import type { PolicyContext } from '../../engine/policy';
+import { NotFoundError } from '../../gitlab/transport/errors';
+import type { RegistryRepository } from '../../gitlab/types/registry';
+import { mapLimited } from '../job-retry/map-limited';
+import {
+  bulkStatus,
+  nextFollowUp,
+  previewRepository,
+  previewRules,
+  type RegistryCleanupSnapshot,
+  type RepositorySnapshot,
+} from './registry-cleanup.decide';
+import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, FOLLOW_UP_MARGIN_MS, ledgerKey, parseLedger } from './registry-cleanup.ledger';
+import { needsCreationTimes, nameFilter, type PreviewTag } from './registry-cleanup.preview';
+import type { RegistryCleanupConfig } from './registry-cleanup.schema';
+
+/**
+ * Reading what the registry_cleanup rules need, and no more: the repositories of the configured projects and groups,
+ * each one's tag names (streamed), and a tag's creation time only when the rules look at it (`keep_n`,
+ * `older_than`, or the per-tag key) and the tag passes the name rules. Creation times are cached in the policy's
+ * state, so a second pass within hours reads names only.
+ */
+
+/** Tag detail reads in flight at once per repository. */
+export const DETAIL_CONCURRENCY = 8;
+
+/** How long a tag's creation time is reused; a tag pushed again under its name within this time is seen late. */
+export const DETAIL_CACHE_TTL_MS = 6 * 60 * 60 * 1000;
+
+/** Progress is reported every this many tags, so only large repositories report at all. */
+export const PROGRESS_EVERY = 500;
+
+export function detailCacheKey(repositoryId: number): string {
+  return `details:${repositoryId}`;
+}
+
+export async function observeRegistryCleanup(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryCleanupSnapshot> {
+  const repositories: RepositorySnapshot[] = [];
+  // One repository after another: the request budget is shared anyway, and progress reads in a sensible order.
+  for (const repository of await listRepositories(config, context)) {
+    const snapshot = await observeRepository(config, repository, context);
+    if (snapshot) repositories.push(snapshot);
+  }
+  return { repositories };
+}
+
+/** The configured projects' and groups' repositories, each once, filtered by `repositories`, in path order. */
+async function listRepositories(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryRepository[]> {
+  const found = new Map<number, RegistryRepository>();
+  const { registry } = context.client;
+  // tags_count lets progress say how far a large repository's listing is.
+  for (const project of config.projects ?? []) {
+    for await (const repository of registry.all(project, { tags_count: true })) found.set(repository.id, repository);
+  }
+  for (const group of config.groups ?? []) {
+    for await (const repository of registry.allForGroup(group, { tags_count: true })) found.set(repository.id, repository);
+  }
+  const wanted = (path: string) => config.repositories?.some((pattern) => pattern.test(path)) ?? true;
+  return [...found.values()].filter((repository) => wanted(repository.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.id - b.id));
+}
+
+async function observeRepository(
+  config: RegistryCleanupConfig,
+  repository: RegistryRepository,
+  context: PolicyContext,
+): Promise<RepositorySnapshot | undefined> {
+  const { registry } = context.client;
+  const label = repository.path;
+  const total = repository.tags_count !== undefined ? String(repository.tags_count) : '?';
+  const names: string[] = [];
+  try {
+    for await (const tag of registry.allTags(repository.project_id, repository.id)) {
+      names.push(tag.name);
+      if (names.length % PROGRESS_EVERY === 0) context.progress(`${label}: ${names.length}/${total} tags read`);
+    }
+  } catch (error) {
+    // Deleted since it was listed: nothing to clean.
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+
+  const rules = previewRules(config);
+  let tags: PreviewTag[] = names.map((name) => ({ name, created_at: null }));
+  // per_tag keys each deletion by the tag's creation time, so a tag pushed again later is deleted again.
+  if (needsCreationTimes(rules) || config.mode === 'per_tag') {
+    const byName = nameFilter(rules);
+    const wanted = names.filter((name) => byName(name) === undefined);
+    const { times, gone } = await creationTimes(repository, wanted, context);
+    tags = names.filter((name) => !gone.has(name)).map((name) => ({ name, created_at: times.get(name) ?? null }));
+  }
+  const ledger = parseLedger(await context.state.get(ledgerKey(repository.id)));
+  return { id: repository.id, path: repository.path, projectId: repository.project_id, tags, ledger };
+}
+
+interface CachedDetail {
+  /** Creation time, null when the tag has none. */
+  readonly c: string | null;
+  /** When it was read (the pass's clock), ms. */
+  readonly at: number;
+}
+
+/**
+ * Creation times of `names`, from the cache when fresh, else read with bounded concurrency; `gone`: the tags deleted
+ * between the listing and the read of their detail, which the caller leaves out of the repository.
+ */
+async function creationTimes(
+  repository: RegistryRepository,
+  names: readonly string[],
+  context: PolicyContext,
+): Promise<{ times: Map<string, string | null>; gone: Set<string> }> {
+  const now = context.now.getTime();
+  const cache = parseCache(await context.state.get(detailCacheKey(repository.id)), now);
+  const times = new Map<string, string | null>();
+  const missing: string[] = [];
+  for (const name of names) {
+    const cached = cache.get(name);
+    if (cached) times.set(name, cached.c);
+    else missing.push(name);
+  }
+  let read = 0;
+  const fresh = await mapLimited(missing, DETAIL_CONCURRENCY, async (name) => {
+    try {
+      const tag = await context.client.registry.showTag(repository.project_id, repository.id, name);
+      return { name, created_at: tag.created_at };
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    } finally {
+      read++;
+      if (read % PROGRESS_EVERY === 0) context.progress(`${repository.path}: ${read}/${missing.length} tag details read`);
+    }
+  });
+  const gone = new Set(missing);
+  for (const detail of fresh) {
+    if (!detail) continue;
+    gone.delete(detail.name);
+    times.set(detail.name, detail.created_at);
+    cache.set(detail.name, { c: detail.created_at, at: now });
+  }
+  for (const name of gone) {
+    times.delete(name);
+    cache.delete(name);
+  }
+  if (fresh.length > 0) {
+    // One value per repository: one Redis round trip per pass instead of one per tag.
+    await context.state.set(detailCacheKey(repository.id), JSON.stringify(Object.fromEntries(cache)), DETAIL_CACHE_TTL_MS);
+  }
+  return { times, gone };
+}
+
+/** The fresh entries of a cached value; anything damaged or stale reads as not cached. */
+function parseCache(text: string | undefined, now: number): Map<string, CachedDetail> {
+  const cache = new Map<string, CachedDetail>();
+  if (text === undefined) return cache;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return cache;
+  }
+  if (typeof value !== 'object' || value === null) return cache;
+  for (const [name, entry] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    const { c, at } = entry as Record<string, unknown>;
+    if ((c !== null && typeof c !== 'string') || typeof at !== 'number') continue;
+    if (now - at >= DETAIL_CACHE_TTL_MS || at > now) continue;
+    cache.set(name, { c, at });
+  }
+  return cache;
+}
+
+/**
+ * After an acting pass: a repository with nothing left to delete closes its open cleanup, so the next call opens a
+ * new one with a fresh follow-up count. The time of the last call stays: the forge's hourly limit still holds.
+ */
+export async function commitRegistryCleanup(config: RegistryCleanupConfig, snapshot: RegistryCleanupSnapshot, context: PolicyContext): Promise<void> {
+  if (config.mode !== 'bulk') return;
+  for (const repository of snapshot.repositories) {
+    const entry = repository.ledger;
+    if (!entry || entry.cleanup_started_at === null) continue;
+    if (repository.tags.length > 0 && previewRepository(config, repository, context.now).deleted.length > 0) continue;
+    // Re-read: a replica may have called meanwhile, and its record must not be overwritten with an older one.
+    const current = parseLedger(await context.state.get(ledgerKey(repository.id)));
+    if (!current || current.last_call_at !== entry.last_call_at) continue;
+    const closed: BulkLedgerEntry = { ...current, follow_ups: 0, cleanup_started_at: null };
+    await context.state.set(ledgerKey(repository.id), JSON.stringify(closed));
+  }
+}
+
+/**
+ * Pure: when a follow-up pass should run. A repository the pass just called, or one the hourly limit held back, may
+ * still have tags to delete after the hour (the forge deletes asynchronously and may cap each call), so the pass
+ * after the earliest such hour is asked for; a repository out of follow-ups asks for nothing.
+ */
+export function nextRegistryCleanupPass(config: RegistryCleanupConfig, snapshot: RegistryCleanupSnapshot, now: Date): Date | undefined {
+  // A dry run calls nothing, so there is nothing to follow up (the engine does not say when the whole file is dry).
+  if (config.mode !== 'bulk' || config.dry_run === true) return undefined;
+  let earliest: number | undefined;
+  for (const repository of snapshot.repositories) {
+    if (repository.tags.length === 0) continue;
+    const status = bulkStatus(config, repository, previewRepository(config, repository, now), now);
+    let due: number | undefined;
+    if (status.kind === 'call' && status.followUp < config.max_follow_ups) due = now.getTime() + BULK_CALL_INTERVAL_MS;
+    if (status.kind === 'blocked' && repository.ledger) {
+      // Only when a follow-up will still be allowed once the hour is over.
+      if (nextFollowUp(config, repository.ledger, new Date(status.untilMs)) <= config.max_follow_ups) due = status.untilMs;
+    }
+    if (due !== undefined) earliest = Math.min(earliest ?? due, due);
+  }
+  return earliest === undefined ? undefined : new Date(earliest + FOLLOW_UP_MARGIN_MS);
+}

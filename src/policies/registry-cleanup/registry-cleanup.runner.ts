@@ -1,0 +1,107 @@
+import type { ActionParams, ActionResult, Decision, PolicyContext, PolicyRunner } from '../../engine/policy';
+import { BulkDeleteAlreadyRequestedError, NetworkError, NotFoundError, RateLimitedError, UnauthorizedError } from '../../gitlab/transport/errors';
+import { BULK_DELETE, decideRegistryCleanup, DELETE_REPOSITORY, DELETE_TAG, type RegistryCleanupSnapshot } from './registry-cleanup.decide';
+import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, ledgerKey, nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
+import { commitRegistryCleanup, nextRegistryCleanupPass, observeRegistryCleanup } from './registry-cleanup.observer';
+import { bulkDeleteTarget, repositoryTarget, tagTarget } from './registry-cleanup.params';
+import { type RegistryCleanupConfig, registryCleanupPolicy } from './registry-cleanup.schema';
+
+/**
+ * One bulk deletion. The ledger entry is written before the call: a call that may have reached the forge counts,
+ * so a crash right after it cannot lead to a second call within the hour. It is put back only when the request
+ * certainly never acted.
+ */
+async function bulkDelete(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  const target = bulkDeleteTarget(params);
+  const key = ledgerKey(target.repositoryId);
+  const previousText = await context.state.get(key);
+  const previous = parseLedger(previousText);
+  const now = context.now;
+  // The decision's key already keeps replicas apart; this guards against a snapshot read before another call.
+  if (previous && now.getTime() < nextCallAllowedMs(previous)) {
+    return {
+      outcome: 'rate_limited',
+      detail: `not called: a bulk call at ${previous.last_call_at} is recorded; next after ${new Date(nextCallAllowedMs(previous)).toISOString()}`,
+    };
+  }
+  const opening = target.followUp === 0 || !previous?.cleanup_started_at;
+  const entry: BulkLedgerEntry = {
+    last_call_at: now.toISOString(),
+    follow_ups: opening ? 0 : target.followUp,
+    cleanup_started_at: opening ? now.toISOString() : (previous?.cleanup_started_at ?? now.toISOString()),
+    tags_before: opening ? target.tagsBefore : (previous?.tags_before ?? target.tagsBefore),
+    planned: opening ? target.planned : (previous?.planned ?? target.planned),
+  };
+  await context.state.set(key, JSON.stringify(entry));
+  try {
+    await context.client.registry.removeTags(target.project, target.repositoryId, target.forge);
+  } catch (error) {
+    if (error instanceof BulkDeleteAlreadyRequestedError) {
+      // Someone else (the forge's own cleanup policy, a person) called within the hour, and nothing was done: the
+      // hour counts from now, and this call is no follow-up.
+      const refused: BulkLedgerEntry = previous ? { ...previous, last_call_at: now.toISOString() } : { ...entry, follow_ups: 0, cleanup_started_at: null };
+      await context.state.set(key, JSON.stringify(refused));
+      return {
+        outcome: 'rate_limited',
+        detail: `the forge had a bulk call within the hour; next after ${new Date(now.getTime() + BULK_CALL_INTERVAL_MS).toISOString()}`,
+      };
+    }
+    if (certainlyNotSent(error)) {
+      // Policy state cannot delete a key; an entry from the epoch holds no hour back and opens no cleanup.
+      const none: BulkLedgerEntry = { ...entry, last_call_at: new Date(0).toISOString(), follow_ups: 0, cleanup_started_at: null };
+      await context.state.set(key, previousText ?? JSON.stringify(none));
+    }
+    throw error;
+  }
+  const followUp = target.followUp > 0 ? `, follow-up ${target.followUp}` : '';
+  return { detail: `${target.tagsBefore} tags before, ${target.planned} planned${followUp}; the forge deletes them in the background` };
+}
+
+/** The forge refused before acting or never got the request: the hour has not started. */
+function certainlyNotSent(error: unknown): boolean {
+  if (error instanceof RateLimitedError || error instanceof UnauthorizedError) return true;
+  return error instanceof NetworkError && !error.mayHaveReachedServer;
+}
+
+/**
+ * Before a delayed per-tag deletion: the tag may be gone, or pushed again since the preview (a new creation time),
+ * in which case the rules were applied to another image and the deletion waits for the next pass.
+ */
+async function recheckTag(_config: RegistryCleanupConfig, decision: Decision, context: PolicyContext): Promise<string | undefined> {
+  if (decision.action !== DELETE_TAG) return undefined;
+  const target = tagTarget(decision.params);
+  try {
+    const tag = await context.client.registry.showTag(target.project, target.repositoryId, target.name);
+    if (tag.created_at !== target.createdAt) return `skip: tag pushed again since the preview (created ${tag.created_at ?? 'at no recorded time'})`;
+    return undefined;
+  } catch (error) {
+    if (error instanceof NotFoundError) return 'skip: tag already gone';
+    throw error;
+  }
+}
+
+/** The registry_cleanup policy as the engine runs it: on its cron schedule, plus follow-ups after the hourly limit. */
+export const registryCleanupRunner: PolicyRunner<RegistryCleanupConfig, RegistryCleanupSnapshot> = {
+  type: registryCleanupPolicy.type,
+  schema: registryCleanupPolicy.schema,
+  trigger: (config) => ({ cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) }),
+  observe: observeRegistryCleanup,
+  decide: decideRegistryCleanup,
+  commit: commitRegistryCleanup,
+  recheck: recheckTag,
+  nextPass: nextRegistryCleanupPass,
+  actions: {
+    [BULK_DELETE]: bulkDelete,
+    [DELETE_TAG]: async (params: ActionParams, context: PolicyContext) => {
+      const target = tagTarget(params);
+      // A 404 reaches the executor, which counts the tag as gone.
+      await context.client.registry.removeTag(target.project, target.repositoryId, target.name);
+    },
+    [DELETE_REPOSITORY]: async (params: ActionParams, context: PolicyContext) => {
+      const target = repositoryTarget(params);
+      await context.client.registry.remove(target.project, target.repositoryId);
+      return { detail: 'the forge deletes it in the background' };
+    },
+  },
+  maxActionsPerRun: (config) => config.max_actions_per_run,
+};
