@@ -111,9 +111,18 @@ async function main() {
   process.on('SIGTERM', forward);
   const code = await new Promise((done) => child.on('exit', (exitCode) => done(exitCode ?? 1)));
   if (!watch && code === 0) {
-    const retried = sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry'));
-    console.log(`\nThe sandbox received ${sandbox.state.requestLog.length} API requests, ${retried.length} of them job retries` +
+    const log = sandbox.state.requestLog;
+    const retried = log.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry'));
+    const bulk = log.filter((entry) => entry.method === 'DELETE' && entry.path.endsWith('/tags'));
+    console.log(`\nThe sandbox received ${log.length} API requests, ${retried.length} of them job retries` +
       `${retried.length ? `: ${retried.map((entry) => entry.path.replace('/api/v4/', '')).join(', ')}` : ''}.`);
+    // The forge deletes tags in the background; wait for it, then show what is left.
+    await sandbox.state.whenIdle();
+    for (const entry of bulk) {
+      const repositoryId = Number(/repositories\/(\d+)\/tags$/.exec(entry.path)[1]);
+      const left = sandbox.state.tags(repositoryId).map((tag) => tag.name).sort();
+      console.log(`Bulk tag deletion on repository ${repositoryId}: ${left.length} tags left (${left.join(', ')}).`);
+    }
     console.log('`forgewarden plan -c config/demo.yml` shows decisions without acting; `npm run demo -- --watch` keeps the daemon running.');
   }
   await sandbox.close();
