@@ -55,7 +55,7 @@ describe('plan, once and audit against the sandbox command', () => {
 
   it('plan rejects an unknown --policy with exit 2', async () => {
     const result = await runCli(['plan', '-c', DEMO_CONFIG, '--policy', 'nope'], env);
-    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures\n' });
+    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup\n' });
   });
 
   it('once retries the matching jobs and exits 0; a second once retries nothing more', async () => {
@@ -75,11 +75,11 @@ describe('plan, once and audit against the sandbox command', () => {
     const result = await runCli(['audit', '-c', DEMO_CONFIG, '--since', '1h', '--json'], env);
     expect(result.code).toBe(0);
     const entries = JSON.parse(result.stdout) as Array<{ policy: string; target: string; outcome: string; detail?: string }>;
-    expect(entries.filter((entry) => entry.outcome === 'done').map((entry) => entry.target).sort()).toEqual([
-      'acme/api job 1002 (test-unit)',
-      'acme/web job 2002 (e2e-chrome)',
+    expect(entries.filter((entry) => entry.outcome === 'done').map((entry) => `${entry.policy}: ${entry.target}`).sort()).toEqual([
+      'nightly-image-cleanup: acme/api (repository 1)',
+      'retry-transient-failures: acme/api job 1002 (test-unit)',
+      'retry-transient-failures: acme/web job 2002 (e2e-chrome)',
     ]);
-    expect(entries.every((entry) => entry.policy === 'retry-transient-failures')).toBe(true);
   });
 
   it('audit rejects a bad --since', async () => {
