@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { PolicyConfig } from '../config/policy-type';
-import { NetworkError, NotFoundError, RateLimitedError, UnauthorizedError } from '../gitlab';
+import { certainlyNotActed, NotFoundError } from '../gitlab';
 import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
@@ -145,6 +145,9 @@ export class Executor {
         await this.ledger.settle(policy, decision.key, 'gone', context.now);
         return this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');
       }
+      // Refused before acting, or never sent: give the claim back so a later pass can try again. Anything else (a
+      // 5xx, a timeout after sending) may have acted, or (a 403, a validation error) will be refused the same way
+      // again, so the action is not repeated and the audit trail shows it failed.
       if (certainlyNotActed(error)) await this.ledger.release(policy, decision.key);
       else await this.ledger.settle(policy, decision.key, 'failed', context.now);
       const message = error instanceof Error ? error.message : String(error);
@@ -178,15 +181,4 @@ export class Executor {
 function outcomeSuffix(outcome: Outcome, detail: string | undefined): string {
   if (outcome === 'done' || outcome === 'would_act') return detail ? `: ${detail}` : '';
   return `: ${outcome}${detail ? `, ${detail}` : ''}`;
-}
-
-/**
- * The forge refused before doing anything and may accept later (rate limited, token not accepted, or the request
- * never left): the claim is given back so a later pass can try again. Anything else (a 5xx, a timeout after
- * sending) may have acted, or (a 403 "not retryable", a validation error) will be refused the same way again, so
- * the action is not repeated and the audit trail shows it failed.
- */
-function certainlyNotActed(error: unknown): boolean {
-  if (error instanceof RateLimitedError || error instanceof UnauthorizedError) return true;
-  return error instanceof NetworkError && !error.mayHaveReachedServer;
 }

@@ -1,5 +1,8 @@
 import {
   ApiError,
+  certainlyNotActed,
+  NetworkError,
+  TimeoutError,
   ConflictError,
   errorFromResponse,
   extractMessage,
@@ -105,5 +108,24 @@ describe('errorFromResponse', () => {
       now,
     });
     expect(error.path).toBe('projects?page=2&private_token=[redacted]&x=1');
+  });
+});
+
+describe('certainlyNotActed', () => {
+  const network = (code: string, mayHaveReachedServer: boolean) =>
+    new NetworkError({ method: 'POST', path: 'x', code, mayHaveReachedServer, message: code });
+
+  it.each<[string, unknown, boolean]>([
+    ['a 429', make(429, { message: 'Retry later' }), true],
+    ['a 401', make(401, { message: '401 Unauthorized' }), true],
+    ['a refused connection', network('ECONNREFUSED', false), true],
+    ['a connect timeout', new TimeoutError({ method: 'POST', path: 'x', code: 'UND_ERR_CONNECT_TIMEOUT', phase: 'connect', message: 't' }), true],
+    ['a reset after sending', network('ECONNRESET', true), false],
+    ['a response timeout', new TimeoutError({ method: 'POST', path: 'x', code: 'UND_ERR_HEADERS_TIMEOUT', phase: 'response', message: 't' }), false],
+    ['a 500', make(500, { message: '500 Internal Server Error' }), false],
+    ['a 403', make(403, { message: '403 Forbidden' }), false],
+    ['a plain error', new Error('bug'), false],
+  ])('%s → %s', (_what, error, expected) => {
+    expect(certainlyNotActed(error)).toBe(expected);
   });
 });

@@ -206,3 +206,12 @@ const SECRET_PARAMS = /([?&](?:private_token|job_token|access_token)=)[^&]*/gi;
 export function redactPath(path: string): string {
   return path.replace(SECRET_PARAMS, '$1[redacted]');
 }
+
+/**
+ * The forge refused before acting and may accept later (rate limited, token not accepted), or the request never
+ * left: nothing happened, so the same action may be tried again later. Anything else may have acted.
+ */
+export function certainlyNotActed(error: unknown): boolean {
+  if (error instanceof RateLimitedError || error instanceof UnauthorizedError) return true;
+  return error instanceof NetworkError && !error.mayHaveReachedServer;
+}

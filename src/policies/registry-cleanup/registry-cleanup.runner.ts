@@ -1,5 +1,5 @@
 import type { ActionParams, ActionResult, Decision, PolicyContext, PolicyRunner } from '../../engine/policy';
-import { BulkDeleteAlreadyRequestedError, NetworkError, NotFoundError, RateLimitedError, UnauthorizedError } from '../../gitlab/transport/errors';
+import { BulkDeleteAlreadyRequestedError, certainlyNotActed, NotFoundError } from '../../gitlab/transport/errors';
 import { BULK_DELETE, decideRegistryCleanup, DELETE_REPOSITORY, DELETE_TAG, type RegistryCleanupSnapshot } from './registry-cleanup.decide';
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, ledgerKey, nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
 import { commitRegistryCleanup, nextRegistryCleanupPass, observeRegistryCleanup } from './registry-cleanup.observer';
@@ -46,7 +46,8 @@ async function bulkDelete(params: ActionParams, context: PolicyContext): Promise
         detail: `the forge had a bulk call within the hour; next after ${new Date(now.getTime() + BULK_CALL_INTERVAL_MS).toISOString()}`,
       };
     }
-    if (certainlyNotSent(error)) {
+    // Refused before acting or never sent: the hour has not started.
+    if (certainlyNotActed(error)) {
       // Policy state cannot delete a key; an entry from the epoch holds no hour back and opens no cleanup.
       const none: BulkLedgerEntry = { ...entry, last_call_at: new Date(0).toISOString(), follow_ups: 0, cleanup_started_at: null };
       await context.state.set(key, previousText ?? JSON.stringify(none));
@@ -55,12 +56,6 @@ async function bulkDelete(params: ActionParams, context: PolicyContext): Promise
   }
   const followUp = target.followUp > 0 ? `, follow-up ${target.followUp}` : '';
   return { detail: `${target.tagsBefore} tags before, ${target.planned} planned${followUp}; the forge deletes them in the background` };
-}
-
-/** The forge refused before acting or never got the request: the hour has not started. */
-function certainlyNotSent(error: unknown): boolean {
-  if (error instanceof RateLimitedError || error instanceof UnauthorizedError) return true;
-  return error instanceof NetworkError && !error.mayHaveReachedServer;
 }
 
 /**
