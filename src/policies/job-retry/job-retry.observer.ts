@@ -16,7 +16,7 @@ import {
 } from './job-retry.decide';
 import { retryTarget } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
-import { mapLimited } from './map-limited';
+import { mapLimited } from '../../engine/map-limited';
 
 /**
  * Reading what the job_retry rules need, and no more: one page of a project's failed jobs when nothing is new, a

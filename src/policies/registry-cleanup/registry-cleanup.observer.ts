@@ -1,7 +1,7 @@
 import type { PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { RegistryRepository } from '../../gitlab/types/registry';
-import { mapLimited } from '../job-retry/map-limited';
+import { mapLimited } from '../../engine/map-limited';
 import {
   bulkStatus,
   nextFollowUp,
