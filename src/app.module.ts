@@ -7,6 +7,7 @@ import type { Clock } from './engine/clock';
 import { GitlabModule } from './gitlab/gitlab.module';
 import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { AccessRequestsModule } from './policies/access-requests/access-requests.module';
 import { JobRetryModule } from './policies/job-retry/job-retry.module';
 import { RegistryCleanupModule } from './policies/registry-cleanup/registry-cleanup.module';
 import { QueueModule } from './queue/queue.module';
@@ -29,6 +30,7 @@ export class AppModule {
         // One line per policy type.
         JobRetryModule,
         RegistryCleanupModule,
+        AccessRequestsModule,
         // Modules a caller adds (tests bring policy types of their own).
         ...extraModules,
       ],
