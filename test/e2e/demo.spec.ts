@@ -20,6 +20,9 @@ describe('npm run demo', () => {
       expect(stdout).toContain('2 of them job retries: projects/1/jobs/1002/retry, projects/2/jobs/2002/retry.');
       expect(stdout).toMatch(/^nightly-image-cleanup \(registry_cleanup, acting\): 1 done, 2 skipped$/m);
       expect(stdout).toMatch(/^done +bulk_delete +acme\/api \(repository 1\) +delete 9 of 20 tags +20 tags before, 9 planned/m);
+      expect(stdout).toMatch(/^staff-access \(access_requests, acting\): 2 skipped, 2 done$/m);
+      expect(stdout).toMatch(/^done +approve +acme: carol \(user 3\) +approve as developer: rule 1 \(email domain acme\.com, two-factor on, not external\) +member at access level 30$/m);
+      expect(stdout).toMatch(/^done +deny +acme: spam-bot-42 \(user 5\) +deny: rule 2 \(username matches "\^spam"\)$/m);
       // What the forge left matches the policy's rules: latest, the keep regex, the newest 3 and the recent ones.
       expect(stdout).toContain(
         'Bulk tag deletion on repository 1: 11 tags left (build-0109, build-0110, latest, legacy-2019, main, mr-21, mr-22, nightly, v1.1.0, v1.2.2, v1.2.3).',

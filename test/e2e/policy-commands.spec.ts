@@ -55,7 +55,7 @@ describe('plan, once and audit against the sandbox command', () => {
 
   it('plan rejects an unknown --policy with exit 2', async () => {
     const result = await runCli(['plan', '-c', DEMO_CONFIG, '--policy', 'nope'], env);
-    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup\n' });
+    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup, staff-access\n' });
   });
 
   it('once retries the matching jobs and exits 0; a second once retries nothing more', async () => {
@@ -79,6 +79,8 @@ describe('plan, once and audit against the sandbox command', () => {
       'nightly-image-cleanup: acme/api (repository 1)',
       'retry-transient-failures: acme/api job 1002 (test-unit)',
       'retry-transient-failures: acme/web job 2002 (e2e-chrome)',
+      'staff-access: acme: carol (user 3)',
+      'staff-access: acme: spam-bot-42 (user 5)',
     ]);
   });
 
