@@ -5,7 +5,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
 import { AuditTrail } from './audit';
-import { CLOCK, type Clock } from './clock';
+import { CLOCK, sleepOn, type Clock } from './clock';
 import { Ledger } from './ledger';
 import { SKIP, type Decision, type PolicyContext, type PolicyRunner } from './policy';
 
@@ -62,6 +62,8 @@ export class Executor {
     const records: ActionRecord[] = [];
     const cap = runner.maxActionsPerRun(policy);
     let taken = 0;
+    // Delays count from the decision, not from the previous action: ten retries with `delay: 30s` wait 30 s, not 5 min.
+    const decidedAt = this.clock.now().getTime();
     for (const decision of decisions) {
       if (decision.action === SKIP) {
         records.push(this.count(policy.name, { decision, outcome: 'skipped' }));
@@ -95,7 +97,8 @@ export class Executor {
           records.push(await this.finish(policy.name, decision, 'scheduled', false, `in ${Math.round(decision.delayMs / 1000)}s`));
           continue;
         }
-        await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
+        const wait = Math.max(0, decidedAt + decision.delayMs - this.clock.now().getTime());
+        if (wait > 0) await sleepOn(this.clock, wait);
         records.push(await this.perform(policy, runner, decision, { ...context, now: this.clock.now() }, { recheck: true }));
         continue;
       }

@@ -141,6 +141,27 @@ describe('the engine on a real Redis', () => {
     }
   });
 
+  it('counts inline delays from the decision, not one after another', async () => {
+    let now = Date.parse('2030-01-01T00:00:00.000Z');
+    const sleeps: number[] = [];
+    const clock: Clock = {
+      now: () => new Date(now),
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+    };
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c, d], delay: 1s }', false, clock);
+    try {
+      const pass = await engineApp.get(EngineService).runPass('touch', 'act', 'inline');
+      expect(pass.records.map((record) => record.outcome)).toEqual(['done', 'done', 'done', 'done']);
+      // One wait for all four: the later ones are due when the first is.
+      expect(sleeps).toEqual([1_000]);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
   it('rechecks an action after its delay and skips it when it is no longer needed', async () => {
     stale.add('a');
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b], delay: 1s }');
