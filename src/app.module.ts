@@ -9,6 +9,7 @@ import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { AccessRequestsModule } from './policies/access-requests/access-requests.module';
 import { JobRetryModule } from './policies/job-retry/job-retry.module';
+import { KeyRotationModule } from './policies/key-rotation/key-rotation.module';
 import { RegistryCleanupModule } from './policies/registry-cleanup/registry-cleanup.module';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
@@ -31,6 +32,7 @@ export class AppModule {
         JobRetryModule,
         RegistryCleanupModule,
         AccessRequestsModule,
+        KeyRotationModule,
         // Modules a caller adds (tests bring policy types of their own).
         ...extraModules,
       ],

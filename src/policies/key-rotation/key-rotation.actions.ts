@@ -1,0 +1,375 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { ActionParams, ActionResult, PolicyContext } from '../../engine/policy';
+import { NotFoundError, ValidationError } from '../../gitlab/transport/errors';
+import {
+  type DeployProject,
+  loadRecord,
+  markOpen,
+  type RotationRecord,
+  saveRecord,
+  type Step,
+  STEPS,
+} from './key-rotation.record';
+import { fingerprintOfPublicKey, generateOpenSshKeyPair, KEY_TYPES, type KeyType, readOpenSshPrivateKey } from './openssh';
+import { ensurePrivateDirectory, isCode, unusableDirectory, writeFileAtomic } from './secret-file';
+
+/**
+ * The effects of each rotation step. Every step re-reads its record, checks that the rotation is at the step it
+ * continues, counts the attempt (before touching anything, so an interrupted attempt is followed by a new one) and
+ * records its result before returning. Errors name paths, ids and fingerprints, never key material.
+ */
+
+/** How long on_rotate may run before it counts as failed. */
+export const ON_ROTATE_TIMEOUT_MS = 5 * 60_000;
+
+/** A step decided in the same pass after one that did not complete: it does nothing, and the next pass retries both. */
+export class StepNotReadyError extends Error {}
+
+/** A failure the step has already written into the record (it went back a step): the record is not saved again. */
+class RecordedError extends Error {}
+
+/** planned → key_written: the private key is on disk (0600) and its fingerprint recorded before anything is uploaded. */
+export async function writeKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  const id = text(params, 'rotation');
+  const existing = await loadRecord(context.state, id);
+  // A key whose fingerprint is recorded may already be on the forge: its file is never replaced.
+  if (existing && existing.step !== 'planned') return { detail: `already written: ${existing.fingerprint ?? '?'}` };
+  const secretsDir = text(params, 'secrets_dir');
+  const problem = await unusableDirectory(secretsDir);
+  if (problem) throw new Error(`${problem}; not rotating`);
+  const path = existing?.path ?? text(params, 'path');
+  const planned: RotationRecord = existing
+    ? { ...existing, attempt: existing.attempt + 1 }
+    : {
+        id,
+        kind: params.kind === 'deploy' ? 'deploy' : 'ssh',
+        step: 'planned',
+        attempt: 1,
+        title: text(params, 'title'),
+        old_key_id: integer(params, 'old_key_id'),
+        old_fingerprint: typeof params.old_fingerprint === 'string' ? params.old_fingerprint : null,
+        owner:
+          params.kind === 'deploy'
+            ? null
+            : { user_id: integer(params, 'user_id'), username: text(params, 'username'), self: params.self === true },
+        projects: deployProjects(params),
+        path,
+        key_type: keyType(params),
+        grace_ms: integer(params, 'grace_ms'),
+        lifetime_ms: typeof params.lifetime_ms === 'number' ? params.lifetime_ms : null,
+        fingerprint: null,
+        new_key_id: null,
+        expires_at: null,
+        started_at: context.now.toISOString(),
+        verified_at: null,
+        removed_at: null,
+        last_error: null,
+      };
+  await saveRecord(context.state, planned);
+  await markOpen(context.state, id, true);
+  try {
+    await ensurePrivateDirectory(dirname(path));
+    const pair = generateOpenSshKeyPair(planned.key_type, `forgewarden:${id}`);
+    // Private half first: a public key must never exist without it. The public key file is a convenience.
+    await writeFileAtomic(path, pair.privateKey, 0o600);
+    await writeFileAtomic(`${path}.pub`, `${pair.publicKey}\n`, 0o644);
+    await saveRecord(context.state, { ...planned, step: 'key_written', fingerprint: pair.fingerprint, last_error: null });
+    return { detail: `${planned.key_type} key ${pair.fingerprint} written to ${path}` };
+  } catch (error) {
+    await saveRecord(context.state, { ...planned, last_error: message(error) });
+    throw error;
+  }
+}
+
+/**
+ * key_written → uploaded. The key uploaded is the one read back from the file on disk; a key the forge already
+ * lists with the recorded fingerprint (an upload whose answer was lost) is adopted, never uploaded twice.
+ */
+export async function uploadKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  const started = await begin(context, text(params, 'rotation'), ['key_written']);
+  if ('already' in started) return started.already;
+  const record = started.record;
+  try {
+    const publicKey = await publicKeyOnDisk(context, record);
+    if (record.kind === 'ssh') {
+      const lifetime = typeof params.lifetime_ms === 'number' ? params.lifetime_ms : record.lifetime_ms;
+      if (lifetime === null) throw new TypeError(`key_rotation: no lifetime for the new key of rotation ${record.id}`);
+      const { id, adopted, expiresAt } = await uploadSshKey(context, record, publicKey, lifetime);
+      await saveRecord(context.state, { ...record, step: 'uploaded', new_key_id: id, expires_at: expiresAt, last_error: null });
+      return { detail: `${adopted ? 'adopted key already on the forge' : 'uploaded'}: key ${id} ${record.fingerprint ?? ''}, expires ${expiresAt ?? 'never'}` };
+    }
+    const { id, adopted } = await uploadDeployKey(context, record, publicKey);
+    await saveRecord(context.state, { ...record, step: 'uploaded', new_key_id: id, last_error: null });
+    return { detail: `${adopted ? 'adopted deploy key already on the forge' : 'created deploy key'} ${id} ${record.fingerprint ?? ''} on ${record.projects.length} project(s)` };
+  } catch (error) {
+    if (!(error instanceof StepNotReadyError) && !(error instanceof RecordedError)) await saveRecord(context.state, { ...record, last_error: message(error) });
+    throw error;
+  }
+}
+
+/** uploaded → verified: the forge lists the new key (on every project, with the old key's can_push); grace starts. */
+export async function verifyKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  const started = await begin(context, text(params, 'rotation'), ['uploaded']);
+  if ('already' in started) return started.already;
+  const record = started.record;
+  try {
+    const missing = await notListed(context, record);
+    if (missing.length > 0) {
+      // Back one step: the upload adopts whatever is there and adds what is not, so retrying makes no second key.
+      await saveRecord(context.state, { ...record, step: 'key_written', last_error: `not listed: ${missing.join(', ')}` });
+      throw new RecordedError(`the forge does not list new key ${record.new_key_id ?? '?'} ${record.fingerprint ?? ''} (${missing.join(', ')}); uploading again next pass`);
+    }
+    await saveRecord(context.state, { ...record, step: 'verified', verified_at: context.now.toISOString(), last_error: null });
+    return { detail: `the forge lists key ${record.new_key_id ?? '?'} ${record.fingerprint ?? ''}; old key ${record.old_key_id} stays until ${new Date(context.now.getTime() + record.grace_ms).toISOString()}` };
+  } catch (error) {
+    if (!(error instanceof StepNotReadyError) && !(error instanceof RecordedError)) {
+      await saveRecord(context.state, { ...record, last_error: message(error) });
+    }
+    throw error;
+  }
+}
+
+/** verified → hooked: on_rotate ran with the new key's path, title and id; a failure is retried next pass. */
+export async function runOnRotate(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  const started = await begin(context, text(params, 'rotation'), ['verified']);
+  if ('already' in started) return started.already;
+  const record = started.record;
+  const failure = await runCommand(text(params, 'command'), {
+    FORGEWARDEN_KEY_PATH: record.path,
+    FORGEWARDEN_PUBLIC_KEY_PATH: `${record.path}.pub`,
+    FORGEWARDEN_KEY_TITLE: record.title,
+    FORGEWARDEN_KEY_ID: String(record.new_key_id ?? ''),
+    FORGEWARDEN_KEY_FINGERPRINT: record.fingerprint ?? '',
+    FORGEWARDEN_OLD_KEY_ID: String(record.old_key_id),
+  });
+  if (failure) {
+    await saveRecord(context.state, { ...record, last_error: `on_rotate ${failure}` });
+    throw new Error(`on_rotate ${failure}; retried next pass; the new key stays at ${record.path} and the old key is kept`);
+  }
+  await saveRecord(context.state, { ...record, step: 'hooked', last_error: null });
+  return { detail: `on_rotate ran for key ${record.new_key_id ?? '?'}` };
+}
+
+/** verified (or hooked) → done: the old key goes, from the user or from every project it was on. */
+export async function removeOldKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  const afterHook = params.after_hook === true;
+  // After on_rotate ran, when the policy has one; a rotation verified before on_rotate was configured may go as it is.
+  const started = await begin(context, text(params, 'rotation'), afterHook ? ['hooked'] : ['verified', 'hooked']);
+  if ('already' in started) return started.already;
+  const record = started.record;
+  // Defence in depth: decide checked both, from a snapshot that may be old.
+  const verifiedAt = Date.parse(record.verified_at ?? '');
+  if (Number.isNaN(verifiedAt) || context.now.getTime() < verifiedAt + record.grace_ms) {
+    throw new StepNotReadyError(`not run: the grace period of rotation ${record.id} has not passed`);
+  }
+  const gone: string[] = [];
+  try {
+    if (record.kind === 'ssh') {
+      const owner = ownerOf(record);
+      await ignoreNotFound(() => (owner.self ? context.client.sshKeys.remove(record.old_key_id) : context.client.sshKeys.removeForUser(owner.user_id, record.old_key_id)), () => gone.push('user'));
+    } else {
+      for (const { project } of record.projects) {
+        await ignoreNotFound(() => context.client.deployKeys.remove(project, record.old_key_id), () => gone.push(String(project)));
+      }
+    }
+  } catch (error) {
+    await saveRecord(context.state, { ...record, last_error: message(error) });
+    throw error;
+  }
+  await saveRecord(context.state, { ...record, step: 'done', removed_at: context.now.toISOString(), last_error: null });
+  await markOpen(context.state, record.id, false);
+  return { detail: `old key ${record.old_key_id} removed${gone.length > 0 ? ` (already gone: ${gone.join(', ')})` : ''}` };
+}
+
+/**
+ * Reads the record and starts an attempt of a step that continues from one of the steps `from`: a rotation already
+ * past them answers `already` (a stale decision), one not yet there raises StepNotReadyError (an earlier step of
+ * this pass did not complete).
+ */
+async function begin(context: PolicyContext, id: string, from: readonly Step[]): Promise<{ record: RotationRecord } | { already: ActionResult }> {
+  const record = await loadRecord(context.state, id);
+  if (!record) throw new StepNotReadyError(`not run: rotation ${id} has no record yet (its first step did not complete)`);
+  const at = STEPS.indexOf(record.step);
+  if (at > Math.max(...from.map((step) => STEPS.indexOf(step)))) return { already: { detail: `already done: rotation ${id} is at ${record.step}` } };
+  if (!from.includes(record.step)) throw new StepNotReadyError(`not run: rotation ${id} is at ${record.step}; retried next pass`);
+  const counted = { ...record, attempt: record.attempt + 1 };
+  await saveRecord(context.state, counted);
+  return { record: counted };
+}
+
+/**
+ * The public half of the private key on disk, checked against the recorded fingerprint. When the file is gone or
+ * holds another key, nothing is uploaded: if the forge does not list the recorded key either, the rotation goes
+ * back to `planned` and a new key is written; if it does, a person must look (its private half is lost).
+ */
+async function publicKeyOnDisk(context: PolicyContext, record: RotationRecord): Promise<string> {
+  let problem: string;
+  try {
+    const info = readOpenSshPrivateKey(await readFile(record.path, 'utf8'));
+    if (info.fingerprint === record.fingerprint) return `${info.publicKey} ${info.comment}`.trim();
+    problem = `holds ${info.fingerprint}, not the recorded ${record.fingerprint ?? '?'}`;
+  } catch (error) {
+    problem = isCode(error, 'ENOENT') ? 'is missing' : `cannot be read (${message(error)})`;
+  }
+  const missing = await notListed(context, { ...record, new_key_id: null });
+  if (missing.length < (record.kind === 'ssh' ? 1 : record.projects.length)) {
+    throw new Error(`private key ${record.path} ${problem}, yet the forge lists ${record.fingerprint ?? '?'}: not uploading; a person must replace that key`);
+  }
+  await saveRecord(context.state, { ...record, step: 'planned', fingerprint: null, last_error: `private key ${problem}` });
+  throw new RecordedError(`private key ${record.path} ${problem}; nothing uploaded, a new key is written next pass`);
+}
+
+async function uploadSshKey(
+  context: PolicyContext,
+  record: RotationRecord,
+  publicKey: string,
+  lifetimeMs: number,
+): Promise<{ id: number; adopted: boolean; expiresAt: string | null }> {
+  const owner = ownerOf(record);
+  const listed = await findSshKey(context, record);
+  if (listed) return { id: listed.id, adopted: true, expiresAt: listed.expires_at };
+  const expiresAt = new Date(context.now.getTime() + lifetimeMs).toISOString();
+  const params = { title: record.title, key: publicKey, expires_at: expiresAt };
+  try {
+    const created = owner.self ? await context.client.sshKeys.create(params) : await context.client.sshKeys.createForUser(owner.user_id, params);
+    return { id: created.id, adopted: false, expiresAt: created.expires_at ?? expiresAt };
+  } catch (error) {
+    // "fingerprint has already been taken": a concurrent or lost upload of this very key; adopt it.
+    if (error instanceof ValidationError) {
+      const again = await findSshKey(context, record);
+      if (again) return { id: again.id, adopted: true, expiresAt: again.expires_at };
+    }
+    throw error;
+  }
+}
+
+async function findSshKey(context: PolicyContext, record: RotationRecord): Promise<{ id: number; expires_at: string | null } | undefined> {
+  const owner = ownerOf(record);
+  const keys = owner.self ? context.client.sshKeys.all() : context.client.sshKeys.allForUser(owner.user_id);
+  for await (const key of keys) {
+    if (fingerprintOfPublicKey(key.key) === record.fingerprint) return { id: key.id, expires_at: key.expires_at ?? null };
+  }
+  return undefined;
+}
+
+/** Created on the first project (or adopted there), then enabled by id on the others with the old key's can_push. */
+async function uploadDeployKey(context: PolicyContext, record: RotationRecord, publicKey: string): Promise<{ id: number; adopted: boolean }> {
+  const { deployKeys } = context.client;
+  const [first, ...others] = record.projects;
+  if (!first) throw new Error(`rotation ${record.id} lists no project`);
+  let id = record.new_key_id ?? (await findDeployKey(context, first.project, record))?.id;
+  const adopted = id !== undefined;
+  if (id === undefined) {
+    try {
+      id = (await deployKeys.create(first.project, { title: record.title, key: publicKey, can_push: first.can_push })).id;
+    } catch (error) {
+      const again = error instanceof ValidationError ? await findDeployKey(context, first.project, record) : undefined;
+      if (!again) throw error;
+      id = again.id;
+    }
+  }
+  // Recorded at once: the enables below use the id, and a retry continues with it.
+  await saveRecord(context.state, { ...record, new_key_id: id });
+  for (const project of [first, ...others]) {
+    let listed = await findDeployKey(context, project.project, record);
+    if (!listed) {
+      await deployKeys.enable(project.project, id);
+      listed = await findDeployKey(context, project.project, record);
+    }
+    if (listed && listed.can_push !== project.can_push) await deployKeys.edit(project.project, id, { can_push: project.can_push });
+  }
+  return { id, adopted };
+}
+
+async function findDeployKey(context: PolicyContext, project: string | number, record: RotationRecord): Promise<{ id: number; can_push: boolean } | undefined> {
+  for await (const key of context.client.deployKeys.all(project)) {
+    if (fingerprintOfPublicKey(key.key) === record.fingerprint) return { id: key.id, can_push: key.can_push };
+  }
+  return undefined;
+}
+
+/** Where the forge does not (yet) list the new key as recorded: `user`, or the projects; empty when it does everywhere. */
+async function notListed(context: PolicyContext, record: RotationRecord): Promise<string[]> {
+  if (record.kind === 'ssh') {
+    const found = await findSshKey(context, record);
+    return found && (record.new_key_id === null || found.id === record.new_key_id) ? [] : ['user'];
+  }
+  const missing: string[] = [];
+  for (const project of record.projects) {
+    const found = await findDeployKey(context, project.project, record);
+    // Once uploaded, the key must be the recorded one, with the old key's can_push.
+    const ok = found !== undefined && (record.new_key_id === null || (found.id === record.new_key_id && found.can_push === project.can_push));
+    if (!ok) missing.push(String(project.project));
+  }
+  return missing;
+}
+
+async function ignoreNotFound(call: () => Promise<void>, onGone: () => void): Promise<void> {
+  try {
+    await call();
+  } catch (error) {
+    if (error instanceof NotFoundError) onGone();
+    else throw error;
+  }
+}
+
+/**
+ * Runs `command` with /bin/sh and the key's facts in the environment. Its output is neither logged nor returned: a
+ * script handed the key's path could print the key. Resolves to why it failed, or undefined.
+ */
+function runCommand(command: string, env: Record<string, string>): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', command], { env: { ...process.env, ...env }, timeout: ON_ROTATE_TIMEOUT_MS, maxBuffer: 1024 * 1024 }, (error) => {
+      if (!error) return resolve(undefined);
+      // Exit status in `code` (a number), or why it could not start (a string such as ENOENT); `killed` on timeout.
+      const { code, signal, killed } = error as { code?: unknown; signal?: unknown; killed?: unknown };
+      if (killed === true) return resolve(`timed out after ${ON_ROTATE_TIMEOUT_MS / 1000}s`);
+      if (typeof code === 'number') return resolve(`exited with code ${code}`);
+      resolve(typeof signal === 'string' ? `killed by ${signal}` : `could not run: ${typeof code === 'string' ? code : 'unknown error'}`);
+    });
+  });
+}
+
+function ownerOf(record: RotationRecord): NonNullable<RotationRecord['owner']> {
+  if (!record.owner) throw new TypeError(`key_rotation: SSH rotation ${record.id} has no owner`);
+  return record.owner;
+}
+
+function deployProjects(params: ActionParams): DeployProject[] {
+  const raw: unknown = JSON.parse(text(params, 'projects'));
+  if (!Array.isArray(raw)) throw mistyped('projects', 'a JSON list', raw);
+  return raw.map((item: unknown) => {
+    const entry = item as { project?: unknown; can_push?: unknown };
+    if ((typeof entry.project !== 'string' && typeof entry.project !== 'number') || typeof entry.can_push !== 'boolean') throw mistyped('projects', 'a list of {project, can_push}', item);
+    return { project: entry.project, can_push: entry.can_push };
+  });
+}
+
+function keyType(params: ActionParams): KeyType {
+  const value = params.key_type;
+  const found = KEY_TYPES.find((type) => type === value);
+  if (!found) throw mistyped('key_type', KEY_TYPES.join(' | '), value);
+  return found;
+}
+
+function text(params: ActionParams, name: string): string {
+  const value = params[name];
+  if (typeof value !== 'string') throw mistyped(name, 'a string', value);
+  return value;
+}
+
+function integer(params: ActionParams, name: string): number {
+  const value = params[name];
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw mistyped(name, 'an integer', value);
+  return value;
+}
+
+function mistyped(name: string, expected: string, value: unknown): TypeError {
+  return new TypeError(`key_rotation: action parameter "${name}" must be ${expected}, got ${JSON.stringify(value)}`);
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

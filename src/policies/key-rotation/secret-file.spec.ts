@@ -1,0 +1,58 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { unusableDirectory, writeFileAtomic } from './secret-file';
+
+describe('writeFileAtomic', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'secret-file-spec-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  it('writes a new file with mode 0600 and leaves no temporary file behind', async () => {
+    const path = join(dir, 'key');
+    await writeFileAtomic(path, 'secret\n', 0o600);
+    expect(readFileSync(path, 'utf8')).toBe('secret\n');
+    expect(modeOf(path)).toBe(0o600);
+    expect(readdirSync(dir)).toEqual(['key']);
+  });
+
+  it('replaces an existing file of mode 0644 with one of mode 0600, which writeFile alone would not', async () => {
+    const path = join(dir, 'key');
+    writeFileSync(path, 'old', { mode: 0o644 });
+    expect(modeOf(path)).toBe(0o644);
+    await writeFileAtomic(path, 'new', 0o600);
+    expect(readFileSync(path, 'utf8')).toBe('new');
+    expect(modeOf(path)).toBe(0o600);
+    expect(readdirSync(dir)).toEqual(['key']);
+  });
+
+  it('gives a public key 0644 when asked', async () => {
+    const path = join(dir, 'key.pub');
+    await writeFileAtomic(path, 'ssh-ed25519 AAAA', 0o644);
+    expect(modeOf(path)).toBe(0o644);
+  });
+
+  it('fails without touching anything when the directory is missing', async () => {
+    await expect(writeFileAtomic(join(dir, 'missing', 'key'), 'x', 0o600)).rejects.toThrow(/ENOENT/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('unusableDirectory', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'secret-dir-spec-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('accepts a writable directory and names the problem of anything else', async () => {
+    expect(await unusableDirectory(dir)).toBeUndefined();
+    expect(await unusableDirectory(join(dir, 'nope'))).toBe(`secrets_dir ${join(dir, 'nope')} does not exist`);
+    writeFileSync(join(dir, 'file'), '');
+    expect(await unusableDirectory(join(dir, 'file'))).toBe(`secrets_dir ${join(dir, 'file')} is not a directory`);
+  });
+});
