@@ -7,7 +7,7 @@
 // so it never disturbs anything else in that Redis and every run starts from the same world.
 'use strict';
 const { spawn, spawnSync } = require('node:child_process');
-const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } = require('node:fs');
 const { createServer } = require('node:net');
 const { tmpdir } = require('node:os');
 const { join, resolve } = require('node:path');
@@ -74,6 +74,14 @@ async function findRedis() {
   };
 }
 
+function listFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name))
+    .sort()
+    .map((path) => ({ path, mode: statSync(path).mode & 0o777 }));
+}
+
 async function removeKeys(url, prefix) {
   const client = new Redis(url);
   let cursor = '0';
@@ -89,6 +97,8 @@ async function main() {
   const redis = await findRedis();
   const sandbox = await startSandbox({ port: Number(process.env.SANDBOX_PORT || 0) });
   const prefix = `forgewarden-demo-${process.pid}`;
+  // The key rotation policy writes the new private keys here (mode 0600); the demo removes it at the end.
+  const secrets = mkdtempSync(join(tmpdir(), 'forgewarden-demo-keys-'));
   console.log(`Sandbox forge with the demo world on ${sandbox.url}/api/v4; Redis at ${redis.url}.\n`);
   const env = {
     ...process.env,
@@ -96,6 +106,7 @@ async function main() {
     GITLAB_TOKEN: 'glpat-sandbox-admin-token',
     REDIS_URL: redis.url,
     FORGEWARDEN_DEMO_PREFIX: prefix,
+    FORGEWARDEN_DEMO_SECRETS: secrets,
     LOG_FORMAT: process.env.LOG_FORMAT || 'pretty',
   };
   // A process group of its own: Ctrl-C reaches only this script, which passes it on once. Delivered to both, the
@@ -123,10 +134,14 @@ async function main() {
       const left = sandbox.state.tags(repositoryId).map((tag) => tag.name).sort();
       console.log(`Bulk tag deletion on repository ${repositoryId}: ${left.length} tags left (${left.join(', ')}).`);
     }
+    for (const file of listFiles(secrets)) {
+      console.log(`Key file ${file.path.slice(secrets.length + 1)}: mode ${file.mode.toString(8)}`);
+    }
     console.log('`forgewarden plan -c config/demo.yml` shows decisions without acting; `npm run demo -- --watch` keeps the daemon running.');
   }
   await sandbox.close();
   await removeKeys(redis.url, prefix);
+  rmSync(secrets, { recursive: true, force: true });
   redis.stop();
   process.exit(code);
 }

@@ -23,6 +23,11 @@ describe('npm run demo', () => {
       expect(stdout).toMatch(/^staff-access \(access_requests, acting\): 2 skipped, 2 done$/m);
       expect(stdout).toMatch(/^done +approve +acme: carol \(user 3\) +approve as developer: rule 1 \(email domain acme\.com, two-factor on, not external\) +member at access level 30$/m);
       expect(stdout).toMatch(/^done +deny +acme: spam-bot-42 \(user 5\) +deny: rule 2 \(username matches "\^spam"\)$/m);
+      expect(stdout).toMatch(/^ci-key-rotation \(key_rotation, acting\): 6 done$/m);
+      expect(stdout).toMatch(/^done +upload_key +root's SSH key 1 "root laptop" +upload the new public key, expiring in 180d +uploaded: key \d+ SHA256:\S+/m);
+      expect(stdout).toContain('Key file ci-key-rotation/root-1: mode 600');
+      expect(stdout).toContain('Key file ci-key-rotation/acme_api-50: mode 600');
+      expect(stdout).not.toContain('PRIVATE KEY');
       // What the forge left matches the policy's rules: latest, the keep regex, the newest 3 and the recent ones.
       expect(stdout).toContain(
         'Bulk tag deletion on repository 1: 11 tags left (build-0109, build-0110, latest, legacy-2019, main, mr-21, mr-22, nightly, v1.1.0, v1.2.2, v1.2.3).',

@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
 import { freePort } from '../support/redis-server';
@@ -17,6 +19,7 @@ describe('plan, once and audit against the sandbox command', () => {
     sandboxUrl = `http://127.0.0.1:${port}`;
     await waitUntil('the sandbox answers', async () => (await statusOf(`${sandboxUrl}/api/v4/user`)) === 401);
     env = childEnv({
+      FORGEWARDEN_DEMO_SECRETS: mkdtempSync(join(tmpdir(), 'forgewarden-e2e-keys-')),
       GITLAB_URL: sandboxUrl,
       GITLAB_TOKEN: 'glpat-sandbox-admin-token',
       REDIS_URL: process.env.REDIS_URL,
@@ -55,7 +58,7 @@ describe('plan, once and audit against the sandbox command', () => {
 
   it('plan rejects an unknown --policy with exit 2', async () => {
     const result = await runCli(['plan', '-c', DEMO_CONFIG, '--policy', 'nope'], env);
-    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup, staff-access\n' });
+    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup, staff-access, ci-key-rotation\n' });
   });
 
   it('once retries the matching jobs and exits 0; a second once retries nothing more', async () => {
@@ -75,7 +78,10 @@ describe('plan, once and audit against the sandbox command', () => {
     const result = await runCli(['audit', '-c', DEMO_CONFIG, '--since', '1h', '--json'], env);
     expect(result.code).toBe(0);
     const entries = JSON.parse(result.stdout) as Array<{ policy: string; target: string; outcome: string; detail?: string }>;
-    expect(entries.filter((entry) => entry.outcome === 'done').map((entry) => `${entry.policy}: ${entry.target}`).sort()).toEqual([
+    const done = entries.filter((entry) => entry.outcome === 'done');
+    // Key rotation: write, upload and verify for each of the two keys; the old keys wait for their grace period.
+    expect(done.filter((entry) => entry.policy === 'ci-key-rotation')).toHaveLength(6);
+    expect(done.filter((entry) => entry.policy !== 'ci-key-rotation').map((entry) => `${entry.policy}: ${entry.target}`).sort()).toEqual([
       'nightly-image-cleanup: acme/api (repository 1)',
       'retry-transient-failures: acme/api job 1002 (test-unit)',
       'retry-transient-failures: acme/web job 2002 (e2e-chrome)',
