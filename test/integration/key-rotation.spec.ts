@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import Redis from 'ioredis';
 import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
-import type { Clock } from '../../src/engine/clock';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { AppLogger } from '../../src/logging/logger';
 import { KeyRotationModule } from '../../src/policies/key-rotation/key-rotation.module';
@@ -17,6 +16,7 @@ import { parseSshPublicKey } from '../../src/sandbox/ssh-key';
 import { call } from '../../src/sandbox/testing';
 import { aPublicKey } from '../builders/keys';
 import { MemoryStream } from '../support/memory-stream';
+import { TestClock } from '../support/test-clock';
 
 const HOUR_MS = 3_600_000;
 const ROOT = 1;
@@ -63,20 +63,6 @@ function world(): World {
       { id: 201, title: 'release-young', key: aPublicKey('young'), created_at: 'now-10d', projects: [{ project: 'acme/api' }] },
     ],
   };
-}
-
-/** The app's clock: starts with the sandbox's and is moved with it. */
-class TestClock implements Clock {
-  private offsetMs: number;
-  constructor(start: Date) {
-    this.offsetMs = start.getTime() - Date.now();
-  }
-  now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
-  advance(ms: number): void {
-    this.offsetMs += ms;
-  }
 }
 
 const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });

@@ -2,7 +2,6 @@ import type { INestApplicationContext } from '@nestjs/common';
 import Redis from 'ioredis';
 import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
-import type { Clock } from '../../src/engine/clock';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { GitlabClient } from '../../src/gitlab/client';
 import { AppLogger } from '../../src/logging/logger';
@@ -11,6 +10,7 @@ import { registryCleanupPolicy } from '../../src/policies/registry-cleanup/regis
 import { ADMIN_TOKEN, BASE_NOW, baseWorld, manyTags, type RunningSandbox, startSandbox, type TagInput, type World } from '../../src/sandbox';
 import { call } from '../../src/sandbox/testing';
 import { MemoryStream } from '../support/memory-stream';
+import { TestClock } from '../support/test-clock';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -96,20 +96,6 @@ const POLICY = [
   '    keep_n: 20',
   '    older_than: 30d',
 ];
-
-/** The app's clock: starts with the sandbox's and is moved with it. */
-class TestClock implements Clock {
-  private offsetMs: number;
-  constructor(start: Date) {
-    this.offsetMs = start.getTime() - Date.now();
-  }
-  now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
-  advance(ms: number): void {
-    this.offsetMs += ms;
-  }
-}
 
 const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

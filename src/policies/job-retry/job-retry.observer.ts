@@ -17,6 +17,7 @@ import {
 import { retryTarget } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
 import { mapLimited } from '../../engine/map-limited';
+import { readJsonObject } from '../../engine/policy-state';
 
 /**
  * Reading what the job_retry rules need, and no more: one page of a project's failed jobs when nothing is new, a
@@ -186,17 +187,10 @@ function finishedMs(job: Pick<Job, 'finished_at' | 'created_at'>): number {
 }
 
 function parseWatermark(text: string | undefined): Watermark | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null) {
-      const { id, finished_at } = value as Record<string, unknown>;
-      if (typeof id === 'number' && typeof finished_at === 'string' && !Number.isNaN(Date.parse(finished_at))) {
-        return { id, finished_at };
-      }
-    }
-  } catch {
-    // fall through: a damaged watermark is treated as none, i.e. the next poll is a first poll again
+  // A damaged watermark is treated as none, i.e. the next poll is a first poll again.
+  const { id, finished_at } = readJsonObject(text) ?? {};
+  if (typeof id === 'number' && typeof finished_at === 'string' && !Number.isNaN(Date.parse(finished_at))) {
+    return { id, finished_at };
   }
   return undefined;
 }

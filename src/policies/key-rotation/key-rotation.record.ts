@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { PolicyState } from '../../engine/policy';
 import { KEY_TYPES, type KeyType } from './openssh';
+import { readJson, readJsonObject } from '../../engine/policy-state';
 
 /**
  * Each rotation is a small state machine kept in the policy's Redis state, one record per old key:
@@ -96,14 +97,8 @@ export async function saveRecord(state: PolicyState, record: RotationRecord): Pr
 
 /** Ids of the rotations not yet done, so one whose old key vanished from the forge still finishes. */
 export async function openRotations(state: PolicyState): Promise<string[]> {
-  const text = await state.get(INDEX_KEY);
-  if (text === undefined) return [];
-  try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? value.filter((id): id is string => typeof id === 'string') : [];
-  } catch {
-    return [];
-  }
+  const value = readJson(await state.get(INDEX_KEY));
+  return Array.isArray(value) ? value.filter((id): id is string => typeof id === 'string') : [];
 }
 
 export async function markOpen(state: PolicyState, id: string, open: boolean): Promise<void> {
@@ -116,15 +111,8 @@ export async function markOpen(state: PolicyState, id: string, open: boolean): P
 
 /** A damaged record reads as none only when it cannot be trusted at all; it is never guessed into a later step. */
 export function parseRecord(text: string | undefined): RotationRecord | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Partial<Record<keyof RotationRecord, unknown>>;
+  const record = readJsonObject(text) as Partial<Record<keyof RotationRecord, unknown>> | undefined;
+  if (!record) return undefined;
   const valid =
     typeof record.id === 'string' &&
     (record.kind === 'ssh' || record.kind === 'deploy') &&
@@ -137,5 +125,5 @@ export function parseRecord(text: string | undefined): RotationRecord | undefine
     typeof record.grace_ms === 'number' &&
     typeof record.started_at === 'string' &&
     Array.isArray(record.projects);
-  return valid ? (value as RotationRecord) : undefined;
+  return valid ? (record as RotationRecord) : undefined;
 }

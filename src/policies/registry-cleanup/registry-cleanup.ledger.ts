@@ -4,6 +4,8 @@
  * and counts a cleanup's follow-up calls.
  */
 
+import { readJsonObject } from '../../engine/policy-state';
+
 /** The forge refuses a second bulk deletion of a repository within this long of the last (spec 01 §8.1). */
 export const BULK_CALL_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -37,15 +39,8 @@ export function nextCallAllowedMs(entry: BulkLedgerEntry): number {
  * cleanup", so the time, and with it the hourly limit, is kept whatever else was lost.
  */
 export function parseLedger(text: string | undefined): BulkLedgerEntry | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Record<string, unknown>;
+  const record = readJsonObject(text);
+  if (!record) return undefined;
   const lastCallAt = record.last_call_at;
   if (typeof lastCallAt !== 'string' || Number.isNaN(Date.parse(lastCallAt))) return undefined;
   const started = record.cleanup_started_at;

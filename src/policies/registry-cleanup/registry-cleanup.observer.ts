@@ -13,6 +13,7 @@ import {
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, FOLLOW_UP_MARGIN_MS, ledgerKey, parseLedger } from './registry-cleanup.ledger';
 import { needsCreationTimes, nameFilter, type PreviewTag } from './registry-cleanup.preview';
 import type { RegistryCleanupConfig } from './registry-cleanup.schema';
+import { readJsonObject } from '../../engine/policy-state';
 
 /**
  * Reading what the registry_cleanup rules need, and no more: the repositories of the configured projects and groups,
@@ -151,15 +152,7 @@ async function creationTimes(
 /** The fresh entries of a cached value; anything damaged or stale reads as not cached. */
 function parseCache(text: string | undefined, now: number): Map<string, CachedDetail> {
   const cache = new Map<string, CachedDetail>();
-  if (text === undefined) return cache;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return cache;
-  }
-  if (typeof value !== 'object' || value === null) return cache;
-  for (const [name, entry] of Object.entries(value as Record<string, unknown>)) {
+  for (const [name, entry] of Object.entries(readJsonObject(text) ?? {})) {
     if (typeof entry !== 'object' || entry === null) continue;
     const { c, at } = entry as Record<string, unknown>;
     if ((c !== null && typeof c !== 'string') || typeof at !== 'number') continue;
