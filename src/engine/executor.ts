@@ -74,7 +74,7 @@ export class Executor {
         throw new Error(`policy type "${runner.type}" decided "${decision.action}" but has no effect for it`);
       }
       // Actions already done do not count against the cap, or a deferred one could wait behind them forever.
-      if (!options.dryRun && (await this.ledger.lookup(policy.name, decision.key))) {
+      if (!options.dryRun && this.ledger.blocks(await this.ledger.lookup(policy.name, decision.key), context.now, runner.staleClaimAfterMs)) {
         records.push(this.count(policy.name, { decision, outcome: 'duplicate' }));
         continue;
       }
@@ -119,7 +119,7 @@ export class Executor {
     options: { recheck?: boolean } = {},
   ): Promise<ActionRecord> {
     const policy = policyConfig.name;
-    if (!(await this.ledger.claim(policy, decision.key, context.now))) {
+    if (!(await this.ledger.claim(policy, decision.key, context.now, runner.staleClaimAfterMs))) {
       this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);
       return this.count(policy, { decision, outcome: 'duplicate' });
     }

@@ -96,6 +96,12 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   nextPass?(config: Config, snapshot: Snapshot, now: Date): Date | undefined;
   /** The effect of each action this policy decides, by action name; the executor is the only caller. */
   readonly actions: Readonly<Record<string, ActionEffect>>;
+  /**
+   * For policies whose actions are idempotent by their own state (a rotation's steps): after this long, an action
+   * claimed but never settled (the process died between claiming and acting) may be claimed again. Without it, such
+   * an action stays claimed, which is the safe side for actions that cannot be repeated, like retrying a job.
+   */
+  readonly staleClaimAfterMs?: number;
   /** How many actions one pass may take (a policy may set `max_actions_per_run`). */
   maxActionsPerRun(config: Config): number;
 }

@@ -6,7 +6,7 @@ import type { Clock } from '../../src/engine/clock';
 import { EngineService, policyTickJob } from '../../src/engine/engine.service';
 import { AppLogger } from '../../src/logging/logger';
 import { QueueService } from '../../src/queue/queue.service';
-import { fakePolicy, FakePolicyModule, failures, stale, touched } from '../support/fake-policy';
+import { claims, fakePolicy, FakePolicyModule, failures, stale, touched } from '../support/fake-policy';
 import { MemoryStream } from '../support/memory-stream';
 
 const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });
@@ -22,6 +22,7 @@ describe('the engine on a real Redis', () => {
     touched.length = 0;
     failures.clear();
     stale.clear();
+    delete claims.staleAfterMs;
   });
 
   afterEach(async () => {
@@ -70,6 +71,50 @@ describe('the engine on a real Redis', () => {
     } finally {
       await Promise.all([first.close(), second.close()]);
     }
+  });
+
+  describe('a claim left by a process that died between claiming and acting', () => {
+    const claimedAgo = async (key: string, ms: number) => {
+      const at = new Date(Date.now() - ms);
+      await redis.set(`${prefix}:ledger:touch:${key}`, JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime() }));
+    };
+    const policy = '  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }';
+
+    it('blocks the action for good by default: it may have acted', async () => {
+      await claimedAgo('a', 3_600_000);
+      const engineApp = await app(policy);
+      try {
+        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['duplicate']);
+        expect(touched).toEqual([]);
+      } finally {
+        await engineApp.close();
+      }
+    });
+
+    it('is taken over once stale when the policy says its actions are idempotent', async () => {
+      claims.staleAfterMs = 15 * 60_000;
+      await claimedAgo('a', 3_600_000);
+      const engineApp = await app(policy);
+      try {
+        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['done']);
+        expect(touched).toEqual(['a']);
+        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'done' });
+      } finally {
+        await engineApp.close();
+      }
+    });
+
+    it('still blocks while the claim is fresh', async () => {
+      claims.staleAfterMs = 15 * 60_000;
+      await claimedAgo('a', 60_000);
+      const engineApp = await app(policy);
+      try {
+        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['duplicate']);
+        expect(touched).toEqual([]);
+      } finally {
+        await engineApp.close();
+      }
+    });
   });
 
   it('in dry run records would-be actions and calls nothing', async () => {

@@ -22,6 +22,8 @@ type FakeConfig = z.output<typeof fakePolicy.schema>;
 
 export const touched: string[] = [];
 export const failures = new Map<string, 'gone' | 'server' | 'rate_limited'>();
+/** How long an unsettled claim blocks, when a test says so (undefined: forever, the default). */
+export const claims: { staleAfterMs?: number } = {};
 /** Targets whose recheck (after a delay) finds the action no longer needed. */
 export const stale = new Set<string>();
 
@@ -48,6 +50,9 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
       if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
       return { detail: `touched ${target}` };
     },
+  },
+  get staleClaimAfterMs() {
+    return claims.staleAfterMs;
   },
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };
