@@ -27,6 +27,12 @@ export class Redactor {
     if (value && value.length >= 6) this.secrets.add(value);
   }
 
+  /** Whether `text` holds one of the configured secrets (the forge token, the Redis password). */
+  holdsSecret(text: string): boolean {
+    for (const secret of this.secrets) if (text.includes(secret)) return true;
+    return false;
+  }
+
   redactText(text: string): string {
     let result = text;
     for (const secret of this.secrets) {

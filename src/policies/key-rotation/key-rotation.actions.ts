@@ -14,6 +14,7 @@ import {
 } from './key-rotation.record';
 import { fingerprintOfPublicKey, generateOpenSshKeyPair, KEY_TYPES, type KeyType, readOpenSshPrivateKey } from './openssh';
 import { ensurePrivateDirectory, isCode, unusableDirectory, writeFileAtomic } from './secret-file';
+import { redactor } from '../../logging/redact';
 
 /**
  * The effects of each rotation step. Every step re-reads its record, checks that the rotation is at the step it
@@ -319,9 +320,26 @@ async function ignoreNotFound(call: () => Promise<void>, onGone: () => void): Pr
  * Runs `command` with /bin/sh and the key's facts in the environment. Its output is neither logged nor returned: a
  * script handed the key's path could print the key. Resolves to why it failed, or undefined.
  */
+/** Variables the daemon reads its own credentials from; a hook gets none of them. */
+const DAEMON_SECRETS = new Set(['GITLAB_TOKEN', 'REDIS_URL']);
+
+/**
+ * The environment of on_rotate: the daemon's own, without its credentials (the forge token, a Redis URL that may
+ * hold a password, or any variable holding a configured secret), plus the new key's facts. A hook that needs the
+ * forge brings its own credentials.
+ */
+export function hookEnvironment(daemon: NodeJS.ProcessEnv, key: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(daemon)) {
+    if (value === undefined || DAEMON_SECRETS.has(name) || redactor.holdsSecret(value)) continue;
+    env[name] = value;
+  }
+  return { ...env, ...key };
+}
+
 function runCommand(command: string, env: Record<string, string>): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile('/bin/sh', ['-c', command], { env: { ...process.env, ...env }, timeout: ON_ROTATE_TIMEOUT_MS, maxBuffer: 1024 * 1024 }, (error) => {
+    execFile('/bin/sh', ['-c', command], { env: hookEnvironment(process.env, env), timeout: ON_ROTATE_TIMEOUT_MS, maxBuffer: 1024 * 1024 }, (error) => {
       if (!error) return resolve(undefined);
       // Exit status in `code` (a number), or why it could not start (a string such as ENOENT); `killed` on timeout.
       const { code, signal, killed } = error as { code?: unknown; signal?: unknown; killed?: unknown };
