@@ -28,6 +28,13 @@ describe('Redactor', () => {
     expect(redactor.redactText(text)).toBe(expected);
   });
 
+  it('masks a private key block, PEM or OpenSSH, even when cut off', () => {
+    const openssh = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----';
+    expect(redactor.redactText(`wrote ${openssh} to disk`)).toBe(`wrote [${REDACTED} OPENSSH PRIVATE KEY] to disk`);
+    expect(redactor.redactText('-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI')).toBe(`[${REDACTED} PRIVATE KEY]`);
+    expect(redactor.redact({ privateKey: 'anything' })).toEqual({ privateKey: REDACTED });
+  });
+
   it('leaves ordinary text alone', () => {
     const text = 'job 812 failed with "connection reset", retry 1 of 2 (https://gitlab.example.com/acme/api/-/jobs/812)';
     expect(redactor.redactText(text)).toBe(text);

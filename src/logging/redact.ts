@@ -11,8 +11,11 @@ const URL_TOKEN = /([?&](?:private_token|access_token|job_token|token|password|s
 // `scheme://user:password@host`, as in redis://:password@host.
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@/\s]+@/gi;
 
+// A private key in PEM or OpenSSH form, should one ever be handed to a logger (key rotation writes them to disk only).
+const PRIVATE_KEY_BLOCK = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(-----END \1PRIVATE KEY-----|$)/g;
+
 /** Keys whose values are secrets whatever they look like. */
-const SECRET_KEY = /^(private[-_]?token|job[-_]?token|access[-_]?token|token|authorization|password|secret|private[-_]?key|cookie|set-cookie)$/i;
+const SECRET_KEY = /^(private[-_]?token|job[-_]?token|access[-_]?token|token|authorization|password|secret|private[-_]?key|privatekey|cookie|set-cookie)$/i;
 
 /**
  * Masks secrets in anything about to be logged or written to the audit trail: values the daemon was configured with
@@ -39,6 +42,7 @@ export class Redactor {
       if (result.includes(secret)) result = result.split(secret).join(REDACTED);
     }
     return result
+      .replace(PRIVATE_KEY_BLOCK, `[${REDACTED} $1PRIVATE KEY]`)
       .replace(FORGE_TOKEN, `$1${REDACTED}`)
       .replace(RUNNER_REGISTRATION_TOKEN, REDACTED)
       .replace(HEADER_VALUE, (_all, name: string, separator: string, scheme: string | undefined) => `${name}${separator}${scheme ?? ''}${REDACTED}`)
