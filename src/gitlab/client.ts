@@ -2,9 +2,12 @@ import type Redis from 'ioredis';
 import type { Dispatcher } from 'undici';
 import { AccessRequestsResource } from './resources/access-requests';
 import { DeployKeysResource } from './resources/deploy-keys';
+import { GpgKeysResource } from './resources/gpg-keys';
 import { JobsResource } from './resources/jobs';
 import { NamespacesResource } from './resources/namespaces';
+import { ProtectedBranchesResource } from './resources/protected-branches';
 import { RegistryResource } from './resources/registry';
+import { ResourceLabelEventsResource, ResourceWeightEventsResource } from './resources/resource-events';
 import { SshKeysResource } from './resources/ssh-keys';
 import { UsersResource } from './resources/users';
 import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from './transport/rate-limit';
@@ -52,6 +55,12 @@ export class GitlabClient {
   readonly deployKeys: DeployKeysResource;
   readonly groupAccessRequests: AccessRequestsResource<'groups'>;
   readonly projectAccessRequests: AccessRequestsResource<'projects'>;
+  readonly gpgKeys: GpgKeysResource;
+  readonly protectedBranches: ProtectedBranchesResource;
+  readonly issueLabelEvents: ResourceLabelEventsResource<'issues'>;
+  readonly mergeRequestLabelEvents: ResourceLabelEventsResource<'merge_requests'>;
+  readonly epicLabelEvents: ResourceLabelEventsResource<'epics'>;
+  readonly issueWeightEvents: ResourceWeightEventsResource;
   readonly limiter: RateLimiter;
   private readonly transport: Transport;
 
@@ -90,6 +99,12 @@ export class GitlabClient {
     this.deployKeys = new DeployKeysResource(this.transport);
     this.groupAccessRequests = new AccessRequestsResource(this.transport, 'groups');
     this.projectAccessRequests = new AccessRequestsResource(this.transport, 'projects');
+    this.gpgKeys = new GpgKeysResource(this.transport);
+    this.protectedBranches = new ProtectedBranchesResource(this.transport);
+    this.issueLabelEvents = new ResourceLabelEventsResource(this.transport, 'issues');
+    this.mergeRequestLabelEvents = new ResourceLabelEventsResource(this.transport, 'merge_requests');
+    this.epicLabelEvents = new ResourceLabelEventsResource(this.transport, 'epics');
+    this.issueWeightEvents = new ResourceWeightEventsResource(this.transport);
   }
 
   /** Closes the connection pool the client opened; the Redis connection belongs to the caller. */

@@ -11,4 +11,11 @@ export type { UsersResource } from './resources/users';
 export type { SshKeysResource } from './resources/ssh-keys';
 export type { DeployKeysResource } from './resources/deploy-keys';
 export type { AccessRequestsResource } from './resources/access-requests';
+export type { GpgKeysResource } from './resources/gpg-keys';
+export type { ProtectedBranchesResource } from './resources/protected-branches';
+export type {
+  LabelEventSource,
+  ResourceLabelEventsResource,
+  ResourceWeightEventsResource,
+} from './resources/resource-events';
 export * from './types';

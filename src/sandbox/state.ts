@@ -1,8 +1,16 @@
 import { createHash } from 'node:crypto';
 import { SandboxClock } from './clock';
 import type { FaultRules } from './faults';
+import { parseGpgPublicKey } from './gpg-key';
 import { parseSshPublicKey } from './ssh-key';
-import { resolveTimestamp, type JobStatus, type ParsedWorld, type WorldJob } from './world';
+import {
+  resolveTimestamp,
+  type JobStatus,
+  type ParsedWorld,
+  type WorldJob,
+  type WorldLabelEvent,
+  type WorldProtectedBranch,
+} from './world';
 
 /**
  * The forge's in-memory state. Records use the API's snake_case field names so presenters stay thin. Handlers in
@@ -178,6 +186,72 @@ export interface DeployKeyRecord {
   projects: Map<number, { can_push: boolean }>;
 }
 
+export interface GpgKeyRecord {
+  id: number;
+  user_id: number;
+  /** The armored block as given (trimmed). */
+  key: string;
+  /** SHA-1 of the decoded body (see gpg-key.ts), 40 upper-case hex digits; unique across users. */
+  fingerprint: string;
+  primary_keyid: string;
+  created_at: string;
+}
+
+/** One entry of a protected branch's push/merge/unprotect list: an access level, or a user or group. */
+export interface BranchAccessRecord {
+  access_level: number | null;
+  user_id: number | null;
+  group_id: number | null;
+}
+
+export interface ProtectedBranchRecord {
+  id: number;
+  project_id: number;
+  /** A branch name or wildcard, matched exactly by the API. */
+  name: string;
+  push_access_levels: BranchAccessRecord[];
+  merge_access_levels: BranchAccessRecord[];
+  unprotect_access_levels: BranchAccessRecord[];
+  allow_force_push: boolean;
+  code_owner_approval_required: boolean;
+}
+
+export interface LabelRecord {
+  id: number;
+  name: string;
+  color: string;
+  description: string | null;
+}
+
+/** Issues, merge requests and epics exist only to carry history events (spec 02 §4 "Label and weight history"). */
+export interface IssuableRecord {
+  id: number;
+  /** `project` for issues and merge requests, `group` for epics. */
+  parent_id: number;
+  iid: number;
+  title: string;
+}
+
+export type LabelEventResourceType = 'Issue' | 'Epic' | 'MergeRequest';
+
+export interface LabelEventRecord {
+  id: number;
+  resource_type: LabelEventResourceType;
+  resource_id: number;
+  user_id: number;
+  label_id: number;
+  action: 'add' | 'remove';
+  created_at: string;
+}
+
+export interface WeightEventRecord {
+  id: number;
+  issue_id: number;
+  user_id: number;
+  weight: number;
+  created_at: string;
+}
+
 export interface BulkDeletionRecord {
   repository_id: number;
   requested_at: string;
@@ -266,6 +340,16 @@ export class SandboxState {
   readonly repositories = new Map<number, RepositoryRecord>();
   readonly sshKeys = new Map<number, SshKeyRecord>();
   readonly deployKeys = new Map<number, DeployKeyRecord>();
+  readonly gpgKeys = new Map<number, GpgKeyRecord>();
+  readonly protectedBranches = new Map<number, ProtectedBranchRecord>();
+  /** Project id → ids of the groups it is shared with. */
+  readonly projectGroupLinks = new Map<number, Set<number>>();
+  readonly labels = new Map<number, LabelRecord>();
+  readonly issues = new Map<number, IssuableRecord>();
+  readonly mergeRequests = new Map<number, IssuableRecord>();
+  readonly epics = new Map<number, IssuableRecord>();
+  readonly labelEvents = new Map<number, LabelEventRecord>();
+  readonly weightEvents = new Map<number, WeightEventRecord>();
   readonly bulkDeletions: BulkDeletionRecord[] = [];
   readonly requestLog: RequestLogEntry[] = [];
   /** Repository id → sandbox-clock time (ms) until which another bulk deletion is refused (spec 01 §8.1). */
@@ -279,11 +363,21 @@ export class SandboxState {
     job: new IdSequence(),
     repository: new IdSequence(),
     key: new IdSequence(),
+    gpgKey: new IdSequence(),
+    protectedBranch: new IdSequence(),
+    label: new IdSequence(),
+    issue: new IdSequence(),
+    mergeRequest: new IdSequence(),
+    epic: new IdSequence(),
+    labelEvent: new IdSequence(),
+    weightEvent: new IdSequence(),
   };
   private readonly timers = new Set<NodeJS.Timeout>();
   /** The clock's start, against which relative world timestamps (`now-3d`) resolve. */
   private readonly startMs: number;
   private idleWaiters: (() => void)[] = [];
+  /** Labels whose color and description a world event set explicitly. */
+  private readonly definedLabels = new Set<number>();
 
   constructor(
     world: ParsedWorld,
@@ -490,6 +584,30 @@ export class SandboxState {
     return undefined;
   }
 
+  gpgKeyWithFingerprint(fingerprint: string): GpgKeyRecord | undefined {
+    for (const key of this.gpgKeys.values()) if (key.fingerprint === fingerprint) return key;
+    return undefined;
+  }
+
+  /** A project's protected branch or wildcard by its exact name. */
+  protectedBranch(projectId: number, name: string): ProtectedBranchRecord | undefined {
+    for (const branch of this.protectedBranches.values()) {
+      if (branch.project_id === projectId && branch.name === name) return branch;
+    }
+    return undefined;
+  }
+
+  /** An issue or merge request of a project by iid, or an epic of a group by id. */
+  issue(projectId: number, iid: number): IssuableRecord | undefined {
+    for (const issue of this.issues.values()) if (issue.parent_id === projectId && issue.iid === iid) return issue;
+    return undefined;
+  }
+
+  mergeRequest(projectId: number, iid: number): IssuableRecord | undefined {
+    for (const mr of this.mergeRequests.values()) if (mr.parent_id === projectId && mr.iid === iid) return mr;
+    return undefined;
+  }
+
   // ---- dump ---------------------------------------------------------------------------------------------------
 
   /** A JSON-friendly snapshot for tests (`GET /__sandbox/state`); tokens are left out. */
@@ -514,6 +632,18 @@ export class SandboxState {
         ...k,
         projects: [...k.projects.entries()].map(([project_id, link]) => ({ project_id, ...link })),
       })),
+      gpg_keys: [...this.gpgKeys.values()],
+      protected_branches: [...this.protectedBranches.values()],
+      project_group_links: [...this.projectGroupLinks.entries()].map(([project_id, groups]) => ({
+        project_id,
+        group_ids: [...groups],
+      })),
+      labels: [...this.labels.values()],
+      issues: [...this.issues.values()],
+      merge_requests: [...this.mergeRequests.values()],
+      epics: [...this.epics.values()],
+      label_events: [...this.labelEvents.values()],
+      weight_events: [...this.weightEvents.values()],
       bulk_deletions: this.bulkDeletions,
       cleanup_leases: [...this.cleanupLeases.entries()].map(([repository_id, until]) => ({
         repository_id,
@@ -544,6 +674,28 @@ export class SandboxState {
     });
     world.users.forEach((u) => u.ssh_keys.forEach((k) => k.id !== undefined && this.ids.key.reserve(k.id)));
     world.deploy_keys.forEach((k) => k.id !== undefined && this.ids.key.reserve(k.id));
+    const reserve = (sequence: IdSequence, id: number | undefined): void => {
+      if (id !== undefined) sequence.reserve(id);
+    };
+    world.users.forEach((u) => u.gpg_keys.forEach((k) => reserve(this.ids.gpgKey, k.id)));
+    world.groups.forEach((g) =>
+      g.epics.forEach((e) => {
+        reserve(this.ids.epic, e.id);
+        e.label_events.forEach((ev) => reserve(this.ids.labelEvent, ev.id));
+      }),
+    );
+    world.projects.forEach((p) => {
+      p.protected_branches.forEach((b) => reserve(this.ids.protectedBranch, b.id));
+      p.issues.forEach((i) => {
+        reserve(this.ids.issue, i.id);
+        i.label_events.forEach((ev) => reserve(this.ids.labelEvent, ev.id));
+        i.weight_events.forEach((ev) => reserve(this.ids.weightEvent, ev.id));
+      });
+      p.merge_requests.forEach((m) => {
+        reserve(this.ids.mergeRequest, m.id);
+        m.label_events.forEach((ev) => reserve(this.ids.labelEvent, ev.id));
+      });
+    });
 
     for (const u of world.users) {
       const created = u.created_at ? iso(u.created_at) : ago(365 * DAY_MS);
@@ -598,6 +750,19 @@ export class SandboxState {
         };
         this.sshKeys.set(key.id, key);
       }
+      for (const k of u.gpg_keys) {
+        const parsed = parseGpgPublicKey(k.key);
+        if (typeof parsed === 'string') continue; // the schema already rejected it
+        const key: GpgKeyRecord = {
+          id: k.id ?? this.ids.gpgKey.next(),
+          user_id: user.id,
+          key: k.key.trim(),
+          fingerprint: parsed.fingerprint,
+          primary_keyid: parsed.primaryKeyId,
+          created_at: k.created_at ? iso(k.created_at) : ago(30 * DAY_MS),
+        };
+        this.gpgKeys.set(key.id, key);
+      }
     }
 
     for (const g of world.groups) {
@@ -614,6 +779,11 @@ export class SandboxState {
       };
       this.groups.set(group.id, group);
       this.seedMembership('group', group.id, g.members, g.access_requests, group.created_at);
+      for (const e of g.epics) {
+        const epic: IssuableRecord = { id: e.id ?? this.ids.epic.next(), parent_id: group.id, iid: e.iid, title: e.title };
+        this.epics.set(epic.id, epic);
+        this.seedLabelEvents('Epic', epic.id, e.label_events, group.created_at);
+      }
     }
     // Personal namespaces take ids after the groups', from the same sequence as on the forge.
     for (const user of this.users.values()) user.namespace_id = this.ids.namespace.next();
@@ -636,6 +806,36 @@ export class SandboxState {
       this.projects.set(project.id, project);
       deferredAgents.push({ project, agents: p.allowed_agents });
       this.seedMembership('project', project.id, p.members, p.access_requests, project.created_at);
+      const links = p.shared_with_groups.map((path) => this.group(path)?.id).filter((gid) => gid !== undefined);
+      if (links.length > 0) this.projectGroupLinks.set(project.id, new Set(links));
+      for (const b of p.protected_branches) this.seedProtectedBranch(project, b);
+      for (const i of p.issues) {
+        const issue: IssuableRecord = { id: i.id ?? this.ids.issue.next(), parent_id: project.id, iid: i.iid, title: i.title };
+        this.issues.set(issue.id, issue);
+        this.seedLabelEvents('Issue', issue.id, i.label_events, project.created_at);
+        for (const ev of i.weight_events) {
+          const user = this.userByUsername(ev.user);
+          if (!user) continue;
+          const event: WeightEventRecord = {
+            id: ev.id ?? this.ids.weightEvent.next(),
+            issue_id: issue.id,
+            user_id: user.id,
+            weight: ev.weight,
+            created_at: ev.created_at ? iso(ev.created_at) : project.created_at,
+          };
+          this.weightEvents.set(event.id, event);
+        }
+      }
+      for (const m of p.merge_requests) {
+        const mr: IssuableRecord = {
+          id: m.id ?? this.ids.mergeRequest.next(),
+          parent_id: project.id,
+          iid: m.iid,
+          title: m.title,
+        };
+        this.mergeRequests.set(mr.id, mr);
+        this.seedLabelEvents('MergeRequest', mr.id, m.label_events, project.created_at);
+      }
 
       for (const pl of p.pipelines) {
         const created = pl.created_at ? iso(pl.created_at) : ago(60 * 60 * 1000);
@@ -720,6 +920,63 @@ export class SandboxState {
       }
       this.deployKeys.set(key.id, key);
     }
+  }
+
+  /** Labels are shared by name across the world (ids in order of first mention). */
+  private seedLabelEvents(
+    type: LabelEventResourceType,
+    resourceId: number,
+    events: WorldLabelEvent[],
+    fallback: string,
+  ): void {
+    for (const ev of events) {
+      const user = this.userByUsername(ev.user);
+      if (!user) continue;
+      const spec = typeof ev.label === 'string' ? { name: ev.label } : ev.label;
+      let label = [...this.labels.values()].find((l) => l.name === spec.name);
+      if (!label) {
+        label = { id: this.ids.label.next(), name: spec.name, color: '#6699cc', description: null };
+        this.labels.set(label.id, label);
+      }
+      // The first mention that gives color or description defines them, wherever it is in the file.
+      if (typeof ev.label !== 'string' && !this.definedLabels.has(label.id)) {
+        this.definedLabels.add(label.id);
+        label.color = ev.label.color ?? label.color;
+        label.description = ev.label.description ?? label.description;
+      }
+      const event: LabelEventRecord = {
+        id: ev.id ?? this.ids.labelEvent.next(),
+        resource_type: type,
+        resource_id: resourceId,
+        user_id: user.id,
+        label_id: label.id,
+        action: ev.action,
+        created_at: ev.created_at ? this.time(ev.created_at) : fallback,
+      };
+      this.labelEvents.set(event.id, event);
+    }
+  }
+
+  private seedProtectedBranch(project: ProjectRecord, b: WorldProtectedBranch): void {
+    const entries = (level: number, allowed: WorldProtectedBranch['allowed_to_push']): BranchAccessRecord[] => [
+      { access_level: level, user_id: null, group_id: null },
+      ...allowed.map((entry) => ({
+        access_level: null,
+        user_id: 'user' in entry ? (this.userByUsername(entry.user)?.id ?? null) : null,
+        group_id: 'group' in entry ? (this.group(entry.group)?.id ?? null) : null,
+      })),
+    ];
+    const branch: ProtectedBranchRecord = {
+      id: b.id ?? this.ids.protectedBranch.next(),
+      project_id: project.id,
+      name: b.name,
+      push_access_levels: entries(b.push_access_level, b.allowed_to_push),
+      merge_access_levels: entries(b.merge_access_level, b.allowed_to_merge),
+      unprotect_access_levels: entries(b.unprotect_access_level, b.allowed_to_unprotect),
+      allow_force_push: b.allow_force_push,
+      code_owner_approval_required: b.code_owner_approval_required,
+    };
+    this.protectedBranches.set(branch.id, branch);
   }
 
   private time(value: string): string {

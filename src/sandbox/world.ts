@@ -3,6 +3,7 @@ import { ConfigError, formatPath, formatProblem } from '../config/problems';
 import { YamlSource } from '../config/yaml-source';
 import { z } from 'zod';
 import { parseDuration } from './duration';
+import { parseGpgPublicKey } from './gpg-key';
 import { parseSshPublicKey } from './ssh-key';
 
 /**
@@ -65,6 +66,15 @@ const sshKeySchema = z.strictObject({
   expires_at: timestamp.nullable().optional(),
 });
 
+const gpgKeySchema = z.strictObject({
+  id: id.optional(),
+  /** Armored public key block. */
+  key: z.string().refine((key) => typeof parseGpgPublicKey(key) !== 'string', {
+    message: 'is not an armored GPG public key block',
+  }),
+  created_at: timestamp.optional(),
+});
+
 const userSchema = z.strictObject({
   id: id.optional(),
   username: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, { message: 'must be a valid username' }),
@@ -100,6 +110,82 @@ const userSchema = z.strictObject({
   can_create_project: z.boolean().default(true),
   private_profile: z.boolean().default(false),
   ssh_keys: z.array(sshKeySchema).default([]),
+  gpg_keys: z.array(gpgKeySchema).default([]),
+});
+
+/** A label as it appears in label events: a name, or a name with color (hex) and description. */
+const labelSchema = z.union([
+  z.string().min(1),
+  z.strictObject({
+    name: z.string().min(1),
+    color: z
+      .string()
+      .regex(/^#[0-9A-Fa-f]{6}$/, { message: 'must be a hex color #RRGGBB' })
+      .optional(),
+    description: z.string().nullable().optional(),
+  }),
+]);
+
+const labelEventSchema = z.strictObject({
+  id: id.optional(),
+  user: z.string(),
+  action: z.enum(['add', 'remove']),
+  label: labelSchema,
+  created_at: timestamp.optional(),
+});
+
+const weightEventSchema = z.strictObject({
+  id: id.optional(),
+  user: z.string(),
+  weight: z.number().int().nonnegative(),
+  created_at: timestamp.optional(),
+});
+
+/** An epic of a group (top tier); `:epic_id` in the API is its `id`. */
+const epicSchema = z.strictObject({
+  id: id.optional(),
+  iid: id,
+  title: z.string().default(''),
+  label_events: z.array(labelEventSchema).default([]),
+});
+
+const issueSchema = z.strictObject({
+  id: id.optional(),
+  iid: id,
+  title: z.string().default(''),
+  label_events: z.array(labelEventSchema).default([]),
+  weight_events: z.array(weightEventSchema).default([]),
+});
+
+const mergeRequestSchema = z.strictObject({
+  id: id.optional(),
+  iid: id,
+  title: z.string().default(''),
+  label_events: z.array(labelEventSchema).default([]),
+});
+
+const BRANCH_ACCESS_LEVEL_NAMES = { no_access: 0, developer: 30, maintainer: 40, admin: 60 } as const;
+const branchAccessLevel = z
+  .union([
+    z.literal([0, 30, 40, 60]),
+    z.enum(Object.keys(BRANCH_ACCESS_LEVEL_NAMES) as [keyof typeof BRANCH_ACCESS_LEVEL_NAMES]),
+  ])
+  .transform((value) => (typeof value === 'number' ? value : BRANCH_ACCESS_LEVEL_NAMES[value]));
+/** A user (username) or group (full path) given access besides the access level (higher tiers). */
+const branchAllowedSchema = z.union([z.strictObject({ user: z.string() }), z.strictObject({ group: z.string() })]);
+
+const protectedBranchSchema = z.strictObject({
+  id: id.optional(),
+  /** A branch name or wildcard (`release/*`). */
+  name: z.string().min(1),
+  push_access_level: branchAccessLevel.default(40),
+  merge_access_level: branchAccessLevel.default(40),
+  unprotect_access_level: branchAccessLevel.default(40),
+  allow_force_push: z.boolean().default(false),
+  code_owner_approval_required: z.boolean().default(false),
+  allowed_to_push: z.array(branchAllowedSchema).default([]),
+  allowed_to_merge: z.array(branchAllowedSchema).default([]),
+  allowed_to_unprotect: z.array(branchAllowedSchema).default([]),
 });
 
 const memberSchema = z.strictObject({ user: z.string(), access_level: accessLevel, created_at: timestamp.optional() });
@@ -117,6 +203,7 @@ const groupSchema = z.strictObject({
   created_at: timestamp.optional(),
   members: z.array(memberSchema).default([]),
   access_requests: z.array(accessRequestSchema).default([]),
+  epics: z.array(epicSchema).default([]),
 });
 
 const artifactSchema = z.strictObject({
@@ -220,6 +307,11 @@ const projectSchema = z.strictObject({
   allowed_agents: z.array(z.strictObject({ id: id, config_project: z.string() })).default([]),
   pipelines: z.array(pipelineSchema).default([]),
   registry: z.array(repositorySchema).default([]),
+  /** Groups (full paths) the project is shared with; they may be given access to protected branches. */
+  shared_with_groups: z.array(z.string()).default([]),
+  protected_branches: z.array(protectedBranchSchema).default([]),
+  issues: z.array(issueSchema).default([]),
+  merge_requests: z.array(mergeRequestSchema).default([]),
 });
 
 const deployKeySchema = z.strictObject({
@@ -262,6 +354,9 @@ export type WorldProject = ParsedWorld['projects'][number];
 export type WorldPipeline = WorldProject['pipelines'][number];
 export type WorldJob = WorldPipeline['jobs'][number];
 export type WorldRepository = WorldProject['registry'][number];
+export type WorldLabelEvent = z.output<typeof labelEventSchema>;
+export type WorldWeightEvent = z.output<typeof weightEventSchema>;
+export type WorldProtectedBranch = WorldProject['protected_branches'][number];
 
 function checkReferences(
   world: {
@@ -297,6 +392,10 @@ function checkReferences(
     groupPaths.add(full);
     group.members.forEach((m, j) => userRef(['groups', i, 'members', j, 'user'], m.user));
     group.access_requests.forEach((r, j) => userRef(['groups', i, 'access_requests', j, 'user'], r.user));
+    checkIids(group.epics, ['groups', i, 'epics'], 'epic', report);
+    group.epics.forEach((epic, e) =>
+      epic.label_events.forEach((ev, v) => userRef(['groups', i, 'epics', e, 'label_events', v, 'user'], ev.user)),
+    );
   });
 
   const projectPaths = new Set<string>();
@@ -326,6 +425,32 @@ function checkReferences(
         }
       });
     });
+    checkIids(project.issues, ['projects', i, 'issues'], 'issue', report);
+    checkIids(project.merge_requests, ['projects', i, 'merge_requests'], 'merge request', report);
+    project.issues.forEach((issue, n) => {
+      issue.label_events.forEach((ev, v) => userRef(['projects', i, 'issues', n, 'label_events', v, 'user'], ev.user));
+      issue.weight_events.forEach((ev, v) => userRef(['projects', i, 'issues', n, 'weight_events', v, 'user'], ev.user));
+    });
+    project.merge_requests.forEach((mr, n) =>
+      mr.label_events.forEach((ev, v) => userRef(['projects', i, 'merge_requests', n, 'label_events', v, 'user'], ev.user)),
+    );
+    project.shared_with_groups.forEach((path, g) => {
+      if (!groupPaths.has(path.toLowerCase())) report(['projects', i, 'shared_with_groups', g], `unknown group ${path}`);
+    });
+    const branchNames = new Set<string>();
+    project.protected_branches.forEach((branch, b) => {
+      if (branchNames.has(branch.name)) {
+        report(['projects', i, 'protected_branches', b, 'name'], `branch ${branch.name} is already protected`);
+      }
+      branchNames.add(branch.name);
+      for (const kind of ['allowed_to_push', 'allowed_to_merge', 'allowed_to_unprotect'] as const) {
+        branch[kind].forEach((entry, e) => {
+          const path = ['projects', i, 'protected_branches', b, kind, e];
+          if ('user' in entry) userRef([...path, 'user'], entry.user);
+          else if (!groupPaths.has(entry.group.toLowerCase())) report([...path, 'group'], `unknown group ${entry.group}`);
+        });
+      }
+    });
     project.registry.forEach((repository, r) => {
       const names = new Set<string>();
       repository.tags.forEach((tag, t) => {
@@ -348,6 +473,19 @@ function checkReferences(
       }
     }),
   );
+}
+
+function checkIids(
+  records: { iid: number }[],
+  path: (string | number)[],
+  what: string,
+  report: (path: (string | number)[], message: string) => void,
+): void {
+  const seen = new Set<number>();
+  records.forEach((record, i) => {
+    if (seen.has(record.iid)) report([...path, i, 'iid'], `duplicate ${what} iid ${record.iid}`);
+    seen.add(record.iid);
+  });
 }
 
 export interface WorldProblem {

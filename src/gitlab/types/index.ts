@@ -5,3 +5,5 @@ export * from './namespaces';
 export * from './users';
 export * from './keys';
 export * from './access-requests';
+export * from './protected-branches';
+export * from './resource-events';

@@ -39,3 +39,16 @@ export interface EditDeployKeyParams {
   title?: string;
   can_push?: boolean;
 }
+
+/** Spec 02 §2 "GPG key". */
+export interface GpgKey {
+  id: number;
+  /** Armored public key block (`-----BEGIN PGP PUBLIC KEY BLOCK-----` ...). */
+  key: string;
+  created_at: Timestamp;
+}
+
+export interface CreateGpgKeyParams {
+  /** Armored public key block. */
+  key: string;
+}

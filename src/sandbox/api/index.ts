@@ -1,9 +1,12 @@
 import { Router } from '../http/router';
 import { registerAccessRequestRoutes } from './access-requests';
 import { registerDeployKeyRoutes } from './deploy-keys';
+import { registerGpgKeyRoutes } from './gpg-keys';
 import { registerJobRoutes } from './jobs';
 import { registerNamespaceRoutes } from './namespaces';
+import { registerProtectedBranchRoutes } from './protected-branches';
 import { registerRegistryRoutes } from './registry';
+import { registerResourceEventRoutes } from './resource-events';
 import { registerSshKeyRoutes } from './ssh-keys';
 import { registerUserRoutes } from './users';
 
@@ -17,5 +20,8 @@ export function apiRouter(): Router {
   registerSshKeyRoutes(router);
   registerDeployKeyRoutes(router);
   registerAccessRequestRoutes(router);
+  registerGpgKeyRoutes(router);
+  registerProtectedBranchRoutes(router);
+  registerResourceEventRoutes(router);
   return router;
 }

@@ -1,17 +1,29 @@
 import { createHash } from 'node:crypto';
 import type {
   AccessRequestRecord,
+  BranchAccessRecord,
   DeployKeyRecord,
+  GpgKeyRecord,
   GroupRecord,
   JobRecord,
+  LabelEventRecord,
   PipelineRecord,
+  ProtectedBranchRecord,
   ProjectRecord,
   RepositoryRecord,
   SandboxState,
   SshKeyRecord,
   TagRecord,
   UserRecord,
+  WeightEventRecord,
 } from '../state';
+
+const BRANCH_ACCESS_DESCRIPTIONS: Record<number, string> = {
+  0: 'No one',
+  30: 'Developers + Maintainers',
+  40: 'Maintainers',
+  60: 'Admins',
+};
 
 /**
  * Turns records into the API's JSON, field by field as the spec's tables list them (spec 01 §2, spec 02 §2).
@@ -370,6 +382,68 @@ export class Presenter {
       fingerprint_sha256: key.fingerprint_sha256,
       projects_with_write_access: linked(true),
       projects_with_readonly_access: linked(false),
+    };
+  }
+
+  /** Spec 02 §2 "GPG key": only `id`, `key`, `created_at`. */
+  gpgKey(key: GpgKeyRecord): Record<string, unknown> {
+    return { id: key.id, key: key.key, created_at: key.created_at };
+  }
+
+  // ---- protected branches -------------------------------------------------------------------------------------
+
+  protectedBranch(branch: ProtectedBranchRecord): Record<string, unknown> {
+    return {
+      id: branch.id,
+      name: branch.name,
+      push_access_levels: branch.push_access_levels.map((a) => this.branchAccess(a)),
+      merge_access_levels: branch.merge_access_levels.map((a) => this.branchAccess(a)),
+      unprotect_access_levels: branch.unprotect_access_levels.map((a) => this.branchAccess(a)),
+      allow_force_push: branch.allow_force_push,
+      code_owner_approval_required: branch.code_owner_approval_required,
+    };
+  }
+
+  /** A user entry is described by the user's name, a group entry by the group's name, as on the forge. */
+  private branchAccess(access: BranchAccessRecord): Record<string, unknown> {
+    const user = access.user_id !== null ? this.state.users.get(access.user_id) : undefined;
+    const group = access.group_id !== null ? this.state.groups.get(access.group_id) : undefined;
+    const description =
+      user?.name ?? group?.name ?? (access.access_level !== null ? BRANCH_ACCESS_DESCRIPTIONS[access.access_level] : '');
+    return {
+      access_level: access.access_level,
+      access_level_description: description,
+      user_id: access.user_id,
+      group_id: access.group_id,
+    };
+  }
+
+  // ---- history events -----------------------------------------------------------------------------------------
+
+  labelEvent(event: LabelEventRecord): Record<string, unknown> {
+    const user = this.state.users.get(event.user_id);
+    const label = this.state.labels.get(event.label_id);
+    return {
+      id: event.id,
+      user: user ? this.userSummary(user) : null,
+      created_at: event.created_at,
+      resource_type: event.resource_type,
+      resource_id: event.resource_id,
+      label: label
+        ? { id: label.id, name: label.name, color: label.color, description: label.description }
+        : null,
+      action: event.action,
+    };
+  }
+
+  weightEvent(event: WeightEventRecord): Record<string, unknown> {
+    const user = this.state.users.get(event.user_id);
+    return {
+      id: event.id,
+      user: user ? this.userSummary(user) : null,
+      created_at: event.created_at,
+      issue_id: event.issue_id,
+      weight: event.weight,
     };
   }
 

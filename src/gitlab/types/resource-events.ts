@@ -1,0 +1,31 @@
+import type { Timestamp } from './common';
+import type { UserSummary } from './users';
+
+export type ResourceLabelEventType = 'Issue' | 'Epic' | 'MergeRequest';
+export type ResourceLabelEventAction = 'add' | 'remove';
+
+/** Spec 02 §2 "Resource label event". */
+export interface ResourceLabelEvent {
+  id: number;
+  user: UserSummary;
+  created_at: Timestamp;
+  resource_type: ResourceLabelEventType;
+  resource_id: number;
+  label: {
+    id: number;
+    name: string;
+    /** Hex, e.g. `#d9534f`. */
+    color: string;
+    description: string | null;
+  };
+  action: ResourceLabelEventAction;
+}
+
+/** Spec 02 §2 "Resource weight event". */
+export interface ResourceWeightEvent {
+  id: number;
+  user: UserSummary;
+  created_at: Timestamp;
+  issue_id: number;
+  weight: number;
+}
