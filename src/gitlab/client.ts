@@ -1,8 +1,16 @@
 import type Redis from 'ioredis';
 import type { Dispatcher } from 'undici';
 import { AccessRequestsResource } from './resources/access-requests';
+import {
+  ExternalApprovalRulesResource,
+  MergeRequestApprovalRulesResource,
+  MergeRequestApprovalsResource,
+  ProjectApprovalRulesResource,
+  ProjectApprovalSettingsResource,
+} from './resources/approvals';
 import { DeployKeysResource } from './resources/deploy-keys';
 import { GpgKeysResource } from './resources/gpg-keys';
+import { IntegrationsResource } from './resources/integrations';
 import { JobsResource } from './resources/jobs';
 import { NamespacesResource } from './resources/namespaces';
 import { ProtectedBranchesResource } from './resources/protected-branches';
@@ -56,7 +64,13 @@ export class GitlabClient {
   readonly groupAccessRequests: AccessRequestsResource<'groups'>;
   readonly projectAccessRequests: AccessRequestsResource<'projects'>;
   readonly gpgKeys: GpgKeysResource;
+  readonly integrations: IntegrationsResource;
   readonly protectedBranches: ProtectedBranchesResource;
+  readonly projectApprovalSettings: ProjectApprovalSettingsResource;
+  readonly projectApprovalRules: ProjectApprovalRulesResource;
+  readonly externalApprovalRules: ExternalApprovalRulesResource;
+  readonly mergeRequestApprovals: MergeRequestApprovalsResource;
+  readonly mergeRequestApprovalRules: MergeRequestApprovalRulesResource;
   readonly issueLabelEvents: ResourceLabelEventsResource<'issues'>;
   readonly mergeRequestLabelEvents: ResourceLabelEventsResource<'merge_requests'>;
   readonly epicLabelEvents: ResourceLabelEventsResource<'epics'>;
@@ -100,7 +114,13 @@ export class GitlabClient {
     this.groupAccessRequests = new AccessRequestsResource(this.transport, 'groups');
     this.projectAccessRequests = new AccessRequestsResource(this.transport, 'projects');
     this.gpgKeys = new GpgKeysResource(this.transport);
+    this.integrations = new IntegrationsResource(this.transport);
     this.protectedBranches = new ProtectedBranchesResource(this.transport);
+    this.projectApprovalSettings = new ProjectApprovalSettingsResource(this.transport);
+    this.projectApprovalRules = new ProjectApprovalRulesResource(this.transport);
+    this.externalApprovalRules = new ExternalApprovalRulesResource(this.transport);
+    this.mergeRequestApprovals = new MergeRequestApprovalsResource(this.transport);
+    this.mergeRequestApprovalRules = new MergeRequestApprovalRulesResource(this.transport);
     this.issueLabelEvents = new ResourceLabelEventsResource(this.transport, 'issues');
     this.mergeRequestLabelEvents = new ResourceLabelEventsResource(this.transport, 'merge_requests');
     this.epicLabelEvents = new ResourceLabelEventsResource(this.transport, 'epics');

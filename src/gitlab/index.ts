@@ -12,7 +12,15 @@ export type { SshKeysResource } from './resources/ssh-keys';
 export type { DeployKeysResource } from './resources/deploy-keys';
 export type { AccessRequestsResource } from './resources/access-requests';
 export type { GpgKeysResource } from './resources/gpg-keys';
+export type { IntegrationsResource } from './resources/integrations';
 export type { ProtectedBranchesResource } from './resources/protected-branches';
+export type {
+  ExternalApprovalRulesResource,
+  MergeRequestApprovalRulesResource,
+  MergeRequestApprovalsResource,
+  ProjectApprovalRulesResource,
+  ProjectApprovalSettingsResource,
+} from './resources/approvals';
 export type {
   LabelEventSource,
   ResourceLabelEventsResource,

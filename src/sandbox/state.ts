@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ApprovalsState } from './approvals-state';
 import { SandboxClock } from './clock';
 import type { FaultRules } from './faults';
 import { parseGpgPublicKey } from './gpg-key';
@@ -342,6 +343,7 @@ export class SandboxState {
   readonly deployKeys = new Map<number, DeployKeyRecord>();
   readonly gpgKeys = new Map<number, GpgKeyRecord>();
   readonly protectedBranches = new Map<number, ProtectedBranchRecord>();
+  readonly approvals = new ApprovalsState();
   /** Project id → ids of the groups it is shared with. */
   readonly projectGroupLinks = new Map<number, Set<number>>();
   readonly labels = new Map<number, LabelRecord>();

@@ -6,4 +6,6 @@ export * from './users';
 export * from './keys';
 export * from './access-requests';
 export * from './protected-branches';
+export * from './approvals';
 export * from './resource-events';
+export * from './integrations';

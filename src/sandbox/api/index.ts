@@ -1,7 +1,9 @@
 import { Router } from '../http/router';
 import { registerAccessRequestRoutes } from './access-requests';
+import { registerApprovalRoutes } from './approvals';
 import { registerDeployKeyRoutes } from './deploy-keys';
 import { registerGpgKeyRoutes } from './gpg-keys';
+import { registerIntegrationRoutes } from './integrations';
 import { registerJobRoutes } from './jobs';
 import { registerNamespaceRoutes } from './namespaces';
 import { registerProtectedBranchRoutes } from './protected-branches';
@@ -21,7 +23,9 @@ export function apiRouter(): Router {
   registerDeployKeyRoutes(router);
   registerAccessRequestRoutes(router);
   registerGpgKeyRoutes(router);
+  registerIntegrationRoutes(router);
   registerProtectedBranchRoutes(router);
+  registerApprovalRoutes(router);
   registerResourceEventRoutes(router);
   return router;
 }

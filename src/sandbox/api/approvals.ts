@@ -1,0 +1,520 @@
+import type {
+  ApprovalRuleRecord,
+  ExternalApprovalRuleRecord,
+  MergeRequestApprovalRuleRecord,
+  MergeRequestApprovalsRecord,
+  ProjectApprovalRuleRecord,
+} from '../approvals-state';
+import {
+  ApiError,
+  boolParam,
+  forbidden,
+  intParam,
+  intRouteParam,
+  listParam,
+  noContent,
+  notFound,
+  ok,
+  param,
+  paramError,
+  requiredParam,
+  unauthorized,
+  validationError,
+  type RequestContext,
+} from '../http/context';
+import { paginate } from '../http/pagination';
+import type { Router } from '../http/router';
+import type { GroupRecord, IssuableRecord, ProjectRecord, ProtectedBranchRecord, UserRecord } from '../state';
+import { currentUser, DEVELOPER, findProject, GUEST, MAINTAINER } from './access';
+import { Presenter } from './presenters';
+
+const SETTINGS = [
+  'reset_approvals_on_push',
+  'disable_overriding_approvers_per_merge_request',
+  'merge_requests_author_approval',
+  'merge_requests_disable_committers_approval',
+  'require_password_to_approve',
+] as const;
+const SYSTEM_RULE_TYPES = new Set(['report_approver', 'code_owner']);
+const MR = '/projects/:id/merge_requests/:merge_request_iid';
+
+/**
+ * Merge request approvals (spec 02 §4, higher tiers). The spec leaves roles open; the sandbox lets anyone who sees
+ * the project read, developers approve and manage merge request rules, maintainers change project settings and rules.
+ */
+export function registerApprovalRoutes(router: Router): void {
+  router
+    .get('/projects/:id/approvals', (ctx) => ok(approvalsOf(ctx, findProject(ctx, GUEST)).settings))
+    .post('/projects/:id/approvals', (ctx) => {
+      const project = findProject(ctx, MAINTAINER);
+      const settings = approvalsOf(ctx, project).settings;
+      const before = intParam(ctx, 'approvals_before_merge');
+      const changes = SETTINGS.map((name) => [name, boolParam(ctx, name)] as const);
+      if (before !== undefined) {
+        if (before < 0) throw validationError({ approvals_before_merge: ['must be greater than or equal to 0'] });
+        settings.approvals_before_merge = before;
+      }
+      for (const [name, value] of changes) if (value !== undefined) settings[name] = value;
+      return ok(settings, 201);
+    })
+    // ---- project rules ----
+    .get('/projects/:id/approval_rules', (ctx) => {
+      const project = findProject(ctx, GUEST);
+      return paginate(ctx, approvalsOf(ctx, project).rules, (r) => presentProjectRule(ctx, project, r));
+    })
+    .get('/projects/:id/approval_rules/:approval_rule_id', (ctx) => {
+      const project = findProject(ctx, GUEST);
+      return ok(presentProjectRule(ctx, project, findProjectRule(ctx, project)));
+    })
+    .post('/projects/:id/approval_rules', (ctx) => {
+      const project = findProject(ctx, MAINTAINER);
+      const fields = ruleFields(ctx, approvalsOf(ctx, project).rules, undefined);
+      const rule: ProjectApprovalRuleRecord = {
+        id: ctx.state.approvals.nextId('projectRule'),
+        rule_type: 'regular',
+        name: fields.name,
+        approvals_required: fields.approvals_required,
+        user_ids: fields.user_ids ?? [],
+        group_ids: fields.group_ids ?? [],
+        protected_branch_ids: protectedBranchIds(ctx, project) ?? [],
+      };
+      approvalsOf(ctx, project).rules.push(rule);
+      return ok(presentProjectRule(ctx, project, rule), 201);
+    })
+    .put('/projects/:id/approval_rules/:approval_rule_id', (ctx) => {
+      const project = findProject(ctx, MAINTAINER);
+      const rule = findProjectRule(ctx, project);
+      const fields = ruleFields(ctx, approvalsOf(ctx, project).rules, rule);
+      const branches = protectedBranchIds(ctx, project);
+      applyRuleFields(rule, fields);
+      if (branches !== undefined) rule.protected_branch_ids = branches;
+      return ok(presentProjectRule(ctx, project, rule));
+    })
+    .delete('/projects/:id/approval_rules/:approval_rule_id', (ctx) => {
+      const project = findProject(ctx, MAINTAINER);
+      const rules = approvalsOf(ctx, project).rules;
+      rules.splice(rules.indexOf(findProjectRule(ctx, project)), 1);
+      return noContent();
+    })
+    // ---- external rules (feature flag) ----
+    .get('/projects/:id/external_approval_rules', (ctx) => {
+      const project = externalRulesProject(ctx, GUEST);
+      return paginate(ctx, approvalsOf(ctx, project).external_rules, (r) => presentExternalRule(ctx, project, r));
+    })
+    .post('/projects/:id/external_approval_rules', (ctx) => {
+      const project = externalRulesProject(ctx, MAINTAINER);
+      const rules = approvalsOf(ctx, project).external_rules;
+      const name = requiredParam(ctx, 'name');
+      const url = externalUrl(requiredParam(ctx, 'external_url'));
+      const branches = protectedBranchIds(ctx, project) ?? [];
+      if (rules.some((r) => r.name === name)) throw validationError({ name: ['has already been taken'] });
+      const now = ctx.state.nowIso();
+      const rule: ExternalApprovalRuleRecord = {
+        id: ctx.state.approvals.nextId('externalRule'),
+        name,
+        external_url: url,
+        protected_branch_ids: branches,
+        created_at: now,
+        updated_at: now,
+      };
+      rules.push(rule);
+      return ok(presentExternalRule(ctx, project, rule), 201);
+    })
+    .put('/projects/:id/external_approval_rules/:rule_id', (ctx) => {
+      const project = externalRulesProject(ctx, MAINTAINER);
+      const rules = approvalsOf(ctx, project).external_rules;
+      const rule = findExternalRule(ctx, project);
+      const name = param(ctx, 'name');
+      const rawUrl = param(ctx, 'external_url');
+      const url = rawUrl === undefined ? undefined : externalUrl(rawUrl);
+      const branches = protectedBranchIds(ctx, project);
+      if (name !== undefined) {
+        if (name === '') throw validationError({ name: ["can't be blank"] });
+        if (rules.some((r) => r !== rule && r.name === name)) throw validationError({ name: ['has already been taken'] });
+        rule.name = name;
+      }
+      if (url !== undefined) rule.external_url = url;
+      if (branches !== undefined) rule.protected_branch_ids = branches;
+      rule.updated_at = ctx.state.nowIso();
+      return ok(presentExternalRule(ctx, project, rule));
+    })
+    .delete('/projects/:id/external_approval_rules/:rule_id', (ctx) => {
+      const project = externalRulesProject(ctx, MAINTAINER);
+      const rules = approvalsOf(ctx, project).external_rules;
+      rules.splice(rules.indexOf(findExternalRule(ctx, project)), 1);
+      return noContent();
+    })
+    // ---- merge request ----
+    .get(`${MR}/approvals`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, GUEST);
+      return ok(presentStatus(ctx, project, mr));
+    })
+    .post(`${MR}/approvals`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, DEVELOPER);
+      const required = intParam(ctx, 'approvals_required');
+      if (required === undefined) throw paramError('approvals_required is missing');
+      const minimum = approvalsOf(ctx, project).settings.approvals_before_merge;
+      if (required < minimum) {
+        throw validationError({ approvals_before_merge: [`must be greater than or equal to ${minimum}`] });
+      }
+      const record = mrApprovals(ctx, project, mr);
+      record.approvals_required = required;
+      record.updated_at = ctx.state.nowIso();
+      return ok(presentStatus(ctx, project, mr), 201);
+    })
+    .get(`${MR}/approval_state`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, GUEST);
+      const record = mrApprovals(ctx, project, mr);
+      return ok({
+        approval_rules_overwritten: record.rules.length > 0,
+        rules: effectiveRules(ctx, project, mr).map((rule) => {
+          const approvedBy = approversUnder(ctx, rule, record);
+          return {
+            ...presentMergeRequestRule(ctx, project, rule),
+            approved_by: approvedBy.map((u) => present(ctx).userSummary(u)),
+            approved: approvedBy.length >= rule.approvals_required,
+          };
+        }),
+      });
+    })
+    .get(`${MR}/approval_rules`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, GUEST);
+      return ok(mrApprovals(ctx, project, mr).rules.map((r) => presentMergeRequestRule(ctx, project, r)));
+    })
+    .post(`${MR}/approval_rules`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, DEVELOPER);
+      refuseOverride(ctx, project);
+      const record = mrApprovals(ctx, project, mr);
+      const sourceId = intParam(ctx, 'approval_project_rule_id');
+      let rule: MergeRequestApprovalRuleRecord;
+      if (sourceId !== undefined) {
+        // Spec 02 §4 rule 2: name, users and groups come from the project rule.
+        const source = approvalsOf(ctx, project).rules.find((r) => r.id === sourceId);
+        if (!source) throw notFound();
+        const required = requiredCount(ctx);
+        rule = {
+          id: 0,
+          name: source.name,
+          rule_type: 'regular',
+          approvals_required: required,
+          user_ids: [...source.user_ids],
+          group_ids: [...source.group_ids],
+          source_rule_id: source.id,
+        };
+      } else {
+        const fields = ruleFields(ctx, record.rules, undefined);
+        rule = {
+          id: 0,
+          name: fields.name,
+          rule_type: 'regular',
+          approvals_required: fields.approvals_required,
+          user_ids: fields.user_ids ?? [],
+          group_ids: fields.group_ids ?? [],
+          source_rule_id: null,
+        };
+      }
+      rule.id = ctx.state.approvals.nextId('mergeRequestRule');
+      record.rules.push(rule);
+      return ok(presentMergeRequestRule(ctx, project, rule), 201);
+    })
+    .put(`${MR}/approval_rules/:approval_rule_id`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, DEVELOPER);
+      const record = mrApprovals(ctx, project, mr);
+      const rule = findChangeableMergeRequestRule(ctx, record);
+      applyRuleFields(rule, ruleFields(ctx, record.rules, rule));
+      return ok(presentMergeRequestRule(ctx, project, rule));
+    })
+    .delete(`${MR}/approval_rules/:approval_rule_id`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, DEVELOPER);
+      const record = mrApprovals(ctx, project, mr);
+      record.rules.splice(record.rules.indexOf(findChangeableMergeRequestRule(ctx, record)), 1);
+      return noContent();
+    })
+    .post(`${MR}/approve`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, DEVELOPER);
+      const user = currentUser(ctx);
+      const record = mrApprovals(ctx, project, mr);
+      const sha = param(ctx, 'sha');
+      if (sha !== undefined && sha !== record.head_sha) {
+        throw new ApiError(409, { message: `SHA does not match HEAD of source branch: ${record.head_sha}` });
+      }
+      // The forge answers 401 when the caller cannot approve (already approved, or the password is missing).
+      if (record.approved_by.includes(user.id)) throw unauthorized();
+      if (approvalsOf(ctx, project).settings.require_password_to_approve && !param(ctx, 'approval_password')) {
+        throw unauthorized();
+      }
+      record.approved_by.push(user.id);
+      record.updated_at = ctx.state.nowIso();
+      return ok(presentStatus(ctx, project, mr), 201);
+    })
+    .post(`${MR}/unapprove`, (ctx) => {
+      const { project, mr } = findMergeRequest(ctx, DEVELOPER);
+      const user = currentUser(ctx);
+      const record = mrApprovals(ctx, project, mr);
+      if (!record.approved_by.includes(user.id)) throw notFound();
+      record.approved_by = record.approved_by.filter((id) => id !== user.id);
+      record.updated_at = ctx.state.nowIso();
+      return ok(presentStatus(ctx, project, mr), 201);
+    });
+}
+
+// ---- lookups ----------------------------------------------------------------------------------------------------
+
+function approvalsOf(ctx: RequestContext, project: ProjectRecord) {
+  return ctx.state.approvals.project(project.id);
+}
+
+function mrApprovals(ctx: RequestContext, project: ProjectRecord, mr: IssuableRecord): MergeRequestApprovalsRecord {
+  return ctx.state.approvals.mergeRequest(project.id, mr.iid);
+}
+
+function findMergeRequest(ctx: RequestContext, minLevel: number): { project: ProjectRecord; mr: IssuableRecord } {
+  const project = findProject(ctx, minLevel);
+  const mr = ctx.state.mergeRequest(project.id, intRouteParam(ctx, 'merge_request_iid'));
+  if (!mr) throw notFound('Merge Request');
+  return { project, mr };
+}
+
+function findProjectRule(ctx: RequestContext, project: ProjectRecord): ProjectApprovalRuleRecord {
+  const id = intRouteParam(ctx, 'approval_rule_id');
+  const rule = approvalsOf(ctx, project).rules.find((r) => r.id === id);
+  if (!rule) throw notFound();
+  return rule;
+}
+
+function findExternalRule(ctx: RequestContext, project: ProjectRecord): ExternalApprovalRuleRecord {
+  const id = intRouteParam(ctx, 'rule_id');
+  const rule = approvalsOf(ctx, project).external_rules.find((r) => r.id === id);
+  if (!rule) throw notFound();
+  return rule;
+}
+
+/** Spec 02 §4 rule 3: system-generated rules cannot be changed or deleted (the forge's policy answers 403). */
+function findChangeableMergeRequestRule(ctx: RequestContext, record: MergeRequestApprovalsRecord): MergeRequestApprovalRuleRecord {
+  const id = intRouteParam(ctx, 'approval_rule_id');
+  const rule = record.rules.find((r) => r.id === id);
+  if (!rule) throw notFound();
+  if (SYSTEM_RULE_TYPES.has(rule.rule_type)) throw forbidden();
+  return rule;
+}
+
+/** Spec 02 §4 rule 5: behind `ff_compliance_approval_gates`; while off the routes answer `404 Not Found`. */
+function externalRulesProject(ctx: RequestContext, minLevel: number): ProjectRecord {
+  const project = findProject(ctx, minLevel);
+  if (!ctx.state.approvals.externalRulesOn(project.id)) throw new ApiError(404, { message: '404 Not Found' });
+  return project;
+}
+
+function refuseOverride(ctx: RequestContext, project: ProjectRecord): void {
+  if (approvalsOf(ctx, project).settings.disable_overriding_approvers_per_merge_request) throw forbidden();
+}
+
+// ---- parameters -------------------------------------------------------------------------------------------------
+
+interface RuleFields {
+  name: string;
+  approvals_required: number;
+  user_ids?: number[];
+  group_ids?: number[];
+}
+
+function requiredCount(ctx: RequestContext): number {
+  const required = intParam(ctx, 'approvals_required');
+  if (required === undefined) throw paramError('approvals_required is missing');
+  if (required < 0) throw validationError({ approvals_required: ['must be greater than or equal to 0'] });
+  return required;
+}
+
+/** `name` and `approvals_required` required; users and groups must exist; names unique among `siblings`. */
+function ruleFields(
+  ctx: RequestContext,
+  siblings: readonly ApprovalRuleRecord[],
+  self: ApprovalRuleRecord | undefined,
+): RuleFields {
+  const name = requiredParam(ctx, 'name');
+  const approvalsRequired = requiredCount(ctx);
+  const userIds = idList(ctx, 'user_ids');
+  const groupIds = idList(ctx, 'group_ids');
+  for (const id of userIds ?? []) if (!ctx.state.users.has(id)) throw validationError({ users: ['is invalid'] });
+  for (const id of groupIds ?? []) if (!ctx.state.groups.has(id)) throw validationError({ groups: ['is invalid'] });
+  if (siblings.some((r) => r !== self && r.name === name)) throw validationError({ name: ['has already been taken'] });
+  return { name, approvals_required: approvalsRequired, user_ids: userIds, group_ids: groupIds };
+}
+
+/** Spec 02 §4 rule 1: given `user_ids` / `group_ids` replace the lists (absent ones are removed). */
+function applyRuleFields(rule: ApprovalRuleRecord, fields: RuleFields): void {
+  rule.name = fields.name;
+  rule.approvals_required = fields.approvals_required;
+  if (fields.user_ids !== undefined) rule.user_ids = fields.user_ids;
+  if (fields.group_ids !== undefined) rule.group_ids = fields.group_ids;
+}
+
+function idList(ctx: RequestContext, name: string): number[] | undefined {
+  const values = listParam(ctx, name);
+  if (values === undefined) return undefined;
+  const ids = values.filter((v) => v !== '').map((v) => (/^\d+$/.test(v) ? Number(v) : NaN));
+  if (ids.some((id) => Number.isNaN(id))) throw paramError(`${name} is invalid`);
+  return [...new Set(ids)];
+}
+
+function protectedBranchIds(ctx: RequestContext, project: ProjectRecord): number[] | undefined {
+  const ids = idList(ctx, 'protected_branch_ids');
+  for (const id of ids ?? []) {
+    if (ctx.state.protectedBranches.get(id)?.project_id !== project.id) throw paramError('protected_branch_ids is invalid');
+  }
+  return ids;
+}
+
+function externalUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol)) throw validationError({ external_url: ['must be a valid URL'] });
+  return value;
+}
+
+// ---- computation and presentation ------------------------------------------------------------------------------
+
+/** The merge request's own rules when it has any, else the project's rules (as the forge's approval state does). */
+function effectiveRules(ctx: RequestContext, project: ProjectRecord, mr: IssuableRecord): MergeRequestApprovalRuleRecord[] {
+  const own = mrApprovals(ctx, project, mr).rules;
+  if (own.length > 0) return own;
+  return approvalsOf(ctx, project).rules.map((r) => ({ ...r, source_rule_id: null }));
+}
+
+function eligible(ctx: RequestContext, rule: ApprovalRuleRecord): UserRecord[] {
+  const ids = new Set(rule.user_ids);
+  for (const groupId of rule.group_ids) {
+    for (const m of ctx.state.members) if (m.source === 'group' && m.source_id === groupId && m.access_level >= GUEST) ids.add(m.user_id);
+  }
+  return [...ids].map((id) => ctx.state.users.get(id)).filter((u): u is UserRecord => u !== undefined);
+}
+
+function approversUnder(ctx: RequestContext, rule: ApprovalRuleRecord, record: MergeRequestApprovalsRecord): UserRecord[] {
+  const ids = new Set(eligible(ctx, rule).map((u) => u.id));
+  return record.approved_by.filter((id) => ids.has(id)).map((id) => ctx.state.users.get(id) as UserRecord);
+}
+
+function presentStatus(ctx: RequestContext, project: ProjectRecord, mr: IssuableRecord): Record<string, unknown> {
+  const record = mrApprovals(ctx, project, mr);
+  const rules = effectiveRules(ctx, project, mr);
+  const fallback = record.approvals_required ?? approvalsOf(ctx, project).settings.approvals_before_merge;
+  const byRules = rules.reduce((sum, r) => sum + r.approvals_required, 0);
+  const leftByRules = rules.reduce(
+    (sum, r) => sum + Math.max(0, r.approvals_required - approversUnder(ctx, r, record).length),
+    0,
+  );
+  const leftByCount = Math.max(0, fallback - record.approved_by.length);
+  const created = project.created_at;
+  return {
+    id: mr.id,
+    iid: mr.iid,
+    project_id: project.id,
+    title: mr.title,
+    description: '',
+    state: 'opened',
+    created_at: created,
+    updated_at: record.updated_at ?? created,
+    merge_status: 'can_be_merged',
+    approvals_required: Math.max(fallback, byRules),
+    approvals_left: Math.max(leftByCount, leftByRules),
+    approved_by: record.approved_by
+      .map((id) => ctx.state.users.get(id))
+      .filter((u): u is UserRecord => u !== undefined)
+      .map((u) => ({ user: present(ctx).userSummary(u) })),
+  };
+}
+
+function presentRuleBase(ctx: RequestContext, rule: ApprovalRuleRecord): Record<string, unknown> {
+  const p = present(ctx);
+  return {
+    id: rule.id,
+    name: rule.name,
+    rule_type: rule.rule_type,
+    eligible_approvers: eligible(ctx, rule).map((u) => p.userSummary(u)),
+    approvals_required: rule.approvals_required,
+    users: rule.user_ids
+      .map((id) => ctx.state.users.get(id))
+      .filter((u): u is UserRecord => u !== undefined)
+      .map((u) => p.userSummary(u)),
+    groups: rule.group_ids
+      .map((id) => ctx.state.groups.get(id))
+      .filter((g): g is GroupRecord => g !== undefined)
+      .map((g) => presentGroup(ctx, g)),
+    contains_hidden_groups: false,
+  };
+}
+
+function presentProjectRule(ctx: RequestContext, project: ProjectRecord, rule: ProjectApprovalRuleRecord): Record<string, unknown> {
+  return {
+    ...presentRuleBase(ctx, rule),
+    protected_branches: rule.protected_branch_ids
+      .map((id) => ctx.state.protectedBranches.get(id))
+      .filter((b): b is ProtectedBranchRecord => b !== undefined && b.project_id === project.id)
+      .map((b) => present(ctx).protectedBranch(b)),
+  };
+}
+
+function presentMergeRequestRule(
+  ctx: RequestContext,
+  project: ProjectRecord,
+  rule: MergeRequestApprovalRuleRecord,
+): Record<string, unknown> {
+  const source = rule.source_rule_id === null ? undefined : approvalsOf(ctx, project).rules.find((r) => r.id === rule.source_rule_id);
+  return {
+    ...presentRuleBase(ctx, rule),
+    source_rule: source ? { approvals_required: source.approvals_required } : null,
+    overridden: source !== undefined && source.approvals_required !== rule.approvals_required,
+  };
+}
+
+function presentExternalRule(ctx: RequestContext, project: ProjectRecord, rule: ExternalApprovalRuleRecord): Record<string, unknown> {
+  return {
+    id: rule.id,
+    name: rule.name,
+    project_id: project.id,
+    external_url: rule.external_url,
+    protected_branches: rule.protected_branch_ids
+      .map((id) => ctx.state.protectedBranches.get(id))
+      .filter((b): b is ProtectedBranchRecord => b !== undefined)
+      .map((b) => ({
+        id: b.id,
+        project_id: b.project_id,
+        name: b.name,
+        created_at: rule.created_at,
+        updated_at: rule.updated_at,
+        code_owner_approval_required: b.code_owner_approval_required,
+      })),
+  };
+}
+
+function presentGroup(ctx: RequestContext, group: GroupRecord): Record<string, unknown> {
+  const chain: GroupRecord[] = [];
+  for (let g: GroupRecord | undefined = group; g; g = g.parent_id === null ? undefined : ctx.state.groups.get(g.parent_id)) {
+    chain.unshift(g);
+  }
+  const fullPath = ctx.state.groupFullPath(group);
+  return {
+    id: group.id,
+    name: group.name,
+    path: group.path,
+    description: group.description,
+    visibility: group.visibility,
+    lfs_enabled: true,
+    avatar_url: null,
+    web_url: `${ctx.baseUrl}/groups/${fullPath}`,
+    request_access_enabled: group.request_access_enabled,
+    full_name: chain.map((g) => g.name).join(' / '),
+    full_path: fullPath,
+    parent_id: group.parent_id,
+    ldap_cn: null,
+    ldap_access: null,
+  };
+}
+
+function present(ctx: RequestContext): Presenter {
+  return new Presenter(ctx.state, ctx.baseUrl);
+}

@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Merge request approvals (spec 02 §4 "Merge request approvals"), kept apart from the rest of the sandbox state and
+ * keyed by project id. Merge requests are addressed by iid within their project.
+ */
+
+export type ApprovalRuleType = 'regular' | 'report_approver' | 'code_owner';
+
+export interface ApprovalSettingsRecord {
+  approvals_before_merge: number;
+  reset_approvals_on_push: boolean;
+  disable_overriding_approvers_per_merge_request: boolean;
+  merge_requests_author_approval: boolean;
+  merge_requests_disable_committers_approval: boolean;
+  require_password_to_approve: boolean;
+}
+
+export interface ApprovalRuleRecord {
+  id: number;
+  name: string;
+  rule_type: ApprovalRuleType;
+  approvals_required: number;
+  user_ids: number[];
+  group_ids: number[];
+}
+
+export interface ProjectApprovalRuleRecord extends ApprovalRuleRecord {
+  protected_branch_ids: number[];
+}
+
+export interface MergeRequestApprovalRuleRecord extends ApprovalRuleRecord {
+  /** The project rule it was created from (`approval_project_rule_id`). */
+  source_rule_id: number | null;
+}
+
+export interface ExternalApprovalRuleRecord {
+  id: number;
+  name: string;
+  external_url: string;
+  protected_branch_ids: number[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MergeRequestApprovalsRecord {
+  /** Set by the deprecated `POST .../approvals`; null falls back to the project's `approvals_before_merge`. */
+  approvals_required: number | null;
+  rules: MergeRequestApprovalRuleRecord[];
+  /** User ids in approval order. */
+  approved_by: number[];
+  /** The HEAD commit of the source branch; `approve` with another `sha` is a 409. */
+  head_sha: string;
+  updated_at: string | null;
+}
+
+export interface ProjectApprovalsRecord {
+  settings: ApprovalSettingsRecord;
+  rules: ProjectApprovalRuleRecord[];
+  external_rules: ExternalApprovalRuleRecord[];
+  /** By merge request iid. */
+  merge_requests: Map<number, MergeRequestApprovalsRecord>;
+}
+
+export const DEFAULT_APPROVAL_SETTINGS: ApprovalSettingsRecord = {
+  approvals_before_merge: 0,
+  reset_approvals_on_push: true,
+  disable_overriding_approvers_per_merge_request: false,
+  merge_requests_author_approval: false,
+  merge_requests_disable_committers_approval: false,
+  require_password_to_approve: false,
+};
+
+/** A deterministic 40-hex HEAD for a merge request that has none set. */
+export function defaultHeadSha(projectId: number, iid: number): string {
+  return createHash('sha1').update(`sandbox-merge-request:${projectId}:${iid}`).digest('hex');
+}
+
+export class ApprovalsState {
+  /**
+   * The feature flag `ff_compliance_approval_gates` (spec 02 §4 rule 5): off by default; on for the whole instance,
+   * or for the project ids in `externalRulesProjects`.
+   */
+  externalRulesEnabled = false;
+  readonly externalRulesProjects = new Set<number>();
+  private readonly projects = new Map<number, ProjectApprovalsRecord>();
+  private readonly sequences = { projectRule: 0, mergeRequestRule: 0, externalRule: 0 };
+
+  project(projectId: number): ProjectApprovalsRecord {
+    let record = this.projects.get(projectId);
+    if (!record) {
+      record = { settings: { ...DEFAULT_APPROVAL_SETTINGS }, rules: [], external_rules: [], merge_requests: new Map() };
+      this.projects.set(projectId, record);
+    }
+    return record;
+  }
+
+  mergeRequest(projectId: number, iid: number): MergeRequestApprovalsRecord {
+    const project = this.project(projectId);
+    let record = project.merge_requests.get(iid);
+    if (!record) {
+      record = { approvals_required: null, rules: [], approved_by: [], head_sha: defaultHeadSha(projectId, iid), updated_at: null };
+      project.merge_requests.set(iid, record);
+    }
+    return record;
+  }
+
+  externalRulesOn(projectId: number): boolean {
+    return this.externalRulesEnabled || this.externalRulesProjects.has(projectId);
+  }
+
+  nextId(kind: keyof ApprovalsState['sequences']): number {
+    this.sequences[kind] += 1;
+    return this.sequences[kind];
+  }
+
+  /** Adds a merge request rule directly, e.g. a system-generated `code_owner` or `report_approver` rule. */
+  addMergeRequestRule(
+    projectId: number,
+    iid: number,
+    rule: Omit<MergeRequestApprovalRuleRecord, 'id' | 'source_rule_id'> & { source_rule_id?: number | null },
+  ): MergeRequestApprovalRuleRecord {
+    const record: MergeRequestApprovalRuleRecord = {
+      ...rule,
+      source_rule_id: rule.source_rule_id ?? null,
+      id: this.nextId('mergeRequestRule'),
+    };
+    this.mergeRequest(projectId, iid).rules.push(record);
+    return record;
+  }
+
+  dump(): Record<string, unknown> {
+    return Object.fromEntries(
+      [...this.projects].map(([id, p]) => [id, { ...p, merge_requests: Object.fromEntries(p.merge_requests) }]),
+    );
+  }
+}

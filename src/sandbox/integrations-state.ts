@@ -1,0 +1,69 @@
+import type { SandboxState } from './state';
+
+/** The event flags of spec 03 §2 "Service list entry". */
+export const INTEGRATION_EVENT_FLAGS = [
+  'commit_events',
+  'push_events',
+  'issues_events',
+  'confidential_issues_events',
+  'merge_requests_events',
+  'tag_push_events',
+  'note_events',
+  'confidential_note_events',
+  'pipeline_events',
+  'wiki_page_events',
+  'job_events',
+  'comment_on_event_enabled',
+] as const;
+export type IntegrationEventFlag = (typeof INTEGRATION_EVENT_FLAGS)[number];
+
+/** One service's settings on one project (spec 03); `properties` holds the service's own parameters. */
+export interface IntegrationRecord {
+  id: number;
+  project_id: number;
+  slug: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+  active: boolean;
+  events: Record<IntegrationEventFlag, boolean>;
+  properties: Record<string, string | number | boolean>;
+}
+
+/** The sandbox's integration settings, keyed by project id, then slug. */
+export class IntegrationsState {
+  readonly byProject = new Map<number, Map<string, IntegrationRecord>>();
+  private lastId = 0;
+
+  nextId(): number {
+    return ++this.lastId;
+  }
+
+  get(projectId: number, slug: string): IntegrationRecord | undefined {
+    return this.byProject.get(projectId)?.get(slug);
+  }
+
+  set(record: IntegrationRecord): void {
+    let services = this.byProject.get(record.project_id);
+    if (!services) this.byProject.set(record.project_id, (services = new Map<string, IntegrationRecord>()));
+    services.set(record.slug, record);
+  }
+
+  delete(projectId: number, slug: string): boolean {
+    return this.byProject.get(projectId)?.delete(slug) ?? false;
+  }
+
+  /** All settings of a project, oldest first. */
+  of(projectId: number): IntegrationRecord[] {
+    return [...(this.byProject.get(projectId)?.values() ?? [])].sort((a, b) => a.id - b.id);
+  }
+}
+
+const registry = new WeakMap<SandboxState, IntegrationsState>();
+
+/** The integration settings of a sandbox (attached to its state without widening `SandboxState`). */
+export function integrationsOf(state: SandboxState): IntegrationsState {
+  let integrations = registry.get(state);
+  if (!integrations) registry.set(state, (integrations = new IntegrationsState()));
+  return integrations;
+}
