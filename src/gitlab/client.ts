@@ -10,6 +10,7 @@ import {
 } from './resources/approvals';
 import { DeployKeysResource } from './resources/deploy-keys';
 import { GpgKeysResource } from './resources/gpg-keys';
+import { GroupTransferResource } from './resources/group-transfer';
 import { IntegrationsResource } from './resources/integrations';
 import { JobsResource } from './resources/jobs';
 import { NamespacesResource } from './resources/namespaces';
@@ -64,6 +65,7 @@ export class GitlabClient {
   readonly groupAccessRequests: AccessRequestsResource<'groups'>;
   readonly projectAccessRequests: AccessRequestsResource<'projects'>;
   readonly gpgKeys: GpgKeysResource;
+  readonly groupTransfer: GroupTransferResource;
   readonly integrations: IntegrationsResource;
   readonly protectedBranches: ProtectedBranchesResource;
   readonly projectApprovalSettings: ProjectApprovalSettingsResource;
@@ -114,6 +116,7 @@ export class GitlabClient {
     this.groupAccessRequests = new AccessRequestsResource(this.transport, 'groups');
     this.projectAccessRequests = new AccessRequestsResource(this.transport, 'projects');
     this.gpgKeys = new GpgKeysResource(this.transport);
+    this.groupTransfer = new GroupTransferResource(this.transport);
     this.integrations = new IntegrationsResource(this.transport);
     this.protectedBranches = new ProtectedBranchesResource(this.transport);
     this.projectApprovalSettings = new ProjectApprovalSettingsResource(this.transport);

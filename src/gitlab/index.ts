@@ -12,6 +12,8 @@ export type { SshKeysResource } from './resources/ssh-keys';
 export type { DeployKeysResource } from './resources/deploy-keys';
 export type { AccessRequestsResource } from './resources/access-requests';
 export type { GpgKeysResource } from './resources/gpg-keys';
+export type { GroupTransferResource } from './resources/group-transfer';
+export type { MultipartPart } from './transport/multipart';
 export type { IntegrationsResource } from './resources/integrations';
 export type { ProtectedBranchesResource } from './resources/protected-branches';
 export type {

@@ -4,6 +4,7 @@ import { SandboxClock } from './clock';
 import type { FaultRules } from './faults';
 import { parseGpgPublicKey } from './gpg-key';
 import { parseSshPublicKey } from './ssh-key';
+import { UserWritesState } from './user-writes-state';
 import {
   resolveTimestamp,
   type JobStatus,
@@ -344,6 +345,8 @@ export class SandboxState {
   readonly gpgKeys = new Map<number, GpgKeyRecord>();
   readonly protectedBranches = new Map<number, ProtectedBranchRecord>();
   readonly approvals = new ApprovalsState();
+  /** User statuses, preferences and follows (spec 02 §4 "Users"; `user-writes-state.ts`). */
+  readonly userWrites = new UserWritesState();
   /** Project id → ids of the groups it is shared with. */
   readonly projectGroupLinks = new Map<number, Set<number>>();
   readonly labels = new Map<number, LabelRecord>();

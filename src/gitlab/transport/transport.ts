@@ -10,6 +10,7 @@ import {
   TimeoutError,
 } from './errors';
 import { normaliseHeaders, type ResponseHeaders } from './headers';
+import { multipartBody, type MultipartPart } from './multipart';
 import {
   DEFAULT_MAX_PAGES,
   DEFAULT_PER_PAGE,
@@ -53,6 +54,8 @@ export interface RequestSpec {
   query?: Query;
   /** Sent as JSON (spec 01 §1, convention 7). */
   body?: unknown;
+  /** Sent as `multipart/form-data` instead of `body`; files are streamed from disk on every attempt. */
+  multipart?: readonly MultipartPart[];
   /** `job`: authenticate with `JOB-TOKEN` (spec 01 §5.2), using `jobToken` or the client's own token. */
   auth?: 'client' | 'job';
   jobToken?: string;
@@ -247,14 +250,18 @@ export class Transport {
           const started = performance.now();
           const report = (status: number | 'network_error') =>
             this.options.onResponse?.({ method, route, status, durationMs: performance.now() - started });
+          // Outside the try: a missing file is the caller's error, not a network failure to retry.
+          const form = spec.multipart ? await multipartBody(spec.multipart) : undefined;
           let response: Dispatcher.ResponseData;
           try {
             response = await this.dispatcher.request({
               origin: this.origin,
               path,
               method,
-              headers,
-              body: payload,
+              headers: form
+                ? { ...headers, 'content-type': form.contentType, 'content-length': String(form.contentLength) }
+                : headers,
+              body: form ? form.open() : payload,
               headersTimeout: this.options.timeoutMs,
               bodyTimeout: this.options.timeoutMs,
             });

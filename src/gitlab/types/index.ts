@@ -9,3 +9,4 @@ export * from './protected-branches';
 export * from './approvals';
 export * from './resource-events';
 export * from './integrations';
+export * from './group-transfer';

@@ -147,3 +147,97 @@ export interface CurrentUserParams {
   /** Administrators: the user ID to act as. */
   sudo?: number;
 }
+
+/** Spec 02 §4 "Create": fields create and update share. */
+export interface UserProfileParams {
+  admin?: boolean;
+  bio?: string;
+  can_create_group?: boolean;
+  color_scheme_id?: number;
+  extern_uid?: string;
+  external?: boolean;
+  extra_shared_runners_minutes_limit?: number;
+  group_id_for_saml?: number;
+  linkedin?: string;
+  location?: string;
+  note?: string;
+  organization?: string;
+  password?: string;
+  provider?: string;
+  skype?: string;
+  twitter?: string;
+  website_url?: string;
+  /** `null` is converted to false. */
+  private_profile?: boolean | null;
+  projects_limit?: number;
+  /** `null` inherits the system default, 0 is unlimited. */
+  shared_runners_minutes_limit?: number | null;
+  theme_id?: number;
+  view_diffs_file_by_file?: boolean;
+}
+
+/**
+ * `POST /users` (administrators). One of `password`, `reset_password`, `force_random_password` is required; the
+ * type demands it.
+ */
+export type CreateUserParams = UserProfileParams & {
+  email: string;
+  name: string;
+  username: string;
+  skip_confirmation?: boolean;
+} & (
+    | { password: string; reset_password?: boolean; force_random_password?: boolean }
+    | { reset_password: true; force_random_password?: boolean }
+    | { force_random_password: true; reset_password?: boolean }
+  );
+
+/** `PUT /users/:id` (administrators): every create field is optional, plus these. */
+export interface EditUserParams extends UserProfileParams {
+  email?: string;
+  name?: string;
+  username?: string;
+  /** Must already be verified. */
+  public_email?: string;
+  skip_reconfirmation?: boolean;
+}
+
+export interface RemoveUserParams {
+  /** Also deletes contributions (instead of moving them to the ghost user) and groups solely owned by the user. */
+  hard_delete?: boolean;
+}
+
+/** Spec 02 §2 "User status"; with no status set, `emoji` and `message` are null. */
+export interface UserStatus {
+  emoji: string | null;
+  availability: string;
+  message: string | null;
+  message_html: string;
+  clear_status_at: Timestamp | null;
+}
+
+export type ClearStatusAfter = '30_minutes' | '3_hours' | '8_hours' | '1_day' | '3_days' | '7_days' | '30_days';
+
+/** `PUT /user/status`. Both `emoji` and `message` empty clears the status; omitting `clear_status_after` clears it. */
+export interface SetUserStatusParams {
+  /** Default `speech_balloon`. */
+  emoji?: string;
+  message?: string;
+  clear_status_after?: ClearStatusAfter;
+}
+
+/** Spec 02 §2 "User preferences record". */
+export interface UserPreferences {
+  id: number;
+  user_id: number;
+  view_diffs_file_by_file: boolean;
+}
+
+export interface EditUserPreferencesParams {
+  view_diffs_file_by_file: boolean;
+}
+
+/** `GET /user_counts`. */
+export interface UserCounts {
+  /** Active merge requests assigned to the caller. */
+  merge_requests: number;
+}

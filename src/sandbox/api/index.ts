@@ -3,6 +3,7 @@ import { registerAccessRequestRoutes } from './access-requests';
 import { registerApprovalRoutes } from './approvals';
 import { registerDeployKeyRoutes } from './deploy-keys';
 import { registerGpgKeyRoutes } from './gpg-keys';
+import { registerGroupTransferRoutes } from './group-transfer';
 import { registerIntegrationRoutes } from './integrations';
 import { registerJobRoutes } from './jobs';
 import { registerNamespaceRoutes } from './namespaces';
@@ -10,6 +11,7 @@ import { registerProtectedBranchRoutes } from './protected-branches';
 import { registerRegistryRoutes } from './registry';
 import { registerResourceEventRoutes } from './resource-events';
 import { registerSshKeyRoutes } from './ssh-keys';
+import { registerUserWriteRoutes } from './user-writes';
 import { registerUserRoutes } from './users';
 
 /** Every `/api/v4` route the sandbox serves (issue 3 scope). */
@@ -19,10 +21,12 @@ export function apiRouter(): Router {
   registerRegistryRoutes(router);
   registerNamespaceRoutes(router);
   registerUserRoutes(router);
+  registerUserWriteRoutes(router);
   registerSshKeyRoutes(router);
   registerDeployKeyRoutes(router);
   registerAccessRequestRoutes(router);
   registerGpgKeyRoutes(router);
+  registerGroupTransferRoutes(router);
   registerIntegrationRoutes(router);
   registerProtectedBranchRoutes(router);
   registerApprovalRoutes(router);

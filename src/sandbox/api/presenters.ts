@@ -70,8 +70,8 @@ export class Presenter {
       ...this.userSummary(user),
       created_at: user.created_at,
       ...profileFields(user),
-      followers: 0,
-      following: 0,
+      followers: this.state.userWrites.followers(user.id).length,
+      following: this.state.userWrites.following(user.id).length,
     };
   }
 

@@ -26,6 +26,8 @@ export interface Reply {
   json?: unknown;
   /** A plain-text body (job logs, some proxy-style fault answers). */
   text?: string;
+  /** Raw bytes (downloads); `Content-Type` from `headers`, else `application/octet-stream`. */
+  binary?: Buffer;
   headers?: Record<string, string>;
 }
 

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { STATUS_CODES } from 'node:http';
 import type { SandboxState } from '../state';
 import { ApiError, unauthorized, forbidden, notFound, type Reply, type RequestContext } from './context';
+import { multipartBoundary, parseMultipart } from './multipart';
 import type { Router } from './router';
 
 /**
@@ -181,8 +182,11 @@ function faultReply(status: number, retryAfter?: number, rateLimitReset?: number
 
 function write(res: ServerResponse, method: string, reply: Reply): void {
   const headers: Record<string, string> = { ...reply.headers };
-  let payload = '';
-  if (reply.json !== undefined) {
+  let payload: string | Buffer = '';
+  if (reply.binary !== undefined) {
+    headers['Content-Type'] ??= 'application/octet-stream';
+    payload = reply.binary;
+  } else if (reply.json !== undefined) {
     headers['Content-Type'] = 'application/json';
     payload = JSON.stringify(reply.json);
   } else if (reply.text !== undefined) {
@@ -197,7 +201,10 @@ function write(res: ServerResponse, method: string, reply: Reply): void {
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks).toString('utf8');
+  const bytes = Buffer.concat(chunks);
+  const boundary = multipartBoundary(req.headers['content-type']);
+  if (boundary !== undefined) return parseMultipart(bytes, boundary);
+  const raw = bytes.toString('utf8');
   if (raw.trim() === '') return {};
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type === 'application/json') {

@@ -1,0 +1,90 @@
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { endpoint, type Endpoint, type GroupId } from '../transport/endpoint';
+import type { Transport } from '../transport/transport';
+import type {
+  DownloadedFile,
+  ImportGroupParams,
+  RelationExportStatus,
+  ScheduledMessage,
+} from '../types/group-transfer';
+
+/** Spec 01 §4 "Group export, import and relations export". */
+export class GroupTransferResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** Schedules an export archive of the group (202). */
+  scheduleExport(group: GroupId): Promise<ScheduledMessage> {
+    return this.transport.json<ScheduledMessage>({ method: 'POST', endpoint: endpoint`groups/${group}/export` });
+  }
+
+  /**
+   * Streams the finished export archive to `destination` (overwritten). While no archive is available the forge
+   * answers 404: a `NotFoundError`, and the destination is not touched.
+   */
+  downloadExport(group: GroupId, destination: string): Promise<DownloadedFile> {
+    return this.download(endpoint`groups/${group}/export/download`, {}, destination);
+  }
+
+  /** Creates a group from an export archive on disk (multipart upload, 202). */
+  import(params: ImportGroupParams): Promise<ScheduledMessage> {
+    return this.transport.json<ScheduledMessage>({
+      method: 'POST',
+      endpoint: endpoint`groups/import`,
+      multipart: [
+        { name: 'name', value: params.name },
+        { name: 'path', value: params.path },
+        ...(params.parent_id !== undefined ? [{ name: 'parent_id', value: params.parent_id }] : []),
+        { name: 'file', filePath: params.file, contentType: 'application/gzip' },
+      ],
+    });
+  }
+
+  /** Schedules a relations export: one file per top-level relation, for group migration (202). */
+  scheduleRelationsExport(group: GroupId): Promise<ScheduledMessage> {
+    return this.transport.json<ScheduledMessage>({
+      method: 'POST',
+      endpoint: endpoint`groups/${group}/export_relations`,
+    });
+  }
+
+  /** The status of each relation of the last relations export. */
+  relationsExportStatus(group: GroupId): Promise<RelationExportStatus[]> {
+    return this.transport.json<RelationExportStatus[]>({
+      method: 'GET',
+      endpoint: endpoint`groups/${group}/export_relations/status`,
+    });
+  }
+
+  /** Streams one relation's file (gzip-compressed newline-delimited JSON, kept compressed) to `destination`. */
+  downloadRelation(group: GroupId, relation: string, destination: string): Promise<DownloadedFile> {
+    return this.download(endpoint`groups/${group}/export_relations/download`, { relation }, destination);
+  }
+
+  private async download(target: Endpoint, query: Record<string, string>, destination: string): Promise<DownloadedFile> {
+    let opened = false;
+    try {
+      return await this.transport.stream({ method: 'GET', endpoint: target, query }, async (chunks) => {
+        // A fresh file per attempt: a retried download starts over instead of appending.
+        let bytes = 0;
+        const counted = Readable.from(
+          (async function* () {
+            for await (const chunk of chunks) {
+              bytes += chunk.length;
+              yield chunk;
+            }
+          })(),
+        );
+        opened = true;
+        await pipeline(counted, createWriteStream(destination));
+        return { path: destination, bytes };
+      });
+    } catch (error) {
+      // Only a file this call started is removed; a 404 before any byte leaves an existing file alone.
+      if (opened) await rm(destination, { force: true });
+      throw error;
+    }
+  }
+}
