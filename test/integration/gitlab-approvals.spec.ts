@@ -1,11 +1,7 @@
 import {
-  ADMIN_TOKEN,
-  BASE_NOW,
   baseWorld,
   MAINTAINER_TOKEN,
   OUTSIDER_TOKEN,
-  type RunningSandbox,
-  startSandbox,
   USER_TOKEN,
   type World,
 } from '../../src/sandbox';
@@ -19,7 +15,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
+import { collect, useSandboxClients } from '../support/sandbox-clients';
 
 /** Merge request approvals (spec 02 §4, higher tiers) through the client against the sandbox over real HTTP. */
 
@@ -57,36 +53,8 @@ function world(): World {
 }
 
 describe('GitlabClient merge request approvals against the sandbox', () => {
-  let sandbox: RunningSandbox;
-  const clients: GitlabClient[] = [];
-
-  const client = (token = ADMIN_TOKEN): GitlabClient => {
-    const c = new GitlabClient({
-      url: sandbox.url,
-      token,
-      maxRequestsPerMinute: 0,
-      minWriteIntervalMs: 0,
-      clock: new FakeClock(Date.parse(BASE_NOW)),
-      retry: { maxAttempts: 1 },
-    });
-    clients.push(c);
-    return c;
-  };
-
-  async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-    const out: T[] = [];
-    for await (const item of iterable) out.push(item);
-    return out;
-  }
-
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await sandbox.close();
-  });
+  const forge = useSandboxClients(world);
+  const client = (token?: string): GitlabClient => forge.client(token);
 
   it('shows and changes the project approval settings; maintainers only change them', async () => {
     const alice = client(USER_TOKEN);
@@ -149,7 +117,7 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
   it('keeps external approval rules behind the feature flag, then manages them', async () => {
     const mia = client(MAINTAINER_TOKEN);
     await expect(collect(mia.externalApprovalRules.all(1))).rejects.toThrow(NotFoundError);
-    sandbox.state.approvals.externalRulesProjects.add(1);
+    forge.sandbox.state.approvals.externalRulesProjects.add(1);
 
     const rule = await mia.externalApprovalRules.create('acme/api', {
       name: 'compliance',
@@ -265,7 +233,7 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
       ['team', true, [ALICE]],
     ]);
 
-    const codeOwners = sandbox.state.approvals.addMergeRequestRule(1, 7, {
+    const codeOwners = forge.sandbox.state.approvals.addMergeRequestRule(1, 7, {
       name: 'Code owners',
       rule_type: 'code_owner',
       approvals_required: 1,

@@ -4,8 +4,6 @@ import {
   BASE_NOW,
   baseWorld,
   OUTSIDER_TOKEN,
-  type RunningSandbox,
-  startSandbox,
   USER_TOKEN,
   type World,
 } from '../../src/sandbox';
@@ -18,7 +16,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
+import { collect, useSandboxClients } from '../support/sandbox-clients';
 
 /** GPG keys (spec 02 §4 "SSH and GPG keys") through the client against the sandbox over real HTTP. */
 
@@ -39,42 +37,14 @@ function world(): World {
 }
 
 describe('GitlabClient GPG keys against the sandbox', () => {
-  let sandbox: RunningSandbox;
-  const clients: GitlabClient[] = [];
-
-  const client = (token = ADMIN_TOKEN): GitlabClient => {
-    const c = new GitlabClient({
-      url: sandbox.url,
-      token,
-      maxRequestsPerMinute: 0,
-      minWriteIntervalMs: 0,
-      clock: new FakeClock(Date.parse(BASE_NOW)),
-      retry: { maxAttempts: 1 },
-    });
-    clients.push(c);
-    return c;
-  };
-
-  async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-    const out: T[] = [];
-    for await (const item of iterable) out.push(item);
-    return out;
-  }
+  const forge = useSandboxClients(world);
+  const client = (token?: string): GitlabClient => forge.client(token);
 
   /** Statuses the sandbox answered, from its request log. */
   async function statuses(method: string): Promise<number[]> {
-    const response = await request(`${sandbox.url}/__sandbox/requests?method=${method}&path=gpg_keys`);
+    const response = await request(`${forge.sandbox.url}/__sandbox/requests?method=${method}&path=gpg_keys`);
     return ((await response.body.json()) as { status: number }[]).map((r) => r.status);
   }
-
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await sandbox.close();
-  });
 
   it('lists and shows the caller’s keys with the spec’s fields only', async () => {
     const alice = client(USER_TOKEN);
@@ -93,7 +63,7 @@ describe('GitlabClient GPG keys against the sandbox', () => {
     const created: GpgKey = await olaf.gpgKeys.create({ key: `${text}\n` });
     expect(created).toEqual({ id: expect.any(Number), key: text, created_at: expect.any(String) });
     expect(created.id).toBeGreaterThan(ALICE_KEY);
-    const stored = sandbox.state.gpgKeys.get(created.id);
+    const stored = forge.sandbox.state.gpgKeys.get(created.id);
     expect(stored?.user_id).toBe(OLAF);
     expect(stored?.fingerprint).toMatch(/^[0-9A-F]{40}$/);
     expect(stored?.primary_keyid).toBe(stored?.fingerprint.slice(-16));
@@ -123,14 +93,14 @@ describe('GitlabClient GPG keys against the sandbox', () => {
     const empty = await alice.gpgKeys.create({ key: emptyBody }).catch((e: unknown) => e);
     expect((empty as ValidationError).fields).toEqual({ primary_keyid: ["can't be blank"], fingerprint: ["can't be blank"] });
 
-    const missing = await request(`${sandbox.url}/api/v4/user/gpg_keys`, {
+    const missing = await request(`${forge.sandbox.url}/api/v4/user/gpg_keys`, {
       method: 'POST',
       headers: { 'private-token': USER_TOKEN, 'content-type': 'application/json' },
       body: '{}',
     });
     expect(missing.statusCode).toBe(400);
     expect(await missing.body.json()).toEqual({ error: 'key is missing' });
-    expect([...sandbox.state.gpgKeys.keys()]).toEqual([ALICE_KEY]);
+    expect([...forge.sandbox.state.gpgKeys.keys()]).toEqual([ALICE_KEY]);
   });
 
   it('reads another user’s keys; only administrators add or delete them', async () => {

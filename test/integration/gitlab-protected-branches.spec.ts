@@ -1,12 +1,9 @@
 import { request } from 'undici';
 import {
   ADMIN_TOKEN,
-  BASE_NOW,
   baseWorld,
   MAINTAINER_TOKEN,
   OUTSIDER_TOKEN,
-  type RunningSandbox,
-  startSandbox,
   USER_TOKEN,
   type World,
 } from '../../src/sandbox';
@@ -21,7 +18,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
+import { collect, useSandboxClients } from '../support/sandbox-clients';
 
 /** Protected branches (spec 02 §4) through the client against the sandbox over real HTTP. */
 
@@ -77,41 +74,13 @@ const level = (access_level: ProtectedBranchAccessLevel, access_level_descriptio
 });
 
 describe('GitlabClient protected branches against the sandbox', () => {
-  let sandbox: RunningSandbox;
-  const clients: GitlabClient[] = [];
-
-  const client = (token = ADMIN_TOKEN): GitlabClient => {
-    const c = new GitlabClient({
-      url: sandbox.url,
-      token,
-      maxRequestsPerMinute: 0,
-      minWriteIntervalMs: 0,
-      clock: new FakeClock(Date.parse(BASE_NOW)),
-      retry: { maxAttempts: 1 },
-    });
-    clients.push(c);
-    return c;
-  };
-
-  async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-    const out: T[] = [];
-    for await (const item of iterable) out.push(item);
-    return out;
-  }
+  const forge = useSandboxClients(world);
+  const client = (token?: string): GitlabClient => forge.client(token);
 
   async function logged(method: string): Promise<{ path: string; status: number; query: Record<string, string> }[]> {
-    const response = await request(`${sandbox.url}/__sandbox/requests?method=${method}&path=protected_branches`);
+    const response = await request(`${forge.sandbox.url}/__sandbox/requests?method=${method}&path=protected_branches`);
     return (await response.body.json()) as { path: string; status: number; query: Record<string, string> }[];
   }
-
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await sandbox.close();
-  });
 
   it('lists the world’s protected branches with their access levels, and filters with `search`', async () => {
     const alice = client(USER_TOKEN);
@@ -262,7 +231,7 @@ describe('GitlabClient protected branches against the sandbox', () => {
       ForbiddenError,
     );
     await expect(alice.protectedBranches.unprotect(1, 'main')).rejects.toThrow(ForbiddenError);
-    expect(sandbox.state.protectedBranches.size).toBe(2);
+    expect(forge.sandbox.state.protectedBranches.size).toBe(2);
   });
 
   it('pages through many protected branches', async () => {

@@ -5,8 +5,6 @@ import {
   baseWorld,
   OUTSIDER_TOKEN,
   parseWorld,
-  type RunningSandbox,
-  startSandbox,
   USER_TOKEN,
   type World,
   WorldError,
@@ -17,7 +15,7 @@ import {
   type ResourceLabelEvent,
   UnauthorizedError,
 } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
+import { collect, useSandboxClients } from '../support/sandbox-clients';
 
 /** Label events of issues, merge requests and epics, weight events of issues (spec 02 §4), seeded from the world. */
 
@@ -90,36 +88,8 @@ function world(): World {
 }
 
 describe('GitlabClient label and weight events against the sandbox', () => {
-  let sandbox: RunningSandbox;
-  const clients: GitlabClient[] = [];
-
-  const client = (token = ADMIN_TOKEN): GitlabClient => {
-    const c = new GitlabClient({
-      url: sandbox.url,
-      token,
-      maxRequestsPerMinute: 0,
-      minWriteIntervalMs: 0,
-      clock: new FakeClock(Date.parse(BASE_NOW)),
-      retry: { maxAttempts: 1 },
-    });
-    clients.push(c);
-    return c;
-  };
-
-  async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-    const out: T[] = [];
-    for await (const item of iterable) out.push(item);
-    return out;
-  }
-
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await sandbox.close();
-  });
+  const forge = useSandboxClients(world);
+  const client = (token?: string): GitlabClient => forge.client(token);
 
   const alice = { id: 3, username: 'alice', name: 'Alice Developer', state: 'active' as const };
   const mia = { id: 2, username: 'mia', name: 'Mia Maintainer', state: 'active' as const };
@@ -132,7 +102,7 @@ describe('GitlabClient label and weight events against the sandbox', () => {
     expect(events).toEqual<ResourceLabelEvent[]>([
       {
         id: 11,
-        user: { ...mia, avatar_url: expect.any(String), web_url: `${sandbox.url}/mia` },
+        user: { ...mia, avatar_url: expect.any(String), web_url: `${forge.sandbox.url}/mia` },
         created_at: at(3),
         resource_type: 'Issue',
         resource_id: ISSUE_ID,
@@ -141,7 +111,7 @@ describe('GitlabClient label and weight events against the sandbox', () => {
       },
       {
         id: 12,
-        user: { ...alice, avatar_url: expect.any(String), web_url: `${sandbox.url}/alice` },
+        user: { ...alice, avatar_url: expect.any(String), web_url: `${forge.sandbox.url}/alice` },
         created_at: at(1),
         resource_type: 'Issue',
         resource_id: ISSUE_ID,
@@ -215,7 +185,7 @@ describe('GitlabClient label and weight events against the sandbox', () => {
     // A public project's history is readable by anyone signed in.
     expect(await collect(olaf.issueLabelEvents.all('acme/web', 1))).toEqual([]);
 
-    const response = await request(`${sandbox.url}/api/v4/projects/1/issues/abc/resource_label_events`, {
+    const response = await request(`${forge.sandbox.url}/api/v4/projects/1/issues/abc/resource_label_events`, {
       headers: { 'private-token': USER_TOKEN },
     });
     expect(response.statusCode).toBe(400);

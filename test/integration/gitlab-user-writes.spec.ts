@@ -5,8 +5,6 @@ import {
   baseWorld,
   MAINTAINER_TOKEN,
   OUTSIDER_TOKEN,
-  type RunningSandbox,
-  startSandbox,
   USER_TOKEN,
   type World,
 } from '../../src/sandbox';
@@ -19,7 +17,7 @@ import {
   ValidationError,
   type PublicUser,
 } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
+import { collect, useSandboxClients } from '../support/sandbox-clients';
 
 /** Users' write side, status, preferences, follows and counts (spec 02 §4 "Users") over real HTTP. */
 
@@ -46,41 +44,13 @@ function world(): World {
 }
 
 describe('GitlabClient user writes against the sandbox', () => {
-  let sandbox: RunningSandbox;
-  const clients: GitlabClient[] = [];
-
-  const client = (token = ADMIN_TOKEN): GitlabClient => {
-    const c = new GitlabClient({
-      url: sandbox.url,
-      token,
-      maxRequestsPerMinute: 0,
-      minWriteIntervalMs: 0,
-      clock: new FakeClock(Date.parse(BASE_NOW)),
-      retry: { maxAttempts: 1 },
-    });
-    clients.push(c);
-    return c;
-  };
-
-  async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-    const out: T[] = [];
-    for await (const item of iterable) out.push(item);
-    return out;
-  }
+  const forge = useSandboxClients(world);
+  const client = (token?: string): GitlabClient => forge.client(token);
 
   async function statuses(method: string, path: string): Promise<number[]> {
-    const response = await request(`${sandbox.url}/__sandbox/requests?method=${method}&path=${encodeURIComponent(path)}`);
+    const response = await request(`${forge.sandbox.url}/__sandbox/requests?method=${method}&path=${encodeURIComponent(path)}`);
     return ((await response.body.json()) as { status: number }[]).map((r) => r.status);
   }
-
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await sandbox.close();
-  });
 
   it('creates a user (201, administrator view) and enforces the spec’s rules', async () => {
     const admin = client();
@@ -113,7 +83,7 @@ describe('GitlabClient user writes against the sandbox', () => {
     );
     // skip_confirmation confirms at creation.
     expect(created.confirmed_at).toBe(created.created_at);
-    expect(sandbox.state.users.get(created.id)?.username).toBe('nina');
+    expect(forge.sandbox.state.users.get(created.id)?.username).toBe('nina');
     expect(await statuses('POST', '/users')).toEqual([201]);
 
     // Taken email or username: 409.
@@ -129,7 +99,7 @@ describe('GitlabClient user writes against the sandbox', () => {
       .catch((e: unknown) => e);
     expect((short as ValidationError).fields).toEqual({ password: ['is too short (minimum is 8 characters)'] });
     // No password and no flag: a parameter error.
-    const raw = await request(`${sandbox.url}/api/v4/users`, {
+    const raw = await request(`${forge.sandbox.url}/api/v4/users`, {
       method: 'POST',
       headers: { 'private-token': ADMIN_TOKEN, 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'p@acme.test', name: 'p', username: 'p' }),
@@ -138,7 +108,7 @@ describe('GitlabClient user writes against the sandbox', () => {
     expect(await raw.body.json()).toEqual({
       error: 'password, reset_password, force_random_password are missing, at least one parameter must be provided',
     });
-    const missing = await request(`${sandbox.url}/api/v4/users`, {
+    const missing = await request(`${forge.sandbox.url}/api/v4/users`, {
       method: 'POST',
       headers: { 'private-token': ADMIN_TOKEN, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'p', username: 'p', reset_password: true }),
@@ -166,21 +136,21 @@ describe('GitlabClient user writes against the sandbox', () => {
     expect(edited).toEqual(
       expect.objectContaining({ id: ALICE, name: 'Alice Renamed', bio: 'new bio', public_email: 'alice@acme.test', is_admin: true }),
     );
-    expect(sandbox.state.userWrites.preferencesOf(ALICE).view_diffs_file_by_file).toBe(true);
+    expect(forge.sandbox.state.userWrites.preferencesOf(ALICE).view_diffs_file_by_file).toBe(true);
     await expect(admin.users.edit(ALICE, { email: 'mia@acme.test' })).rejects.toThrow(NotFoundError);
     await expect(admin.users.edit(999, { name: 'x' })).rejects.toThrow(NotFoundError);
     const unverified = await admin.users.edit(OLAF, { public_email: 'someone@else.test' }).catch((e: unknown) => e);
     expect(unverified).toBeInstanceOf(ValidationError);
     expect((unverified as ValidationError).fields).toEqual({ public_email: ['is not an email you own'] });
     await expect(client(MAINTAINER_TOKEN).users.edit(OLAF, { name: 'x' })).rejects.toThrow(ForbiddenError);
-    expect(sandbox.state.users.get(OLAF)?.name).toBe('Olaf Outsider');
+    expect(forge.sandbox.state.users.get(OLAF)?.name).toBe('Olaf Outsider');
   });
 
   it('deletes an identity (204) and answers 404 for an unknown provider or user, 403 for non-admins', async () => {
     const admin = client();
     await expect(client(USER_TOKEN).users.removeIdentity(ALICE, 'ldapmain')).rejects.toThrow(ForbiddenError);
     await admin.users.removeIdentity(ALICE, 'ldapmain');
-    expect(sandbox.state.users.get(ALICE)?.identities).toEqual([]);
+    expect(forge.sandbox.state.users.get(ALICE)?.identities).toEqual([]);
     await expect(admin.users.removeIdentity(ALICE, 'ldapmain')).rejects.toThrow(NotFoundError);
     await expect(admin.users.removeIdentity(999, 'ldapmain')).rejects.toThrow(NotFoundError);
     expect(await statuses('DELETE', 'identities')).toEqual([403, 204, 404, 404]);
@@ -190,7 +160,7 @@ describe('GitlabClient user writes against the sandbox', () => {
     const admin = client();
     await expect(client(USER_TOKEN).users.remove(OLAF)).rejects.toThrow(ForbiddenError);
     await admin.users.remove(OLAF);
-    expect(sandbox.state.users.has(OLAF)).toBe(false);
+    expect(forge.sandbox.state.users.has(OLAF)).toBe(false);
     await expect(admin.users.remove(OLAF)).rejects.toThrow(NotFoundError);
 
     const conflict = await admin.users.remove(MIA).catch((e: unknown) => e);
@@ -198,12 +168,12 @@ describe('GitlabClient user writes against the sandbox', () => {
     expect((conflict as ConflictError).body).toEqual({
       message: 'User cannot be removed while is the sole-owner of a group',
     });
-    expect(sandbox.state.users.has(MIA)).toBe(true);
+    expect(forge.sandbox.state.users.has(MIA)).toBe(true);
     await admin.users.remove(MIA, { hard_delete: true });
-    expect(sandbox.state.users.has(MIA)).toBe(false);
-    expect(sandbox.state.groups.has(10)).toBe(false);
-    expect(sandbox.state.projects.size).toBe(0);
-    expect(sandbox.state.members.filter((m) => m.user_id === ALICE)).toEqual([]);
+    expect(forge.sandbox.state.users.has(MIA)).toBe(false);
+    expect(forge.sandbox.state.groups.has(10)).toBe(false);
+    expect(forge.sandbox.state.projects.size).toBe(0);
+    expect(forge.sandbox.state.members.filter((m) => m.user_id === ALICE)).toEqual([]);
     expect(await statuses('DELETE', '/users/')).toEqual([403, 204, 404, 409, 204]);
   });
 
@@ -230,7 +200,7 @@ describe('GitlabClient user writes against the sandbox', () => {
     await expect(olaf.users.status('nobody')).rejects.toThrow(NotFoundError);
     await expect(client('nope').users.status()).rejects.toThrow(UnauthorizedError);
 
-    sandbox.state.clock.advance(86_400_000 + 10_000);
+    forge.sandbox.state.clock.advance(86_400_000 + 10_000);
     expect(await alice.users.status()).toEqual(empty);
 
     // Omitting clear_status_after clears the previously set expiry.
@@ -240,7 +210,7 @@ describe('GitlabClient user writes against the sandbox', () => {
     // Both empty clears it.
     expect(await alice.users.setStatus({ emoji: '', message: '' })).toEqual(empty);
 
-    const bad = await request(`${sandbox.url}/api/v4/user/status`, {
+    const bad = await request(`${forge.sandbox.url}/api/v4/user/status`, {
       method: 'PUT',
       headers: { 'private-token': USER_TOKEN, 'content-type': 'application/json' },
       body: JSON.stringify({ message: 'x', clear_status_after: '2_hours' }),
@@ -254,7 +224,7 @@ describe('GitlabClient user writes against the sandbox', () => {
     const prefs = await alice.users.editPreferences({ view_diffs_file_by_file: true });
     expect(prefs).toEqual({ id: expect.any(Number), user_id: ALICE, view_diffs_file_by_file: true });
     expect(await alice.users.editPreferences({ view_diffs_file_by_file: false })).toEqual({ ...prefs, view_diffs_file_by_file: false });
-    const missing = await request(`${sandbox.url}/api/v4/user/preferences`, {
+    const missing = await request(`${forge.sandbox.url}/api/v4/user/preferences`, {
       method: 'PUT',
       headers: { 'private-token': USER_TOKEN, 'content-type': 'application/json' },
       body: '{}',
@@ -274,7 +244,7 @@ describe('GitlabClient user writes against the sandbox', () => {
       name: 'Mia Maintainer',
       state: 'active',
       avatar_url: expect.any(String),
-      web_url: `${sandbox.url}/mia`,
+      web_url: `${forge.sandbox.url}/mia`,
     });
     // Already following, or oneself: 304, nothing changes.
     expect(await alice.users.follow(MIA)).toBeUndefined();
