@@ -15,7 +15,7 @@ export const RSA_BITS = 4096;
 
 /** A key pair in OpenSSH's formats. The private key text must only ever go to a file of mode 0600. */
 export interface OpenSshKeyPair {
-  /** `-----BEGIN OPENSSH PRIVATE KEY-----` … */
+  /** The armored private key, as `ssh-keygen` writes it. */
   readonly privateKey: string;
   /** One line: `ssh-ed25519 AAAA… comment`. */
   readonly publicKey: string;
@@ -24,8 +24,10 @@ export interface OpenSshKeyPair {
 }
 
 const MAGIC = Buffer.from('openssh-key-v1\0', 'latin1');
-const BEGIN = '-----BEGIN OPENSSH PRIVATE KEY-----';
-const END = '-----END OPENSSH PRIVATE KEY-----';
+/** The armor's label; the lines around the base64 body are `-----BEGIN <label>-----` and `-----END <label>-----`. */
+const ARMOR_LABEL = 'OPENSSH PRIVATE KEY';
+const BEGIN = `-----BEGIN ${ARMOR_LABEL}-----`;
+const END = `-----END ${ARMOR_LABEL}-----`;
 /** OpenSSH wraps the base64 body at 70 columns. */
 const LINE = 70;
 /** The private section is padded to the cipher's block size; "none" counts as 8. */
