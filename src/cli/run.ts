@@ -25,7 +25,7 @@ export async function runCommand(options: { config?: string }): Promise<number> 
     return 1;
   }
   const { app, httpUrl } = started;
-  await app.get(EngineService).startSchedules();
+  await app.get(EngineService).startDaemon();
   app.get(QueueService).startWorking();
   logger.log(startupLine(config, httpUrl), 'Forgewarden');
 

@@ -4,10 +4,11 @@ import { EngineService } from './engine.service';
 import { Executor } from './executor';
 import { Ledger } from './ledger';
 import { PolicyRegistry } from './policy-registry';
+import { UnsettledTargets } from './unsettled';
 
 @Global()
 @Module({
-  providers: [PolicyRegistry, Ledger, AuditTrail, Executor, EngineService],
+  providers: [PolicyRegistry, Ledger, AuditTrail, UnsettledTargets, Executor, EngineService],
   exports: [PolicyRegistry, AuditTrail, EngineService],
 })
 export class EngineModule {}

@@ -1,5 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { APP_CONFIG } from '../config/config.module';
 import type { PolicyConfig } from '../config/policy-type';
@@ -13,8 +12,10 @@ import { Executor, policyActionJob, type ActionRecord, type QueuedAction } from 
 import { CLOCK, type Clock } from './clock';
 import { EngineKeys } from './keys';
 import type { Decision, PolicyContext } from './policy';
+import { Lease } from './lease';
 import { PolicyRegistry } from './policy-registry';
 import { RedisPolicyState } from './policy-state';
+import { UnsettledTargets } from './unsettled';
 
 export const policyTickJob = defineJob<{ policy: string }>('policy.tick');
 
@@ -32,17 +33,37 @@ export interface PassResult {
   readonly nextPassAt?: Date;
 }
 
-/** A pass may not run longer than this before another replica may start one (its lock expires). */
-const PASS_LOCK_MS = 15 * 60_000;
+/**
+ * The pass lease: renewed while a pass runs, so a pass killed with its process holds the policy back by seconds; a
+ * pass that loses it (Redis unreachable for that long) starts no further action.
+ */
+const PASS_LEASE_MS = 15_000;
+
+/** How often the daemon checks that Redis still holds its data (the marker key). */
+const REDIS_WATCH_MS = 5_000;
+
+/**
+ * When a pass leaves targets unsettled, the next pass comes at most this long after, however long the policy's
+ * interval or cron period (a nightly cleanup whose deletion failed is not left until the next night).
+ */
+const UNSETTLED_RETRY_MS = 5 * 60_000;
+
+/** Whether the daemon is set up in Redis: schedules in place, the data marker found. */
+export interface EngineReadiness {
+  readonly ready: boolean;
+  readonly reason?: string;
+}
 
 /**
  * Runs policies: trigger → observe → decide → act. Ticks come from Bull repeatable jobs, so each fires once
  * cluster-wide; a per-policy lock in Redis keeps two passes of one policy from overlapping when one runs long.
  */
 @Injectable()
-export class EngineService implements OnModuleInit, OnApplicationBootstrap {
+export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Engine');
   private readonly keys: EngineKeys;
+  private watch: NodeJS.Timeout | undefined;
+  private readinessState: EngineReadiness = { ready: true };
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -52,6 +73,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
     private readonly queue: QueueService,
     private readonly client: GitlabClient,
     private readonly metrics: MetricsService,
+    private readonly unsettled: UnsettledTargets,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.keys = EngineKeys.of(config);
@@ -65,6 +87,51 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
   /** Fails the start when a configured policy's type has no runner: better loud at boot than silent later. */
   onApplicationBootstrap(): void {
     for (const policy of this.config.policies) this.registry.get(policy.type);
+  }
+
+  onModuleDestroy(): void {
+    if (this.watch) clearInterval(this.watch);
+    this.watch = undefined;
+  }
+
+  /**
+   * The daemon's start: its schedules, the data marker, and a watch that notices when Redis comes back without its
+   * data (restarted without persistence, failed over, flushed). Redis holds schedules, ledgers and marks, but the
+   * forge holds the truth: after such a loss the schedules are made again at once and every policy goes on as after
+   * a restart, finding from the forge what is done.
+   */
+  async startDaemon(): Promise<void> {
+    await this.startSchedules();
+    await this.redis.set(this.keys.marker(), JSON.stringify({ since: this.clock.now().toISOString() }));
+    this.watch = setInterval(() => void this.checkRedisData(), REDIS_WATCH_MS);
+    this.watch.unref();
+  }
+
+  /** Ready once the schedules are in place; not while Redis is found without the daemon's data. */
+  readiness(): EngineReadiness {
+    return this.readinessState;
+  }
+
+  /** Checks the marker; when it is missing, makes the schedules again. Redis not answering is left to its own check. */
+  async checkRedisData(): Promise<void> {
+    let present: number;
+    try {
+      present = await this.redis.exists(this.keys.marker());
+    } catch {
+      return;
+    }
+    if (present === 1) return;
+    this.readinessState = { ready: false, reason: 'Redis lost its data; making the schedules again' };
+    this.logger.warn('Redis has lost the daemon\'s data (restarted empty, failed over or flushed): making the schedules again; policies go on as after a restart');
+    this.metrics.redisDataLost.inc();
+    try {
+      await this.startSchedules();
+      // NX: another replica may have set it up already; either way the schedules are in place.
+      await this.redis.set(this.keys.marker(), JSON.stringify({ since: this.clock.now().toISOString() }), 'NX');
+      this.readinessState = { ready: true };
+    } catch (error) {
+      this.readinessState = { ready: false, reason: `Redis lost its data and the schedules could not be made again: ${errorText(error)}` };
+    }
   }
 
   /** The daemon's schedules: one per configured policy, none for removed ones. */
@@ -92,30 +159,43 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
     mode: 'plan' | 'act',
     delays: 'queue' | 'inline' = 'inline',
     progress: (message: string) => void = () => undefined,
+    passLease?: Lease,
   ): Promise<PassResult> {
     const policy = this.policy(name);
     const runner = this.registry.get(policy.type);
     const dryRun = policy.dry_run ?? this.config.dry_run;
-    const context = { ...this.context(policy, mode), progress };
     const stopTimer = this.metrics.policyRunSeconds.startTimer({ policy: name });
     const base = { policy: name, type: policy.type, dryRun };
     try {
+      const unsettled = await this.unsettled.read(name);
+      const context = { ...this.context(policy, mode), progress, unsettled };
       const snapshot = await runner.observe(policy, context);
       const decisions = runner.decide(policy, snapshot, context.now);
       if (mode === 'plan') return { ...base, decisions, records: [] };
-      const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays });
+      const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays, passLease });
+      // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
+      if (dryRun) return { ...base, decisions, records };
       await runner.commit?.(policy, snapshot, context);
-      // A dry run changes nothing on the forge, so nothing waits for a follow-up.
-      const nextPassAt = dryRun ? undefined : runner.nextPass?.(policy, snapshot, context.now);
+      const open = await this.unsettled.replace(name, records, unsettled, context.now);
+      const nextPassAt = earliest(runner.nextPass?.(policy, snapshot, context.now), this.retryPass(policy, open.length, context.now));
       if (nextPassAt && delays === 'queue') await this.scheduleExtraPass(name, nextPassAt, context.now);
       return { ...base, decisions, records, ...(nextPassAt ? { nextPassAt } : {}) };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorText(error);
       this.logger.error(`${name}: pass failed: ${message}`, error instanceof Error ? error.stack : undefined);
       return { ...base, decisions: [], records: [], error: message };
     } finally {
       stopTimer();
     }
+  }
+
+  /** An extra pass for open targets when the policy's own schedule would leave them longer than UNSETTLED_RETRY_MS. */
+  private retryPass(policy: PolicyConfig, open: number, now: Date): Date | undefined {
+    if (open === 0) return undefined;
+    const trigger = this.registry.get(policy.type).trigger(policy);
+    if ('every' in trigger && trigger.every <= UNSETTLED_RETRY_MS) return undefined;
+    // Rounded up to the minute, so replicas asking in the same minute queue one pass between them.
+    return new Date(Math.ceil((now.getTime() + UNSETTLED_RETRY_MS) / 60_000) * 60_000);
   }
 
   /** One extra pass at `at`; the job id makes the request once, however many replicas make it. */
@@ -126,28 +206,26 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
 
   private async tick(name: string): Promise<void> {
     if (!this.config.policies.some((policy) => policy.name === name)) return; // removed since it was scheduled
-    const lock = this.keys.passLock(name);
-    const token = randomUUID();
-    if ((await this.redis.set(lock, token, 'PX', PASS_LOCK_MS, 'NX')) !== 'OK') {
-      this.logger.warn(`${name}: previous pass still running; skipping this tick`);
+    const lease = await Lease.acquire(this.redis, this.keys.passLock(name), PASS_LEASE_MS);
+    if (!lease) {
+      this.logger.warn(`${name}: a pass of this policy is running elsewhere; skipping this tick`);
       return;
     }
     try {
-      await this.runPass(name, 'act', 'queue');
+      await this.runPass(name, 'act', 'queue', undefined, lease);
     } finally {
-      // Only the holder releases: a pass that outlived its lock must not free a newer pass's lock.
-      await this.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, lock, token);
+      await lease.release();
     }
   }
 
-  private async performQueued({ policy: name, decision }: QueuedAction): Promise<void> {
+  private async performQueued({ policy: name, decision, attempts }: QueuedAction): Promise<void> {
     const policy = this.config.policies.find((candidate) => candidate.name === name);
     if (!policy) {
       this.logger.warn(`${name}: policy removed; dropping its queued ${decision.action} of ${decision.target}`);
       return;
     }
     const runner = this.registry.get(policy.type);
-    await this.executor.perform(policy, runner, decision, this.context(policy, 'act'), { recheck: true });
+    await this.executor.perform(policy, runner, decision, this.context(policy, 'act'), { recheck: true, attempts: attempts ?? 0 });
   }
 
   private policy(name: string): PolicyConfig {
@@ -164,6 +242,16 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap {
       now: this.clock.now(),
       mode,
       progress: () => undefined,
+      unsettled: [],
     };
   }
+}
+
+function earliest(...dates: Array<Date | undefined>): Date | undefined {
+  const times = dates.filter((date): date is Date => date !== undefined).map((date) => date.getTime());
+  return times.length === 0 ? undefined : new Date(Math.min(...times));
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/schema';
 import type { PolicyConfig } from '../config/policy-type';
 import { certainlyNotActed, NotFoundError } from '../gitlab';
 import { MetricsService } from '../metrics/metrics.service';
@@ -6,15 +8,29 @@ import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
 import { AuditTrail } from './audit';
 import { CLOCK, sleepOn, type Clock } from './clock';
-import { Ledger } from './ledger';
+import { type LedgerState, Ledger } from './ledger';
+import type { Lease } from './lease';
 import { SKIP, type Decision, type PolicyContext, type PolicyRunner } from './policy';
 
 /**
- * skipped: decided not to act, or found no longer needed when a delay ended · would_act: dry run · done · duplicate: the ledger had it already · gone: the target
- * no longer exists (someone else handled it) · failed · scheduled: queued to run after its delay · deferred: over
- * `max_actions_per_run`, decided again next pass · rate_limited: the forge refused for now and did nothing.
+ * skipped: decided not to act, or found no longer needed when a delay ended · would_act: dry run · done · duplicate:
+ * settled already (by this or another replica) · gone: the target no longer exists (someone else handled it) ·
+ * failed · scheduled: queued to run after its delay · deferred: over `max_actions_per_run`, decided again next pass
+ * · rate_limited: the forge refused for now and did nothing · in_progress: another replica is acting on it right now
+ * · uncertain: an earlier attempt may have acted, and the forge has not been looked at since; the next pass decides.
  */
-export type Outcome = 'skipped' | 'would_act' | 'done' | 'duplicate' | 'gone' | 'failed' | 'scheduled' | 'deferred' | 'rate_limited';
+export type Outcome =
+  | 'skipped'
+  | 'would_act'
+  | 'done'
+  | 'duplicate'
+  | 'gone'
+  | 'failed'
+  | 'scheduled'
+  | 'deferred'
+  | 'rate_limited'
+  | 'in_progress'
+  | 'uncertain';
 
 export interface ActionRecord {
   readonly decision: Decision;
@@ -26,12 +42,16 @@ export interface ExecuteOptions {
   readonly dryRun: boolean;
   /** `queue`: a delayed action waits in Bull (the daemon); `inline`: the pass sleeps (one-shot commands). */
   readonly delays: 'queue' | 'inline';
+  /** The pass's lease: no action starts once it is lost, since another replica may be running the policy by then. */
+  readonly passLease?: Lease;
 }
 
 /** A delayed action, waiting in the queue; performed by the engine through `perform`. */
 export interface QueuedAction {
   readonly policy: string;
   readonly decision: Decision;
+  /** Claims of the action's key made before this one was queued (absent in jobs queued by older versions: 0). */
+  readonly attempts?: number;
 }
 
 export const policyActionJob = defineJob<QueuedAction>('policy.action');
@@ -39,10 +59,20 @@ export const policyActionJob = defineJob<QueuedAction>('policy.action');
 /**
  * The one effectful path of every policy: dry run, the per-run action cap, the idempotency ledger, the audit trail,
  * metrics and one log line per action. Policies only decide; their action effects are called from here alone.
+ *
+ * Every action is taken at least once and at most once. At most once: the ledger's claim, made before the forge is
+ * called. At least once: an attempt that failed, or whose process died while acting, is not forgotten; an attempt
+ * that may have acted is repeated only when a pass that observed the forge after it still decides to act, since
+ * the forge then shows that it did not (the job has no newer attempt, the request is still pending).
  */
 @Injectable()
 export class Executor {
   private readonly logger = new Logger('Executor');
+  /**
+   * How long after an attempt that may have acted the forge is trusted to show it: the forge may still be working
+   * on a request whose answer was lost, for as long as the client would have waited for it.
+   */
+  private readonly lookAfterMs: number;
 
   constructor(
     private readonly ledger: Ledger,
@@ -50,7 +80,10 @@ export class Executor {
     private readonly metrics: MetricsService,
     private readonly queue: QueueService,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.lookAfterMs = config.gitlab.timeout;
+  }
 
   async execute(
     policy: PolicyConfig,
@@ -73,10 +106,24 @@ export class Executor {
       if (!runner.actions[decision.action]) {
         throw new Error(`policy type "${runner.type}" decided "${decision.action}" but has no effect for it`);
       }
-      // Actions already done do not count against the cap, or a deferred one could wait behind them forever.
-      if (!options.dryRun && this.ledger.blocks(await this.ledger.lookup(policy.name, decision.key), context.now, runner.staleClaimAfterMs)) {
-        records.push(this.count(policy.name, { decision, outcome: 'duplicate' }));
-        continue;
+      let attempts = 0;
+      if (!options.dryRun) {
+        // Actions settled or under way do not count against the cap, or a deferred one could wait behind them forever.
+        const view = await this.ledger.inspect(policy.name, decision.key, context.now);
+        if (view.kind === 'settled') {
+          records.push(this.count(policy.name, { decision, outcome: 'duplicate' }));
+          continue;
+        }
+        if (view.kind === 'in_progress') {
+          records.push(this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` }));
+          continue;
+        }
+        if (view.kind === 'uncertain' && context.now.getTime() < view.sinceMs + this.lookAfterMs) {
+          const lookAt = new Date(view.sinceMs + this.lookAfterMs).toISOString();
+          records.push(await this.finish(policy.name, decision, 'uncertain', false, `the attempt at ${view.at} may have acted; the forge is looked at again after ${lookAt}`));
+          continue;
+        }
+        attempts = view.attempts;
       }
       if (taken >= cap) {
         records.push(await this.finish(policy.name, decision, 'deferred', options.dryRun, `over max_actions_per_run (${cap})`));
@@ -89,9 +136,10 @@ export class Executor {
       }
       if (decision.delayMs && decision.delayMs > 0) {
         if (options.delays === 'queue') {
-          // The job id is the action's key: a second pass deciding the same action while it waits adds nothing.
-          await this.queue.enqueue(policyActionJob, { policy: policy.name, decision }, {
-            jobId: `${policy.name}:${decision.key}`,
+          // The job id is the action's key and attempt: a second pass deciding the same attempt while it waits adds
+          // nothing, and an attempt after a failed one is queued anew (a finished job is kept for a while).
+          await this.queue.enqueue(policyActionJob, { policy: policy.name, decision, attempts }, {
+            jobId: `${policy.name}:${decision.key}:${attempts}`,
             delayMs: decision.delayMs,
           });
           records.push(await this.finish(policy.name, decision, 'scheduled', false, `in ${Math.round(decision.delayMs / 1000)}s`));
@@ -99,62 +147,69 @@ export class Executor {
         }
         const wait = Math.max(0, decidedAt + decision.delayMs - this.clock.now().getTime());
         if (wait > 0) await sleepOn(this.clock, wait);
-        records.push(await this.perform(policy, runner, decision, { ...context, now: this.clock.now() }, { recheck: true }));
+        records.push(await this.perform(policy, runner, decision, { ...context, now: this.clock.now() }, { recheck: true, attempts, passLease: options.passLease }));
         continue;
       }
-      records.push(await this.perform(policy, runner, decision, context));
+      records.push(await this.perform(policy, runner, decision, context, { attempts, passLease: options.passLease }));
     }
     return records;
   }
 
   /**
-   * Acts on one decision, at most once per key whoever else tries. With `recheck` (the action waited out a delay),
-   * the policy first looks again at what may have changed meanwhile.
+   * Acts on one decision, at most once per key and attempt whoever else tries. `attempts` is the number of claims of
+   * the key the caller saw; the claim succeeds only if nobody claimed it since. With `recheck` (the action waited
+   * out a delay), the policy first looks again at what may have changed meanwhile.
    */
   async perform(
     policyConfig: PolicyConfig,
     runner: PolicyRunner,
     decision: Decision,
     context: PolicyContext,
-    options: { recheck?: boolean } = {},
+    options: { recheck?: boolean; attempts?: number; passLease?: Lease } = {},
   ): Promise<ActionRecord> {
     const policy = policyConfig.name;
-    if (!(await this.ledger.claim(policy, decision.key, context.now, runner.staleClaimAfterMs))) {
+    options.passLease?.assertHeld();
+    const claim = await this.ledger.claim(policy, decision.key, options.attempts ?? 0, context.now);
+    if (!claim) {
       this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);
-      return this.count(policy, { decision, outcome: 'duplicate' });
+      const view = await this.ledger.inspect(policy, decision.key, context.now);
+      return this.count(policy, { decision, outcome: view.kind === 'settled' ? 'duplicate' : 'in_progress' });
     }
-    if (options.recheck && runner.recheck) {
-      let reason: string | undefined;
-      try {
-        reason = await runner.recheck(policyConfig, decision, context);
-      } catch (error) {
-        // Could not look: give the claim back so a later pass decides afresh, rather than act on stale facts.
-        await this.ledger.release(policy, decision.key);
-        return this.finish(policy, decision, 'failed', false, `recheck failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      if (reason !== undefined) {
-        await this.ledger.settle(policy, decision.key, 'skipped', context.now);
-        return this.finish(policy, decision, 'skipped', false, reason);
-      }
-    }
-    const effect = runner.actions[decision.action];
+    const settle = (state: Exclude<LedgerState, 'claimed'>) => this.ledger.settle(policy, decision.key, claim, state, this.clock.now());
     try {
-      const result = await effect(decision.params, context);
-      const outcome = result?.outcome ?? 'done';
-      await this.ledger.settle(policy, decision.key, outcome, context.now);
-      return await this.finish(policy, decision, outcome, false, result?.detail);
-    } catch (error) {
-      if (error instanceof NotFoundError) {
-        await this.ledger.settle(policy, decision.key, 'gone', context.now);
-        return this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');
+      if (options.recheck && runner.recheck) {
+        let reason: string | undefined;
+        try {
+          reason = await runner.recheck(policyConfig, decision, context);
+        } catch (error) {
+          // Could not look, so nothing was done: a later pass decides afresh rather than act on stale facts.
+          await settle('released');
+          return await this.finish(policy, decision, 'failed', false, `recheck failed: ${errorText(error)}`);
+        }
+        if (reason !== undefined) {
+          await settle('skipped');
+          return await this.finish(policy, decision, 'skipped', false, reason);
+        }
       }
-      // Refused before acting, or never sent: give the claim back so a later pass can try again. Anything else (a
-      // 5xx, a timeout after sending) may have acted, or (a 403, a validation error) will be refused the same way
-      // again, so the action is not repeated and the audit trail shows it failed.
-      if (certainlyNotActed(error)) await this.ledger.release(policy, decision.key);
-      else await this.ledger.settle(policy, decision.key, 'failed', context.now);
-      const message = error instanceof Error ? error.message : String(error);
-      return this.finish(policy, decision, 'failed', false, message);
+      const effect = runner.actions[decision.action];
+      try {
+        const result = await effect(decision.params, context);
+        const outcome = result?.outcome ?? 'done';
+        // Rate limited: the forge did nothing, and the policy keeps its own record of when to try again.
+        await settle(outcome === 'rate_limited' ? 'released' : 'done');
+        return await this.finish(policy, decision, outcome, false, result?.detail);
+      } catch (error) {
+        if (error instanceof NotFoundError) {
+          await settle('gone');
+          return await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');
+        }
+        // Refused before acting, or never sent: free to try again at once. Anything else may have acted: the next
+        // pass that observed the forge after this attempt decides whether it is still needed.
+        await settle(certainlyNotActed(error) ? 'released' : 'failed');
+        return await this.finish(policy, decision, 'failed', false, errorText(error));
+      }
+    } finally {
+      claim.lease.stop();
     }
   }
 
@@ -171,6 +226,7 @@ export class Executor {
     });
     const line = `${policy}: ${outcome === 'would_act' ? 'would ' : ''}${decision.action} ${decision.target} (${decision.reason})${outcomeSuffix(outcome, detail)}`;
     if (outcome === 'failed') this.logger.error(line);
+    else if (outcome === 'uncertain') this.logger.warn(line);
     else this.logger.log(line);
     return this.count(policy, { decision, outcome, ...(detail !== undefined ? { detail } : {}) });
   }
@@ -179,6 +235,10 @@ export class Executor {
     this.metrics.decisions.inc({ policy, action: record.decision.action, outcome: record.outcome });
     return record;
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function outcomeSuffix(outcome: Outcome, detail: string | undefined): string {

@@ -16,6 +16,24 @@ export class EngineKeys {
     return `${this.prefix}:state:${policy}:${key}`;
   }
 
+  /** The lease of a claimed action: it exists while the claimer lives and works. */
+  claimLease(policy: string, key: string): string {
+    return `${this.prefix}:lease:claim:${policy}:${key}`;
+  }
+
+  /** A policy's targets whose decision is not settled yet (failed, deferred, waiting), kept for the next pass. */
+  unsettled(policy: string): string {
+    return `${this.prefix}:unsettled:${policy}`;
+  }
+
+  /**
+   * Written when the daemon starts and checked while it runs: when it is missing, Redis lost its data (a restart
+   * without persistence, a failover, FLUSHDB) and the daemon must set itself up again.
+   */
+  marker(): string {
+    return `${this.prefix}:marker`;
+  }
+
   passLock(policy: string): string {
     return `${this.prefix}:lock:pass:${policy}`;
   }

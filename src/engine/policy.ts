@@ -41,6 +41,23 @@ export interface PolicyState {
   set(key: string, value: string, ttlMs?: number): Promise<void>;
 }
 
+/**
+ * A target an earlier acting pass left open (its action failed, may have acted, was deferred or waits), as the
+ * engine keeps it between passes. Observe must look at each again, wherever the policy's progress marks stand: a
+ * policy that reads everything every pass does so by itself, one with watermarks (job_retry) reads these too.
+ */
+export interface UnsettledTarget {
+  /** The decision's key. */
+  readonly key: string;
+  readonly action: string;
+  readonly target: string;
+  readonly params: ActionParams;
+  /** What happened last: failed, uncertain, deferred, scheduled, rate_limited, in_progress. */
+  readonly outcome: string;
+  /** When the target was first left open, ISO 8601. */
+  readonly since: string;
+}
+
 /** What observe, commit and actions are given. */
 export interface PolicyContext {
   readonly client: GitlabClient;
@@ -52,6 +69,8 @@ export interface PolicyContext {
   readonly mode: 'plan' | 'act';
   /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */
   readonly progress: (message: string) => void;
+  /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */
+  readonly unsettled: readonly UnsettledTarget[];
 }
 
 /** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */
@@ -81,7 +100,10 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   observe(config: Config, context: PolicyContext): Promise<Snapshot>;
   /** Pure: no I/O, no clock, no Nest. Skips are decisions too. */
   decide(config: Config, snapshot: Snapshot, now: Date): Decision[];
-  /** After an acting pass (not in plan): remember what was seen, e.g. advance watermarks. */
+  /**
+   * After an acting pass that was not a dry run: remember what was seen, e.g. advance watermarks. Marks may move past
+   * every target the pass decided on: the engine keeps the unsettled ones itself and hands them to the next observe.
+   */
   commit?(config: Config, snapshot: Snapshot, context: PolicyContext): Promise<void>;
   /**
    * Before an action that waited out a delay: what changed while it waited, as a skip reason, or undefined to go
@@ -96,12 +118,6 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   nextPass?(config: Config, snapshot: Snapshot, now: Date): Date | undefined;
   /** The effect of each action this policy decides, by action name; the executor is the only caller. */
   readonly actions: Readonly<Record<string, ActionEffect>>;
-  /**
-   * For policies whose actions are idempotent by their own state (a rotation's steps): after this long, an action
-   * claimed but never settled (the process died between claiming and acting) may be claimed again. Without it, such
-   * an action stays claimed, which is the safe side for actions that cannot be repeated, like retrying a job.
-   */
-  readonly staleClaimAfterMs?: number;
   /** How many actions one pass may take (a policy may set `max_actions_per_run`). */
   maxActionsPerRun(config: Config): number;
 }

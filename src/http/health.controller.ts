@@ -1,5 +1,6 @@
 import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
 import type { Response } from 'express';
+import { EngineService } from '../engine/engine.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { RedisHealth } from '../redis/redis.module';
 
@@ -8,6 +9,7 @@ export class HealthController {
   constructor(
     private readonly redis: RedisHealth,
     private readonly metrics: MetricsService,
+    private readonly engine: EngineService,
   ) {}
 
   /** Alive: the process answers. A load balancer or kubelet restarts it when this stops answering. */
@@ -17,12 +19,20 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Ready: the configuration is loaded (it is, or the daemon would not run) and Redis answers. */
+  /**
+   * Ready: the configuration is loaded (it is, or the daemon would not run), Redis answers, and the engine is set up
+   * in it (not while it makes its schedules again after Redis lost its data).
+   */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) response: Response): Promise<{ status: string; checks: Record<string, string> }> {
     const redis = await this.redis.answers();
-    response.status(redis ? 200 : 503);
-    return { status: redis ? 'ok' : 'unavailable', checks: { config: 'ok', redis: redis ? 'ok' : 'not answering' } };
+    const engine = this.engine.readiness();
+    const ready = redis && engine.ready;
+    response.status(ready ? 200 : 503);
+    return {
+      status: ready ? 'ok' : 'unavailable',
+      checks: { config: 'ok', redis: redis ? 'ok' : 'not answering', schedules: engine.ready ? 'ok' : (engine.reason ?? 'not ready') },
+    };
   }
 
   @Get('metrics')

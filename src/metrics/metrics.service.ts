@@ -19,6 +19,10 @@ export class MetricsService {
   readonly policyRunSeconds: Histogram<'policy'>;
   /** 1 while this replica's Redis connection answers; alert on 0. */
   readonly redisUp: Gauge;
+  /** Targets whose decision is still open after the last acting pass; alert when one stays open for long. */
+  readonly unsettledTargets: Gauge<'policy'>;
+  /** Times the daemon found Redis without its data and set itself up again. */
+  readonly redisDataLost: Counter;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     collectDefaultMetrics({ register: this.registry });
@@ -51,6 +55,17 @@ export class MetricsService {
     this.redisUp = new Gauge({
       name: 'forgewarden_redis_up',
       help: '1 while Redis answered the last check (every 10 s), else 0.',
+      registers: [this.registry],
+    });
+    this.unsettledTargets = new Gauge({
+      name: 'forgewarden_unsettled_targets',
+      help: 'Targets whose action failed, may have acted, waits or was deferred after the last acting pass; looked at again next pass.',
+      labelNames: ['policy'],
+      registers: [this.registry],
+    });
+    this.redisDataLost = new Counter({
+      name: 'forgewarden_redis_data_lost_total',
+      help: 'Times Redis was found without the daemon\'s data (restarted empty, failed over, flushed); schedules were made again.',
       registers: [this.registry],
     });
     new Gauge({

@@ -4,9 +4,11 @@ import { parseConfig } from '../../src/config/load';
 import { AuditTrail } from '../../src/engine/audit';
 import type { Clock } from '../../src/engine/clock';
 import { EngineService, policyTickJob } from '../../src/engine/engine.service';
+import { Lease } from '../../src/engine/lease';
+import { MetricsService } from '../../src/metrics/metrics.service';
 import { AppLogger } from '../../src/logging/logger';
 import { QueueService } from '../../src/queue/queue.service';
-import { claims, fakePolicy, FakePolicyModule, failures, stale, touched } from '../support/fake-policy';
+import { fakePolicy, FakePolicyModule, failures, seen, stale, touched } from '../support/fake-policy';
 import { MemoryStream } from '../support/memory-stream';
 
 const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });
@@ -22,7 +24,8 @@ describe('the engine on a real Redis', () => {
     touched.length = 0;
     failures.clear();
     stale.clear();
-    delete claims.staleAfterMs;
+    seen.unsettled.length = 0;
+    seen.commits = 0;
   });
 
   afterEach(async () => {
@@ -62,7 +65,8 @@ describe('the engine on a real Redis', () => {
       const again = await first.get(EngineService).runPass('touch', 'act');
 
       expect([...touched].sort()).toEqual(['a', 'b', 'c']);
-      const outcomes = results.flatMap((result) => result.records.map((record) => record.outcome)).sort();
+      // The instance that lost each race finds the key settled, or still claimed by the winner.
+      const outcomes = results.flatMap((result) => result.records.map((record) => (record.outcome === 'in_progress' ? 'duplicate' : record.outcome))).sort();
       expect(outcomes).toEqual(['done', 'done', 'done', 'duplicate', 'duplicate', 'duplicate']);
       expect(again.records.map((record) => record.outcome)).toEqual(['duplicate', 'duplicate', 'duplicate']);
       const audit = await first.get(AuditTrail).read(0);
@@ -73,48 +77,224 @@ describe('the engine on a real Redis', () => {
     }
   });
 
-  describe('a claim left by a process that died between claiming and acting', () => {
-    const claimedAgo = async (key: string, ms: number) => {
-      const at = new Date(Date.now() - ms);
-      await redis.set(`${prefix}:ledger:touch:${key}`, JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime() }));
-    };
+  /** A clock the test moves; the engine's passes read it. */
+  function movableClock(start = '2030-01-01T00:00:00.000Z') {
+    let now = Date.parse(start);
+    return { clock: { now: () => new Date(now) } satisfies Clock, advance: (ms: number) => (now += ms) };
+  }
+
+  describe('a claim left by a process that died while acting', () => {
     const policy = '  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }';
+    /** A claim as a dead process leaves it: the entry, and no live lease beside it. */
+    const claimedByTheDead = async (key: string, at: Date) => {
+      await redis.set(`${prefix}:ledger:touch:${key}`, JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime(), attempts: 1, owner: 'dead' }));
+    };
 
-    it('blocks the action for good by default: it may have acted', async () => {
-      await claimedAgo('a', 3_600_000);
-      const engineApp = await app(policy);
+    it('turns uncertain, and a pass that observed the forge after it acts: once, not never', async () => {
+      const { clock, advance } = movableClock();
+      await claimedByTheDead('a', clock.now());
+      const engineApp = await app(policy, false, clock);
       try {
-        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['duplicate']);
+        const engine = engineApp.get(EngineService);
+        expect((await engine.runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['uncertain']);
         expect(touched).toEqual([]);
-      } finally {
-        await engineApp.close();
-      }
-    });
-
-    it('is taken over once stale when the policy says its actions are idempotent', async () => {
-      claims.staleAfterMs = 15 * 60_000;
-      await claimedAgo('a', 3_600_000);
-      const engineApp = await app(policy);
-      try {
-        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['done']);
+        // The default gitlab.timeout (30 s): the forge may still be working on a request sent just before the crash.
+        advance(29_000);
+        expect((await engine.runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['uncertain']);
+        advance(1_000);
+        expect((await engine.runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['done']);
+        expect((await engine.runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['duplicate']);
         expect(touched).toEqual(['a']);
-        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'done' });
+        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'done', attempts: 2 });
       } finally {
         await engineApp.close();
       }
     });
 
-    it('still blocks while the claim is fresh', async () => {
-      claims.staleAfterMs = 15 * 60_000;
-      await claimedAgo('a', 60_000);
-      const engineApp = await app(policy);
+    it('a claim written before attempts were counted (no owner, no lease) is not blocked for the ledger lifetime', async () => {
+      const { clock, advance } = movableClock();
+      const at = new Date(clock.now().getTime() - 3_600_000);
+      await redis.set(`${prefix}:ledger:touch:a`, JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime() }));
+      const engineApp = await app(policy, false, clock);
       try {
-        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['duplicate']);
-        expect(touched).toEqual([]);
+        const engine = engineApp.get(EngineService);
+        expect((await engine.runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['uncertain']);
+        advance(30_000);
+        expect((await engine.runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['done']);
+        expect(touched).toEqual(['a']);
       } finally {
         await engineApp.close();
       }
     });
+
+    it('blocks while the claim is alive: its owner renews the lease', async () => {
+      await redis.set(`${prefix}:ledger:touch:a`, JSON.stringify({ state: 'claimed', at: new Date().toISOString(), at_ms: Date.now(), attempts: 1, owner: 'alive' }));
+      await redis.set(`${prefix}:lease:claim:touch:a`, 'alive', 'PX', 60_000);
+      const engineApp = await app(policy);
+      try {
+        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['in_progress']);
+        expect(touched).toEqual([]);
+        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'claimed', owner: 'alive' });
+      } finally {
+        await engineApp.close();
+      }
+    });
+  });
+
+  describe('a failed action', () => {
+    it('that may have acted (a 500) is looked at again after gitlab.timeout, and taken again while still needed', async () => {
+      failures.set('b', 'server');
+      const { clock, advance } = movableClock();
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }', false, clock);
+      try {
+        const engine = engineApp.get(EngineService);
+        const first = await engine.runPass('touch', 'act');
+        expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'b failed']);
+        expect(first.records[1]?.detail).toBe('500 Internal Server Error');
+        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['duplicate', 'uncertain']);
+        failures.delete('b');
+        advance(30_000);
+        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['duplicate', 'done']);
+        expect(touched).toEqual(['a', 'b', 'b']);
+        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:b`))!)).toMatchObject({ state: 'done', attempts: 2 });
+      } finally {
+        await engineApp.close();
+      }
+    });
+
+    it('is dropped once the policy no longer decides it (the forge shows it done): never taken twice', async () => {
+      failures.set('b', 'server');
+      const { clock, advance } = movableClock();
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }', false, clock);
+      try {
+        await engineApp.get(EngineService).runPass('touch', 'act');
+        expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual(['b']);
+      } finally {
+        await engineApp.close();
+      }
+      // The failed attempt had acted after all: the next observation does not decide b any more.
+      advance(60_000);
+      const after = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }', false, clock);
+      try {
+        const pass = await after.get(EngineService).runPass('touch', 'act');
+        expect(pass.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a duplicate']);
+        expect(seen.unsettled.at(-1)).toEqual(['b']);
+        expect(await redis.exists(`${prefix}:unsettled:touch`)).toBe(0);
+        expect(touched).toEqual(['a', 'b']);
+      } finally {
+        await after.close();
+      }
+    });
+
+    it('counts a 404 as handled by someone else, for good', async () => {
+      failures.set('a', 'gone');
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }');
+      try {
+        const engine = engineApp.get(EngineService);
+        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['gone']);
+        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['duplicate']);
+        expect(touched).toEqual(['a']);
+      } finally {
+        await engineApp.close();
+      }
+    });
+  });
+
+  it('keeps every unsettled target for the next observe, and drops settled ones', async () => {
+    failures.set('c', 'server');
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c, d], max_actions_per_run: 2 }');
+    try {
+      const engine = engineApp.get(EngineService);
+      const first = await engine.runPass('touch', 'act');
+      expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'b done', 'c deferred', 'd deferred']);
+      expect((await redis.hkeys(`${prefix}:unsettled:touch`)).sort()).toEqual(['c', 'd']);
+      const second = await engine.runPass('touch', 'act');
+      expect(second.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a duplicate', 'b duplicate', 'c failed', 'd done']);
+      expect(seen.unsettled).toEqual([[], ['c', 'd']]);
+      const open = await redis.hgetall(`${prefix}:unsettled:touch`);
+      expect(Object.keys(open)).toEqual(['c']);
+      expect(JSON.parse(open.c)).toMatchObject({ action: 'touch', target: 'c', outcome: 'failed', params: { target: 'c' } });
+      expect(await engineApp.get(MetricsService).render()).toMatch(/forgewarden_unsettled_targets\{policy="touch"\} 1/);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
+  it('a dry run moves no mark and drops no unsettled target: the acting run after it does everything the dry run showed', async () => {
+    failures.set('b', 'server');
+    const acting = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [b] }');
+    try {
+      await acting.get(EngineService).runPass('touch', 'act');
+    } finally {
+      await acting.close();
+    }
+    failures.delete('b');
+    const commitsBefore = seen.commits;
+    const dry = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }', true);
+    try {
+      const pass = await dry.get(EngineService).runPass('touch', 'act');
+      expect(pass.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a would_act', 'b would_act']);
+      expect(seen.commits).toBe(commitsBefore);
+      expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual(['b']);
+    } finally {
+      await dry.close();
+    }
+  });
+
+  describe('the pass lease', () => {
+    it('is lost when another holder takes it, and then no action starts', async () => {
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }');
+      try {
+        const lease = await Lease.acquire(redis, `${prefix}:lock:pass:touch`, 300);
+        expect(lease).toBeDefined();
+        await redis.set(`${prefix}:lock:pass:touch`, 'someone else');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        expect(lease!.lost).toMatch(/another holder/);
+        const pass = await engineApp.get(EngineService).runPass('touch', 'act', 'inline', undefined, lease);
+        expect(pass.error).toMatch(/lost the lease/);
+        expect(touched).toEqual([]);
+        await lease!.release();
+        expect(await redis.get(`${prefix}:lock:pass:touch`)).toBe('someone else');
+      } finally {
+        await engineApp.close();
+      }
+    });
+
+    it('of a holder that died expires within its lifetime, and a live holder keeps it past that by renewing', async () => {
+      const key = `${prefix}:lock:pass:touch`;
+      const alive = await Lease.acquire(redis, key, 300);
+      expect(await Lease.acquire(redis, key, 300)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(alive!.lost).toBeUndefined();
+      expect(await Lease.acquire(redis, key, 300)).toBeUndefined();
+      // A holder that stops renewing, as a killed process does.
+      alive!.stop();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const next = await Lease.acquire(redis, key, 300);
+      expect(next).toBeDefined();
+      await next!.release();
+      expect(await redis.exists(key)).toBe(0);
+    });
+  });
+
+  it('notices Redis lost its data, makes the schedules again and is ready again', async () => {
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [] }');
+    try {
+      const engine = engineApp.get(EngineService);
+      await engine.startDaemon();
+      expect((await engineApp.get(QueueService).schedules(policyTickJob)).map((s) => s.id)).toEqual(['touch']);
+      // What a restart without persistence does to this deployment's keys (the test Redis is shared, so no FLUSHDB).
+      const keys = await redis.keys(`${prefix}:*`);
+      await redis.del(...keys);
+      expect(await engineApp.get(QueueService).schedules(policyTickJob)).toEqual([]);
+      await engine.checkRedisData();
+      expect(engine.readiness()).toEqual({ ready: true });
+      expect((await engineApp.get(QueueService).schedules(policyTickJob)).map((s) => s.id)).toEqual(['touch']);
+      expect(await redis.exists(`${prefix}:marker`)).toBe(1);
+      expect(await engineApp.get(MetricsService).render()).toMatch(/forgewarden_redis_data_lost_total 1/);
+    } finally {
+      await engineApp.close();
+    }
   });
 
   it('in dry run records would-be actions and calls nothing', async () => {
@@ -156,30 +336,13 @@ describe('the engine on a real Redis', () => {
     }
   });
 
-  it('counts a 404 as handled by someone else and never repeats a failed action', async () => {
-    failures.set('a', 'gone');
-    failures.set('b', 'server');
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }');
-    try {
-      const first = await engineApp.get(EngineService).runPass('touch', 'act');
-      expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a gone', 'b failed']);
-      expect(first.records[1]?.detail).toBe('500 Internal Server Error');
-      const second = await engineApp.get(EngineService).runPass('touch', 'act');
-      expect(second.records.map((record) => record.outcome)).toEqual(['duplicate', 'duplicate']);
-      expect(touched).toEqual(['a', 'b']);
-      expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:b`))!)).toMatchObject({ state: 'failed' });
-    } finally {
-      await engineApp.close();
-    }
-  });
-
   it('queues a delayed action under its key, so deciding it again adds nothing', async () => {
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a], delay: 1h }');
     try {
       const engine = engineApp.get(EngineService);
       expect((await engine.runPass('touch', 'act', 'queue')).records.map((record) => record.outcome)).toEqual(['scheduled']);
       expect((await engine.runPass('touch', 'act', 'queue')).records.map((record) => record.outcome)).toEqual(['scheduled']);
-      expect(await redis.zrange(`${prefix}:work:delayed`, 0, -1)).toEqual(['touch:a']);
+      expect(await redis.zrange(`${prefix}:work:delayed`, 0, -1)).toEqual(['touch:a:0']);
       expect(touched).toEqual([]);
     } finally {
       await engineApp.close();

@@ -22,8 +22,8 @@ type FakeConfig = z.output<typeof fakePolicy.schema>;
 
 export const touched: string[] = [];
 export const failures = new Map<string, 'gone' | 'server' | 'rate_limited'>();
-/** How long an unsettled claim blocks, when a test says so (undefined: forever, the default). */
-export const claims: { staleAfterMs?: number } = {};
+/** What the engine handed to observe and commit, pass by pass: the unsettled targets' keys, and each commit. */
+export const seen: { unsettled: string[][]; commits: number } = { unsettled: [], commits: 0 };
 /** Targets whose recheck (after a delay) finds the action no longer needed. */
 export const stale = new Set<string>();
 
@@ -31,7 +31,13 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
   type: 'fake_touch',
   schema: fakePolicy.schema,
   trigger: (config) => ({ every: config.interval }),
-  observe: async (config) => config.targets,
+  observe: async (config, context) => {
+    seen.unsettled.push(context.unsettled.map((target) => target.key));
+    return config.targets;
+  },
+  commit: async () => {
+    seen.commits++;
+  },
   decide: (config, targets): Decision[] =>
     targets.map((target): Decision =>
       config.skip.includes(target)
@@ -50,9 +56,6 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
       if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
       return { detail: `touched ${target}` };
     },
-  },
-  get staleClaimAfterMs() {
-    return claims.staleAfterMs;
   },
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };

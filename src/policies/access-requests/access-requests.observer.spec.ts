@@ -48,7 +48,7 @@ describe('access_requests observer, against the sandbox forge', () => {
   function context(token: string): PolicyContext {
     const client = new GitlabClient({ url: sandbox.url, token, maxRequestsPerMinute: 0, minWriteIntervalMs: 0 });
     clients.push(client);
-    return { client, state: { get: async () => undefined, set: async () => undefined }, logger: new Logger('access-requests.observer.spec'), now: sandbox.state.clock.now(), mode: 'plan', progress: () => undefined };
+    return { client, state: { get: async () => undefined, set: async () => undefined }, logger: new Logger('access-requests.observer.spec'), now: sandbox.state.clock.now(), mode: 'plan', progress: () => undefined, unsettled: [] };
   }
 
   const observe = (config: AccessRequestsConfig, token: string): Promise<AccessRequestsSnapshot> => observeAccessRequests(config, context(token));

@@ -58,7 +58,7 @@ describe('access_requests actions, against the sandbox forge', () => {
   });
 
   function context(): PolicyContext {
-    return { client, state: { get: async () => undefined, set: async () => undefined }, logger: new Logger('access-requests.runner.spec'), now: sandbox.state.clock.now(), mode: 'act', progress: () => undefined };
+    return { client, state: { get: async () => undefined, set: async () => undefined }, logger: new Logger('access-requests.runner.spec'), now: sandbox.state.clock.now(), mode: 'act', progress: () => undefined, unsettled: [] };
   }
 
   const members = () => sandbox.state.members.filter((m) => m.user_id >= 20).map((m) => [m.source, m.source_id, m.user_id, m.access_level]);

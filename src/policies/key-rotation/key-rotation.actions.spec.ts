@@ -45,7 +45,7 @@ describe('key_rotation steps', () => {
   });
 
   function context(): PolicyContext {
-    return { client, state, logger: new Logger('key-rotation.actions.spec'), now: sandbox.state.clock.now(), mode: 'act', progress: () => undefined };
+    return { client, state, logger: new Logger('key-rotation.actions.spec'), now: sandbox.state.clock.now(), mode: 'act', progress: () => undefined, unsettled: [] };
   }
 
   const path = () => join(secrets, 'rotate', 'root-50');

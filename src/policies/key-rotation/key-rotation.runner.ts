@@ -31,8 +31,5 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationSnaps
     [RUN_ON_ROTATE]: runOnRotate,
     [REMOVE_OLD_KEY]: removeOldKey,
   },
-  // Every step checks the rotation record before it acts, so a step claimed by a process that died before running it
-  // can safely run again; without this, such a rotation would wait out the ledger's 90 days.
-  staleClaimAfterMs: 15 * 60_000,
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };

@@ -64,6 +64,7 @@ describe('registry_cleanup observer, against the sandbox forge', () => {
       now: sandbox.state.clock.now(),
       mode: 'act',
       progress: (message) => progress.push(message),
+      unsettled: [],
     };
   }
 

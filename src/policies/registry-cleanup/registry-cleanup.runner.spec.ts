@@ -63,7 +63,7 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
   });
 
   function context(): PolicyContext {
-    return { client, state, logger: new Logger('registry-cleanup.runner.spec'), now: sandbox.state.clock.now(), mode: 'act', progress: () => undefined };
+    return { client, state, logger: new Logger('registry-cleanup.runner.spec'), now: sandbox.state.clock.now(), mode: 'act', progress: () => undefined, unsettled: [] };
   }
 
   const bulkCalls = () => sandbox.state.requestLog.filter((r) => r.method === 'DELETE' && r.path.endsWith('/tags'));
