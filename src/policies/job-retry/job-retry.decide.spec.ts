@@ -92,7 +92,7 @@ describe('job_retry decide: the decision fields', () => {
       target: 'acme/api job 812 (test-unit)',
       key: '1:812',
       reason: 'retry 1 of 2: failed in stage test',
-      params: { project: 1, job_id: 812, pipeline_id: 100, job_name: 'test-unit' },
+      params: { project: 1, job_id: 812, pipeline_id: 100, job_name: 'test-unit', source: 'acme/api' },
     });
   });
 
@@ -102,14 +102,14 @@ describe('job_retry decide: the decision fields', () => {
       target: 'acme/api job 812 (test-unit)',
       key: '1:812',
       reason: 'skip: allowed to fail',
-      params: { project: 1, job_id: 812, pipeline_id: 100, job_name: 'test-unit' },
+      params: { project: 1, job_id: 812, pipeline_id: 100, job_name: 'test-unit', source: 'acme/api' },
     });
   });
 
   it('uses the numeric project id in the key and params, and the project as configured in the target', () => {
     const config = aConfig({ projects: [42] });
     const snapshot = aSnapshotOf(aProjectSnapshot([aCandidate({ id: 7, project_id: 42 })], { project: 42, projectId: 42 }));
-    expect(decideJobRetries(config, snapshot, NOW)[0]).toMatchObject({ target: '42 job 7 (test-unit)', key: '42:7', params: { project: 42, job_id: 7, pipeline_id: 100, job_name: 'test-unit' } });
+    expect(decideJobRetries(config, snapshot, NOW)[0]).toMatchObject({ target: '42 job 7 (test-unit)', key: '42:7', params: { project: 42, job_id: 7, pipeline_id: 100, job_name: 'test-unit', source: '42' } });
   });
 
   it('keys the same failure the same way in every pass, whatever else changed', () => {

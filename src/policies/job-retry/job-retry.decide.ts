@@ -128,7 +128,7 @@ function decideOne(config: JobRetryConfig, project: ProjectRef, projectId: numbe
     target: `${project} job ${job.id} (${job.name})`,
     // The same failure always has the same key, so the engine retries it at most once however often it is seen.
     key: `${projectId}:${job.id}`,
-    params: retryParams({ project: projectId, jobId: job.id, pipelineId: job.pipeline_id, jobName: job.name }),
+    params: retryParams({ project: projectId, jobId: job.id, pipelineId: job.pipeline_id, jobName: job.name, source: String(project) }),
   };
   const skip = (reason: string): Decision => ({ ...base, action: SKIP, reason });
 

@@ -51,7 +51,7 @@ describe('job_retry observer, against the sandbox forge', () => {
   });
 
   function context(mode: PolicyContext['mode'] = 'act'): PolicyContext {
-    return { client, state, logger: new Logger('job-retry.observer.spec'), now: sandbox.state.clock.now(), mode, progress: () => undefined };
+    return { client, state, logger: new Logger('job-retry.observer.spec'), now: sandbox.state.clock.now(), mode, progress: () => undefined, unsettled: [] };
   }
 
   /** One acting pass as the engine runs it: observe, then commit. */
@@ -286,16 +286,27 @@ describe('job_retry observer, against the sandbox forge', () => {
       expect(candidateIds(await pass(config))).toEqual([[31]]);
     });
 
-    it('holds the watermark of a project when the pass decided more retries than it may take', async () => {
-      await call(sandbox.url, '/__sandbox/jobs/21', { method: 'POST', body: { status: 'failed' } });
-      const capped = aConfig({ ...fields, max_actions_per_run: 1 });
-      expect(candidateIds(await pass(capped))).toEqual([[31, 21]]);
-      expect(state.values.has(watermarkKey('acme/api'))).toBe(false);
-      // The same two are decided again next pass; the engine's ledger keeps a retried one from being retried twice.
-      expect(candidateIds(await pass(capped))).toEqual([[31, 21]]);
-      expect(candidateIds(await pass(config))).toEqual([[31, 21]]);
-      expect(state.values.has(watermarkKey('acme/api'))).toBe(true);
-      expect(candidateIds(await pass(config))).toEqual([[]]);
+    it('moves past every job, and reads a job an earlier pass left open again by id, however old', async () => {
+      const first = await pass(config);
+      expect(candidateIds(first)).toEqual([[31]]);
+      expect(JSON.parse(state.values.get(watermarkKey('acme/api')) ?? 'null')).toMatchObject({ id: 31 });
+      clearRequests();
+
+      // Job 31's retry failed (or was deferred): the engine hands it back as unsettled, with the decision's params.
+      const [decision] = decideJobRetries(config, first, new Date());
+      const ctx = { ...context(), unsettled: [{ key: decision.key, action: decision.action, target: decision.target, params: decision.params, outcome: 'failed', since: '' }] };
+      const again = await observeJobRetries(config, ctx);
+      expect(candidateIds(again)).toEqual([[31]]);
+      expect(requested(/\/projects\/1\/jobs\/31$/)).toHaveLength(1);
+      expect(decideJobRetries(config, again, new Date())).toEqual([expect.objectContaining({ action: 'retry', key: '1:31' })]);
+    });
+
+    it('drops an open job that is gone or no longer failed, and one of a project the policy no longer covers', async () => {
+      const [decision] = decideJobRetries(config, await pass(config), new Date());
+      const open = (params: Record<string, string | number>) => ({ key: 'k', action: 'retry', target: 't', params: { ...decision.params, ...params }, outcome: 'failed', since: '' });
+      const ctx = { ...context(), unsettled: [open({ job_id: 999 }), open({ job_id: 21 }), open({ source: 'acme/elsewhere' })] };
+      // 999 does not exist; 21 is still running; the third belongs to a project not listed any more.
+      expect(candidateIds(await observeJobRetries(config, ctx))).toEqual([[]]);
     });
   });
 });

@@ -1,10 +1,9 @@
 import type { ProjectRef } from '../../config/validators';
-import type { Decision, PolicyContext } from '../../engine/policy';
+import type { Decision, PolicyContext, UnsettledTarget } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { Job } from '../../gitlab/types/jobs';
 import {
   cheapSkipReason,
-  decideJobRetries,
   type FailedJob,
   historySkipReason,
   type JobRetryCandidate,
@@ -14,7 +13,7 @@ import {
   RETRY,
   type Watermark,
 } from './job-retry.decide';
-import { retryTarget } from './job-retry.params';
+import { type RetryTarget, retryTarget } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
 import { mapLimited } from '../../engine/map-limited';
 import { readJsonObject } from '../../engine/policy-state';
@@ -39,33 +38,41 @@ export function watermarkKey(project: ProjectRef): string {
 }
 
 export async function observeJobRetries(config: JobRetryConfig, context: PolicyContext): Promise<JobRetrySnapshot> {
+  const open = openRetries(context.unsettled);
   const projects: JobRetryProjectSnapshot[] = [];
   // One project after another: the request budget is shared anyway, and the order of reads stays predictable.
-  for (const project of config.projects) projects.push(await observeProject(config, project, context));
+  for (const project of config.projects) projects.push(await observeProject(config, project, context, open.get(String(project)) ?? []));
   return { projects };
 }
 
 /**
- * Stores each project's new watermark after an acting pass. A pass that decided more retries than
- * `max_actions_per_run` keeps the old watermark of the projects it had retries for: the jobs it could not retry this
- * time are then listed again next pass, while the ones it did retry have a newer attempt by then and are skipped.
+ * Stores each project's new watermark after an acting, non-dry pass. The watermark may move past jobs whose retry
+ * failed, waits or was deferred: the engine keeps those as unsettled targets, and the next observe reads them again.
  */
 export async function commitJobRetries(
-  config: JobRetryConfig,
+  _config: JobRetryConfig,
   snapshot: JobRetrySnapshot,
   context: PolicyContext,
 ): Promise<void> {
-  const decisions = decideJobRetries(config, snapshot, context.now);
-  const retries = decisions.filter((d) => d.action === RETRY);
-  const backlog = new Set<number>();
-  if (retries.length > config.max_actions_per_run) {
-    for (const retry of retries) backlog.add(Number(retry.params.project));
-  }
   for (const project of snapshot.projects) {
-    if (!project.watermark) continue;
-    if (project.projectId !== undefined && backlog.has(project.projectId)) continue;
-    await context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark));
+    if (project.watermark) await context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark));
   }
+}
+
+/** The retries earlier passes left open, by the project as the policy lists it. */
+function openRetries(unsettled: readonly UnsettledTarget[]): Map<string, RetryTarget[]> {
+  const bySource = new Map<string, RetryTarget[]>();
+  for (const entry of unsettled) {
+    if (entry.action !== RETRY) continue;
+    let target: RetryTarget;
+    try {
+      target = retryTarget(entry.params);
+    } catch {
+      continue; // damaged: the job is found again by the listing if it still fails within reach
+    }
+    bySource.set(target.source, [...(bySource.get(target.source) ?? []), target]);
+  }
+  return bySource;
 }
 
 /**
@@ -84,6 +91,7 @@ async function observeProject(
   config: JobRetryConfig,
   project: ProjectRef,
   context: PolicyContext,
+  open: readonly RetryTarget[],
 ): Promise<JobRetryProjectSnapshot> {
   const previous = parseWatermark(await context.state.get(watermarkKey(project)));
   const now = context.now.getTime();
@@ -107,6 +115,16 @@ async function observeProject(
     // saw), so a poll with nothing new reads nothing more; on the first poll, a job that finished before `lookback`.
     const known = previous ? job.id <= previous.id && finished <= since : finished < since;
     if (!known) fresh.push(toFailedJob(job));
+  }
+  // Jobs an earlier pass left open (the retry failed or may have acted, waits, was deferred) are read again by id,
+  // however far behind the watermark they are. One that is gone or no longer failed needs nothing and drops out.
+  const listed = new Set(fresh.map((job) => job.id));
+  for (const target of open) {
+    if (listed.has(target.jobId)) continue;
+    const job = await readJob(context, target);
+    if (job?.status !== 'failed') continue;
+    projectId ??= job.pipeline.project_id;
+    fresh.push(toFailedJob(job));
   }
 
   const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
@@ -152,6 +170,15 @@ function attemptsOf(job: Pick<FailedJob, 'id' | 'name' | 'pipeline_id'>, jobs: r
   const ids = new Set<number>([job.id]); // the listing may predate the job; it is an attempt all the same
   for (const other of jobs) if (other.name === job.name && other.pipeline.id === job.pipeline_id) ids.add(other.id);
   return { attempts: ids.size, newestAttemptId: Math.max(...ids) };
+}
+
+async function readJob(context: PolicyContext, target: RetryTarget): Promise<Job | undefined> {
+  try {
+    return await context.client.jobs.show(target.project, target.jobId);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
 }
 
 async function readPipeline(context: PolicyContext, project: ProjectRef, pipelineId: number): Promise<readonly Job[] | undefined> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePolicyType } from '../../config/policy-type';
-import { byteSize, duration, projectRef, re2List } from '../../config/validators';
+import { byteSize, duration, period, projectRef, re2List } from '../../config/validators';
 
 /**
  * `job_retry`: retries failed CI jobs whose failure looks transient. Every field is snake_case like the forge's own
@@ -34,7 +34,7 @@ export const jobRetryPolicy = definePolicyType('job_retry', 'Retries failed CI j
     .array(projectRef(), { error: 'expected a list of projects such as [acme/api, 42]' })
     .min(1, { error: 'give at least one project' })
     .describe('Projects to watch, by numeric id or full path (acme/api).'),
-  interval: duration().describe('How often the failed jobs are polled.'),
+  interval: period().describe('How often the failed jobs are polled.'),
   lookback: duration()
     .prefault('1h')
     .describe('How far back (by finished_at) the first poll of a project looks; later polls continue where it stopped.'),
