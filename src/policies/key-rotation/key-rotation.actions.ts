@@ -31,7 +31,12 @@ export class StepNotReadyError extends Error {}
 /** A failure the step has already written into the record (it went back a step): the record is not saved again. */
 class RecordedError extends Error {}
 
-/** planned → key_written: the private key is on disk (0600) and its fingerprint recorded before anything is uploaded. */
+/**
+ * planned → key_written: the private key is on disk (0600) and its fingerprint recorded before anything is uploaded.
+ * A key file already at the rotation's path is never replaced: it was written by an earlier attempt whose record was
+ * lost (Redis lost its data, or the process died before recording it), and its public half may be on the forge
+ * already. It is adopted instead, and the upload then finds that key on the forge rather than uploading another.
+ */
 export async function writeKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
   const id = text(params, 'rotation');
   const existing = await loadRecord(context.state, id);
@@ -72,6 +77,11 @@ export async function writeKey(params: ActionParams, context: PolicyContext): Pr
   await markOpen(context.state, id, true);
   try {
     await ensurePrivateDirectory(dirname(path));
+    const onDisk = await keyFileAt(path);
+    if (onDisk) {
+      await saveRecord(context.state, { ...planned, step: 'key_written', fingerprint: onDisk.fingerprint, last_error: null });
+      return { detail: `adopted the ${onDisk.type} key ${onDisk.fingerprint} already at ${path}` };
+    }
     const pair = generateOpenSshKeyPair(planned.key_type, `forgewarden:${id}`);
     // Private half first: a public key must never exist without it. The public key file is a convenience.
     await writeFileAtomic(path, pair.privateKey, 0o600);
@@ -137,7 +147,8 @@ export async function runOnRotate(params: ActionParams, context: PolicyContext):
   const started = await begin(context, text(params, 'rotation'), ['verified']);
   if ('already' in started) return started.already;
   const record = started.record;
-  const failure = await runCommand(text(params, 'command'), {
+  const passed = typeof params.env === 'string' && params.env !== '' ? params.env.split(',') : [];
+  const failure = await runCommand(text(params, 'command'), passed, {
     FORGEWARDEN_KEY_PATH: record.path,
     FORGEWARDEN_PUBLIC_KEY_PATH: `${record.path}.pub`,
     FORGEWARDEN_KEY_TITLE: record.title,
@@ -198,6 +209,26 @@ async function begin(context: PolicyContext, id: string, from: readonly Step[]):
   const counted = { ...record, attempt: record.attempt + 1 };
   await saveRecord(context.state, counted);
   return { record: counted };
+}
+
+/**
+ * The private key already at `path`, or undefined when there is no file. A file that is there but holds no readable
+ * OpenSSH private key stops the rotation: it is someone's file, and a person must move it away.
+ */
+async function keyFileAt(path: string): Promise<{ type: string; fingerprint: string } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return undefined;
+    throw error;
+  }
+  try {
+    const info = readOpenSshPrivateKey(text);
+    return { type: info.type, fingerprint: info.fingerprint };
+  } catch (error) {
+    throw new Error(`${path} exists but holds no readable OpenSSH private key (${message(error)}); it is never overwritten: move it away to let the rotation write a new key`);
+  }
 }
 
 /**
@@ -316,30 +347,35 @@ async function ignoreNotFound(call: () => Promise<void>, onGone: () => void): Pr
   }
 }
 
-/**
- * Runs `command` with /bin/sh and the key's facts in the environment. Its output is neither logged nor returned: a
- * script handed the key's path could print the key. Resolves to why it failed, or undefined.
- */
 /** Variables the daemon reads its own credentials from; a hook gets none of them. */
 const DAEMON_SECRETS = new Set(['GITLAB_TOKEN', 'REDIS_URL']);
 
+/** What every hook gets from the daemon's environment, so a shell script finds its tools and speaks its language. */
+const HOOK_BASE_ENV = ['PATH', 'HOME', 'LANG'];
+
 /**
- * The environment of on_rotate: the daemon's own, without its credentials (the forge token, a Redis URL that may
- * hold a password, or any variable holding a configured secret), plus the new key's facts. A hook that needs the
- * forge brings its own credentials.
+ * The environment of on_rotate: a minimal one (PATH, HOME, LANG and the variables the policy names in
+ * `on_rotate_env`), never the daemon's whole environment, and never its credentials (the forge token, a Redis URL
+ * that may hold a password, or any variable holding a configured secret), plus the new key's facts. A hook that
+ * needs the forge brings its own credentials.
  */
-export function hookEnvironment(daemon: NodeJS.ProcessEnv, key: Record<string, string>): NodeJS.ProcessEnv {
+export function hookEnvironment(daemon: NodeJS.ProcessEnv, passed: readonly string[], key: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(daemon)) {
+  for (const name of [...HOOK_BASE_ENV, ...passed]) {
+    const value = daemon[name];
     if (value === undefined || DAEMON_SECRETS.has(name) || redactor.holdsSecret(value)) continue;
     env[name] = value;
   }
   return { ...env, ...key };
 }
 
-function runCommand(command: string, env: Record<string, string>): Promise<string | undefined> {
+/**
+ * Runs `command` with /bin/sh and the key's facts in the environment. Its output is neither logged nor returned: a
+ * script handed the key's path could print the key. Resolves to why it failed, or undefined.
+ */
+function runCommand(command: string, passed: readonly string[], env: Record<string, string>): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile('/bin/sh', ['-c', command], { env: hookEnvironment(process.env, env), timeout: ON_ROTATE_TIMEOUT_MS, maxBuffer: 1024 * 1024 }, (error) => {
+    execFile('/bin/sh', ['-c', command], { env: hookEnvironment(process.env, passed, env), timeout: ON_ROTATE_TIMEOUT_MS, maxBuffer: 1024 * 1024 }, (error) => {
       if (!error) return resolve(undefined);
       // Exit status in `code` (a number), or why it could not start (a string such as ENOENT); `killed` on timeout.
       const { code, signal, killed } = error as { code?: unknown; signal?: unknown; killed?: unknown };

@@ -187,7 +187,7 @@ function firstSteps(config: KeyRotationConfig, id: string, target: string, reaso
     { action: WRITE_KEY, target, key: stepKey(id, WRITE_KEY, 0), reason, params: start, details: [`new ${config.key_type} private key at ${path}`] },
     upload(id, target, 0, undefined, lifetime, start.kind === 'deploy' ? (JSON.parse(String(start.projects)) as DeployProject[]) : []),
     verify(id, target, 0, undefined),
-    ...(config.on_rotate !== undefined ? [hook(config.on_rotate, id, target, 0, null)] : []),
+    ...(config.on_rotate !== undefined ? [hook(config, config.on_rotate, id, target, 0, null)] : []),
   ];
 }
 
@@ -202,25 +202,25 @@ function steps(config: KeyRotationConfig, record: RotationRecord, target: string
         { action: WRITE_KEY, target, key: stepKey(id, WRITE_KEY, attempt), reason: `resume: write the new private key to ${record.path}`, params, details: failed },
         upload(id, target, attempt, undefined, lifetime, record.projects),
         verify(id, target, attempt, undefined),
-        ...(config.on_rotate !== undefined ? [hook(config.on_rotate, id, target, attempt, null)] : []),
+        ...(config.on_rotate !== undefined ? [hook(config, config.on_rotate, id, target, attempt, null)] : []),
       ];
     }
     case 'key_written':
       return [
         { ...upload(id, target, attempt, fingerprint, lifetime, record.projects), details: failed },
         verify(id, target, attempt, fingerprint),
-        ...(config.on_rotate !== undefined ? [hook(config.on_rotate, id, target, attempt, record.new_key_id)] : []),
+        ...(config.on_rotate !== undefined ? [hook(config, config.on_rotate, id, target, attempt, record.new_key_id)] : []),
       ];
     case 'uploaded':
       return [
         { ...verify(id, target, attempt, fingerprint), details: failed },
-        ...(config.on_rotate !== undefined ? [hook(config.on_rotate, id, target, attempt, record.new_key_id)] : []),
+        ...(config.on_rotate !== undefined ? [hook(config, config.on_rotate, id, target, attempt, record.new_key_id)] : []),
       ];
     case 'verified':
     case 'hooked': {
       const decisions: Decision[] = [];
       const hookPending = record.step === 'verified' && config.on_rotate !== undefined;
-      if (hookPending && config.on_rotate !== undefined) decisions.push({ ...hook(config.on_rotate, id, target, attempt, record.new_key_id), details: failed });
+      if (hookPending && config.on_rotate !== undefined) decisions.push({ ...hook(config, config.on_rotate, id, target, attempt, record.new_key_id), details: failed });
       decisions.push(removal(record, target, now, hookPending));
       return decisions;
     }
@@ -296,13 +296,13 @@ function verify(id: string, target: string, attempt: number, fingerprint: string
   };
 }
 
-function hook(command: string, id: string, target: string, attempt: number, newKeyId: number | null): Decision {
+function hook(config: KeyRotationConfig, command: string, id: string, target: string, attempt: number, newKeyId: number | null): Decision {
   return {
     action: RUN_ON_ROTATE,
     target,
     key: stepKey(id, RUN_ON_ROTATE, attempt),
     reason: `run on_rotate for new key ${newKeyId ?? '(once uploaded)'}`,
-    params: { rotation: id, command },
+    params: { rotation: id, command, env: config.on_rotate_env.join(',') },
   };
 }
 

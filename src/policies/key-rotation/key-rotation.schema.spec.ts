@@ -46,6 +46,7 @@ describe('key_rotation schema', () => {
         { user: 'alice', titles: ['.'], rotate_before: 86_400_000, lifetime: 2 * 86_400_000, grace: 3_600_000 },
       ],
       deploy_keys: [{ projects: ['acme/api', 7], titles: ['^release'], rotate_after: 90 * 86_400_000, grace: 86_400_000 }],
+      on_rotate_env: [],
       max_actions_per_run: 100,
     });
   });

@@ -85,6 +85,12 @@ const base = definePolicyType(
       .describe(
         'Command (run by /bin/sh) once a new key is in place, with FORGEWARDEN_KEY_PATH, FORGEWARDEN_PUBLIC_KEY_PATH, FORGEWARDEN_KEY_TITLE, FORGEWARDEN_KEY_ID, FORGEWARDEN_KEY_FINGERPRINT and FORGEWARDEN_OLD_KEY_ID set. A failure is retried next pass; the old key stays until it succeeds.',
       ),
+    on_rotate_env: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected the name of an environment variable' }))
+      .default([])
+      .describe(
+        "Variables of the daemon's environment that on_rotate also gets; otherwise it sees only PATH, HOME, LANG and the key's facts. The daemon's own credentials (GITLAB_TOKEN, REDIS_URL, any configured secret) are never passed.",
+      ),
     max_actions_per_run: z
       .number()
       .int({ error: 'max_actions_per_run must be a whole number' })
