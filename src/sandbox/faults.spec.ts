@@ -50,6 +50,29 @@ describe('FaultRules', () => {
     });
   });
 
+  it('says when a fault answers after the forge acted', () => {
+    const faults = new FaultRules();
+    faults.add({ method: 'POST', status: 502, after: true, times: 1 });
+    faults.add({ method: 'DELETE', sequence: [{ reset: true, after: true }, 'reset'] });
+    expect(faults.decide('POST', '/a', NOW)).toMatchObject({ kind: 'answer', status: 502, after: true });
+    expect(faults.decide('POST', '/a', NOW).kind).toBe('pass');
+    expect(faults.decide('DELETE', '/a', NOW)).toMatchObject({ kind: 'reset', after: true });
+    expect(faults.decide('DELETE', '/a', NOW)).toMatchObject({ kind: 'reset', after: false });
+    expect(faults.decide('GET', '/a', NOW).kind).toBe('pass');
+  });
+
+  it('answers before the forge acts unless told otherwise', () => {
+    const faults = new FaultRules();
+    faults.add({ status: 503 });
+    expect(faults.decide('GET', '/a', NOW)).toMatchObject({ kind: 'answer', status: 503, after: false });
+  });
+
+  it('rejects `after` without a status or reset to answer with', () => {
+    expect(() => new FaultRules().add({ after: true })).toThrow(/after: true needs a status or reset/);
+    expect(() => new FaultRules().add({ after: true, latency_ms: 10 })).toThrow();
+    expect(() => new FaultRules().add({ sequence: [{ after: true }] })).toThrow();
+  });
+
   it('rejects an invalid path regex', () => {
     expect(() => new FaultRules().add({ path: '(' })).toThrow();
   });

@@ -5,6 +5,11 @@ import { z } from 'zod';
  * connection resets and latency. A rule is scoped to a method and a path regex (or global) and fires always, with a
  * probability, for the next `times` matching requests, or following a `sequence` such as `[503, 503, "pass"]`.
  * Latency rules add up; among the others the first rule that fires answers.
+ *
+ * By default a fault answers instead of the forge, so nothing happened. With `after: true` the request is handled
+ * first and the fault replaces the forge's answer: a proxy that lost the upstream's reply (502/504) or a connection
+ * cut after the work was done. The client cannot tell that the forge acted, which is what makes a write unsafe to
+ * repeat.
  */
 
 const answerSchema = z.strictObject({
@@ -18,9 +23,20 @@ const answerSchema = z.strictObject({
   body: z.unknown().optional(),
   reset: z.boolean().optional(),
   latency_ms: z.number().int().nonnegative().optional(),
+  /** The forge handles the request first; the status or reset then replaces its answer. */
+  after: z.boolean().optional(),
 });
 
-const stepSchema = z.union([z.number().int().min(400).max(599), z.literal(['pass', 'reset']), answerSchema]);
+/** `after` only means something for a fault that answers (a status or a reset), not for latency alone. */
+const afterNeedsAnswer = (answer: z.output<typeof answerSchema>): boolean =>
+  answer.after !== true || answer.reset === true || answer.status !== undefined;
+const AFTER_NEEDS_ANSWER = { message: 'after: true needs a status or reset: true' };
+
+const stepSchema = z.union([
+  z.number().int().min(400).max(599),
+  z.literal(['pass', 'reset']),
+  answerSchema.refine(afterNeedsAnswer, AFTER_NEEDS_ANSWER),
+]);
 
 export const faultRuleSchema = answerSchema.extend({
   method: z.string().optional(),
@@ -32,7 +48,7 @@ export const faultRuleSchema = answerSchema.extend({
   probability: z.number().min(0).max(1).optional(),
   times: z.number().int().positive().optional(),
   sequence: z.array(stepSchema).min(1).optional(),
-});
+}).refine(afterNeedsAnswer, AFTER_NEEDS_ANSWER);
 
 export type FaultRuleInput = z.input<typeof faultRuleSchema>;
 type Answer = z.output<typeof answerSchema>;
@@ -46,11 +62,13 @@ export interface FaultRule extends z.output<typeof faultRuleSchema> {
 /** What the server must do for one request. */
 export type FaultDecision =
   | { kind: 'pass'; latencyMs: number }
-  | { kind: 'reset'; latencyMs: number; rule: number }
+  | { kind: 'reset'; latencyMs: number; rule: number; after: boolean }
   | {
       kind: 'answer';
       latencyMs: number;
       rule: number;
+      /** The forge handles the request first; this answer replaces its own. */
+      after: boolean;
       status: number;
       retryAfter?: number;
       rateLimitReset?: number;
@@ -92,7 +110,8 @@ export class FaultRules {
       if (step === 'exhausted' || step === 'pass') continue;
       const answer: Answer = typeof step === 'number' ? { status: step } : step === 'reset' ? { reset: true } : step;
       latencyMs += answer.latency_ms ?? 0;
-      if (answer.reset) return { kind: 'reset', latencyMs, rule: rule.id };
+      const after = answer.after === true;
+      if (answer.reset) return { kind: 'reset', latencyMs, rule: rule.id, after };
       if (answer.status !== undefined) {
         const reset =
           answer.ratelimit_reset ??
@@ -101,6 +120,7 @@ export class FaultRules {
           kind: 'answer',
           latencyMs,
           rule: rule.id,
+          after,
           status: answer.status,
           retryAfter: answer.retry_after,
           rateLimitReset: reset,

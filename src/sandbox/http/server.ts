@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
+import type { FaultDecision } from '../faults';
 import type { SandboxState } from '../state';
 import { ApiError, unauthorized, forbidden, notFound, type Reply, type RequestContext } from './context';
 import { multipartBoundary, parseMultipart } from './multipart';
@@ -8,7 +9,7 @@ import type { Router } from './router';
 /**
  * The HTTP front of the sandbox: parses the request, applies injected faults, authenticates, dispatches to the API
  * router (under `/api/v4`) or the control router (under `/__sandbox`, no auth, no faults, not logged), and records
- * every API request in the request log.
+ * every API request in the request log. A fault answers before the forge acts, or, with `after`, once it has acted.
  */
 
 const API_PREFIX = '/api/v4';
@@ -69,15 +70,8 @@ async function handle(
 
   const decision = state.faults.decide(method, path, Math.floor(state.clock.nowMs() / 1000));
   if (decision.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, decision.latencyMs));
-  if (decision.kind === 'reset') {
-    log(0, 'reset');
-    req.socket.destroy();
-    return;
-  }
-  if (decision.kind === 'answer') {
-    const reply = faultReply(decision.status, decision.retryAfter, decision.rateLimitReset, decision.body);
-    write(res, method, reply);
-    log(reply.status, `status ${reply.status}`);
+  if (decision.kind !== 'pass' && !decision.after) {
+    answerWithFault(res, method, decision, log, '');
     return;
   }
 
@@ -88,8 +82,32 @@ async function handle(
   } else {
     reply = { status: 404, json: { error: '404 Not Found' } };
   }
+  if (decision.kind !== 'pass') {
+    // The forge has acted; the client gets the fault instead. The log names the forge's own status after the fault,
+    // so a test can count the writes that took effect although their answer was lost.
+    answerWithFault(res, method, decision, log, ` after ${reply.status}`);
+    return;
+  }
   write(res, method, reply);
   log(reply.status, null);
+}
+
+/** Answers with an injected fault (or cuts the connection) and logs it as `reset` or `status N`, plus `suffix`. */
+function answerWithFault(
+  res: ServerResponse,
+  method: string,
+  decision: Exclude<FaultDecision, { kind: 'pass' }>,
+  log: (status: number, fault: string | null) => void,
+  suffix: string,
+): void {
+  if (decision.kind === 'reset') {
+    log(0, `reset${suffix}`);
+    res.socket?.destroy();
+    return;
+  }
+  const reply = faultReply(decision.status, decision.retryAfter, decision.rateLimitReset, decision.body);
+  write(res, method, reply);
+  log(reply.status, `status ${reply.status}${suffix}`);
 }
 
 function context(
