@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -367,6 +367,77 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       const rootKeys = titled(ROOT, 'ci-deploy');
       expect(rootKeys).toHaveLength(1);
       expectKeptPrivateHalf(rootKeys[0].key, paths.root());
+    });
+  });
+
+  describe('after Redis lost its data, goes on as after a restart: no key uploaded twice, no key file overwritten', () => {
+    /** What a Redis restarted without persistence leaves of this deployment: nothing. */
+    async function loseRedisData(): Promise<void> {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+    const fileContents = () => [paths.root(), paths.alice(), paths.deploy()].map((path) => readFileSync(path, 'utf8'));
+
+    it('lost after the keys were written, before anything was uploaded', async () => {
+      // Every upload fails: the rotations stop at key_written, with the private keys on disk.
+      await fault({ method: 'POST', path: '/keys$|/deploy_keys$', status: 503 });
+      const engine = await app();
+      await pass(engine);
+      expect(titled(ROOT, 'ci-deploy')).toHaveLength(1);
+      const written = fileContents();
+      await call(sandbox.url, '/__sandbox/faults', { method: 'DELETE' });
+      await loseRedisData();
+
+      const restarted = await app();
+      const result = await pass(restarted);
+      expect(result.records.filter((r) => r.decision.action === 'write_key').map((r) => r.detail)).toEqual([
+        expect.stringMatching(/^adopted the ssh-ed25519 key SHA256:\S+ already at /),
+        expect.stringMatching(/^adopted the ssh-ed25519 key SHA256:\S+ already at /),
+        expect.stringMatching(/^adopted the ssh-ed25519 key SHA256:\S+ already at /),
+      ]);
+      expect(fileContents()).toEqual(written);
+      expectRotated(true);
+    });
+
+    it('lost after the upload, within the grace period: the keys on the forge are adopted, the old ones still go after grace', async () => {
+      const engine = await app();
+      await pass(engine);
+      expectRotated(true);
+      const written = fileContents();
+      const uploads = () => sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && /\/(keys|deploy_keys)$/.test(entry.path)).length;
+      const uploadsBefore = uploads();
+      await close(engine);
+      await loseRedisData();
+
+      const restarted = await app();
+      const again = await pass(restarted);
+      expect(again.records.filter((r) => r.decision.action === 'upload_key').map((r) => r.detail)).toEqual([
+        expect.stringMatching(/^adopted key already on the forge/),
+        expect.stringMatching(/^adopted key already on the forge/),
+        expect.stringMatching(/^adopted deploy key already on the forge/),
+      ]);
+      expect(uploads()).toBe(uploadsBefore);
+      expect(fileContents()).toEqual(written);
+      expectRotated(true);
+
+      // The grace period counts from the verification after the loss: the old keys go a day after it.
+      await advanceHours(25);
+      await pass(restarted);
+      expectRotated(false);
+      expect(fileContents()).toEqual(written);
+      expectOthersUntouched();
+    });
+
+    it('never overwrites a file at the path that holds no readable key, and uploads nothing for that rotation', async () => {
+      mkdirSync(join(secrets, 'rotate'), { recursive: true, mode: 0o700 });
+      writeFileSync(paths.root(), 'someone else\'s notes\n', { mode: 0o600 });
+      const engine = await app();
+      const result = await engine.get(EngineService).runPass('rotate', 'act', 'inline');
+      const write = result.records.find((r) => r.decision.action === 'write_key' && r.decision.target.includes(`SSH key ${ROOT_KEY}`));
+      expect(write?.outcome).toBe('failed');
+      expect(write?.detail).toMatch(/holds no readable OpenSSH private key .*never overwritten/);
+      expect(readFileSync(paths.root(), 'utf8')).toBe("someone else's notes\n");
+      expect(titled(ROOT, 'ci-deploy').map((key) => key.id)).toEqual([ROOT_KEY]);
     });
   });
 });
