@@ -91,11 +91,11 @@ describe('job_retry against the sandbox with a real Redis', () => {
     await redis.quit();
   });
 
-  async function app(dryRun = false, extra: string[] = []) {
+  async function app(dryRun = false, extra: string[] = [], timeout = '30s') {
     const config = parseConfig(
       [
         'version: 1',
-        `gitlab: { url: "${sandbox.url}", token: "${ADMIN_TOKEN}", max_requests_per_minute: 10000 }`,
+        `gitlab: { url: "${sandbox.url}", token: "${ADMIN_TOKEN}", max_requests_per_minute: 10000, timeout: ${timeout} }`,
         `redis: { url: "${process.env.REDIS_URL}", prefix: "${prefix}" }`,
         `dry_run: ${dryRun}`,
         'policies:',
@@ -175,7 +175,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
     }
   });
 
-  it('retries nothing in dry run, and plan lists the same decisions as the acting pass', async () => {
+  it('retries nothing in dry run, and the acting pass after it retries everything the dry run showed', async () => {
     const dry = await app(true);
     let planned: string[];
     try {
@@ -188,8 +188,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
     } finally {
       await dry.close();
     }
-    // A fresh Redis prefix: the acting pass starts where plan did, and decides the same.
-    prefix = `${prefix}-acting`;
+    // The same Redis: the dry run moved no watermark, so the acting pass decides what the dry run showed, and acts.
     const acting = await app(false);
     try {
       const pass = await acting.get(EngineService).runPass('flaky', 'act');
@@ -233,5 +232,60 @@ describe('job_retry against the sandbox with a real Redis', () => {
     } finally {
       await engineApp.close();
     }
+  });
+
+  describe('a retry that fails is not dropped', () => {
+    async function fault(rule: Record<string, unknown>): Promise<void> {
+      const response = await fetch(`${sandbox.url}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rule) });
+      expect(response.status).toBe(201);
+    }
+    const jobRetried = (jobId: number) => sandbox.state.jobs.get(jobId)?.retried === true;
+    const retriesActedOn = () => [...sandbox.state.jobs.values()].filter((job) => job.retried).length;
+
+    it('after a 503 or a reset the forge answered instead of acting, a later pass retries it, once', async () => {
+      await fault({ method: 'POST', path: '/jobs/1001/retry$', sequence: [503] });
+      await fault({ method: 'POST', path: '/jobs/2002/retry$', sequence: ['reset'] });
+      const engineApp = await app(false, ['    lookback: 2h']);
+      try {
+        const engine = engineApp.get(EngineService);
+        const first = await engine.runPass('flaky', 'act');
+        expect(first.records.filter((record) => record.outcome === 'failed').map((record) => record.decision.key).sort()).toEqual(['1:1001', '2:2002']);
+        expect(jobRetried(1001)).toBe(false);
+        expect((await redis.hkeys(`${prefix}:unsettled:flaky`)).sort()).toEqual(['1:1001', '2:2002']);
+
+        // The watermark moved past both; within gitlab.timeout of the failures nobody can tell yet whether the
+        // forge acted, so nothing is sent.
+        const second = await engine.runPass('flaky', 'act');
+        expect(second.records.filter((record) => record.outcome === 'uncertain').map((record) => record.decision.key).sort()).toEqual(['1:1001', '2:2002']);
+      } finally {
+        await engineApp.close();
+      }
+      // A restarted daemon with a short gitlab.timeout looks again, sees no newer attempt, and retries each once.
+      const restarted = await app(false, ['    lookback: 2h'], '1s');
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1_100));
+        const third = await restarted.get(EngineService).runPass('flaky', 'act');
+        expect(third.records.filter((record) => record.outcome === 'done').map((record) => record.decision.key).sort()).toEqual(['1:1001', '2:2002']);
+        expect(jobRetried(1001) && jobRetried(2002)).toBe(true);
+        expect(retriesActedOn() - 6).toBe(9); // 6 e2e attempts were retried in the world already
+        const fourth = await restarted.get(EngineService).runPass('flaky', 'act');
+        expect(fourth.records.filter((record) => record.outcome !== 'skipped')).toEqual([]);
+        expect(await redis.exists(`${prefix}:unsettled:flaky`)).toBe(0);
+      } finally {
+        await restarted.close();
+      }
+    });
+
+    it('retries deferred by max_actions_per_run are all made over the next passes, though the watermark moved', async () => {
+      const engineApp = await app(false, ['    max_actions_per_run: 4']);
+      try {
+        const engine = engineApp.get(EngineService);
+        for (let pass = 0; pass < 3; pass++) expect((await engine.runPass('flaky', 'act')).error).toBeUndefined();
+        expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
+        expect((await engine.runPass('flaky', 'act')).records.filter((record) => record.outcome !== 'skipped')).toEqual([]);
+      } finally {
+        await engineApp.close();
+      }
+    });
   });
 });
