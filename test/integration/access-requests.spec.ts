@@ -360,4 +360,28 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     expect(again.records.find((r) => r.decision.target === label('acme', 'ben'))?.outcome).toBe('duplicate');
     expect(writes()).toHaveLength(writesBefore);
   });
+
+  it('approves a request whose approval failed on a later pass, once the forge shows it still pending', async () => {
+    const refused = await fetch(`${sandbox.url}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'PUT', path: '/approve$', times: 2, status: 403 }),
+    });
+    expect(refused.status).toBe(201);
+    const engineApp = await app(ADMIN_TOKEN);
+    const first = await pass(engineApp);
+    const failed = first.records.filter((r) => r.outcome === 'failed').map((r) => r.decision.target);
+    expect(failed).toHaveLength(2);
+    const want = expected(3);
+    expect(newMembers()).toHaveLength(want.members.length - 2);
+
+    // Within gitlab.timeout of the failures the forge is not trusted to show them yet; after it, they are made.
+    expect((await pass(engineApp)).records.filter((r) => r.outcome === 'uncertain').map((r) => r.decision.target)).toEqual(failed);
+    sandbox.state.clock.advance(30_000);
+    const third = await pass(engineApp);
+    expect(third.records.filter((r) => r.outcome === 'done').map((r) => r.decision.target)).toEqual(failed);
+    expect(newMembers()).toEqual(want.members);
+    expect(pending()).toEqual(want.left);
+    expect(await redis.exists(`${prefix}:unsettled:staff-access`)).toBe(0);
+  });
 });
