@@ -8,8 +8,29 @@ export interface ConfigProblem {
   readonly message: string;
 }
 
+/**
+ * Past this length a message is cut: some echo what the operator wrote (a regex's parse error quotes the pattern), and
+ * a hostile file must not turn one problem into megabytes of output.
+ */
+const MAX_MESSAGE_LENGTH = 400;
+
 export function formatProblem(problem: ConfigProblem): string {
-  return `${problem.file}:${problem.line}:${problem.col} ${problem.path}: ${problem.message}`;
+  return `${problem.file}:${problem.line}:${problem.col} ${problem.path}: ${clip(problem.message, MAX_MESSAGE_LENGTH)}`;
+}
+
+/** A warning: the same shape as a problem, but it does not make the file invalid. */
+export function formatWarning(warning: ConfigProblem): string {
+  return formatProblem({ ...warning, message: `warning: ${warning.message}` });
+}
+
+/** A value the operator wrote, quoted for a message and cut to `max` characters, so an echo stays one short line. */
+export function quote(value: unknown, max = 60): string {
+  const text = typeof value === 'string' ? value : String(value);
+  return JSON.stringify(clip(text, max));
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
 }
 
 /** Every problem found in one policy file, reported together so one edit can fix them all. */
@@ -43,6 +64,8 @@ export function editDistance(a: string, b: string): number {
 }
 
 export function closestKey(unknown: string, known: readonly string[]): string | undefined {
+  // No known key is this long; the edit distance of a huge key would only cost time.
+  if (unknown.length > 100) return undefined;
   let best: { key: string; distance: number } | undefined;
   for (const key of known) {
     const distance = editDistance(unknown.toLowerCase(), key.toLowerCase());

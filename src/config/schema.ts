@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { basePolicyShape, type PolicyConfig, type PolicyTypeDefinition } from './policy-type';
-import { duration } from './validators';
+import { quote } from './problems';
+import { duration, MIN_PERIOD_MS } from './validators';
 
 /**
  * The policy file, version 1: the single source of the configuration's types, of its validation and of the JSON
@@ -14,8 +15,9 @@ const gitlabSchema = z
     token: z.string({ error: 'expected an access token (set GITLAB_TOKEN, or write token: ${GITLAB_TOKEN})' }).min(1, {
       error: 'the token is empty',
     }),
-    timeout: duration().prefault('30s').describe('How long one request may take, connection included.'),
-    connect_timeout: duration().prefault('10s').describe('How long connecting to the forge may take.'),
+    // At least 1s: undici reads a zero timeout as "no timeout at all", the opposite of what `0s` seems to say.
+    timeout: duration({ min: MIN_PERIOD_MS }).prefault('30s').describe('How long one request may take, connection included.'),
+    connect_timeout: duration({ min: MIN_PERIOD_MS }).prefault('10s').describe('How long connecting to the forge may take.'),
     max_requests_per_minute: z
       .number()
       .int()
@@ -72,7 +74,16 @@ function readType(input: unknown): unknown {
 export function unknownTypeMessage(type: unknown, types: readonly PolicyTypeDefinition[]): string {
   const known = types.map((t) => t.type).join(', ') || 'none are installed';
   if (type === undefined) return `every policy needs a type; known types: ${known}`;
-  return `unknown policy type ${JSON.stringify(type)}; known types: ${known}`;
+  if (typeof type === 'string') return `unknown policy type ${quote(type)}; known types: ${known}`;
+  return `expected the name of a policy type, got ${describeValue(type)}; known types: ${known}`;
+}
+
+/** A `type` that is no name, by its kind: a whole mapping or list echoed into one message helps nobody. */
+function describeValue(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (value === null) return 'nothing (null)';
+  if (typeof value === 'object') return 'a mapping';
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : typeof value;
 }
 
 export function buildConfigSchema(types: readonly PolicyTypeDefinition[]) {

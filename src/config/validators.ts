@@ -1,6 +1,7 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
-import { DURATION_HINT, parseDuration } from './duration';
+import { DURATION_HINT, formatDuration, parseDuration } from './duration';
+import { quote } from './problems';
 import { Re2Pattern } from './re2';
 
 /**
@@ -9,19 +10,47 @@ import { Re2Pattern } from './re2';
  * input side, so editors complete and check the written form.
  */
 
-/** A duration in the policy file's forms; yields milliseconds. */
-export const duration = () =>
+const DURATION_FORM = /^\s*\d+(s|m|h|d|w|months?)\s*$/;
+
+/**
+ * A duration in the policy file's forms; yields milliseconds. With `min`, shorter ones are refused, saying so. `500ms`
+ * is no form of the file, but where a minimum applies it is refused as too short, which is what the operator needs
+ * to hear.
+ */
+export const duration = (options: { min?: number } = {}) =>
   z
     .string({ error: DURATION_HINT })
-    .regex(/^\s*\d+(s|m|h|d|w|months?)\s*$/, { error: DURATION_HINT })
+    .regex(DURATION_FORM, { error: (issue) => tooShort(issue.input, undefined, options.min) ?? DURATION_HINT })
     .transform((text, ctx) => {
       const ms = parseDuration(text);
       if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: `${DURATION_HINT}; "${text}" is too large` });
+        ctx.addIssue({ code: 'custom', message: `${DURATION_HINT}; ${quote(text.trim())} is too large` });
+        return z.NEVER;
+      }
+      const short = tooShort(text, ms, options.min);
+      if (short) {
+        ctx.addIssue({ code: 'custom', message: short });
         return z.NEVER;
       }
       return ms;
     });
+
+function tooShort(input: unknown, ms: number | undefined, min: number | undefined): string | undefined {
+  if (min === undefined || typeof input !== 'string') return undefined;
+  const written = input.trim();
+  const value = ms ?? (/^\d+ms$/.test(written) ? Number(written.slice(0, -2)) : undefined);
+  return value !== undefined && value < min ? `must be at least ${formatDuration(min)}, got ${written}` : undefined;
+}
+
+/** The shortest period anything may repeat at. */
+export const MIN_PERIOD_MS = 1_000;
+
+/**
+ * A duration that is a period: how often a policy runs, or how old a key may grow. Zero would make the schedule fire
+ * in a tight loop (Bull cannot even repeat `every: 0`, and the daemon crashed on it), so it is at least 1s. A delay,
+ * a look-back or a grace period may be zero; those use `duration()`.
+ */
+export const period = () => duration({ min: MIN_PERIOD_MS });
 
 const BYTE_UNITS = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, KB: 1000, MB: 1000 ** 2, GB: 1000 ** 3 } as const;
 const BYTE_SIZE_HINT = 'expected a size such as 65536, 64KiB or 1MiB';
@@ -92,7 +121,7 @@ export function isTimeZone(name: string): boolean {
 export const timezone = () =>
   z
     .string({ error: 'expected an IANA time zone name such as "Europe/Berlin"' })
-    .refine(isTimeZone, { error: (issue) => `unknown time zone "${String(issue.input)}"; expected an IANA name such as "Europe/Berlin"` });
+    .refine(isTimeZone, { error: (issue) => `unknown time zone ${quote(issue.input)}; expected an IANA name such as "Europe/Berlin"` });
 
 // Path segments as the forge allows them: letters, digits, `_`, `.`, `-`, not starting with `-`.
 const SEGMENT = '[A-Za-z0-9_.][A-Za-z0-9_.-]*';

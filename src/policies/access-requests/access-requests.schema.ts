@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { definePolicyType } from '../../config/policy-type';
-import { duration, groupRef, projectRef, re2List } from '../../config/validators';
+import { quote } from '../../config/problems';
+import { duration, groupRef, period, projectRef, re2List } from '../../config/validators';
 
 /**
  * `access_requests`: approves or denies requests to join groups and projects by ordered rules, failing closed. Field
@@ -45,7 +46,7 @@ const mailDomain = () =>
     .string({ error: 'expected a mail domain such as acme.com' })
     .transform((text) => text.trim().toLowerCase())
     .refine((domain) => DOMAIN.test(domain), {
-      error: (issue) => `expected a mail domain such as acme.com (without "@" or wildcards), got "${String(issue.input)}"`,
+      error: (issue) => `expected a mail domain such as acme.com (without "@" or wildcards), got ${quote(issue.input)}`,
     });
 
 const flag = (hint: string) => z.boolean({ error: `expected true or false (${hint})` });
@@ -105,7 +106,7 @@ const base = definePolicyType(
       .array(projectRef(), { error: 'expected a list of projects such as [acme/api, 42]' })
       .optional()
       .describe('Projects whose pending access requests are decided, by numeric id or full path.'),
-    interval: duration().describe('How often the pending requests are read.'),
+    interval: period().describe('How often the pending requests are read.'),
     rules: z
       .array(ruleSchema, { error: 'expected a list of rules such as [{ approve: developer, when: { email_domains: [acme.com] } }]' })
       .default([])
