@@ -1,5 +1,5 @@
 import { loadConfigFile } from '../config/load';
-import { ConfigError } from '../config/problems';
+import { ConfigError, formatProblem } from '../config/problems';
 import type { AppConfig } from '../config/schema';
 import { POLICY_TYPES } from '../policies';
 
@@ -12,13 +12,20 @@ export const EXIT_INVALID_CONFIG = 2;
 
 /** Loads the policy file; on problems prints each on its own line to stderr and answers undefined. */
 export function loadOrReport(file: string): AppConfig | undefined {
+  let problems: string[];
   try {
     return loadConfigFile(file, { policyTypes: POLICY_TYPES });
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    const count = error.problems.length;
-    process.stderr.write(`${file}: ${count} problem${count === 1 ? '' : 's'}\n`);
-    return undefined;
+    if (error instanceof ConfigError) {
+      problems = error.problems.map(formatProblem);
+    } else {
+      // A bug in checking, not in the file; still the operator gets one located line (and exit 2), not a stack trace.
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      problems = [formatProblem({ file, line: 1, col: 1, path: '(file)', message: `the file could not be checked (a bug in forgewarden; please report it): ${reason}` })];
+    }
   }
+  process.stderr.write(`${problems.join('\n')}\n`);
+  const count = problems.length;
+  process.stderr.write(`${file}: ${count} problem${count === 1 ? '' : 's'}\n`);
+  return undefined;
 }

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { interpolateEnvironment } from './interpolate';
 import type { PolicyTypeDefinition } from './policy-type';
-import { ConfigError, type ConfigProblem } from './problems';
+import { ConfigError, quote, type ConfigProblem } from './problems';
 import { buildConfigSchema, type AppConfig } from './schema';
 import { YamlSource } from './yaml-source';
 
@@ -10,19 +10,102 @@ export interface LoadOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * The largest policy file read. A real one is a few kilobytes; without a bound, a mistaken path (a log file, a disk
+ * image, /dev/zero) would be read whole before anything could be said about it.
+ */
+export const MAX_POLICY_FILE_BYTES = 1024 * 1024;
+
 /** Reads, interpolates and validates a policy file; throws a ConfigError listing every problem at once. */
 export function loadConfigFile(file: string, options: LoadOptions): AppConfig {
-  return parseConfig(readSourceFile(file, 'policy file'), file, options);
+  return parseConfig(readSourceFile(file, 'policy file', MAX_POLICY_FILE_BYTES), file, options);
 }
 
-/** The text of a file, or a ConfigError that says why it cannot be read. */
-export function readSourceFile(file: string, what: string): string {
+/**
+ * The text of a file, or a ConfigError that says why it cannot be read: missing, larger than `maxBytes`, or not
+ * UTF-8 (decoding would otherwise turn a stray Latin-1 byte into U+FFFD inside a value, silently). A byte order mark
+ * is dropped, so columns on the first line count from the first character the operator sees.
+ */
+export function readSourceFile(file: string, what: string, maxBytes = Infinity): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(file, 'utf8');
+    bytes = readAtMost(file, maxBytes);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
     throw new ConfigError([{ file, line: 1, col: 1, path: '(file)', message: `cannot read the ${what}: ${reason}` }]);
   }
+  if (bytes.length > maxBytes) {
+    throw new ConfigError([
+      { file, line: 1, col: 1, path: '(file)', message: `the ${what} is larger than ${formatBytes(maxBytes)}; is this the right file?` },
+    ]);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    const offset = firstInvalidUtf8(bytes);
+    const before = new TextDecoder('utf-8').decode(bytes.subarray(0, offset));
+    const line = before.split('\n').length;
+    const col = before.length - before.lastIndexOf('\n');
+    const byte = `0x${bytes[offset].toString(16).toUpperCase().padStart(2, '0')}`;
+    throw new ConfigError([
+      { file, line, col, path: '(file)', message: `byte ${byte} is not UTF-8; save the ${what} as UTF-8` },
+    ]);
+  }
+}
+
+/** Up to `maxBytes + 1` bytes, so a larger file (or an endless device) is known to be too large without reading it all. */
+function readAtMost(file: string, maxBytes: number): Buffer {
+  if (maxBytes === Infinity) return readFileSync(file);
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+      if (length === buffer.length) break;
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The offset of the first byte of the first sequence that is not UTF-8 in `bytes`, which does not decode. */
+function firstInvalidUtf8(bytes: Buffer): number {
+  // The longest prefix that decodes when streaming (an incomplete sequence at its end is then no error yet).
+  let good = 0;
+  let bad = bytes.length;
+  while (bad - good > 1) {
+    const middle = Math.floor((good + bad) / 2);
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, middle), { stream: true });
+      good = middle;
+    } catch {
+      bad = middle;
+    }
+  }
+  // Either the byte after that prefix is wrong, or the prefix ends in a sequence that the next byte does not continue:
+  // then the operator needs the sequence's first byte (0xE9 of "café" in Latin-1), not the innocent byte after it.
+  let start = good;
+  while (start > 0 && good - start < 3 && (bytes[start - 1] & 0xc0) === 0x80) start--;
+  return start > 0 && bytes[start - 1] >= 0xc0 ? start - 1 : good;
+}
+
+function formatBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * The source each loaded configuration was read from, so that checks made after loading (warnings) still point at
+ * the line the operator wrote. Weak: a configuration that is dropped takes its source with it.
+ */
+const sources = new WeakMap<AppConfig, YamlSource>();
+
+export function sourceOf(config: AppConfig): YamlSource | undefined {
+  return sources.get(config);
 }
 
 export function parseConfig(text: string, file: string, options: LoadOptions): AppConfig {
@@ -32,7 +115,7 @@ export function parseConfig(text: string, file: string, options: LoadOptions): A
     source.problemAt(source.pathOf(node), message),
   );
 
-  const data: unknown = source.doc.toJS({ maxAliasCount: 1000 });
+  const data: unknown = source.toData(1000);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new ConfigError([...problems, source.problemAt([], 'expected a mapping with version, gitlab and policies')]);
   }
@@ -42,7 +125,11 @@ export function parseConfig(text: string, file: string, options: LoadOptions): A
 
   const schema = buildConfigSchema(options.policyTypes);
   const result = schema.safeParse(data);
-  if (result.success && problems.length === 0) return result.data as AppConfig;
+  if (result.success && problems.length === 0) {
+    const config = result.data as AppConfig;
+    sources.set(config, source);
+    return config;
+  }
 
   // A variable that is not set also makes its value invalid; the first problem says what to fix.
   const alreadyReported = new Set(problems.map((p) => `${p.line}:${p.col}`));
@@ -63,7 +150,7 @@ function duplicateNames(source: YamlSource, data: Record<string, unknown>): Conf
     if (typeof name !== 'string') return;
     const first = firstUse.get(name);
     if (first === undefined) firstUse.set(name, index);
-    else problems.push(source.problemAt(['policies', index, 'name'], `duplicate policy name "${name}" (policies[${first}] has it already)`));
+    else problems.push(source.problemAt(['policies', index, 'name'], `duplicate policy name ${quote(name)} (policies[${first}] has it already)`));
   });
   return problems;
 }

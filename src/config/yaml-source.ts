@@ -1,6 +1,6 @@
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type YAMLError } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar, visit, type Alias, type Document, type Node, type YAMLError } from 'yaml';
 import type { z } from 'zod';
-import { closestKey, ConfigError, formatPath, type ConfigProblem } from './problems';
+import { closestKey, ConfigError, formatPath, quote, type ConfigProblem } from './problems';
 import { knownKeysAt } from './schema-walk';
 
 /**
@@ -16,17 +16,66 @@ export class YamlSource {
     private readonly lineCounter: LineCounter,
   ) {}
 
-  /** Parses `text`; a syntax error throws a ConfigError pointing at its line. */
+  /**
+   * Parses `text`; a syntax error throws a ConfigError pointing at its line. The parser's warnings (an unknown tag, an
+   * ambiguous alias) count as errors too: whatever the parser had to guess at, the daemon would run with.
+   */
   static parse(text: string, file: string): YamlSource {
     const lineCounter = new LineCounter();
     const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
     const source = new YamlSource(file, text, doc, lineCounter);
-    if (doc.errors.length > 0) {
-      throw new ConfigError(
-        doc.errors.map((error) => ({ ...source.position(source.syntaxErrorOffset(error)), path: '(syntax)', message: firstLine(error.message) })),
-      );
+    const problems = [...doc.errors, ...doc.warnings].map((error) => ({
+      ...source.position(source.syntaxErrorOffset(error)),
+      path: '(syntax)',
+      message: syntaxMessage(error),
+    }));
+    const control = CONTROL_CHARACTER.exec(text);
+    if (control) {
+      const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+      problems.push({ ...source.position(control.index), path: '(file)', message: `control character U+${code} is not allowed in YAML; remove it, or write it as an escape in a double-quoted string` });
     }
+    if (problems.length === 0) {
+      const deep = tooDeep(doc.contents);
+      if (deep) problems.push({ ...source.position(deep.range?.[0]), path: '(syntax)', message: `nested more than ${MAX_DEPTH} levels deep` });
+    }
+    if (problems.length === 0) {
+      // YAML 1.2 has no merge keys: `<<: *defaults` would be an ordinary key, not the merge it looks like, and the
+      // problems that follow from that (a missing type...) would hide the cause.
+      visit(doc, {
+        Pair: (_key, pair, ancestors) => {
+          if (!isScalar(pair.key) || pair.key.value !== '<<' || pair.key.type !== Scalar.PLAIN) return;
+          const map = ancestors[ancestors.length - 1];
+          problems.push({
+            ...source.position(pair.key.range?.[0]),
+            path: formatPath([...(isMap(map) ? source.pathOf(map) : []), '<<']),
+            message: 'merge keys (<<) are not supported; write the keys out',
+          });
+        },
+      });
+    }
+    if (problems.length > 0) throw new ConfigError(problems.sort((a, b) => a.line - b.line || a.col - b.col));
     return source;
+  }
+
+  /**
+   * The document as plain data. An alias expands to a copy of what it names, so a few lines of nested aliases (a
+   * "billion laughs") expand exponentially; past `maxAliasCount` copies the parser stops, and the file is invalid at
+   * the alias where the nesting starts.
+   */
+  toData(maxAliasCount: number): unknown {
+    try {
+      return this.doc.toJS({ maxAliasCount });
+    } catch (error) {
+      if (!(error instanceof ReferenceError)) throw error;
+      const alias = this.explodingAlias();
+      throw new ConfigError([
+        {
+          ...this.position(alias?.range?.[0]),
+          path: alias ? formatPath(this.pathOf(alias)) : '(root)',
+          message: `aliases here expand to more than ${maxAliasCount} copies (nested aliases grow exponentially); write the values out instead`,
+        },
+      ]);
+    }
   }
 
   position(offset: number | undefined): { file: string; line: number; col: number } {
@@ -47,7 +96,7 @@ export class YamlSource {
         return issue.keys.map((key) => {
           const suggestion = closestKey(key, known);
           const hint = suggestion ? `; did you mean "${suggestion}"?` : known.length ? `; known keys: ${known.join(', ')}` : '';
-          return this.problemAt([...issue.path, key], `unknown key "${key}"${hint}`, 'key');
+          return this.problemAt([...issue.path, key], `unknown key ${quote(key)}${hint}`, 'key');
         });
       }
       const missing = valueAt(data, issue.path) === undefined;
@@ -60,22 +109,50 @@ export class YamlSource {
 
   /** The key path of a node, for problems found while walking the document (interpolation). */
   pathOf(target: Node): PropertyKey[] {
-    const walk = (node: unknown, path: PropertyKey[]): PropertyKey[] | undefined => {
-      if (node === target) return path;
-      if (isMap(node)) {
-        for (const pair of node.items) {
-          const found = walk(pair.value, [...path, isScalar(pair.key) ? String(pair.key.value) : '?']);
-          if (found) return found;
+    // One walk for all nodes: a file with a problem in every scalar must not cost a walk per problem.
+    if (!this.paths) {
+      const paths = new Map<unknown, PropertyKey[]>();
+      const walk = (node: unknown, path: PropertyKey[]): void => {
+        if (typeof node === 'object' && node !== null) paths.set(node, path);
+        if (isMap(node)) {
+          for (const pair of node.items) walk(pair.value, [...path, isScalar(pair.key) ? String(pair.key.value) : '?']);
+        } else if (isSeq(node)) {
+          node.items.forEach((item, index) => walk(item, [...path, index]));
         }
-      } else if (isSeq(node)) {
-        for (let index = 0; index < node.items.length; index++) {
-          const found = walk(node.items[index], [...path, index]);
-          if (found) return found;
+      };
+      walk(this.doc.contents, []);
+      this.paths = paths;
+    }
+    return this.paths.get(target) ?? [];
+  }
+
+  private paths: Map<unknown, PropertyKey[]> | undefined;
+
+  /** The first alias whose target holds aliases itself: where exponential growth starts. Else the first alias. */
+  private explodingAlias(): Alias | undefined {
+    let first: Alias | undefined;
+    let nested: Alias | undefined;
+    visit(this.doc, {
+      Alias: (_key, node) => {
+        first ??= node;
+        const target = node.resolve(this.doc);
+        let holdsAlias = false;
+        if (target) {
+          visit(target, {
+            Alias: () => {
+              holdsAlias = true;
+              return visit.BREAK;
+            },
+          });
         }
-      }
-      return undefined;
-    };
-    return walk(this.doc.contents, []) ?? [];
+        if (holdsAlias) {
+          nested = node;
+          return visit.BREAK;
+        }
+        return undefined;
+      },
+    });
+    return nested ?? first;
   }
 
   private locate(path: ReadonlyArray<PropertyKey>, want: 'key' | 'value'): number | undefined {
@@ -120,6 +197,40 @@ function valueAt(data: unknown, path: ReadonlyArray<PropertyKey>): unknown {
     value = (value as Record<PropertyKey, unknown>)[segment];
   }
   return value;
+}
+
+/** Deeper than any policy or world file needs; far below what would exhaust the stack of later recursive steps. */
+export const MAX_DEPTH = 64;
+
+/**
+ * C0 and C1 control characters other than tab, line feed, carriage return and NEL: YAML does not allow them raw, the
+ * parser accepts them anyway, and in a value they are invisible.
+ */
+const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0084\u0086-\u009F]/;
+
+/** The first node nested deeper than MAX_DEPTH, found without recursion (the depth is what is in question). */
+function tooDeep(root: unknown): Node | undefined {
+  const stack: Array<{ node: unknown; depth: number }> = [{ node: root, depth: 0 }];
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    if (!isMap(node) && !isSeq(node)) continue;
+    if (depth >= MAX_DEPTH) return node;
+    for (const item of [...node.items].reverse()) {
+      if (isPair(item)) {
+        stack.push({ node: item.value, depth: depth + 1 }, { node: item.key, depth: depth + 1 });
+      } else {
+        stack.push({ node: item, depth: depth + 1 });
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The parser's message, in the operator's terms where it speaks to programmers. */
+function syntaxMessage(error: YAMLError): string {
+  if (error.code === 'MULTIPLE_DOCS') return 'the file holds more than one YAML document (a second "---"); a policy file is one document';
+  if (error.code === 'RESOURCE_EXHAUSTION') return `nested too deeply to parse (at most ${MAX_DEPTH} levels)`;
+  return firstLine(error.message);
 }
 
 function firstLine(message: string): string {
