@@ -1,6 +1,6 @@
 import { formatDuration, parseDuration } from './duration';
 import { Re2Pattern } from './re2';
-import { byteSize, cron, duration, groupRef, projectRef, re2, timezone } from './validators';
+import { byteSize, cron, duration, groupRef, period, projectRef, re2, timezone } from './validators';
 
 describe('durations', () => {
   it.each([
@@ -26,6 +26,35 @@ describe('durations', () => {
 
   it('rejects a number that is not a string', () => {
     expect(duration().safeParse(30).success).toBe(false);
+  });
+
+  it('says a duration too large for milliseconds is too large, quoting only its start', () => {
+    const result = duration().safeParse(`${'9'.repeat(500)}w`);
+    expect(result.error?.issues[0]?.message).toBe(
+      `expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month; "${'9'.repeat(60)}… (441 more characters)" is too large`,
+    );
+  });
+
+  it.each([
+    ['0s', 'must be at least 1s, got 0s'],
+    [' 0m ', 'must be at least 1s, got 0m'],
+    ['500ms', 'must be at least 1s, got 500ms'],
+    ['0ms', 'must be at least 1s, got 0ms'],
+  ])('a period refuses %j', (text, message) => {
+    const result = period().safeParse(text);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((issue) => issue.message)).toEqual([message]);
+  });
+
+  it('a period takes 1s and more, and refuses milliseconds it cannot say are too short as a mere bad form', () => {
+    expect(period().parse('1s')).toBe(1_000);
+    expect(period().parse('5m')).toBe(300_000);
+    expect(period().safeParse('1500ms').error?.issues[0]?.message).toMatch(/^expected a duration such as 30s/);
+  });
+
+  it('a plain duration may be zero and says nothing of milliseconds', () => {
+    expect(duration().parse('0s')).toBe(0);
+    expect(duration().safeParse('500ms').error?.issues[0]?.message).toMatch(/^expected a duration such as 30s/);
   });
 
   it('formats back to the largest exact unit', () => {

@@ -113,6 +113,7 @@ describe('access_requests schema', () => {
     ['groups and projects empty', ['groups: []', 'projects: []', 'interval: 5m', RULE], 'policies.yml:6:13 policies[0].groups: give at least one group or project (groups, projects or both)'],
     ['interval missing', ['groups: [acme]', RULE], `policies.yml:4:5 policies[0].interval: missing: ${DURATION}`],
     ['a bad interval', ['groups: [acme]', 'interval: often', RULE], `policies.yml:7:15 policies[0].interval: ${DURATION}`],
+    ['interval 0s', ['groups: [acme]', 'interval: 0s', RULE], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 0s'],
     ['a bad deny_pending_after', [...VALID, RULE, 'deny_pending_after: 1 month'], `policies.yml:9:25 policies[0].deny_pending_after: ${DURATION}`],
     ['a bad min_account_age', [...VALID, 'rules: [{ deny: true, when: { min_account_age: old } }]'], `policies.yml:8:52 policies[0].rules[0].when.min_account_age: ${DURATION}`],
     ['an unknown level name', [...VALID, 'rules: [{ approve: admin }]'], `policies.yml:8:24 policies[0].rules[0].approve: expected an access level: ${LEVELS}`],

@@ -87,6 +87,8 @@ describe('job_retry schema', () => {
     ['a project that is neither id nor path', ['projects: ["acme api"]', 'interval: 1m'], 'policies.yml:6:16 policies[0].projects[0]: expected a project id or its full path such as "acme/api"'],
     ['interval missing', ['projects: [acme/api]'], `policies.yml:4:5 policies[0].interval: missing: ${DURATION}`],
     ['a bad interval', ['projects: [acme/api]', 'interval: soon'], `policies.yml:7:15 policies[0].interval: ${DURATION}`],
+    ['interval 0s', ['projects: [acme/api]', 'interval: 0s'], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 0s'],
+    ['an interval under a second', ['projects: [acme/api]', 'interval: 500ms'], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 500ms'],
     ['a bad lookback', ['projects: [acme/api]', 'interval: 1m', 'lookback: 1 hour'], `policies.yml:8:15 policies[0].lookback: ${DURATION}`],
     ['a bad delay', ['projects: [acme/api]', 'interval: 1m', 'delay: -5s'], `policies.yml:8:12 policies[0].delay: ${DURATION}`],
     ['max_retries 11', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 11'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be at most 10'],
@@ -105,6 +107,11 @@ describe('job_retry schema', () => {
   ])('rejects %s', (_title, lines, problem) => {
     const problems = problemsOf(file(...lines));
     expect(problems).toEqual([problem]);
+  });
+
+  it('takes a zero delay and a zero lookback: waiting for nothing is no loop', () => {
+    const [policy] = parse(file('projects: [acme/api]', 'interval: 1s', 'delay: 0s', 'lookback: 0s')).policies;
+    expect(policy).toMatchObject({ interval: 1_000, delay: 0, lookback: 0 });
   });
 
   it('reports every problem at once', () => {

@@ -64,6 +64,12 @@ describe('key_rotation schema', () => {
       'policies.yml:8:75 policies[0].ssh_keys[0].lifetime: lifetime must be longer than rotate_before, or every new key would be rotated at once',
     ],
     ['secrets_dir missing', ['interval: 1h', SSH], 'policies.yml:4:5 policies[0].secrets_dir: missing: expected the directory the private keys are written to'],
+    ['interval 0s', ['interval: 0s', 'secrets_dir: /k', SSH], 'policies.yml:6:15 policies[0].interval: must be at least 1s, got 0s'],
+    [
+      'rotate_after 0s, which would rotate every deploy key on every pass',
+      ['interval: 1h', 'secrets_dir: /k', 'deploy_keys: [{ projects: [acme/api], titles: ["^release"], rotate_after: 0s, grace: 0s }]'],
+      'policies.yml:8:79 policies[0].deploy_keys[0].rotate_after: must be at least 1s, got 0s',
+    ],
   ])('rejects %s', (_title, lines, problem) => {
     expect(problemsOf(file(...lines))).toEqual([problem]);
   });

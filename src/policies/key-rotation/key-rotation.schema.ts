@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { definePolicyType } from '../../config/policy-type';
-import { duration, projectRef, re2List } from '../../config/validators';
+import { duration, period, projectRef, re2List } from '../../config/validators';
 import { KEY_TYPES } from './openssh';
 
 /**
@@ -55,7 +55,8 @@ const deployKeysSchema = z
       .min(1, { error: 'give at least one project' })
       .describe('Projects whose deploy keys are rotated, by id or full path. A key shared by several is rotated once, on all of them.'),
     titles: re2List().describe('RE2 expressions on the deploy key title, unanchored; one must match.'),
-    rotate_after: duration().describe('Rotate a deploy key once it is this old (by created_at).'),
+    // A period, not a delay: at 0s every deploy key is due again on every pass, so keys would be replaced endlessly.
+    rotate_after: period().describe('Rotate a deploy key once it is this old (by created_at).'),
     grace: duration().describe('Both keys live this long after the new one is verified; then the old one is removed from each project.'),
   })
   .describe('Deploy keys to rotate once they are old.');
@@ -66,7 +67,7 @@ const base = definePolicyType(
   'key_rotation',
   'Rotates expiring SSH keys and aging deploy keys: new key first, private half kept in secrets_dir, old key removed after a grace period; crash-safe.',
   {
-    interval: duration().describe('How often the keys are read.'),
+    interval: period().describe('How often the keys are read.'),
     secrets_dir: z
       .string({ error: 'expected the directory the private keys are written to' })
       .min(1, { error: 'expected the directory the private keys are written to' })
