@@ -1,5 +1,4 @@
 import { parse as parseYaml, Scalar, visit, type Document } from 'yaml';
-import { quote } from './problems';
 
 export interface InterpolationProblem {
   readonly node: Scalar;
@@ -26,41 +25,50 @@ export function interpolateEnvironment(doc: Document, env: NodeJS.ProcessEnv): I
 
 const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 
+/** Enough to fix one value; a value with hundreds of broken references needs rewriting, not hundreds of lines. */
+const MAX_PROBLEMS_PER_VALUE = 5;
+
 /**
- * `${VAR}`, `${VAR:-default}` (a default runs to the first `}`), and `$${...}` for a literal `${...}`. A scanner, not
- * a regular expression: a backtracking expression took quadratic time on a long value full of unclosed `${`.
+ * `${VAR}`, `${VAR:-default}` (a default runs to the first `}`), and `$${...}` for a literal `${...}`. A scanner that
+ * reads each character a bounded number of times, not a regular expression: the backtracking one took quadratic time
+ * on a long value full of unclosed `${`.
  */
 export function substitute(value: string, env: NodeJS.ProcessEnv): { text: string; problems: string[] } {
   const problems: string[] = [];
   let text = '';
   let position = 0;
-  for (;;) {
+  while (problems.length < MAX_PROBLEMS_PER_VALUE) {
     const start = value.indexOf('${', position);
     if (start < 0) break;
+    // `$${` is the way to write `${` literally, so what follows it is nobody's business unless it is a reference.
     const escaped = start > position && value[start - 1] === '$';
     NAME.lastIndex = start + 2;
     const name = NAME.exec(value)?.[0];
-    let end = name === undefined ? -1 : start + 2 + name.length;
+    const afterName = start + 2 + (name?.length ?? 0);
+    let end = name !== undefined && value[afterName] === '}' ? afterName : -1;
     let fallback: string | undefined;
-    if (end >= 0 && value.startsWith(':-', end)) {
-      const close = value.indexOf('}', end + 2);
-      fallback = close < 0 ? undefined : value.slice(end + 2, close);
-      end = close;
-    } else if (end >= 0 && value[end] !== '}') {
-      end = -1;
+    if (name !== undefined && value.startsWith(':-', afterName)) {
+      end = value.indexOf('}', afterName + 2);
+      if (end < 0) {
+        // No `}` anywhere after this one: none of the `${` that follow can be closed either.
+        if (!escaped) problems.push(`${excerpt(value, start)} is not closed with "}"; ${REFERENCE_FORMS}`);
+        break;
+      }
+      fallback = value.slice(afterName + 2, end);
     }
-    if (name === undefined || end < 0) {
-      // `$${` is the way to write `${` literally, so what follows it is nobody's business.
-      if (!escaped) problems.push(referenceProblem(value, start));
+    if (end < 0) {
+      if (!escaped) {
+        const unclosed = name !== undefined && afterName === value.length;
+        problems.push(`${excerpt(value, start)} ${unclosed ? 'is not closed with "}"' : 'is not a valid reference'}; ${REFERENCE_FORMS}`);
+      }
       text += value.slice(position, start + 2);
       position = start + 2;
       continue;
     }
-    const whole = value.slice(start, end + 1);
     if (escaped) {
-      text += value.slice(position, start - 1) + whole;
+      text += value.slice(position, start - 1) + value.slice(start, end + 1);
     } else {
-      const set = env[name];
+      const set = env[name!];
       if (set !== undefined && set !== '') text += value.slice(position, start) + set;
       else if (fallback !== undefined) text += value.slice(position, start) + fallback;
       else problems.push(`environment variable ${name} is not set (write \${${name}:-default} to give a default)`);
@@ -70,11 +78,13 @@ export function substitute(value: string, env: NodeJS.ProcessEnv): { text: strin
   return { text: text + value.slice(position), problems };
 }
 
-function referenceProblem(value: string, start: number): string {
-  const close = value.indexOf('}', start);
-  const written = quote(close < 0 ? value.slice(start) : value.slice(start, close + 1), 40);
-  const form = 'write ${NAME} or ${NAME:-default} (a name is letters, digits and _), or $${ for a literal ${';
-  return close < 0 ? `${written} is not closed with "}"; ${form}` : `${written} is not a valid reference; ${form}`;
+const REFERENCE_FORMS = 'write ${NAME} or ${NAME:-default} (a name is letters, digits and _), or $${ for a literal ${';
+
+/** The reference at `start` as written, up to its `}` if that is near: enough to find it in the value. */
+function excerpt(value: string, start: number): string {
+  const near = value.slice(start, start + 40);
+  const close = near.indexOf('}');
+  return JSON.stringify(close >= 0 ? near.slice(0, close + 1) : value.length > start + 40 ? `${near}…` : near);
 }
 
 function retype(text: string): string | number | boolean | null {

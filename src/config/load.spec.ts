@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { loadConfigFile, parseConfig } from './load';
+import { substitute } from './interpolate';
+import { configWarnings, loadConfigFile, MAX_POLICY_FILE_BYTES, parseConfig } from './load';
 import { definePolicyType } from './policy-type';
 import { ConfigError, formatProblem } from './problems';
 import { configJsonSchema } from './schema';
@@ -240,5 +241,173 @@ describe('files and schema', () => {
     expect(schema.required).toEqual(expect.arrayContaining(['version', 'gitlab']));
     expect(schema.properties.gitlab?.properties?.timeout).toMatchObject({ type: 'string', default: '30s' });
     expect(JSON.stringify(schema.properties.policies?.items)).toContain('"const":"example"');
+  });
+});
+
+describe('hostile files', () => {
+  const head = ['version: 1', 'gitlab: { url: "https://x.example" }'];
+
+  it('stops an alias bomb at the alias where the nesting starts', () => {
+    const lines = [...head, 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (let level = 1; level < 9; level++) lines.push(`a${level}: &a${level} [${Array(9).fill(`*a${level - 1}`).join(', ')}]`);
+    expect(problemsOf(lines.join('\n'))).toEqual([
+      'policies.yml:5:10 a2[0]: aliases here expand to more than 1000 copies (nested aliases grow exponentially); write the values out instead',
+    ]);
+  });
+
+  it('takes a few aliases, and one that refers to its own mapping, as ordinary values', () => {
+    const text = [...head, 'policies:', '  - &p { name: p1, type: example, interval: 1h, patterns: &pats ["^a"] }', '  - { name: p2, type: example, interval: 1h, patterns: *pats }'];
+    expect(parseConfig(text.join('\n'), 'f.yml', { policyTypes: types, env }).policies.map((p) => p.name)).toEqual(['p1', 'p2']);
+    expect(problemsOf(['version: 1', 'gitlab: &g { url: "https://x.example", self: *g }'].join('\n'))).toEqual([
+      'policies.yml:2:40 gitlab.self: unknown key "self"; known keys: url, token, timeout, connect_timeout, max_requests_per_minute, concurrency',
+    ]);
+  });
+
+  it('refuses nesting deeper than any policy file needs, at the first node too deep', () => {
+    expect(problemsOf([...head, `x: ${'['.repeat(70)}${']'.repeat(70)}`].join('\n'))).toEqual(['policies.yml:3:67 (syntax): nested more than 64 levels deep']);
+  });
+
+  it('says when nesting is too deep even to parse', () => {
+    expect(problemsOf([...head, `x: ${'['.repeat(20_000)}${']'.repeat(20_000)}`].join('\n'))).toEqual([
+      expect.stringMatching(/^policies\.yml:3:\d+ \(syntax\): nested too deeply to parse \(at most 64 levels\)$/),
+    ]);
+  });
+
+  it('names a merge key as such, not the missing type it causes', () => {
+    const text = [...head, 'policies:', '  - &p { name: p1, type: example, interval: 1h }', '  - { <<: *p, name: p2 }'];
+    expect(problemsOf(text.join('\n'))).toEqual(['policies.yml:5:7 policies[1].<<: merge keys (<<) are not supported; write the keys out']);
+  });
+
+  it('refuses tags that other loaders turn into objects', () => {
+    expect(problemsOf([...head, 'dry_run: !!python/object:os.system x', 'http: { host: !local x }'].join('\n'))).toEqual([
+      'policies.yml:3:10 (syntax): Unresolved tag: tag:yaml.org,2002:python/object:os.system',
+      'policies.yml:4:15 (syntax): Unresolved tag: !local',
+    ]);
+  });
+
+  it('refuses a raw control character, at its position', () => {
+    expect(problemsOf([...head, 'redis: { prefix: "a\u0007b" }'].join('\n'))).toEqual([
+      'policies.yml:3:20 (file): control character U+0007 is not allowed in YAML; remove it, or write it as an escape in a double-quoted string',
+    ]);
+  });
+
+  it('refuses a second document', () => {
+    expect(problemsOf([...head, '---', 'dry_run: false'].join('\n'))).toEqual([
+      'policies.yml:3:1 (syntax): the file holds more than one YAML document (a second "---"); a policy file is one document',
+    ]);
+  });
+
+  it('quotes only the start of a long value it echoes', () => {
+    const long = 'x'.repeat(100_000);
+    const text = [...head, 'policies:', `  - { name: p, type: ${long}, ${long}: 1 }`].join('\n');
+    const problems = problemsOf(text);
+    expect(problems).toEqual([
+      `policies.yml:4:22 policies[0].type: unknown policy type "${'x'.repeat(60)}… (99940 more characters)"; known types: example`,
+    ]);
+  });
+
+  it('names a type that is no name by its kind', () => {
+    expect(problemsOf([...head, 'policies:', '  - { name: p, type: [a, b] }'].join('\n'))).toEqual([
+      'policies.yml:4:22 policies[0].type: expected the name of a policy type, got a list; known types: example',
+    ]);
+  });
+});
+
+describe('environment references, hostile', () => {
+  const withToken = (token: string) => ['version: 1', 'gitlab:', '  url: https://x.example', `  token: ${token}`].join('\n');
+
+  it('refuses an unclosed ${ rather than keeping it as text', () => {
+    expect(problemsOf(withToken('${GITLAB_TOKEN'))).toEqual([
+      'policies.yml:4:10 gitlab.token: "${GITLAB_TOKEN" is not closed with "}"; write ${NAME} or ${NAME:-default} (a name is letters, digits and _), or $${ for a literal ${',
+    ]);
+  });
+
+  it('refuses a reference with an invalid name or a shell form it does not know', () => {
+    expect(problemsOf(withToken('"${1X}-${A:=b}"'))).toEqual([
+      'policies.yml:4:10 gitlab.token: "${1X}" is not a valid reference; write ${NAME} or ${NAME:-default} (a name is letters, digits and _), or $${ for a literal ${',
+      'policies.yml:4:10 gitlab.token: "${A:=b}" is not a valid reference; write ${NAME} or ${NAME:-default} (a name is letters, digits and _), or $${ for a literal ${',
+    ]);
+  });
+
+  it.each([
+    ['$${A}', '${A}'],
+    ['$$${A}', '$${A}'],
+    ['$${A:-d}', '${A:-d}'],
+    ['${A}${B:-b}', 'ab'],
+    ['a$b${A}', 'a$ba'],
+    ['$${unclosed', '$${unclosed'],
+    ['${A:-x:-y}', 'a'],
+    ['${MISSING:-}', ''],
+    ['${MISSING:-{x}', '{x'],
+  ])('reads %j as %j', (written, expected) => {
+    expect(substitute(written, { A: 'a' })).toEqual({ text: expected, problems: [] });
+  });
+
+  it('reports each unclosed ${ of a long value once, reading on', () => {
+    expect(substitute('${A:-'.repeat(10_000), {}).problems).toHaveLength(1);
+  });
+});
+
+describe('reading the file', () => {
+  const write = (name: string, content: string | Buffer) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'forgewarden-read-')), name);
+    writeFileSync(file, content);
+    return file;
+  };
+
+  it('refuses a file over the size limit without parsing it', () => {
+    const file = write('big.yml', `version: 1\nx: "${'x'.repeat(MAX_POLICY_FILE_BYTES)}"\n`);
+    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(
+      `${file}:1:1 (file): the policy file is larger than 1 MiB; is this the right file?`,
+    );
+  });
+
+  it('points at the first byte that is not UTF-8', () => {
+    const file = write('latin1.yml', Buffer.concat([Buffer.from('version: 1\ngitlab:\n  token: caf'), Buffer.from([0xe9]), Buffer.from('-x\n')]));
+    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(`${file}:3:13 (file): byte 0xE9 is not UTF-8; save the policy file as UTF-8`);
+  });
+
+  it('counts columns of the first line without a byte order mark', () => {
+    const file = write('bom.yml', '\uFEFFversion: 2\ngitlab: { url: "https://x.example" }\n');
+    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(`${file}:1:10 version: expected version: 1`);
+  });
+
+  it('says a directory is a directory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-dir-'));
+    expect(() => loadConfigFile(dir, { policyTypes: types, env })).toThrow(`${dir}:1:1 (file): cannot read the policy file: it is a directory`);
+  });
+});
+
+describe('warnings of a valid file', () => {
+  const load = (url: string, fileEnv: NodeJS.ProcessEnv = env) =>
+    parseConfig(['version: 1', 'gitlab:', `  url: ${url}`].join('\n'), 'f.yml', { policyTypes: types, env: fileEnv });
+
+  it('warns at the URL when plain http:// leaves the machine', () => {
+    expect(configWarnings(load('http://forge.internal:8080'), 'f.yml').map(formatProblem)).toEqual([
+      'f.yml:3:8 gitlab.url: http:// to forge.internal:8080 sends the token unencrypted over the network; use https:// (plain http:// is for this machine only)',
+    ]);
+  });
+
+  it('says when the URL came from GITLAB_URL', () => {
+    const config = parseConfig('version: 1\n', 'f.yml', { policyTypes: types, env: { ...env, GITLAB_URL: 'http://10.0.0.5' } });
+    expect(configWarnings(config, 'f.yml').map((warning) => warning.message)).toEqual([
+      'http:// to 10.0.0.5 (from GITLAB_URL) sends the token unencrypted over the network; use https:// (plain http:// is for this machine only)',
+    ]);
+  });
+
+  it.each(['https://forge.example', 'http://127.0.0.1:9480', 'http://127.8.9.10', 'http://localhost:9480', 'http://LOCALHOST./', 'http://[::1]:9480', 'http://[::ffff:127.0.0.1]/', 'http://2130706433/'])(
+    'says nothing about %s',
+    (url) => {
+      expect(configWarnings(load(url), 'f.yml')).toEqual([]);
+    },
+  );
+
+  it.each(['http://128.0.0.1', 'http://localhost.example.com', 'http://[::2]', 'http://[::ffff:10.0.0.1]', 'http://0.0.0.0'])('warns about %s', (url) => {
+    expect(configWarnings(load(url), 'f.yml')).toHaveLength(1);
+  });
+
+  it('points at line 1 for a configuration that was not read from a file', () => {
+    const config = { ...load('http://forge.example') };
+    expect(configWarnings(config, 'built.yml')[0]).toMatchObject({ file: 'built.yml', line: 1, col: 1, path: 'gitlab.url' });
   });
 });

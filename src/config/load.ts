@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { interpolateEnvironment } from './interpolate';
 import type { PolicyTypeDefinition } from './policy-type';
-import { ConfigError, quote, type ConfigProblem } from './problems';
+import { ConfigError, formatPath, quote, type ConfigProblem } from './problems';
 import { buildConfigSchema, type AppConfig } from './schema';
 import { YamlSource } from './yaml-source';
 
@@ -104,10 +104,6 @@ function formatBytes(bytes: number): string {
  */
 const sources = new WeakMap<AppConfig, YamlSource>();
 
-export function sourceOf(config: AppConfig): YamlSource | undefined {
-  return sources.get(config);
-}
-
 export function parseConfig(text: string, file: string, options: LoadOptions): AppConfig {
   const env = options.env ?? process.env;
   const source = YamlSource.parse(text, file);
@@ -168,4 +164,38 @@ function applyEnvironmentDefaults(data: Record<string, unknown>, env: NodeJS.Pro
   fill('gitlab', 'url', 'GITLAB_URL');
   fill('gitlab', 'token', 'GITLAB_TOKEN');
   fill('redis', 'url', 'REDIS_URL');
+}
+
+/**
+ * What is allowed but probably wrong in a valid configuration, each pointing at the line that causes it. `validate`
+ * prints these and still exits 0; the daemon logs them at startup. Pure: it reads only the configuration and the
+ * positions remembered when the file was loaded (a configuration built in code points at line 1).
+ */
+export function configWarnings(config: AppConfig, file: string): ConfigProblem[] {
+  const warnings: ConfigProblem[] = [];
+  const at = (path: PropertyKey[], message: string): ConfigProblem =>
+    sources.get(config)?.problemAt(path, message) ?? { file, line: 1, col: 1, path: formatPath(path), message };
+
+  const forge = new URL(config.gitlab.url);
+  if (forge.protocol === 'http:' && !isLoopback(forge.hostname)) {
+    // The token goes in a header of every request: over plain HTTP anyone on the way can read it and act as it.
+    const origin = writtenIn(config, ['gitlab', 'url']) ? '' : ' (from GITLAB_URL)';
+    warnings.push(
+      at(['gitlab', 'url'], `http:// to ${forge.host}${origin} sends the token unencrypted over the network; use https:// (plain http:// is for this machine only)`),
+    );
+  }
+  return warnings;
+}
+
+/** 127.0.0.0/8, ::1 (also as an IPv4-mapped 127 address) and localhost, as the URL parser normalises them. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  if (host === 'localhost' || host === '::1') return true;
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
+  // The URL parser writes ::ffff:127.0.0.1 as ::ffff:7f00:1; 127.0.0.0/8 is 7f00:0 to 7fff:ffff.
+  return /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host);
+}
+
+function writtenIn(config: AppConfig, path: string[]): boolean {
+  return sources.get(config)?.doc.hasIn(path) ?? true;
 }

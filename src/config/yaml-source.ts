@@ -24,7 +24,10 @@ export class YamlSource {
     const lineCounter = new LineCounter();
     const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
     const source = new YamlSource(file, text, doc, lineCounter);
-    const problems = [...doc.errors, ...doc.warnings].map((error) => ({
+    // The parser reports running out of stack once per level it unwinds; the first says it all.
+    const exhausted = doc.errors.find((error) => error.code === 'RESOURCE_EXHAUSTION');
+    const errors = [...doc.errors.filter((error) => error.code !== 'RESOURCE_EXHAUSTION' || error === exhausted), ...doc.warnings];
+    const problems = errors.map((error) => ({
       ...source.position(source.syntaxErrorOffset(error)),
       path: '(syntax)',
       message: syntaxMessage(error),
