@@ -20,6 +20,24 @@ describe('endpoint template', () => {
     expect(() => endpoint`projects/${1.5}/jobs`).toThrow(TypeError);
     expect(() => endpoint`projects/${Number.NaN}/jobs`).toThrow(TypeError);
   });
+
+  it('refuses undefined, null and NaN, naming the parameter, instead of addressing `.../undefined/...`', () => {
+    // What a forge answer without `project_id` or `id` would otherwise hand over.
+    const missing = {} as { project_id: number; id: number };
+    expect(() => endpoint`projects/${missing.project_id}/jobs/${7}/retry`).toThrow(
+      new TypeError('path parameter #1 of projects/:param/jobs/:param/retry (after "projects/") must be a number or a string, got undefined'),
+    );
+    expect(() => endpoint`projects/${1}/registry/repositories/${missing.id}/tags`).toThrow(
+      new TypeError(
+        'path parameter #2 of projects/:param/registry/repositories/:param/tags (after "repositories/") must be a number or a string, got undefined',
+      ),
+    );
+    expect(() => endpoint`users/${null as unknown as number}/keys`).toThrow(/#1 of users\/:param\/keys .*got null$/);
+    expect(() => endpoint`projects/${1}/jobs/${Number('x')}`).toThrow(
+      new TypeError('path parameter #2 of projects/:param/jobs/:param (after "jobs/") must be an integer, got NaN'),
+    );
+    expect(() => endpoint`projects/${{} as unknown as number}/jobs`).toThrow(/got an object$/);
+  });
 });
 
 describe('buildQuery', () => {

@@ -19,15 +19,37 @@ export interface Endpoint {
   readonly [endpointBrand]: true;
 }
 
-function encodeParam(value: PathParam): string {
+/**
+ * A tagged template knows no parameter names, so a parameter is named by its place:
+ * `path parameter #2 of projects/:param/registry/repositories/:param/tags (after "repositories/")`.
+ */
+function describeParam(strings: TemplateStringsArray, index: number): string {
+  const route = strings.reduce((out, part, i) => (i === 0 ? part : `${out}:param${part}`), '');
+  const before = strings[index].split('/').slice(-2).join('/');
+  return `path parameter #${index + 1} of ${route}${before ? ` (after "${before}")` : ''}`;
+}
+
+/**
+ * `undefined`, `null` and NaN reach here despite the types when a forge answer lacked a field (or a config value is
+ * missing); sent, they would address `.../undefined/...` or `projects/NaN/...`, come back as a puzzling 404, or hit
+ * another resource. Refused before any request.
+ */
+function encodeParam(value: unknown, strings: TemplateStringsArray, index: number): string {
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value)) throw new TypeError(`path parameter must be an integer, got ${value}`);
+    if (!Number.isSafeInteger(value)) {
+      throw new TypeError(`${describeParam(strings, index)} must be an integer, got ${value}`);
+    }
     return String(value);
+  }
+  if (typeof value !== 'string') {
+    const kind = typeof value;
+    const got = value === null ? 'null' : value === undefined ? 'undefined' : `${kind === 'object' ? 'an' : 'a'} ${kind}`;
+    throw new TypeError(`${describeParam(strings, index)} must be a number or a string, got ${got}`);
   }
   // An empty segment would silently address another endpoint (`projects//jobs`); `.` and `..` survive
   // encodeURIComponent and would be resolved as relative segments by proxies.
   if (value === '' || value === '.' || value === '..') {
-    throw new TypeError(`path parameter must be a non-empty name, got ${JSON.stringify(value)}`);
+    throw new TypeError(`${describeParam(strings, index)} must be a non-empty name, got ${JSON.stringify(value)}`);
   }
   return encodeURIComponent(value);
 }
@@ -36,8 +58,8 @@ function encodeParam(value: PathParam): string {
 export function endpoint(strings: TemplateStringsArray, ...params: PathParam[]): Endpoint {
   let path = strings[0];
   let route = strings[0];
-  params.forEach((param, i) => {
-    path += encodeParam(param) + strings[i + 1];
+  params.forEach((param: unknown, i) => {
+    path += encodeParam(param, strings, i) + strings[i + 1];
     route += ':param' + strings[i + 1];
   });
   return { path, route } as Endpoint;
