@@ -94,6 +94,12 @@ export interface AccessRequestRecord {
   source: SourceKind;
   source_id: number;
   user_id: number;
+  /**
+   * The requester as they were when asking. The forge always lists a request with its user's summary; a test that
+   * removes the user behind the sandbox's back still gets a well-formed listing (the race: listed, then deleted).
+   */
+  username: string;
+  user_state: UserRecord['state'];
   requested_at: string;
 }
 
@@ -1005,7 +1011,14 @@ export class SandboxState {
       const user = this.userByUsername(r.user);
       if (!user) continue;
       const requestedAt = r.requested_at ? this.time(r.requested_at) : this.nowIso();
-      this.accessRequests.push({ source, source_id: sourceId, user_id: user.id, requested_at: requestedAt });
+      this.accessRequests.push({
+        source,
+        source_id: sourceId,
+        user_id: user.id,
+        username: user.username,
+        user_state: user.state,
+        requested_at: requestedAt,
+      });
     }
   }
 

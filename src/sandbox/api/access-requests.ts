@@ -41,7 +41,14 @@ export function registerAccessRequestRoutes(router: Router): void {
         if (!source.requestAccessEnabled || ctx.state.member(kind, source.id, user.id)) throw forbidden();
         let request = requestsOf(ctx, source).find((r) => r.user_id === user.id);
         if (!request) {
-          request = { source: kind, source_id: source.id, user_id: user.id, requested_at: ctx.state.nowIso() };
+          request = {
+            source: kind,
+            source_id: source.id,
+            user_id: user.id,
+            username: user.username,
+            user_state: user.state,
+            requested_at: ctx.state.nowIso(),
+          };
           ctx.state.accessRequests.push(request);
         }
         return ok(present(ctx).accessRequest(request), 201);

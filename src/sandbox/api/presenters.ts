@@ -452,7 +452,7 @@ export class Presenter {
   accessRequest(request: AccessRequestRecord): Record<string, unknown> {
     const user = this.state.users.get(request.user_id);
     return {
-      ...(user ? this.userSummary(user) : { id: request.user_id }),
+      ...(user ? this.userSummary(user) : { id: request.user_id, username: request.username, state: request.user_state }),
       created_at: request.requested_at,
       requested_at: request.requested_at,
     };
