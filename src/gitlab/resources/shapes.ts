@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { shapeOf } from '../transport/shape';
+import type { AccessRequest } from '../types/access-requests';
+import type { Job, JobPipeline } from '../types/jobs';
+import type { DeployKey, SshKey } from '../types/keys';
+import type { RegistryRepository, RegistryTag, RegistryTagSummary } from '../types/registry';
+import type { AdminUser, AdminUserListItem, CurrentAdminUser, CurrentUser, PublicUser, UserSummary } from '../types/users';
+
+/**
+ * The fields of forge records that the policies read (job_retry, registry_cleanup, access_requests, key_rotation),
+ * checked where the record is read. Only those: every other field passes through unchecked, so a forge adding or
+ * dropping one the code never reads changes nothing.
+ */
+
+export const jobShape = shapeOf<Job>()({
+  id: z.number(),
+  name: z.string(),
+  stage: z.string(),
+  ref: z.string(),
+  status: z.string(),
+  tag: z.boolean(),
+  allow_failure: z.boolean(),
+  // The pipeline's project id keys every job_retry decision and the retry request itself.
+  pipeline: shapeOf<JobPipeline>()({ id: z.number(), project_id: z.number() }),
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+});
+
+/** `POST .../jobs/:id/retry`: the new job's id is all that is read. */
+export const retriedJobShape = shapeOf<Job>()({ id: z.number() });
+
+export const registryRepositoryShape = shapeOf<RegistryRepository>()({
+  id: z.number(),
+  path: z.string(),
+  project_id: z.number(),
+});
+
+export const registryTagSummaryShape = shapeOf<RegistryTagSummary>()({ name: z.string() });
+
+export const registryTagShape = shapeOf<RegistryTag>()({
+  name: z.string(),
+  created_at: z.string().nullable(),
+});
+
+export const accessRequestShape = shapeOf<AccessRequest>()({
+  id: z.number(),
+  username: z.string(),
+  state: z.string(),
+  // Part of the decision key: a request asked again is a new decision.
+  requested_at: z.string(),
+});
+
+const userFields = { id: z.number(), username: z.string() };
+
+export const userShape = shapeOf<PublicUser | AdminUser>()(userFields);
+export const userListItemShape = shapeOf<UserSummary | AdminUserListItem>()(userFields);
+export const currentUserShape = shapeOf<CurrentUser | CurrentAdminUser>()({
+  ...userFields,
+  // Decides whether another user's keys and records may be read; a string "false" would be truthy.
+  is_admin: z.boolean().optional(),
+});
+
+export const sshKeyShape = shapeOf<SshKey>()({
+  id: z.number(),
+  title: z.string(),
+  key: z.string(),
+  created_at: z.string(),
+  expires_at: z.string().nullish(),
+});
+
+/**
+ * What key_rotation reads of a key it just created. Checked no further: the key exists by then, and refusing the
+ * answer over a field never read would make the policy upload the key again.
+ */
+export const createdSshKeyShape = shapeOf<SshKey>()({ id: z.number(), expires_at: z.string().nullish() });
+export const createdDeployKeyShape = shapeOf<DeployKey>()({ id: z.number() });
+
+export const deployKeyShape = shapeOf<DeployKey>()({
+  id: z.number(),
+  title: z.string(),
+  key: z.string(),
+  created_at: z.string(),
+  can_push: z.boolean(),
+});
