@@ -1,6 +1,7 @@
 import { type Endpoint, endpoint, type PathParam } from '../transport/endpoint';
 import type { PageOptions, Paginated } from '../transport/pagination';
 import type { Transport } from '../transport/transport';
+import { accessRequestShape } from './shapes';
 import type {
   AccessLevelFor,
   AccessRequest,
@@ -31,7 +32,7 @@ export class AccessRequestsResource<S extends AccessRequestSource> {
   }
 
   all(id: PathParam, page?: PageOptions<AccessRequest>): Paginated<AccessRequest> {
-    return this.transport.paginate<AccessRequest>({ method: 'GET', endpoint: this.list(id) }, page);
+    return this.transport.paginate<AccessRequest>({ method: 'GET', endpoint: this.list(id), shape: accessRequestShape }, page);
   }
 
   /** Requests access for the caller. */

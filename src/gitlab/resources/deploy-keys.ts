@@ -1,6 +1,7 @@
 import { endpoint, type ProjectId } from '../transport/endpoint';
 import type { PageOptions, Paginated } from '../transport/pagination';
 import type { Transport } from '../transport/transport';
+import { createdDeployKeyShape, deployKeyShape } from './shapes';
 import type { CreateDeployKeyParams, DeployKey, EditDeployKeyParams, InstanceDeployKey } from '../types/keys';
 
 /** Spec 02 §4, deploy keys. */
@@ -13,11 +14,18 @@ export class DeployKeysResource {
   }
 
   all(project: ProjectId, page?: PageOptions<DeployKey>): Paginated<DeployKey> {
-    return this.transport.paginate<DeployKey>({ method: 'GET', endpoint: endpoint`projects/${project}/deploy_keys` }, page);
+    return this.transport.paginate<DeployKey>(
+      { method: 'GET', endpoint: endpoint`projects/${project}/deploy_keys`, shape: deployKeyShape },
+      page,
+    );
   }
 
   show(project: ProjectId, keyId: number): Promise<DeployKey> {
-    return this.transport.json<DeployKey>({ method: 'GET', endpoint: endpoint`projects/${project}/deploy_keys/${keyId}` });
+    return this.transport.json<DeployKey>({
+      method: 'GET',
+      endpoint: endpoint`projects/${project}/deploy_keys/${keyId}`,
+      shape: deployKeyShape,
+    });
   }
 
   create(project: ProjectId, params: CreateDeployKeyParams): Promise<DeployKey> {
@@ -25,6 +33,7 @@ export class DeployKeysResource {
       method: 'POST',
       endpoint: endpoint`projects/${project}/deploy_keys`,
       body: params,
+      shape: createdDeployKeyShape,
     });
   }
 

@@ -3,6 +3,7 @@ import type { PageOptions, Paginated } from '../transport/pagination';
 import { TailBuffer } from '../transport/tail-buffer';
 import { NotFoundError } from '../transport/errors';
 import type { Transport } from '../transport/transport';
+import { jobShape, retriedJobShape } from './shapes';
 import type {
   AllowedAgents,
   BridgeJob,
@@ -18,7 +19,10 @@ export class JobsResource {
 
   /** Project jobs, newest first (sorted by id descending). */
   all(project: ProjectId, params: ListJobsParams = {}, page?: PageOptions<Job>): Paginated<Job> {
-    return this.transport.paginate<Job>({ method: 'GET', endpoint: endpoint`projects/${project}/jobs`, query: { ...params } }, page);
+    return this.transport.paginate<Job>(
+      { method: 'GET', endpoint: endpoint`projects/${project}/jobs`, query: { ...params }, shape: jobShape },
+      page,
+    );
   }
 
   /** Jobs of a pipeline and its child pipelines; retried jobs only with `include_retried`. */
@@ -29,7 +33,12 @@ export class JobsResource {
     page?: PageOptions<Job>,
   ): Paginated<Job> {
     return this.transport.paginate<Job>(
-      { method: 'GET', endpoint: endpoint`projects/${project}/pipelines/${pipelineId}/jobs`, query: { ...params } },
+      {
+        method: 'GET',
+        endpoint: endpoint`projects/${project}/pipelines/${pipelineId}/jobs`,
+        query: { ...params },
+        shape: jobShape,
+      },
       page,
     );
   }
@@ -58,7 +67,7 @@ export class JobsResource {
   }
 
   show(project: ProjectId, jobId: number): Promise<Job> {
-    return this.transport.json<Job>({ method: 'GET', endpoint: endpoint`projects/${project}/jobs/${jobId}` });
+    return this.transport.json<Job>({ method: 'GET', endpoint: endpoint`projects/${project}/jobs/${jobId}`, shape: jobShape });
   }
 
   /** The whole log as text. Prefer `traceTail` when only the end matters. 404 → NotFoundError. */
@@ -99,7 +108,11 @@ export class JobsResource {
   }
 
   retry(project: ProjectId, jobId: number): Promise<Job> {
-    return this.transport.json<Job>({ method: 'POST', endpoint: endpoint`projects/${project}/jobs/${jobId}/retry` });
+    return this.transport.json<Job>({
+      method: 'POST',
+      endpoint: endpoint`projects/${project}/jobs/${jobId}/retry`,
+      shape: retriedJobShape,
+    });
   }
 
   /** Removes artifacts and log; the job record remains and is returned. */

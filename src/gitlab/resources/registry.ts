@@ -2,6 +2,7 @@ import { endpoint, type GroupId, type ProjectId } from '../transport/endpoint';
 import { BulkDeleteAlreadyRequestedError, ValidationError } from '../transport/errors';
 import type { PageOptions, Paginated } from '../transport/pagination';
 import type { Transport } from '../transport/transport';
+import { registryRepositoryShape, registryTagShape, registryTagSummaryShape } from './shapes';
 import type {
   BulkDeleteTagsParams,
   ListRegistryRepositoriesParams,
@@ -24,7 +25,12 @@ export class RegistryResource {
     page?: PageOptions<RegistryRepository>,
   ): Paginated<RegistryRepository> {
     return this.transport.paginate<RegistryRepository>(
-      { method: 'GET', endpoint: endpoint`projects/${project}/registry/repositories`, query: { ...params } },
+      {
+        method: 'GET',
+        endpoint: endpoint`projects/${project}/registry/repositories`,
+        query: { ...params },
+        shape: registryRepositoryShape,
+      },
       page,
     );
   }
@@ -36,7 +42,12 @@ export class RegistryResource {
     page?: PageOptions<RegistryRepository>,
   ): Paginated<RegistryRepository> {
     return this.transport.paginate<RegistryRepository>(
-      { method: 'GET', endpoint: endpoint`groups/${group}/registry/repositories`, query: { ...params } },
+      {
+        method: 'GET',
+        endpoint: endpoint`groups/${group}/registry/repositories`,
+        query: { ...params },
+        shape: registryRepositoryShape,
+      },
       page,
     );
   }
@@ -47,6 +58,7 @@ export class RegistryResource {
       method: 'GET',
       endpoint: endpoint`registry/repositories/${repositoryId}`,
       query: { ...params },
+      shape: registryRepositoryShape,
     });
   }
 
@@ -64,7 +76,11 @@ export class RegistryResource {
     page?: PageOptions<RegistryTagSummary>,
   ): Paginated<RegistryTagSummary> {
     return this.transport.paginate<RegistryTagSummary>(
-      { method: 'GET', endpoint: endpoint`projects/${project}/registry/repositories/${repositoryId}/tags` },
+      {
+        method: 'GET',
+        endpoint: endpoint`projects/${project}/registry/repositories/${repositoryId}/tags`,
+        shape: registryTagSummaryShape,
+      },
       page,
     );
   }
@@ -73,6 +89,7 @@ export class RegistryResource {
     return this.transport.json<RegistryTag>({
       method: 'GET',
       endpoint: endpoint`projects/${project}/registry/repositories/${repositoryId}/tags/${tagName}`,
+      shape: registryTagShape,
     });
   }
 
@@ -86,7 +103,9 @@ export class RegistryResource {
 
   /**
    * Schedules bulk tag deletion. Parameters travel in the query string: DELETE bodies are dropped by some proxies.
-   * A second call on the same repository within the hour fails with BulkDeleteAlreadyRequestedError (a 400).
+   * A second call on the same repository within the hour fails with BulkDeleteAlreadyRequestedError (a 400), so the
+   * transport never repeats it once it may have reached the forge (a 502/503/504 from a proxy may follow a forge that
+   * accepted it, and the repeat would then be refused, or worse, use up the next hour's call).
    */
   async removeTags(project: ProjectId, repositoryId: number, params: BulkDeleteTagsParams): Promise<void> {
     try {
@@ -94,6 +113,7 @@ export class RegistryResource {
         method: 'DELETE',
         endpoint: endpoint`projects/${project}/registry/repositories/${repositoryId}/tags`,
         query: { ...params },
+        idempotent: false,
       });
     } catch (error) {
       if (error instanceof ValidationError && ALREADY_REQUESTED.test(error.message)) {

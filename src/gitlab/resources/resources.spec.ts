@@ -1,6 +1,7 @@
 import type { GitlabClient } from '../client';
 import { BulkDeleteAlreadyRequestedError, ValidationError } from '../transport/errors';
 import { MockForge } from '../testing/mock-forge';
+import { aCurrentUser, aDeployKey, aJob, anSshKey, aRepository, aTag, aUser } from '../testing/records';
 
 type Case = {
   name: string;
@@ -47,7 +48,7 @@ const cases: Case[] = [
   },
   { name: 'jobs.current', call: (c) => c.jobs.current(), method: 'GET', path: `${P}/job`, auth: 'job' },
   { name: 'jobs.allowedAgents', call: (c) => c.jobs.allowedAgents(), method: 'GET', path: `${P}/job/allowed_agents`, auth: 'job' },
-  { name: 'jobs.show', call: (c) => c.jobs.show('acme/api', 5), method: 'GET', path: `${P}/projects/acme%2Fapi/jobs/5` },
+  { name: 'jobs.show', call: (c) => c.jobs.show('acme/api', 5), method: 'GET', path: `${P}/projects/acme%2Fapi/jobs/5`, reply: aJob() },
   { name: 'jobs.trace', call: (c) => c.jobs.trace(1, 5), method: 'GET', path: `${P}/projects/1/jobs/5/trace`, reply: 'log' },
   { name: 'jobs.cancel', call: (c) => c.jobs.cancel(1, 5), method: 'POST', path: `${P}/projects/1/jobs/5/cancel` },
   { name: 'jobs.retry', call: (c) => c.jobs.retry(1, 5), method: 'POST', path: `${P}/projects/1/jobs/5/retry` },
@@ -73,6 +74,7 @@ const cases: Case[] = [
     call: (c) => c.registry.show(9, { tags: true }),
     method: 'GET',
     path: `${P}/registry/repositories/9?tags=true`,
+    reply: aRepository(),
   },
   {
     name: 'registry.remove',
@@ -92,6 +94,7 @@ const cases: Case[] = [
     call: (c) => c.registry.showTag(1, 9, 'v1.2.3'),
     method: 'GET',
     path: `${P}/projects/1/registry/repositories/9/tags/v1.2.3`,
+    reply: aTag(),
   },
   {
     name: 'registry.removeTag',
@@ -158,13 +161,13 @@ const cases: Case[] = [
       `&${page}`,
     reply: [],
   },
-  { name: 'users.show', call: (c) => c.users.show(4, { with_custom_attributes: true }), method: 'GET', path: `${P}/users/4?with_custom_attributes=true` },
-  { name: 'users.current', call: (c) => c.users.current(), method: 'GET', path: `${P}/user` },
-  { name: 'users.current sudo', call: (c) => c.users.current({ sudo: 8 }), method: 'GET', path: `${P}/user?sudo=8` },
+  { name: 'users.show', call: (c) => c.users.show(4, { with_custom_attributes: true }), method: 'GET', path: `${P}/users/4?with_custom_attributes=true`, reply: aUser() },
+  { name: 'users.current', call: (c) => c.users.current(), method: 'GET', path: `${P}/user`, reply: aCurrentUser() },
+  { name: 'users.current sudo', call: (c) => c.users.current({ sudo: 8 }), method: 'GET', path: `${P}/user?sudo=8`, reply: aCurrentUser() },
   // SSH keys
   { name: 'sshKeys.all', call: (c) => list(c.sshKeys.all()), method: 'GET', path: `${P}/user/keys?${page}`, reply: [] },
   { name: 'sshKeys.allForUser', call: (c) => list(c.sshKeys.allForUser('ann')), method: 'GET', path: `${P}/users/ann/keys?${page}`, reply: [] },
-  { name: 'sshKeys.show', call: (c) => c.sshKeys.show(3), method: 'GET', path: `${P}/user/keys/3` },
+  { name: 'sshKeys.show', call: (c) => c.sshKeys.show(3), method: 'GET', path: `${P}/user/keys/3`, reply: anSshKey() },
   {
     name: 'sshKeys.create',
     call: (c) => c.sshKeys.create({ title: 'ci', key: 'ssh-ed25519 AAAA', expires_at: '2025-01-01T00:00:00.000Z' }),
@@ -184,7 +187,7 @@ const cases: Case[] = [
   // Deploy keys
   { name: 'deployKeys.allForInstance', call: (c) => list(c.deployKeys.allForInstance()), method: 'GET', path: `${P}/deploy_keys?${page}`, reply: [] },
   { name: 'deployKeys.all', call: (c) => list(c.deployKeys.all('acme/api')), method: 'GET', path: `${P}/projects/acme%2Fapi/deploy_keys?${page}`, reply: [] },
-  { name: 'deployKeys.show', call: (c) => c.deployKeys.show(1, 6), method: 'GET', path: `${P}/projects/1/deploy_keys/6` },
+  { name: 'deployKeys.show', call: (c) => c.deployKeys.show(1, 6), method: 'GET', path: `${P}/projects/1/deploy_keys/6`, reply: aDeployKey() },
   {
     name: 'deployKeys.create',
     call: (c) => c.deployKeys.create(1, { title: 'release', key: 'k', can_push: false }),

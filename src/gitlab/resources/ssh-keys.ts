@@ -1,6 +1,7 @@
 import { endpoint } from '../transport/endpoint';
 import type { PageOptions, Paginated } from '../transport/pagination';
 import type { Transport } from '../transport/transport';
+import { createdSshKeyShape, sshKeyShape } from './shapes';
 import type { CreateSshKeyParams, SshKey } from '../types/keys';
 
 /** Spec 02 §4, SSH keys: the caller's own (`/user/keys`) and another user's (`/users/:id/keys`). */
@@ -9,27 +10,32 @@ export class SshKeysResource {
 
   /** The caller's keys. */
   all(page?: PageOptions<SshKey>): Paginated<SshKey> {
-    return this.transport.paginate<SshKey>({ method: 'GET', endpoint: endpoint`user/keys` }, page);
+    return this.transport.paginate<SshKey>({ method: 'GET', endpoint: endpoint`user/keys`, shape: sshKeyShape }, page);
   }
 
   /** Another user's keys, by ID or username. */
   allForUser(user: number | string, page?: PageOptions<SshKey>): Paginated<SshKey> {
-    return this.transport.paginate<SshKey>({ method: 'GET', endpoint: endpoint`users/${user}/keys` }, page);
+    return this.transport.paginate<SshKey>({ method: 'GET', endpoint: endpoint`users/${user}/keys`, shape: sshKeyShape }, page);
   }
 
   /** One of the caller's keys. */
   show(keyId: number): Promise<SshKey> {
-    return this.transport.json<SshKey>({ method: 'GET', endpoint: endpoint`user/keys/${keyId}` });
+    return this.transport.json<SshKey>({ method: 'GET', endpoint: endpoint`user/keys/${keyId}`, shape: sshKeyShape });
   }
 
   /** Adds a key for the caller; a rejected key is a ValidationError with `fields` (e.g. `fingerprint`, `key`). */
   create(params: CreateSshKeyParams): Promise<SshKey> {
-    return this.transport.json<SshKey>({ method: 'POST', endpoint: endpoint`user/keys`, body: params });
+    return this.transport.json<SshKey>({ method: 'POST', endpoint: endpoint`user/keys`, body: params, shape: createdSshKeyShape });
   }
 
   /** Adds a key for another user (administrators only). */
   createForUser(userId: number, params: CreateSshKeyParams): Promise<SshKey> {
-    return this.transport.json<SshKey>({ method: 'POST', endpoint: endpoint`users/${userId}/keys`, body: params });
+    return this.transport.json<SshKey>({
+      method: 'POST',
+      endpoint: endpoint`users/${userId}/keys`,
+      body: params,
+      shape: createdSshKeyShape,
+    });
   }
 
   async remove(keyId: number): Promise<void> {

@@ -2,6 +2,7 @@ import { endpoint } from '../transport/endpoint';
 import { ApiError } from '../transport/errors';
 import type { PageOptions, Paginated } from '../transport/pagination';
 import type { Transport } from '../transport/transport';
+import { currentUserShape, userListItemShape, userShape } from './shapes';
 import type {
   AdminUser,
   AdminUserListItem,
@@ -34,7 +35,7 @@ export class UsersResource {
     page?: PageOptions<UserSummary | AdminUserListItem>,
   ): Paginated<UserSummary | AdminUserListItem> {
     return this.transport.paginate<UserSummary | AdminUserListItem>(
-      { method: 'GET', endpoint: endpoint`users`, query: { ...params } },
+      { method: 'GET', endpoint: endpoint`users`, query: { ...params }, shape: userListItemShape },
       page,
     );
   }
@@ -44,6 +45,7 @@ export class UsersResource {
       method: 'GET',
       endpoint: endpoint`users/${userId}`,
       query: { ...params },
+      shape: userShape,
     });
   }
 
@@ -53,6 +55,7 @@ export class UsersResource {
       method: 'GET',
       endpoint: endpoint`user`,
       query: { ...params },
+      shape: currentUserShape,
     });
   }
 

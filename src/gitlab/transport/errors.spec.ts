@@ -9,6 +9,7 @@ import {
   ForbiddenError,
   NotFoundError,
   RateLimitedError,
+  RedirectError,
   ServerError,
   UnauthorizedError,
   ValidationError,
@@ -108,6 +109,49 @@ describe('errorFromResponse', () => {
       now,
     });
     expect(error.path).toBe('projects?page=2&private_token=[redacted]&x=1');
+  });
+});
+
+describe('redirects', () => {
+  const redirect = (status: number, location: string | undefined, url = 'https://forge.test/api/v4/user') =>
+    errorFromResponse({
+      status,
+      method: 'GET',
+      path: 'user',
+      body: '',
+      headers: location === undefined ? {} : { location },
+      now,
+      url,
+    }) as RedirectError;
+
+  it.each([301, 302, 303, 307, 308])('maps %i to RedirectError', (status) => {
+    expect(redirect(status, 'https://forge.test/x')).toBeInstanceOf(RedirectError);
+  });
+
+  it('leaves 304 (not a redirect: the follow endpoints answer it for "nothing changed") to the base class', () => {
+    expect(make(304, '').constructor).toBe(ApiError);
+  });
+
+  it.each<[string, string, string]>([
+    [
+      'another host',
+      'https://gitlab.example.com/api/v4/user',
+      'the forge sends this host\'s requests to gitlab.example.com: configure the forge URL with that host if it is the forge\'s own',
+    ],
+    [
+      'a sign-in page',
+      '/users/sign_in',
+      'it points to a sign-in page: the configured URL may reach the web front end behind a login instead of the API; ' +
+        'check the configured forge URL (http or https, a missing path prefix such as /gitlab)',
+    ],
+  ])('suggests the likely cause: %s', (_what, location, hint) => {
+    expect(redirect(302, location).message.split('; ').slice(2).join('; ')).toBe(hint);
+  });
+
+  it('resolves a relative Location against the request and never shows a token in it', () => {
+    const error = redirect(302, '/api/v4/user?private_token=glpat-abc');
+    expect(error.location).toBe('https://forge.test/api/v4/user?private_token=[redacted]');
+    expect(error.message).not.toContain('glpat-abc');
   });
 });
 

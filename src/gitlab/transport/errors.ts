@@ -108,6 +108,85 @@ export class PageLimitError extends ApiError {
   }
 }
 
+/**
+ * A 3xx answer. The client never follows one: the token travels in a header that a redirect would carry to
+ * wherever `Location` points, and a forge API does not redirect in normal use, so the configured URL is almost
+ * always wrong (http where the forge wants https, a missing path prefix such as `/gitlab`, an old host name).
+ */
+export class RedirectError extends ApiError {
+  /** Where the answer pointed, resolved against the request URL; undefined when it gave no `Location`. */
+  readonly location: string | undefined;
+  constructor(init: ApiErrorInit & { location: string | undefined }) {
+    super(init);
+    this.location = init.location;
+  }
+}
+
+/**
+ * A 2xx answer without the shape the code relies on (a field missing or of another type, an HTML page where JSON
+ * was expected). Raised where the answer is read, so that a forge answering oddly fails the request that got the
+ * answer instead of a TypeError far away, or a request to `.../undefined/...`.
+ */
+export class UnexpectedAnswerError extends ApiError {
+  /** Position of the offending record in the listing (0-based), undefined for a single record. */
+  readonly item: number | undefined;
+  /** Dotted path of the offending field (`pipeline.project_id`), empty when the record itself is wrong. */
+  readonly field: string;
+  constructor(init: ApiErrorInit & { item?: number; field: string }) {
+    super(init);
+    this.item = init.item;
+    this.field = init.field;
+  }
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Why the forge likely redirected, in terms of the configured URL. */
+function redirectHint(requestUrl: string | undefined, location: string | undefined): string {
+  const generic = 'check the configured forge URL (http or https, a missing path prefix such as /gitlab)';
+  if (requestUrl === undefined || location === undefined) return generic;
+  const from = new URL(requestUrl);
+  const to = new URL(location);
+  if (to.host !== from.host) {
+    return `the forge sends this host's requests to ${to.host}: configure the forge URL with that host if it is the forge's own`;
+  }
+  if (to.protocol !== from.protocol && to.pathname === from.pathname) {
+    return `the forge wants ${to.protocol.slice(0, -1)}: configure the forge URL as ${to.protocol}//${to.host}`;
+  }
+  if (to.pathname !== from.pathname && to.pathname.endsWith(from.pathname)) {
+    const prefix = to.pathname.slice(0, -from.pathname.length);
+    return `the forge is served under ${prefix}: add it to the configured forge URL (${to.protocol}//${to.host}${prefix})`;
+  }
+  if (/\/users\/sign_in\b|\/login\b|\/oauth\//.test(to.pathname)) {
+    return `it points to a sign-in page: the configured URL may reach the web front end behind a login instead of the API; ${generic}`;
+  }
+  return generic;
+}
+
+function redirectError(init: ApiErrorInit, requestUrl: string | undefined): RedirectError {
+  const raw = init.headers?.location;
+  let location: string | undefined;
+  if (raw !== undefined && raw.trim() !== '') {
+    try {
+      location = redactPath(new URL(raw.trim(), requestUrl ?? 'http://invalid/').href);
+    } catch {
+      location = redactPath(raw.trim());
+    }
+  }
+  const where = location === undefined ? 'without a Location' : `pointing to ${location}`;
+  let hint: string;
+  try {
+    hint = redirectHint(requestUrl, location);
+  } catch {
+    hint = redirectHint(undefined, undefined);
+  }
+  return new RedirectError({
+    ...init,
+    location,
+    message: `the forge answered ${init.status} ${where}; not followed, so the token stays with the configured forge; ${hint}`,
+  });
+}
+
 const MAX_MESSAGE = 300;
 
 function truncate(text: string): string {
@@ -179,8 +258,12 @@ export function errorFromResponse(init: {
   body: unknown;
   headers: ResponseHeaders;
   now: number;
+  /** The absolute URL requested; lets a RedirectError say what is wrong with the configured URL. */
+  url?: string;
 }): ApiError {
-  const full: ApiErrorInit = { ...init, message: extractMessage(init.body, init.status) };
+  const { url, ...rest } = init;
+  const full: ApiErrorInit = { ...rest, message: extractMessage(init.body, init.status) };
+  if (REDIRECT_STATUSES.has(init.status)) return redirectError(full, url);
   switch (init.status) {
     case 400:
     case 422:

@@ -12,6 +12,7 @@ const options: RetryOptions = {
   maxAttempts: 4,
   baseDelayMs: 1000,
   maxDelayMs: 8000,
+  rateLimitBaseDelayMs: 1000,
   defaultRateLimitWaitMs: 60_000,
   deadlineMs: 120_000,
 };
@@ -33,7 +34,7 @@ const connectTimeout = (method: HttpMethod) =>
 async function run(method: HttpMethod, outcomes: Array<Error | string>, clock = new FakeClock(), opts = options) {
   let attempts = 0;
   const result = await withRetry(
-    method,
+    { method },
     async () => {
       const outcome = outcomes[attempts++];
       if (outcome instanceof Error) throw outcome;
@@ -88,9 +89,105 @@ describe('retry layer', () => {
     expect((await run('GET', [error, 'ok'], clock)).sleeps).toEqual([3000]);
   });
 
-  it('waits the default when a 429 says nothing', async () => {
-    const clock = new FakeClock();
-    expect((await run('GET', [httpError(clock, 429), 'ok'], clock)).sleeps).toEqual([60_000]);
+  describe('a 429 without Retry-After or RateLimit-Reset', () => {
+    const decide = (attempt: number, random: number, headers: Record<string, string> = {}, opts = options) => {
+      const clock = new FakeClock();
+      return decideRetry(
+        httpError(clock, 429, headers),
+        { method: 'GET', attempt, elapsedMs: 0, now: clock.now(), random },
+        { ...opts, maxAttempts: 20 },
+      );
+    };
+    const delay = (attempt: number, random: number) => {
+      const decision = decide(attempt, random);
+      if (!decision.retry) throw new Error(`not retried: ${decision.reason}`);
+      return decision.delayMs;
+    };
+
+    it('starts at about a second, with equal jitter (never less than half the step)', () => {
+      expect(delay(1, 0)).toBe(500);
+      expect(delay(1, 0.5)).toBe(750);
+      expect(delay(1, 0.999)).toBe(999);
+    });
+
+    it('doubles per attempt', () => {
+      expect([1, 2, 3, 4, 5, 6].map((attempt) => delay(attempt, 0.999))).toEqual([999, 1999, 3998, 7996, 15992, 31984]);
+      expect([1, 2, 3, 4, 5, 6].map((attempt) => delay(attempt, 0))).toEqual([500, 1000, 2000, 4000, 8000, 16000]);
+    });
+
+    it('stops growing at defaultRateLimitWaitMs', () => {
+      expect(delay(7, 0.999)).toBe(59_970);
+      expect(delay(12, 0.999)).toBe(59_970);
+      expect(delay(12, 0)).toBe(30_000);
+      const short = decide(12, 0.999, {}, { ...options, defaultRateLimitWaitMs: 5000 });
+      expect(short).toMatchObject({ retry: true, delayMs: 4997 });
+    });
+
+    it('still honours Retry-After and RateLimit-Reset, however many attempts came before', () => {
+      const clock = new FakeClock();
+      expect(decide(1, 0.5, { 'retry-after': '45' })).toMatchObject({ retry: true, delayMs: 45_000 });
+      const reset = String(Math.floor(clock.now() / 1000) + 7);
+      expect(decide(5, 0.5, { 'ratelimit-reset': reset })).toMatchObject({ retry: true, delayMs: 7000 });
+    });
+
+    it('waits as decided in the retry loop', async () => {
+      const clock = new FakeClock();
+      const outcome = await run('GET', [httpError(clock, 429), httpError(clock, 429), 'ok'], clock);
+      expect(outcome).toMatchObject({ attempts: 3, value: 'ok', sleeps: [750, 1500] });
+    });
+  });
+
+  describe('a write marked not idempotent (bulk tag deletion)', () => {
+    const runDelete = async (outcomes: Array<Error | string>, clock = new FakeClock()) => {
+      let attempts = 0;
+      const result = await withRetry(
+        { method: 'DELETE', idempotent: false },
+        async () => {
+          const outcome = outcomes[attempts++];
+          if (outcome instanceof Error) throw outcome;
+          return outcome;
+        },
+        options,
+        clock,
+      ).then(
+        (value): { value?: string; error?: unknown } => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      return { attempts, ...result };
+    };
+
+    it.each([502, 503, 504])('is not repeated after a %i', async (status) => {
+      const clock = new FakeClock();
+      const error = httpError(clock, status, {}, 'DELETE');
+      expect(await runDelete([error, 'ok'], clock)).toMatchObject({ attempts: 1, error });
+    });
+
+    it('is not repeated after a reset once sent, or a response timeout', async () => {
+      expect(await runDelete([reset('DELETE'), 'ok'])).toMatchObject({ attempts: 1 });
+      expect(await runDelete([responseTimeout('DELETE'), 'ok'])).toMatchObject({ attempts: 1 });
+    });
+
+    it('is repeated after a 429, or when the connection never left', async () => {
+      const clock = new FakeClock();
+      const outcome = await runDelete([httpError(clock, 429, { 'retry-after': '1' }, 'DELETE'), refused('DELETE'), 'ok'], clock);
+      expect(outcome).toMatchObject({ attempts: 3, value: 'ok' });
+    });
+
+    it('says why it stopped', () => {
+      const clock = new FakeClock();
+      const decision = decideRetry(
+        httpError(clock, 502, {}, 'DELETE'),
+        { method: 'DELETE', idempotent: false, attempt: 1, elapsedMs: 0, now: clock.now(), random: 0.5 },
+        options,
+      );
+      expect(decision).toEqual({ retry: false, reason: 'DELETE (not repeatable) answered 502 is not repeated' });
+    });
+
+    it('while an ordinary DELETE is repeated after a 502', async () => {
+      const clock = new FakeClock();
+      const outcome = await run('DELETE', [httpError(clock, 502, {}, 'DELETE'), 'ok'], clock);
+      expect(outcome).toMatchObject({ attempts: 2, value: 'ok' });
+    });
   });
 
   it.each([400, 401, 403, 404, 409, 422])('never retries a %i', async (status) => {

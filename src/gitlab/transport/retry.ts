@@ -11,7 +11,12 @@ export interface RetryOptions {
   /** First backoff step; step n is `baseDelayMs * 2^(n-1)`, capped by `maxDelayMs`, then fully jittered. */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Wait after a 429 that carries neither `Retry-After` nor `RateLimit-Reset`. */
+  /**
+   * First wait after a 429 that carries neither `Retry-After` nor `RateLimit-Reset`; it doubles per attempt up to
+   * `defaultRateLimitWaitMs`, with equal jitter.
+   */
+  rateLimitBaseDelayMs: number;
+  /** Longest wait after a 429 that carries neither `Retry-After` nor `RateLimit-Reset`. */
   defaultRateLimitWaitMs: number;
   /** No retry is started that would end after this long since the first attempt. */
   deadlineMs: number;
@@ -21,6 +26,7 @@ export const DEFAULT_RETRY_OPTIONS: RetryOptions = {
   maxAttempts: 4,
   baseDelayMs: 500,
   maxDelayMs: 20_000,
+  rateLimitBaseDelayMs: 1_000,
   defaultRateLimitWaitMs: 60_000,
   deadlineMs: 120_000,
 };
@@ -55,8 +61,31 @@ export function backoffMs(attempt: number, options: RetryOptions, random: number
   return Math.floor(random * ceiling);
 }
 
+/**
+ * The wait after a 429 without a hint. Some forges (and proxies in front of them) send a bare 429; a flat minute
+ * stalled every policy for that long after one short burst, while an immediate retry would hit the limit again.
+ * Equal jitter keeps at least half of each step, so replicas that were refused together neither retry at once
+ * nor wait nothing.
+ */
+export function rateLimitBackoffMs(attempt: number, options: RetryOptions, random: number): number {
+  const step = Math.min(options.defaultRateLimitWaitMs, options.rateLimitBaseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(step / 2 + (random * step) / 2);
+}
+
+/** What the retry layer needs to know of a request. */
+export interface RetryRequest {
+  method: HttpMethod;
+  /**
+   * Whether sending it twice does no more than sending it once. Defaults to `isIdempotent(method)`; a DELETE the
+   * forge allows once an hour (bulk tag deletion) says `false`.
+   */
+  idempotent?: boolean;
+}
+
 export interface RetryContext {
   method: HttpMethod;
+  /** Defaults to `isIdempotent(method)`. */
+  idempotent?: boolean;
   /** The attempt that just failed, 1-based. */
   attempt: number;
   /** Milliseconds since the first attempt started. */
@@ -69,14 +98,15 @@ export function decideRetry(error: unknown, ctx: RetryContext, options: RetryOpt
   if (!(error instanceof ApiError)) return { retry: false, reason: 'not an API error' };
   if (ctx.attempt >= options.maxAttempts) return { retry: false, reason: `gave up after ${ctx.attempt} attempts` };
 
-  const idempotent = isIdempotent(ctx.method);
+  const idempotent = ctx.idempotent ?? isIdempotent(ctx.method);
+  const what = !idempotent && isIdempotent(ctx.method) ? `${ctx.method} (not repeatable)` : ctx.method;
   let delayMs: number;
   let reason: string;
   if (error instanceof NetworkError) {
     // Connection refused or connect timeout: nothing was sent, so even a POST is safe to repeat. A reset or a
     // response timeout may come after the server acted on the request.
     if (!idempotent && error.mayHaveReachedServer) {
-      return { retry: false, reason: `${ctx.method} may have reached the server (${error.name})` };
+      return { retry: false, reason: `${what} may have reached the server (${error.name})` };
     }
     delayMs = backoffMs(ctx.attempt, options, ctx.random);
     reason = error.name;
@@ -84,14 +114,14 @@ export function decideRetry(error: unknown, ctx: RetryContext, options: RetryOpt
     // A 429 is a refusal before any work, so it is safe for every method; a 502/503/504 from a proxy may follow
     // an upstream that did act.
     if (!idempotent && !(error instanceof RateLimitedError)) {
-      return { retry: false, reason: `${ctx.method} answered ${error.status} is not repeated` };
+      return { retry: false, reason: `${what} answered ${error.status} is not repeated` };
     }
     const hint = serverWaitHintMs(error.headers, ctx.now);
     if (hint !== undefined) {
       delayMs = hint;
       reason = `${error.status}, server asked to wait ${hint} ms`;
     } else if (error instanceof RateLimitedError) {
-      delayMs = options.defaultRateLimitWaitMs;
+      delayMs = rateLimitBackoffMs(ctx.attempt, options, ctx.random);
       reason = '429 without a wait hint';
     } else {
       delayMs = backoffMs(ctx.attempt, options, ctx.random);
@@ -119,7 +149,7 @@ export interface RetryEvent {
 
 /** Runs `attempt(n)` until it succeeds or `decideRetry` says stop; rethrows the last error unchanged. */
 export async function withRetry<T>(
-  method: HttpMethod,
+  request: RetryRequest,
   attempt: (n: number) => Promise<T>,
   options: RetryOptions,
   clock: RetryClock,
@@ -133,7 +163,7 @@ export async function withRetry<T>(
       const now = clock.now();
       const decision = decideRetry(
         error,
-        { method, attempt: n, elapsedMs: now - started, now, random: clock.random() },
+        { ...request, attempt: n, elapsedMs: now - started, now, random: clock.random() },
         options,
       );
       if (!decision.retry) throw error;

@@ -1,5 +1,6 @@
 import { errors as undiciErrors } from 'undici';
 import { MockForge, TOKEN } from '../testing/mock-forge';
+import { aCurrentUser, aJob, aTag } from '../testing/records';
 import {
   ApiError,
   ConflictError,
@@ -7,6 +8,7 @@ import {
   NetworkError,
   NotFoundError,
   RateLimitedError,
+  RedirectError,
   ServerError,
   TimeoutError,
   UnauthorizedError,
@@ -38,15 +40,15 @@ describe('transport over HTTP (MockAgent)', () => {
 
   it('accepts a base URL with a sub-path or a trailing /api/v4', async () => {
     const agentPool = forge.agent.get('https://forge.test');
-    agentPool.intercept({ path: '/gitlab/api/v4/user', method: 'GET' }).reply(200, { id: 1 });
-    agentPool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, { id: 2 });
+    agentPool.intercept({ path: '/gitlab/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 1 }));
+    agentPool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 2 }));
     expect((await forge.client({ url: 'https://forge.test/gitlab/' }).users.current()).id).toBe(1);
     expect((await forge.client({ url: 'https://forge.test/api/v4' }).users.current()).id).toBe(2);
   });
 
   it('uses JOB-TOKEN for the job-token endpoints, and for everything when the token is a job token', async () => {
     forge.pool.intercept({ path: '/api/v4/job', method: 'GET' }).reply(200, { id: 9 }).times(2);
-    forge.pool.intercept({ path: '/api/v4/projects/1/jobs/9', method: 'GET' }).reply(200, { id: 9 });
+    forge.pool.intercept({ path: '/api/v4/projects/1/jobs/9', method: 'GET' }).reply(200, aJob({ id: 9 }));
     await forge.client().jobs.current('job-token-xyz');
     await forge.client({ tokenKind: 'job' }).jobs.current();
     await forge.client({ tokenKind: 'job' }).jobs.show(1, 9);
@@ -144,6 +146,104 @@ describe('transport over HTTP (MockAgent)', () => {
         ['GET', 'namespaces/:param', 503],
         ['GET', 'namespaces/:param', 200],
       ]);
+    });
+  });
+
+  describe('bulk tag deletion is sent at most once when it may have reached the forge', () => {
+    const bulk = (p: string) => p.startsWith('/api/v4/projects/1/registry/repositories/9/tags?');
+    const removeTags = () => forge.client().registry.removeTags(1, 9, { name_regex_delete: '.*' }).catch((e: unknown) => e);
+
+    it.each([502, 503, 504])('a %i is not followed by a second DELETE', async (status) => {
+      forge.pool.intercept({ path: bulk, method: 'DELETE' }).reply(status, { message: 'bad gateway' });
+      forge.pool.intercept({ path: bulk, method: 'DELETE' }).reply(202, '');
+      const error = await removeTags();
+      expect(error).toBeInstanceOf(ServerError);
+      expect(error).toMatchObject({ status, method: 'DELETE' });
+      expect(forge.calls().filter((c) => c.method === 'DELETE')).toHaveLength(1);
+    });
+
+    it('nor a reset after sending, nor a response timeout', async () => {
+      forge.pool
+        .intercept({ path: bulk, method: 'DELETE' })
+        .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+      forge.pool.intercept({ path: bulk, method: 'DELETE' }).replyWithError(new undiciErrors.HeadersTimeoutError());
+      forge.pool.intercept({ path: bulk, method: 'DELETE' }).reply(202, '').times(2);
+      const reset = await removeTags();
+      expect(reset).toBeInstanceOf(NetworkError);
+      expect(reset).toMatchObject({ mayHaveReachedServer: true });
+      const timeout = await removeTags();
+      expect(timeout).toBeInstanceOf(TimeoutError);
+      expect(forge.calls()).toHaveLength(2); // one per call, none repeated
+    });
+
+    it('a 429 (refused before any work) and a refused connection are retried', async () => {
+      forge.pool.intercept({ path: bulk, method: 'DELETE' }).reply(429, { message: 'Retry later' }, { headers: { 'retry-after': '2' } });
+      forge.pool
+        .intercept({ path: bulk, method: 'DELETE' })
+        .replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      forge.pool.intercept({ path: bulk, method: 'DELETE' }).reply(202, '');
+      await expect(forge.client().registry.removeTags(1, 9, { name_regex_delete: '.*' })).resolves.toBeUndefined();
+      expect(forge.calls()).toHaveLength(3);
+    });
+
+    it('while a GET answered 502 is retried', async () => {
+      forge.pool.intercept({ path: '/api/v4/projects/1/registry/repositories/9/tags/v1', method: 'GET' }).reply(502, 'Bad Gateway');
+      forge.pool
+        .intercept({ path: '/api/v4/projects/1/registry/repositories/9/tags/v1', method: 'GET' })
+        .reply(200, aTag({ name: 'v1' }));
+      expect((await forge.client().registry.showTag(1, 9, 'v1')).name).toBe('v1');
+      expect(forge.calls().map((c) => c.method)).toEqual(['GET', 'GET']);
+    });
+  });
+
+  describe('redirects', () => {
+    it('are an error naming Location and the likely cause (http instead of https), neither followed nor retried', async () => {
+      const plain = forge.agent.get('http://forge.test');
+      plain
+        .intercept({ path: '/api/v4/projects/1/jobs/5', method: 'GET' })
+        .reply(301, '<html>Moved</html>', { headers: { location: 'https://forge.test/api/v4/projects/1/jobs/5' } })
+        .persist();
+      forge.pool.intercept({ path: '/api/v4/projects/1/jobs/5', method: 'GET' }).reply(200, aJob({ id: 5 }));
+      const error = await forge.client({ url: 'http://forge.test' }).jobs.show(1, 5).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RedirectError);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({ status: 301, method: 'GET', location: 'https://forge.test/api/v4/projects/1/jobs/5' });
+      expect((error as RedirectError).message).toBe(
+        'the forge answered 301 pointing to https://forge.test/api/v4/projects/1/jobs/5; not followed, so the token ' +
+          'stays with the configured forge; the forge wants https: configure the forge URL as https://forge.test',
+      );
+      // One request, to the configured (http) origin; the https target was never asked, with or without the token.
+      expect(forge.calls()).toEqual([
+        expect.objectContaining({ method: 'GET', path: 'http://forge.test/api/v4/projects/1/jobs/5' }),
+      ]);
+    });
+
+    it('of a POST name a missing path prefix, and the POST is sent once', async () => {
+      forge.pool
+        .intercept({ path: '/api/v4/projects/1/jobs/2/retry', method: 'POST' })
+        .reply(308, '', { headers: { location: '/gitlab/api/v4/projects/1/jobs/2/retry' } })
+        .persist();
+      forge.pool.intercept({ path: '/gitlab/api/v4/projects/1/jobs/2/retry', method: 'POST' }).reply(201, aJob({ id: 3 }));
+      const error = await forge.client().jobs.retry(1, 2).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RedirectError);
+      expect(error).toMatchObject({ status: 308, method: 'POST', location: 'https://forge.test/gitlab/api/v4/projects/1/jobs/2/retry' });
+      expect((error as Error).message).toContain('pointing to https://forge.test/gitlab/api/v4/projects/1/jobs/2/retry');
+      expect((error as Error).message).toContain(
+        'the forge is served under /gitlab: add it to the configured forge URL (https://forge.test/gitlab)',
+      );
+      expect(forge.calls().map((c) => [c.method, c.path])).toEqual([['POST', '/api/v4/projects/1/jobs/2/retry']]);
+    });
+
+    it.each([302, 303, 307])('a %i without Location still says what to check', async (status) => {
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(status, '');
+      const error = await forge.client().users.current().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RedirectError);
+      expect(error).toMatchObject({ status, location: undefined });
+      expect((error as Error).message).toBe(
+        `the forge answered ${status} without a Location; not followed, so the token stays with the configured forge; ` +
+          'check the configured forge URL (http or https, a missing path prefix such as /gitlab)',
+      );
+      expect(forge.calls()).toHaveLength(1);
     });
   });
 

@@ -8,6 +8,7 @@ import {
   NetworkError,
   PageLimitError,
   TimeoutError,
+  UnexpectedAnswerError,
 } from './errors';
 import { normaliseHeaders, type ResponseHeaders } from './headers';
 import { multipartBody, type MultipartPart } from './multipart';
@@ -21,6 +22,7 @@ import {
 } from './pagination';
 import type { RateLimiter } from './rate-limit';
 import { type RetryClock, type RetryOptions, withRetry } from './retry';
+import { checkShape, type Shape } from './shape';
 
 export type TokenKind = 'private' | 'job';
 
@@ -48,7 +50,7 @@ export interface TransportOptions {
   onResponse?: (event: ResponseEvent) => void;
 }
 
-export interface RequestSpec {
+export interface RequestSpec<T = unknown> {
   method: HttpMethod;
   endpoint: Endpoint;
   query?: Query;
@@ -59,6 +61,14 @@ export interface RequestSpec {
   /** `job`: authenticate with `JOB-TOKEN` (spec 01 §5.2), using `jobToken` or the client's own token. */
   auth?: 'client' | 'job';
   jobToken?: string;
+  /**
+   * Whether the request may be sent again after it may have reached the forge (a 502/503/504, a reset after
+   * sending, a response timeout). Default: GET/HEAD/PUT/DELETE yes, POST/PATCH no. A 429 or a connection that
+   * never left is retried either way.
+   */
+  idempotent?: boolean;
+  /** What the answer must look like (for `paginate`: each item); a mismatch is an UnexpectedAnswerError. */
+  shape?: Shape<T>;
 }
 
 export interface ApiResponse<T> {
@@ -111,6 +121,26 @@ export function networkError(error: unknown, method: HttpMethod, path: string): 
   });
 }
 
+/** What came instead of a list: an HTML login page from a proxy is `text`, an error envelope `an object`. */
+function kindOf(data: unknown): string {
+  if (data === undefined) return 'nothing';
+  if (data === null) return 'null';
+  if (typeof data === 'string') return 'text';
+  return typeof data === 'object' ? 'an object' : `a ${typeof data}`;
+}
+
+function withoutQuery(pathAndQuery: string): string {
+  const at = pathAndQuery.indexOf('?');
+  return at === -1 ? pathAndQuery : pathAndQuery.slice(0, at);
+}
+
+/** The same page however its link spells the query: parameter order and percent-encoding vary between headers. */
+function pageKey(pathAndQuery: string): string {
+  const url = new URL(pathAndQuery, 'http://placeholder/');
+  url.searchParams.sort();
+  return url.pathname + url.search;
+}
+
 function looksLikeJson(headers: ResponseHeaders, text: string): boolean {
   return /\bjson\b/i.test(headers['content-type'] ?? '') || /^\s*[[{]/.test(text);
 }
@@ -152,15 +182,18 @@ export class Transport {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  /** A JSON request; 204 and empty bodies give `undefined`. */
-  async request<T>(spec: RequestSpec): Promise<ApiResponse<T>> {
-    return this.send(spec, spec.endpoint.path + buildQuery(spec.query), async (body, headers, status) => {
+  /** A JSON request; 204 and empty bodies give `undefined` (unless a `shape` asks for a record). */
+  async request<T>(spec: RequestSpec<T>): Promise<ApiResponse<T>> {
+    const pathAndQuery = spec.endpoint.path + buildQuery(spec.query);
+    const response = await this.send(spec, pathAndQuery, async (body, headers, status) => {
       const text = await body.text();
-      return { status, headers, data: parseBody(headers, text) as T };
+      return { status, headers, data: parseBody(headers, text) };
     });
+    if (spec.shape) this.check(spec.shape, response.data, spec.method, pathAndQuery, response, undefined);
+    return { ...response, data: response.data as T };
   }
 
-  async json<T>(spec: RequestSpec): Promise<T> {
+  async json<T>(spec: RequestSpec<T>): Promise<T> {
     return (await this.request<T>(spec)).data;
   }
 
@@ -173,11 +206,15 @@ export class Transport {
    * Streams every item of a list endpoint with `per_page=100`, following `Link: rel="next"` and else
    * `X-Next-Page`. `X-Total`/`X-Total-Pages` are ignored: the forge omits them above 10,000 records.
    */
-  async *paginate<T>(spec: Omit<RequestSpec, 'body'>, options: PageOptions<T> = {}): Paginated<T> {
+  async *paginate<T>(spec: Omit<RequestSpec<T>, 'body'>, options: PageOptions<T> = {}): Paginated<T> {
     const perPage = Math.min(Math.max(1, options.perPage ?? DEFAULT_PER_PAGE), 100);
     const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
     let pathAndQuery: string | undefined = spec.endpoint.path + buildQuery({ ...spec.query, page: 1, per_page: perPage });
-    for (let pages = 0; pathAndQuery !== undefined; ) {
+    // A forge (or a proxy rewriting links) whose `next` points back to a page already read would otherwise make the
+    // listing loop until the page guard, yielding the same records again and again.
+    const read = new Set<string>();
+    let index = 0;
+    for (let pages = 0; pathAndQuery !== undefined && !read.has(pageKey(pathAndQuery)); ) {
       if (pages >= maxPages) {
         if (options.onPageLimit === 'stop') return;
         throw new PageLimitError({ status: 200, method: spec.method, path: pathAndQuery, maxPages });
@@ -187,23 +224,50 @@ export class Transport {
         return { status, headers, data: parseBody(headers, text) };
       });
       pages++;
+      read.add(pageKey(pathAndQuery));
       if (!Array.isArray(page.data)) {
-        throw new ApiError({
+        throw new UnexpectedAnswerError({
           status: page.status,
           method: spec.method,
           path: pathAndQuery,
           body: page.data,
           headers: page.headers,
-          message: 'expected a JSON array from a list endpoint',
+          field: '',
+          message: `unexpected answer from ${spec.method} ${withoutQuery(pathAndQuery)}: expected a JSON array, got ${kindOf(page.data)}`,
         });
       }
       const current: string = pathAndQuery;
       pathAndQuery = this.nextPage(current, page.headers);
-      for (const item of page.data as T[]) {
-        if (options.until?.(item)) return;
-        yield item;
+      for (const item of page.data as unknown[]) {
+        if (spec.shape) this.check(spec.shape, item, spec.method, current, page, index);
+        index++;
+        if (options.until?.(item as T)) return;
+        yield item as T;
       }
     }
+  }
+
+  private check(
+    shape: Shape<unknown>,
+    value: unknown,
+    method: HttpMethod,
+    pathAndQuery: string,
+    response: ApiResponse<unknown>,
+    item: number | undefined,
+  ): void {
+    const found = checkShape(shape, value);
+    if (!found) return;
+    const where = item === undefined ? '' : `item ${item}: `;
+    throw new UnexpectedAnswerError({
+      status: response.status,
+      method,
+      path: pathAndQuery,
+      body: value,
+      headers: response.headers,
+      item,
+      field: found.field,
+      message: `unexpected answer from ${method} ${withoutQuery(pathAndQuery)}: ${where}${found.problem}`,
+    });
   }
 
   private nextPage(current: string, headers: ResponseHeaders): string | undefined {
@@ -237,14 +301,14 @@ export class Transport {
     return headers;
   }
 
-  private send<R>(spec: Omit<RequestSpec, 'endpoint'> & { endpoint: Endpoint }, pathAndQuery: string, read: BodyReader<R>) {
+  private send<R>(spec: Omit<RequestSpec, 'shape'>, pathAndQuery: string, read: BodyReader<R>) {
     const { method } = spec;
     const route = spec.endpoint.route;
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const headers = this.headersFor(spec);
     const path = `${this.prefix}/${pathAndQuery}`;
     return withRetry(
-      method,
+      { method, idempotent: spec.idempotent },
       () =>
         this.options.limiter.schedule(method, async () => {
           const started = performance.now();
@@ -286,6 +350,7 @@ export class Transport {
               body: parseBody(responseHeaders, text),
               headers: responseHeaders,
               now: this.options.clock.now(),
+              url: `${this.origin}${path}`,
             });
           } catch (error) {
             if (!response.body.destroyed) response.body.destroy();
