@@ -1,0 +1,83 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { APP_CONFIG } from '../config/config.module';
+import type { AppConfig } from '../config/schema';
+import { MetricsService } from '../metrics/metrics.service';
+import { REDIS } from '../redis/redis.module';
+import type { ActionRecord, Outcome } from './executor';
+import { EngineKeys } from './keys';
+import type { UnsettledTarget } from './policy';
+
+/**
+ * Outcomes that leave a target's decision open: the action failed or may have failed, waits (a delay, the per-run
+ * cap, the forge's own limit), is under way elsewhere, or its outcome is not known yet. Such a target is looked at
+ * again by the next acting pass, whatever a policy's progress marks (watermarks) say.
+ */
+const UNSETTLED: ReadonlySet<Outcome> = new Set<Outcome>(['failed', 'scheduled', 'deferred', 'rate_limited', 'in_progress', 'uncertain']);
+
+export function isUnsettled(outcome: Outcome): boolean {
+  return UNSETTLED.has(outcome);
+}
+
+/**
+ * Each policy's unsettled targets, one Redis hash per policy (field: the decision's key). An acting pass replaces
+ * the whole set with the targets it left open: a target settled since, or no longer decided on at all (gone from
+ * the forge, out of the policy's scope), drops out. Only one pass of a policy runs at a time (the pass lease), so
+ * replacing never races another pass.
+ */
+@Injectable()
+export class UnsettledTargets {
+  private readonly keys: EngineKeys;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
+    this.keys = EngineKeys.of(config);
+  }
+
+  async read(policy: string): Promise<UnsettledTarget[]> {
+    const fields = await this.redis.hgetall(this.keys.unsettled(policy));
+    const targets: UnsettledTarget[] = [];
+    for (const [key, text] of Object.entries(fields)) {
+      const target = parseTarget(key, text);
+      if (target) targets.push(target);
+    }
+    return targets.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** The set after an acting pass: the records with an unsettled outcome; `since` is kept for targets open before. */
+  async replace(policy: string, records: readonly ActionRecord[], previous: readonly UnsettledTarget[], now: Date): Promise<UnsettledTarget[]> {
+    const since = new Map(previous.map((target) => [target.key, target.since]));
+    const open = new Map<string, UnsettledTarget>();
+    for (const { decision, outcome } of records) {
+      if (!isUnsettled(outcome)) continue;
+      open.set(decision.key, {
+        key: decision.key,
+        action: decision.action,
+        target: decision.target,
+        params: decision.params,
+        outcome,
+        since: since.get(decision.key) ?? now.toISOString(),
+      });
+    }
+    const key = this.keys.unsettled(policy);
+    const write = this.redis.multi().del(key);
+    if (open.size > 0) write.hset(key, Object.fromEntries([...open].map(([field, target]) => [field, JSON.stringify(target)])));
+    await write.exec();
+    this.metrics.unsettledTargets.set({ policy }, open.size);
+    return [...open.values()];
+  }
+}
+
+function parseTarget(key: string, text: string): UnsettledTarget | undefined {
+  try {
+    const raw = JSON.parse(text) as Partial<UnsettledTarget>;
+    if (typeof raw.action !== 'string' || typeof raw.target !== 'string' || typeof raw.params !== 'object' || raw.params === null) return undefined;
+    return { key, action: raw.action, target: raw.target, params: raw.params, outcome: String(raw.outcome ?? 'failed'), since: String(raw.since ?? '') };
+  } catch {
+    // A damaged entry is dropped: the policy's own observation still finds the target if it needs action.
+    return undefined;
+  }
+}
