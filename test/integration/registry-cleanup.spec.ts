@@ -307,6 +307,29 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     expect(ledger).toMatchObject({ follow_ups: 0, cleanup_started_at: null, tags_before: 600, planned: 552 });
   });
 
+  it('a bulk call whose answer is lost after the forge acted is never sent again within the hour, and the run still ends with exactly the previewed tags gone', async () => {
+    const engineApp = await app();
+    const before = tagNames();
+    const planned = plannedDeletions(await pass(engineApp, 'plan'));
+    // The forge acts and the answer is lost (a 502 from a proxy, a reset); a 503 the forge answered instead of acting.
+    const faults = [
+      { method: 'DELETE', path: '/repositories/101/tags$', status: 502, after: true, times: 1 },
+      { method: 'DELETE', path: '/repositories/201/tags$', reset: true, after: true, times: 1 },
+      { method: 'DELETE', path: '/repositories/301/tags$', status: 503, times: 1 },
+    ];
+    for (const rule of faults) expect((await call(sandbox.url, '/__sandbox/faults', { method: 'POST', body: rule })).status).toBe(201);
+
+    const rounds = await runToTheEnd(async () => [engineApp]);
+    const first = new Map(rounds[0][0].records.map((r) => [Number(r.decision.params.repository_id), r.outcome]));
+    expect([first.get(101), first.get(201), first.get(301)]).toEqual(['failed', 'failed', 'failed']);
+    expectExactlyPreviewedGone(before, planned);
+    // One request per call: the transport sent none of them twice, and no pass called within the hour of the last.
+    for (const [id, calls] of bulkCalls()) {
+      for (let i = 1; i < calls.length; i++) expect({ id, gap: calls[i].time - calls[i - 1].time >= HOUR_MS }).toEqual({ id, gap: true });
+    }
+    expect(bulkCalls().get(101)?.[0]?.status).toBe(502);
+  });
+
   it('keeps the hourly limit across restarts: a new app within the hour calls nothing, after it follows up', async () => {
     const before = tagNames();
     const planner = await app();
