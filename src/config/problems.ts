@@ -45,9 +45,15 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let text = '';
   for (const segment of path) {
     if (typeof segment === 'number') text += `[${segment}]`;
-    else text += text ? `.${String(segment)}` : String(segment);
+    else text += text ? `.${pathSegment(segment)}` : pathSegment(segment);
   }
   return text || '(root)';
+}
+
+/** A key as a path segment; a key of 500 kB (it happens, in hostile files) is cut, as a message's echo is. */
+function pathSegment(segment: string | symbol): string {
+  const text = String(segment);
+  return text.length <= 60 ? text : `${text.slice(0, 60)}…`;
 }
 
 /** Levenshtein distance, for "did you mean" on unknown keys. */
