@@ -24,8 +24,12 @@ export function loadOrReport(file: string): AppConfig | undefined {
       problems = [formatProblem({ file, line: 1, col: 1, path: '(file)', message: `the file could not be checked (a bug in forgewarden; please report it): ${reason}` })];
     }
   }
-  process.stderr.write(`${problems.join('\n')}\n`);
+  process.stderr.write(`${problems.slice(0, MAX_LISTED).join('\n')}\n`);
   const count = problems.length;
-  process.stderr.write(`${file}: ${count} problem${count === 1 ? '' : 's'}\n`);
+  const listed = count > MAX_LISTED ? ` (the first ${MAX_LISTED} are listed)` : '';
+  process.stderr.write(`${file}: ${count} problem${count === 1 ? '' : 's'}${listed}\n`);
   return undefined;
 }
+
+/** A megabyte of mistakes could fill a terminal many times over; the first ones are what the operator fixes first. */
+const MAX_LISTED = 100;

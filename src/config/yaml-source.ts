@@ -22,16 +22,24 @@ export class YamlSource {
    */
   static parse(text: string, file: string): YamlSource {
     const lineCounter = new LineCounter();
-    const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
+    const doc = withoutStackTraces(() => parseDocument(text, { lineCounter, uniqueKeys: true }));
     const source = new YamlSource(file, text, doc, lineCounter);
     // The parser reports running out of stack once per level it unwinds; the first says it all.
     const exhausted = doc.errors.find((error) => error.code === 'RESOURCE_EXHAUSTION');
     const errors = [...doc.errors.filter((error) => error.code !== 'RESOURCE_EXHAUSTION' || error === exhausted), ...doc.warnings];
-    const problems = errors.map((error) => ({
+    const problems: ConfigProblem[] = errors.slice(0, MAX_SYNTAX_PROBLEMS).map((error) => ({
       ...source.position(source.syntaxErrorOffset(error)),
       path: '(syntax)',
       message: syntaxMessage(error),
     }));
+    if (errors.length > MAX_SYNTAX_PROBLEMS) {
+      // After the first few, syntax errors are mostly echoes of them: one wrong bracket makes one per token after it.
+      problems.push({
+        ...source.position(errors[MAX_SYNTAX_PROBLEMS].pos[0]),
+        path: '(syntax)',
+        message: `${errors.length - MAX_SYNTAX_PROBLEMS} more syntax errors from here on are not listed; fix the ones above first`,
+      });
+    }
     const control = CONTROL_CHARACTER.exec(text);
     if (control) {
       const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
@@ -227,6 +235,23 @@ function tooDeep(root: unknown): Node | undefined {
     }
   }
   return undefined;
+}
+
+const MAX_SYNTAX_PROBLEMS = 20;
+
+/**
+ * Runs `parse` with error objects that capture no stack. The parser makes an Error per problem it finds, and a
+ * megabyte of broken YAML has hundreds of thousands: capturing their stacks took most of the several seconds
+ * `validate` needed. Only the message and position of these errors are ever used.
+ */
+function withoutStackTraces<T>(parse: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return parse();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 /** The parser's message, in the operator's terms where it speaks to programmers. */
