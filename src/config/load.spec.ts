@@ -291,6 +291,12 @@ describe('hostile files', () => {
     ]);
   });
 
+  it('lists the first 20 syntax errors and says how many follow', () => {
+    const problems = problemsOf([...head, 'policies:', ...Array.from({ length: 30 }, (_, i) => `  - { name: \${A${i}}, type: example }`)].join('\n'));
+    expect(problems).toHaveLength(21);
+    expect(problems[20]).toMatch(/^policies\.yml:\d+:\d+ \(syntax\): \d+ more syntax errors from here on are not listed; fix the ones above first$/);
+  });
+
   it('refuses a second document', () => {
     expect(problemsOf([...head, '---', 'dry_run: false'].join('\n'))).toEqual([
       'policies.yml:3:1 (syntax): the file holds more than one YAML document (a second "---"); a policy file is one document',
