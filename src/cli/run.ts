@@ -1,5 +1,7 @@
 import { createApp } from '../bootstrap';
 import { EngineService } from '../engine/engine.service';
+import { configWarnings } from '../config/load';
+import { formatWarning } from '../config/problems';
 import type { AppConfig } from '../config/schema';
 import { AppLogger, loggerOptionsFromEnv } from '../logging/logger';
 import { QueueService } from '../queue/queue.service';
@@ -16,6 +18,8 @@ export async function runCommand(options: { config?: string }): Promise<number> 
   if (!config) return EXIT_INVALID_CONFIG;
 
   const logger = new AppLogger(loggerOptionsFromEnv(process.env, process.stdout));
+  // Valid but unsafe settings (a token sent in clear to another machine) are said once at start, as validate says them.
+  for (const warning of configWarnings(config, file)) logger.warn(formatWarning(warning), 'Config');
   let started;
   try {
     started = await createApp(config, file, logger);
