@@ -63,6 +63,11 @@ describe('loadWorld', () => {
     expect(problems(path)[0]).toMatch(new RegExp(`^${path}:\\d+:\\d+ \\(syntax\\): `));
   });
 
+  it('refuses nested aliases that expand exponentially, at the alias, instead of running out of memory', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefgh'.split('').map((name, i) => `${name}: &${name} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`), 'users: *h', ''].join('\n');
+    expect(problems(writeWorld(bomb))[0]).toMatch(/:\d+:\d+ .*aliases here expand to more than 1000 copies/);
+  });
+
   it('names the file it cannot read', () => {
     expect(problems('/nonexistent/world.yml')[0]).toBe('/nonexistent/world.yml:1:1 (file): cannot read the world file: no such file');
   });

@@ -522,13 +522,15 @@ export function loadWorld(path: string): ParsedWorld {
 
 export function parseWorldYaml(text: string, file = '<world>'): ParsedWorld {
   let source: YamlSource;
+  let data: unknown;
   try {
     source = YamlSource.parse(text, file);
+    // Bounded like the policy file: nested aliases in a world file must not exhaust memory either.
+    data = source.toData(1000) ?? {};
   } catch (error) {
     if (error instanceof ConfigError) throw new WorldError([...error.problems]);
     throw error;
   }
-  const data: unknown = source.doc.toJS() ?? {};
   const result = worldSchema.safeParse(data);
   if (result.success) return result.data;
   throw new WorldError(source.schemaProblems(result.error.issues, worldSchema, data));

@@ -91,6 +91,7 @@ describe('job_retry schema', () => {
     ['an interval under a second', ['projects: [acme/api]', 'interval: 500ms'], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 500ms'],
     ['a bad lookback', ['projects: [acme/api]', 'interval: 1m', 'lookback: 1 hour'], `policies.yml:8:15 policies[0].lookback: ${DURATION}`],
     ['a bad delay', ['projects: [acme/api]', 'interval: 1m', 'delay: -5s'], `policies.yml:8:12 policies[0].delay: ${DURATION}`],
+    ['a delay over a day', ['projects: [acme/api]', 'interval: 1m', 'delay: 30d'], 'policies.yml:8:12 policies[0].delay: must be at most 1d: a retry that waits longer is no retry of a flaky job'],
     ['max_retries 11', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 11'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be at most 10'],
     ['max_retries 0', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 0'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be at least 1'],
     ['max_retries 1.5', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 1.5'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be a whole number'],

@@ -47,7 +47,12 @@ export const jobRetryPolicy = definePolicyType('job_retry', 'Retries failed CI j
     .max(10, { error: 'max_retries must be at most 10' })
     .default(2)
     .describe('Retries per job name per pipeline, retries made by people included.'),
-  delay: duration().prefault('0s').describe('How long to wait after deciding before retrying.'),
+  delay: duration()
+    .prefault('0s')
+    // A retry waits in the queue (or, in `once`, in a timer, which cannot wait 25 days); a day is more than any runner
+    // hiccup needs.
+    .refine((ms) => ms <= 86_400_000, { error: 'must be at most 1d: a retry that waits longer is no retry of a flaky job' })
+    .describe('How long to wait after deciding before retrying (at most 1d).'),
   log_tail: byteSize()
     .prefault(65_536)
     .describe('How much of the end of the log failure_log is matched against (65536, 64KiB, 1MiB).'),
