@@ -1,0 +1,111 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/** `node --require clock-preload.js dist/main.js run -c FILE`, as a real child process with its output in a file. */
+
+export const PRELOAD = resolve(__dirname, '../../../../test/chaos/clock-preload.js');
+
+export interface DaemonEnvironment {
+  mainJs: string;
+  configFile: string;
+  clockFile: string;
+  forgeUrl: string;
+  token: string;
+  redisUrl: string;
+  logDir: string;
+}
+
+/** Every daemon process alive, so an interrupted suite (Ctrl-C, a CI timeout) leaves none behind. */
+const live = new Set<Daemon>();
+
+export async function killAllDaemons(): Promise<void> {
+  await Promise.all([...live].map((daemon) => daemon.kill()));
+}
+
+/**
+ * One replica slot. Each (re)start is a new process writing to a new log file (`<name>-<n>.log`), so a killed
+ * process's last lines stay readable.
+ */
+export class Daemon {
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private starts = 0;
+  private logFile = '';
+
+  constructor(
+    readonly name: string,
+    private readonly env: DaemonEnvironment,
+  ) {}
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The log file of the current (or last) process. */
+  get currentLog(): string {
+    return this.logFile;
+  }
+
+  get startCount(): number {
+    return this.starts;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.starts += 1;
+    this.logFile = join(this.env.logDir, `${this.name}-${this.starts}.log`);
+    const out = openSync(this.logFile, 'a');
+    const child = spawn(process.execPath, ['--require', PRELOAD, this.env.mainJs, 'run', '-c', this.env.configFile], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        GITLAB_URL: this.env.forgeUrl,
+        GITLAB_TOKEN: this.env.token,
+        REDIS_URL: this.env.redisUrl,
+        FORGEWARDEN_CHAOS_CLOCK_FILE: this.env.clockFile,
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'debug',
+      },
+      stdio: ['ignore', out, out],
+    });
+    closeSync(out);
+    this.child = child;
+    live.add(this);
+    this.exited = new Promise((done) =>
+      child.once('exit', () => {
+        live.delete(this);
+        done();
+      }),
+    );
+  }
+
+  /** Resolves once the process said it started (its startup line), or after `timeoutMs`, or when it died. */
+  async ready(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && this.running) {
+      if (existsSync(this.logFile) && readFileSync(this.logFile, 'utf8').includes('started with')) return true;
+      await sleep(50);
+    }
+    return false;
+  }
+
+  /** SIGKILL: no shutdown hook runs, as in a crash or an OOM kill. */
+  async kill(): Promise<void> {
+    if (!this.running) return;
+    this.child?.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** SIGTERM and a bounded wait for the graceful shutdown, then SIGKILL. */
+  async stop(timeoutMs: number): Promise<void> {
+    if (!this.running) return;
+    this.child?.kill('SIGTERM');
+    const stopped = await Promise.race([this.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+    if (!stopped) await this.kill();
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}

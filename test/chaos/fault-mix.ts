@@ -1,0 +1,54 @@
+import type { FaultRuleInput } from '../../src/sandbox';
+import type { Random } from './random';
+
+/**
+ * The faults of the chaos scenarios: a quarter of all API requests, of every method and endpoint, answered by a fault.
+ * They are laid out in advance from the seed as one `sequence` rule per method (the n-th GET meets the n-th step of
+ * the GET sequence), so a seed replays the same faults in the same order; which request meets which step still
+ * depends on process timing. A sequence per method keeps the many reads from using up the writes' share.
+ *
+ * Shares, in percent of the requests of each method:
+ * - 429 with `Retry-After: 1`, and 429 without it but with `RateLimit-Reset: 1` (the draft's delta-seconds form, which
+ *   the client reads as "1 s"). A 429 with no hint at all makes the client wait its default minute, which a 4-minute
+ *   suite cannot afford; the client's unit tests cover it;
+ * - 500 (writes only), 502, 503 and connection resets before the forge acts (nothing happened). A 500 is final for
+ *   the client, so on a read it only fails the pass that read; on a write it is a refusal the daemon must make up for;
+ * - 502 and connection resets after the forge acted (it happened; the client cannot know).
+ */
+type Step = Exclude<FaultRuleInput['sequence'], undefined>[number];
+
+const WRITE_SHARES: readonly { percent: number; step: Step }[] = [
+  { percent: 2, step: { status: 429, retry_after: 1 } },
+  { percent: 2, step: { status: 429, ratelimit_reset: 1 } },
+  { percent: 2, step: 500 },
+  { percent: 4, step: 502 },
+  { percent: 2, step: 503 },
+  { percent: 3, step: 'reset' },
+  { percent: 5, step: { status: 502, after: true } },
+  { percent: 5, step: { reset: true, after: true } },
+];
+const READ_SHARES: readonly { percent: number; step: Step }[] = [
+  ...WRITE_SHARES.filter((share) => share.step !== 500),
+  { percent: 2, step: 504 },
+];
+
+export const FAULT_PERCENT = WRITE_SHARES.reduce((sum, share) => sum + share.percent, 0);
+
+/** Long enough for the busiest method of the longest scenario; after the end every request passes. */
+const SEQUENCE_LENGTH = 20_000;
+
+export function faultRules(random: Random): FaultRuleInput[] {
+  return ['GET', 'POST', 'PUT', 'DELETE'].map((method) => {
+    const methodRandom = random.fork(method);
+    const shares = method === 'GET' ? READ_SHARES : WRITE_SHARES;
+    const sequence = Array.from({ length: SEQUENCE_LENGTH }, () => {
+      let draw = methodRandom.next() * 100;
+      for (const share of shares) {
+        if (draw < share.percent) return share.step;
+        draw -= share.percent;
+      }
+      return 'pass' as const satisfies Step;
+    });
+    return { method, path: '^/api/v4/', sequence };
+  });
+}

@@ -1,0 +1,293 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { readOpenSshPrivateKey } from '../../src/policies/key-rotation/openssh';
+import type { RequestLogEntry, SandboxState } from '../../src/sandbox';
+import { accessKey, type Design } from './world';
+
+/**
+ * What a run did to the forge, read from the sandbox's state and request log (and the key files on disk), in a form
+ * two runs can be compared in. A run is never judged by the daemon's own logs or audit trail: only by what the forge
+ * holds and what it recorded having done.
+ */
+
+const HOUR_MS = 3_600_000;
+
+/** How an old key that the policy manages ended up. */
+export interface KeyOutcome {
+  /** `ssh 501 "ci-runner-1"` */
+  label: string;
+  /** The old key is no longer on the forge (for a deploy key: on none of its projects). */
+  removed: boolean;
+  /** New keys with the old key's title (for deploy keys: on the old key's projects). */
+  newKeys: number;
+  /** What is wrong with the rotation as it stands; empty when it is complete and sound, or was never started. */
+  problems: string[];
+}
+
+export interface Outcome {
+  /** Ids of world jobs that were retried. */
+  retried: Set<number>;
+  /** Job id → retries the forge carried out (the answer may have been lost). */
+  retryActs: Map<number, number>;
+  /** Repository id → the world's tags, and the tags left. */
+  tagsInWorld: Map<number, Set<string>>;
+  tagsLeft: Map<number, Set<string>>;
+  /** Bulk deletions the forge accepted or refused within an hour of an accepted one on the same repository. */
+  bulkRepeats: string[];
+  /** `source:id:user` → approved access level or 'deny', for requests no longer pending. */
+  access: Map<string, number | 'deny'>;
+  /** `source:id:user` → approvals and denials the forge carried out. */
+  accessActs: Map<string, number>;
+  /** `ssh:501` / `deploy:601` → how the key ended up. */
+  keys: Map<string, KeyOutcome>;
+  /** Requests a fault answered, by the policy whose endpoints they were for (`other` for shared lookups). */
+  faults: Record<FaultArea, number>;
+}
+
+export type FaultArea = 'jobRetry' | 'registry' | 'access' | 'keys' | 'other';
+
+/** Which policy an endpoint serves, to count the faults each policy met. */
+function areaOf(path: string): FaultArea {
+  if (/\/(jobs|pipelines)(\/|$)/.test(path)) return 'jobRetry';
+  if (/\/registry\//.test(path)) return 'registry';
+  if (/\/access_requests(\/|$)/.test(path) || /^\/api\/v4\/users\/[^/]+$/.test(path)) return 'access';
+  if (/\/(keys|deploy_keys)(\/|$)/.test(path) || path === '/api/v4/user') return 'keys';
+  return 'other';
+}
+
+function countFaults(log: readonly RequestLogEntry[]): Record<FaultArea, number> {
+  const counts: Record<FaultArea, number> = { jobRetry: 0, registry: 0, access: 0, keys: 0, other: 0 };
+  for (const entry of log) if (entry.fault !== null) counts[areaOf(entry.path)] += 1;
+  return counts;
+}
+
+/** A write the forge carried out: answered 2xx itself, or answered 2xx behind a fault that replaced its answer. */
+export function forgeStatus(entry: RequestLogEntry): number | undefined {
+  if (entry.fault === null) return entry.status;
+  const behind = / after (\d+)$/.exec(entry.fault);
+  return behind ? Number(behind[1]) : undefined;
+}
+
+const ok = (status: number | undefined): boolean => status !== undefined && status >= 200 && status < 300;
+
+export function readOutcome(state: SandboxState, design: Design, secretsDir: string): Outcome {
+  const world = design.world;
+  const log = state.requestLog;
+
+  const worldJobIds = new Set<number>();
+  const retriedInWorld = new Set<number>();
+  for (const project of world.projects ?? []) {
+    for (const pipeline of project.pipelines ?? []) {
+      for (const job of pipeline.jobs ?? []) {
+        if (job.id === undefined) continue;
+        worldJobIds.add(job.id);
+        if (job.retried) retriedInWorld.add(job.id);
+      }
+    }
+  }
+  const retried = new Set<number>();
+  for (const job of state.jobs.values()) {
+    if (worldJobIds.has(job.id) && job.retried && !retriedInWorld.has(job.id)) retried.add(job.id);
+  }
+  const retryActs = new Map<number, number>();
+  for (const entry of log) {
+    const match = /\/jobs\/(\d+)\/retry$/.exec(entry.path);
+    if (entry.method !== 'POST' || !match || !ok(forgeStatus(entry))) continue;
+    const id = Number(match[1]);
+    retryActs.set(id, (retryActs.get(id) ?? 0) + 1);
+  }
+
+  const tagsLeft = new Map<number, Set<string>>();
+  for (const repository of state.repositories.values()) tagsLeft.set(repository.id, new Set(repository.tags.keys()));
+  const bulkRepeats = repeatedBulkDeletions(log);
+
+  const access = new Map<string, number | 'deny'>();
+  const pending = new Set(state.accessRequests.map((r) => accessKey(r.source, r.source_id, r.user_id)));
+  const requested: string[] = [];
+  for (const group of world.groups ?? []) {
+    for (const request of group.access_requests ?? []) requested.push(requestKey(state, 'group', group.id, request.user));
+  }
+  for (const project of world.projects ?? []) {
+    for (const request of project.access_requests ?? []) requested.push(requestKey(state, 'project', project.id, request.user));
+  }
+  for (const key of requested) {
+    if (pending.has(key)) continue;
+    const [source, sourceId, userId] = key.split(':');
+    const member = state.members.find(
+      (m) => m.source === source && m.source_id === Number(sourceId) && m.user_id === Number(userId),
+    );
+    access.set(key, member ? member.access_level : 'deny');
+  }
+  const accessActs = new Map<string, number>();
+  for (const entry of log) {
+    const match = /^\/api\/v4\/(groups|projects)\/([^/]+)\/access_requests\/(\d+)(\/approve)?$/.exec(entry.path);
+    if (!match || !ok(forgeStatus(entry))) continue;
+    if (!((entry.method === 'PUT' && match[4]) || (entry.method === 'DELETE' && !match[4]))) continue;
+    const ref = decodeURIComponent(match[2]);
+    const source = match[1] === 'groups' ? state.group(ref) : state.project(ref);
+    if (!source) continue;
+    const key = accessKey(match[1] === 'groups' ? 'group' : 'project', source.id, Number(match[3]));
+    accessActs.set(key, (accessActs.get(key) ?? 0) + 1);
+  }
+
+  return {
+    retried,
+    retryActs,
+    tagsInWorld: worldTags(design),
+    tagsLeft,
+    bulkRepeats,
+    access,
+    accessActs,
+    keys: keyOutcomes(state, design, secretsDir),
+    faults: countFaults(log),
+  };
+}
+
+function requestKey(state: SandboxState, source: 'group' | 'project', sourceId: number | undefined, username: string): string {
+  const user = state.userByUsername(username);
+  return accessKey(source, sourceId ?? 0, user?.id ?? 0);
+}
+
+/**
+ * Bulk deletions that reached the forge's handler (answered 202, or 400 for the hourly limit, possibly behind a
+ * fault) within an hour of sandbox time after an accepted one on the same repository: each is a call the daemon's
+ * hourly ledger should have prevented.
+ */
+function repeatedBulkDeletions(log: readonly RequestLogEntry[]): string[] {
+  const accepted = new Map<number, number[]>();
+  const repeats: string[] = [];
+  for (const entry of log) {
+    const match = /\/registry\/repositories\/(\d+)\/tags$/.exec(entry.path);
+    if (entry.method !== 'DELETE' || !match) continue;
+    const status = forgeStatus(entry);
+    if (status !== 202 && status !== 400) continue;
+    const repository = Number(match[1]);
+    const at = Date.parse(entry.time);
+    const earlier = (accepted.get(repository) ?? []).filter((t) => at - t < HOUR_MS);
+    if (earlier.length > 0) {
+      const minutes = Math.round((at - Math.max(...earlier)) / 60_000);
+      repeats.push(`repository ${repository}: bulk deletion ${minutes} min after an accepted one, forge answered ${status}${entry.fault ? ` (client got ${entry.fault})` : ''} at ${entry.time}`);
+    }
+    if (status === 202) accepted.set(repository, [...(accepted.get(repository) ?? []), at]);
+  }
+  return repeats;
+}
+
+interface KeyFile {
+  path: string;
+  mode: number;
+}
+
+/** Private key files under `dir`, by the fingerprint of their public half. Anything unreadable is skipped. */
+function keyFiles(dir: string): Map<string, KeyFile[]> {
+  const byFingerprint = new Map<string, KeyFile[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync(dir, { recursive: true, encoding: 'utf8' });
+  } catch {
+    return byFingerprint;
+  }
+  for (const name of entries) {
+    if (name.endsWith('.pub')) continue;
+    const path = join(dir, name);
+    try {
+      const stat = statSync(path);
+      if (!stat.isFile()) continue;
+      const info = readOpenSshPrivateKey(readFileSync(path, 'utf8'));
+      byFingerprint.set(info.fingerprint, [...(byFingerprint.get(info.fingerprint) ?? []), { path, mode: stat.mode & 0o777 }]);
+    } catch {
+      // Not a private key (a temp file, a half-written one): it holds no key the forge could list.
+    }
+  }
+  return byFingerprint;
+}
+
+function keyOutcomes(state: SandboxState, design: Design, secretsDir: string): Map<string, KeyOutcome> {
+  const files = keyFiles(secretsDir);
+  const fileProblem = (fingerprint: string, id: number): string | undefined => {
+    const found = files.get(fingerprint) ?? [];
+    if (found.length === 0) return `new key ${id} (${fingerprint}) has no private key file in secrets_dir (lost or overwritten)`;
+    if (!found.some((f) => f.mode === 0o600)) {
+      return `private key file of new key ${id} has mode ${found.map((f) => f.mode.toString(8)).join(', ')}, not 600`;
+    }
+    return undefined;
+  };
+  const outcomes = new Map<string, KeyOutcome>();
+  const root = state.userByUsername('root');
+  const worldSsh = (design.world.users ?? []).flatMap((u) => u.ssh_keys ?? []);
+  const worldSshIds = new Set(worldSsh.map((k) => k.id));
+  for (const old of worldSsh) {
+    if (old.id === undefined) continue;
+    const fresh = [...state.sshKeys.values()].filter(
+      (k) => !worldSshIds.has(k.id) && k.title === old.title && k.user_id === root?.id,
+    );
+    const removed = !state.sshKeys.has(old.id);
+    const problems = fresh.map((k) => fileProblem(k.fingerprint_sha256, k.id)).filter((p) => p !== undefined);
+    if (removed && fresh.length === 0) problems.push('old key removed without a new key');
+    if (!removed && fresh.length > 0) problems.push(`half done: new key ${fresh.map((k) => k.id).join(', ')} uploaded, old key still there`);
+    outcomes.set(`ssh:${old.id}`, { label: `ssh key ${old.id} "${old.title}"`, removed, newKeys: fresh.length, problems });
+  }
+
+  const worldDeploy = design.world.deploy_keys ?? [];
+  const worldDeployIds = new Set(worldDeploy.map((k) => k.id));
+  for (const old of worldDeploy) {
+    if (old.id === undefined) continue;
+    const oldProjects = new Map((old.projects ?? []).map((p) => [state.project(p.project)?.id ?? 0, p.can_push ?? false]));
+    const fresh = [...state.deployKeys.values()].filter(
+      (k) => !worldDeployIds.has(k.id) && k.title === old.title && [...k.projects.keys()].some((p) => oldProjects.has(p)),
+    );
+    const current = state.deployKeys.get(old.id);
+    const removed = current === undefined || ![...current.projects.keys()].some((p) => oldProjects.has(p));
+    const problems = fresh.map((k) => fileProblem(k.fingerprint_sha256, k.id)).filter((p) => p !== undefined);
+    if (removed && fresh.length === 0) problems.push('old key removed without a new key');
+    if (!removed && fresh.length > 0) problems.push(`half done: new key ${fresh.map((k) => k.id).join(', ')} uploaded, old key still there`);
+    if (removed && current !== undefined) problems.push(`old key still on project(s) ${[...current.projects.keys()].join(', ')}`);
+    for (const key of fresh) {
+      for (const [project, canPush] of oldProjects) {
+        const link = key.projects.get(project);
+        if (!link) problems.push(`new key ${key.id} is not on project ${project}`);
+        else if (link.can_push !== canPush) problems.push(`new key ${key.id} has can_push ${link.can_push} on project ${project}, the old key had ${canPush}`);
+      }
+    }
+    outcomes.set(`deploy:${old.id}`, { label: `deploy key ${old.id} "${old.title}"`, removed, newKeys: fresh.length, problems });
+  }
+  return outcomes;
+}
+
+/** What the design says a correct daemon leaves: the yardstick of the reference run. */
+export function designOutcome(design: Design): Outcome {
+  const keys = new Map<string, KeyOutcome>();
+  for (const user of design.world.users ?? []) {
+    for (const key of user.ssh_keys ?? []) {
+      if (key.id === undefined) continue;
+      const rotated = design.rotatedSshKeys.has(key.id);
+      keys.set(`ssh:${key.id}`, { label: `ssh key ${key.id} "${key.title}"`, removed: rotated, newKeys: rotated ? 1 : 0, problems: [] });
+    }
+  }
+  for (const key of design.world.deploy_keys ?? []) {
+    if (key.id === undefined) continue;
+    const rotated = design.rotatedDeployKeys.has(key.id);
+    keys.set(`deploy:${key.id}`, { label: `deploy key ${key.id} "${key.title}"`, removed: rotated, newKeys: rotated ? 1 : 0, problems: [] });
+  }
+  return {
+    retried: new Set(design.retriedJobs),
+    retryActs: new Map([...design.retriedJobs].map((id) => [id, 1])),
+    tagsInWorld: worldTags(design),
+    tagsLeft: design.tagsLeft,
+    bulkRepeats: [],
+    access: design.accessDecisions,
+    accessActs: new Map([...design.accessDecisions.keys()].map((key) => [key, 1])),
+    keys,
+    faults: { jobRetry: 0, registry: 0, access: 0, keys: 0, other: 0 },
+  };
+}
+
+function worldTags(design: Design): Map<number, Set<string>> {
+  const tags = new Map<number, Set<string>>();
+  for (const project of design.world.projects ?? []) {
+    for (const repository of project.registry ?? []) {
+      if (repository.id !== undefined) tags.set(repository.id, new Set((repository.tags ?? []).map((t) => t.name)));
+    }
+  }
+  return tags;
+}

@@ -1,0 +1,79 @@
+import { ACCESS, GROUPS, PROJECTS, REGISTRY, TITLES } from './world';
+
+/** Policy names, also used as the table's `policy` column. */
+export const POLICIES = {
+  jobRetry: 'chaos-job-retry',
+  registry: 'chaos-registry-cleanup',
+  access: 'chaos-access-requests',
+  keys: 'chaos-key-rotation',
+} as const;
+
+/**
+ * The daemons' policy file. Intervals are 1s so a pass that a fault broke is tried again at once; the request budget
+ * is far above what the suite sends, so the shared budget never slows a run (the suite tests faults, not throttling).
+ * The timeout is short because a reset or a lost answer must not hold a pass for the default 30 s.
+ * The forge URL, token and Redis URL come from the environment, as they do in production.
+ */
+export function policyFile(secretsDir: string): string {
+  const list = (items: readonly string[]): string => `[${items.map((i) => JSON.stringify(i)).join(', ')}]`;
+  return `version: 1
+gitlab:
+  url: \${GITLAB_URL}
+  token: \${GITLAB_TOKEN}
+  timeout: 3s
+  connect_timeout: 2s
+  max_requests_per_minute: 100000
+  concurrency: 8
+redis:
+  url: \${REDIS_URL}
+  prefix: chaos
+  connect_timeout: 5s
+dry_run: false
+http:
+  port: 0
+shutdown_timeout: 5s
+policies:
+  - name: ${POLICIES.jobRetry}
+    type: job_retry
+    projects: ${list(PROJECTS)}
+    interval: 1s
+    lookback: 7d
+    match:
+      stages: [test]
+      failure_log: ["(?i)connection reset", "ETIMEDOUT"]
+    max_retries: 2
+    max_actions_per_run: 100
+  - name: ${POLICIES.registry}
+    type: registry_cleanup
+    schedule: "* * * * *"
+    projects: ${list(PROJECTS)}
+    name_regex_delete: ${JSON.stringify(REGISTRY.nameRegexDelete)}
+    name_regex_keep: ${JSON.stringify(REGISTRY.nameRegexKeep)}
+    keep_n: ${REGISTRY.keepN}
+    older_than: ${REGISTRY.olderThan}
+  - name: ${POLICIES.access}
+    type: access_requests
+    interval: 1s
+    groups: ${list(GROUPS)}
+    projects: ["acme/web"]
+    rules:
+      - approve: maintainer
+        when: { usernames: [${JSON.stringify(ACCESS.leadPattern)}], email_domains: [${ACCESS.staffDomain}], two_factor: true }
+      - approve: developer
+        when: { email_domains: [${ACCESS.staffDomain}], two_factor: true, external: false }
+      - approve: reporter
+        when: { email_domains: [${ACCESS.partnerDomain}], two_factor: true }
+      - deny: true
+        when: { usernames: [${JSON.stringify(ACCESS.spamPattern)}] }
+    otherwise: leave
+    deny_pending_after: ${ACCESS.denyPendingAfter}
+  - name: ${POLICIES.keys}
+    type: key_rotation
+    interval: 1s
+    secrets_dir: ${JSON.stringify(secretsDir)}
+    ssh_keys:
+      - { user: self, titles: [${JSON.stringify(TITLES.ssh)}], rotate_before: 14d, lifetime: 90d, grace: 1h }
+    deploy_keys:
+      - { projects: ${list(PROJECTS)}, titles: [${JSON.stringify(TITLES.deploy)}], rotate_after: 90d, grace: 1h }
+`;
+}

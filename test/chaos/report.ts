@@ -1,0 +1,82 @@
+import { writeFileSync } from 'node:fs';
+import { passed, type Row } from './compare';
+import type { ScenarioResult } from './scenario';
+
+/** The table on standard output and the JSON summary CI reads. */
+
+const COLUMNS: { title: string; value: (row: Row) => string | number }[] = [
+  { title: 'SCENARIO', value: (r) => r.scenario },
+  { title: 'POLICY', value: (r) => r.policy },
+  { title: 'FAULTS', value: (r) => r.faults },
+  { title: 'EXPECTED', value: (r) => r.expected },
+  { title: 'DONE', value: (r) => r.done },
+  { title: 'DUPLICATED', value: (r) => r.duplicated },
+  { title: 'MISSING', value: (r) => r.missing },
+  { title: 'EXTRA', value: (r) => r.extra },
+  { title: 'RESULT', value: (r) => (passed(r) ? 'ok' : 'FAIL') },
+];
+
+export function table(rows: readonly Row[]): string {
+  const cells = [COLUMNS.map((c) => c.title), ...rows.map((row) => COLUMNS.map((c) => String(c.value(row))))];
+  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
+  return cells
+    .map((line) => line.map((cell, i) => (i >= 2 && i < COLUMNS.length - 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd())
+    .join('\n');
+}
+
+/** The evidence of every failing row: what the forge holds or recorded, one line per difference (bounded). */
+export function differences(rows: readonly Row[], perRow = 12): string {
+  const lines: string[] = [];
+  for (const row of rows) {
+    if (passed(row)) continue;
+    lines.push(`${row.scenario} / ${row.policy}:`);
+    for (const detail of row.details.slice(0, perRow)) lines.push(`  - ${detail}`);
+    if (row.details.length > perRow) lines.push(`  - … ${row.details.length - perRow} more (see the JSON summary)`);
+  }
+  return lines.join('\n');
+}
+
+export interface Summary {
+  seed: number;
+  started_at: string;
+  wall_ms: number;
+  log_dir: string;
+  daemon: string;
+  passed: number;
+  failed: number;
+  rows: (Row & { passed: boolean })[];
+  scenarios: {
+    name: string;
+    wall_ms: number;
+    converged: boolean;
+    clock_steps: number;
+    daemon_starts: number;
+    requests: number;
+    faults: number;
+    notes: string[];
+  }[];
+}
+
+export function writeSummary(file: string, summary: Omit<Summary, 'passed' | 'failed' | 'rows'>, rows: readonly Row[]): Summary {
+  const full: Summary = {
+    ...summary,
+    passed: rows.filter(passed).length,
+    failed: rows.filter((r) => !passed(r)).length,
+    rows: rows.map((r) => ({ ...r, passed: passed(r) })),
+  };
+  writeFileSync(file, `${JSON.stringify(full, null, 2)}\n`);
+  return full;
+}
+
+export function scenarioSummary(name: string, result: ScenarioResult): Summary['scenarios'][number] {
+  return {
+    name,
+    wall_ms: result.wallMs,
+    converged: result.converged,
+    clock_steps: result.clockSteps,
+    daemon_starts: result.daemonStarts,
+    requests: result.requests,
+    faults: Object.values(result.outcome.faults).reduce((a, b) => a + b, 0),
+    notes: result.notes,
+  };
+}

@@ -1,0 +1,223 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ADMIN_TOKEN, startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { compare, converged, type Row } from './compare';
+import { Daemon, sleep } from './daemon';
+import { faultRules } from './fault-mix';
+import { readOutcome, type Outcome } from './outcome';
+import { POLICIES, policyFile } from './policy-file';
+import type { Random } from './random';
+import { ChaosRedis } from './redis';
+import type { Design } from './world';
+
+/**
+ * One scenario: a fresh forge (the same world every time), a fresh Redis and fresh key folder, the daemons as child
+ * processes, the clock moved an hour at a time, and whatever the scenario does to them. It runs until the forge holds
+ * the expected outcome or the time limit, then faults stop, a quiet period lets late work land (and late duplicates
+ * show), and the forge is compared with the expected outcome.
+ */
+
+export interface ScenarioPlan {
+  name: string;
+  /** Replicas running at once, all on the same Redis. */
+  daemons: number;
+  /** Inject the fault mix on every API request. */
+  faults: boolean;
+  /** SIGKILL the first daemon this many times at random points, restarting it each time. */
+  killCycles?: number;
+  /**
+   * Redis outages, one after the other: each starts `delayMs` after the daemons' start or, with `afterHourSteps`,
+   * after that many hour steps of the clock (which stands still while Redis is away), and lasts `forMs`. Redis comes
+   * back without its data, or with what it held when it went (saved just before).
+   */
+  redisOutages?: RedisOutage[];
+  /** Bound of the active phase (before the quiet period). */
+  timeLimitMs: number;
+}
+
+export interface RedisOutage {
+  afterHourSteps: number;
+  delayMs: number;
+  forMs: number;
+  data: 'empty' | 'with-data';
+}
+
+export interface ScenarioResult {
+  rows: Row[];
+  outcome: Outcome;
+  wallMs: number;
+  converged: boolean;
+  clockSteps: number;
+  daemonStarts: number;
+  requests: number;
+  notes: string[];
+}
+
+export interface ScenarioContext {
+  design: Design;
+  mainJs: string;
+  runDir: string;
+  random: Random;
+  log: (line: string) => void;
+}
+
+/**
+ * The clock moves once a second: an hour and a minute every fourth time (past the forge's hour between bulk deletions
+ * and past the keys' one-hour grace), a minute and a second otherwise (so the registry policy's every-minute schedule
+ * fires between the hours too, and a pass that a fault broke is tried again within the same hour).
+ *
+ * A step is a jump of the daemons' wall clock. The daemon's client measures its retry deadline (120 s) on the wall
+ * clock, so a request waiting to retry across an hour step gives up; across a minute step it does not. Such a give-up
+ * only fails a request that is answered by a fault anyway, and a correct daemon makes up for it like for any other.
+ */
+const TICK_MS = 1_000;
+const HOUR_STEP_EVERY = 4;
+const HOUR_STEP_MS = 61 * 60_000;
+const MINUTE_STEP_MS = 61_000;
+/** At least this many hour steps, as the reference needs them (three capped bulk deletions, one grace period). */
+const MIN_HOUR_STEPS = 3;
+/** At most this many: a day of forge time, far from every time-based rule of the world (30d, 14d, 90d, 1d tags). */
+const MAX_HOUR_STEPS = 24;
+const POLL_MS = 250;
+const START_TIMEOUT_MS = 15_000;
+export const DAEMON_DID_NOT_START = 'the daemon did not report its start';
+const CHECK_EVERY_MS = 500;
+const QUIET_MS = 3_000;
+/** A killed daemon lives this long (uniform) after each start: during boot, mid-pass, between passes. */
+const KILL_ALIVE_MS: [number, number] = [200, 1_500];
+
+export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: ScenarioContext): Promise<ScenarioResult> {
+  const started = Date.now();
+  const dir = join(ctx.runDir, plan.name);
+  const secretsDir = join(dir, 'secrets');
+  mkdirSync(secretsDir, { recursive: true, mode: 0o700 });
+  const configFile = join(dir, 'policies.yml');
+  writeFileSync(configFile, policyFile(secretsDir));
+  const clockFile = join(dir, 'clock-offset-ms');
+  const notes: string[] = [];
+
+  const redis = await ChaosRedis.start();
+  let sandbox: RunningSandbox | undefined;
+  const daemons: Daemon[] = [];
+  try {
+    sandbox = await startSandbox({ world: ctx.design.world });
+    const state = sandbox.state;
+    const writeClock = (): void => {
+      // Renamed into place, so a daemon never reads a half-written offset.
+      writeFileSync(`${clockFile}.tmp`, String(state.clock.nowMs() - Date.now()));
+      renameSync(`${clockFile}.tmp`, clockFile);
+    };
+    writeClock();
+    if (plan.faults) for (const rule of faultRules(ctx.random.fork(`faults:${plan.name}`))) state.faults.add(rule);
+
+    for (let i = 0; i < plan.daemons; i++) {
+      daemons.push(
+        new Daemon(`daemon-${i + 1}`, {
+          mainJs: ctx.mainJs,
+          configFile,
+          clockFile,
+          forgeUrl: sandbox.url,
+          token: ADMIN_TOKEN,
+          redisUrl: redis.url,
+          logDir: dir,
+        }),
+      );
+    }
+    for (const daemon of daemons) daemon.start();
+    // A daemon that cannot start (a broken build, a bad policy file) fails the scenario at once, not after its limit.
+    const startedOk = await daemons[0].ready(START_TIMEOUT_MS);
+    if (!startedOk) notes.push(`${DAEMON_DID_NOT_START} ${daemons[0].running ? `within ${START_TIMEOUT_MS / 1000} s` : '(it exited)'}; see ${daemons[0].currentLog}`);
+
+    const killRandom = ctx.random.fork(`kills:${plan.name}`);
+    const nextAlive = (): number => killRandom.int(KILL_ALIVE_MS[0], KILL_ALIVE_MS[1]);
+    let killsLeft = plan.killCycles ?? 0;
+    let killAt = Date.now() + nextAlive();
+
+    const activeUntil = startedOk ? started + plan.timeLimitMs : 0;
+    let steps = 0;
+    let ticks = 0;
+    let nextTickAt = Date.now() + TICK_MS;
+    let lastStepAt = Date.now();
+    const outages = [...(plan.redisOutages ?? [])];
+    let redisBackAt: number | undefined;
+    let checkAt = 0;
+    let done = false;
+
+    while (Date.now() < activeUntil) {
+      const now = Date.now();
+      const outage = outages[0];
+      if (redisBackAt === undefined && outage && steps >= outage.afterHourSteps && now >= lastStepAt + outage.delayMs) {
+        if (outage.data === 'with-data') await redis.snapshot();
+        await redis.down();
+        redisBackAt = Date.now() + outage.forMs;
+        ctx.log(`  ${plan.name}: Redis stopped (${Math.round((Date.now() - started) / 1000)} s in, after ${steps} hour step(s)); back ${outage.data === 'empty' ? 'empty' : 'with its data'} in ${outage.forMs / 1000} s`);
+      } else if (redisBackAt !== undefined && outage && now >= redisBackAt) {
+        await redis.up(outage.data);
+        outages.shift();
+        redisBackAt = undefined;
+        // The forge's clock stood still while Redis was away, so the hour of the last bulk deletion is not over.
+        nextTickAt = Date.now() + TICK_MS;
+        lastStepAt = Date.now();
+        ctx.log(`  ${plan.name}: Redis is back`);
+      }
+      const redisDown = redisBackAt !== undefined;
+      if (!redisDown && now >= nextTickAt && steps < MAX_HOUR_STEPS && !(done && steps >= MIN_HOUR_STEPS)) {
+        // The forge first, then the daemons: a daemon lagging the forge waits longer for its hour, while one ahead
+        // of it would call the bulk deletion early and look like a duplicate that the harness caused.
+        ticks += 1;
+        const hour = ticks % HOUR_STEP_EVERY === 0;
+        state.clock.advance(hour ? HOUR_STEP_MS : MINUTE_STEP_MS);
+        writeClock();
+        if (hour) {
+          steps += 1;
+          lastStepAt = Date.now();
+        }
+        nextTickAt = Date.now() + TICK_MS;
+      }
+      if (killsLeft > 0 && now >= killAt) {
+        await daemons[0].kill();
+        daemons[0].start();
+        killsLeft -= 1;
+        killAt = Date.now() + nextAlive();
+      }
+      if (now >= checkAt) {
+        checkAt = now + CHECK_EVERY_MS;
+        done = converged(expected, readOutcome(state, ctx.design, secretsDir));
+        if (done && killsLeft === 0 && outages.length === 0 && steps >= MIN_HOUR_STEPS) break;
+      }
+      await sleep(POLL_MS);
+    }
+    if (!done && startedOk) {
+      notes.push(`did not reach the expected outcome within ${Math.round(plan.timeLimitMs / 1000)} s; Redis keys in redis-at-end.txt`);
+      writeFileSync(join(dir, 'redis-at-end.txt'), await redis.describe());
+    }
+
+    state.faults.clear();
+    if (redisBackAt !== undefined) await redis.up(outages[0]?.data ?? 'empty');
+    await sleep(QUIET_MS);
+    const outcome = readOutcome(state, ctx.design, secretsDir);
+    // What the forge recorded, for the evidence behind a failing row (one JSON object a line).
+    writeFileSync(join(dir, 'forge-requests.jsonl'), state.requestLog.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
+    const counts = compare(expected, outcome);
+    const rows: Row[] = (Object.keys(POLICIES) as (keyof typeof POLICIES)[]).map((policy) => ({
+      scenario: plan.name,
+      policy: POLICIES[policy],
+      faults: outcome.faults[policy],
+      ...counts[policy],
+    }));
+    return {
+      rows,
+      outcome,
+      wallMs: Date.now() - started,
+      converged: done,
+      clockSteps: steps,
+      daemonStarts: daemons.reduce((sum, d) => sum + d.startCount, 0),
+      requests: state.requestLog.length,
+      notes,
+    };
+  } finally {
+    await Promise.all(daemons.map((d) => d.stop(6_000)));
+    await sandbox?.close();
+    await redis.close();
+  }
+}
