@@ -5,8 +5,10 @@
 // suite's few minutes. The daemon itself is not changed for this: Date is shifted here, from the outside.
 //
 // The offset (milliseconds to add to the real time) is read from the file named by FORGEWARDEN_CHAOS_CLOCK_FILE. It is
-// re-read at most every 100 ms, from inside Date.now(), and only when the file's mtime or size changed, so a long run
-// costs one stat call per 100 ms. Timers (setTimeout) keep running on real time; only what Date says moves.
+// checked at most every 25 ms, from inside Date.now(), and read only when the file's mtime or size changed: one stat
+// call per 25 ms at most. The short period keeps the moment after a step, when the forge is already an hour on and
+// the daemon not yet, too short for a request to fall into. Timers (setTimeout) keep running on real time; only what
+// Date says moves.
 
 const { readFileSync, statSync } = require('node:fs');
 
@@ -14,7 +16,7 @@ const file = process.env.FORGEWARDEN_CHAOS_CLOCK_FILE;
 if (file) {
   const RealDate = Date;
   const realNow = RealDate.now.bind(RealDate);
-  const RECHECK_MS = 100;
+  const RECHECK_MS = 25;
   let offset = 0;
   let checkedAt = -Infinity;
   let seen = '';
