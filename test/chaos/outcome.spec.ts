@@ -1,0 +1,174 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateOpenSshKeyPair } from '../../src/policies/key-rotation/openssh';
+import { FaultRules, parseWorld, SandboxState, type RequestLogEntry } from '../../src/sandbox';
+import { parseSshPublicKey } from '../../src/sandbox/ssh-key';
+import { compare, passed } from './compare';
+import { designOutcome, readOutcome } from './outcome';
+import { accessKey, buildDesign, type Design } from './world';
+
+/**
+ * The chaos suite's yardstick on a forge changed by hand: a complete, correct run passes; each kind of drop or double
+ * the suite exists to catch shows in the right column.
+ */
+describe('chaos outcome and comparison', () => {
+  const design: Design = buildDesign();
+  let state: SandboxState;
+  let secrets: string;
+
+  beforeEach(() => {
+    state = new SandboxState(parseWorld(design.world), new FaultRules());
+    secrets = mkdtempSync(join(tmpdir(), 'chaos-outcome-spec-'));
+  });
+
+  afterEach(() => rmSync(secrets, { recursive: true, force: true }));
+
+  const logWrite = (method: string, path: string, status: number, fault: string | null = null): void => {
+    const entry: RequestLogEntry = { time: state.nowIso(), method, path, query: {}, headers: {}, body: {}, status, fault, duration_ms: 1 };
+    state.requestLog.push(entry);
+  };
+
+  const retry = (id: number): void => {
+    const job = state.jobs.get(id);
+    if (!job) throw new Error(`no job ${id}`);
+    job.retried = true;
+    logWrite('POST', `/api/v4/projects/${job.project_id}/jobs/${id}/retry`, 200);
+  };
+
+  const clean = (): void => {
+    for (const [id, left] of design.tagsLeft) {
+      const repository = state.repositories.get(id);
+      for (const name of [...(repository?.tags.keys() ?? [])]) if (!left.has(name)) repository?.tags.delete(name);
+      logWrite('DELETE', `/api/v4/projects/1/registry/repositories/${id}/tags`, 202);
+    }
+  };
+
+  const decide = (): void => {
+    for (const [key, decision] of design.accessDecisions) {
+      const [source, sourceId, userId] = key.split(':');
+      const index = state.accessRequests.findIndex((r) => accessKey(r.source, r.source_id, r.user_id) === key);
+      state.accessRequests.splice(index, 1);
+      if (decision !== 'deny') {
+        state.members.push({ source: source as 'group' | 'project', source_id: Number(sourceId), user_id: Number(userId), access_level: decision, created_at: state.nowIso() });
+      }
+    }
+  };
+
+  /** Replaces an old SSH key by a new one with the same title, its private half written as the daemon would. */
+  const rotateSsh = (oldId: number, mode = 0o600): string => {
+    const old = state.sshKeys.get(oldId);
+    if (!old) throw new Error(`no key ${oldId}`);
+    const pair = generateOpenSshKeyPair('ed25519', 'spec');
+    const parsed = parseSshPublicKey(pair.publicKey);
+    if (!parsed) throw new Error('unparsable key');
+    const id = state.nextId('key');
+    state.sshKeys.set(id, { ...old, id, key: pair.publicKey, normalized: parsed.normalized, fingerprint: parsed.fingerprintMd5, fingerprint_sha256: parsed.fingerprintSha256 });
+    state.sshKeys.delete(oldId);
+    const path = join(secrets, 'policy', `root-${oldId}`);
+    mkdirSync(join(secrets, 'policy'), { recursive: true });
+    writeFileSync(path, pair.privateKey);
+    chmodSync(path, mode);
+    return path;
+  };
+
+  const rotateDeploy = (oldId: number): void => {
+    const old = state.deployKeys.get(oldId);
+    if (!old) throw new Error(`no deploy key ${oldId}`);
+    const pair = generateOpenSshKeyPair('ed25519', 'spec');
+    const parsed = parseSshPublicKey(pair.publicKey);
+    if (!parsed) throw new Error('unparsable key');
+    const id = state.nextId('key');
+    state.deployKeys.set(id, { ...old, id, key: pair.publicKey, fingerprint_sha256: parsed.fingerprintSha256, projects: new Map(old.projects) });
+    state.deployKeys.delete(oldId);
+    writeFileSync(join(secrets, `deploy-${oldId}`), pair.privateKey, { mode: 0o600 });
+  };
+
+  const doEverything = (): void => {
+    for (const id of design.retriedJobs) retry(id);
+    clean();
+    decide();
+    for (const id of design.rotatedSshKeys) rotateSsh(id);
+    for (const id of design.rotatedDeployKeys) rotateDeploy(id);
+  };
+
+  it('passes a run that did exactly what the design says', () => {
+    doEverything();
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    expect(Object.values(counts).map(passed)).toEqual([true, true, true, true]);
+    expect(counts.jobRetry).toMatchObject({ expected: 28, done: 28 });
+    expect(counts.registry).toMatchObject({ expected: 50, done: 50 });
+    expect(counts.access).toMatchObject({ expected: 16, done: 16 });
+    expect(counts.keys).toMatchObject({ expected: 5, done: 5 });
+  });
+
+  it('counts everything missing on an untouched forge', () => {
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    expect([counts.jobRetry.missing, counts.registry.missing, counts.access.missing, counts.keys.missing]).toEqual([28, 50, 16, 5]);
+  });
+
+  it('counts a retry the forge carried out twice, once behind a lost answer', () => {
+    doEverything();
+    const [first] = design.retriedJobs;
+    logWrite('POST', `/api/v4/projects/1/jobs/${first}/retry`, 502, 'status 502 after 200');
+    // Refused before the forge acted: not a second retry.
+    logWrite('POST', `/api/v4/projects/1/jobs/${first}/retry`, 503, 'status 503');
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    expect(counts.jobRetry).toMatchObject({ duplicated: 1, missing: 0 });
+  });
+
+  it('counts a bulk deletion sent within the hour, even when the forge refused it', () => {
+    doEverything();
+    state.clock.advance(30 * 60_000);
+    logWrite('DELETE', '/api/v4/projects/1/registry/repositories/1/tags', 0, 'reset after 400');
+    state.clock.advance(31 * 60_000);
+    logWrite('DELETE', '/api/v4/projects/1/registry/repositories/1/tags', 202);
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    expect(counts.registry.duplicated).toBe(1);
+    expect(counts.registry.details.join('\n')).toMatch(/repository 1: bulk deletion 30 min after an accepted one, forge answered 400/);
+  });
+
+  it('counts an overwritten key file, a loose mode and a second new key', () => {
+    doEverything();
+    const [first, second, third] = design.rotatedSshKeys;
+    // Overwritten: another private key now sits where the uploaded key's private half was.
+    writeFileSync(join(secrets, 'policy', `root-${first}`), generateOpenSshKeyPair('ed25519', 'other').privateKey, { mode: 0o600 });
+    chmodSync(join(secrets, 'policy', `root-${second}`), 0o644);
+    // A second new key for the third old key, with its own private half on disk.
+    const title = (design.world.users ?? []).flatMap((u) => u.ssh_keys ?? []).find((k) => k.id === third)?.title ?? '';
+    const again = generateOpenSshKeyPair('ed25519', 'again');
+    const parsed = parseSshPublicKey(again.publicKey);
+    if (!parsed) throw new Error('unparsable key');
+    const id = state.nextId('key');
+    state.sshKeys.set(id, {
+      id,
+      user_id: 1,
+      title,
+      key: again.publicKey,
+      normalized: parsed.normalized,
+      fingerprint: parsed.fingerprintMd5,
+      fingerprint_sha256: parsed.fingerprintSha256,
+      created_at: state.nowIso(),
+      expires_at: null,
+    });
+    writeFileSync(join(secrets, 'again'), again.privateKey, { mode: 0o600 });
+
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    // As for a job retried twice, the rotation with a second new key counts as done, and the second key as duplicated.
+    expect(counts.keys).toMatchObject({ expected: 5, done: 3, missing: 2, duplicated: 1 });
+    expect(counts.keys.details.join('\n')).toMatch(/no private key file in secrets_dir \(lost or overwritten\)/);
+    expect(counts.keys.details.join('\n')).toMatch(/mode 644, not 600/);
+  });
+
+  it('counts a wrong access level as missing and extra, and a request decided twice as duplicated', () => {
+    doEverything();
+    const [[key]] = [...design.accessDecisions].filter(([, d]) => d === 30);
+    const member = state.members.find((m) => accessKey(m.source, m.source_id, m.user_id) === key);
+    if (member) member.access_level = 40;
+    const [, sourceId, userId] = key.split(':');
+    logWrite('PUT', `/api/v4/${key.startsWith('group') ? 'groups' : 'projects'}/${sourceId}/access_requests/${userId}/approve`, 200);
+    logWrite('PUT', `/api/v4/${key.startsWith('group') ? 'groups' : 'projects'}/${sourceId}/access_requests/${userId}/approve`, 502, 'status 502 after 200');
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    expect(counts.access).toMatchObject({ missing: 1, extra: 1, duplicated: 1 });
+  });
+});
