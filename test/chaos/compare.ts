@@ -5,7 +5,7 @@ import { POLICIES } from './policy-file';
  * One row of the table: a policy in a scenario, against the expected outcome (the fault-free reference run; for the
  * reference run itself, the world's design). `expected` counts the actions the expected outcome took, `done` those
  * this run also took, `missing` those it did not (or did wrongly), `extra` actions the expected outcome did not take,
- * `duplicated` actions carried out more than once. A row passes when only `done` is non-zero.
+ * `duplicated` actions carried out more than once. A row passes when `done` equals `expected` and the others are 0.
  */
 export interface Row {
   scenario: string;
