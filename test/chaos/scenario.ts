@@ -78,6 +78,12 @@ const TICK_MS = 1_000;
  */
 const HOLD_AFTER_BULK_MS = 2_000;
 const HOLD_MAX_MS = 5_000;
+/**
+ * After Redis is back, hour steps wait this long (minute steps go on): the daemons notice the loss, make their
+ * schedules again and run passes while the forge's hour of the last bulk deletions and the keys' grace still run, so
+ * a ledger or a rotation record that was lost shows as a second bulk deletion or a second key.
+ */
+const AFTER_REDIS_HOLD_MS = 12_000;
 const HOUR_STEP_EVERY = 4;
 const HOUR_STEP_MS = 61 * 60_000;
 const MINUTE_STEP_MS = 61_000;
@@ -152,6 +158,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     let logIndex = 0;
     let lastBulkAt = 0;
     let holdingSince: number | undefined;
+    let noHourStepBefore = 0;
 
     while (Date.now() < activeUntil) {
       const now = Date.now();
@@ -168,6 +175,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         // The forge's clock stood still while Redis was away, so the hour of the last bulk deletion is not over.
         nextTickAt = Date.now() + TICK_MS;
         lastStepAt = Date.now();
+        noHourStepBefore = Date.now() + AFTER_REDIS_HOLD_MS;
         ctx.log(`  ${plan.name}: Redis is back`);
       }
       const redisDown = redisBackAt !== undefined;
@@ -176,14 +184,15 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         if (entry.method === 'DELETE' && /\/registry\/repositories\/\d+\/tags$/.test(entry.path)) lastBulkAt = now;
       }
       const due = !redisDown && now >= nextTickAt && steps < MAX_HOUR_STEPS && !(done && steps >= MIN_HOUR_STEPS);
-      const holdForBulk = due && (ticks + 1) % HOUR_STEP_EVERY === 0 && now - lastBulkAt < HOLD_AFTER_BULK_MS;
+      // Right after Redis came back, a minute step takes the place of the hour step, which stays next.
+      const hour = (ticks + 1) % HOUR_STEP_EVERY === 0 && now >= noHourStepBefore;
+      const holdForBulk = due && hour && now - lastBulkAt < HOLD_AFTER_BULK_MS;
       if (holdForBulk) holdingSince ??= now;
       if (due && (!holdForBulk || now - (holdingSince ?? now) >= HOLD_MAX_MS)) {
         // Forge and daemons move in one synchronous step (the forge runs in this process, so no request sees one
         // moved without the other); the daemons read the new offset within 25 ms.
         holdingSince = undefined;
-        ticks += 1;
-        const hour = ticks % HOUR_STEP_EVERY === 0;
+        if (hour || (ticks + 1) % HOUR_STEP_EVERY !== 0) ticks += 1;
         state.clock.advance(hour ? HOUR_STEP_MS : MINUTE_STEP_MS);
         writeClock();
         if (hour) {
