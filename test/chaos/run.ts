@@ -35,7 +35,7 @@ const REFERENCE: ScenarioPlan = { name: 'reference', daemons: 1, faults: false, 
 const PLANS: ScenarioPlan[] = [
   { name: 'faults', daemons: 1, faults: true, timeLimitMs: 50_000 },
   { name: 'kills', daemons: 1, faults: true, killCycles: 20, timeLimitMs: 90_000 },
-  { name: 'replicas', daemons: 3, faults: true, timeLimitMs: 45_000 },
+  { name: 'replicas', daemons: 3, faults: true, timeLimitMs: 55_000 },
   {
     name: 'redis-outage',
     daemons: 2,
