@@ -14,7 +14,7 @@ import { EngineKeys } from './keys';
 import type { Decision, PolicyContext } from './policy';
 import { Lease } from './lease';
 import { PolicyRegistry } from './policy-registry';
-import { RedisPolicyState } from './policy-state';
+import { readJsonObject, RedisPolicyState } from './policy-state';
 import { UnsettledTargets } from './unsettled';
 
 export const policyTickJob = defineJob<{ policy: string }>('policy.tick');
@@ -102,7 +102,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
    */
   async startDaemon(): Promise<void> {
     await this.startSchedules();
-    await this.redis.set(this.keys.marker(), JSON.stringify({ since: this.clock.now().toISOString() }));
+    // NX: a marker another replica wrote (perhaps with the time of a loss it noticed) stays as it is.
+    await this.redis.set(this.keys.marker(), JSON.stringify({ since: this.clock.now().toISOString() }), 'NX');
     this.watch = setInterval(() => void this.checkRedisData(), REDIS_WATCH_MS);
     this.watch.unref();
   }
@@ -126,12 +127,21 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     this.metrics.redisDataLost.inc();
     try {
       await this.startSchedules();
-      // NX: another replica may have set it up already; either way the schedules are in place.
-      await this.redis.set(this.keys.marker(), JSON.stringify({ since: this.clock.now().toISOString() }), 'NX');
+      // NX: another replica may have set it up already; either way the schedules are in place. The time of the loss
+      // is kept for policies whose records of the forge's limits were lost with the data.
+      const now = this.clock.now().toISOString();
+      await this.redis.set(this.keys.marker(), JSON.stringify({ since: now, data_lost_at: now }), 'NX');
       this.readinessState = { ready: true };
     } catch (error) {
       this.readinessState = { ready: false, reason: `Redis lost its data and the schedules could not be made again: ${errorText(error)}` };
     }
+  }
+
+  /** When a running daemon last found Redis without its data, as the marker records it. */
+  private async dataLostAt(): Promise<Date | undefined> {
+    const marker = readJsonObject((await this.redis.get(this.keys.marker())) ?? undefined);
+    const at = typeof marker?.data_lost_at === 'string' ? new Date(marker.data_lost_at) : undefined;
+    return at && !Number.isNaN(at.getTime()) ? at : undefined;
   }
 
   /** The daemon's schedules: one per configured policy, none for removed ones. */
@@ -168,7 +178,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     const base = { policy: name, type: policy.type, dryRun };
     try {
       const unsettled = await this.unsettled.read(name);
-      const context = { ...this.context(policy, mode), progress, unsettled };
+      const lostAt = await this.dataLostAt();
+      const context = { ...this.context(policy, mode), progress, unsettled, ...(lostAt ? { redisDataLostAt: lostAt } : {}) };
       const snapshot = await runner.observe(policy, context);
       const decisions = runner.decide(policy, snapshot, context.now);
       if (mode === 'plan') return { ...base, decisions, records: [] };

@@ -71,6 +71,12 @@ export interface PolicyContext {
   readonly progress: (message: string) => void;
   /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */
   readonly unsettled: readonly UnsettledTarget[];
+  /**
+   * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
+   * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe
+   * (the hourly bulk deletion) assumes they may still hold.
+   */
+  readonly redisDataLostAt?: Date;
 }
 
 /** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */

@@ -292,6 +292,10 @@ describe('the engine on a real Redis', () => {
       expect((await engineApp.get(QueueService).schedules(policyTickJob)).map((s) => s.id)).toEqual(['touch']);
       expect(await redis.exists(`${prefix}:marker`)).toBe(1);
       expect(await engineApp.get(MetricsService).render()).toMatch(/forgewarden_redis_data_lost_total 1/);
+      // Policies learn when the loss was noticed, for the forge-side limits no read of the forge shows.
+      await engine.runPass('touch', 'act');
+      expect(seen.redisDataLostAt).toBeInstanceOf(Date);
+      expect(Math.abs(Date.now() - seen.redisDataLostAt!.getTime())).toBeLessThan(10_000);
     } finally {
       await engineApp.close();
     }

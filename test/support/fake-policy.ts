@@ -23,7 +23,7 @@ type FakeConfig = z.output<typeof fakePolicy.schema>;
 export const touched: string[] = [];
 export const failures = new Map<string, 'gone' | 'server' | 'rate_limited'>();
 /** What the engine handed to observe and commit, pass by pass: the unsettled targets' keys, and each commit. */
-export const seen: { unsettled: string[][]; commits: number } = { unsettled: [], commits: 0 };
+export const seen: { unsettled: string[][]; commits: number; redisDataLostAt?: Date } = { unsettled: [], commits: 0 };
 /** Targets whose recheck (after a delay) finds the action no longer needed. */
 export const stale = new Set<string>();
 
@@ -33,6 +33,7 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
   trigger: (config) => ({ every: config.interval }),
   observe: async (config, context) => {
     seen.unsettled.push(context.unsettled.map((target) => target.key));
+    seen.redisDataLostAt = context.redisDataLostAt;
     return config.targets;
   },
   commit: async () => {

@@ -62,6 +62,25 @@ describe('registry_cleanup decide, bulk mode: one decision per repository and it
   });
 });
 
+describe('registry_cleanup decide, after Redis lost the records of bulk calls', () => {
+  const lostAgo = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000).toISOString();
+
+  it('holds a repository without a record until an hour after the loss, since a call made before may hold the forge’s limit', () => {
+    const [decision] = decideRegistryCleanup(aCleanupConfig(KEEP_MAIN), aSnapshot(aRepository(TAGS, { recordsLostAt: lostAgo(10) })), NOW);
+    expect(decision).toMatchObject({
+      action: SKIP,
+      reason: "skip: this policy's records were lost with Redis's data at 11:50:00Z; a call made before may hold the forge's hourly limit until 12:50:00Z",
+    });
+    expect(nextRegistryCleanupPass(aCleanupConfig(KEEP_MAIN), aSnapshot(aRepository(TAGS, { recordsLostAt: lostAgo(10) })), NOW)?.toISOString()).toBe('2025-06-02T12:51:00.000Z');
+  });
+
+  it('calls once the hour after the loss is over, and goes by a record written since the loss', () => {
+    expect(decideRegistryCleanup(aCleanupConfig(KEEP_MAIN), aSnapshot(aRepository(TAGS, { recordsLostAt: lostAgo(60) })), NOW)[0]).toMatchObject({ action: BULK_DELETE });
+    const recorded = aRepository(TAGS, { recordsLostAt: lostAgo(10), ledger: aLedger(61, { cleanup_started_at: null }) });
+    expect(decideRegistryCleanup(aCleanupConfig(KEEP_MAIN), aSnapshot(recorded), NOW)[0]).toMatchObject({ action: BULK_DELETE });
+  });
+});
+
 describe('registry_cleanup decide, bulk mode: the decision fields', () => {
   it('carries the forge’s parameters exactly as the policy gives them, and the counts for the report', () => {
     const decision = decideOne({ name_regex_keep: 'main', keep_n: 0, older_than: '1d' }, TAGS);

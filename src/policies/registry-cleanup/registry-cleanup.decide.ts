@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { type Decision, SKIP } from '../../engine/policy';
-import { type BulkLedgerEntry, nextCallAllowedMs } from './registry-cleanup.ledger';
+import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, nextCallAllowedMs } from './registry-cleanup.ledger';
 import { bulkDeleteParams, repositoryParams, tagParams } from './registry-cleanup.params';
 import { type Preview, type PreviewRules, type PreviewTag, previewCleanup, type TagVerdict } from './registry-cleanup.preview';
 import { deletePattern, type RegistryCleanupConfig } from './registry-cleanup.schema';
@@ -24,6 +24,11 @@ export interface RepositorySnapshot {
   readonly tags: readonly PreviewTag[];
   /** This policy's record of bulk calls on the repository; undefined when it made none. */
   readonly ledger: BulkLedgerEntry | undefined;
+  /**
+   * Set when there is no record and Redis lost this policy's records within the last hour: a call made before the
+   * loss may still hold the forge's hourly limit, which no read of the forge shows.
+   */
+  readonly recordsLostAt?: string;
 }
 
 export interface RegistryCleanupSnapshot {
@@ -91,7 +96,7 @@ function decideRepository(config: RegistryCleanupConfig, repository: RepositoryS
 /** Where a repository stands in bulk mode; decide and nextPass both read it. */
 export type BulkStatus =
   | { readonly kind: 'nothing' }
-  | { readonly kind: 'blocked'; readonly untilMs: number; readonly lastMs: number }
+  | { readonly kind: 'blocked'; readonly untilMs: number; readonly lastMs: number; readonly recordsLost?: true }
   | { readonly kind: 'exhausted'; readonly made: number }
   | { readonly kind: 'call'; readonly followUp: number };
 
@@ -100,6 +105,10 @@ export function bulkStatus(config: RegistryCleanupConfig, repository: Repository
   const entry = repository.ledger;
   if (entry && now.getTime() < nextCallAllowedMs(entry)) {
     return { kind: 'blocked', untilMs: nextCallAllowedMs(entry), lastMs: Date.parse(entry.last_call_at) };
+  }
+  const lostMs = entry ? Number.NaN : Date.parse(repository.recordsLostAt ?? '');
+  if (!Number.isNaN(lostMs) && now.getTime() < lostMs + BULK_CALL_INTERVAL_MS) {
+    return { kind: 'blocked', untilMs: lostMs + BULK_CALL_INTERVAL_MS, lastMs: lostMs, recordsLost: true };
   }
   const followUp = nextFollowUp(config, entry, now);
   if (followUp > config.max_follow_ups) return { kind: 'exhausted', made: followUp - 1 };
@@ -124,6 +133,9 @@ function decideBulk(config: RegistryCleanupConfig, repository: RepositorySnapsho
     case 'nothing':
       return skip(`skip: nothing to delete (${total} ${plural(total, 'tag')} kept)`);
     case 'blocked':
+      if (status.recordsLost) {
+        return skip(`skip: this policy's records were lost with Redis's data at ${clockTime(status.lastMs)}; a call made before may hold the forge's hourly limit until ${clockTime(status.untilMs)}`);
+      }
       return skip(`skip: the forge allows the next bulk call at ${clockTime(status.untilMs)} (last at ${clockTime(status.lastMs)})`);
     case 'exhausted':
       return skip(`skip: ${status.made} ${plural(status.made, 'follow-up')} made, tags remain`);

@@ -90,7 +90,8 @@ async function observeRepository(
     tags = names.filter((name) => !gone.has(name)).map((name) => ({ name, created_at: times.get(name) ?? null }));
   }
   const ledger = parseLedger(await context.state.get(ledgerKey(repository.id)));
-  return { id: repository.id, path: repository.path, projectId: repository.project_id, tags, ledger };
+  const lost = !ledger && context.redisDataLostAt ? { recordsLostAt: context.redisDataLostAt.toISOString() } : {};
+  return { id: repository.id, path: repository.path, projectId: repository.project_id, tags, ledger, ...lost };
 }
 
 interface CachedDetail {
@@ -194,7 +195,8 @@ export function nextRegistryCleanupPass(config: RegistryCleanupConfig, snapshot:
     const status = bulkStatus(config, repository, previewRepository(config, repository, now), now);
     let due: number | undefined;
     if (status.kind === 'call' && status.followUp < config.max_follow_ups) due = now.getTime() + BULK_CALL_INTERVAL_MS;
-    if (status.kind === 'blocked' && repository.ledger) {
+    if (status.kind === 'blocked' && status.recordsLost) due = status.untilMs;
+    else if (status.kind === 'blocked' && repository.ledger) {
       // Only when a follow-up will still be allowed once the hour is over.
       if (nextFollowUp(config, repository.ledger, new Date(status.untilMs)) <= config.max_follow_ups) due = status.untilMs;
     }
