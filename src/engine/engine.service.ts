@@ -115,25 +115,22 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
 
   /** Checks the marker; when it is missing, makes the schedules again. Redis not answering is left to its own check. */
   async checkRedisData(): Promise<void> {
-    let present: number;
     try {
-      present = await this.redis.exists(this.keys.marker());
-    } catch {
-      return;
-    }
-    if (present === 1) return;
-    this.readinessState = { ready: false, reason: 'Redis lost its data; making the schedules again' };
-    this.logger.warn('Redis has lost the daemon\'s data (restarted empty, failed over or flushed): making the schedules again; policies go on as after a restart');
-    this.metrics.redisDataLost.inc();
-    try {
+      if (this.readinessState.ready) {
+        if ((await this.redis.exists(this.keys.marker())) === 1) return;
+        this.readinessState = { ready: false, reason: 'Redis lost its data; making the schedules again' };
+        this.logger.warn("Redis has lost the daemon's data (restarted empty, failed over or flushed): making the schedules again; policies go on as after a restart");
+        this.metrics.redisDataLost.inc();
+        // The marker first, with the time of the loss: a pass that starts as soon as its schedule is back must know
+        // that the records of the forge's limits went with the data. NX: another replica may have written it.
+        const now = this.clock.now().toISOString();
+        await this.redis.set(this.keys.marker(), JSON.stringify({ since: now, data_lost_at: now }), 'NX');
+      }
       await this.startSchedules();
-      // NX: another replica may have set it up already; either way the schedules are in place. The time of the loss
-      // is kept for policies whose records of the forge's limits were lost with the data.
-      const now = this.clock.now().toISOString();
-      await this.redis.set(this.keys.marker(), JSON.stringify({ since: now, data_lost_at: now }), 'NX');
       this.readinessState = { ready: true };
     } catch (error) {
-      this.readinessState = { ready: false, reason: `Redis lost its data and the schedules could not be made again: ${errorText(error)}` };
+      // Redis away again, or Bull refused: not ready, and the next check tries again.
+      if (!this.readinessState.ready) this.readinessState = { ready: false, reason: `Redis lost its data and the schedules could not be made again yet: ${errorText(error)}` };
     }
   }
 
