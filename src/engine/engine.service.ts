@@ -43,6 +43,12 @@ const PASS_LEASE_MS = 15_000;
 const REDIS_WATCH_MS = 5_000;
 
 /**
+ * How often the daemon puts every schedule's next run back if it went missing (a replica killed at the wrong moment
+ * breaks Bull's chain of runs; see QueueService.syncSchedules).
+ */
+const SCHEDULE_REPAIR_MS = 30_000;
+
+/**
  * When a pass leaves targets unsettled, the next pass comes at most this long after, however long the policy's
  * interval or cron period (a nightly cleanup whose deletion failed is not left until the next night).
  */
@@ -104,7 +110,13 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     await this.startSchedules();
     // NX: a marker another replica wrote (perhaps with the time of a loss it noticed) stays as it is.
     await this.redis.set(this.keys.marker(), JSON.stringify({ since: this.clock.now().toISOString() }), 'NX');
-    this.watch = setInterval(() => void this.checkRedisData(), REDIS_WATCH_MS);
+    let sinceRepair = 0;
+    this.watch = setInterval(() => {
+      sinceRepair += REDIS_WATCH_MS;
+      const repair = sinceRepair >= SCHEDULE_REPAIR_MS;
+      if (repair) sinceRepair = 0;
+      void this.checkRedisData(repair);
+    }, REDIS_WATCH_MS);
     this.watch.unref();
   }
 
@@ -113,11 +125,17 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     return this.readinessState;
   }
 
-  /** Checks the marker; when it is missing, makes the schedules again. Redis not answering is left to its own check. */
-  async checkRedisData(): Promise<void> {
+  /**
+   * Checks the marker; when it is missing, makes the schedules again. With `repairSchedules`, puts back the next run of
+   * any schedule that lost it. Redis not answering is left to its own check.
+   */
+  async checkRedisData(repairSchedules = false): Promise<void> {
     try {
       if (this.readinessState.ready) {
-        if ((await this.redis.exists(this.keys.marker())) === 1) return;
+        if ((await this.redis.exists(this.keys.marker())) === 1) {
+          if (repairSchedules) await this.startSchedules();
+          return;
+        }
         this.readinessState = { ready: false, reason: 'Redis lost its data; making the schedules again' };
         this.logger.warn("Redis has lost the daemon's data (restarted empty, failed over or flushed): making the schedules again; policies go on as after a restart");
         this.metrics.redisDataLost.inc();

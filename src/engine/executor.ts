@@ -147,7 +147,7 @@ export class Executor {
         }
         const wait = Math.max(0, decidedAt + decision.delayMs - this.clock.now().getTime());
         if (wait > 0) await sleepOn(this.clock, wait);
-        records.push(await this.perform(policy, runner, decision, { ...context, now: this.clock.now() }, { recheck: true, attempts, passLease: options.passLease }));
+        records.push(await this.perform(policy, runner, decision, context, { recheck: true, attempts, passLease: options.passLease }));
         continue;
       }
       records.push(await this.perform(policy, runner, decision, context, { attempts, passLease: options.passLease }));
@@ -164,11 +164,14 @@ export class Executor {
     policyConfig: PolicyConfig,
     runner: PolicyRunner,
     decision: Decision,
-    context: PolicyContext,
+    passContext: PolicyContext,
     options: { recheck?: boolean; attempts?: number; passLease?: Lease } = {},
   ): Promise<ActionRecord> {
     const policy = policyConfig.name;
     options.passLease?.assertHeld();
+    // The action's own time, not the pass's: after a long observe, a bulk deletion recorded at the pass's start would
+    // let the next call go out before the forge's hour is over.
+    const context: PolicyContext = { ...passContext, now: this.clock.now() };
     const claim = await this.ledger.claim(policy, decision.key, options.attempts ?? 0, context.now);
     if (!claim) {
       this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);

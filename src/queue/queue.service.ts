@@ -65,6 +65,11 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
    * Makes the repeating schedules of `job` exactly `entries`. Bull's repeatable jobs fire once per period however many
    * replicas run, because every replica adds the same repeat key; schedules no longer wanted (a policy removed or
    * its interval changed) are removed, so none is left behind by a restart.
+   *
+   * Every wanted schedule is added again even when Bull lists it: Bull queues a schedule's next run only after moving
+   * the current one to active, in a second step, so a process killed between the two leaves a schedule that is
+   * listed but never fires again. Adding it again queues that next run; when the run is queued already, Bull finds
+   * its job id (name, schedule and time) taken and adds nothing.
    */
   async syncSchedules<Payload extends object>(job: JobDefinition<Payload>, entries: readonly ScheduleEntry<Payload>[]): Promise<void> {
     const wanted = new Map(entries.map((entry) => [repeatIdentity(entry.id, entry.repeat), entry]));
@@ -72,8 +77,7 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
       if (existing.name !== job.name) continue;
       const repeat = existing.cron ? { cron: existing.cron, timezone: existing.tz ?? undefined } : { every: Number(existing.every) };
       const identity = repeatIdentity(existing.id ?? '', repeat);
-      if (wanted.has(identity)) wanted.delete(identity);
-      else await this.queue.removeRepeatableByKey(existing.key);
+      if (!wanted.has(identity)) await this.queue.removeRepeatableByKey(existing.key);
     }
     for (const entry of wanted.values()) {
       const repeat = 'every' in entry.repeat ? { every: entry.repeat.every } : { cron: entry.repeat.cron, tz: entry.repeat.timezone };

@@ -26,6 +26,8 @@ describe('the engine on a real Redis', () => {
     stale.clear();
     seen.unsettled.length = 0;
     seen.commits = 0;
+    seen.actedAt.length = 0;
+    delete seen.onObserve;
   });
 
   afterEach(async () => {
@@ -275,6 +277,41 @@ describe('the engine on a real Redis', () => {
       await next!.release();
       expect(await redis.exists(key)).toBe(0);
     });
+  });
+
+  it('gives each action the time it is performed, not the time the pass began', async () => {
+    const { clock, advance } = movableClock();
+    // A long observe (thousands of tags read): the forge's clock moves on meanwhile.
+    seen.onObserve = () => advance(10 * 60_000);
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }', false, clock);
+    try {
+      await engineApp.get(EngineService).runPass('touch', 'act');
+      expect(seen.actedAt.map((at) => at.toISOString())).toEqual(['2030-01-01T00:10:00.000Z']);
+      expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'done', at: '2030-01-01T00:10:00.000Z' });
+    } finally {
+      await engineApp.close();
+    }
+  });
+
+  it('puts back the next run of a schedule whose chain a killed process broke, and adds nothing to a whole one', async () => {
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [] }');
+    try {
+      const engine = engineApp.get(EngineService);
+      await engine.startSchedules();
+      const delayed = `${prefix}:work:delayed`;
+      const [next] = await redis.zrange(delayed, 0, -1);
+      expect(next).toMatch(/^repeat:/);
+      await engine.startSchedules();
+      expect(await redis.zrange(delayed, 0, -1)).toEqual([next]);
+      // What a process killed between Bull's two steps leaves: the schedule listed, its next run never queued.
+      await redis.zrem(delayed, next!);
+      await redis.del(`${prefix}:work:${next}`);
+      expect((await engineApp.get(QueueService).schedules(policyTickJob)).map((s) => s.id)).toEqual(['touch']);
+      await engine.checkRedisData(true);
+      expect(await redis.zrange(delayed, 0, -1)).toEqual([next]);
+    } finally {
+      await engineApp.close();
+    }
   });
 
   it('notices Redis lost its data, makes the schedules again and is ready again', async () => {

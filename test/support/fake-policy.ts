@@ -23,7 +23,11 @@ type FakeConfig = z.output<typeof fakePolicy.schema>;
 export const touched: string[] = [];
 export const failures = new Map<string, 'gone' | 'server' | 'rate_limited'>();
 /** What the engine handed to observe and commit, pass by pass: the unsettled targets' keys, and each commit. */
-export const seen: { unsettled: string[][]; commits: number; redisDataLostAt?: Date } = { unsettled: [], commits: 0 };
+export const seen: { unsettled: string[][]; commits: number; redisDataLostAt?: Date; actedAt: Date[]; onObserve?: () => void } = {
+  unsettled: [],
+  commits: 0,
+  actedAt: [],
+};
 /** Targets whose recheck (after a delay) finds the action no longer needed. */
 export const stale = new Set<string>();
 
@@ -34,6 +38,7 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
   observe: async (config, context) => {
     seen.unsettled.push(context.unsettled.map((target) => target.key));
     seen.redisDataLostAt = context.redisDataLostAt;
+    seen.onObserve?.();
     return config.targets;
   },
   commit: async () => {
@@ -48,9 +53,10 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
   nextPass: (config, _targets, now) => (config.follow_up ? new Date(now.getTime() + config.follow_up) : undefined),
   recheck: async (_config, decision) => (stale.has(decision.target) ? `skip: ${decision.target} went stale` : undefined),
   actions: {
-    touch: async (params: ActionParams) => {
+    touch: async (params: ActionParams, context) => {
       const target = String(params.target);
       touched.push(target);
+      seen.actedAt.push(context.now);
       const failure = failures.get(target);
       if (failure === 'rate_limited') return { outcome: 'rate_limited', detail: `the forge refused ${target} for now` };
       if (failure === 'gone') throw new NotFoundError({ status: 404, method: 'POST', path: `things/${target}`, body: { message: '404 Not Found' }, message: '404 Not Found' });
