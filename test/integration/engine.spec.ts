@@ -304,7 +304,7 @@ describe('the engine on a real Redis', () => {
       await engine.startSchedules();
       expect(await redis.zrange(delayed, 0, -1)).toEqual([next]);
       // What a process killed between Bull's two steps leaves: the schedule listed, its next run never queued.
-      await redis.zrem(delayed, next!);
+      await redis.zrem(delayed, next);
       await redis.del(`${prefix}:work:${next}`);
       expect((await engineApp.get(QueueService).schedules(policyTickJob)).map((s) => s.id)).toEqual(['touch']);
       await engine.checkRedisData(true);
