@@ -69,6 +69,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   private readonly logger = new Logger('Engine');
   private readonly keys: EngineKeys;
   private watch: NodeJS.Timeout | undefined;
+  /** Policies with a pass running in this process: a tick that finds its own pass still running is no news. */
+  private readonly running = new Set<string>();
   private readinessState: EngineReadiness = { ready: true };
 
   constructor(
@@ -234,12 +236,15 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     if (!this.config.policies.some((policy) => policy.name === name)) return; // removed since it was scheduled
     const lease = await Lease.acquire(this.redis, this.keys.passLock(name), PASS_LEASE_MS);
     if (!lease) {
-      this.logger.warn(`${name}: a pass of this policy is running elsewhere; skipping this tick`);
+      if (this.running.has(name)) this.logger.debug(`${name}: the previous pass is still running; skipping this tick`);
+      else this.logger.log(`${name}: a pass of this policy is running on another replica; skipping this tick`);
       return;
     }
+    this.running.add(name);
     try {
       await this.runPass(name, 'act', 'queue', undefined, lease);
     } finally {
+      this.running.delete(name);
       await lease.release();
     }
   }

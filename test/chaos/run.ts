@@ -33,9 +33,9 @@ const DEFAULT_SEED = 20_250_602;
  */
 const REFERENCE: ScenarioPlan = { name: 'reference', daemons: 1, faults: false, timeLimitMs: 40_000 };
 const PLANS: ScenarioPlan[] = [
-  { name: 'faults', daemons: 1, faults: true, timeLimitMs: 60_000 },
-  { name: 'kills', daemons: 1, faults: true, killCycles: 20, timeLimitMs: 90_000 },
-  { name: 'replicas', daemons: 3, faults: true, timeLimitMs: 55_000 },
+  { name: 'faults', daemons: 1, faults: true, timeLimitMs: 75_000 },
+  { name: 'kills', daemons: 1, faults: true, killCycles: 20, timeLimitMs: 130_000 },
+  { name: 'replicas', daemons: 3, faults: true, timeLimitMs: 70_000 },
   {
     name: 'redis-outage',
     daemons: 2,
