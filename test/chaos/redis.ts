@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { freePort, redisAnswers } from '../support/redis-server';
+import { freePort, isAlive, redisAnswers } from '../support/redis-server';
 
 /** Every redis-server the suite started and has not closed, for an interrupted suite to stop. */
 const live = new Set<ChaosRedis>();
@@ -123,14 +123,5 @@ export class ChaosRedis {
     live.delete(this);
     await this.down();
     rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -84,7 +84,8 @@ export async function startRedisServer(port?: number): Promise<ThrowawayRedis> {
   };
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this id still runs (signal 0 only checks). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
