@@ -271,6 +271,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       state: new RedisPolicyState(this.redis, this.keys, policy.name),
       logger: new Logger(`policy:${policy.name}`),
       now: this.clock.now(),
+      currentTime: () => this.clock.now(),
       mode,
       progress: () => undefined,
       unsettled: [],

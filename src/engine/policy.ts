@@ -63,8 +63,13 @@ export interface PolicyContext {
   readonly client: GitlabClient;
   readonly state: PolicyState;
   readonly logger: Logger;
-  /** The pass's clock reading; decide receives the same instant. */
+  /** The pass's clock reading (an action's: when it began); decide receives the same instant. */
   readonly now: Date;
+  /**
+   * The engine's clock read afresh, for an action that must record when something happened after it began (a call
+   * the client retried for a while). Absent in contexts built by hand, where `now` stands in.
+   */
+  readonly currentTime?: () => Date;
   /** `plan` observes without committing anything; `act` may commit watermarks after the pass. */
   readonly mode: 'plan' | 'act';
   /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */

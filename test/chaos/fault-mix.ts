@@ -8,9 +8,8 @@ import type { Random } from './random';
  * depends on process timing. A sequence per method keeps the many reads from using up the writes' share.
  *
  * Shares, in percent of the requests of each method:
- * - 429 with `Retry-After: 1`, and 429 without it but with `RateLimit-Reset: 1` (the draft's delta-seconds form, which
- *   the client reads as "1 s"). A 429 with no hint at all makes the client wait its default minute, which a 4-minute
- *   suite cannot afford; the client's unit tests cover it;
+ * - 429 with `Retry-After: 1`, 429 without it but with `RateLimit-Reset: 1` (the draft's delta-seconds form, which
+ *   the client reads as "1 s"), and a bare 429 with no hint at all, after which the client backs off from about 1 s;
  * - 500 (writes only), 502, 503 and connection resets before the forge acts (nothing happened). A 500 is final for
  *   the client, so on a read it only fails the pass that read; on a write it is a refusal the daemon must make up for;
  * - 502 and connection resets after the forge acted (it happened; the client cannot know).
@@ -18,8 +17,9 @@ import type { Random } from './random';
 type Step = Exclude<FaultRuleInput['sequence'], undefined>[number];
 
 const WRITE_SHARES: readonly { percent: number; step: Step }[] = [
-  { percent: 2, step: { status: 429, retry_after: 1 } },
+  { percent: 1, step: { status: 429, retry_after: 1 } },
   { percent: 2, step: { status: 429, ratelimit_reset: 1 } },
+  { percent: 1, step: 429 },
   { percent: 2, step: 500 },
   { percent: 4, step: 502 },
   { percent: 2, step: 503 },

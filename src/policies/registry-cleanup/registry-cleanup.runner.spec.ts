@@ -81,6 +81,17 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
     expect(sandbox.state.tags(12).map((t) => t.name)).toEqual(['build-2', 'build-9', 'main']);
   });
 
+  it('records the end of a call the client waited on, not its start: the forge’s hour runs from when it took the call', async () => {
+    // The forge refuses twice for now (429 with Retry-After: 0), then takes the call; meanwhile the clock moved on.
+    sandbox.state.faults.add({ method: 'DELETE', path: '/tags$', status: 429, retry_after: 0, times: 2 });
+    const started = sandbox.state.clock.now();
+    const ended = new Date(started.getTime() + 3 * 60_000);
+    const ctx = { ...context(), now: started, currentTime: () => ended };
+    await registryCleanupRunner.actions[BULK_DELETE](BULK, ctx);
+    expect(bulkCalls()).toHaveLength(3);
+    expect(ledger()).toMatchObject({ last_call_at: ended.toISOString(), cleanup_started_at: started.toISOString() });
+  });
+
   it('a follow-up keeps the cleanup’s start and counts', async () => {
     const open = { last_call_at: '2025-06-02T10:00:00.000Z', follow_ups: 1, cleanup_started_at: '2025-06-02T09:00:00.000Z', tags_before: 9, planned: 5 };
     state.values.set(ledgerKey(12), JSON.stringify(open));
@@ -124,6 +135,11 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
     const ctx = context();
     await expect(registryCleanupRunner.actions[BULK_DELETE](BULK, ctx)).rejects.toThrow();
     expect(ledger()).toMatchObject({ last_call_at: ctx.now.toISOString() });
+    // With a clock that moved on during the call, its end counts.
+    state.values.clear();
+    const ended = new Date(ctx.now.getTime() + 60_000);
+    await expect(registryCleanupRunner.actions[BULK_DELETE](BULK, { ...context(), currentTime: () => ended })).rejects.toThrow();
+    expect(ledger()).toMatchObject({ last_call_at: ended.toISOString() });
   });
 
   it('delete_tag deletes one tag; a tag already gone is a NotFoundError, which the executor counts as gone', async () => {

@@ -33,8 +33,16 @@ async function bulkDelete(params: ActionParams, context: PolicyContext): Promise
     planned: opening ? target.planned : (previous?.planned ?? target.planned),
   };
   await context.state.set(key, JSON.stringify(entry));
+  // The forge's hour runs from when it accepted the call, which may be well after the entry above was written (the
+  // client waits out 429s before the forge takes it): once the call is over, its end is recorded instead, the
+  // latest moment the forge can have taken it.
+  const recordEnd = async () => {
+    const end = context.currentTime?.() ?? now;
+    await context.state.set(key, JSON.stringify({ ...entry, last_call_at: end.toISOString() }));
+  };
   try {
     await context.client.registry.removeTags(target.project, target.repositoryId, target.forge);
+    await recordEnd();
   } catch (error) {
     if (error instanceof BulkDeleteAlreadyRequestedError) {
       // Someone else (the forge's own cleanup policy, a person) called within the hour, and nothing was done: the
@@ -51,6 +59,8 @@ async function bulkDelete(params: ActionParams, context: PolicyContext): Promise
       // Policy state cannot delete a key; an entry from the epoch holds no hour back and opens no cleanup.
       const none: BulkLedgerEntry = { ...entry, last_call_at: new Date(0).toISOString(), follow_ups: 0, cleanup_started_at: null };
       await context.state.set(key, previousText ?? JSON.stringify(none));
+    } else {
+      await recordEnd();
     }
     throw error;
   }
