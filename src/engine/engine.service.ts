@@ -135,7 +135,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     try {
       if (this.readinessState.ready) {
         if ((await this.redis.exists(this.keys.marker())) === 1) {
-          if (repairSchedules) await this.startSchedules();
+          if (repairSchedules) await this.startSchedules({ prune: false });
           return;
         }
         this.readinessState = { ready: false, reason: 'Redis lost its data; making the schedules again' };
@@ -161,8 +161,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     return at && !Number.isNaN(at.getTime()) ? at : undefined;
   }
 
-  /** The daemon's schedules: one per configured policy, none for removed ones. */
-  async startSchedules(): Promise<void> {
+  /** The daemon's schedules: one per configured policy, and (unless `prune` is false) none for removed ones. */
+  async startSchedules(options: { prune?: boolean } = {}): Promise<void> {
     await this.queue.syncSchedules(
       policyTickJob,
       this.config.policies.map((policy) => ({
@@ -170,6 +170,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
         payload: { policy: policy.name },
         repeat: this.registry.get(policy.type).trigger(policy),
       })),
+      options,
     );
   }
 

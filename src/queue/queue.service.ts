@@ -70,10 +70,17 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
    * the current one to active, in a second step, so a process killed between the two leaves a schedule that is
    * listed but never fires again. Adding it again queues that next run; when the run is queued already, Bull finds
    * its job id (name, schedule and time) taken and adds nothing.
+   *
+   * With `prune: false` nothing is removed: a periodic repair must not undo the schedules of a replica that already
+   * runs a newer policy file during a rolling update.
    */
-  async syncSchedules<Payload extends object>(job: JobDefinition<Payload>, entries: readonly ScheduleEntry<Payload>[]): Promise<void> {
+  async syncSchedules<Payload extends object>(
+    job: JobDefinition<Payload>,
+    entries: readonly ScheduleEntry<Payload>[],
+    options: { prune?: boolean } = {},
+  ): Promise<void> {
     const wanted = new Map(entries.map((entry) => [repeatIdentity(entry.id, entry.repeat), entry]));
-    for (const existing of await this.queue.getRepeatableJobs()) {
+    for (const existing of options.prune === false ? [] : await this.queue.getRepeatableJobs()) {
       if (existing.name !== job.name) continue;
       const repeat = existing.cron ? { cron: existing.cron, timezone: existing.tz ?? undefined } : { every: Number(existing.every) };
       const identity = repeatIdentity(existing.id ?? '', repeat);
