@@ -119,9 +119,8 @@ async function observeProject(
   // Jobs an earlier pass left open (the retry failed or may have acted, waits, was deferred) are read again by id,
   // however far behind the watermark they are. One that is gone or no longer failed needs nothing and drops out.
   const listed = new Set(fresh.map((job) => job.id));
-  for (const target of open) {
-    if (listed.has(target.jobId)) continue;
-    const job = await readJob(context, target);
+  const reread = await mapLimited(open.filter((target) => !listed.has(target.jobId)), READ_CONCURRENCY, (target) => readJob(context, target));
+  for (const job of reread) {
     if (job?.status !== 'failed') continue;
     projectId ??= job.pipeline.project_id;
     fresh.push(toFailedJob(job));
