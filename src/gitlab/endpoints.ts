@@ -13,6 +13,7 @@ export interface EndpointEntry {
 export const ENDPOINTS: readonly EndpointEntry[] = [
   { method: 'GET', path: '/deploy_keys', client: 'deployKeys.allForInstance' },
   { method: 'GET', path: '/groups/:id/access_requests', client: 'groupAccessRequests.all' },
+  { method: 'POST', path: '/groups/:id/access_requests', client: 'groupAccessRequests.request' },
   { method: 'DELETE', path: '/groups/:id/access_requests/:user_id', client: 'groupAccessRequests.deny' },
   { method: 'PUT', path: '/groups/:id/access_requests/:user_id/approve', client: 'groupAccessRequests.approve' },
   { method: 'GET', path: '/groups/:id/epics/:epic_id/resource_label_events', client: 'epicLabelEvents.all' },
@@ -29,6 +30,10 @@ export const ENDPOINTS: readonly EndpointEntry[] = [
   { method: 'GET', path: '/namespaces', client: 'namespaces.all' },
   { method: 'GET', path: '/namespaces/:id', client: 'namespaces.show' },
   { method: 'GET', path: '/namespaces/:namespace/exists', client: 'namespaces.exists' },
+  { method: 'GET', path: '/projects/:id/access_requests', client: 'projectAccessRequests.all' },
+  { method: 'POST', path: '/projects/:id/access_requests', client: 'projectAccessRequests.request' },
+  { method: 'DELETE', path: '/projects/:id/access_requests/:user_id', client: 'projectAccessRequests.deny' },
+  { method: 'PUT', path: '/projects/:id/access_requests/:user_id/approve', client: 'projectAccessRequests.approve' },
   { method: 'GET', path: '/projects/:id/approval_rules', client: 'projectApprovalRules.all' },
   { method: 'POST', path: '/projects/:id/approval_rules', client: 'projectApprovalRules.create' },
   { method: 'DELETE', path: '/projects/:id/approval_rules/:approval_rule_id', client: 'projectApprovalRules.remove' },

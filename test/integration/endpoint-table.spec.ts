@@ -35,8 +35,15 @@ describe('the endpoint table', () => {
     for (const path of samplePaths(entry.path)) expect([path, router.match(entry.method, path).kind]).toEqual([path, 'found']);
   });
 
-  it('is the table the README shows', () => {
-    const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
-    expect(readme).toContain(renderEndpointTable());
+  // The README links to docs/api-client.md, which carries the reference.
+  const apiClientDoc = () => readFileSync(resolve(__dirname, '../../docs/api-client.md'), 'utf8');
+
+  it('is the table docs/api-client.md shows', () => {
+    expect(apiClientDoc()).toContain(renderEndpointTable());
+  });
+
+  it('names every integration slug in docs/api-client.md', () => {
+    const doc = apiClientDoc();
+    expect(INTEGRATION_SLUGS.filter((slug) => !doc.includes(`\`${slug}\``))).toEqual([]);
   });
 });
