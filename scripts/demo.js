@@ -137,7 +137,8 @@ async function main() {
     for (const file of listFiles(secrets)) {
       console.log(`Key file ${file.path.slice(secrets.length + 1)}: mode ${file.mode.toString(8)}`);
     }
-    console.log('`forgewarden plan -c config/demo.yml` shows decisions without acting; `npm run demo -- --watch` keeps the daemon running.');
+    console.log('\nNext: `npx forgewarden sandbox` in one terminal, then `npx forgewarden plan -c config/demo.yml` in another shows' +
+      ' decisions without acting; `npm run demo -- --watch` keeps the daemon running.');
   }
   await sandbox.close();
   await removeKeys(redis.url, prefix);

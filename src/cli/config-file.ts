@@ -10,20 +10,25 @@ export function configPath(option: string | undefined, env: NodeJS.ProcessEnv = 
 
 export const EXIT_INVALID_CONFIG = 2;
 
-/** Loads the policy file; on problems prints each on its own line to stderr and answers undefined. */
-export function loadOrReport(file: string): AppConfig | undefined {
-  let problems: string[];
+/** Loads the policy file: the configuration, or each problem as one `FILE:LINE:COL key.path: message` line. */
+export function reportedProblems(file: string, env: NodeJS.ProcessEnv = process.env): { config: AppConfig } | { problems: string[] } {
   try {
-    return loadConfigFile(file, { policyTypes: POLICY_TYPES });
+    return { config: loadConfigFile(file, { policyTypes: POLICY_TYPES, env }) };
   } catch (error) {
-    if (error instanceof ConfigError) {
-      problems = error.problems.map(formatProblem);
-    } else {
-      // A bug in checking, not in the file; still the operator gets one located line (and exit 2), not a stack trace.
-      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      problems = [formatProblem({ file, line: 1, col: 1, path: '(file)', message: `the file could not be checked (a bug in forgewarden; please report it): ${reason}` })];
-    }
+    if (error instanceof ConfigError) return { problems: error.problems.map(formatProblem) };
+    // A bug in checking, not in the file; still the operator gets one located line (and exit 2), not a stack trace.
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return {
+      problems: [formatProblem({ file, line: 1, col: 1, path: '(file)', message: `the file could not be checked (a bug in forgewarden; please report it): ${reason}` })],
+    };
   }
+}
+
+/** Loads the policy file; on problems prints each on its own line to stderr and answers undefined. */
+export function loadOrReport(file: string, env: NodeJS.ProcessEnv = process.env): AppConfig | undefined {
+  const loaded = reportedProblems(file, env);
+  if ('config' in loaded) return loaded.config;
+  const { problems } = loaded;
   process.stderr.write(`${problems.slice(0, MAX_LISTED).join('\n')}\n`);
   const count = problems.length;
   const listed = count > MAX_LISTED ? ` (the first ${MAX_LISTED} are listed)` : '';

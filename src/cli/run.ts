@@ -1,16 +1,21 @@
+import type { INestApplicationContext } from '@nestjs/common';
 import { createApp } from '../bootstrap';
 import { EngineService } from '../engine/engine.service';
+import { ForgeHealth, type TokenIdentity } from '../engine/forge-health';
+import { POLICY_RUNNERS } from '../policies/runners';
 import { configWarnings } from '../config/load';
 import { formatWarning } from '../config/problems';
 import type { AppConfig } from '../config/schema';
 import { AppLogger, loggerOptionsFromEnv } from '../logging/logger';
 import { QueueService } from '../queue/queue.service';
 import { RedisUnavailableError } from '../redis/connection';
-import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
+import { configPath, EXIT_INVALID_CONFIG, loadOrReport, reportedProblems } from './config-file';
 
 /**
- * The daemon: starts, says once what it runs, works until SIGTERM or SIGINT, then stops taking work, lets running
- * work finish within `shutdown_timeout`, closes queues and connections and exits 0. A second signal exits at once.
+ * The daemon: starts, asks the forge who the token is (a refused token ends it at once), says once what it runs,
+ * passes each interval policy at once, works until SIGTERM or SIGINT, then stops taking work, lets running work finish
+ * within `shutdown_timeout`, closes queues and connections and exits 0. A second signal exits at once. SIGHUP reloads
+ * the policy file.
  */
 export async function runCommand(options: { config?: string }): Promise<number> {
   const file = configPath(options.config);
@@ -20,6 +25,19 @@ export async function runCommand(options: { config?: string }): Promise<number> 
   const logger = new AppLogger(loggerOptionsFromEnv(process.env, process.stdout));
   // Valid but unsafe settings (a token sent in clear to another machine) are said once at start, as validate says them.
   for (const warning of configWarnings(config, file)) logger.warn(formatWarning(warning), 'Config');
+  // Signals are taken from the first moment: one that comes while the daemon starts (asking the forge may take the
+  // connect timeout) ends it as cleanly as one that comes later. SIGHUP has nothing to reload until it runs.
+  let stopping: NodeJS.Signals | undefined;
+  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      stopping = signal;
+      resolve(signal);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  const ignore = () => undefined;
+  process.on('SIGHUP', ignore);
   let started;
   try {
     started = await createApp(config, file, logger);
@@ -29,14 +47,33 @@ export async function runCommand(options: { config?: string }): Promise<number> 
     return 1;
   }
   const { app, httpUrl } = started;
+  const forge = app.get(ForgeHealth);
+  const status = await forge.check();
+  if (stopping) return shutDown(app, config, logger, stopping);
+  if (status.state === 'refused') {
+    // Waiting mends nothing here: say it once, plainly, and let the supervisor show the exit.
+    await app.close();
+    await logger.flush();
+    process.stderr.write(`forgewarden run: ${status.message}\n`);
+    return 1;
+  }
+  if (status.state === 'ok') describeToken(logger, config, status.identity);
+  else logger.warn(`${status.message}; starting anyway: /readyz answers 503 until the forge answers`, 'Forgewarden');
+  forge.watch();
   await app.get(EngineService).startDaemon();
   app.get(QueueService).startWorking();
   logger.log(startupLine(config, httpUrl), 'Forgewarden');
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+  const reload = () => void reloadPolicies(app, file, config, logger);
+  process.on('SIGHUP', reload);
+  const signal = await stopSignal;
+  // A reload during shutdown would start schedules on a closing app; SIGHUP now does nothing rather than end the process.
+  process.off('SIGHUP', reload);
+  return shutDown(app, config, logger, signal);
+}
+
+/** Stops taking work, lets running work finish within `shutdown_timeout`, closes everything; a second signal exits. */
+async function shutDown(app: INestApplicationContext, config: AppConfig, logger: AppLogger, signal: NodeJS.Signals): Promise<number> {
   const forceExit = () => {
     process.stderr.write('forgewarden run: second signal, exiting without waiting for running work\n');
     process.exit(1);
@@ -48,6 +85,43 @@ export async function runCommand(options: { config?: string }): Promise<number> 
   logger.log('stopped', 'Forgewarden');
   await logger.flush();
   return 0;
+}
+
+/** Who the token is, once; and each policy that needs an administrator when the token is not one. */
+function describeToken(logger: AppLogger, config: AppConfig, identity: TokenIdentity): void {
+  logger.log(`the token is ${identity.username}'s${identity.administrator ? ', an administrator' : ', not an administrator'}`, 'Forgewarden');
+  if (identity.administrator) return;
+  for (const warning of administratorWarnings(config)) logger.warn(warning, 'Forgewarden');
+}
+
+export function administratorWarnings(config: AppConfig): string[] {
+  return config.policies.flatMap((policy) => {
+    const needs = POLICY_RUNNERS.get(policy.type)?.needsAdministrator?.(policy);
+    return needs ? [`${policy.name}: needs an administrator's token, and this one is not: ${needs}`] : [];
+  });
+}
+
+/**
+ * SIGHUP: reads the policy file again. A file with problems changes nothing (each problem is logged where it is); a
+ * valid one takes over policies and schedules at once. The connection settings are those the process started with.
+ */
+async function reloadPolicies(app: INestApplicationContext, file: string, running: AppConfig, logger: AppLogger): Promise<void> {
+  const loaded = reportedProblems(file);
+  if ('problems' in loaded) {
+    for (const problem of loaded.problems) logger.error(problem, 'Reload');
+    logger.error(`SIGHUP: ${file} has ${loaded.problems.length} problem${loaded.problems.length === 1 ? '' : 's'}; the running configuration stays`, 'Reload');
+    return;
+  }
+  const { config } = loaded;
+  for (const warning of configWarnings(config, file)) logger.warn(formatWarning(warning), 'Reload');
+  const fixed = (['gitlab', 'redis', 'http'] as const).filter((section) => JSON.stringify(config[section]) !== JSON.stringify(running[section]));
+  if (fixed.length > 0) logger.warn(`SIGHUP: changes to ${fixed.join(', ')} take effect on restart`, 'Reload');
+  try {
+    await app.get(EngineService).reload(config);
+    logger.log(`SIGHUP: reloaded ${file}: ${startupLine(config, undefined).replace(/^started with /, '').replace(/; HTTP off$/, '')}`, 'Reload');
+  } catch (error) {
+    logger.error(`SIGHUP: ${file} could not be applied: ${error instanceof Error ? error.message : String(error)}; the schedules are repaired within 30 s`, 'Reload');
+  }
 }
 
 function startupFailure(error: unknown): string {

@@ -15,6 +15,7 @@ import type { Decision, PolicyContext } from './policy';
 import { Lease } from './lease';
 import { PolicyRegistry } from './policy-registry';
 import { readJsonObject, RedisPolicyState } from './policy-state';
+import { triggerPeriodMs } from './trigger-period';
 import { UnsettledTargets } from './unsettled';
 
 export const policyTickJob = defineJob<{ policy: string }>('policy.tick');
@@ -74,7 +75,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   private readinessState: EngineReadiness = { ready: true };
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    // Replaced as a whole by a reload (SIGHUP); the connection settings in it stay those the process started with.
+    @Inject(APP_CONFIG) private config: AppConfig,
     @Inject(REDIS) private readonly redis: Redis,
     private readonly registry: PolicyRegistry,
     private readonly executor: Executor,
@@ -112,14 +114,82 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     await this.startSchedules();
     // NX: a marker another replica wrote (perhaps with the time of a loss it noticed) stays as it is.
     await this.redis.set(this.keys.marker(), JSON.stringify({ since: this.clock.now().toISOString() }), 'NX');
+    this.describePolicies();
+    await this.refreshPassGauges();
+    await this.startFirstPasses(this.config.policies);
     let sinceRepair = 0;
     this.watch = setInterval(() => {
       sinceRepair += REDIS_WATCH_MS;
       const repair = sinceRepair >= SCHEDULE_REPAIR_MS;
       if (repair) sinceRepair = 0;
       void this.checkRedisData(repair);
+      void this.refreshPassGauges();
     }, REDIS_WATCH_MS);
     this.watch.unref();
+  }
+
+  /**
+   * Takes a new policy file (SIGHUP), already validated: from now on passes, queued actions and schedules follow it.
+   * Policies that are new or whose trigger changed pass at once, as at start. The connection settings (gitlab, redis,
+   * http) are those the process started with; the caller says so when they changed.
+   */
+  async reload(config: AppConfig): Promise<void> {
+    for (const policy of config.policies) this.registry.get(policy.type);
+    const before = new Map(this.config.policies.map((policy) => [policy.name, this.triggerKey(policy)]));
+    this.config = { ...config, gitlab: this.config.gitlab, redis: this.config.redis, http: this.config.http };
+    this.describePolicies();
+    await this.startSchedules();
+    await this.refreshPassGauges();
+    await this.startFirstPasses(this.config.policies.filter((policy) => before.get(policy.name) !== this.triggerKey(policy)));
+  }
+
+  private triggerKey(policy: PolicyConfig): string {
+    return JSON.stringify(this.registry.get(policy.type).trigger(policy));
+  }
+
+  /** The per-policy gauges: configured policies by mode, and how long each may go between passes. */
+  private describePolicies(): void {
+    const now = this.clock.now();
+    const periods = new Map(
+      this.config.policies.map((policy) => [policy.name, triggerPeriodMs(this.registry.get(policy.type).trigger(policy), now) / 1000]),
+    );
+    this.metrics.describePolicies(this.config, periods);
+  }
+
+  /**
+   * A pass of each interval policy right away, not at the next multiple of its interval (a 1h policy would wait for
+   * the top of the hour). Cron policies keep their schedule: a cleanup set for 03:00 does not run at a restart at
+   * noon. A policy that passed less than one interval ago on any replica waits for its schedule, so a rolling restart
+   * of several replicas does not make a pass each; the job id makes replicas starting together queue one.
+   */
+  private async startFirstPasses(policies: readonly PolicyConfig[]): Promise<void> {
+    const now = this.clock.now().getTime();
+    const last = await this.redis.hgetall(this.keys.lastSuccessfulPasses());
+    for (const policy of policies) {
+      const trigger = this.registry.get(policy.type).trigger(policy);
+      if (!('every' in trigger)) continue;
+      const lastOk = Number(last[policy.name] ?? Number.NaN) * 1000;
+      if (Number.isFinite(lastOk) && now - lastOk < trigger.every) continue;
+      const slot = Math.floor(now / Math.min(trigger.every, 60_000));
+      await this.queue.enqueue(policyTickJob, { policy: policy.name }, { jobId: `start:${policy.name}:${slot}` });
+    }
+  }
+
+  /**
+   * Every replica reports the cluster-wide state of each configured policy as Redis holds it: its last successful pass
+   * and its unsettled targets, whichever replica ran the pass. Alerts then see one truth, not each replica's last pass.
+   */
+  private async refreshPassGauges(): Promise<void> {
+    try {
+      const last = await this.redis.hgetall(this.keys.lastSuccessfulPasses());
+      for (const policy of this.config.policies) {
+        const seconds = Number(last[policy.name]);
+        if (Number.isFinite(seconds) && seconds > 0) this.metrics.lastSuccessfulPass.set({ policy: policy.name }, seconds);
+        this.metrics.unsettledTargets.set({ policy: policy.name }, await this.redis.hlen(this.keys.unsettled(policy.name)));
+      }
+    } catch {
+      // Redis away: the gauge keeps its value and forgewarden_redis_up says why.
+    }
   }
 
   /** Ready once the schedules are in place; not while Redis is found without the daemon's data. */
@@ -198,10 +268,21 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       const unsettled = await this.unsettled.read(name);
       const lostAt = await this.dataLostAt();
       const context = { ...this.context(policy, mode), progress, unsettled, ...(lostAt ? { redisDataLostAt: lostAt } : {}) };
-      const snapshot = await runner.observe(policy, context);
-      const decisions = runner.decide(policy, snapshot, context.now);
+      let snapshot: unknown;
+      let decisions: Decision[];
+      try {
+        snapshot = await runner.observe(policy, context);
+        decisions = runner.decide(policy, snapshot, context.now);
+      } catch (error) {
+        // Observing or deciding failed: the pass is failed. Failed actions are counted per decision instead.
+        this.metrics.passes.inc({ policy: name, result: 'failed' });
+        throw error;
+      }
+      this.metrics.passes.inc({ policy: name, result: 'ok' });
       if (mode === 'plan') return { ...base, decisions, records: [] };
       const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays, passLease });
+      await this.recordSuccessfulPass(name);
+      this.logger.log(`${name}: pass done: looked at ${runner.summarize?.(policy, snapshot) ?? 'the forge'}; ${passTally(records)}`);
       // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
       if (dryRun) return { ...base, decisions, records };
       await runner.commit?.(policy, snapshot, context);
@@ -211,11 +292,20 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       return { ...base, decisions, records, ...(nextPassAt ? { nextPassAt } : {}) };
     } catch (error) {
       const message = errorText(error);
-      this.logger.error(`${name}: pass failed: ${message}`, error instanceof Error ? error.stack : undefined);
+      // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.
+      this.logger.error(`${name}: pass failed: ${message}`);
+      this.logger.debug(`${name}: pass failed`, error instanceof Error ? error.stack : undefined);
       return { ...base, decisions: [], records: [], error: message };
     } finally {
       stopTimer();
     }
+  }
+
+  /** Observing, deciding and acting went through (actions may have failed; those are counted per decision). */
+  private async recordSuccessfulPass(name: string): Promise<void> {
+    const seconds = this.clock.now().getTime() / 1000;
+    await this.redis.hset(this.keys.lastSuccessfulPasses(), name, String(seconds));
+    this.metrics.lastSuccessfulPass.set({ policy: name }, seconds);
   }
 
   /** An extra pass for open targets when the policy's own schedule would leave them longer than UNSETTLED_RETRY_MS. */
@@ -283,6 +373,14 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
 function earliest(...dates: Array<Date | undefined>): Date | undefined {
   const times = dates.filter((date): date is Date => date !== undefined).map((date) => date.getTime());
   return times.length === 0 ? undefined : new Date(Math.min(...times));
+}
+
+/** `2 done, 1 failed, 5 skipped`, or `nothing to do`. */
+function passTally(records: readonly ActionRecord[]): string {
+  const counts = new Map<string, number>();
+  for (const record of records) counts.set(record.outcome, (counts.get(record.outcome) ?? 0) + 1);
+  if (counts.size === 0) return 'nothing to do';
+  return [...counts].map(([outcome, n]) => `${n} ${outcome.replace('_', ' ')}`).join(', ');
 }
 
 function errorText(error: unknown): string {

@@ -34,6 +34,11 @@ export class EngineKeys {
     return `${this.prefix}:marker`;
   }
 
+  /** When each policy's last successful pass ended (epoch seconds), by policy: one hash every replica reports. */
+  lastSuccessfulPasses(): string {
+    return `${this.prefix}:passes:last_ok`;
+  }
+
   passLock(policy: string): string {
     return `${this.prefix}:lock:pass:${policy}`;
   }

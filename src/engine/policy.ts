@@ -96,6 +96,18 @@ export interface ActionResult {
 
 export type ActionEffect = (params: ActionParams, context: PolicyContext) => Promise<ActionResult | void>;
 
+/**
+ * A read that shows whether a policy's target exists and the token may work on it: the same listing the policy reads
+ * each pass (which needs the same role as acting on it, on this forge). `doctor` runs them.
+ */
+export interface TargetProbe {
+  /** For people: `project acme/api (jobs)`. */
+  readonly target: string;
+  /** What the token needs for it, said when the forge refuses: `Maintainer role`. */
+  readonly needs: string;
+  read(client: GitlabClient): Promise<void>;
+}
+
 /** When a policy's passes run: every interval, or on a cron schedule (cluster-wide either way). */
 export type Trigger = { readonly every: number } | { readonly cron: string; readonly timezone?: string };
 
@@ -127,6 +139,15 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
    * or undefined. The engine queues one extra pass for that time, once however many replicas ask.
    */
   nextPass?(config: Config, snapshot: Snapshot, now: Date): Date | undefined;
+  /**
+   * Pure: what one pass looked at, for the one line every pass logs (`3 projects, 12 failed jobs`): an idle pass must
+   * say it ran.
+   */
+  summarize?(config: Config, snapshot: Snapshot): string;
+  /** Pure: why this policy needs an administrator's token, or undefined; said at start when the token is not one. */
+  needsAdministrator?(config: Config): string | undefined;
+  /** Pure: the reads that show each target exists and the token may work on it (`doctor`). */
+  probes?(config: Config): TargetProbe[];
   /** The effect of each action this policy decides, by action name; the executor is the only caller. */
   readonly actions: Readonly<Record<string, ActionEffect>>;
   /** How many actions one pass may take (a policy may set `max_actions_per_run`). */

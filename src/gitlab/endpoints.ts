@@ -1,6 +1,6 @@
 /**
  * Every endpoint of the forge's API specification (its three documents), with the client method that calls it. The
- * README shows this table, and a test fails when an entry has no client method or no sandbox route, so the client,
+ * table in docs/api-client.md is generated from it, and a test fails when an entry has no client method or no sandbox route, so the client,
  * the sandbox and the documentation cannot drift apart. `<slug>` stands for each service of the integrations API.
  */
 export interface EndpointEntry {
@@ -118,7 +118,7 @@ export const ENDPOINTS: readonly EndpointEntry[] = [
   { method: 'POST', path: '/users/:id/unfollow', client: 'users.unfollow' },
 ];
 
-/** The table as the README shows it. */
+/** The table as docs/api-client.md shows it. */
 export function renderEndpointTable(): string {
   const rows = ENDPOINTS.map((entry) => `| ${entry.method} | \`${entry.path}\` | \`client.${entry.client}\` |`);
   return ['| method | path | client method |', '|---|---|---|', ...rows].join('\n');

@@ -1,6 +1,7 @@
 import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { EngineService } from '../engine/engine.service';
+import { ForgeHealth } from '../engine/forge-health';
 import { MetricsService } from '../metrics/metrics.service';
 import { RedisHealth } from '../redis/redis.module';
 
@@ -10,6 +11,7 @@ export class HealthController {
     private readonly redis: RedisHealth,
     private readonly metrics: MetricsService,
     private readonly engine: EngineService,
+    private readonly forge: ForgeHealth,
   ) {}
 
   /** Alive: the process answers. A load balancer or kubelet restarts it when this stops answering. */
@@ -20,18 +22,25 @@ export class HealthController {
   }
 
   /**
-   * Ready: the configuration is loaded (it is, or the daemon would not run), Redis answers, and the engine is set up
-   * in it (not while it makes its schedules again after Redis lost its data).
+   * Ready: the configuration is loaded (it is, or the daemon would not run), Redis answers, the engine is set up in it
+   * (not while it makes its schedules again after Redis lost its data), and the forge accepted the token at its last
+   * check (every 30 s): a daemon that cannot reach the forge does no work, and says so.
    */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) response: Response): Promise<{ status: string; checks: Record<string, string> }> {
     const redis = await this.redis.answers();
     const engine = this.engine.readiness();
-    const ready = redis && engine.ready;
+    const forge = this.forge.status();
+    const ready = redis && engine.ready && forge?.state === 'ok';
     response.status(ready ? 200 : 503);
     return {
       status: ready ? 'ok' : 'unavailable',
-      checks: { config: 'ok', redis: redis ? 'ok' : 'not answering', schedules: engine.ready ? 'ok' : (engine.reason ?? 'not ready') },
+      checks: {
+        config: 'ok',
+        redis: redis ? 'ok' : 'not answering',
+        schedules: engine.ready ? 'ok' : (engine.reason ?? 'not ready'),
+        forge: forge === undefined ? 'not checked yet' : forge.state === 'ok' ? 'ok' : forge.message,
+      },
     };
   }
 

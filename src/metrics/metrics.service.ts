@@ -23,6 +23,15 @@ export class MetricsService {
   readonly unsettledTargets: Gauge<'policy'>;
   /** Times the daemon found Redis without its data and set itself up again. */
   readonly redisDataLost: Counter;
+  /** Passes by result: `failed` when observing or deciding failed (failed actions count in decisions). */
+  readonly passes: Counter<'policy' | 'result'>;
+  /** Cluster-wide, read from Redis: absent until a policy's first successful pass. */
+  readonly lastSuccessfulPass: Gauge<'policy'>;
+  /** The interval, or the longest gap between two runs of a cron schedule: "no pass for 3 intervals" alerts on it. */
+  readonly policyInterval: Gauge<'policy'>;
+  /** 1 while the forge accepted the token at the last check. */
+  readonly forgeUp: Gauge;
+  private readonly policies: Gauge<'type' | 'mode'>;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     collectDefaultMetrics({ register: this.registry });
@@ -68,21 +77,60 @@ export class MetricsService {
       help: 'Times Redis was found without the daemon\'s data (restarted empty, failed over, flushed); schedules were made again.',
       registers: [this.registry],
     });
+    this.passes = new Counter({
+      name: 'forgewarden_passes_total',
+      help: 'Passes by policy and result: failed when observing or deciding failed (failed actions are counted in forgewarden_decisions_total).',
+      labelNames: ['policy', 'result'],
+      registers: [this.registry],
+    });
+    this.lastSuccessfulPass = new Gauge({
+      name: 'forgewarden_last_successful_pass_timestamp_seconds',
+      help: 'When the last successful pass of the policy ended, on any replica (read from Redis); absent until the first.',
+      labelNames: ['policy'],
+      registers: [this.registry],
+    });
+    this.policyInterval = new Gauge({
+      name: 'forgewarden_policy_interval_seconds',
+      help: 'The policy\'s interval, or the longest gap between two runs of its cron schedule.',
+      labelNames: ['policy'],
+      registers: [this.registry],
+    });
+    this.forgeUp = new Gauge({
+      name: 'forgewarden_forge_up',
+      help: '1 while the forge answered GET /user and accepted the token at the last check (every 30 s), else 0.',
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'forgewarden_api_request_budget_per_minute',
+      help: 'Requests per minute all replicas may send together (gitlab.max_requests_per_minute).',
+      registers: [this.registry],
+    }).set(config.gitlab.max_requests_per_minute);
     new Gauge({
       name: 'forgewarden_build_info',
       help: 'Always 1; the labels tell which version runs.',
       labelNames: ['version'],
       registers: [this.registry],
     }).set({ version: VERSION }, 1);
-    const policies = new Gauge({
+    this.policies = new Gauge({
       name: 'forgewarden_policies',
       help: 'Configured policies by type and whether they act or only record what they would do.',
       labelNames: ['type', 'mode'],
       registers: [this.registry],
     });
+    this.describePolicies(config);
+  }
+
+  /** The per-policy gauges of a configuration: at start, and again after a reload. */
+  describePolicies(config: AppConfig, intervals: ReadonlyMap<string, number> = new Map()): void {
+    this.policies.reset();
     for (const policy of config.policies) {
-      policies.inc({ type: policy.type, mode: (policy.dry_run ?? config.dry_run) ? 'dry_run' : 'acting' });
+      this.policies.inc({ type: policy.type, mode: (policy.dry_run ?? config.dry_run) ? 'dry_run' : 'acting' });
     }
+    this.policyInterval.reset();
+    for (const [policy, seconds] of intervals) this.policyInterval.set({ policy }, seconds);
+    // A removed policy's last pass is no longer news (an alert on it would never clear); the engine sets the
+    // configured ones again from Redis within seconds.
+    this.lastSuccessfulPass.reset();
   }
 
   get contentType(): string {

@@ -113,17 +113,23 @@ describe('forgewarden run', () => {
     expect(result.stderr).toBe(`forgewarden run: cannot reach Redis at redis://:[REDACTED]@127.0.0.1:${port}: ECONNREFUSED\n`);
   });
 
-  it('serves health, readiness and metrics, and exits 0 on SIGTERM', async () => {
+  it('serves health, readiness and metrics, and exits 0 on SIGTERM; not ready while the forge cannot be reached', async () => {
     const port = await freePort();
     const file = validFile(`redis: { prefix: e2e-run-${port} }\nhttp: { port: ${port} }`);
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redisUrl() }));
     try {
-      await waitUntil('the daemon serves /readyz', async () => (await statusOf(`http://127.0.0.1:${port}/readyz`)) === 200);
-      expect(await statusOf(`http://127.0.0.1:${port}/healthz`)).toBe(200);
+      await waitUntil('the daemon serves /healthz', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
+      // gitlab.example.com does not resolve here: the daemon runs, and says it cannot work.
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(ready.status).toBe(503);
+      const body = (await ready.json()) as { checks: Record<string, string> };
+      expect(body.checks).toMatchObject({ redis: 'ok', schedules: 'ok' });
+      expect(body.checks.forge).toMatch(/^cannot reach the forge at https:\/\/gitlab\.example\.com \(GITLAB_URL\): /);
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       expect(metrics).toMatch(/^forgewarden_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
       expect(metrics).toMatch(/^process_cpu_user_seconds_total /m);
       expect(metrics).toMatch(/^forgewarden_redis_up 1$/m);
+      expect(metrics).toMatch(/^forgewarden_forge_up 0$/m);
     } finally {
       const result = await daemon.stop('SIGTERM');
       expect(result.code).toBe(0);

@@ -4,6 +4,7 @@ import { AppLogger } from '../../src/logging/logger';
 import { defineJob } from '../../src/queue/jobs';
 import { QueueService, WORK_QUEUE } from '../../src/queue/queue.service';
 import { RedisUnavailableError } from '../../src/redis/connection';
+import { startSandbox } from '../../src/sandbox';
 import { childEnv, startCli, statusOf, waitUntil, writeTempFile } from '../support/cli';
 import { testConfig } from '../support/config';
 import { MemoryStream } from '../support/memory-stream';
@@ -98,10 +99,12 @@ describe('graceful shutdown with a real Redis', () => {
 describe('a Redis restart while running', () => {
   it('marks the daemon unready, then ready again, without it exiting', async () => {
     const redis = await startRedisServer();
+    // Ready also means the forge accepts the token: the sandbox's demo world is the forge here.
+    const forge = await startSandbox();
     const httpPort = await freePort();
     const file = writeTempFile(
       'policies.yml',
-      ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "glpat-restart-0000000000" }', `http: { port: ${httpPort} }`].join('\n'),
+      ['version: 1', `gitlab: { url: "${forge.url}", token: "glpat-sandbox-admin-token" }`, `http: { port: ${httpPort} }`].join('\n'),
     );
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redis.url }));
     const readyz = () => statusOf(`http://127.0.0.1:${httpPort}/readyz`);
@@ -123,6 +126,7 @@ describe('a Redis restart while running', () => {
     } finally {
       const result = await daemon.stop('SIGTERM');
       await restarted.stop();
+      await forge.close();
       expect(result.code).toBe(0);
     }
   });

@@ -1,8 +1,14 @@
+import type { GitlabClient } from '../../gitlab';
 import type { ActionParams, PolicyContext, PolicyRunner } from '../../engine/policy';
+import { onePage, readFirstPage } from '../../engine/probe';
+import { count } from '../../engine/words';
 import { APPROVE, type AccessRequestsSnapshot, decideAccessRequests, DENY } from './access-requests.decide';
 import { observeAccessRequests } from './access-requests.observer';
 import { approveTarget, requestTarget } from './access-requests.params';
 import { type AccessRequestsConfig, accessRequestsPolicy } from './access-requests.schema';
+
+/** Facts of a requester that only the administrator's view of a user carries. */
+const ADMIN_FACTS = ['email_domains', 'two_factor', 'external', 'confirmed'] as const;
 
 /**
  * The access_requests policy as the engine runs it: every `interval`. Each action is taken at most once per request
@@ -31,5 +37,30 @@ export const accessRequestsRunner: PolicyRunner<AccessRequestsConfig, AccessRequ
       await resource.deny(target.id, target.userId);
     },
   },
+  summarize: (config, snapshot) => {
+    const requests = snapshot.sources.reduce((sum, source) => sum + source.requests.length, 0);
+    const groups = snapshot.sources.filter((source) => source.kind === 'group').length;
+    return `${count(groups, 'group')} and ${count(snapshot.sources.length - groups, 'project')}, ${count(requests, 'pending request')}`;
+  },
+  needsAdministrator: (config) => {
+    const facts = new Set<string>();
+    for (const rule of config.rules) {
+      for (const fact of ADMIN_FACTS) if (rule.when?.[fact] !== undefined) facts.add(fact);
+    }
+    // Without the administrator's view these facts are unknown, so rules on them never hold: nothing is approved.
+    return facts.size === 0 ? undefined : `its rules look at ${[...facts].join(', ')}, which only an administrator's token can see`;
+  },
+  probes: (config) => [
+    ...(config.groups ?? []).map((group) => ({
+      target: `group ${group} (access requests)`,
+      needs: 'Owner role, or Maintainer where the forge allows it',
+      read: (client: GitlabClient) => readFirstPage(client.groupAccessRequests.all(group, onePage())),
+    })),
+    ...(config.projects ?? []).map((project) => ({
+      target: `project ${project} (access requests)`,
+      needs: 'Maintainer role or higher',
+      read: (client: GitlabClient) => readFirstPage(client.projectAccessRequests.all(project, onePage())),
+    })),
+  ],
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };

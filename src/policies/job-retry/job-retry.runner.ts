@@ -1,4 +1,6 @@
 import type { ActionParams, PolicyContext, PolicyRunner } from '../../engine/policy';
+import { onePage, readFirstPage } from '../../engine/probe';
+import { count } from '../../engine/words';
 import { decideJobRetries, type JobRetrySnapshot, RETRY } from './job-retry.decide';
 import { commitJobRetries, observeJobRetries, recheckJobRetry } from './job-retry.observer';
 import { retryTarget } from './job-retry.params';
@@ -20,5 +22,15 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
       return { detail: `new job ${job.id}` };
     },
   },
+  summarize: (config, snapshot) => {
+    const candidates = snapshot.projects.reduce((sum, project) => sum + project.candidates.length, 0);
+    return `${count(snapshot.projects.length, 'project')}, ${count(candidates, 'new failed job')}`;
+  },
+  probes: (config) =>
+    config.projects.map((project) => ({
+      target: `project ${project} (jobs)`,
+      needs: 'Developer role or higher',
+      read: (client) => readFirstPage(client.jobs.all(project, { scope: ['failed'] }, onePage())),
+    })),
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };

@@ -1,4 +1,7 @@
+import type { GitlabClient } from '../../gitlab';
 import type { PolicyRunner } from '../../engine/policy';
+import { onePage, readFirstPage } from '../../engine/probe';
+import { count } from '../../engine/words';
 import { removeOldKey, runOnRotate, uploadKey, verifyKey, writeKey } from './key-rotation.actions';
 import {
   decideKeyRotation,
@@ -11,6 +14,7 @@ import {
   WRITE_KEY,
 } from './key-rotation.decide';
 import { observeKeyRotation } from './key-rotation.observer';
+import { unusableDirectory } from './secret-file';
 import { type KeyRotationConfig, keyRotationPolicy } from './key-rotation.schema';
 
 /**
@@ -31,5 +35,35 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationSnaps
     [RUN_ON_ROTATE]: runOnRotate,
     [REMOVE_OLD_KEY]: removeOldKey,
   },
+  summarize: (config, snapshot) => {
+    const ssh = snapshot.ssh.reduce((sum, owner) => sum + (owner.access === 'ok' ? owner.keys.length : 0), 0);
+    const deploy = snapshot.deploy.reduce((sum, keys) => sum + keys.length, 0);
+    return `${count(ssh, 'SSH key')} of ${count(snapshot.ssh.length, 'user')}, ${count(deploy, 'deploy key')}`;
+  },
+  needsAdministrator: (config) => {
+    const others = config.ssh_keys.filter((entry) => entry.user !== 'self').map((entry) => String(entry.user));
+    return others.length === 0 ? undefined : `it rotates the SSH keys of ${others.join(', ')}, which only an administrator's token may`;
+  },
+  probes: (config) => [
+    {
+      target: `secrets_dir ${config.secrets_dir}`,
+      needs: "a folder the daemon's user may write",
+      read: async () => {
+        const problem = await unusableDirectory(config.secrets_dir);
+        if (problem) throw new Error(problem);
+      },
+    },
+    ...config.ssh_keys.map((entry) => ({
+      target: entry.user === 'self' ? "the token's user's SSH keys" : `SSH keys of user ${entry.user}`,
+      needs: entry.user === 'self' ? 'the api scope' : "an administrator's token",
+      read: (client: GitlabClient) =>
+        readFirstPage(entry.user === 'self' ? client.sshKeys.all(onePage()) : client.sshKeys.allForUser(entry.user, onePage())),
+    })),
+    ...[...new Set(config.deploy_keys.flatMap((entry) => entry.projects))].map((project) => ({
+      target: `project ${project} (deploy keys)`,
+      needs: 'Maintainer role or higher',
+      read: (client: GitlabClient) => readFirstPage(client.deployKeys.all(project, onePage())),
+    })),
+  ],
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };

@@ -1,4 +1,7 @@
 import type { ActionParams, ActionResult, Decision, PolicyContext, PolicyRunner } from '../../engine/policy';
+import { onePage, readFirstPage } from '../../engine/probe';
+import { count } from '../../engine/words';
+import type { GitlabClient } from '../../gitlab';
 import { BulkDeleteAlreadyRequestedError, certainlyNotActed, NotFoundError } from '../../gitlab/transport/errors';
 import { BULK_DELETE, decideRegistryCleanup, DELETE_REPOSITORY, DELETE_TAG, type RegistryCleanupSnapshot } from './registry-cleanup.decide';
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, ledgerKey, nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
@@ -108,5 +111,21 @@ export const registryCleanupRunner: PolicyRunner<RegistryCleanupConfig, Registry
       return { detail: 'the forge deletes it in the background' };
     },
   },
+  summarize: (config, snapshot) => {
+    const tags = snapshot.repositories.reduce((sum, repository) => sum + repository.tags.length, 0);
+    return `${count(snapshot.repositories.length, 'repository', 'repositories')}, ${count(tags, 'tag')}`;
+  },
+  probes: (config) => [
+    ...(config.projects ?? []).map((project) => ({
+      target: `project ${project} (container registry)`,
+      needs: 'Maintainer role or higher to delete tags',
+      read: (client: GitlabClient) => readFirstPage(client.registry.all(project, {}, onePage())),
+    })),
+    ...(config.groups ?? []).map((group) => ({
+      target: `group ${group} (container registry)`,
+      needs: 'Maintainer role or higher to delete tags',
+      read: (client: GitlabClient) => readFirstPage(client.registry.allForGroup(group, {}, onePage())),
+    })),
+  ],
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };
