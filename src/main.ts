@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { auditCommand } from './cli/audit';
+import { doctorCommand } from './cli/doctor';
+import { EXIT_USAGE, logSettingsProblem } from './cli/usage';
 import { onceCommand } from './cli/once';
 import { planCommand } from './cli/plan';
 import { runCommand } from './cli/run';
@@ -13,16 +15,37 @@ import { VERSION } from './version';
 const program = new Command('forgewarden')
   .description('Applies policies written in YAML to a GitLab-compatible forge.')
   .version(VERSION)
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Usage errors (an unknown option, a missing argument) exit 2 like an invalid file, never 1 like a failed pass.
+  .exitOverride()
+  // A bad LOG_LEVEL or LOG_FORMAT is the same mistake in every command, so every command says it the same way.
+  .hook('preAction', () => {
+    const problem = logSettingsProblem(process.env);
+    if (problem) throw new CommanderError(EXIT_USAGE, 'forgewarden.logSettings', `error: ${problem}`);
+  });
 
 const configOption = ['-c, --config <file>', 'policy file (default: $FORGEWARDEN_CONFIG or config/policies.yml)'] as const;
 
+const dryRunOptions = [
+  ['--dry-run', 'record what would be done and change nothing, whatever the file says'],
+  ['--no-dry-run', 'act, whatever the file says'],
+] as const;
+
 program
   .command('validate')
-  .description('check a policy file; prints each problem as FILE:LINE:COL key.path: message (exit 2 when invalid)')
+  .description('check policy files; prints each problem as FILE:LINE:COL key.path: message (exit 2 when one is invalid)')
+  .argument('[files...]', 'policy files (default: -c FILE, $FORGEWARDEN_CONFIG or config/policies.yml)')
   .option(...configOption)
-  .action((options: { config?: string }) => {
-    process.exitCode = validateCommand(options);
+  .action((files: string[], options: { config?: string }) => {
+    process.exitCode = validateCommand(files, options);
+  });
+
+program
+  .command('doctor')
+  .description('check Redis, the forge, the token and every policy\'s targets; one line per check (exit 1 on a failed check)')
+  .option(...configOption)
+  .action(async (options: { config?: string }) => {
+    process.exitCode = await doctorCommand(options);
   });
 
 program
@@ -46,7 +69,10 @@ program
   .option(...configOption)
   .option('--policy <name>', 'only this policy')
   .option('--json', 'print JSON instead of a table')
-  .action(async (options: { config?: string; policy?: string; json?: boolean }) => {
+  .option(...dryRunOptions[0])
+  .option(...dryRunOptions[1])
+  .option('--exit-code', 'exit 3 when at least one action would be taken, 0 when none')
+  .action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean; exitCode?: boolean }) => {
     process.exitCode = await planCommand(options);
   });
 
@@ -55,7 +81,10 @@ program
   .description('one acting pass of every policy, then exit (for cron or CI)')
   .option(...configOption)
   .option('--policy <name>', 'only this policy')
-  .action(async (options: { config?: string; policy?: string }) => {
+  .option('--json', 'print JSON instead of a summary')
+  .option(...dryRunOptions[0])
+  .option(...dryRunOptions[1])
+  .action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean }) => {
     process.exitCode = await onceCommand(options);
   });
 
@@ -83,7 +112,15 @@ program.parseAsync(process.argv).then(
   // Connections are closed by now; exiting explicitly ends any straggling timer of a library.
   () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
-    process.stderr.write(`forgewarden: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    if (error instanceof CommanderError) {
+      // Help and --version "fail" with exit code 0; commander has printed the message (and the help) already,
+      // except for ours.
+      if (error.code === 'forgewarden.logSettings') process.stderr.write(`${error.message}\n`);
+      process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
+    }
+    // A bug, not an expected failure: one line, and the stack only when asked for.
+    const debug = /^(debug|verbose)$/i.test(process.env.LOG_LEVEL ?? '');
+    process.stderr.write(`forgewarden: ${error instanceof Error ? ((debug ? error.stack : undefined) ?? error.message) : String(error)}\n`);
     process.exit(1);
   },
 );

@@ -1,17 +1,17 @@
 import { EngineService, type PassResult } from '../engine/engine.service';
-import { selectPolicies, type PassOptions } from './plan';
+import { passJson, selectPolicies, type PassOptions } from './plan';
 import { renderTable } from './table';
 import { withApp } from './with-app';
 
 /** One acting pass of each policy (delays are waited out in-process), then exit: for cron jobs and CI. */
-export async function onceCommand(options: PassOptions): Promise<number> {
+export async function onceCommand(options: PassOptions & { json?: boolean }): Promise<number> {
   return withApp('once', options, async (app) => {
     const engine = app.get(EngineService);
     const names = selectPolicies(engine, options.policy, 'once');
     if (!names) return 2;
     const results: PassResult[] = [];
     for (const name of names) results.push(await engine.runPass(name, 'act', 'inline'));
-    process.stdout.write(renderSummary(results));
+    process.stdout.write(options.json ? `${JSON.stringify(results.map((result) => passJson(result)), null, 2)}\n` : renderSummary(results));
     const failed = results.some((result) => result.error !== undefined || result.records.some((record) => record.outcome === 'failed'));
     return failed ? 1 : 0;
   });

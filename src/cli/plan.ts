@@ -1,11 +1,14 @@
 import { EngineService, type PassResult } from '../engine/engine.service';
+import { SKIP } from '../engine/policy';
 import { renderTable } from './table';
-import { withApp } from './with-app';
+import { type AppCommandOptions, withApp } from './with-app';
 
-export interface PassOptions {
-  config?: string;
+export interface PassOptions extends AppCommandOptions {
   policy?: string;
 }
+
+/** `plan --exit-code`: at least one action would be taken. */
+export const EXIT_CHANGES_PENDING = 3;
 
 /** Which policies a one-shot command runs: all, or the one named by --policy (an unknown name is an error). */
 export function selectPolicies(engine: EngineService, wanted: string | undefined, command: string): string[] | undefined {
@@ -17,15 +20,17 @@ export function selectPolicies(engine: EngineService, wanted: string | undefined
 }
 
 /** One observe + decide pass of each policy; prints every decision with its reason and changes nothing. */
-export async function planCommand(options: PassOptions & { json?: boolean }): Promise<number> {
+export async function planCommand(options: PassOptions & { json?: boolean; exitCode?: boolean }): Promise<number> {
   return withApp('plan', options, async (app) => {
     const engine = app.get(EngineService);
     const names = selectPolicies(engine, options.policy, 'plan');
     if (!names) return 2;
     const results: PassResult[] = [];
     for (const name of names) results.push(await engine.runPass(name, 'plan', 'inline', terminalProgress()));
-    process.stdout.write(options.json ? `${JSON.stringify(results.map(toJson), null, 2)}\n` : renderPlan(results));
-    return results.some((result) => result.error !== undefined) ? 1 : 0;
+    process.stdout.write(options.json ? `${JSON.stringify(results.map((result) => passJson(result)), null, 2)}\n` : renderPlan(results));
+    if (results.some((result) => result.error !== undefined)) return 1;
+    const pending = results.some((result) => result.decisions.some((decision) => decision.action !== SKIP));
+    return options.exitCode && pending ? EXIT_CHANGES_PENDING : 0;
   });
 }
 
@@ -35,7 +40,7 @@ export function terminalProgress(): (message: string) => void {
   return (message) => process.stderr.write(`\r\x1b[2K${message}`);
 }
 
-function toJson(result: PassResult) {
+export function passJson(result: PassResult) {
   return {
     policy: result.policy,
     type: result.type,
@@ -50,6 +55,18 @@ function toJson(result: PassResult) {
       params: decision.params,
       ...(decision.details ? { details: decision.details } : {}),
     })),
+    // What an acting pass (`once`) did with each decision that was not a skip.
+    ...(result.records.length > 0
+      ? {
+          outcomes: result.records.map((record) => ({
+            action: record.decision.action,
+            target: record.decision.target,
+            key: record.decision.key,
+            outcome: record.outcome,
+            ...(record.detail !== undefined ? { detail: record.detail } : {}),
+          })),
+        }
+      : {}),
   };
 }
 

@@ -1,36 +1,68 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createApp } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
+import { ForgeHealth } from '../engine/forge-health';
 import { AppLogger, loggerOptionsFromEnv } from '../logging/logger';
-import { RedisUnavailableError } from '../redis/connection';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 
+export interface AppCommandOptions {
+  config?: string;
+  /** `--dry-run` / `--no-dry-run`: overrides the file's `dry_run` and every policy's own, for this run only. */
+  dryRun?: boolean;
+}
+
 /**
- * Runs a one-shot command (plan, once, audit) inside the application without HTTP or queue workers. Logs go to
+ * Runs a one-shot command (plan, once, audit, doctor) inside the application without HTTP or queue workers. Logs go to
  * stderr, at warn unless LOG_LEVEL says otherwise, because stdout is the command's result.
+ *
+ * With `forge: 'check'` the forge is asked first who the token is: a refused token or an unreachable forge ends the
+ * command with one line (exit 1) before any pass starts. `audit` passes `forge: 'none'`: it reads only Redis, so it
+ * runs without GITLAB_URL and GITLAB_TOKEN.
  */
 export async function withApp(
   command: string,
-  options: { config?: string },
+  options: AppCommandOptions,
   body: (app: INestApplicationContext, config: AppConfig) => Promise<number>,
+  forge: 'check' | 'none' = 'check',
 ): Promise<number> {
   const file = configPath(options.config);
-  const config = loadOrReport(file);
-  if (!config) return EXIT_INVALID_CONFIG;
-  const logger = new AppLogger({ ...loggerOptionsFromEnv(process.env, process.stderr), level: process.env.LOG_LEVEL ?? 'warn' });
+  const loaded = loadOrReport(file, forge === 'none' ? withoutForge(process.env) : process.env);
+  if (!loaded) return EXIT_INVALID_CONFIG;
+  const config = options.dryRun === undefined ? loaded : overrideDryRun(loaded, options.dryRun);
+  const logger = new AppLogger({ ...loggerOptionsFromEnv(process.env, process.stderr), level: process.env.LOG_LEVEL || 'warn' });
   let app: INestApplicationContext;
   try {
     ({ app } = await createApp(config, file, logger, { http: false }));
   } catch (error) {
     await logger.flush();
-    const message = error instanceof RedisUnavailableError || error instanceof Error ? error.message : String(error);
-    process.stderr.write(`forgewarden ${command}: ${message}\n`);
+    process.stderr.write(`forgewarden ${command}: ${error instanceof Error ? error.message : String(error)}\n`);
+    logger.debug(`forgewarden ${command}`, error instanceof Error ? error.stack : undefined);
     return 1;
   }
   try {
+    if (forge === 'check') {
+      const status = await app.get(ForgeHealth).check();
+      if (status.state !== 'ok') {
+        process.stderr.write(`forgewarden ${command}: ${status.message}\n`);
+        return 1;
+      }
+    }
     return await body(app, config);
   } finally {
     await app.close();
     await logger.flush();
   }
+}
+
+/** The same configuration with one `dry_run` for the file and every policy. */
+export function overrideDryRun(config: AppConfig, dryRun: boolean): AppConfig {
+  return { ...config, dry_run: dryRun, policies: config.policies.map((policy) => ({ ...policy, dry_run: dryRun })) };
+}
+
+/**
+ * The environment for a command that never talks to the forge: GITLAB_URL and GITLAB_TOKEN, when unset, get stand-ins
+ * so that a file reading them (`token: ${GITLAB_TOKEN}`) still loads. No request is ever sent with them.
+ */
+function withoutForge(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...env, GITLAB_URL: env.GITLAB_URL || 'http://forge.invalid', GITLAB_TOKEN: env.GITLAB_TOKEN || 'unused-by-this-command' };
 }

@@ -2,11 +2,14 @@ import type { LoggerService, LogLevel } from '@nestjs/common';
 import * as winston from 'winston';
 import { redactor, type Redactor } from './redact';
 
-export type LogFormat = 'json' | 'pretty';
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Nest's level names, most severe first; `info` is accepted for `log`. */
 const LEVELS = { fatal: 0, error: 1, warn: 2, info: 3, debug: 4, verbose: 5 } as const;
 type Level = keyof typeof LEVELS;
+/** The values LOG_LEVEL takes (`log` is also read as `info`, Nest's name for it). */
+export const LOG_LEVEL_NAMES: readonly string[] = Object.keys(LEVELS);
 /** Nest's own start-up chatter ("dependencies initialized", routes mapped) is debug detail, not news. */
 const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
 const COLORS = { fatal: 'magenta', error: 'red', warn: 'yellow', info: 'green', debug: 'blue', verbose: 'gray' };
@@ -27,7 +30,7 @@ export function loggerOptionsFromEnv(env: NodeJS.ProcessEnv, stream: NodeJS.Writ
 }
 
 export function parseLogLevel(level: string | undefined): Level {
-  const normalized = (level ?? 'info').toLowerCase();
+  const normalized = (level || 'info').toLowerCase();
   if (normalized === 'log') return 'info';
   if (normalized in LEVELS) return normalized as Level;
   throw new Error(`LOG_LEVEL must be one of fatal, error, warn, info, debug, verbose (got "${level}")`);
@@ -124,6 +127,12 @@ export class AppLogger implements LoggerService {
       else if (param instanceof Error) entry.error = param;
       else if (typeof param === 'object' && param !== null) Object.assign(entry, param);
       else if (param !== undefined) entry.detail = param;
+    }
+    // A stack trace is for whoever debugs forgewarden, not for the operator reading why a pass failed: the message
+    // says that. It is kept at debug and verbose.
+    if (LEVELS[this.winston.level as Level] < LEVELS.debug) {
+      delete entry.stack;
+      if (entry.error instanceof Error) entry.error = `${entry.error.name}: ${entry.error.message}`;
     }
     this.winston.log(entry as winston.LogEntry);
   }

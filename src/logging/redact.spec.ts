@@ -103,6 +103,24 @@ describe('AppLogger', () => {
     expect(slow).toMatchObject({ level: 'warn', context: 'Engine', message: 'slow', policy: 'nightly', ms: 1200 });
   });
 
+  it.each([
+    ['info', false],
+    ['warn', false],
+    ['debug', true],
+    ['verbose', true],
+  ] as const)('at %s, keeps error stacks: %s (the message always)', async (level, kept) => {
+    const { stream, logger } = capture('json', level);
+    const error = new TypeError('bad answer');
+    logger.error('poll failed', error.stack, 'JobRetry');
+    logger.error(error, 'JobRetry');
+    await logger.flush();
+    const [withStack, withError] = stream.lines;
+    expect(withStack).toMatchObject({ level: 'error', message: 'poll failed' });
+    expect(withError).toMatchObject({ level: 'error', message: 'bad answer' });
+    expect(stream.text.includes('    at ')).toBe(kept);
+    if (!kept) expect(withError?.error).toBe('TypeError: bad answer');
+  });
+
   it('drops entries below LOG_LEVEL', async () => {
     const { stream, logger } = capture('json', 'warn');
     logger.debug('hidden', 'Ctx');

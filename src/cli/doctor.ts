@@ -1,0 +1,148 @@
+import Redis from 'ioredis';
+import { protectSecrets } from '../bootstrap';
+import type { AppConfig } from '../config/schema';
+import { askForge, oneShotClientRetry, type ForgeStatus } from '../engine/forge-health';
+import { EngineKeys } from '../engine/keys';
+import type { TargetProbe } from '../engine/policy';
+import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
+import { POLICY_RUNNERS } from '../policies/runners';
+import { displayRedisUrl, waitForRedis } from '../redis/connection';
+import { configPath, loadOrReport } from './config-file';
+
+/** Redis gets this long at most: a doctor that waits the full connect timeout for a dead Redis feels hung. */
+const REDIS_CHECK_MS = 5_000;
+
+interface Check {
+  readonly ok: boolean;
+  readonly line: string;
+}
+
+/**
+ * Checks what the daemon needs, one line per check, in plain words: the policy file, Redis (answers and takes
+ * writes), the forge (answers), the token (accepted, whose, administrator or not), and for each policy whether its
+ * targets exist and the token may work on them. Exit 1 when any check fails. Nothing on the forge changes.
+ */
+export async function doctorCommand(options: { config?: string }): Promise<number> {
+  const file = configPath(options.config);
+  const config = loadOrReport(file);
+  if (!config) {
+    print({ ok: false, line: `policy file ${file}: invalid (the problems are listed above)` });
+    return 1;
+  }
+  protectSecrets(config);
+  const checks: Check[] = [{ ok: true, line: `policy file ${file}: valid, ${config.policies.length} polic${config.policies.length === 1 ? 'y' : 'ies'}` }];
+  print(checks[0]);
+
+  const redis = await checkRedis(config);
+  checks.push(redis.check);
+  print(redis.check);
+
+  const client = new GitlabClient({
+    url: config.gitlab.url,
+    token: config.gitlab.token,
+    timeoutMs: config.gitlab.timeout,
+    connectTimeoutMs: config.gitlab.connect_timeout,
+    retry: oneShotClientRetry(),
+    ...(redis.connection ? { redis: redis.connection, redisPrefix: config.redis.prefix, maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
+  });
+  try {
+    const status = await askForge(client, config.gitlab.url, file);
+    for (const check of forgeChecks(config, status)) {
+      checks.push(check);
+      print(check);
+    }
+    if (status.state === 'ok') {
+      for (const check of await policyChecks(config, status.identity.administrator, client)) {
+        checks.push(check);
+        print(check);
+      }
+    } else if (config.policies.length > 0) {
+      const check = { ok: false, line: `policies: not checked, the forge ${status.state === 'refused' ? 'refused the token' : 'did not answer'}` };
+      checks.push(check);
+      print(check);
+    }
+  } finally {
+    await client.close();
+    redis.connection?.disconnect();
+  }
+  const failed = checks.filter((check) => !check.ok).length;
+  process.stdout.write(failed === 0 ? 'all checks passed\n' : `${failed} check${failed === 1 ? '' : 's'} failed\n`);
+  return failed === 0 ? 0 : 1;
+}
+
+function print(check: Check): void {
+  process.stdout.write(`${check.ok ? '✓' : '✗'} ${check.line}\n`);
+}
+
+/** Redis answers, and takes a write and gives it back (a replica or a full disk refuses writes). */
+async function checkRedis(config: AppConfig): Promise<{ check: Check; connection?: Redis }> {
+  const where = `Redis at ${displayRedisUrl(config.redis.url)}`;
+  try {
+    await waitForRedis(config.redis.url, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS));
+  } catch (error) {
+    return { check: { ok: false, line: `${where}: does not answer (${error instanceof Error ? error.message : String(error)})` } };
+  }
+  const connection = new Redis(config.redis.url, { maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: REDIS_CHECK_MS });
+  connection.on('error', () => undefined);
+  const key = `${new EngineKeys(config.redis.prefix).marker()}:doctor:${process.pid}`;
+  try {
+    const written = `doctor ${Date.now()}`;
+    await connection.set(key, written, 'PX', 10_000);
+    const read = await connection.get(key);
+    await connection.del(key);
+    if (read !== written) return { check: { ok: false, line: `${where}: answers, but a value written could not be read back` }, connection };
+    return { check: { ok: true, line: `${where}: answers and accepts writes` }, connection };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const hint = /READONLY/.test(message) ? ' (a read-only replica? point REDIS_URL at the primary)' : '';
+    return { check: { ok: false, line: `${where}: answers, but refuses writes: ${message}${hint}` }, connection };
+  }
+}
+
+function forgeChecks(config: AppConfig, status: ForgeStatus): Check[] {
+  const forge = `forge at ${config.gitlab.url}`;
+  if (status.state === 'unreachable') {
+    return [
+      { ok: false, line: status.message },
+      { ok: false, line: 'token: not checked, the forge did not answer' },
+    ];
+  }
+  if (status.state === 'refused') return [{ ok: true, line: `${forge}: answers` }, { ok: false, line: `token: ${status.message}` }];
+  const who = `${status.identity.username}${status.identity.administrator ? ', an administrator' : ', not an administrator'}`;
+  return [
+    { ok: true, line: `${forge}: answers` },
+    { ok: true, line: `token: accepted, user ${who}` },
+  ];
+}
+
+/** Per policy: whether it needs an administrator the token is not, then each of its targets. */
+async function policyChecks(config: AppConfig, administrator: boolean, client: GitlabClient): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const policy of config.policies) {
+    const runner = POLICY_RUNNERS.get(policy.type);
+    if (!runner) continue; // validation knows every type this build runs
+    const needs = runner.needsAdministrator?.(policy);
+    if (needs && !administrator) checks.push({ ok: false, line: `${policy.name}: needs an administrator's token: ${needs}` });
+    for (const probe of runner.probes?.(policy) ?? []) checks.push(await runProbe(policy.name, probe, client));
+  }
+  return checks;
+}
+
+async function runProbe(policy: string, probe: TargetProbe, client: GitlabClient): Promise<Check> {
+  const what = `${policy}: ${probe.target}`;
+  try {
+    await probe.read(client);
+    return { ok: true, line: what };
+  } catch (error) {
+    return { ok: false, line: `${what}: ${probeFailure(error, probe)}` };
+  }
+}
+
+function probeFailure(error: unknown, probe: TargetProbe): string {
+  // The forge answers 404 both for what does not exist and for what the token may not see (spec 01 §6).
+  if (error instanceof NotFoundError) return 'not found, or the token cannot see it (check the path and that the token\'s user is a member)';
+  if (error instanceof ForbiddenError) return `the token may not work on it: needs ${probe.needs}`;
+  if (error instanceof UnauthorizedError) return 'the forge refused the token';
+  if (error instanceof ApiError) return error.status === 0 ? `no answer: ${error.message}` : `the forge answered ${error.status}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
