@@ -50,7 +50,9 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationSnaps
       needs: "a folder the daemon's user may write",
       read: async () => {
         const problem = await unusableDirectory(config.secrets_dir);
-        if (problem) throw new Error(problem);
+        // The target names the folder already: `secrets_dir /x: does not exist`.
+        const named = `secrets_dir ${config.secrets_dir} `;
+        if (problem) throw new Error(problem.startsWith(named) ? problem.slice(named.length) : problem);
       },
     },
     ...config.ssh_keys.map((entry) => ({

@@ -1,0 +1,240 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import Redis from 'ioredis';
+import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
+import { freePort } from '../support/redis-server';
+
+const DEMO_CONFIG = resolve(__dirname, '../../config/demo.yml');
+const ADMIN_TOKEN = 'glpat-sandbox-admin-token';
+const USER_TOKEN = 'glpat-sandbox-user-token';
+
+/** The lines doctor printed, without the trailing newline. */
+const linesOf = (result: CliResult) => result.stdout.trimEnd().split('\n');
+
+describe('forgewarden doctor against the sandbox', () => {
+  let sandbox: CliProcess;
+  let sandboxUrl: string;
+  let secretsDir: string;
+  const prefix = `e2e-doctor-${process.pid}`;
+  const redisUrl = () => process.env.REDIS_URL!;
+
+  /** The environment the demo config reads, with `extra` on top. */
+  const demoEnv = (extra: NodeJS.ProcessEnv = {}) =>
+    childEnv({
+      GITLAB_URL: sandboxUrl,
+      GITLAB_TOKEN: ADMIN_TOKEN,
+      REDIS_URL: redisUrl(),
+      FORGEWARDEN_DEMO_PREFIX: prefix,
+      FORGEWARDEN_DEMO_SECRETS: secretsDir,
+      ...extra,
+    });
+
+  /** Every request the sandbox recorded that could change something on the forge. */
+  const writesRecorded = async () => {
+    const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests`)).json()) as Array<{ method: string; path: string }>;
+    return log.filter((entry) => entry.method !== 'GET' && entry.method !== 'HEAD').map((entry) => `${entry.method} ${entry.path}`);
+  };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    sandbox = startCli(['sandbox', '--port', String(port)], childEnv());
+    sandboxUrl = `http://127.0.0.1:${port}`;
+    secretsDir = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-doctor-keys-'));
+    await waitUntil('the sandbox answers', async () => (await statusOf(`${sandboxUrl}/api/v4/user`)) === 401);
+  });
+
+  afterAll(async () => {
+    await sandbox.stop();
+    const redis = new Redis(redisUrl());
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('passes every check of the demo config with the administrator token, reads the forge and changes nothing', async () => {
+    await fetch(`${sandboxUrl}/__sandbox/requests`, { method: 'DELETE' });
+    const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv());
+    expect(result.code).toBe(0);
+    expect(linesOf(result)).toEqual([
+      `✓ policy file ${DEMO_CONFIG}: valid, 4 policies`,
+      `✓ Redis at ${redisUrl()}: answers and accepts writes`,
+      `✓ forge at ${sandboxUrl}: answers`,
+      '✓ token: accepted, user root, an administrator',
+      '✓ retry-transient-failures: project acme/api (jobs)',
+      '✓ retry-transient-failures: project acme/web (jobs)',
+      '✓ nightly-image-cleanup: group acme (container registry)',
+      '✓ staff-access: group acme (access requests)',
+      '✓ staff-access: project acme/web (access requests)',
+      `✓ ci-key-rotation: secrets_dir ${secretsDir}`,
+      "✓ ci-key-rotation: the token's user's SSH keys",
+      '✓ ci-key-rotation: project acme/api (deploy keys)',
+      '✓ ci-key-rotation: project acme/web (deploy keys)',
+      'all checks passed',
+    ]);
+
+    // It did ask the forge (who the token is, and each target), but only read.
+    const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests?method=GET`)).json()) as Array<{ path: string }>;
+    expect(log.map((entry) => entry.path)).toEqual(
+      expect.arrayContaining(['/api/v4/user', '/api/v4/projects/acme%2Fapi/jobs', '/api/v4/projects/acme%2Fweb/deploy_keys']),
+    );
+    expect(await writesRecorded()).toEqual([]);
+    // No key was written to the secrets folder, and its Redis check left no value behind.
+    expect(readdirSync(secretsDir)).toEqual([]);
+    const redis = new Redis(redisUrl());
+    try {
+      expect(await redis.keys(`${prefix}:*doctor*`)).toEqual([]);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('fails on a wrong token with exit 1, naming GITLAB_TOKEN and the 401, and does not check the policies', async () => {
+    const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ GITLAB_TOKEN: 'glpat-wrong' }));
+    expect(result.code).toBe(1);
+    expect(linesOf(result)).toEqual([
+      `✓ policy file ${DEMO_CONFIG}: valid, 4 policies`,
+      `✓ Redis at ${redisUrl()}: answers and accepts writes`,
+      `✓ forge at ${sandboxUrl}: answers`,
+      `✗ token: the forge at ${sandboxUrl} refused the token (401 Unauthorized): check GITLAB_TOKEN (gitlab.token in ${DEMO_CONFIG}) and that GITLAB_URL (gitlab.url) is the forge it belongs to`,
+      '✗ policies: not checked, the forge refused the token',
+      '2 checks failed',
+    ]);
+    expect(result.stdout).not.toContain('glpat-wrong');
+  });
+
+  it('fails within 10 s when Redis does not answer, and still checks the forge, the token and the policies', async () => {
+    const deadRedis = `redis://127.0.0.1:${await freePort()}`;
+    const started = Date.now();
+    const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ REDIS_URL: deadRedis }));
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(result.code).toBe(1);
+    const lines = linesOf(result);
+    expect(lines[1]).toMatch(new RegExp(`^✗ Redis at ${deadRedis.replace(/\./g, '\\.')}: does not answer \\(.+\\)$`));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        `✓ forge at ${sandboxUrl}: answers`,
+        '✓ token: accepted, user root, an administrator',
+        '✓ retry-transient-failures: project acme/api (jobs)',
+        '✓ ci-key-rotation: project acme/web (deploy keys)',
+      ]),
+    );
+    expect(lines.filter((line) => line.startsWith('✗'))).toHaveLength(1);
+    expect(lines.at(-1)).toBe('1 check failed');
+  });
+
+  it('fails when the forge does not answer, naming GITLAB_URL, and says the token and policies were not checked', async () => {
+    const deadForge = `http://127.0.0.1:${await freePort()}`;
+    const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ GITLAB_URL: deadForge }));
+    expect(result.code).toBe(1);
+    const lines = linesOf(result);
+    expect(lines.slice(0, 2)).toEqual([
+      `✓ policy file ${DEMO_CONFIG}: valid, 4 policies`,
+      `✓ Redis at ${redisUrl()}: answers and accepts writes`,
+    ]);
+    expect(lines[2]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+`));
+    expect(lines.slice(3)).toEqual([
+      '✗ token: not checked, the forge did not answer',
+      '✗ policies: not checked, the forge did not answer',
+      '3 checks failed',
+    ]);
+  });
+
+  it('fails on a secrets_dir that does not exist, and passes everything else', async () => {
+    const missing = join(secretsDir, 'not-there');
+    const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ FORGEWARDEN_DEMO_SECRETS: missing }));
+    expect(result.code).toBe(1);
+    const failures = linesOf(result).filter((line) => line.startsWith('✗'));
+    expect(failures).toEqual([`✗ ci-key-rotation: secrets_dir ${missing}: does not exist`]);
+    expect(linesOf(result).at(-1)).toBe('1 check failed');
+  });
+
+  it('fails on a project that does not exist, naming the policy and the project, and passes the one that does', async () => {
+    const file = writeTempFile(
+      'nope.yml',
+      [
+        'version: 1',
+        `gitlab: { url: "${sandboxUrl}", token: ${ADMIN_TOKEN} }`,
+        `redis: { url: "${redisUrl()}", prefix: ${prefix} }`,
+        'policies:',
+        '  - name: retry-nope',
+        '    type: job_retry',
+        '    projects: [acme/api, acme/nope]',
+        '    interval: 5m',
+        '    match: { failure_log: ["ETIMEDOUT"] }',
+      ].join('\n'),
+    );
+    const result = await runCli(['doctor', '-c', file], childEnv());
+    expect(result.code).toBe(1);
+    expect(linesOf(result).slice(4)).toEqual([
+      '✓ retry-nope: project acme/api (jobs)',
+      "✗ retry-nope: project acme/nope (jobs): not found, or the token cannot see it (check the path and that the token's user is a member)",
+      '1 check failed',
+    ]);
+  });
+
+  it("with a non-administrator's token: the rules that need an administrator and the targets it may not work on fail", async () => {
+    const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ GITLAB_TOKEN: USER_TOKEN }));
+    expect(result.code).toBe(1);
+    // alice: Developer of the group acme (so of acme/web), Maintainer of acme/api.
+    expect(linesOf(result).slice(3)).toEqual([
+      '✓ token: accepted, user alice, not an administrator',
+      '✓ retry-transient-failures: project acme/api (jobs)',
+      '✓ retry-transient-failures: project acme/web (jobs)',
+      '✓ nightly-image-cleanup: group acme (container registry)',
+      "✗ staff-access: needs an administrator's token: its rules look at email_domains, two_factor, external, which only an administrator's token can see",
+      '✗ staff-access: group acme (access requests): the token may not work on it: needs Owner role, or Maintainer where the forge allows it',
+      '✗ staff-access: project acme/web (access requests): the token may not work on it: needs Maintainer role or higher',
+      `✓ ci-key-rotation: secrets_dir ${secretsDir}`,
+      "✓ ci-key-rotation: the token's user's SSH keys",
+      '✓ ci-key-rotation: project acme/api (deploy keys)',
+      '✗ ci-key-rotation: project acme/web (deploy keys): the token may not work on it: needs Maintainer role or higher',
+      '4 checks failed',
+    ]);
+  });
+
+  it("with a non-administrator's token: rotating another user's SSH keys needs an administrator", async () => {
+    const file = writeTempFile(
+      'rotate-carol.yml',
+      [
+        'version: 1',
+        `gitlab: { url: "${sandboxUrl}", token: "\${GITLAB_TOKEN}" }`,
+        `redis: { url: "${redisUrl()}", prefix: ${prefix} }`,
+        'policies:',
+        '  - name: rotate-carol',
+        '    type: key_rotation',
+        '    interval: 1h',
+        `    secrets_dir: ${secretsDir}`,
+        '    ssh_keys:',
+        '      - { user: carol, titles: ["^ci"], rotate_before: 30d, lifetime: 180d, grace: 1d }',
+      ].join('\n'),
+    );
+    const asUser = await runCli(['doctor', '-c', file], childEnv({ GITLAB_TOKEN: USER_TOKEN }));
+    expect(asUser.code).toBe(1);
+    expect(linesOf(asUser).filter((line) => line.startsWith('✗'))).toEqual([
+      "✗ rotate-carol: needs an administrator's token: it rotates the SSH keys of carol, which only an administrator's token may",
+    ]);
+
+    const asAdmin = await runCli(['doctor', '-c', file], childEnv({ GITLAB_TOKEN: ADMIN_TOKEN }));
+    expect(asAdmin.code).toBe(0);
+    expect(linesOf(asAdmin).slice(3)).toEqual([
+      '✓ token: accepted, user root, an administrator',
+      `✓ rotate-carol: secrets_dir ${secretsDir}`,
+      '✓ rotate-carol: SSH keys of user carol',
+      'all checks passed',
+    ]);
+  });
+
+  it('reports an invalid policy file on stderr and fails with exit 1 without checking anything else', async () => {
+    const file = writeTempFile('invalid.yml', ['version: 2', `gitlab: { url: "${sandboxUrl}", token: ${ADMIN_TOKEN} }`, ''].join('\n'));
+    const result = await runCli(['doctor', '-c', file], childEnv());
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(`✗ policy file ${file}: invalid (the problems are listed above)\n`);
+    expect(result.stderr).toContain(`${file}:1:10 version: expected version: 1`);
+    expect(result.stderr).toContain(`${file}: 1 problem`);
+  });
+
+  it('changed nothing on the forge in any of these runs: the sandbox recorded no POST, PUT or DELETE', async () => {
+    expect(await writesRecorded()).toEqual([]);
+  });
+});
