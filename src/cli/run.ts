@@ -57,8 +57,12 @@ export async function runCommand(options: { config?: string }): Promise<number> 
     process.stderr.write(`forgewarden run: ${status.message}\n`);
     return 1;
   }
-  if (status.state === 'ok') describeToken(logger, config, status.identity);
-  else logger.warn(`${status.message}; starting anyway: /readyz answers 503 until the forge answers`, 'Forgewarden');
+  if (status.state === 'ok') {
+    describeToken(logger, config, status.identity);
+  } else {
+    logger.warn(`${status.message}; starting anyway: /readyz answers 503 until the forge answers`, 'Forgewarden');
+    forge.onceIdentified((identity) => describeToken(logger, config, identity));
+  }
   forge.watch();
   await app.get(EngineService).startDaemon();
   app.get(QueueService).startWorking();

@@ -38,6 +38,7 @@ export class ForgeHealth implements OnModuleDestroy {
   private last: ForgeStatus | undefined;
   private timer: NodeJS.Timeout | undefined;
   private watching = false;
+  private identified: Array<(identity: TokenIdentity) => void> = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -76,7 +77,17 @@ export class ForgeHealth implements OnModuleDestroy {
     const status = await this.ask();
     this.metrics.forgeUp.set(status.state === 'ok' ? 1 : 0);
     this.last = status;
+    if (status.state === 'ok') {
+      const listeners = this.identified;
+      this.identified = [];
+      for (const listener of listeners) listener(status.identity);
+    }
     return status;
+  }
+
+  /** Calls `listener` once, at the first check that finds the forge accepting the token (a daemon started while it was away). */
+  onceIdentified(listener: (identity: TokenIdentity) => void): void {
+    this.identified.push(listener);
   }
 
   /**
