@@ -7,10 +7,7 @@ import type { Clock } from './engine/clock';
 import { GitlabModule } from './gitlab/gitlab.module';
 import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';
-import { AccessRequestsModule } from './policies/access-requests/access-requests.module';
-import { JobRetryModule } from './policies/job-retry/job-retry.module';
-import { KeyRotationModule } from './policies/key-rotation/key-rotation.module';
-import { RegistryCleanupModule } from './policies/registry-cleanup/registry-cleanup.module';
+import { POLICIES } from './policies';
 import { QueueModule } from './queue/queue.module';
 import { RedisModule } from './redis/redis.module';
 
@@ -26,13 +23,9 @@ export class AppModule {
         RedisModule,
         QueueModule,
         GitlabModule,
-        EngineModule,
+        // The engine runs the build's policy types, handed to it here: it imports none of them itself.
+        EngineModule.forRoot(POLICIES),
         HttpModule,
-        // One line per policy type.
-        JobRetryModule,
-        RegistryCleanupModule,
-        AccessRequestsModule,
-        KeyRotationModule,
         // Modules a caller adds (tests bring policy types of their own).
         ...extraModules,
       ],

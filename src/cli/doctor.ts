@@ -5,7 +5,7 @@ import { askForge, oneShotClientRetry, type ForgeStatus } from '../engine/forge-
 import { EngineKeys } from '../engine/keys';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
-import { POLICY_RUNNERS } from '../policies/runners';
+import { policyRunner } from '../policies';
 import { displayRedisUrl, waitForRedis } from '../redis/connection';
 import { configPath, loadOrReport } from './config-file';
 
@@ -119,7 +119,7 @@ function forgeChecks(config: AppConfig, status: ForgeStatus): Check[] {
 async function policyChecks(config: AppConfig, administrator: boolean, client: GitlabClient): Promise<Check[]> {
   const checks: Check[] = [];
   for (const policy of config.policies) {
-    const runner = POLICY_RUNNERS.get(policy.type);
+    const runner = policyRunner(policy.type);
     if (!runner) continue; // validation knows every type this build runs
     const needs = runner.needsAdministrator?.(policy);
     if (needs && !administrator) checks.push({ ok: false, line: `${policy.name}: needs an administrator's token: ${needs}` });

@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { createApp } from '../bootstrap';
 import { EngineService } from '../engine/engine.service';
 import { ForgeHealth, type TokenIdentity } from '../engine/forge-health';
-import { POLICY_RUNNERS } from '../policies/runners';
+import { policyRunner } from '../policies';
 import { configWarnings } from '../config/load';
 import { formatWarning } from '../config/problems';
 import type { AppConfig } from '../config/schema';
@@ -100,7 +100,7 @@ function describeToken(logger: AppLogger, config: AppConfig, identity: TokenIden
 
 export function administratorWarnings(config: AppConfig): string[] {
   return config.policies.flatMap((policy) => {
-    const needs = POLICY_RUNNERS.get(policy.type)?.needsAdministrator?.(policy);
+    const needs = policyRunner(policy.type)?.needsAdministrator?.(policy);
     return needs ? [`${policy.name}: needs an administrator's token, and this one is not: ${needs}`] : [];
   });
 }

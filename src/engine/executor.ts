@@ -104,7 +104,7 @@ export class Executor {
         continue;
       }
       if (!runner.actions[decision.action]) {
-        throw new Error(`policy type "${runner.type}" decided "${decision.action}" but has no effect for it`);
+        throw new Error(`policy type "${runner.definition.type}" decided "${decision.action}" but has no effect for it`);
       }
       let attempts = 0;
       if (!options.dryRun) {

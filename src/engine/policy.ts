@@ -1,12 +1,12 @@
 import type { Logger } from '@nestjs/common';
-import type { z } from 'zod';
-import type { PolicyConfig } from '../config/policy-type';
+import type { PolicyConfig, PolicyTypeDefinition } from '../config/policy-type';
 import type { GitlabClient } from '../gitlab/client';
 
 /**
  * The contract between the engine and a policy type. Every policy runs the same steps:
  * trigger → observe (read the forge through the client) → decide (pure) → act (the engine's executor, which calls
- * the policy's action effects). A policy folder holds its schema, observer, pure decide function and its module.
+ * the policy's action effects). A policy folder holds its schema, observer, pure decide function and runner;
+ * policies/index.ts lists the runners.
  */
 
 /** Values a decision carries to its action: plain JSON, so a delayed action survives the queue. */
@@ -116,8 +116,11 @@ export type Trigger = { readonly every: number } | { readonly cron: string; read
  * configured policy of this type to these functions.
  */
 export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapshot = unknown> {
-  readonly type: string;
-  readonly schema: z.ZodType<Config>;
+  /**
+   * The type as the policy file names it, its description and its schema: the policy file is validated against the
+   * definitions of the runners the build has, so a type cannot be runnable without being valid, or the other way.
+   */
+  readonly definition: PolicyTypeDefinition;
   trigger(config: Config): Trigger;
   /** Reads what decide needs. Paginated reads stream; logs and details are fetched only when decide needs them. */
   observe(config: Config, context: PolicyContext): Promise<Snapshot>;
@@ -153,3 +156,4 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   /** How many actions one pass may take (a policy may set `max_actions_per_run`). */
   maxActionsPerRun(config: Config): number;
 }
+

@@ -1,12 +1,21 @@
 import type { PolicyTypeDefinition } from '../config/policy-type';
-import { accessRequestsPolicy } from './access-requests/access-requests.schema';
-import { jobRetryPolicy } from './job-retry/job-retry.schema';
-import { keyRotationPolicy } from './key-rotation/key-rotation.schema';
-import { registryCleanupPolicy } from './registry-cleanup/registry-cleanup.schema';
+import type { PolicyRunner } from '../engine/policy';
+import { accessRequestsRunner } from './access-requests/access-requests.runner';
+import { jobRetryRunner } from './job-retry/job-retry.runner';
+import { keyRotationRunner } from './key-rotation/key-rotation.runner';
+import { registryCleanupRunner } from './registry-cleanup/registry-cleanup.runner';
 
 /**
- * The policy types this build knows, for validating the policy file before anything starts. Each type lives in its
- * own folder (`policies/<type>/`) with its schema, observer, pure decide function and module; its module goes into
- * app.module.ts.
+ * The policy types this build runs: one entry per type, each a folder of its own (`policies/<type>/`: schema,
+ * observer, pure decide function, runner). This one list feeds the policy file's validation, the engine and the
+ * commands that look at policies without the engine (`doctor`): adding a type is a folder and a line here.
  */
-export const POLICY_TYPES: readonly PolicyTypeDefinition[] = [jobRetryPolicy, registryCleanupPolicy, accessRequestsPolicy, keyRotationPolicy];
+export const POLICIES: readonly PolicyRunner[] = [jobRetryRunner, registryCleanupRunner, accessRequestsRunner, keyRotationRunner];
+
+/** The definitions the policy file is validated against. */
+export const POLICY_TYPES: readonly PolicyTypeDefinition[] = POLICIES.map((runner) => runner.definition);
+
+/** The runner of a validated policy's type. */
+export function policyRunner(type: string): PolicyRunner | undefined {
+  return POLICIES.find((runner) => runner.definition.type === type);
+}

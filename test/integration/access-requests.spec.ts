@@ -6,7 +6,6 @@ import type { Clock } from '../../src/engine/clock';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { GitlabClient } from '../../src/gitlab/client';
 import { AppLogger } from '../../src/logging/logger';
-import { AccessRequestsModule } from '../../src/policies/access-requests/access-requests.module';
 import { accessRequestsPolicy } from '../../src/policies/access-requests/access-requests.schema';
 import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
 import type { UserInput } from '../../src/sandbox/world-builders';
@@ -187,7 +186,7 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     );
     // The sandbox's own clock, so account ages and waiting times are the world's.
     const clock: Clock = { now: () => sandbox.state.clock.now() };
-    const started = await createApp(config, 'access-requests.yml', quietLogger(), { http: false, modules: [AccessRequestsModule], clock });
+    const started = await createApp(config, 'access-requests.yml', quietLogger(), { http: false, clock });
     apps.push(started.app);
     return started.app;
   }

@@ -8,7 +8,6 @@ import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { AppLogger } from '../../src/logging/logger';
-import { KeyRotationModule } from '../../src/policies/key-rotation/key-rotation.module';
 import { keyRotationPolicy } from '../../src/policies/key-rotation/key-rotation.schema';
 import { readOpenSshPrivateKey } from '../../src/policies/key-rotation/openssh';
 import { ADMIN_TOKEN, baseWorld, type RunningSandbox, startSandbox, USER_TOKEN, type World } from '../../src/sandbox';
@@ -131,7 +130,7 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       'key-rotation.yml',
       { policyTypes: [keyRotationPolicy], env: {} },
     );
-    const started = await createApp(config, 'key-rotation.yml', quietLogger(), { http: false, modules: [KeyRotationModule], clock });
+    const started = await createApp(config, 'key-rotation.yml', quietLogger(), { http: false, clock });
     apps.push(started.app);
     return started.app;
   }

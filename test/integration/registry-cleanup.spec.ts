@@ -5,7 +5,6 @@ import { parseConfig } from '../../src/config/load';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { GitlabClient } from '../../src/gitlab/client';
 import { AppLogger } from '../../src/logging/logger';
-import { RegistryCleanupModule } from '../../src/policies/registry-cleanup/registry-cleanup.module';
 import { registryCleanupPolicy } from '../../src/policies/registry-cleanup/registry-cleanup.schema';
 import { ADMIN_TOKEN, BASE_NOW, baseWorld, manyTags, type RunningSandbox, startSandbox, type TagInput, type World } from '../../src/sandbox';
 import { call } from '../../src/sandbox/testing';
@@ -136,7 +135,7 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
       'registry-cleanup.yml',
       { policyTypes: [registryCleanupPolicy], env: {} },
     );
-    const started = await createApp(config, 'registry-cleanup.yml', quietLogger(), { http: false, modules: [RegistryCleanupModule], clock });
+    const started = await createApp(config, 'registry-cleanup.yml', quietLogger(), { http: false, clock });
     apps.push(started.app);
     return started.app;
   }

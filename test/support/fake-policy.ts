@@ -32,8 +32,7 @@ export const seen: { unsettled: string[][]; commits: number; redisDataLostAt?: D
 export const stale = new Set<string>();
 
 export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
-  type: 'fake_touch',
-  schema: fakePolicy.schema,
+  definition: fakePolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: async (config, context) => {
     seen.unsettled.push(context.unsettled.map((target) => target.key));

@@ -1,39 +1,24 @@
-import { Global, Logger, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Logger } from '@nestjs/common';
 import { aPolicy } from '../../../test/builders/access-requests';
 import type { PolicyContext } from '../../engine/policy';
-import { PolicyRegistry } from '../../engine/policy-registry';
 import { GitlabClient } from '../../gitlab/client';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { aProject, baseWorld, MAINTAINER_TOKEN } from '../../sandbox/world-builders';
 import { APPROVE, DENY } from './access-requests.decide';
-import { AccessRequestsModule } from './access-requests.module';
 import { accessRequestsRunner } from './access-requests.runner';
 import { accessRequestsPolicy } from './access-requests.schema';
-
-/** Stands in for the engine's global module, which provides the registry to every policy module. */
-@Global()
-@Module({ providers: [PolicyRegistry], exports: [PolicyRegistry] })
-class RegistryModule {}
 
 describe('access_requests runner', () => {
   it('runs every interval, with the schema and limit of the policy', () => {
     const config = aPolicy({ interval: '10m', max_actions_per_run: 7 });
-    expect(accessRequestsRunner.type).toBe('access_requests');
-    expect(accessRequestsRunner.schema).toBe(accessRequestsPolicy.schema);
+    expect(accessRequestsRunner.definition).toBe(accessRequestsPolicy);
     expect(accessRequestsRunner.trigger(config)).toEqual({ every: 600_000 });
     expect(accessRequestsRunner.maxActionsPerRun(config)).toBe(7);
     expect(accessRequestsRunner.maxActionsPerRun(aPolicy())).toBe(100);
     expect(Object.keys(accessRequestsRunner.actions).sort()).toEqual([APPROVE, DENY]);
   });
 
-  it('is registered by its module', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [RegistryModule, AccessRequestsModule] }).compile();
-    await moduleRef.init();
-    expect(moduleRef.get(PolicyRegistry).get('access_requests')).toBe(accessRequestsRunner);
-    await moduleRef.close();
-  });
 });
 
 describe('access_requests actions, against the sandbox forge', () => {

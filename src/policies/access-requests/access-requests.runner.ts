@@ -16,8 +16,7 @@ const ADMIN_FACTS = ['email_domains', 'two_factor', 'external', 'confirmed'] as 
  * which the executor records as gone.
  */
 export const accessRequestsRunner: PolicyRunner<AccessRequestsConfig, AccessRequestsSnapshot> = {
-  type: accessRequestsPolicy.type,
-  schema: accessRequestsPolicy.schema,
+  definition: accessRequestsPolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: observeAccessRequests,
   decide: decideAccessRequests,

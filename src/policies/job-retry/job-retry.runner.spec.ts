@@ -1,22 +1,12 @@
-import { Global, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { aConfig } from '../../../test/builders/jobs';
-import { PolicyRegistry } from '../../engine/policy-registry';
 import type { PolicyContext } from '../../engine/policy';
-import { JobRetryModule } from './job-retry.module';
 import { jobRetryRunner } from './job-retry.runner';
 import { jobRetryPolicy } from './job-retry.schema';
-
-/** Stands in for the engine's global module, which provides the registry to every policy module. */
-@Global()
-@Module({ providers: [PolicyRegistry], exports: [PolicyRegistry] })
-class RegistryModule {}
 
 describe('job_retry runner', () => {
   it('runs every interval, with the schema and limit of the policy', () => {
     const config = aConfig({ interval: '5m', max_actions_per_run: 7 });
-    expect(jobRetryRunner.type).toBe('job_retry');
-    expect(jobRetryRunner.schema).toBe(jobRetryPolicy.schema);
+    expect(jobRetryRunner.definition).toBe(jobRetryPolicy);
     expect(jobRetryRunner.trigger(config)).toEqual({ every: 300_000 });
     expect(jobRetryRunner.maxActionsPerRun(config)).toBe(7);
     expect(Object.keys(jobRetryRunner.actions)).toEqual(['retry']);
@@ -38,11 +28,3 @@ describe('job_retry runner', () => {
   });
 });
 
-describe('JobRetryModule', () => {
-  it('registers the runner with the engine when the application starts', async () => {
-    const app = await Test.createTestingModule({ imports: [RegistryModule, JobRetryModule] }).compile();
-    await app.init();
-    expect(app.get(PolicyRegistry).get('job_retry')).toBe(jobRetryRunner);
-    await app.close();
-  });
-});

@@ -8,8 +8,7 @@ import { type JobRetryConfig, jobRetryPolicy } from './job-retry.schema';
 
 /** The job_retry policy as the engine runs it: poll every `interval`, decide purely, retry through the executor. */
 export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
-  type: jobRetryPolicy.type,
-  schema: jobRetryPolicy.schema,
+  definition: jobRetryPolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: observeJobRetries,
   decide: decideJobRetries,

@@ -22,8 +22,7 @@ import { type KeyRotationConfig, keyRotationPolicy } from './key-rotation.schema
  * Each step of a rotation is its own action; the executor runs each attempt of a step once (see key-rotation.record.ts).
  */
 export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationSnapshot> = {
-  type: keyRotationPolicy.type,
-  schema: keyRotationPolicy.schema,
+  definition: keyRotationPolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: observeKeyRotation,
   decide: decideKeyRotation,

@@ -1,15 +1,12 @@
-import { Global, Logger, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Logger } from '@nestjs/common';
 import { aCleanupConfig } from '../../../test/builders/registry';
 import type { Decision, PolicyContext, PolicyState } from '../../engine/policy';
-import { PolicyRegistry } from '../../engine/policy-registry';
 import { GitlabClient } from '../../gitlab/client';
 import { NotFoundError, UnauthorizedError } from '../../gitlab/transport/errors';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
 import { aProject, baseWorld, MAINTAINER_TOKEN } from '../../sandbox/world-builders';
 import { BULK_DELETE, DELETE_REPOSITORY, DELETE_TAG } from './registry-cleanup.decide';
 import { ledgerKey } from './registry-cleanup.ledger';
-import { RegistryCleanupModule } from './registry-cleanup.module';
 import { registryCleanupRunner } from './registry-cleanup.runner';
 import { registryCleanupPolicy } from './registry-cleanup.schema';
 
@@ -23,18 +20,12 @@ class MemoryState implements PolicyState {
   }
 }
 
-/** Stands in for the engine's global module, which provides the registry to every policy module. */
-@Global()
-@Module({ providers: [PolicyRegistry], exports: [PolicyRegistry] })
-class RegistryModule {}
-
 const BULK = { project: 1, repository_id: 12, name_regex_delete: 'build-.*', name_regex_keep: 'build-9', keep_n: 1, older_than: '1d', tags_before: 4, planned: 2, follow_up: 0 };
 
 describe('registry_cleanup runner', () => {
   it('runs on its cron schedule, in its time zone, with the schema and limit of the policy', () => {
     const config = aCleanupConfig({ schedule: '30 2 * * *', timezone: 'Europe/Berlin', max_actions_per_run: 7 });
-    expect(registryCleanupRunner.type).toBe('registry_cleanup');
-    expect(registryCleanupRunner.schema).toBe(registryCleanupPolicy.schema);
+    expect(registryCleanupRunner.definition).toBe(registryCleanupPolicy);
     expect(registryCleanupRunner.trigger(config)).toEqual({ cron: '30 2 * * *', timezone: 'Europe/Berlin' });
     expect(registryCleanupRunner.trigger(aCleanupConfig())).toEqual({ cron: '0 3 * * *' });
     expect(registryCleanupRunner.maxActionsPerRun(config)).toBe(7);
@@ -180,11 +171,3 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
   });
 });
 
-describe('RegistryCleanupModule', () => {
-  it('registers the runner with the engine when the application starts', async () => {
-    const app = await Test.createTestingModule({ imports: [RegistryModule, RegistryCleanupModule] }).compile();
-    await app.init();
-    expect(app.get(PolicyRegistry).get('registry_cleanup')).toBe(registryCleanupRunner);
-    await app.close();
-  });
-});

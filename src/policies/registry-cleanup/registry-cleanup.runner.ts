@@ -90,8 +90,7 @@ async function recheckTag(_config: RegistryCleanupConfig, decision: Decision, co
 
 /** The registry_cleanup policy as the engine runs it: on its cron schedule, plus follow-ups after the hourly limit. */
 export const registryCleanupRunner: PolicyRunner<RegistryCleanupConfig, RegistryCleanupSnapshot> = {
-  type: registryCleanupPolicy.type,
-  schema: registryCleanupPolicy.schema,
+  definition: registryCleanupPolicy,
   trigger: (config) => ({ cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) }),
   observe: observeRegistryCleanup,
   decide: decideRegistryCleanup,

@@ -1,0 +1,23 @@
+import { PolicyRegistry } from '../engine/policy-registry';
+import { accessRequestsPolicy } from './access-requests/access-requests.schema';
+import { jobRetryPolicy } from './job-retry/job-retry.schema';
+import { keyRotationPolicy } from './key-rotation/key-rotation.schema';
+import { registryCleanupPolicy } from './registry-cleanup/registry-cleanup.schema';
+import { POLICIES, POLICY_TYPES, policyRunner } from '.';
+
+describe('the list of policy types', () => {
+  it('validates the policy file against the definitions of the runners the engine runs', () => {
+    expect(POLICY_TYPES).toEqual([jobRetryPolicy, registryCleanupPolicy, accessRequestsPolicy, keyRotationPolicy]);
+    expect(POLICY_TYPES).toEqual(POLICIES.map((runner) => runner.definition));
+  });
+
+  it('gives the engine each runner once, by its type', () => {
+    const registry = new PolicyRegistry(POLICIES);
+    for (const runner of POLICIES) {
+      expect(registry.get(runner.definition.type)).toBe(runner);
+      expect(policyRunner(runner.definition.type)).toBe(runner);
+    }
+    expect(() => new PolicyRegistry([...POLICIES, ...POLICIES.slice(0, 1)])).toThrow('policy type "job_retry" is registered twice');
+    expect(policyRunner('nope')).toBeUndefined();
+  });
+});
