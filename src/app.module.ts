@@ -4,7 +4,7 @@ import { ConfigModule } from './config/config.module';
 import { EngineModule } from './engine/engine.module';
 import type { AppConfig } from './config/schema';
 import type { Clock } from './engine/clock';
-import { GitlabModule } from './gitlab/gitlab.module';
+import { ForgeModule } from './forge/forge.module';
 import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { POLICIES } from './policies';
@@ -22,7 +22,7 @@ export class AppModule {
         MetricsModule,
         RedisModule,
         QueueModule,
-        GitlabModule,
+        ForgeModule,
         // The engine runs the build's policy types, handed to it here: it imports none of them itself.
         EngineModule.forRoot(POLICIES),
         HttpModule,

@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { protectSecrets } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
-import { askForge, oneShotClientRetry, type ForgeStatus } from '../engine/forge-health';
+import { askForge, oneShotClientRetry, type ForgeStatus } from '../forge/forge-health';
 import { EngineKeys } from '../engine/keys';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';

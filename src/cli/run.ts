@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createApp } from '../bootstrap';
 import { EngineService } from '../engine/engine.service';
-import { ForgeHealth, type TokenIdentity } from '../engine/forge-health';
+import { ForgeHealth, type TokenIdentity } from '../forge/forge-health';
 import { policyRunner } from '../policies';
 import { configWarnings } from '../config/load';
 import { formatWarning } from '../config/problems';

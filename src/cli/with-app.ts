@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createApp } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
-import { ForgeHealth } from '../engine/forge-health';
+import { ForgeHealth } from '../forge/forge-health';
 import { AppLogger, loggerOptionsFromEnv } from '../logging/logger';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 

@@ -2,7 +2,6 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { AuditTrail } from './audit';
 import { EngineService } from './engine.service';
 import { Executor } from './executor';
-import { ForgeHealth } from './forge-health';
 import { Ledger } from './ledger';
 import type { PolicyRunner } from './policy';
 import { POLICY_RUNNERS, PolicyRegistry } from './policy-registry';
@@ -23,9 +22,8 @@ export class EngineModule {
         UnsettledTargets,
         Executor,
         EngineService,
-        ForgeHealth,
       ],
-      exports: [PolicyRegistry, AuditTrail, EngineService, ForgeHealth],
+      exports: [PolicyRegistry, AuditTrail, EngineService],
     };
   }
 }

@@ -46,6 +46,8 @@ export interface GitlabClientOptions {
   redisPrefix?: string;
   retry?: Partial<RetryOptions>;
   onResponse?: (event: ResponseEvent) => void;
+  /** Where the client says what it had to work around (the shared budget counted per process); default: a process warning. */
+  warn?: (message: string) => void;
   /** For tests: an undici dispatcher (e.g. MockAgent) instead of the client's own connection pool. */
   dispatcher?: Dispatcher;
   /** For tests: a deterministic clock, sleep and random source. */
@@ -91,6 +93,7 @@ export class GitlabClient {
         windowMs: options.rateLimitWindowMs ?? DEFAULT_RATE_LIMIT_OPTIONS.windowMs,
         redis: options.redis,
         redisPrefix: options.redisPrefix ?? DEFAULT_RATE_LIMIT_OPTIONS.redisPrefix,
+        warn: options.warn ?? DEFAULT_RATE_LIMIT_OPTIONS.warn,
       },
       clock,
     );

@@ -1,7 +1,7 @@
 import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { EngineService } from '../engine/engine.service';
-import { ForgeHealth } from '../engine/forge-health';
+import { ForgeHealth } from '../forge/forge-health';
 import { MetricsService } from '../metrics/metrics.service';
 import { RedisHealth } from '../redis/redis.module';
 

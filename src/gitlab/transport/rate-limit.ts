@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { HttpMethod } from './errors';
 import { parseRateLimitState, type ResponseHeaders, serverWaitHintMs } from './headers';
@@ -25,6 +24,8 @@ export interface RateLimitOptions {
   redis?: Redis;
   /** Key prefix; the budget lives under `${redisPrefix}:ratelimit:<window>`. */
   redisPrefix: string;
+  /** Where the limiter says it had to fall back (Redis unavailable); the daemon passes its logger. */
+  warn: (message: string) => void;
 }
 
 export const DEFAULT_RATE_LIMIT_OPTIONS: Omit<RateLimitOptions, 'redis'> = {
@@ -34,6 +35,7 @@ export const DEFAULT_RATE_LIMIT_OPTIONS: Omit<RateLimitOptions, 'redis'> = {
   lowRemainingRatio: 0.1,
   windowMs: 60_000,
   redisPrefix: 'forgewarden',
+  warn: (message) => process.emitWarning(message, 'ForgewardenRateLimit'),
 };
 
 export interface LimiterClock {
@@ -62,7 +64,6 @@ function isWrite(method: HttpMethod): boolean {
 }
 
 export class RateLimiter {
-  private readonly logger = new Logger('GitlabRateLimiter');
   private readonly options: RateLimitOptions;
   private inFlight = 0;
   private readonly waiting: Array<() => void> = [];
@@ -184,7 +185,7 @@ export class RateLimiter {
       } catch (error) {
         // Without Redis the shared budget cannot be kept; count locally for a while rather than stop all work.
         this.redisRetryAt = this.clock.now() + REDIS_RETRY_MS;
-        this.logger.warn(`shared rate budget unavailable, counting per process: ${(error as Error).message}`);
+        this.options.warn(`shared rate budget unavailable, counting per process: ${(error as Error).message}`);
       }
     }
     if (this.localWindow.index !== index) this.localWindow = { index, used: 0 };

@@ -1,10 +1,11 @@
-import { Global, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { MetricsService } from '../metrics/metrics.service';
+import { GitlabClient } from '../gitlab/client';
 import { REDIS } from '../redis/redis.module';
-import { GitlabClient } from './client';
+import { ForgeHealth } from './forge-health';
 
 @Injectable()
 class GitlabClientLifecycle implements OnApplicationShutdown {
@@ -16,8 +17,9 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
 }
 
 /**
- * The forge's client for the whole daemon: one connection pool, and one request budget per minute that every
- * replica on the same Redis and prefix shares.
+ * The forge as the daemon sees it: the client for the whole daemon (one connection pool, and one request budget per
+ * minute that every replica on the same Redis and prefix shares), and the check of whether the forge accepts the
+ * token. The client itself (`src/gitlab/`) is plain classes; this is its Nest wiring.
  */
 @Global()
 @Module({
@@ -35,6 +37,7 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
           maxRequestsPerMinute: config.gitlab.max_requests_per_minute,
           redis,
           redisPrefix: config.redis.prefix,
+          warn: (message) => new Logger('GitlabClient').warn(message),
           onResponse: ({ method, route, status, durationMs }) => {
             metrics.apiRequests.inc({ method, status: String(status) });
             metrics.apiRequestDuration.observe({ method, route }, durationMs / 1000);
@@ -42,7 +45,8 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
         }),
     },
     GitlabClientLifecycle,
+    ForgeHealth,
   ],
-  exports: [GitlabClient],
+  exports: [GitlabClient, ForgeHealth],
 })
-export class GitlabModule {}
+export class ForgeModule {}

@@ -1,0 +1,63 @@
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '../..');
+const ESLINT = resolve(ROOT, 'node_modules/eslint/bin/eslint.js');
+
+/** The import restrictions ESLint applies to a file at `path` (which need not exist), as `npm run lint` sees them. */
+function restrictionsFor(path: string): RegExp[] {
+  const config = JSON.parse(execFileSync(process.execPath, [ESLINT, '--print-config', path], { cwd: ROOT, encoding: 'utf8' })) as {
+    rules: Record<string, unknown>;
+  };
+  const rule = config.rules['no-restricted-imports'] as [number, { patterns: Array<{ regex: string }> }] | undefined;
+  if (!rule || rule[0] === 0) return [];
+  return rule[1].patterns.map((pattern) => new RegExp(pattern.regex));
+}
+
+function refused(path: string, specifiers: readonly string[]): string[] {
+  const restrictions = restrictionsFor(path);
+  return specifiers.filter((specifier) => restrictions.some((restriction) => restriction.test(specifier)));
+}
+
+describe('the layers npm run lint enforces', () => {
+  it('a policy type imports no other policy type, nor the list, nor the sandbox or test code', () => {
+    const specifiers = [
+      '../access-requests/access-requests.runner',
+      '..',
+      '../index',
+      '../../policies/key-rotation/secret-file',
+      '../../sandbox',
+      '../../../test/builders/jobs',
+      './job-retry.schema',
+      '../../engine/policy',
+      '../../gitlab',
+      '../../config/validators',
+    ];
+    expect(refused('src/policies/job-retry/new-file.ts', specifiers)).toEqual(specifiers.slice(0, 6));
+  });
+
+  it('the engine imports no policy', () => {
+    expect(refused('src/engine/new-file.ts', ['../policies', '../policies/job-retry/job-retry.runner', './policy', '../gitlab', '../queue/jobs'])).toEqual([
+      '../policies',
+      '../policies/job-retry/job-retry.runner',
+    ]);
+  });
+
+  it('the forge client imports no Nest and no test helpers', () => {
+    expect(refused('src/gitlab/transport/new-file.ts', ['@nestjs/common', '@nestjs/core', '../testing/fake-clock', './errors', 'undici'])).toEqual([
+      '@nestjs/common',
+      '@nestjs/core',
+      '../testing/fake-clock',
+    ]);
+  });
+
+  it('runtime code imports neither the sandbox nor test code; the sandbox command and specs may', () => {
+    expect(refused('src/cli/new-file.ts', ['../sandbox', '../../test/support/cli', '../gitlab/testing/records', '../engine/policy'])).toEqual([
+      '../sandbox',
+      '../../test/support/cli',
+      '../gitlab/testing/records',
+    ]);
+    expect(refused('src/cli/sandbox.ts', ['../sandbox'])).toEqual([]);
+    expect(refused('src/engine/new-file.spec.ts', ['../../test/support/cli'])).toEqual([]);
+  });
+});
