@@ -18,7 +18,7 @@ import { GitlabClient } from '../src/gitlab';
 import { POLICY_TYPES } from '../src/policies';
 import { decideJobRetries, type JobRetryCandidate, type JobRetrySnapshot } from '../src/policies/job-retry/job-retry.decide';
 import { jobRetryPolicy } from '../src/policies/job-retry/job-retry.schema';
-import { ADMIN_TOKEN, baseWorld, manyJobs, manyTags } from '../src/sandbox';
+import { ADMIN_TOKEN, baseWorld, manyJobs, manyTags } from '../test/support/world-builders';
 
 async function median(runs: number, body: () => Promise<void> | void): Promise<number> {
   const times: number[] = [];

@@ -12,7 +12,6 @@ export type * from './state';
 export { WorldError, loadWorld, parseWorld, parseWorldYaml, type ParsedWorld, type World, type WorldProblem } from './world';
 export { FaultRules, type FaultRuleInput, type FaultRule } from './faults';
 export { BULK_DELETE_LIMIT_MESSAGE } from './api/registry';
-export * from './world-builders';
 
 /** The world served when none is given: the demo world shipped with the project. */
 export const DEMO_WORLD_PATH = resolve(__dirname, '../../config/sandbox/demo-world.yml');

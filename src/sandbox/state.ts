@@ -396,7 +396,9 @@ export class SandboxState {
     overrides: Partial<SandboxSettings> = {},
   ) {
     this.clock = new SandboxClock(world.now ? new Date(world.now) : undefined);
-    this.startMs = this.clock.nowMs();
+    // The world's own `now` exactly: read back from the running clock it would be a few milliseconds later on a busy
+    // machine, and `now-3d` in the file would not be three days before `now`.
+    this.startMs = world.now ? Date.parse(world.now) : this.clock.nowMs();
     this.settings = {
       bulkDeleteDelayMs: overrides.bulkDeleteDelayMs ?? world.settings.bulk_delete_delay_ms ?? 50,
       bulkDeleteCap: overrides.bulkDeleteCap ?? world.settings.bulk_delete_cap ?? null,

@@ -5,7 +5,7 @@ import { DEMO_WORLD_PATH } from './index';
 import { SandboxState } from './state';
 import { FaultRules } from './faults';
 import { loadWorld, parseWorld, resolveTimestamp, WorldError } from './world';
-import { baseWorld, manyTags } from './world-builders';
+import { baseWorld, manyTags } from '../../test/support/world-builders';
 
 function writeWorld(text: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'sandbox-world-')), 'world.yml');

@@ -1,6 +1,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADMIN_TOKEN, startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { ADMIN_TOKEN } from '../support/world-builders';
 import { compare, converged, type Row } from './compare';
 import { Daemon, sleep } from './daemon';
 import { faultRules } from './fault-mix';

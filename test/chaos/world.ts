@@ -1,14 +1,7 @@
 import { generateOpenSshKeyPair } from '../../src/policies/key-rotation/openssh';
 import { selectTagsToDelete } from '../../src/sandbox/bulk-delete';
-import {
-  ADMIN_TOKEN,
-  type JobInput,
-  type PipelineInput,
-  type ProjectInput,
-  type TagInput,
-  type UserInput,
-  type World,
-} from '../../src/sandbox';
+import { type World } from '../../src/sandbox';
+import { ADMIN_TOKEN, type JobInput, type PipelineInput, type ProjectInput, type TagInput, type UserInput } from '../support/world-builders';
 
 /**
  * The chaos suite's world, built in code: enough work for every policy that faults hit it many times, and for each

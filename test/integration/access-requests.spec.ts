@@ -7,8 +7,9 @@ import { EngineService, type PassResult } from '../../src/engine/engine.service'
 import { GitlabClient } from '../../src/gitlab/client';
 import { AppLogger } from '../../src/logging/logger';
 import { accessRequestsPolicy } from '../../src/policies/access-requests/access-requests.schema';
-import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
-import type { UserInput } from '../../src/sandbox/world-builders';
+import { type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
+import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN } from '../support/world-builders';
+import type { UserInput } from '../support/world-builders';
 import { MemoryStream } from '../support/memory-stream';
 
 /**

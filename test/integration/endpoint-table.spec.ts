@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { GitlabClient } from '../../src/gitlab';
-import { ENDPOINTS, renderEndpointTable } from '../../src/gitlab/endpoints';
+import { ENDPOINTS, renderEndpointTable } from '../support/endpoints';
 import { INTEGRATION_SLUGS } from '../../src/gitlab/types/integrations';
 import { apiRouter } from '../../src/sandbox/api';
 

@@ -1,10 +1,5 @@
-import {
-  baseWorld,
-  MAINTAINER_TOKEN,
-  OUTSIDER_TOKEN,
-  USER_TOKEN,
-  type World,
-} from '../../src/sandbox';
+import { type World } from '../../src/sandbox';
+import { baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import { defaultHeadSha } from '../../src/sandbox/approvals-state';
 import {
   ConflictError,

@@ -1,19 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { request } from 'undici';
-import {
-  ADMIN_TOKEN,
-  BASE_NOW,
-  baseWorld,
-  manyJobs,
-  manyTags,
-  MAINTAINER_TOKEN,
-  OUTSIDER_TOKEN,
-  type RunningSandbox,
-  startSandbox,
-  USER_TOKEN,
-  type World,
-} from '../../src/sandbox';
+import { type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
+import { ADMIN_TOKEN, BASE_NOW, baseWorld, manyJobs, manyTags, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import { generateEd25519PublicKey } from '../../src/sandbox/ssh-key';
 import {
   BulkDeleteAlreadyRequestedError,
@@ -29,7 +18,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
+import { FakeClock } from '../support/gitlab/fake-clock';
 
 /**
  * The client against the sandbox over real HTTP: every resource method, pagination across pages, path-encoded ids,

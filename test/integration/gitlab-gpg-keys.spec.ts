@@ -1,12 +1,6 @@
 import { request } from 'undici';
-import {
-  ADMIN_TOKEN,
-  BASE_NOW,
-  baseWorld,
-  OUTSIDER_TOKEN,
-  USER_TOKEN,
-  type World,
-} from '../../src/sandbox';
+import { type World } from '../../src/sandbox';
+import { ADMIN_TOKEN, BASE_NOW, baseWorld, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import { armoredGpgKey, GPG_KEY_INVALID, parseGpgPublicKey } from '../../src/sandbox/gpg-key';
 import {
   ForbiddenError,

@@ -3,19 +3,11 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import {
-  ADMIN_TOKEN,
-  BASE_NOW,
-  baseWorld,
-  MAINTAINER_TOKEN,
-  OUTSIDER_TOKEN,
-  type RunningSandbox,
-  startSandbox,
-  USER_TOKEN,
-} from '../../src/sandbox';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox';
+import { ADMIN_TOKEN, BASE_NOW, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import { groupTransferOf, readArchive } from '../../src/sandbox/group-transfer-state';
 import { ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError, ValidationError } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
+import { FakeClock } from '../support/gitlab/fake-clock';
 
 /** Group export, download, import and relations export (spec 01 §4) through the client over real HTTP. */
 

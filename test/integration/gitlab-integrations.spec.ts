@@ -1,14 +1,6 @@
 import { request } from 'undici';
-import {
-  ADMIN_TOKEN,
-  BASE_NOW,
-  baseWorld,
-  MAINTAINER_TOKEN,
-  OUTSIDER_TOKEN,
-  type RunningSandbox,
-  startSandbox,
-  USER_TOKEN,
-} from '../../src/sandbox';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox';
+import { ADMIN_TOKEN, BASE_NOW, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import {
   ForbiddenError,
   GitlabClient,
@@ -21,7 +13,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
+import { FakeClock } from '../support/gitlab/fake-clock';
 
 /** Project integrations (spec 03) through the client against the sandbox over real HTTP. */
 

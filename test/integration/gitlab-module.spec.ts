@@ -3,7 +3,8 @@ import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
 import { AppLogger } from '../../src/logging/logger';
 import { POLICY_TYPES } from '../../src/policies';
-import { startSandbox, type RunningSandbox, USER_TOKEN } from '../../src/sandbox';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox';
+import { USER_TOKEN } from '../support/world-builders';
 import { MemoryStream } from '../support/memory-stream';
 import { freePort } from '../support/redis-server';
 

@@ -1,12 +1,6 @@
 import { request } from 'undici';
-import {
-  ADMIN_TOKEN,
-  baseWorld,
-  MAINTAINER_TOKEN,
-  OUTSIDER_TOKEN,
-  USER_TOKEN,
-  type World,
-} from '../../src/sandbox';
+import { type World } from '../../src/sandbox';
+import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import {
   ConflictError,
   ForbiddenError,

@@ -1,14 +1,6 @@
 import { request } from 'undici';
-import {
-  ADMIN_TOKEN,
-  BASE_NOW,
-  baseWorld,
-  OUTSIDER_TOKEN,
-  parseWorld,
-  USER_TOKEN,
-  type World,
-  WorldError,
-} from '../../src/sandbox';
+import { parseWorld, type World, WorldError } from '../../src/sandbox';
+import { ADMIN_TOKEN, BASE_NOW, baseWorld, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import {
   GitlabClient,
   NotFoundError,

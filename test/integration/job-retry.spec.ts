@@ -6,7 +6,8 @@ import { EngineService } from '../../src/engine/engine.service';
 import { QueueService } from '../../src/queue/queue.service';
 import { AppLogger } from '../../src/logging/logger';
 import { POLICY_TYPES } from '../../src/policies';
-import { baseWorld, startSandbox, type RunningSandbox, type World, ADMIN_TOKEN } from '../../src/sandbox';
+import { startSandbox, type RunningSandbox, type World } from '../../src/sandbox';
+import { baseWorld, ADMIN_TOKEN } from '../support/world-builders';
 import { waitUntil } from '../support/cli';
 import { MemoryStream } from '../support/memory-stream';
 

@@ -10,9 +10,10 @@ import { EngineService, type PassResult } from '../../src/engine/engine.service'
 import { AppLogger } from '../../src/logging/logger';
 import { keyRotationPolicy } from '../../src/policies/key-rotation/key-rotation.schema';
 import { readOpenSshPrivateKey } from '../../src/policies/key-rotation/openssh';
-import { ADMIN_TOKEN, baseWorld, type RunningSandbox, startSandbox, USER_TOKEN, type World } from '../../src/sandbox';
+import { type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
+import { ADMIN_TOKEN, baseWorld, USER_TOKEN } from '../support/world-builders';
 import { parseSshPublicKey } from '../../src/sandbox/ssh-key';
-import { call } from '../../src/sandbox/testing';
+import { call } from '../support/sandbox-http';
 import { aPublicKey } from '../builders/keys';
 import { MemoryStream } from '../support/memory-stream';
 import { TestClock } from '../support/test-clock';

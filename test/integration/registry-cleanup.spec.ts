@@ -6,8 +6,9 @@ import { EngineService, type PassResult } from '../../src/engine/engine.service'
 import { GitlabClient } from '../../src/gitlab/client';
 import { AppLogger } from '../../src/logging/logger';
 import { registryCleanupPolicy } from '../../src/policies/registry-cleanup/registry-cleanup.schema';
-import { ADMIN_TOKEN, BASE_NOW, baseWorld, manyTags, type RunningSandbox, startSandbox, type TagInput, type World } from '../../src/sandbox';
-import { call } from '../../src/sandbox/testing';
+import { type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
+import { ADMIN_TOKEN, BASE_NOW, baseWorld, manyTags, type TagInput } from '../support/world-builders';
+import { call } from '../support/sandbox-http';
 import { MemoryStream } from '../support/memory-stream';
 import { TestClock } from '../support/test-clock';
 

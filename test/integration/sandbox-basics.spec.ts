@@ -1,6 +1,6 @@
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { apiClient, call } from '../../src/sandbox/testing';
-import { ADMIN_TOKEN, baseWorld, manyTags, OUTSIDER_TOKEN, USER_TOKEN } from '../../src/sandbox/world-builders';
+import { apiClient, call } from '../support/sandbox-http';
+import { ADMIN_TOKEN, baseWorld, manyTags, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 
 describe('sandbox forge: pagination, ids and error shapes', () => {
   let sandbox: RunningSandbox;

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { apiClient, call } from '../../src/sandbox/testing';
-import { baseWorld, USER_TOKEN } from '../../src/sandbox/world-builders';
+import { apiClient, call } from '../support/sandbox-http';
+import { baseWorld, USER_TOKEN } from '../support/world-builders';
 
 interface LogEntry {
   method: string;

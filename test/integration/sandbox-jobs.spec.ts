@@ -1,6 +1,6 @@
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { apiClient, call } from '../../src/sandbox/testing';
-import { ADMIN_TOKEN, baseWorld, manyJobs, OUTSIDER_TOKEN, USER_TOKEN } from '../../src/sandbox/world-builders';
+import { apiClient, call } from '../support/sandbox-http';
+import { ADMIN_TOKEN, baseWorld, manyJobs, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 
 interface Job {
   id: number;

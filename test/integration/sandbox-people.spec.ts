@@ -1,7 +1,7 @@
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { generateEd25519PublicKey, parseSshPublicKey } from '../../src/sandbox/ssh-key';
-import { apiClient } from '../../src/sandbox/testing';
-import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../../src/sandbox/world-builders';
+import { apiClient } from '../support/sandbox-http';
+import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 
 describe('sandbox forge: users, keys, namespaces and access requests', () => {
   let sandbox: RunningSandbox;

@@ -1,6 +1,6 @@
 import { BULK_DELETE_LIMIT_MESSAGE, startSandbox, type RunningSandbox } from '../../src/sandbox';
-import { apiClient, call } from '../../src/sandbox/testing';
-import { BASE_NOW, baseWorld, MAINTAINER_TOKEN, manyTags } from '../../src/sandbox/world-builders';
+import { apiClient, call } from '../support/sandbox-http';
+import { BASE_NOW, baseWorld, MAINTAINER_TOKEN, manyTags } from '../support/world-builders';
 
 const DAY = 24 * 3600 * 1000;
 const ago = (days: number): string => new Date(Date.parse(BASE_NOW) - days * DAY).toISOString();

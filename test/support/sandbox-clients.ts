@@ -1,6 +1,7 @@
 import { GitlabClient } from '../../src/gitlab';
-import { FakeClock } from '../../src/gitlab/testing/fake-clock';
-import { ADMIN_TOKEN, BASE_NOW, startSandbox, type RunningSandbox, type World } from '../../src/sandbox';
+import { FakeClock } from './gitlab/fake-clock';
+import { startSandbox, type RunningSandbox, type World } from '../../src/sandbox';
+import { ADMIN_TOKEN, BASE_NOW } from './world-builders';
 
 export interface SandboxClients {
   /** The sandbox of the current test. */

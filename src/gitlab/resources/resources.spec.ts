@@ -1,7 +1,7 @@
 import type { GitlabClient } from '../client';
 import { BulkDeleteAlreadyRequestedError, ValidationError } from '../transport/errors';
-import { MockForge } from '../testing/mock-forge';
-import { aCurrentUser, aDeployKey, aJob, anSshKey, aRepository, aTag, aUser } from '../testing/records';
+import { MockForge } from '../../../test/support/gitlab/mock-forge';
+import { aCurrentUser, aDeployKey, aJob, anSshKey, aRepository, aTag, aUser } from '../../../test/support/gitlab/records';
 
 type Case = {
   name: string;

@@ -1,6 +1,6 @@
 import type { GitlabClient } from '../client';
 import { ApiError, UnexpectedAnswerError } from '../transport/errors';
-import { MockForge } from '../testing/mock-forge';
+import { MockForge } from '../../../test/support/gitlab/mock-forge';
 import {
   aCurrentUser,
   aDeployKey,
@@ -11,7 +11,7 @@ import {
   aTag,
   aUser,
   jobs,
-} from '../testing/records';
+} from '../../../test/support/gitlab/records';
 
 const P = '/api/v4';
 const page = 'page=1&per_page=100';

@@ -1,5 +1,5 @@
-import { MockForge } from '../testing/mock-forge';
-import { jobs, users } from '../testing/records';
+import { MockForge } from '../../../test/support/gitlab/mock-forge';
+import { jobs, users } from '../../../test/support/gitlab/records';
 import { PageLimitError } from './errors';
 import { parseLinkHeader, parseNextPage } from './pagination';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import { FakeClock } from '../testing/fake-clock';
-import { MockForge } from '../testing/mock-forge';
+import { FakeClock } from '../../../test/support/gitlab/fake-clock';
+import { MockForge } from '../../../test/support/gitlab/mock-forge';
 import { RateLimiter, type RateLimitOptions } from './rate-limit';
 
 const base: Partial<RateLimitOptions> = {

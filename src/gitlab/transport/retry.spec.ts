@@ -1,4 +1,4 @@
-import { FakeClock } from '../testing/fake-clock';
+import { FakeClock } from '../../../test/support/gitlab/fake-clock';
 import {
   ApiError,
   errorFromResponse,

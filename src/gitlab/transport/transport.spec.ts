@@ -1,6 +1,6 @@
 import { errors as undiciErrors } from 'undici';
-import { MockForge, TOKEN } from '../testing/mock-forge';
-import { aCurrentUser, aJob, aTag } from '../testing/records';
+import { MockForge, TOKEN } from '../../../test/support/gitlab/mock-forge';
+import { aCurrentUser, aJob, aTag } from '../../../test/support/gitlab/records';
 import {
   ApiError,
   ConflictError,

@@ -5,7 +5,7 @@ import { GitlabClient } from '../../gitlab/client';
 import { ForbiddenError } from '../../gitlab/transport/errors';
 import { isAdminView } from '../../gitlab/types/users';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { ADMIN_TOKEN, aProject, baseWorld, MAINTAINER_TOKEN, manyUsers, USER_TOKEN } from '../../sandbox/world-builders';
+import { ADMIN_TOKEN, aProject, baseWorld, MAINTAINER_TOKEN, manyUsers, USER_TOKEN } from '../../../test/support/world-builders';
 import type { AccessRequestsSnapshot } from './access-requests.decide';
 import { observeAccessRequests } from './access-requests.observer';
 import type { AccessRequestsConfig } from './access-requests.schema';

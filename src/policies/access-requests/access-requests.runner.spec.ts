@@ -4,7 +4,7 @@ import type { PolicyContext } from '../../engine/policy';
 import { GitlabClient } from '../../gitlab/client';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { aProject, baseWorld, MAINTAINER_TOKEN } from '../../sandbox/world-builders';
+import { aProject, baseWorld, MAINTAINER_TOKEN } from '../../../test/support/world-builders';
 import { APPROVE, DENY } from './access-requests.decide';
 import { accessRequestsRunner } from './access-requests.runner';
 import { accessRequestsPolicy } from './access-requests.schema';

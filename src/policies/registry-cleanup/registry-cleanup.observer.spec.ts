@@ -3,7 +3,7 @@ import { aCleanupConfig } from '../../../test/builders/registry';
 import type { PolicyContext, PolicyState } from '../../engine/policy';
 import { GitlabClient } from '../../gitlab/client';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { aProject, baseWorld, MAINTAINER_TOKEN, manyTags, type TagInput } from '../../sandbox/world-builders';
+import { aProject, baseWorld, MAINTAINER_TOKEN, manyTags, type TagInput } from '../../../test/support/world-builders';
 import type { RegistryCleanupSnapshot } from './registry-cleanup.decide';
 import { ledgerKey } from './registry-cleanup.ledger';
 import { commitRegistryCleanup, detailCacheKey, observeRegistryCleanup } from './registry-cleanup.observer';

@@ -4,7 +4,7 @@ import type { Decision, PolicyContext, PolicyState } from '../../engine/policy';
 import { GitlabClient } from '../../gitlab/client';
 import { NotFoundError, UnauthorizedError } from '../../gitlab/transport/errors';
 import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { aProject, baseWorld, MAINTAINER_TOKEN } from '../../sandbox/world-builders';
+import { aProject, baseWorld, MAINTAINER_TOKEN } from '../../../test/support/world-builders';
 import { BULK_DELETE, DELETE_REPOSITORY, DELETE_TAG } from './registry-cleanup.decide';
 import { ledgerKey } from './registry-cleanup.ledger';
 import { registryCleanupRunner } from './registry-cleanup.runner';

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { startSandbox, type RunningSandbox } from '../index';
-import { apiClient, call } from '../testing';
-import { baseWorld, USER_TOKEN } from '../world-builders';
+import { apiClient, call } from '../../../test/support/sandbox-http';
+import { baseWorld, USER_TOKEN } from '../../../test/support/world-builders';
 
 /**
  * Faults over real HTTP that answer after the forge acted (`after: true`): the state changes although the client sees

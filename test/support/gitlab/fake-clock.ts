@@ -1,4 +1,4 @@
-import type { RetryClock } from '../transport/retry';
+import type { RetryClock } from '../../../src/gitlab/transport/retry';
 
 /**
  * A deterministic clock for unit tests. `sleep` records the wait and resolves without real waiting: pending sleeps

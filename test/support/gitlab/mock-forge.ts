@@ -1,5 +1,5 @@
 import { MockAgent, type MockPool } from 'undici';
-import { GitlabClient, type GitlabClientOptions } from '../client';
+import { GitlabClient, type GitlabClientOptions } from '../../../src/gitlab/client';
 import { FakeClock } from './fake-clock';
 
 export const ORIGIN = 'https://forge.test';

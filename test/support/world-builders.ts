@@ -1,4 +1,4 @@
-import type { World } from './world';
+import type { World } from '../../src/sandbox/world';
 
 /**
  * Building worlds in code, for tests that need thousands of records (2,000 tags, 250 jobs) or a small known

@@ -1,7 +1,8 @@
 /**
  * Every endpoint of the forge's API specification (its three documents), with the client method that calls it. The
- * table in docs/api-client.md is generated from it, and a test fails when an entry has no client method or no sandbox route, so the client,
- * the sandbox and the documentation cannot drift apart. `<slug>` stands for each service of the integrations API.
+ * table in docs/api-client.md is generated from it, and a test fails when an entry has no client method or no sandbox
+ * route, so the client, the sandbox and the documentation cannot drift apart. `<slug>` stands for each service of the
+ * integrations API. It lives with the tests: nothing at runtime reads it.
  */
 export interface EndpointEntry {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

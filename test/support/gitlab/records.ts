@@ -1,8 +1,8 @@
-import type { AccessRequest } from '../types/access-requests';
-import type { Job } from '../types/jobs';
-import type { DeployKey, SshKey } from '../types/keys';
-import type { RegistryRepository, RegistryTag } from '../types/registry';
-import type { CurrentUser, PublicUser } from '../types/users';
+import type { AccessRequest } from '../../../src/gitlab/types/access-requests';
+import type { Job } from '../../../src/gitlab/types/jobs';
+import type { DeployKey, SshKey } from '../../../src/gitlab/types/keys';
+import type { RegistryRepository, RegistryTag } from '../../../src/gitlab/types/registry';
+import type { CurrentUser, PublicUser } from '../../../src/gitlab/types/users';
 
 /**
  * Forge records as a well-behaved forge answers them, for unit tests on MockForge: complete enough for the shape
