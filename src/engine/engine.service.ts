@@ -281,14 +281,20 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       this.metrics.passes.inc({ policy: name, result: 'ok' });
       if (mode === 'plan') return { ...base, decisions, records: [] };
       const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays, passLease });
-      await this.recordSuccessfulPass(name);
-      this.logger.log(`${name}: pass done: looked at ${runner.summarize?.(policy, snapshot) ?? 'the forge'}; ${passTally(records)}`);
+      const done = async () => {
+        await this.recordSuccessfulPass(name);
+        this.logger.log(`${name}: pass done: looked at ${runner.summarize?.(policy, snapshot) ?? 'the forge'}; ${passTally(records)}`);
+      };
       // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
-      if (dryRun) return { ...base, decisions, records };
+      if (dryRun) {
+        await done();
+        return { ...base, decisions, records };
+      }
       await runner.commit?.(policy, snapshot, context);
       const open = await this.unsettled.replace(name, records, unsettled, context.now);
       const nextPassAt = earliest(runner.nextPass?.(policy, snapshot, context.now), this.retryPass(policy, open.length, context.now));
       if (nextPassAt && delays === 'queue') await this.scheduleExtraPass(name, nextPassAt, context.now);
+      await done();
       return { ...base, decisions, records, ...(nextPassAt ? { nextPassAt } : {}) };
     } catch (error) {
       const message = errorText(error);
