@@ -2,12 +2,19 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 /**
- * Every relative link in README.md and docs/*.md points at a file or folder of the repository, and a link to a
+ * Every relative link in README.md, docs/*.md and the folders' READMEs points at a file or folder of the repository, and a link to a
  * heading (`file.md#heading`, `#heading`) at a heading that exists, as GitHub names it. Moving a section must not
  * leave a link behind.
  */
 const ROOT = resolve(__dirname, '../..');
-const DOCS = [join(ROOT, 'README.md'), ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join(ROOT, 'docs', name))];
+const FOLDER_READMES = ['src/policies', 'src/gitlab', 'src/sandbox', 'test/chaos', 'deploy'].map((folder) => join(ROOT, folder, 'README.md'));
+const DOCS = [
+  join(ROOT, 'README.md'),
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join(ROOT, 'docs', name)),
+  ...FOLDER_READMES,
+];
 
 /** The text outside fenced code blocks and inline code, where a `](` is not a link. */
 function prose(markdown: string): string {
