@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { param, readParams } from '../../engine/action-params';
 import type { ActionParams } from '../../engine/policy';
 import { ACCESS_LEVEL_NAMES, type GrantLevel } from './access-requests.schema';
 
@@ -29,30 +31,32 @@ export function approveParams(target: RequestTarget & { readonly accessLevel: Gr
   return { ...requestParams(target), access_level: target.accessLevel };
 }
 
+const requestSchema = z.object({
+  source: z.enum(['group', 'project'], { error: '"group" or "project"' }),
+  id: param.idOrPath(),
+  user_id: param.integer(),
+});
+
+const approveSchema = requestSchema.extend({
+  access_level: z.union(
+    Object.values(ACCESS_LEVEL_NAMES).map((level) => z.literal(level)),
+    { error: 'one of 10, 20, 30, 40, 50' },
+  ),
+});
+
 export function requestTarget(params: ActionParams): RequestTarget {
-  const source = params.source;
-  if (source !== 'group' && source !== 'project') throw mistyped('source', '"group" or "project"', source);
-  const id = params.id;
-  if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) throw mistyped('id', 'a path or an integer', id);
-  return { source, id, userId: integer(params, 'user_id') };
+  const read = readParams('access_requests', requestSchema, params);
+  return { source: read.source, id: read.id, userId: read.user_id };
 }
 
 export function approveTarget(params: ActionParams): ApproveTarget {
-  const target = requestTarget(params);
-  const level = Object.values(ACCESS_LEVEL_NAMES).find((known) => known === params.access_level);
-  if (level === undefined) throw mistyped('access_level', 'one of 10, 20, 30, 40, 50', params.access_level);
+  const read = readParams('access_requests', approveSchema, params);
+  const target = { source: read.source, id: read.id, userId: read.user_id };
+  const level = read.access_level;
   if (target.source === 'group') return { ...target, source: 'group', accessLevel: level };
   // The schema keeps owner from policies with projects; a decision that carries it anyway is a bug.
-  if (level === ACCESS_LEVEL_NAMES.owner) throw mistyped('access_level', 'at most 40 for a project', level);
+  if (level === ACCESS_LEVEL_NAMES.owner) {
+    throw new TypeError(`access_requests: action parameter "access_level" must be at most 40 for a project, got ${level}`);
+  }
   return { ...target, source: 'project', accessLevel: level };
-}
-
-function integer(params: ActionParams, name: string): number {
-  const value = params[name];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw mistyped(name, 'an integer', value);
-  return value;
-}
-
-function mistyped(name: string, expected: string, value: unknown): TypeError {
-  return new TypeError(`access_requests: action parameter "${name}" must be ${expected}, got ${JSON.stringify(value)}`);
 }

@@ -1,5 +1,6 @@
 import type { GitlabClient } from '../../gitlab';
-import type { ActionParams, PolicyContext, PolicyRunner } from '../../engine/policy';
+import { defineAction } from '../../engine/action-params';
+import type { PolicyRunner } from '../../engine/policy';
 import { onePage, readFirstPage } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { APPROVE, type AccessRequestsSnapshot, decideAccessRequests, DENY } from './access-requests.decide';
@@ -21,20 +22,17 @@ export const accessRequestsRunner: PolicyRunner<AccessRequestsConfig, AccessRequ
   observe: observeAccessRequests,
   decide: decideAccessRequests,
   actions: {
-    [APPROVE]: async (params: ActionParams, context: PolicyContext) => {
-      const target = approveTarget(params);
-      const { client } = context;
+    [APPROVE]: defineAction(approveTarget, async (target, { client }) => {
       const member =
         target.source === 'group'
           ? await client.groupAccessRequests.approve(target.id, target.userId, { access_level: target.accessLevel })
           : await client.projectAccessRequests.approve(target.id, target.userId, { access_level: target.accessLevel });
       return { detail: `member at access level ${member.access_level}` };
-    },
-    [DENY]: async (params: ActionParams, context: PolicyContext) => {
-      const target = requestTarget(params);
-      const resource = target.source === 'group' ? context.client.groupAccessRequests : context.client.projectAccessRequests;
+    }),
+    [DENY]: defineAction(requestTarget, async (target, { client }) => {
+      const resource = target.source === 'group' ? client.groupAccessRequests : client.projectAccessRequests;
       await resource.deny(target.id, target.userId);
-    },
+    }),
   },
   summarize: (config, snapshot) => {
     const requests = snapshot.sources.reduce((sum, source) => sum + source.requests.length, 0);

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { param, readParams } from '../../engine/action-params';
 import type { ActionParams } from '../../engine/policy';
 
 /** The job a retry is about, as its decision carries it (plain JSON, so it survives the queue). */
@@ -13,23 +15,21 @@ export interface RetryTarget {
   readonly source: string;
 }
 
+const retrySchema = z.object({
+  project: param.integer(),
+  job_id: param.integer(),
+  pipeline_id: param.integer(),
+  job_name: param.text(),
+  // Retries queued by a version without `source` name their project by id.
+  source: param.text().optional(),
+});
+
 export function retryParams(target: RetryTarget): ActionParams {
   return { project: target.project, job_id: target.jobId, pipeline_id: target.pipelineId, job_name: target.jobName, source: target.source };
 }
 
 /** Reads the params back; a missing or mistyped value is a bug, never something to send to the forge. */
 export function retryTarget(params: ActionParams): RetryTarget {
-  const jobName = params.job_name;
-  if (typeof jobName !== 'string') throw new TypeError(`job_retry: action parameter "job_name" must be a string, got ${JSON.stringify(jobName)}`);
-  // Retries queued by a version without `source` name their project by id.
-  const source = typeof params.source === 'string' ? params.source : String(params.project);
-  return { project: integer(params, 'project'), jobId: integer(params, 'job_id'), pipelineId: integer(params, 'pipeline_id'), jobName, source };
-}
-
-function integer(params: ActionParams, name: string): number {
-  const value = params[name];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    throw new TypeError(`job_retry: action parameter "${name}" must be an integer, got ${JSON.stringify(value)}`);
-  }
-  return value;
+  const read = readParams('job_retry', retrySchema, params);
+  return { project: read.project, jobId: read.job_id, pipelineId: read.pipeline_id, jobName: read.job_name, source: read.source ?? String(read.project) };
 }

@@ -1,4 +1,5 @@
-import type { ActionParams, PolicyContext, PolicyRunner } from '../../engine/policy';
+import { defineAction } from '../../engine/action-params';
+import type { PolicyRunner } from '../../engine/policy';
 import { onePage, readFirstPage } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { decideJobRetries, type JobRetrySnapshot, RETRY } from './job-retry.decide';
@@ -15,11 +16,10 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
   commit: commitJobRetries,
   recheck: recheckJobRetry,
   actions: {
-    [RETRY]: async (params: ActionParams, context: PolicyContext) => {
-      const target = retryTarget(params);
+    [RETRY]: defineAction(retryTarget, async (target, context) => {
       const job = await context.client.jobs.retry(target.project, target.jobId);
       return { detail: `new job ${job.id}` };
-    },
+    }),
   },
   summarize: (config, snapshot) => {
     const candidates = snapshot.projects.reduce((sum, project) => sum + project.candidates.length, 0);

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { param, readParams } from '../../engine/action-params';
 import type { ActionParams } from '../../engine/policy';
 import type { BulkDeleteTagsParams } from '../../gitlab/types/registry';
 
@@ -34,22 +36,32 @@ export function bulkDeleteParams(target: BulkDeleteTarget): ActionParams {
   };
 }
 
+const repositorySchema = z.object({ project: param.integer(), repository_id: param.integer() });
+
+const bulkDeleteSchema = repositorySchema.extend({
+  name_regex_delete: param.text(),
+  name_regex_keep: param.text().optional(),
+  keep_n: z.number({ error: 'a number' }).optional(),
+  older_than: param.text().optional(),
+  tags_before: param.integer(),
+  planned: param.integer(),
+  follow_up: param.integer(),
+});
+
 export function bulkDeleteTarget(params: ActionParams): BulkDeleteTarget {
-  const keepN = optional(params, 'keep_n', 'number');
-  const keep = optional(params, 'name_regex_keep', 'string');
-  const olderThan = optional(params, 'older_than', 'string');
+  const read = readParams('registry_cleanup', bulkDeleteSchema, params);
   return {
-    project: integer(params, 'project'),
-    repositoryId: integer(params, 'repository_id'),
+    project: read.project,
+    repositoryId: read.repository_id,
     forge: {
-      name_regex_delete: text(params, 'name_regex_delete'),
-      ...(keep !== undefined ? { name_regex_keep: keep } : {}),
-      ...(keepN !== undefined ? { keep_n: keepN } : {}),
-      ...(olderThan !== undefined ? { older_than: olderThan } : {}),
+      name_regex_delete: read.name_regex_delete,
+      ...(read.name_regex_keep !== undefined ? { name_regex_keep: read.name_regex_keep } : {}),
+      ...(read.keep_n !== undefined ? { keep_n: read.keep_n } : {}),
+      ...(read.older_than !== undefined ? { older_than: read.older_than } : {}),
     },
-    tagsBefore: integer(params, 'tags_before'),
-    planned: integer(params, 'planned'),
-    followUp: integer(params, 'follow_up'),
+    tagsBefore: read.tags_before,
+    planned: read.planned,
+    followUp: read.follow_up,
   };
 }
 
@@ -65,10 +77,14 @@ export function tagParams(target: TagTarget): ActionParams {
   return { project: target.project, repository_id: target.repositoryId, tag: target.name, created_at: target.createdAt };
 }
 
+const tagSchema = repositorySchema.extend({
+  tag: param.text(),
+  created_at: z.string({ error: 'a string or null' }).nullable(),
+});
+
 export function tagTarget(params: ActionParams): TagTarget {
-  const createdAt = params.created_at;
-  if (createdAt !== null && typeof createdAt !== 'string') throw mistyped('created_at', 'a string or null', createdAt);
-  return { project: integer(params, 'project'), repositoryId: integer(params, 'repository_id'), name: text(params, 'tag'), createdAt };
+  const read = readParams('registry_cleanup', tagSchema, params);
+  return { project: read.project, repositoryId: read.repository_id, name: read.tag, createdAt: read.created_at };
 }
 
 export interface RepositoryTarget {
@@ -81,32 +97,7 @@ export function repositoryParams(target: RepositoryTarget): ActionParams {
 }
 
 export function repositoryTarget(params: ActionParams): RepositoryTarget {
-  return { project: integer(params, 'project'), repositoryId: integer(params, 'repository_id') };
+  const read = readParams('registry_cleanup', repositorySchema, params);
+  return { project: read.project, repositoryId: read.repository_id };
 }
 
-function integer(params: ActionParams, name: string): number {
-  const value = params[name];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw mistyped(name, 'an integer', value);
-  return value;
-}
-
-function text(params: ActionParams, name: string): string {
-  const value = params[name];
-  if (typeof value !== 'string') throw mistyped(name, 'a string', value);
-  return value;
-}
-
-function optional<T extends 'string' | 'number'>(
-  params: ActionParams,
-  name: string,
-  type: T,
-): (T extends 'string' ? string : number) | undefined {
-  const value = params[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== type) throw mistyped(name, `a ${type}`, value);
-  return value as T extends 'string' ? string : number;
-}
-
-function mistyped(name: string, expected: string, value: unknown): TypeError {
-  return new TypeError(`registry_cleanup: action parameter "${name}" must be ${expected}, got ${JSON.stringify(value)}`);
-}

@@ -1,4 +1,5 @@
-import type { ActionParams, ActionResult, Decision, PolicyContext, PolicyRunner } from '../../engine/policy';
+import { defineAction } from '../../engine/action-params';
+import type { ActionResult, Decision, PolicyContext, PolicyRunner } from '../../engine/policy';
 import { onePage, readFirstPage } from '../../engine/probe';
 import { count } from '../../engine/words';
 import type { GitlabClient } from '../../gitlab';
@@ -6,7 +7,7 @@ import { BulkDeleteAlreadyRequestedError, certainlyNotActed, NotFoundError } fro
 import { BULK_DELETE, decideRegistryCleanup, DELETE_REPOSITORY, DELETE_TAG, type RegistryCleanupSnapshot } from './registry-cleanup.decide';
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, ledgerKey, nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
 import { commitRegistryCleanup, nextRegistryCleanupPass, observeRegistryCleanup } from './registry-cleanup.observer';
-import { bulkDeleteTarget, repositoryTarget, tagTarget } from './registry-cleanup.params';
+import { type BulkDeleteTarget, bulkDeleteTarget, repositoryTarget, tagTarget } from './registry-cleanup.params';
 import { type RegistryCleanupConfig, registryCleanupPolicy } from './registry-cleanup.schema';
 
 /**
@@ -14,8 +15,7 @@ import { type RegistryCleanupConfig, registryCleanupPolicy } from './registry-cl
  * so a crash right after it cannot lead to a second call within the hour. It is put back only when the request
  * certainly never acted.
  */
-async function bulkDelete(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
-  const target = bulkDeleteTarget(params);
+async function bulkDelete(target: BulkDeleteTarget, context: PolicyContext): Promise<ActionResult> {
   const key = ledgerKey(target.repositoryId);
   const previousText = await context.state.get(key);
   const previous = parseLedger(previousText);
@@ -98,17 +98,15 @@ export const registryCleanupRunner: PolicyRunner<RegistryCleanupConfig, Registry
   recheck: recheckTag,
   nextPass: nextRegistryCleanupPass,
   actions: {
-    [BULK_DELETE]: bulkDelete,
-    [DELETE_TAG]: async (params: ActionParams, context: PolicyContext) => {
-      const target = tagTarget(params);
+    [BULK_DELETE]: defineAction(bulkDeleteTarget, bulkDelete),
+    [DELETE_TAG]: defineAction(tagTarget, async (target, context) => {
       // A 404 reaches the executor, which counts the tag as gone.
       await context.client.registry.removeTag(target.project, target.repositoryId, target.name);
-    },
-    [DELETE_REPOSITORY]: async (params: ActionParams, context: PolicyContext) => {
-      const target = repositoryTarget(params);
+    }),
+    [DELETE_REPOSITORY]: defineAction(repositoryTarget, async (target, context) => {
       await context.client.registry.remove(target.project, target.repositoryId);
       return { detail: 'the forge deletes it in the background' };
-    },
+    }),
   },
   summarize: (config, snapshot) => {
     const tags = snapshot.repositories.reduce((sum, repository) => sum + repository.tags.length, 0);
