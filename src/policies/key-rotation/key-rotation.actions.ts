@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { z } from 'zod';
+import { param, readParams } from '../../engine/action-params';
 import type { ActionParams, ActionResult, PolicyContext } from '../../engine/policy';
 import { NotFoundError, ValidationError } from '../../gitlab/transport/errors';
 import {
-  type DeployProject,
   loadRecord,
   markOpen,
   type RotationRecord,
@@ -12,9 +13,11 @@ import {
   type Step,
   STEPS,
 } from './key-rotation.record';
-import { fingerprintOfPublicKey, generateOpenSshKeyPair, KEY_TYPES, type KeyType, readOpenSshPrivateKey } from './openssh';
+import { fingerprintOfPublicKey, generateOpenSshKeyPair, KEY_TYPES, readOpenSshPrivateKey } from './openssh';
 import { ensurePrivateDirectory, isCode, unusableDirectory, writeFileAtomic } from './secret-file';
 import { redactor } from '../../logging/redact';
+
+const POLICY = 'key_rotation';
 
 /**
  * The effects of each rotation step. Every step re-reads its record, checks that the rotation is at the step it
@@ -38,41 +41,15 @@ class RecordedError extends Error {}
  * already. It is adopted instead, and the upload then finds that key on the forge rather than uploading another.
  */
 export async function writeKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
-  const id = text(params, 'rotation');
+  const { rotation: id, secrets_dir: secretsDir } = readParams(POLICY, writeSchema, params);
   const existing = await loadRecord(context.state, id);
   // A key whose fingerprint is recorded may already be on the forge: its file is never replaced.
   if (existing && existing.step !== 'planned') return { detail: `already written: ${existing.fingerprint ?? '?'}` };
-  const secretsDir = text(params, 'secrets_dir');
   const problem = await unusableDirectory(secretsDir);
   if (problem) throw new Error(`${problem}; not rotating`);
-  const path = existing?.path ?? text(params, 'path');
-  const planned: RotationRecord = existing
-    ? { ...existing, attempt: existing.attempt + 1 }
-    : {
-        id,
-        kind: params.kind === 'deploy' ? 'deploy' : 'ssh',
-        step: 'planned',
-        attempt: 1,
-        title: text(params, 'title'),
-        old_key_id: integer(params, 'old_key_id'),
-        old_fingerprint: typeof params.old_fingerprint === 'string' ? params.old_fingerprint : null,
-        owner:
-          params.kind === 'deploy'
-            ? null
-            : { user_id: integer(params, 'user_id'), username: text(params, 'username'), self: params.self === true },
-        projects: deployProjects(params),
-        path,
-        key_type: keyType(params),
-        grace_ms: integer(params, 'grace_ms'),
-        lifetime_ms: typeof params.lifetime_ms === 'number' ? params.lifetime_ms : null,
-        fingerprint: null,
-        new_key_id: null,
-        expires_at: null,
-        started_at: context.now.toISOString(),
-        verified_at: null,
-        removed_at: null,
-        last_error: null,
-      };
+  // A first attempt records what its parameters say; a later one has it all in its record already.
+  const planned: RotationRecord = existing ? { ...existing, attempt: existing.attempt + 1 } : newRecord(id, readParams(POLICY, startSchema, params), context.now);
+  const { path } = planned;
   await saveRecord(context.state, planned);
   await markOpen(context.state, id, true);
   try {
@@ -99,13 +76,14 @@ export async function writeKey(params: ActionParams, context: PolicyContext): Pr
  * lists with the recorded fingerprint (an upload whose answer was lost) is adopted, never uploaded twice.
  */
 export async function uploadKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
-  const started = await begin(context, text(params, 'rotation'), ['key_written']);
+  const read = readParams(POLICY, uploadSchema, params);
+  const started = await begin(context, read.rotation, ['key_written']);
   if ('already' in started) return started.already;
   const record = started.record;
   try {
     const publicKey = await publicKeyOnDisk(context, record);
     if (record.kind === 'ssh') {
-      const lifetime = typeof params.lifetime_ms === 'number' ? params.lifetime_ms : record.lifetime_ms;
+      const lifetime = read.lifetime_ms ?? record.lifetime_ms;
       if (lifetime === null) throw new TypeError(`key_rotation: no lifetime for the new key of rotation ${record.id}`);
       const { id, adopted, expiresAt } = await uploadSshKey(context, record, publicKey, lifetime);
       await saveRecord(context.state, { ...record, step: 'uploaded', new_key_id: id, expires_at: expiresAt, last_error: null });
@@ -122,7 +100,7 @@ export async function uploadKey(params: ActionParams, context: PolicyContext): P
 
 /** uploaded → verified: the forge lists the new key (on every project, with the old key's can_push); grace starts. */
 export async function verifyKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
-  const started = await begin(context, text(params, 'rotation'), ['uploaded']);
+  const started = await begin(context, readParams(POLICY, rotationSchema, params).rotation, ['uploaded']);
   if ('already' in started) return started.already;
   const record = started.record;
   try {
@@ -144,11 +122,12 @@ export async function verifyKey(params: ActionParams, context: PolicyContext): P
 
 /** verified → hooked: on_rotate ran with the new key's path, title and id; a failure is retried next pass. */
 export async function runOnRotate(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
-  const started = await begin(context, text(params, 'rotation'), ['verified']);
+  const read = readParams(POLICY, runOnRotateSchema, params);
+  const started = await begin(context, read.rotation, ['verified']);
   if ('already' in started) return started.already;
   const record = started.record;
-  const passed = typeof params.env === 'string' && params.env !== '' ? params.env.split(',') : [];
-  const failure = await runCommand(text(params, 'command'), passed, {
+  const passed = read.env ? read.env.split(',') : [];
+  const failure = await runCommand(read.command, passed, {
     FORGEWARDEN_KEY_PATH: record.path,
     FORGEWARDEN_PUBLIC_KEY_PATH: `${record.path}.pub`,
     FORGEWARDEN_KEY_TITLE: record.title,
@@ -166,9 +145,9 @@ export async function runOnRotate(params: ActionParams, context: PolicyContext):
 
 /** verified (or hooked) → done: the old key goes, from the user or from every project it was on. */
 export async function removeOldKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
-  const afterHook = params.after_hook === true;
+  const read = readParams(POLICY, removeSchema, params);
   // After on_rotate ran, when the policy has one; a rotation verified before on_rotate was configured may go as it is.
-  const started = await begin(context, text(params, 'rotation'), afterHook ? ['hooked'] : ['verified', 'hooked']);
+  const started = await begin(context, read.rotation, read.after_hook === true ? ['hooked'] : ['verified', 'hooked']);
   if ('already' in started) return started.already;
   const record = started.record;
   // Defence in depth: decide checked both, from a snapshot that may be old.
@@ -391,37 +370,70 @@ function ownerOf(record: RotationRecord): NonNullable<RotationRecord['owner']> {
   return record.owner;
 }
 
-function deployProjects(params: ActionParams): DeployProject[] {
-  const raw: unknown = JSON.parse(text(params, 'projects'));
-  if (!Array.isArray(raw)) throw mistyped('projects', 'a JSON list', raw);
-  return raw.map((item: unknown) => {
-    const entry = item as { project?: unknown; can_push?: unknown };
-    if ((typeof entry.project !== 'string' && typeof entry.project !== 'number') || typeof entry.can_push !== 'boolean') throw mistyped('projects', 'a list of {project, can_push}', item);
-    return { project: entry.project, can_push: entry.can_push };
-  });
-}
+/** The rotation a step is about; every step's parameters name it. */
+const rotationSchema = z.object({ rotation: param.text() });
+const writeSchema = rotationSchema.extend({ secrets_dir: param.text() });
 
-function keyType(params: ActionParams): KeyType {
-  const value = params.key_type;
-  const found = KEY_TYPES.find((type) => type === value);
-  if (!found) throw mistyped('key_type', KEY_TYPES.join(' | '), value);
-  return found;
-}
+/** Deploy projects travel as a JSON string: action parameters are flat values. */
+const deployProjectsSchema = z
+  .string({ error: 'a JSON list of {project, can_push}' })
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'a JSON list of {project, can_push}' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.array(z.object({ project: param.idOrPath(), can_push: param.flag() }), { error: 'a JSON list of {project, can_push}' }));
 
-function text(params: ActionParams, name: string): string {
-  const value = params[name];
-  if (typeof value !== 'string') throw mistyped(name, 'a string', value);
-  return value;
-}
+/** What the first attempt of a rotation records: the old key, whose it is, and the new key's settings. */
+const startSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.object({ kind: z.literal('ssh'), user_id: param.integer(), username: param.text(), self: param.flag().optional() }),
+    z.object({ kind: z.literal('deploy'), projects: deployProjectsSchema }),
+  ],
+  { error: '"ssh" or "deploy"' },
+).and(
+  z.object({
+    path: param.text(),
+    title: param.text(),
+    old_key_id: param.integer(),
+    old_fingerprint: z.string({ error: 'a string or null' }).nullable().optional(),
+    key_type: z.enum(KEY_TYPES, { error: KEY_TYPES.join(' | ') }),
+    grace_ms: param.integer(),
+    lifetime_ms: z.number({ error: 'a number or null' }).nullable().optional(),
+  }),
+);
 
-function integer(params: ActionParams, name: string): number {
-  const value = params[name];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw mistyped(name, 'an integer', value);
-  return value;
-}
+const uploadSchema = rotationSchema.extend({ lifetime_ms: z.number({ error: 'a number or null' }).nullable().optional() });
+const runOnRotateSchema = rotationSchema.extend({ command: param.text(), env: z.string({ error: 'a string' }).optional() });
+const removeSchema = rotationSchema.extend({ after_hook: param.flag().optional() });
 
-function mistyped(name: string, expected: string, value: unknown): TypeError {
-  return new TypeError(`key_rotation: action parameter "${name}" must be ${expected}, got ${JSON.stringify(value)}`);
+function newRecord(id: string, start: z.output<typeof startSchema>, now: Date): RotationRecord {
+  return {
+    id,
+    kind: start.kind,
+    step: 'planned',
+    attempt: 1,
+    title: start.title,
+    old_key_id: start.old_key_id,
+    old_fingerprint: start.old_fingerprint ?? null,
+    owner: start.kind === 'deploy' ? null : { user_id: start.user_id, username: start.username, self: start.self === true },
+    projects: start.kind === 'deploy' ? start.projects : [],
+    path: start.path,
+    key_type: start.key_type,
+    grace_ms: start.grace_ms,
+    lifetime_ms: start.lifetime_ms ?? null,
+    fingerprint: null,
+    new_key_id: null,
+    expires_at: null,
+    started_at: now.toISOString(),
+    verified_at: null,
+    removed_at: null,
+    last_error: null,
+  };
 }
 
 function message(error: unknown): string {
