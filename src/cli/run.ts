@@ -64,7 +64,15 @@ export async function runCommand(options: { config?: string }): Promise<number> 
     forge.onceIdentified((identity) => describeToken(logger, config, identity));
   }
   forge.watch();
-  await app.get(EngineService).startDaemon();
+  try {
+    await app.get(EngineService).startDaemon();
+  } catch (error) {
+    // Redis went away between its start-up check and the schedules: one line, and the supervisor starts it again.
+    await app.close().catch(() => undefined);
+    await logger.flush();
+    process.stderr.write(`forgewarden run: could not set up the schedules in Redis: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
   app.get(QueueService).startWorking();
   logger.log(startupLine(config, httpUrl), 'Forgewarden');
 

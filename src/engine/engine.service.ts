@@ -72,7 +72,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   private watch: NodeJS.Timeout | undefined;
   /** Policies with a pass running in this process: a tick that finds its own pass still running is no news. */
   private readonly running = new Set<string>();
-  private readinessState: EngineReadiness = { ready: true };
+  /** Not ready until the daemon has set itself up in Redis (startDaemon): /readyz must not say 200 before the work can start. */
+  private readinessState: EngineReadiness = { ready: false, reason: 'starting' };
 
   constructor(
     // Replaced as a whole by a reload (SIGHUP); the connection settings in it stay those the process started with.
@@ -117,6 +118,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     this.describePolicies();
     await this.refreshPassGauges();
     await this.startFirstPasses(this.config.policies);
+    this.readinessState = { ready: true };
     let sinceRepair = 0;
     this.watch = setInterval(() => {
       sinceRepair += REDIS_WATCH_MS;
