@@ -3,7 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { ConfigModule } from './config/config.module';
 import { EngineModule } from './engine/engine.module';
 import type { AppConfig } from './config/schema';
-import type { Clock } from './engine/clock';
+import type { Clock } from './clock';
 import { ForgeModule } from './forge/forge.module';
 import { HttpModule } from './http/http.module';
 import { MetricsModule } from './metrics/metrics.module';

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/schema';
-import type { Clock } from './engine/clock';
+import type { Clock } from './clock';
 import type { AppLogger } from './logging/logger';
 import { redactor } from './logging/redact';
 import { redisUrlPassword, waitForRedis } from './redis/connection';

@@ -1,5 +1,5 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
-import { CLOCK, systemClock, type Clock } from '../engine/clock';
+import { CLOCK, systemClock, type Clock } from '../clock';
 import type { AppConfig } from './schema';
 
 /** The validated configuration, loaded once before Nest starts (a bad file never gets this far). */

@@ -20,7 +20,8 @@ import { ResourceLabelEventsResource, ResourceWeightEventsResource } from './res
 import { SshKeysResource } from './resources/ssh-keys';
 import { UsersResource } from './resources/users';
 import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from './transport/rate-limit';
-import { DEFAULT_RETRY_OPTIONS, type RetryClock, type RetryOptions, systemClock } from './transport/retry';
+import { type Clock, systemClock } from '../clock';
+import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './transport/retry';
 import { type ResponseEvent, type TokenKind, Transport } from './transport/transport';
 
 export interface GitlabClientOptions {
@@ -51,7 +52,7 @@ export interface GitlabClientOptions {
   /** For tests: an undici dispatcher (e.g. MockAgent) instead of the client's own connection pool. */
   dispatcher?: Dispatcher;
   /** For tests: a deterministic clock, sleep and random source. */
-  clock?: RetryClock;
+  clock?: Clock;
   /** For tests: the budget window length. Default one minute. */
   rateLimitWindowMs?: number;
 }

@@ -118,7 +118,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     const state = sandbox.state;
     const writeClock = (): void => {
       // Renamed into place, so a daemon never reads a half-written offset.
-      writeFileSync(`${clockFile}.tmp`, String(state.clock.nowMs() - Date.now()));
+      writeFileSync(`${clockFile}.tmp`, String(state.clock.now() - Date.now()));
       renameSync(`${clockFile}.tmp`, clockFile);
     };
     writeClock();

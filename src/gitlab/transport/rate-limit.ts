@@ -1,3 +1,4 @@
+import type { Clock } from '../../clock';
 import type Redis from 'ioredis';
 import type { HttpMethod } from './errors';
 import { parseRateLimitState, type ResponseHeaders, serverWaitHintMs } from './headers';
@@ -38,11 +39,6 @@ export const DEFAULT_RATE_LIMIT_OPTIONS: Omit<RateLimitOptions, 'redis'> = {
   warn: (message) => process.emitWarning(message, 'ForgewardenRateLimit'),
 };
 
-export interface LimiterClock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
-
 /**
  * Counts the request only when the window still has room, so a replica that finds the budget spent does not eat
  * into the next window by retrying. Returns 1 when granted, 0 when spent.
@@ -76,7 +72,7 @@ export class RateLimiter {
 
   constructor(
     options: Partial<RateLimitOptions>,
-    private readonly clock: LimiterClock,
+    private readonly clock: Clock,
   ) {
     this.options = { ...DEFAULT_RATE_LIMIT_OPTIONS, ...options };
     if (this.options.concurrency < 1) throw new RangeError('concurrency must be at least 1');

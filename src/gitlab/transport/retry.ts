@@ -1,3 +1,4 @@
+import type { Clock } from '../../clock';
 import { ApiError, type HttpMethod, NetworkError, RateLimitedError, ServerError } from './errors';
 import { serverWaitHintMs } from './headers';
 
@@ -29,19 +30,6 @@ export const DEFAULT_RETRY_OPTIONS: RetryOptions = {
   rateLimitBaseDelayMs: 1_000,
   defaultRateLimitWaitMs: 60_000,
   deadlineMs: 120_000,
-};
-
-export interface RetryClock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-  /** Uniform in [0, 1). */
-  random(): number;
-}
-
-export const systemClock: RetryClock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  random: () => Math.random(),
 };
 
 export type RetryDecision = { retry: true; delayMs: number; reason: string } | { retry: false; reason: string };
@@ -152,7 +140,7 @@ export async function withRetry<T>(
   request: RetryRequest,
   attempt: (n: number) => Promise<T>,
   options: RetryOptions,
-  clock: RetryClock,
+  clock: Clock,
   onRetry?: (event: RetryEvent) => void,
 ): Promise<T> {
   const started = clock.now();

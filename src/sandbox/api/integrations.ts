@@ -255,7 +255,7 @@ function save(ctx: RequestContext, projectId: number, slug: string): Integration
 
   const store = integrationsOf(ctx.state);
   const previous = store.get(projectId, slug);
-  const now = ctx.state.clock.now().toISOString();
+  const now = ctx.state.nowIso();
   const record: IntegrationRecord = {
     id: previous?.id ?? store.nextId(),
     project_id: projectId,

@@ -251,7 +251,7 @@ export class Presenter {
     const project = this.state.projects.get(job.project_id);
     const pipeline = this.state.pipelines.get(job.pipeline_id);
     const user = job.user_id !== null ? this.state.users.get(job.user_id) : undefined;
-    const now = this.state.clock.nowMs();
+    const now = this.state.clock.now();
     const started = job.started_at !== null ? Date.parse(job.started_at) : null;
     const finished = job.finished_at !== null ? Date.parse(job.finished_at) : null;
     const created = Date.parse(job.created_at);

@@ -95,7 +95,7 @@ function bulkDelete(ctx: RequestContext): ReturnType<typeof ok> {
   requireLevel(ctx, project, MAINTAINER);
 
   const state = ctx.state;
-  const now = state.clock.nowMs();
+  const now = state.clock.now();
   const leaseUntil = state.cleanupLeases.get(repository.id);
   if (leaseUntil !== undefined && leaseUntil > now) throw new ApiError(400, { message: BULK_DELETE_LIMIT_MESSAGE });
   state.cleanupLeases.set(repository.id, now + HOUR_MS);
@@ -123,7 +123,7 @@ function applyBulkDelete(
     name: t.name,
     createdAt: t.created_at === null ? null : new Date(t.created_at),
   }));
-  const outcome = selectTagsToDelete(tags, params, state.clock.now(), state.settings.bulkDeleteCap ?? undefined);
+  const outcome = selectTagsToDelete(tags, params, state.clock.date(), state.settings.bulkDeleteCap ?? undefined);
   record.applied_at = state.nowIso();
   if (!outcome.ok) {
     record.error = outcome.error;

@@ -83,7 +83,7 @@ export function registerUserWriteRoutes(router: Router): void {
           message,
           availability,
           // Omitting `clear_status_after` clears the previously set value (spec 02 §4 "Set status").
-          clear_status_at: after ? new Date(ctx.state.clock.nowMs() + CLEAR_STATUS_AFTER[after]).toISOString() : null,
+          clear_status_at: after ? new Date(ctx.state.clock.now() + CLEAR_STATUS_AFTER[after]).toISOString() : null,
         };
         ctx.state.userWrites.statuses.set(user.id, record);
       }
@@ -135,7 +135,7 @@ function followList(ctx: RequestContext, which: 'followers' | 'following') {
 }
 
 function presentStatus(ctx: RequestContext, user: UserRecord): Record<string, unknown> {
-  const status = ctx.state.userWrites.status(user.id, ctx.state.clock.nowMs());
+  const status = ctx.state.userWrites.status(user.id, ctx.state.clock.now());
   if (!status) return { emoji: null, availability: 'not_set', message: null, message_html: '', clear_status_at: null };
   return {
     emoji: status.emoji,

@@ -68,7 +68,7 @@ async function handle(
     });
   };
 
-  const decision = state.faults.decide(method, path, Math.floor(state.clock.nowMs() / 1000));
+  const decision = state.faults.decide(method, path, Math.floor(state.clock.now() / 1000));
   if (decision.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, decision.latencyMs));
   if (decision.kind !== 'pass' && !decision.after) {
     answerWithFault(res, method, decision, log, '');

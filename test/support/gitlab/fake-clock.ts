@@ -1,10 +1,10 @@
-import type { RetryClock } from '../../../src/gitlab/transport/retry';
+import type { Clock } from '../../../src/clock';
 
 /**
  * A deterministic clock for unit tests. `sleep` records the wait and resolves without real waiting: pending sleeps
  * fire one per macrotask in deadline order, moving time forward to each deadline, like timers on a fast machine.
  */
-export class FakeClock implements RetryClock {
+export class FakeClock implements Clock {
   readonly sleeps: number[] = [];
   private timers: Array<{ at: number; seq: number; resolve: () => void }> = [];
   private seq = 0;

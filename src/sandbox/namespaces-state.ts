@@ -1,0 +1,194 @@
+import type { PeopleState, UserRecord } from './people-state';
+import { DAY_MS, type WorldSeeding } from './seeding';
+import type { ParsedWorld, WorldGroup, WorldProject } from './world';
+
+/**
+ * Groups, projects and the namespaces they live in (a group, or a user's personal namespace): lookup by id or full
+ * path, and the access levels members inherit down the group chain.
+ */
+
+export type Visibility = 'private' | 'internal' | 'public';
+
+export interface GroupRecord {
+  id: number;
+  name: string;
+  path: string;
+  parent_id: number | null;
+  description: string;
+  visibility: Visibility;
+  request_access_enabled: boolean;
+  created_at: string;
+}
+
+export interface ProjectRecord {
+  id: number;
+  name: string;
+  path: string;
+  /** A group id or a user's namespace id. */
+  namespace_id: number;
+  description: string | null;
+  visibility: Visibility;
+  request_access_enabled: boolean;
+  created_at: string;
+  allowed_agents: { id: number; config_project_id: number }[];
+}
+
+/** The world's groups and projects, in file order, with the records seeded from them: the other areas seed from these. */
+export interface SeededNamespaces {
+  groups: { world: WorldGroup; record: GroupRecord }[];
+  projects: SeededProject[];
+}
+export interface SeededProject {
+  world: WorldProject;
+  record: ProjectRecord;
+}
+
+export class NamespacesState {
+  readonly groups = new Map<number, GroupRecord>();
+  readonly projects = new Map<number, ProjectRecord>();
+  /** Project id → ids of the groups it is shared with. */
+  readonly projectGroupLinks = new Map<number, Set<number>>();
+
+  constructor(private readonly people: PeopleState) {}
+
+  /** An integer id or a full path, as the API's `:id` (spec 01 §1 convention 2). */
+  project(ref: string | number): ProjectRecord | undefined {
+    if (typeof ref === 'number' || /^\d+$/.test(ref)) return this.projects.get(Number(ref));
+    const lower = ref.toLowerCase();
+    for (const project of this.projects.values()) if (this.projectFullPath(project).toLowerCase() === lower) return project;
+    return undefined;
+  }
+
+  group(ref: string | number): GroupRecord | undefined {
+    if (typeof ref === 'number' || /^\d+$/.test(ref)) return this.groups.get(Number(ref));
+    const lower = ref.toLowerCase();
+    for (const group of this.groups.values()) if (this.groupFullPath(group).toLowerCase() === lower) return group;
+    return undefined;
+  }
+
+  groupFullPath(group: GroupRecord): string {
+    const parent = group.parent_id !== null ? this.groups.get(group.parent_id) : undefined;
+    return parent ? `${this.groupFullPath(parent)}/${group.path}` : group.path;
+  }
+
+  groupFullName(group: GroupRecord): string {
+    const parent = group.parent_id !== null ? this.groups.get(group.parent_id) : undefined;
+    return parent ? `${this.groupFullName(parent)} / ${group.name}` : group.name;
+  }
+
+  /** The group and its ancestors, nearest first. */
+  groupChain(group: GroupRecord): GroupRecord[] {
+    const chain: GroupRecord[] = [];
+    let current: GroupRecord | undefined = group;
+    while (current) {
+      chain.push(current);
+      current = current.parent_id !== null ? this.groups.get(current.parent_id) : undefined;
+    }
+    return chain;
+  }
+
+  /** The group and every subgroup below it. */
+  groupTree(group: GroupRecord): GroupRecord[] {
+    const children = [...this.groups.values()].filter((g) => g.parent_id === group.id);
+    return [group, ...children.flatMap((child) => this.groupTree(child))];
+  }
+
+  namespaceOwnerUser(namespaceId: number): UserRecord | undefined {
+    for (const user of this.people.users.values()) if (user.namespace_id === namespaceId) return user;
+    return undefined;
+  }
+
+  namespaceFullPath(namespaceId: number): string {
+    const group = this.groups.get(namespaceId);
+    if (group) return this.groupFullPath(group);
+    return this.namespaceOwnerUser(namespaceId)?.username ?? '';
+  }
+
+  namespaceName(namespaceId: number): string {
+    const group = this.groups.get(namespaceId);
+    if (group) return this.groupFullName(group);
+    return this.namespaceOwnerUser(namespaceId)?.name ?? '';
+  }
+
+  projectFullPath(project: ProjectRecord): string {
+    return `${this.namespaceFullPath(project.namespace_id)}/${project.path}`;
+  }
+
+  projectFullName(project: ProjectRecord): string {
+    return `${this.namespaceName(project.namespace_id)} / ${project.name}`;
+  }
+
+  projectsInGroupTree(group: GroupRecord): ProjectRecord[] {
+    const ids = new Set(this.groupTree(group).map((g) => g.id));
+    return [...this.projects.values()].filter((p) => ids.has(p.namespace_id));
+  }
+
+  /** Highest access level of `user` in the group, inherited from ancestor groups as on the forge. */
+  groupAccessLevel(user: UserRecord, group: GroupRecord): number {
+    return Math.max(0, ...this.groupChain(group).map((g) => this.people.member('group', g.id, user.id)?.access_level ?? 0));
+  }
+
+  /** Highest access level of `user` in the project: direct, through its group chain, or 50 in a personal project. */
+  projectAccessLevel(user: UserRecord, project: ProjectRecord): number {
+    const direct = this.people.member('project', project.id, user.id)?.access_level ?? 0;
+    const group = this.groups.get(project.namespace_id);
+    const inherited = group ? this.groupAccessLevel(user, group) : user.namespace_id === project.namespace_id ? 50 : 0;
+    return Math.max(direct, inherited);
+  }
+
+  // ---- seeding ------------------------------------------------------------------------------------------------
+
+  /** Groups, then the users' personal namespaces, then projects; needs the users seeded. */
+  seed(world: ParsedWorld, seeding: WorldSeeding): SeededNamespaces {
+    world.groups.forEach((g) => seeding.ids.reserve('namespace', g.id));
+    world.projects.forEach((p) => seeding.ids.reserve('project', p.id));
+    const groups = world.groups.map((g) => ({ world: g, record: this.seedGroup(g, seeding) }));
+    // Personal namespaces take ids after the groups', from the same sequence as on the forge.
+    for (const user of this.people.users.values()) user.namespace_id = seeding.ids.next('namespace');
+    const projects = world.projects.map((p) => ({ world: p, record: this.seedProject(p, seeding) }));
+    // An agent's configuration project may come later in the file than the projects it serves.
+    for (const { world: p, record } of projects) {
+      record.allowed_agents = p.allowed_agents.map((a) => ({
+        id: a.id,
+        config_project_id: this.project(a.config_project)?.id ?? 0,
+      }));
+    }
+    return { groups, projects };
+  }
+
+  /** The world declares parents before children, so the parent group is already seeded. */
+  private seedGroup(g: WorldGroup, seeding: WorldSeeding): GroupRecord {
+    const parent = g.parent !== undefined ? this.group(g.parent) : undefined;
+    const group: GroupRecord = {
+      id: g.id ?? seeding.ids.next('namespace'),
+      name: g.name ?? g.path,
+      path: g.path,
+      parent_id: parent?.id ?? null,
+      description: g.description,
+      visibility: g.visibility,
+      request_access_enabled: g.request_access_enabled,
+      created_at: g.created_at ? seeding.time(g.created_at) : seeding.ago(400 * DAY_MS),
+    };
+    this.groups.set(group.id, group);
+    return group;
+  }
+
+  private seedProject(p: WorldProject, seeding: WorldSeeding): ProjectRecord {
+    const namespaceId = this.group(p.namespace)?.id ?? this.people.userByUsername(p.namespace)?.namespace_id ?? 0;
+    const project: ProjectRecord = {
+      id: p.id ?? seeding.ids.next('project'),
+      name: p.name ?? p.path,
+      path: p.path,
+      namespace_id: namespaceId,
+      description: p.description,
+      visibility: p.visibility,
+      request_access_enabled: p.request_access_enabled,
+      created_at: p.created_at ? seeding.time(p.created_at) : seeding.ago(200 * DAY_MS),
+      allowed_agents: [],
+    };
+    this.projects.set(project.id, project);
+    const links = p.shared_with_groups.map((path) => this.group(path)?.id).filter((gid) => gid !== undefined);
+    if (links.length > 0) this.projectGroupLinks.set(project.id, new Set(links));
+    return project;
+  }
+}
