@@ -8,10 +8,10 @@ import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
 import { REDIS } from '../redis/redis.module';
-import { Executor, policyActionJob, type ActionRecord, type QueuedAction } from './executor';
-import { CLOCK, type Clock } from './clock';
+import { Executor, policyActionJob, type QueuedAction } from './executor';
+import { CLOCK, type Clock } from '../clock';
 import { EngineKeys } from './keys';
-import type { Decision, PolicyContext } from './policy';
+import type { ActionRecord, Decision, PolicyContext } from './policy';
 import { Lease } from './lease';
 import { PolicyRegistry } from './policy-registry';
 import { readJsonObject, RedisPolicyState } from './policy-state';
@@ -114,7 +114,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   async startDaemon(): Promise<void> {
     await this.startSchedules();
     // NX: a marker another replica wrote (perhaps with the time of a loss it noticed) stays as it is.
-    await this.redis.set(this.keys.marker(), JSON.stringify({ since: this.clock.now().toISOString() }), 'NX');
+    await this.redis.set(this.keys.marker(), JSON.stringify({ since: new Date(this.clock.now()).toISOString() }), 'NX');
     this.describePolicies();
     await this.refreshPassGauges();
     await this.startFirstPasses(this.config.policies);
@@ -151,7 +151,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
 
   /** The per-policy gauges: configured policies by mode, and how long each may go between passes. */
   private describePolicies(): void {
-    const now = this.clock.now();
+    const now = new Date(this.clock.now());
     const periods = new Map(
       this.config.policies.map((policy) => [policy.name, triggerPeriodMs(this.registry.get(policy.type).trigger(policy), now) / 1000]),
     );
@@ -165,7 +165,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
    * of several replicas does not make a pass each; the job id makes replicas starting together queue one.
    */
   private async startFirstPasses(policies: readonly PolicyConfig[]): Promise<void> {
-    const now = this.clock.now().getTime();
+    const now = this.clock.now();
     const last = await this.redis.hgetall(this.keys.lastSuccessfulPasses());
     for (const policy of policies) {
       const trigger = this.registry.get(policy.type).trigger(policy);
@@ -215,7 +215,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
         this.metrics.redisDataLost.inc();
         // The marker first, with the time of the loss: a pass that starts as soon as its schedule is back must know
         // that the records of the forge's limits went with the data. NX: another replica may have written it.
-        const now = this.clock.now().toISOString();
+        const now = new Date(this.clock.now()).toISOString();
         await this.redis.set(this.keys.marker(), JSON.stringify({ since: now, data_lost_at: now }), 'NX');
       }
       await this.startSchedules();
@@ -292,7 +292,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
         await done();
         return { ...base, decisions, records };
       }
-      await runner.commit?.(policy, snapshot, context);
+      await runner.commit?.(policy, snapshot, context, records);
       const open = await this.unsettled.replace(name, records, unsettled, context.now);
       const nextPassAt = earliest(runner.nextPass?.(policy, snapshot, context.now), this.retryPass(policy, open.length, context.now));
       if (nextPassAt && delays === 'queue') await this.scheduleExtraPass(name, nextPassAt, context.now);
@@ -311,7 +311,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
 
   /** Observing, deciding and acting went through (actions may have failed; those are counted per decision). */
   private async recordSuccessfulPass(name: string): Promise<void> {
-    const seconds = this.clock.now().getTime() / 1000;
+    const seconds = this.clock.now() / 1000;
     await this.redis.hset(this.keys.lastSuccessfulPasses(), name, String(seconds));
     this.metrics.lastSuccessfulPass.set({ policy: name }, seconds);
   }
@@ -369,11 +369,12 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       client: this.client,
       state: new RedisPolicyState(this.redis, this.keys, policy.name),
       logger: new Logger(`policy:${policy.name}`),
-      now: this.clock.now(),
-      currentTime: () => this.clock.now(),
+      now: new Date(this.clock.now()),
+      currentTime: () => new Date(this.clock.now()),
       mode,
       progress: () => undefined,
       unsettled: [],
+      concurrency: this.config.gitlab.concurrency,
     };
   }
 }

@@ -7,36 +7,10 @@ import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
 import { AuditTrail } from './audit';
-import { CLOCK, sleepOn, type Clock } from './clock';
+import { CLOCK, type Clock } from '../clock';
 import { type LedgerState, Ledger } from './ledger';
 import type { Lease } from './lease';
-import { SKIP, type Decision, type PolicyContext, type PolicyRunner } from './policy';
-
-/**
- * skipped: decided not to act, or found no longer needed when a delay ended · would_act: dry run · done · duplicate:
- * settled already (by this or another replica) · gone: the target no longer exists (someone else handled it) ·
- * failed · scheduled: queued to run after its delay · deferred: over `max_actions_per_run`, decided again next pass
- * · rate_limited: the forge refused for now and did nothing · in_progress: another replica is acting on it right now
- * · uncertain: an earlier attempt may have acted, and the forge has not been looked at since; the next pass decides.
- */
-export type Outcome =
-  | 'skipped'
-  | 'would_act'
-  | 'done'
-  | 'duplicate'
-  | 'gone'
-  | 'failed'
-  | 'scheduled'
-  | 'deferred'
-  | 'rate_limited'
-  | 'in_progress'
-  | 'uncertain';
-
-export interface ActionRecord {
-  readonly decision: Decision;
-  readonly outcome: Outcome;
-  readonly detail?: string;
-}
+import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner } from './policy';
 
 export interface ExecuteOptions {
   readonly dryRun: boolean;
@@ -96,7 +70,7 @@ export class Executor {
     const cap = runner.maxActionsPerRun(policy);
     let taken = 0;
     // Delays count from the decision, not from the previous action: ten retries with `delay: 30s` wait 30 s, not 5 min.
-    const decidedAt = this.clock.now().getTime();
+    const decidedAt = this.clock.now();
     for (const decision of decisions) {
       if (decision.action === SKIP) {
         records.push(this.count(policy.name, { decision, outcome: 'skipped' }));
@@ -145,8 +119,8 @@ export class Executor {
           records.push(await this.finish(policy.name, decision, 'scheduled', false, `in ${Math.round(decision.delayMs / 1000)}s`));
           continue;
         }
-        const wait = Math.max(0, decidedAt + decision.delayMs - this.clock.now().getTime());
-        if (wait > 0) await sleepOn(this.clock, wait);
+        const wait = Math.max(0, decidedAt + decision.delayMs - this.clock.now());
+        if (wait > 0) await this.clock.sleep(wait);
         records.push(await this.perform(policy, runner, decision, context, { recheck: true, attempts, passLease: options.passLease }));
         continue;
       }
@@ -171,14 +145,14 @@ export class Executor {
     options.passLease?.assertHeld();
     // The action's own time, not the pass's: after a long observe, a bulk deletion recorded at the pass's start would
     // let the next call go out before the forge's hour is over.
-    const context: PolicyContext = { ...passContext, now: this.clock.now() };
+    const context: PolicyContext = { ...passContext, now: new Date(this.clock.now()) };
     const claim = await this.ledger.claim(policy, decision.key, options.attempts ?? 0, context.now);
     if (!claim) {
       this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);
       const view = await this.ledger.inspect(policy, decision.key, context.now);
       return this.count(policy, { decision, outcome: view.kind === 'settled' ? 'duplicate' : 'in_progress' });
     }
-    const settle = (state: Exclude<LedgerState, 'claimed'>) => this.ledger.settle(policy, decision.key, claim, state, this.clock.now());
+    const settle = (state: Exclude<LedgerState, 'claimed'>) => this.ledger.settle(policy, decision.key, claim, state, new Date(this.clock.now()));
     try {
       if (options.recheck && runner.recheck) {
         let reason: string | undefined;
@@ -218,7 +192,7 @@ export class Executor {
 
   private async finish(policy: string, decision: Decision, outcome: Outcome, dryRun: boolean, detail?: string): Promise<ActionRecord> {
     await this.audit.record({
-      time: this.clock.now().toISOString(),
+      time: new Date(this.clock.now()).toISOString(),
       policy,
       target: decision.target,
       action: decision.action,

@@ -9,8 +9,14 @@ import type { GitlabClient } from '../gitlab/client';
  * policies/index.ts lists the runners.
  */
 
-/** Values a decision carries to its action: plain JSON, so a delayed action survives the queue. */
-export type ActionParams = Readonly<Record<string, string | number | boolean | null>>;
+/** A value that survives JSON.stringify and JSON.parse unchanged. */
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/**
+ * Values a decision carries to its action: plain JSON (lists and objects too), so a delayed action survives the
+ * queue, the ledger and the unsettled targets. Each action reads them back through its zod schema (defineAction).
+ */
+export type ActionParams = Readonly<Record<string, JsonValue>>;
 
 /** What a policy decided for one target: an action, or a skip, always with a human reason. */
 export interface Decision {
@@ -58,6 +64,32 @@ export interface UnsettledTarget {
   readonly since: string;
 }
 
+/**
+ * What became of one decision in an acting pass. skipped: decided not to act, or found no longer needed when a delay
+ * ended · would_act: dry run · done · duplicate: settled already (by this or another replica) · gone: the target no
+ * longer exists (someone else handled it) · failed · scheduled: queued to run after its delay · deferred: over
+ * `max_actions_per_run`, decided again next pass · rate_limited: the forge refused for now and did nothing ·
+ * in_progress: another replica is acting on it right now · uncertain: an earlier attempt may have acted, and the forge has not been looked at since; the next pass decides.
+ */
+export type Outcome =
+  | 'skipped'
+  | 'would_act'
+  | 'done'
+  | 'duplicate'
+  | 'gone'
+  | 'failed'
+  | 'scheduled'
+  | 'deferred'
+  | 'rate_limited'
+  | 'in_progress'
+  | 'uncertain';
+
+export interface ActionRecord {
+  readonly decision: Decision;
+  readonly outcome: Outcome;
+  readonly detail?: string;
+}
+
 /** What observe, commit and actions are given. */
 export interface PolicyContext {
   readonly client: GitlabClient;
@@ -76,6 +108,12 @@ export interface PolicyContext {
   readonly progress: (message: string) => void;
   /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */
   readonly unsettled: readonly UnsettledTarget[];
+  /**
+   * How many targets (projects, repositories) observe reads at once: the client's `gitlab.concurrency`, so a policy
+   * of thousands of projects keeps every connection busy while the client's cap still bounds the requests. Absent in
+   * contexts built by hand: one at a time.
+   */
+  readonly concurrency?: number;
   /**
    * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
    * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe
@@ -127,10 +165,11 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   /** Pure: no I/O, no clock, no Nest. Skips are decisions too. */
   decide(config: Config, snapshot: Snapshot, now: Date): Decision[];
   /**
-   * After an acting pass that was not a dry run: remember what was seen, e.g. advance watermarks. Marks may move past
-   * every target the pass decided on: the engine keeps the unsettled ones itself and hands them to the next observe.
+   * After an acting pass that was not a dry run: remember what was seen, e.g. advance watermarks. `records` say what
+   * became of each decision, so commit never decides again. Marks may move past every target the pass decided on: the
+   * engine keeps the unsettled ones itself and hands them to the next observe.
    */
-  commit?(config: Config, snapshot: Snapshot, context: PolicyContext): Promise<void>;
+  commit?(config: Config, snapshot: Snapshot, context: PolicyContext, records: readonly ActionRecord[]): Promise<void>;
   /**
    * Before an action that waited out a delay: what changed while it waited, as a skip reason, or undefined to go
    * ahead (a person may have retried the job meanwhile). It reads the forge and applies the policy's own pure rules;

@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS } from '../redis/redis.module';
-import type { ActionRecord, Outcome } from './executor';
+import type { ActionRecord, Outcome } from './policy';
 import { EngineKeys } from './keys';
 import type { UnsettledTarget } from './policy';
 

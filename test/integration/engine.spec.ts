@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
 import { AuditTrail } from '../../src/engine/audit';
-import type { Clock } from '../../src/engine/clock';
+import { type Clock, systemClock } from '../../src/clock';
 import { EngineService, policyTickJob } from '../../src/engine/engine.service';
 import { Lease } from '../../src/engine/lease';
 import { MetricsService } from '../../src/metrics/metrics.service';
@@ -25,7 +25,7 @@ describe('the engine on a real Redis', () => {
     failures.clear();
     stale.clear();
     seen.unsettled.length = 0;
-    seen.commits = 0;
+    seen.commits.length = 0;
     seen.actedAt.length = 0;
     delete seen.onObserve;
   });
@@ -82,7 +82,7 @@ describe('the engine on a real Redis', () => {
   /** A clock the test moves; the engine's passes read it. */
   function movableClock(start = '2030-01-01T00:00:00.000Z') {
     let now = Date.parse(start);
-    return { clock: { now: () => new Date(now) } satisfies Clock, advance: (ms: number) => (now += ms) };
+    return { clock: { ...systemClock, now: () => now } satisfies Clock, advance: (ms: number) => (now += ms) };
   }
 
   describe('a claim left by a process that died while acting', () => {
@@ -94,7 +94,7 @@ describe('the engine on a real Redis', () => {
 
     it('turns uncertain, and a pass that observed the forge after it acts: once, not never', async () => {
       const { clock, advance } = movableClock();
-      await claimedByTheDead('a', clock.now());
+      await claimedByTheDead('a', new Date(clock.now()));
       const engineApp = await app(policy, false, clock);
       try {
         const engine = engineApp.get(EngineService);
@@ -115,7 +115,7 @@ describe('the engine on a real Redis', () => {
 
     it('a claim written before attempts were counted (no owner, no lease) is not blocked for the ledger lifetime', async () => {
       const { clock, advance } = movableClock();
-      const at = new Date(clock.now().getTime() - 3_600_000);
+      const at = new Date(clock.now() - 3_600_000);
       await redis.set(`${prefix}:ledger:touch:a`, JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime() }));
       const engineApp = await app(policy, false, clock);
       try {
@@ -222,6 +222,17 @@ describe('the engine on a real Redis', () => {
     }
   });
 
+  it('hands commit what became of every decision of the pass, so a policy never decides again to commit', async () => {
+    failures.set('b', 'server');
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c], skip: [c] }');
+    try {
+      await engineApp.get(EngineService).runPass('touch', 'act');
+      expect(seen.commits).toEqual([['a done', 'b failed', 'c skipped']]);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
   it('a dry run moves no mark and drops no unsettled target: the acting run after it does everything the dry run showed', async () => {
     failures.set('b', 'server');
     const acting = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [b] }');
@@ -231,12 +242,12 @@ describe('the engine on a real Redis', () => {
       await acting.close();
     }
     failures.delete('b');
-    const commitsBefore = seen.commits;
+    const commitsBefore = seen.commits.length;
     const dry = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }', true);
     try {
       const pass = await dry.get(EngineService).runPass('touch', 'act');
       expect(pass.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a would_act', 'b would_act']);
-      expect(seen.commits).toBe(commitsBefore);
+      expect(seen.commits.length).toBe(commitsBefore);
       expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual(['b']);
     } finally {
       await dry.close();
@@ -397,7 +408,8 @@ describe('the engine on a real Redis', () => {
     let now = Date.parse('2030-01-01T00:00:00.000Z');
     const sleeps: number[] = [];
     const clock: Clock = {
-      now: () => new Date(now),
+      ...systemClock,
+      now: () => now,
       sleep: async (ms) => {
         sleeps.push(ms);
         now += ms;
@@ -443,7 +455,7 @@ describe('the engine on a real Redis', () => {
   });
 
   it('queues the extra pass a policy asks for, at the time of the app clock, once', async () => {
-    const clock = { now: () => new Date('2030-01-01T03:00:00.000Z') };
+    const clock: Clock = { ...systemClock, now: () => Date.parse('2030-01-01T03:00:00.000Z') };
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1d, targets: [a], follow_up: 1h }', false, clock);
     try {
       const engine = engineApp.get(EngineService);

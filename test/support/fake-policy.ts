@@ -2,6 +2,7 @@ import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { z } from 'zod';
 import { definePolicyType } from '../../src/config/policy-type';
 import { duration } from '../../src/config/validators';
+import { defineAction, param, readParams } from '../../src/engine/action-params';
 import type { ActionParams, Decision, PolicyRunner } from '../../src/engine/policy';
 import { PolicyRegistry } from '../../src/engine/policy-registry';
 import { NotFoundError, ServerError } from '../../src/gitlab';
@@ -22,14 +23,20 @@ type FakeConfig = z.output<typeof fakePolicy.schema>;
 
 export const touched: string[] = [];
 export const failures = new Map<string, 'gone' | 'server' | 'rate_limited'>();
-/** What the engine handed to observe and commit, pass by pass: the unsettled targets' keys, and each commit. */
-export const seen: { unsettled: string[][]; commits: number; redisDataLostAt?: Date; actedAt: Date[]; onObserve?: () => void } = {
+/**
+ * What the engine handed to observe and commit, pass by pass: the unsettled targets' keys, and each commit's records
+ * as `target outcome`.
+ */
+export const seen: { unsettled: string[][]; commits: string[][]; redisDataLostAt?: Date; actedAt: Date[]; onObserve?: () => void } = {
   unsettled: [],
-  commits: 0,
+  commits: [],
   actedAt: [],
 };
 /** Targets whose recheck (after a delay) finds the action no longer needed. */
 export const stale = new Set<string>();
+
+const touchParams = z.object({ target: param.text() });
+const readTouch = (params: ActionParams): string => readParams('fake_touch', touchParams, params).target;
 
 export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
   definition: fakePolicy,
@@ -40,8 +47,8 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
     seen.onObserve?.();
     return config.targets;
   },
-  commit: async () => {
-    seen.commits++;
+  commit: async (_config, _targets, _context, records) => {
+    seen.commits.push(records.map((record) => `${record.decision.target} ${record.outcome}`));
   },
   decide: (config, targets): Decision[] =>
     targets.map((target): Decision =>
@@ -52,8 +59,7 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
   nextPass: (config, _targets, now) => (config.follow_up ? new Date(now.getTime() + config.follow_up) : undefined),
   recheck: async (_config, decision) => (stale.has(decision.target) ? `skip: ${decision.target} went stale` : undefined),
   actions: {
-    touch: async (params: ActionParams, context) => {
-      const target = String(params.target);
+    touch: defineAction(readTouch, async (target, context) => {
       touched.push(target);
       seen.actedAt.push(context.now);
       const failure = failures.get(target);
@@ -61,7 +67,7 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
       if (failure === 'gone') throw new NotFoundError({ status: 404, method: 'POST', path: `things/${target}`, body: { message: '404 Not Found' }, message: '404 Not Found' });
       if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
       return { detail: `touched ${target}` };
-    },
+    }),
   },
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };

@@ -374,18 +374,25 @@ function ownerOf(record: RotationRecord): NonNullable<RotationRecord['owner']> {
 const rotationSchema = z.object({ rotation: param.text() });
 const writeSchema = rotationSchema.extend({ secrets_dir: param.text() });
 
-/** Deploy projects travel as a JSON string: action parameters are flat values. */
-const deployProjectsSchema = z
-  .string({ error: 'a JSON list of {project, can_push}' })
-  .transform((text, ctx) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'a JSON list of {project, can_push}' });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.array(z.object({ project: param.idOrPath(), can_push: param.flag() }), { error: 'a JSON list of {project, can_push}' }));
+const DEPLOY_PROJECTS = 'a list of {project, can_push}';
+
+/**
+ * The projects of a deploy key, the first one first. Earlier versions could pass only flat values and sent the list
+ * as a JSON string; actions they queued may still be waiting, so a string holding the list reads the same.
+ */
+const deployProjectsSchema = z.preprocess(
+  // A string that is not JSON is left as it is, for the list check to reject with what was expected.
+  (value) => (typeof value === 'string' ? parsedOrAsIs(value) : value),
+  z.array(z.object({ project: param.idOrPath(), can_push: param.flag() }), { error: DEPLOY_PROJECTS }),
+);
+
+function parsedOrAsIs(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
 
 /** What the first attempt of a rotation records: the old key, whose it is, and the new key's settings. */
 const startSchema = z.discriminatedUnion(

@@ -1,5 +1,5 @@
 import { SKIP } from '../../engine/policy';
-import { aDeployKey, aKeySnapshot, anSshKey, aRecord, aRotationConfig, daysFromNow, NOW, ownKeys } from '../../../test/builders/keys';
+import { aDeployKey, aKeySnapshot, anSshKey, aRecord, aRotationConfig, daysFromNow, NOW, ownKeys } from '../../../test/support/builders/keys';
 import { decideKeyRotation, nextKeyRotationPass, type ObservedSshKey, REMOVE_OLD_KEY, RUN_ON_ROTATE, UPLOAD_KEY, VERIFY_KEY, WRITE_KEY } from './key-rotation.decide';
 import type { RotationRecord } from './key-rotation.record';
 
@@ -57,7 +57,7 @@ describe('key_rotation decide: SSH keys not yet under rotation', () => {
         user_id: 1,
         username: 'root',
         self: true,
-        projects: '[]',
+        projects: [],
         path: '/var/lib/forgewarden/keys/rotate/root-12',
         secrets_dir: '/var/lib/forgewarden/keys',
         key_type: 'ed25519',
@@ -96,12 +96,31 @@ describe('key_rotation decide: deploy keys not yet under rotation', () => {
       rotation: 'deploy-7',
       kind: 'deploy',
       path: '/var/lib/forgewarden/keys/rotate/acme_api-7',
-      projects: JSON.stringify([
+      projects: [
         { project: 'acme/api', can_push: true },
         { project: 'acme/web', can_push: false },
-      ]),
+      ],
     });
     expect(upload.reason).toBe('upload the new public key: create it on acme/api, enable it on acme/web');
+  });
+
+  it('resumes a rotation with the projects its record holds', () => {
+    const record: RotationRecord = {
+      ...aRecord(7, 'planned'),
+      id: 'deploy-7',
+      kind: 'deploy',
+      title: 'release',
+      owner: null,
+      lifetime_ms: null,
+      projects: [{ project: 'acme/api', can_push: true }, { project: 42, can_push: false }],
+    };
+    const snapshot = aKeySnapshot({ deploy: [[aDeployKey(7, 'release', 100)]], rotations: { [record.id]: record } });
+    const [write, upload] = decideKeyRotation(aRotationConfig({ ssh_keys: [] }), snapshot, NOW);
+    expect(write.params.projects).toEqual([
+      { project: 'acme/api', can_push: true },
+      { project: 42, can_push: false },
+    ]);
+    expect(upload.reason).toBe('upload the new public key: create it on acme/api, enable it on 42');
   });
 });
 

@@ -1,5 +1,5 @@
 import { formatDuration } from '../../config/duration';
-import { type ActionParams, type Decision, SKIP } from '../../engine/policy';
+import { type ActionParams, type Decision, type JsonValue, SKIP } from '../../engine/policy';
 import { type DeployProject, deployRotationId, keyPath, type RotationRecord, type SshOwner, sshRotationId } from './key-rotation.record';
 import type { DeployKeysRule, KeyRotationConfig, SshKeysRule } from './key-rotation.schema';
 
@@ -53,106 +53,172 @@ const DAY_MS = 86_400_000;
 
 export function decideKeyRotation(config: KeyRotationConfig, snapshot: KeyRotationSnapshot, now: Date): Decision[] {
   const decisions: Decision[] = [];
+  // A key matched by two entries is decided once, by the first.
   const seen = new Set<string>();
-  const newKeys = new Map<number, string>();
-  for (const record of Object.values(snapshot.rotations)) if (record.new_key_id !== null && record.step !== 'done') newKeys.set(record.new_key_id, record.id);
-
-  config.ssh_keys.forEach((rule, index) => {
-    const entry = snapshot.ssh[index];
-    if (!entry) return;
-    if (entry.access !== 'ok') {
-      const target = `SSH keys of ${entry.label}`;
-      const reason = entry.access === 'needs_admin' ? "skip: another user's keys need an administrator's token" : `skip: no user ${entry.label} on the forge`;
-      decisions.push({ action: SKIP, target, key: `ssh-user:${entry.label}`, reason, params: {} });
-      return;
+  const newKeys = rotationsByNewKey(snapshot.rotations);
+  for (const kind of [KEY_KINDS.ssh, KEY_KINDS.deploy]) {
+    for (const listing of kind.listings(config, snapshot)) {
+      if ('unreadable' in listing) {
+        decisions.push(listing.unreadable);
+        continue;
+      }
+      // In id order, so the decisions do not depend on the order the forge listed the keys in.
+      for (const key of [...listing.keys].sort((a, b) => a.keyId - b.keyId)) {
+        if (!listing.titles.some((pattern) => pattern.test(key.title)) || seen.has(key.rotation)) continue;
+        seen.add(key.rotation);
+        decisions.push(...decideManagedKey(config, snapshot, now, key, newKeys));
+      }
     }
-    for (const key of [...entry.keys].sort((a, b) => a.id - b.id)) {
-      if (!rule.titles.some((pattern) => pattern.test(key.title))) continue;
-      const id = sshRotationId(entry.owner.user_id, key.id);
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const target = `${entry.owner.username}'s SSH key ${key.id} "${key.title}"`;
-      const replacing = newKeys.get(key.id);
-      if (replacing !== undefined) {
-        decisions.push(skip(target, id, `skip: new key of rotation ${replacing}`));
-        continue;
-      }
-      const record = snapshot.rotations[id];
-      if (record) {
-        decisions.push(...steps(config, record, target, now, rule.lifetime));
-        continue;
-      }
-      const due = sshDue(rule, key, now);
-      if (!due.rotate) {
-        decisions.push(skip(target, id, due.reason));
-        continue;
-      }
-      const start: ActionParams = {
-        rotation: id,
-        kind: 'ssh',
-        title: key.title,
-        old_key_id: key.id,
-        old_fingerprint: key.fingerprint ?? null,
-        user_id: entry.owner.user_id,
-        username: entry.owner.username,
-        self: entry.owner.self,
-        projects: '[]',
-        path: keyPath(config.secrets_dir, config.name, entry.owner.username, key.id),
-        secrets_dir: config.secrets_dir,
-        key_type: config.key_type,
-        grace_ms: rule.grace,
-        lifetime_ms: rule.lifetime,
-      };
-      decisions.push(...firstSteps(config, id, target, due.reason, start, rule.lifetime));
-    }
-  });
-
-  config.deploy_keys.forEach((rule, index) => {
-    for (const key of [...(snapshot.deploy[index] ?? [])].sort((a, b) => a.id - b.id)) {
-      if (!rule.titles.some((pattern) => pattern.test(key.title))) continue;
-      const id = deployRotationId(key.id);
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const target = `deploy key ${key.id} "${key.title}" (${key.projects.map((p) => p.project).join(', ')})`;
-      const replacing = newKeys.get(key.id);
-      if (replacing !== undefined) {
-        decisions.push(skip(target, id, `skip: new key of rotation ${replacing}`));
-        continue;
-      }
-      const record = snapshot.rotations[id];
-      if (record) {
-        decisions.push(...steps(config, record, target, now, undefined));
-        continue;
-      }
-      const due = deployDue(rule, key, now);
-      if (!due.rotate || key.projects.length === 0) {
-        decisions.push(skip(target, id, due.reason));
-        continue;
-      }
-      const start: ActionParams = {
-        rotation: id,
-        kind: 'deploy',
-        title: key.title,
-        old_key_id: key.id,
-        old_fingerprint: key.fingerprint ?? null,
-        projects: JSON.stringify(key.projects),
-        path: keyPath(config.secrets_dir, config.name, String(key.projects[0].project), key.id),
-        secrets_dir: config.secrets_dir,
-        key_type: config.key_type,
-        grace_ms: rule.grace,
-      };
-      decisions.push(...firstSteps(config, id, target, due.reason, start, undefined));
-    }
-  });
+  }
 
   // Rotations whose old key is no longer listed (removed by a person meanwhile) still finish what they started.
   for (const record of Object.values(snapshot.rotations).sort((a, b) => (a.id < b.id ? -1 : 1))) {
     if (seen.has(record.id) || record.step === 'done') continue;
-    const lifetime = record.kind === 'ssh' ? (config.ssh_keys.find((rule) => rule.titles.some((p) => p.test(record.title)))?.lifetime ?? record.lifetime_ms ?? undefined) : undefined;
-    const target = record.kind === 'ssh' ? `${record.owner?.username ?? '?'}'s SSH key ${record.old_key_id} "${record.title}" (no longer listed)` : `deploy key ${record.old_key_id} "${record.title}" (no longer listed)`;
-    decisions.push(...steps(config, record, target, now, lifetime));
+    const kind = KEY_KINDS[record.kind];
+    decisions.push(...steps(config, record, kind.unlistedTarget(record), now, kind.unlistedLifetime(config, record)));
   }
   return decisions;
+}
+
+/** A listed key is the new key of a rotation, under rotation itself, due, or not yet due. */
+function decideManagedKey(config: KeyRotationConfig, snapshot: KeyRotationSnapshot, now: Date, key: ManagedKey, newKeys: ReadonlyMap<number, string>): Decision[] {
+  const replacing = newKeys.get(key.keyId);
+  if (replacing !== undefined) return [skip(key.target, key.rotation, `skip: new key of rotation ${replacing}`)];
+  const record = snapshot.rotations[key.rotation];
+  if (record) return steps(config, record, key.target, now, key.lifetime);
+  const due = key.due(now);
+  return due.rotate ? firstSteps(config, key, due.reason) : [skip(key.target, key.rotation, due.reason)];
+}
+
+/** The rotations under way by their new key's id: a listed key with that id is their new key, not one to rotate. */
+function rotationsByNewKey(rotations: KeyRotationSnapshot['rotations']): Map<number, string> {
+  const byNewKey = new Map<number, string>();
+  for (const record of Object.values(rotations)) if (record.new_key_id !== null && record.step !== 'done') byNewKey.set(record.new_key_id, record.id);
+  return byNewKey;
+}
+
+/**
+ * A listed key that a configured entry manages, whichever its kind: what the loop of decideKeyRotation needs to
+ * skip it, continue its rotation or start one.
+ */
+interface ManagedKey {
+  /** The key's id on the forge. */
+  readonly keyId: number;
+  readonly title: string;
+  readonly rotation: string;
+  readonly target: string;
+  /** The new key's lifetime (SSH keys); deploy keys never expire. */
+  readonly lifetime: number | undefined;
+  /** Where the new deploy key goes: the projects the old one is on, the first one first; none for SSH keys. */
+  readonly projects: readonly DeployProject[];
+  /** Whether a rotation starts now, and why, or why not. */
+  due(now: Date): Due;
+  /** What write_key records when the rotation starts; `path` is where the new private key goes. */
+  startParams(): StartParams;
+}
+
+/** The first step's parameters, with the new key's path, which its plan details name. */
+type StartParams = ActionParams & { readonly path: string };
+
+/** One configured entry as the snapshot lists it: the keys its titles pick from, or the skip saying why none can be read. */
+type Listing = { readonly titles: readonly TitlePattern[]; readonly keys: readonly ManagedKey[] } | { readonly unreadable: Decision };
+
+/** An RE2 expression of an entry's `titles`. */
+type TitlePattern = { test(title: string): boolean };
+
+/** What differs between SSH keys and deploy keys; decideKeyRotation treats the keys of both alike. */
+interface KeyKind {
+  /** One listing per configured entry of this kind, in configuration order. */
+  listings(config: KeyRotationConfig, snapshot: KeyRotationSnapshot): Listing[];
+  /** The target of a rotation whose old key is no longer listed. */
+  unlistedTarget(record: RotationRecord): string;
+  /** The new key's lifetime for such a rotation, which no listed key ties to an entry. */
+  unlistedLifetime(config: KeyRotationConfig, record: RotationRecord): number | undefined;
+}
+
+const SSH_KEYS: KeyKind = {
+  listings: (config, snapshot) =>
+    config.ssh_keys.flatMap((rule, index): Listing[] => {
+      const entry = snapshot.ssh[index];
+      if (!entry) return [];
+      if (entry.access !== 'ok') return [{ unreadable: unreadableSshKeys(entry) }];
+      return [{ titles: rule.titles, keys: entry.keys.map((key) => managedSshKey(config, rule, entry.owner, key)) }];
+    }),
+  unlistedTarget: (record) => `${record.owner?.username ?? '?'}'s SSH key ${record.old_key_id} "${record.title}" (no longer listed)`,
+  // The entry that would manage the key today, else the lifetime the rotation started with.
+  unlistedLifetime: (config, record) => config.ssh_keys.find((rule) => rule.titles.some((p) => p.test(record.title)))?.lifetime ?? record.lifetime_ms ?? undefined,
+};
+
+const DEPLOY_KEYS: KeyKind = {
+  listings: (config, snapshot) =>
+    config.deploy_keys.map((rule, index) => ({ titles: rule.titles, keys: (snapshot.deploy[index] ?? []).map((key) => managedDeployKey(config, rule, key)) })),
+  unlistedTarget: (record) => `deploy key ${record.old_key_id} "${record.title}" (no longer listed)`,
+  unlistedLifetime: () => undefined,
+};
+
+const KEY_KINDS: Readonly<Record<RotationRecord['kind'], KeyKind>> = { ssh: SSH_KEYS, deploy: DEPLOY_KEYS };
+
+function unreadableSshKeys(entry: Exclude<SshOwnerSnapshot, { access: 'ok' }>): Decision {
+  const reason = entry.access === 'needs_admin' ? "skip: another user's keys need an administrator's token" : `skip: no user ${entry.label} on the forge`;
+  return { action: SKIP, target: `SSH keys of ${entry.label}`, key: `ssh-user:${entry.label}`, reason, params: {} };
+}
+
+function managedSshKey(config: KeyRotationConfig, rule: SshKeysRule, owner: SshOwner, key: ObservedSshKey): ManagedKey {
+  const rotation = sshRotationId(owner.user_id, key.id);
+  return {
+    keyId: key.id,
+    title: key.title,
+    rotation,
+    target: `${owner.username}'s SSH key ${key.id} "${key.title}"`,
+    lifetime: rule.lifetime,
+    projects: [],
+    due: (now) => sshDue(rule, key, now),
+    startParams: () => ({
+      rotation,
+      kind: 'ssh',
+      title: key.title,
+      old_key_id: key.id,
+      old_fingerprint: key.fingerprint ?? null,
+      user_id: owner.user_id,
+      username: owner.username,
+      self: owner.self,
+      projects: [],
+      path: keyPath(config.secrets_dir, config.name, owner.username, key.id),
+      secrets_dir: config.secrets_dir,
+      key_type: config.key_type,
+      grace_ms: rule.grace,
+      lifetime_ms: rule.lifetime,
+    }),
+  };
+}
+
+function managedDeployKey(config: KeyRotationConfig, rule: DeployKeysRule, key: ObservedDeployKey): ManagedKey {
+  const rotation = deployRotationId(key.id);
+  return {
+    keyId: key.id,
+    title: key.title,
+    rotation,
+    target: `deploy key ${key.id} "${key.title}" (${key.projects.map((p) => p.project).join(', ')})`,
+    lifetime: undefined,
+    projects: key.projects,
+    due: (now) => {
+      const due = deployDue(rule, key, now);
+      // The new key is created on the first project the old one is on: with none, there is nowhere to create it.
+      return key.projects.length === 0 ? { ...due, rotate: false } : due;
+    },
+    startParams: () => ({
+      rotation,
+      kind: 'deploy',
+      title: key.title,
+      old_key_id: key.id,
+      old_fingerprint: key.fingerprint ?? null,
+      projects: projectsParam(key.projects),
+      path: keyPath(config.secrets_dir, config.name, String(key.projects[0].project), key.id),
+      secrets_dir: config.secrets_dir,
+      key_type: config.key_type,
+      grace_ms: rule.grace,
+    }),
+  };
 }
 
 type Due = { rotate: boolean; reason: string };
@@ -181,11 +247,12 @@ export function deployDue(rule: DeployKeysRule, key: ObservedDeployKey, now: Dat
 }
 
 /** A new rotation: every step up to verification, so one pass normally gets the new key in place. */
-function firstSteps(config: KeyRotationConfig, id: string, target: string, reason: string, start: ActionParams, lifetime: number | undefined): Decision[] {
-  const path = String(start.path);
+function firstSteps(config: KeyRotationConfig, key: ManagedKey, reason: string): Decision[] {
+  const { rotation: id, target } = key;
+  const start = key.startParams();
   return [
-    { action: WRITE_KEY, target, key: stepKey(id, WRITE_KEY, 0), reason, params: start, details: [`new ${config.key_type} private key at ${path}`] },
-    upload(id, target, 0, undefined, lifetime, start.kind === 'deploy' ? (JSON.parse(String(start.projects)) as DeployProject[]) : []),
+    { action: WRITE_KEY, target, key: stepKey(id, WRITE_KEY, 0), reason, params: start, details: [`new ${config.key_type} private key at ${start.path}`] },
+    upload(id, target, 0, undefined, key.lifetime, key.projects),
     verify(id, target, 0, undefined),
     ...(config.on_rotate !== undefined ? [hook(config, config.on_rotate, id, target, 0, null)] : []),
   ];
@@ -260,13 +327,18 @@ function resumeParams(config: KeyRotationConfig, record: RotationRecord): Action
     old_key_id: record.old_key_id,
     old_fingerprint: record.old_fingerprint,
     ...(record.owner ? { user_id: record.owner.user_id, username: record.owner.username, self: record.owner.self } : {}),
-    projects: JSON.stringify(record.projects),
+    projects: projectsParam(record.projects),
     path: record.path,
     secrets_dir: config.secrets_dir,
     key_type: config.key_type,
     grace_ms: record.grace_ms,
     lifetime_ms: record.lifetime_ms,
   };
+}
+
+/** Deploy projects as the action reads them back: a plain JSON list of {project, can_push}. */
+function projectsParam(projects: readonly DeployProject[]): JsonValue {
+  return projects.map(({ project, can_push }) => ({ project, can_push }));
 }
 
 function upload(id: string, target: string, attempt: number, fingerprint: string | null | undefined, lifetime: number | undefined, projects: readonly DeployProject[]): Decision {
@@ -323,14 +395,16 @@ export function nextKeyRotationPass(config: KeyRotationConfig, snapshot: KeyRota
   const decisions = decideKeyRotation(config, snapshot, now);
   const graceOfNew = new Map<string, number>();
   for (const decision of decisions) {
-    if (decision.action === WRITE_KEY && typeof decision.params.grace_ms === 'number') graceOfNew.set(String(decision.params.rotation), decision.params.grace_ms);
+    const rotation = rotationOf(decision);
+    if (decision.action === WRITE_KEY && rotation !== undefined && typeof decision.params.grace_ms === 'number') graceOfNew.set(rotation, decision.params.grace_ms);
   }
   let earliest: number | undefined;
   const consider = (at: number) => {
     if (at > now.getTime()) earliest = Math.min(earliest ?? at, at);
   };
   for (const decision of decisions) {
-    const rotation = String(decision.params.rotation);
+    const rotation = rotationOf(decision);
+    if (rotation === undefined) continue;
     const record = snapshot.rotations[rotation];
     if (decision.action === VERIFY_KEY) {
       const grace = record?.grace_ms ?? graceOfNew.get(rotation);
@@ -341,6 +415,11 @@ export function nextKeyRotationPass(config: KeyRotationConfig, snapshot: KeyRota
   }
   // A minute late, so replicas with clocks a little apart all find the grace over.
   return earliest === undefined ? undefined : new Date(earliest + 60_000);
+}
+
+/** The rotation a decision is about; the skip of a user whose keys cannot be read is about none. */
+function rotationOf(decision: Decision): string | undefined {
+  return typeof decision.params.rotation === 'string' ? decision.params.rotation : undefined;
 }
 
 /** Key periods read best in days (`14d`, not `2w`), as policies usually write them. */

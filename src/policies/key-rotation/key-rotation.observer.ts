@@ -1,6 +1,8 @@
 import type { PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import { isAdminView } from '../../gitlab/types/users';
+import type { DeployKey } from '../../gitlab/types/keys';
+import { mapLimited } from '../../engine/map-limited';
 import type { KeyRotationSnapshot, ObservedDeployKey, ObservedSshKey, SshOwnerSnapshot } from './key-rotation.decide';
 import { deployRotationId, loadRecord, openRotations, type RotationRecord, sshRotationId } from './key-rotation.record';
 import type { KeyRotationConfig, UserRef } from './key-rotation.schema';
@@ -42,14 +44,18 @@ export async function observeKeyRotation(config: KeyRotationConfig, context: Pol
 
   const deploy: ObservedDeployKey[][] = [];
   for (const rule of config.deploy_keys) {
+    // The projects' listings are read several at once and then merged in the configured order.
+    const listings = await mapLimited(rule.projects, context.concurrency ?? 1, async (project) => {
+      const keys: Array<DeployKey & { readonly project: typeof project }> = [];
+      for await (const key of client.deployKeys.all(project)) keys.push({ ...key, project });
+      return keys;
+    });
     const byId = new Map<number, ObservedDeployKey>();
-    for (const project of rule.projects) {
-      for await (const key of client.deployKeys.all(project)) {
-        const known = byId.get(key.id);
-        const link = { project, can_push: key.can_push };
-        byId.set(key.id, known ? { ...known, projects: [...known.projects, link] } : { id: key.id, title: key.title, created_at: key.created_at, fingerprint: fingerprintOfPublicKey(key.key), projects: [link] });
-        ids.add(deployRotationId(key.id));
-      }
+    for (const key of listings.flat()) {
+      const known = byId.get(key.id);
+      const link = { project: key.project, can_push: key.can_push };
+      byId.set(key.id, known ? { ...known, projects: [...known.projects, link] } : { id: key.id, title: key.title, created_at: key.created_at, fingerprint: fingerprintOfPublicKey(key.key), projects: [link] });
+      ids.add(deployRotationId(key.id));
     }
     deploy.push([...byId.values()]);
   }

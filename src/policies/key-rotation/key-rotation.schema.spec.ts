@@ -1,25 +1,9 @@
-import { parseConfig } from '../../config/load';
-import { ConfigError, formatProblem } from '../../config/problems';
+import { policyFiles } from '../../../test/support/schema-spec';
 import { keyRotationPolicy } from './key-rotation.schema';
 
-const HEADER = ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "glpat-test-0000000000" }', 'policies:'];
 const SSH = 'ssh_keys: [{ user: self, titles: ["^ci"], rotate_before: 14d, lifetime: 90d, grace: 1d }]';
 
-function file(...lines: string[]): string {
-  return [...HEADER, '  - name: rotate', '    type: key_rotation', ...lines.map((line) => `    ${line}`)].join('\n');
-}
-
-const parse = (text: string) => parseConfig(text, 'policies.yml', { policyTypes: [keyRotationPolicy], env: {} });
-
-function problemsOf(text: string): string[] {
-  try {
-    parse(text);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map(formatProblem);
-    throw error;
-  }
-  throw new Error('expected the file to be invalid');
-}
+const { file, parse, problemsOf } = policyFiles(keyRotationPolicy, 'rotate');
 
 describe('key_rotation schema', () => {
   it('fills every default and reads durations, users and titles', () => {
