@@ -16,12 +16,16 @@ import {
   DEFAULT_MAX_PAGES,
   DEFAULT_PER_PAGE,
   type PageOptions,
+  pageNumberOf,
   type Paginated,
   parseLinkHeader,
   parseNextPage,
+  parseTotalPages,
+  withPageNumber,
 } from './pagination';
 import type { RateLimiter } from './rate-limit';
-import { type RetryClock, type RetryOptions, withRetry } from './retry';
+import type { Clock } from '../../clock';
+import { type RetryOptions, withRetry } from './retry';
 import { checkShape, type Shape } from './shape';
 
 export type TokenKind = 'private' | 'job';
@@ -43,7 +47,7 @@ export interface TransportOptions {
   concurrency: number;
   retry: RetryOptions;
   limiter: RateLimiter;
-  clock: RetryClock;
+  clock: Clock;
   /** Tests pass undici's MockAgent; otherwise a Pool to the forge's origin is made and owned here. */
   dispatcher?: Dispatcher;
   userAgent?: string;
@@ -81,6 +85,24 @@ export interface ApiResponse<T> {
 const MAX_ERROR_BODY = 64 * 1024;
 
 type BodyReader<R> = (body: Dispatcher.ResponseData['body'], headers: ResponseHeaders, status: number) => Promise<R>;
+
+const readPage: BodyReader<ApiResponse<unknown>> = async (body, headers, status) => {
+  const text = await body.text();
+  return { status, headers, data: parseBody(headers, text) };
+};
+
+/** A page of a listing asked for and not yet handed to the consumer. */
+interface RequestedPage {
+  pathAndQuery: string;
+  answer: Promise<ApiResponse<unknown>>;
+}
+
+/** Offset pagination with totals: pages `next`..`last` are `template` with another `page` number. */
+interface CountedPages {
+  template: string;
+  next: number;
+  last: number;
+}
 
 /** Splits the configured URL into origin and API prefix; accepts it with or without a trailing `/api/v4`. */
 function apiBase(url: string): { origin: string; prefix: string } {
@@ -203,48 +225,91 @@ export class Transport {
   }
 
   /**
-   * Streams every item of a list endpoint with `per_page=100`, following `Link: rel="next"` and else
-   * `X-Next-Page`. `X-Total`/`X-Total-Pages` are ignored: the forge omits them above 10,000 records.
+   * Streams every item of a list endpoint with `per_page=100`, in the forge's order, reading pages ahead of the
+   * consumer so that a long listing is not one round trip per page:
+   * - when the first page carries `X-Total-Pages` and its next page is `page=2`, the remaining pages are known up
+   *   front and up to `concurrency` of them are in flight at once (the limiter holds every request of the client to
+   *   that bound anyway; the window keeps a huge listing from buffering more than that many pages);
+   * - otherwise (above 10,000 records the forge omits the totals; keyset listings only link to the next page) each
+   *   next page, from `Link: rel="next"` and else `X-Next-Page`, is requested while the current one is consumed.
+   * After the last counted page its own next link is still followed, so records added meanwhile are not lost.
+   * A failed page surfaces where its items would have been; stopping early (`break`, `until`) leaves at most the
+   * pages already read ahead, and those not yet sent are not sent.
    */
   async *paginate<T>(spec: Omit<RequestSpec<T>, 'body'>, options: PageOptions<T> = {}): Paginated<T> {
     const perPage = Math.min(Math.max(1, options.perPage ?? DEFAULT_PER_PAGE), 100);
     const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
-    let pathAndQuery: string | undefined = spec.endpoint.path + buildQuery({ ...spec.query, page: 1, per_page: perPage });
-    // A forge (or a proxy rewriting links) whose `next` points back to a page already read would otherwise make the
-    // listing loop until the page guard, yielding the same records again and again.
-    const read = new Set<string>();
+    const pagesAhead = Math.max(1, this.options.concurrency);
+    const abandoned = new AbortController();
+    const readAhead: RequestedPage[] = [];
+    // A forge (or a proxy rewriting links) whose `next` points back to a page already asked for would otherwise make
+    // the listing loop until the page guard, yielding the same records again and again.
+    const requested = new Set<string>();
+    const requestPage = (pathAndQuery: string): void => {
+      const answer = this.send(spec, pathAndQuery, readPage, abandoned.signal);
+      // The rejection is awaited where the page's items belong; a page the consumer never reaches (it stopped, or an
+      // earlier page failed) must not become an unhandled rejection.
+      answer.catch(() => undefined);
+      readAhead.push({ pathAndQuery, answer });
+      requested.add(pageKey(pathAndQuery));
+    };
+    let counted: CountedPages | undefined;
+    let pastPageLimit: string | undefined;
     let index = 0;
-    for (let pages = 0; pathAndQuery !== undefined && !read.has(pageKey(pathAndQuery)); ) {
-      if (pages >= maxPages) {
+    const firstPage = spec.endpoint.path + buildQuery({ ...spec.query, page: 1, per_page: perPage });
+    if (maxPages >= 1) requestPage(firstPage);
+    else pastPageLimit = firstPage;
+    try {
+      for (let current = readAhead.shift(), first = true; current; current = readAhead.shift(), first = false) {
+        const page = await current.answer;
+        if (!Array.isArray(page.data)) {
+          throw new UnexpectedAnswerError({
+            status: page.status,
+            method: spec.method,
+            path: current.pathAndQuery,
+            body: page.data,
+            headers: page.headers,
+            field: '',
+            message: `unexpected answer from ${spec.method} ${withoutQuery(current.pathAndQuery)}: expected a JSON array, got ${kindOf(page.data)}`,
+          });
+        }
+        if (first) counted = this.countedPages(current.pathAndQuery, page.headers);
+        while (counted && readAhead.length < pagesAhead && counted.next <= counted.last && requested.size < maxPages) {
+          requestPage(withPageNumber(counted.template, counted.next++));
+        }
+        if (readAhead.length === 0) {
+          // Nothing more planned: past the counted pages (or there were none), the page itself says what follows.
+          counted = undefined;
+          const next = this.nextPage(current.pathAndQuery, page.headers);
+          if (next !== undefined && !requested.has(pageKey(next))) {
+            if (requested.size < maxPages) requestPage(next);
+            else pastPageLimit = next;
+          }
+        }
+        for (const item of page.data as unknown[]) {
+          if (spec.shape) this.check(spec.shape, item, spec.method, current.pathAndQuery, page, index);
+          index++;
+          if (options.until?.(item as T)) return;
+          yield item as T;
+        }
+      }
+      if (pastPageLimit !== undefined) {
         if (options.onPageLimit === 'stop') return;
-        throw new PageLimitError({ status: 200, method: spec.method, path: pathAndQuery, maxPages });
+        throw new PageLimitError({ status: 200, method: spec.method, path: pastPageLimit, maxPages });
       }
-      const page: ApiResponse<unknown> = await this.send(spec, pathAndQuery, async (body, headers, status) => {
-        const text = await body.text();
-        return { status, headers, data: parseBody(headers, text) };
-      });
-      pages++;
-      read.add(pageKey(pathAndQuery));
-      if (!Array.isArray(page.data)) {
-        throw new UnexpectedAnswerError({
-          status: page.status,
-          method: spec.method,
-          path: pathAndQuery,
-          body: page.data,
-          headers: page.headers,
-          field: '',
-          message: `unexpected answer from ${spec.method} ${withoutQuery(pathAndQuery)}: expected a JSON array, got ${kindOf(page.data)}`,
-        });
-      }
-      const current: string = pathAndQuery;
-      pathAndQuery = this.nextPage(current, page.headers);
-      for (const item of page.data as unknown[]) {
-        if (spec.shape) this.check(spec.shape, item, spec.method, current, page, index);
-        index++;
-        if (options.until?.(item as T)) return;
-        yield item as T;
-      }
+    } finally {
+      abandoned.abort();
     }
+  }
+
+  /** The pages still to come when the first page counted them and numbers its next page (offset pagination). */
+  private countedPages(first: string, headers: ResponseHeaders): CountedPages | undefined {
+    const last = parseTotalPages(headers['x-total-pages']);
+    const next = this.nextPage(first, headers);
+    if (last === undefined || last < 2 || next === undefined || pageNumberOf(next) !== 2) return undefined;
+    // Built from the forge's own link to page 2 rather than from the request, so that a forge normalising the query
+    // (a clamped per_page, a default it adds) is asked for exactly the pages it counted.
+    return { template: next, next: 2, last };
   }
 
   private check(
@@ -301,7 +366,17 @@ export class Transport {
     return headers;
   }
 
-  private send<R>(spec: Omit<RequestSpec, 'shape'>, pathAndQuery: string, read: BodyReader<R>) {
+  /**
+   * `abandoned`: a page read ahead for a listing the consumer has left. It is not sent if it has not been yet: it may
+   * still be waiting for a limiter slot or a retry, and its answer would be thrown away. One already sent is let
+   * finish rather than aborted, which would cost the pooled connection for the sake of one page.
+   */
+  private send<R>(
+    spec: Omit<RequestSpec, 'shape'>,
+    pathAndQuery: string,
+    read: BodyReader<R>,
+    abandoned?: AbortSignal,
+  ) {
     const { method } = spec;
     const route = spec.endpoint.route;
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
@@ -309,8 +384,10 @@ export class Transport {
     const path = `${this.prefix}/${pathAndQuery}`;
     return withRetry(
       { method, idempotent: spec.idempotent },
-      () =>
-        this.options.limiter.schedule(method, async () => {
+      async () => {
+        abandoned?.throwIfAborted();
+        return this.options.limiter.schedule(method, async () => {
+          abandoned?.throwIfAborted();
           const started = performance.now();
           const report = (status: number | 'network_error') =>
             this.options.onResponse?.({ method, route, status, durationMs: performance.now() - started });
@@ -361,7 +438,8 @@ export class Transport {
             report('network_error');
             throw networkError(error, method, pathAndQuery);
           }
-        }),
+        });
+      },
       this.options.retry,
       this.options.clock,
     );
