@@ -27,7 +27,7 @@ describe('the layers npm run lint enforces', () => {
       '../index',
       '../../policies/key-rotation/secret-file',
       '../../sandbox',
-      '../../../test/builders/jobs',
+      '../../../test/support/builders/jobs',
       './job-retry.schema',
       '../../engine/policy',
       '../../gitlab',

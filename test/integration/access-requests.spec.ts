@@ -1,16 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import Redis from 'ioredis';
-import { createApp } from '../../src/bootstrap';
-import { parseConfig } from '../../src/config/load';
-import type { Clock } from '../../src/engine/clock';
-import { EngineService, type PassResult } from '../../src/engine/engine.service';
+import type { PassResult } from '../../src/engine/engine.service';
 import { GitlabClient } from '../../src/gitlab/client';
-import { AppLogger } from '../../src/logging/logger';
 import { accessRequestsPolicy } from '../../src/policies/access-requests/access-requests.schema';
-import { type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
+import type { RunningSandbox, World } from '../../src/sandbox';
 import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN } from '../support/world-builders';
 import type { UserInput } from '../support/world-builders';
-import { MemoryStream } from '../support/memory-stream';
+import { useEngineHarness } from '../support/engine-harness';
 
 /**
  * Two groups (acme 10, beta 11) and two projects (acme/api 1, beta/web 2) with 40 pending requests from people of
@@ -145,58 +140,27 @@ const POLICY = [
 
 const LEVELS: Record<string, number> = { guest: 10, reporter: 20, developer: 30 };
 const NOT_ADMIN = "the token is not an administrator's";
-const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
 describe('access_requests against the sandbox, with a real Redis', () => {
+  const harness = useEngineHarness({ name: 'access-requests', world, policyTypes: [accessRequestsPolicy] });
   let sandbox: RunningSandbox;
-  let redis: Redis;
-  let prefix: string;
-  let counter = 0;
   let membersBefore: number;
-  const apps: INestApplicationContext[] = [];
 
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-    redis = new Redis(REDIS_URL);
-    prefix = `it-access-requests-${process.pid}-${++counter}`;
+  beforeEach(() => {
+    sandbox = harness.sandbox;
     membersBefore = sandbox.state.members.length;
   });
 
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.close();
-    await sandbox.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-  });
-
-  async function app(token: string, options: { dryRun?: 'file' | 'policy' } = {}): Promise<INestApplicationContext> {
-    const config = parseConfig(
-      [
-        'version: 1',
-        `gitlab: { url: "${sandbox.url}", token: "${token}", max_requests_per_minute: 100000 }`,
-        `redis: { url: "${REDIS_URL}", prefix: "${prefix}" }`,
-        `dry_run: ${options.dryRun === 'file'}`,
-        'policies:',
-        ...POLICY,
-        ...(options.dryRun === 'policy' ? ['    dry_run: true'] : []),
-      ].join('\n'),
-      'access-requests.yml',
-      { policyTypes: [accessRequestsPolicy], env: {} },
-    );
-    // The sandbox's own clock, so account ages and waiting times are the world's.
-    const clock: Clock = { now: () => sandbox.state.clock.now() };
-    const started = await createApp(config, 'access-requests.yml', quietLogger(), { http: false, clock });
-    apps.push(started.app);
-    return started.app;
+  function app(token: string, options: { dryRun?: 'file' | 'policy' } = {}): Promise<INestApplicationContext> {
+    return harness.app({
+      token,
+      dryRun: options.dryRun === 'file',
+      policies: [...POLICY, ...(options.dryRun === 'policy' ? ['    dry_run: true'] : [])],
+      // The sandbox's own clock, so account ages and waiting times are the world's.
+      clock: sandbox.state.clock,
+    });
   }
 
-  async function pass(engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> {
-    const result = await engineApp.get(EngineService).runPass('staff-access', mode, 'inline');
-    expect(result.error).toBeUndefined();
-    return result;
-  }
+  const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engineApp, 'staff-access', mode);
 
   const userId = (username: string): number => {
     const user = [...sandbox.state.users.values()].find((u) => u.username === username);
@@ -234,7 +198,7 @@ describe('access_requests against the sandbox, with a real Redis', () => {
   }
 
   const actionsOf = (result: PassResult) =>
-    new Map(result.decisions.map((d) => [d.target, d.action === 'approve' ? `approve ${String(d.params.access_level)}` : d.action]));
+    new Map(result.decisions.map((d) => [d.target, d.action === 'approve' ? `approve ${JSON.stringify(d.params.access_level)}` : d.action]));
 
   it('the world has the 40 requests the table lists', () => {
     expect(REQUESTS).toHaveLength(40);
@@ -329,7 +293,7 @@ describe('access_requests against the sandbox, with a real Redis', () => {
 
     expect(writes()).toEqual([]);
     expect(pending()).toHaveLength(40);
-    expect(await redis.keys(`${prefix}:ledger:*`)).toEqual([]);
+    expect(await harness.redis.keys(`${harness.prefix}:ledger:*`)).toEqual([]);
   });
 
   it('counts a request someone handled meanwhile as gone, and acts on each request only once across passes', async () => {
@@ -382,6 +346,6 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     expect(third.records.filter((r) => r.outcome === 'done').map((r) => r.decision.target)).toEqual(failed);
     expect(newMembers()).toEqual(want.members);
     expect(pending()).toEqual(want.left);
-    expect(await redis.exists(`${prefix}:unsettled:staff-access`)).toBe(0);
+    expect(await harness.redis.exists(`${harness.prefix}:unsettled:staff-access`)).toBe(0);
   });
 });

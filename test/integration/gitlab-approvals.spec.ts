@@ -1,5 +1,5 @@
 import { type World } from '../../src/sandbox';
-import { baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { acmeGroup, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 import { defaultHeadSha } from '../../src/sandbox/approvals-state';
 import {
   ConflictError,
@@ -22,27 +22,12 @@ const MAIN = 300;
 function world(): World {
   return baseWorld({
     groups: [
-      {
-        id: 10,
-        path: 'acme',
-        name: 'Acme',
-        members: [
-          { user: 'mia', access_level: 'maintainer' },
-          { user: 'alice', access_level: 'developer' },
-        ],
-      },
+      acmeGroup(),
       { id: REVIEWERS, path: 'reviewers', name: 'Reviewers', members: [{ user: 'mia', access_level: 'developer' }] },
     ],
     projects: [
-      {
-        id: 1,
-        path: 'api',
-        name: 'API',
-        namespace: 'acme',
-        protected_branches: [{ id: MAIN, name: 'main' }],
-        merge_requests: [{ id: 500, iid: 7, title: 'Add retries' }],
-      },
-      { id: 2, path: 'web', name: 'Web', namespace: 'acme' },
+      apiProject({ protected_branches: [{ id: MAIN, name: 'main' }], merge_requests: [{ id: 500, iid: 7, title: 'Add retries' }] }),
+      webProject(),
     ],
   });
 }

@@ -1,13 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { request } from 'undici';
-import { type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
-import { ADMIN_TOKEN, BASE_NOW, baseWorld, manyJobs, manyTags, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { type World } from '../../src/sandbox';
+import {
+  acmeGroup,
+  ADMIN_TOKEN,
+  apiProject,
+  BASE_NOW,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  manyJobs,
+  manyTags,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 import { generateEd25519PublicKey } from '../../src/sandbox/ssh-key';
 import {
   BulkDeleteAlreadyRequestedError,
   ForbiddenError,
-  GitlabClient,
   type GitlabClientOptions,
   isAdminView,
   type Job,
@@ -18,7 +29,9 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/gitlab';
+import { DEFAULT_RETRY_OPTIONS } from '../../src/gitlab/transport/retry';
 import { FakeClock } from '../support/gitlab/fake-clock';
+import { collect, useSandboxClients } from '../support/sandbox-clients';
 
 /**
  * The client against the sandbox over real HTTP: every resource method, pagination across pages, path-encoded ids,
@@ -37,23 +50,16 @@ const REPO = 70;
 function world(): World {
   return baseWorld({
     groups: [
-      {
-        id: 10,
-        path: 'acme',
-        name: 'Acme',
+      acmeGroup({
         members: [
           { user: 'mia', access_level: 'owner' },
           { user: 'alice', access_level: 'developer' },
         ],
         access_requests: [{ user: 'olaf' }],
-      },
+      }),
     ],
     projects: [
-      {
-        id: 1,
-        path: 'api',
-        name: 'API',
-        namespace: 'acme',
+      apiProject({
         visibility: 'internal', // so an outsider can see it and request access
         allowed_agents: [{ id: 7, config_project: 'acme/web' }],
         pipelines: [
@@ -82,8 +88,8 @@ function world(): World {
           { id: REPO, name: '', tags: [...manyTags(12), { name: 'latest', created_at: BASE_NOW }] },
           { id: REPO + 1, name: 'tools', tags: manyTags(3, { prefix: 'tool-' }) },
         ],
-      },
-      { id: 2, path: 'web', name: 'Web', namespace: 'acme', access_requests: [{ user: 'olaf' }] },
+      }),
+      webProject({ access_requests: [{ user: 'olaf' }] }),
     ],
     deploy_keys: [
       {
@@ -97,24 +103,12 @@ function world(): World {
 }
 
 describe('GitlabClient against the sandbox', () => {
-  let sandbox: RunningSandbox;
-  const clients: GitlabClient[] = [];
-
-  const client = (token = ADMIN_TOKEN, options: Partial<GitlabClientOptions> = {}) => {
-    const c = new GitlabClient({
-      url: sandbox.url,
-      token,
-      maxRequestsPerMinute: 0,
-      minWriteIntervalMs: 0,
-      clock: new FakeClock(Date.parse(BASE_NOW)),
-      ...options,
-    });
-    clients.push(c);
-    return c;
-  };
+  // The client's own retries: the error tests below are about them, on the fake clock.
+  const forge = useSandboxClients(world, { sandbox: { bulkDeleteDelayMs: 0 }, clients: { retry: DEFAULT_RETRY_OPTIONS } });
+  const client = (token = ADMIN_TOKEN, options: Partial<GitlabClientOptions> = {}) => forge.client(token, options);
 
   async function control(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
-    const response = await request(`${sandbox.url}/__sandbox${path}`, {
+    const response = await request(`${forge.sandbox.url}/__sandbox${path}`, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -126,21 +120,6 @@ describe('GitlabClient against the sandbox', () => {
 
   type Logged = { method: string; path: string; query: Record<string, string | string[]>; status: number };
   const requests = async (): Promise<Logged[]> => (await control('GET', '/requests')) as Logged[];
-
-  async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-    const out: T[] = [];
-    for await (const item of iterable) out.push(item);
-    return out;
-  }
-
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world(), bulkDeleteDelayMs: 0 });
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await sandbox.close();
-  });
 
   describe('jobs', () => {
     it('streams every project job over several pages, newest first, by URL-encoded path', async () => {

@@ -3,66 +3,38 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { type RunningSandbox, startSandbox } from '../../src/sandbox';
-import { ADMIN_TOKEN, BASE_NOW, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { acmeGroup, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import { groupTransferOf, readArchive } from '../../src/sandbox/group-transfer-state';
 import { ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError, ValidationError } from '../../src/gitlab';
-import { FakeClock } from '../support/gitlab/fake-clock';
+import { useSandboxClients } from '../support/sandbox-clients';
 
 /** Group export, download, import and relations export (spec 01 §4) through the client over real HTTP. */
 
 describe('GitlabClient group transfer against the sandbox', () => {
-  let sandbox: RunningSandbox;
+  const forge = useSandboxClients(() =>
+    baseWorld({
+      groups: [
+        acmeGroup({ description: 'The Acme group', visibility: 'internal' }),
+        { id: 11, path: 'platform', name: 'Platform', parent: 'acme', visibility: 'public', members: [{ user: 'alice', access_level: 'maintainer' }] },
+      ],
+    }),
+  );
+  const client = (token?: string): GitlabClient => forge.client(token);
+  const groupByPath = (fullPath: string) => forge.sandbox.state.group(fullPath);
   let dir: string;
-  const clients: GitlabClient[] = [];
-
-  const client = (token = ADMIN_TOKEN): GitlabClient => {
-    const c = new GitlabClient({
-      url: sandbox.url,
-      token,
-      maxRequestsPerMinute: 0,
-      minWriteIntervalMs: 0,
-      clock: new FakeClock(Date.parse(BASE_NOW)),
-      retry: { maxAttempts: 1 },
-    });
-    clients.push(c);
-    return c;
-  };
-
-  const groupByPath = (fullPath: string) => sandbox.state.group(fullPath);
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'forgewarden-group-transfer-'));
-    sandbox = await startSandbox({
-      world: baseWorld({
-        groups: [
-          {
-            id: 10,
-            path: 'acme',
-            name: 'Acme',
-            description: 'The Acme group',
-            visibility: 'internal',
-            members: [
-              { user: 'mia', access_level: 'maintainer' },
-              { user: 'alice', access_level: 'developer' },
-            ],
-          },
-          { id: 11, path: 'platform', name: 'Platform', parent: 'acme', visibility: 'public', members: [{ user: 'alice', access_level: 'maintainer' }] },
-        ],
-      }),
-    });
   });
 
   afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await sandbox.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   async function exportedArchive(group: string | number = 'acme'): Promise<string> {
     const gl = client();
     await gl.groupTransfer.scheduleExport(group);
-    await sandbox.state.whenIdle();
+    await forge.sandbox.state.whenIdle();
     const file = join(dir, `${String(group).replace(/\//g, '_')}.tar.gz`);
     await gl.groupTransfer.downloadExport(group, file);
     return file;
@@ -78,7 +50,7 @@ describe('GitlabClient group transfer against the sandbox', () => {
       await expect(early).rejects.toMatchObject({ status: 404, body: { message: '404 Not found or has expired' } });
       expect(existsSync(file)).toBe(false);
 
-      await sandbox.state.whenIdle();
+      await forge.sandbox.state.whenIdle();
       const result = await gl.groupTransfer.downloadExport(10, file);
       expect(result).toEqual({ path: file, bytes: (await stat(file)).size });
       expect(result.bytes).toBeGreaterThan(0);
@@ -101,7 +73,7 @@ describe('GitlabClient group transfer against the sandbox', () => {
     it('needs an owner: maintainers 403, outsiders and unknown groups 404, bad tokens 401', async () => {
       await expect(client(MAINTAINER_TOKEN).groupTransfer.scheduleExport('acme')).rejects.toBeInstanceOf(ForbiddenError);
       await expect(client(MAINTAINER_TOKEN).groupTransfer.downloadExport('acme', join(dir, 'x'))).rejects.toBeInstanceOf(ForbiddenError);
-      sandbox.state.groups.get(10)!.visibility = 'private';
+      forge.sandbox.state.groups.get(10)!.visibility = 'private';
       await expect(client(OUTSIDER_TOKEN).groupTransfer.scheduleExport('acme')).rejects.toMatchObject({
         status: 404,
         body: { message: '404 Group Not Found' },
@@ -119,17 +91,17 @@ describe('GitlabClient group transfer against the sandbox', () => {
       });
       const copy = groupByPath('acme-copy');
       expect(copy).toMatchObject({ name: 'Acme copy', parent_id: null, visibility: 'private' });
-      expect(sandbox.state.member('group', copy!.id, 1)?.access_level).toBe(50);
+      expect(forge.sandbox.state.member('group', copy!.id, 1)?.access_level).toBe(50);
 
-      await sandbox.state.whenIdle();
+      await forge.sandbox.state.whenIdle();
       expect(copy!.description).toBe('The Acme group');
       const sub = groupByPath('acme-copy/platform');
       expect(sub).toMatchObject({ name: 'Platform', parent_id: copy!.id, visibility: 'private' });
       // Spec 01 §4 rule 5: members whose user exists keep their membership.
-      expect(sandbox.state.member('group', copy!.id, 2)?.access_level).toBe(40);
-      expect(sandbox.state.member('group', sub!.id, 3)?.access_level).toBe(40);
+      expect(forge.sandbox.state.member('group', copy!.id, 2)?.access_level).toBe(40);
+      expect(forge.sandbox.state.member('group', sub!.id, 3)?.access_level).toBe(40);
 
-      const log = sandbox.state.requestLog.find((e) => e.path === '/api/v4/groups/import')!;
+      const log = forge.sandbox.state.requestLog.find((e) => e.path === '/api/v4/groups/import')!;
       expect(log.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
       expect(log.body).toMatchObject({ name: 'Acme copy', path: 'acme-copy', file: { filename: 'acme.tar.gz' } });
     });
@@ -137,7 +109,7 @@ describe('GitlabClient group transfer against the sandbox', () => {
     it('imports into a parent group (parent_id) with at most the parent visibility', async () => {
       const file = await exportedArchive('acme/platform');
       await client(MAINTAINER_TOKEN).groupTransfer.import({ name: 'Imported', path: 'imported', file, parent_id: 10 });
-      await sandbox.state.whenIdle();
+      await forge.sandbox.state.whenIdle();
       // The archive says public, the parent is internal.
       expect(groupByPath('acme/imported')).toMatchObject({ parent_id: 10, visibility: 'internal' });
     });
@@ -165,11 +137,11 @@ describe('GitlabClient group transfer against the sandbox', () => {
     });
 
     it('fails locally, without a request, when the archive does not exist', async () => {
-      const before = sandbox.state.requestLog.length;
+      const before = forge.sandbox.state.requestLog.length;
       await expect(
         client().groupTransfer.import({ name: 'X', path: 'x', file: join(dir, 'missing.tar.gz') }),
       ).rejects.toMatchObject({ code: 'ENOENT' });
-      expect(sandbox.state.requestLog.length).toBe(before);
+      expect(forge.sandbox.state.requestLog.length).toBe(before);
     });
   });
 
@@ -184,7 +156,7 @@ describe('GitlabClient group transfer against the sandbox', () => {
       expect(started.every((s) => s.status === 0 && s.error === null && typeof s.updated_at === 'string')).toBe(true);
       await expect(gl.groupTransfer.downloadRelation('acme', 'members', join(dir, 'm'))).rejects.toBeInstanceOf(NotFoundError);
 
-      await sandbox.state.whenIdle();
+      await forge.sandbox.state.whenIdle();
       const finished = await gl.groupTransfer.relationsExportStatus(10);
       expect(finished.every((s) => s.status === 1)).toBe(true);
 
@@ -216,10 +188,10 @@ describe('GitlabClient group transfer against the sandbox', () => {
     });
 
     it('reports a failed relation as -1 with its error; its file is not available', async () => {
-      groupTransferOf(sandbox.state).failingRelations.add('boards');
+      groupTransferOf(forge.sandbox.state).failingRelations.add('boards');
       const gl = client();
       await gl.groupTransfer.scheduleRelationsExport('acme');
-      await sandbox.state.whenIdle();
+      await forge.sandbox.state.whenIdle();
       const boards = (await gl.groupTransfer.relationsExportStatus('acme')).find((s) => s.relation === 'boards');
       expect(boards).toMatchObject({ status: -1, error: 'Failed to export boards' });
       await expect(gl.groupTransfer.downloadRelation('acme', 'boards', join(dir, 'b'))).rejects.toBeInstanceOf(NotFoundError);

@@ -1,6 +1,5 @@
 import { request } from 'undici';
-import { type RunningSandbox, startSandbox } from '../../src/sandbox';
-import { ADMIN_TOKEN, BASE_NOW, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import {
   ForbiddenError,
   GitlabClient,
@@ -13,7 +12,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/gitlab';
-import { FakeClock } from '../support/gitlab/fake-clock';
+import { useSandboxClients } from '../support/sandbox-clients';
 
 /** Project integrations (spec 03) through the client against the sandbox over real HTTP. */
 
@@ -103,44 +102,11 @@ const CASES: Case[] = [
 /** The sandbox clock starts at BASE_NOW and runs with real time. */
 const NEAR_START = expect.stringMatching(/^2025-06-02T12:00:/) as string;
 
-const SHOWN_FLAGS = [
-  'push_events',
-  'issues_events',
-  'confidential_issues_events',
-  'merge_requests_events',
-  'tag_push_events',
-  'note_events',
-  'pipeline_events',
-  'wiki_page_events',
-  'job_events',
-  'comment_on_event_enabled',
-];
+const SHOWN_FLAGS = [...NOTIFY_EVENTS, 'job_events', 'comment_on_event_enabled'];
 
 describe('GitlabClient integrations against the sandbox', () => {
-  let sandbox: RunningSandbox;
-  const clients: GitlabClient[] = [];
-
-  const client = (token = MAINTAINER_TOKEN): GitlabClient => {
-    const c = new GitlabClient({
-      url: sandbox.url,
-      token,
-      maxRequestsPerMinute: 0,
-      minWriteIntervalMs: 0,
-      clock: new FakeClock(Date.parse(BASE_NOW)),
-      retry: { maxAttempts: 1 },
-    });
-    clients.push(c);
-    return c;
-  };
-
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: baseWorld() });
-  });
-
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-    await sandbox.close();
-  });
+  const forge = useSandboxClients(() => baseWorld());
+  const client = (token = MAINTAINER_TOKEN): GitlabClient => forge.client(token);
 
   it('covers every slug of spec 03', () => {
     expect(CASES.map((c) => c.slug)).toEqual([...INTEGRATION_SLUGS]);
@@ -224,7 +190,7 @@ describe('GitlabClient integrations against the sandbox', () => {
     const mia = client();
     const wiki = await mia.integrations.edit('acme/api', 'external-wiki', { external_wiki_url: 'https://wiki.test' });
     await mia.integrations.edit('acme/api', 'issue-tracker-b', { url: 'https://jira.test', username: 'u', password: 'p' });
-    sandbox.state.clock.advance(60_000);
+    forge.sandbox.state.clock.advance(60_000);
     const slash = await mia.integrations.edit('acme/api', 'chat-slash-commands-a', { token: 'tok' });
     await mia.integrations.edit('acme/web', 'chatops-a', { token: 'other project' });
 
@@ -259,7 +225,7 @@ describe('GitlabClient integrations against the sandbox', () => {
   it('replaces the settings on a second PUT, keeping id and created_at', async () => {
     const mia = client();
     const first = await mia.integrations.edit('acme/api', 'group-chat-a', { token: 'a', room: 'dev', subdomain: 'acme' });
-    sandbox.state.clock.advance(3_600_000);
+    forge.sandbox.state.clock.advance(3_600_000);
     const second = await mia.integrations.edit('acme/api', 'group-chat-a', { token: 'b' });
     expect(second).toMatchObject({ id: first.id, created_at: first.created_at });
     expect(second.updated_at).toMatch(/^2025-06-02T13:00:/);
@@ -381,7 +347,7 @@ describe('GitlabClient integrations against the sandbox', () => {
         constructor: NotFoundError,
         body: { message: '404 Service Not Found' },
       });
-      const unknown = await request(`${sandbox.url}/api/v4/projects/1/services/no-such-service`, {
+      const unknown = await request(`${forge.sandbox.url}/api/v4/projects/1/services/no-such-service`, {
         headers: { 'private-token': MAINTAINER_TOKEN },
       });
       expect(unknown.statusCode).toBe(404);
@@ -390,7 +356,7 @@ describe('GitlabClient integrations against the sandbox', () => {
 
     it('sends the slug and project as encoded path segments', async () => {
       await client().integrations.show('acme/api', 'chatops-a');
-      const log = await request(`${sandbox.url}/__sandbox/requests?method=GET&path=services`);
+      const log = await request(`${forge.sandbox.url}/__sandbox/requests?method=GET&path=services`);
       const entries = (await log.body.json()) as { path: string; status: number }[];
       expect(entries.map((e) => [e.path, e.status])).toEqual([['/api/v4/projects/acme%2Fapi/services/chatops-a', 200]]);
     });

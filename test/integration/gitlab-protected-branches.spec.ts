@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { type World } from '../../src/sandbox';
-import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { acmeGroup, ADMIN_TOKEN, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 import {
   ConflictError,
   ForbiddenError,
@@ -26,23 +26,11 @@ const RELEASES = 301;
 function world(): World {
   return baseWorld({
     groups: [
-      {
-        id: 10,
-        path: 'acme',
-        name: 'Acme',
-        members: [
-          { user: 'mia', access_level: 'maintainer' },
-          { user: 'alice', access_level: 'developer' },
-        ],
-      },
+      acmeGroup(),
       { id: PARTNERS, path: 'partners', name: 'Partners' },
     ],
     projects: [
-      {
-        id: 1,
-        path: 'api',
-        name: 'API',
-        namespace: 'acme',
+      apiProject({
         shared_with_groups: ['partners'],
         protected_branches: [
           { id: MAIN, name: 'main', push_access_level: 'no_access', merge_access_level: 'maintainer' },
@@ -54,8 +42,8 @@ function world(): World {
             allow_force_push: true,
           },
         ],
-      },
-      { id: 2, path: 'web', name: 'Web', namespace: 'acme' },
+      }),
+      webProject(),
     ],
   });
 }

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { parseWorld, type World, WorldError } from '../../src/sandbox';
-import { ADMIN_TOKEN, BASE_NOW, baseWorld, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { acmeGroup, ADMIN_TOKEN, aProject, apiProject, BASE_NOW, baseWorld, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 import {
   GitlabClient,
   NotFoundError,
@@ -20,14 +20,7 @@ const at = (daysAgo: number): string => new Date(Date.parse(BASE_NOW) - daysAgo 
 function world(): World {
   return baseWorld({
     groups: [
-      {
-        id: 10,
-        path: 'acme',
-        name: 'Acme',
-        members: [
-          { user: 'mia', access_level: 'maintainer' },
-          { user: 'alice', access_level: 'developer' },
-        ],
+      acmeGroup({
         epics: [
           {
             id: EPIC_ID,
@@ -35,14 +28,10 @@ function world(): World {
             label_events: [{ id: 60, user: 'mia', action: 'add', label: 'roadmap', created_at: 'now-1d' }],
           },
         ],
-      },
+      }),
     ],
     projects: [
-      {
-        id: 1,
-        path: 'api',
-        name: 'API',
-        namespace: 'acme',
+      apiProject({
         issues: [
           {
             id: ISSUE_ID,
@@ -73,8 +62,8 @@ function world(): World {
             label_events: [{ id: 40, user: 'alice', action: 'add', label: 'bug', created_at: 'now-2d' }],
           },
         ],
-      },
-      { id: 2, path: 'web', name: 'Web', namespace: 'acme', visibility: 'public', issues: [{ iid: 1 }] },
+      }),
+      webProject({ visibility: 'public', issues: [{ iid: 1 }] }),
     ],
   });
 }
@@ -187,11 +176,7 @@ describe('GitlabClient label and weight events against the sandbox', () => {
   it('validates history in the world file: known users, unique iids', () => {
     const bad = baseWorld({
       projects: [
-        {
-          path: 'api',
-          namespace: 'acme',
-          issues: [{ iid: 1, weight_events: [{ user: 'ghost', weight: 1 }] }, { iid: 1 }],
-        },
+        aProject('api', { issues: [{ iid: 1, weight_events: [{ user: 'ghost', weight: 1 }] }, { iid: 1 }] }),
       ],
     });
     expect(() => parseWorld(bad)).toThrow(WorldError);

@@ -1,19 +1,12 @@
-import Redis from 'ioredis';
-import { createApp } from '../../src/bootstrap';
-import { parseConfig } from '../../src/config/load';
+import type { INestApplicationContext } from '@nestjs/common';
 import { AuditTrail } from '../../src/engine/audit';
 import { EngineService } from '../../src/engine/engine.service';
 import { QueueService } from '../../src/queue/queue.service';
-import { AppLogger } from '../../src/logging/logger';
 import { POLICY_TYPES } from '../../src/policies';
-import { startSandbox, type RunningSandbox, type World } from '../../src/sandbox';
-import { baseWorld, ADMIN_TOKEN } from '../support/world-builders';
+import type { RunningSandbox, World } from '../../src/sandbox';
+import { ADMIN_TOKEN, baseWorld, type JobInput, type PipelineInput, type ProjectInput } from '../support/world-builders';
 import { waitUntil } from '../support/cli';
-import { MemoryStream } from '../support/memory-stream';
-
-type ProjectInput = NonNullable<World['projects']>[number];
-type PipelineInput = NonNullable<ProjectInput['pipelines']>[number];
-type JobInput = NonNullable<PipelineInput['jobs']>[number];
+import { useEngineHarness } from '../support/engine-harness';
 
 const RESET = 'Error: read ECONNRESET: connection reset by peer\n';
 
@@ -74,32 +67,18 @@ function world(): World {
 const EXPECTED_RETRIES = [1, 2, 3].flatMap((p) => [1, 2, 3].map((n) => `/api/v4/projects/${p}/jobs/${p * 1000 + n}/retry`)).sort();
 
 describe('job_retry against the sandbox with a real Redis', () => {
+  const harness = useEngineHarness({ name: 'job-retry', world, policyTypes: POLICY_TYPES });
   let sandbox: RunningSandbox;
-  let redis: Redis;
-  let prefix: string;
-  let counter = 0;
 
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-    redis = new Redis(process.env.REDIS_URL!);
-    prefix = `it-job-retry-${process.pid}-${++counter}`;
+  beforeEach(() => {
+    sandbox = harness.sandbox;
   });
 
-  afterEach(async () => {
-    await sandbox.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-  });
-
-  async function app(dryRun = false, extra: string[] = [], timeout = '30s') {
-    const config = parseConfig(
-      [
-        'version: 1',
-        `gitlab: { url: "${sandbox.url}", token: "${ADMIN_TOKEN}", max_requests_per_minute: 10000, timeout: ${timeout} }`,
-        `redis: { url: "${process.env.REDIS_URL}", prefix: "${prefix}" }`,
-        `dry_run: ${dryRun}`,
-        'policies:',
+  function app(dryRun = false, extra: string[] = [], timeout = '30s'): Promise<INestApplicationContext> {
+    return harness.app({
+      dryRun,
+      gitlab: `max_requests_per_minute: 10000, timeout: ${timeout}`,
+      policies: [
         '  - name: flaky',
         '    type: job_retry',
         '    projects: [acme/svc-1, acme/svc-2, 3]',
@@ -107,11 +86,8 @@ describe('job_retry against the sandbox with a real Redis', () => {
         '    match: { stages: [test], failure_log: ["(?i)connection reset"] }',
         '    max_retries: 2',
         ...extra,
-      ].join('\n'),
-      'job-retry.yml',
-      { policyTypes: POLICY_TYPES, env: {} },
-    );
-    return (await createApp(config, 'job-retry.yml', new AppLogger({ level: 'error', stream: new MemoryStream() }), { http: false })).app;
+      ],
+    });
   }
 
   const retriesSeen = () =>
@@ -145,7 +121,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
         expect(sandbox.state.jobs.get(jobId)?.retried).toBe(true);
       }
     } finally {
-      await engineApp.close();
+      await harness.close(engineApp);
     }
   });
 
@@ -162,7 +138,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
         'GET /api/v4/projects/3/jobs',
       ]);
     } finally {
-      await engineApp.close();
+      await harness.close(engineApp);
     }
   });
 
@@ -172,7 +148,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
       await Promise.all([first.get(EngineService).runPass('flaky', 'act'), second.get(EngineService).runPass('flaky', 'act')]);
       expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
     } finally {
-      await Promise.all([first.close(), second.close()]);
+      await Promise.all([harness.close(first), harness.close(second)]);
     }
   });
 
@@ -187,7 +163,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
       expect(dryPass.records.filter((record) => record.outcome === 'would_act')).toHaveLength(9);
       expect(dryPass.decisions.map((d) => `${d.action} ${d.target} ${d.reason}`)).toEqual(planned);
     } finally {
-      await dry.close();
+      await harness.close(dry);
     }
     // The same Redis: the dry run moved no watermark, so the acting pass decides what the dry run showed, and acts.
     const acting = await app(false);
@@ -196,7 +172,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
       expect(pass.decisions.map((d) => `${d.action} ${d.target} ${d.reason}`)).toEqual(planned);
       expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
     } finally {
-      await acting.close();
+      await harness.close(acting);
     }
   });
 
@@ -213,15 +189,15 @@ describe('job_retry against the sandbox with a real Redis', () => {
       const newAttempt = ((await byPerson.json()) as { id: number }).id;
 
       const settled = async () => {
-        const keys = await redis.keys(`${prefix}:ledger:flaky:*`);
-        const states = await Promise.all(keys.map(async (key) => (JSON.parse((await redis.get(key)) ?? '{}') as { state?: string }).state));
+        const keys = await harness.redis.keys(`${harness.prefix}:ledger:flaky:*`);
+        const states = await Promise.all(keys.map(async (key) => (JSON.parse((await harness.redis.get(key)) ?? '{}') as { state?: string }).state));
         return keys.length === 9 && states.every((state) => state !== 'claimed');
       };
       await waitUntil('every queued retry has run', settled, 20_000);
 
       expect(retriesSeen().filter((path) => path === '/api/v4/projects/1/jobs/1001/retry')).toHaveLength(1);
       expect(retriesSeen()).toHaveLength(9); // eight by the policy, one by the person
-      expect(JSON.parse((await redis.get(`${prefix}:ledger:flaky:1:1001`))!)).toMatchObject({ state: 'skipped' });
+      expect(JSON.parse((await harness.redis.get(`${harness.prefix}:ledger:flaky:1:1001`))!)).toMatchObject({ state: 'skipped' });
       const audit = await engineApp.get(AuditTrail).read(0);
       expect(audit).toContainEqual(
         expect.objectContaining({
@@ -231,7 +207,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
         }),
       );
     } finally {
-      await engineApp.close();
+      await harness.close(engineApp);
     }
   });
 
@@ -252,14 +228,14 @@ describe('job_retry against the sandbox with a real Redis', () => {
         const first = await engine.runPass('flaky', 'act');
         expect(first.records.filter((record) => record.outcome === 'failed').map((record) => record.decision.key).sort()).toEqual(['1:1001', '2:2002']);
         expect(jobRetried(1001)).toBe(false);
-        expect((await redis.hkeys(`${prefix}:unsettled:flaky`)).sort()).toEqual(['1:1001', '2:2002']);
+        expect((await harness.redis.hkeys(`${harness.prefix}:unsettled:flaky`)).sort()).toEqual(['1:1001', '2:2002']);
 
         // The watermark moved past both; within gitlab.timeout of the failures nobody can tell yet whether the
         // forge acted, so nothing is sent.
         const second = await engine.runPass('flaky', 'act');
         expect(second.records.filter((record) => record.outcome === 'uncertain').map((record) => record.decision.key).sort()).toEqual(['1:1001', '2:2002']);
       } finally {
-        await engineApp.close();
+        await harness.close(engineApp);
       }
       // A restarted daemon with a short gitlab.timeout looks again, sees no newer attempt, and retries each once.
       const restarted = await app(false, ['    lookback: 2h'], '1s');
@@ -271,9 +247,9 @@ describe('job_retry against the sandbox with a real Redis', () => {
         expect(retriesActedOn() - 6).toBe(9); // 6 e2e attempts were retried in the world already
         const fourth = await restarted.get(EngineService).runPass('flaky', 'act');
         expect(fourth.records.filter((record) => record.outcome !== 'skipped')).toEqual([]);
-        expect(await redis.exists(`${prefix}:unsettled:flaky`)).toBe(0);
+        expect(await harness.redis.exists(`${harness.prefix}:unsettled:flaky`)).toBe(0);
       } finally {
-        await restarted.close();
+        await harness.close(restarted);
       }
     });
 
@@ -285,7 +261,7 @@ describe('job_retry against the sandbox with a real Redis', () => {
         expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
         expect((await engine.runPass('flaky', 'act')).records.filter((record) => record.outcome !== 'skipped')).toEqual([]);
       } finally {
-        await engineApp.close();
+        await harness.close(engineApp);
       }
     });
   });

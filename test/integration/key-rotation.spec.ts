@@ -3,20 +3,16 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
-import { createApp } from '../../src/bootstrap';
-import { parseConfig } from '../../src/config/load';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
-import { AppLogger } from '../../src/logging/logger';
 import { keyRotationPolicy } from '../../src/policies/key-rotation/key-rotation.schema';
 import { readOpenSshPrivateKey } from '../../src/policies/key-rotation/openssh';
-import { type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
+import type { RunningSandbox, World } from '../../src/sandbox';
 import { ADMIN_TOKEN, baseWorld, USER_TOKEN } from '../support/world-builders';
 import { parseSshPublicKey } from '../../src/sandbox/ssh-key';
 import { call } from '../support/sandbox-http';
-import { aPublicKey } from '../builders/keys';
-import { MemoryStream } from '../support/memory-stream';
-import { TestClock } from '../support/test-clock';
+import { aPublicKey } from '../support/builders/keys';
+import { useEngineHarness } from '../support/engine-harness';
+import { MovableClock } from '../../src/clock';
 
 const HOUR_MS = 3_600_000;
 const ROOT = 1;
@@ -65,32 +61,19 @@ function world(): World {
   };
 }
 
-const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
 describe('key_rotation against the sandbox with a real Redis', () => {
+  const harness = useEngineHarness({ name: 'key-rotation', world, policyTypes: [keyRotationPolicy] });
   let sandbox: RunningSandbox;
-  let redis: Redis;
-  let prefix: string;
-  let clock: TestClock;
+  let clock: MovableClock;
   let secrets: string;
-  let counter = 0;
-  const apps: INestApplicationContext[] = [];
 
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-    redis = new Redis(REDIS_URL);
-    prefix = `it-key-rotation-${process.pid}-${++counter}`;
-    clock = new TestClock(sandbox.state.clock.now());
+  beforeEach(() => {
+    sandbox = harness.sandbox;
+    clock = new MovableClock(sandbox.state.clock.now());
     secrets = mkdtempSync(join(tmpdir(), 'key-rotation-it-'));
   });
 
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.close();
-    await sandbox.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+  afterEach(() => {
     rmSync(secrets, { recursive: true, force: true });
   });
 
@@ -109,43 +92,25 @@ describe('key_rotation against the sandbox with a real Redis', () => {
   ];
   const DEPLOY = ['      - { projects: [acme/api, acme/web, acme/worker], titles: ["^release"], rotate_after: 90d, grace: 1d }'];
 
-  async function app(options: AppOptions = {}): Promise<INestApplicationContext> {
+  function app(options: AppOptions = {}): Promise<INestApplicationContext> {
     const ssh = options.ssh ?? SSH;
     const deploy = options.deploy ?? DEPLOY;
-    const config = parseConfig(
-      [
-        'version: 1',
-        `gitlab: { url: "${sandbox.url}", token: "${options.token ?? ADMIN_TOKEN}", max_requests_per_minute: 100000 }`,
-        `redis: { url: "${REDIS_URL}", prefix: "${prefix}" }`,
-        'dry_run: false',
-        'policies:',
-        '  - name: rotate',
-        '    type: key_rotation',
-        '    interval: 1h',
-        `    secrets_dir: "${options.secretsDir ?? secrets}"`,
-        ...(ssh.length > 0 ? ['    ssh_keys:', ...ssh] : []),
-        ...(deploy.length > 0 ? ['    deploy_keys:', ...deploy] : []),
-        ...(options.onRotate ? [`    on_rotate: ${JSON.stringify(options.onRotate)}`] : []),
-        ...(options.maxActions ? [`    max_actions_per_run: ${options.maxActions}`] : []),
-      ].join('\n'),
-      'key-rotation.yml',
-      { policyTypes: [keyRotationPolicy], env: {} },
-    );
-    const started = await createApp(config, 'key-rotation.yml', quietLogger(), { http: false, clock });
-    apps.push(started.app);
-    return started.app;
+    const policies = [
+      '  - name: rotate',
+      '    type: key_rotation',
+      '    interval: 1h',
+      `    secrets_dir: "${options.secretsDir ?? secrets}"`,
+      ...(ssh.length > 0 ? ['    ssh_keys:', ...ssh] : []),
+      ...(deploy.length > 0 ? ['    deploy_keys:', ...deploy] : []),
+      ...(options.onRotate ? [`    on_rotate: ${JSON.stringify(options.onRotate)}`] : []),
+      ...(options.maxActions ? [`    max_actions_per_run: ${options.maxActions}`] : []),
+    ];
+    return harness.app({ token: options.token, policies, clock });
   }
 
-  async function close(engineApp: INestApplicationContext): Promise<void> {
-    apps.splice(apps.indexOf(engineApp), 1);
-    await engineApp.close();
-  }
+  const close = (engineApp: INestApplicationContext): Promise<void> => harness.close(engineApp);
 
-  async function pass(engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> {
-    const result = await engineApp.get(EngineService).runPass('rotate', mode, 'inline');
-    expect(result.error).toBeUndefined();
-    return result;
-  }
+  const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engineApp, 'rotate', mode);
 
   /** Moves the sandbox's clock (through its control API) and the app's by the same amount. */
   async function advanceHours(hours: number): Promise<void> {
@@ -372,10 +337,7 @@ describe('key_rotation against the sandbox with a real Redis', () => {
 
   describe('after Redis lost its data, goes on as after a restart: no key uploaded twice, no key file overwritten', () => {
     /** What a Redis restarted without persistence leaves of this deployment: nothing. */
-    async function loseRedisData(): Promise<void> {
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-    }
+    const loseRedisData = (): Promise<void> => harness.clearRedis();
     const fileContents = () => [paths.root(), paths.alice(), paths.deploy()].map((path) => readFileSync(path, 'utf8'));
 
     it('lost after the keys were written, before anything was uploaded', async () => {

@@ -1,16 +1,13 @@
+import { z } from 'zod';
 import type { INestApplicationContext } from '@nestjs/common';
-import Redis from 'ioredis';
-import { createApp } from '../../src/bootstrap';
-import { parseConfig } from '../../src/config/load';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { GitlabClient } from '../../src/gitlab/client';
-import { AppLogger } from '../../src/logging/logger';
 import { registryCleanupPolicy } from '../../src/policies/registry-cleanup/registry-cleanup.schema';
-import { type RunningSandbox, startSandbox, type World } from '../../src/sandbox';
-import { ADMIN_TOKEN, BASE_NOW, baseWorld, manyTags, type TagInput } from '../support/world-builders';
+import type { RunningSandbox, World } from '../../src/sandbox';
+import { BASE_NOW, baseWorld, manyTags, type TagInput } from '../support/world-builders';
 import { call } from '../support/sandbox-http';
-import { MemoryStream } from '../support/memory-stream';
-import { TestClock } from '../support/test-clock';
+import { useEngineHarness } from '../support/engine-harness';
+import { MovableClock } from '../../src/clock';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -97,54 +94,19 @@ const POLICY = [
   '    older_than: 30d',
 ];
 
-const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
 describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with a real Redis', () => {
+  const harness = useEngineHarness({ name: 'registry-cleanup', world, policyTypes: [registryCleanupPolicy] });
   let sandbox: RunningSandbox;
-  let redis: Redis;
-  let prefix: string;
-  let clock: TestClock;
-  let counter = 0;
-  const apps: INestApplicationContext[] = [];
+  let clock: MovableClock;
 
-  beforeEach(async () => {
-    sandbox = await startSandbox({ world: world() });
-    redis = new Redis(REDIS_URL);
-    prefix = `it-registry-cleanup-${process.pid}-${++counter}`;
-    clock = new TestClock(sandbox.state.clock.now());
+  beforeEach(() => {
+    sandbox = harness.sandbox;
+    clock = new MovableClock(sandbox.state.clock.now());
   });
 
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.close();
-    await sandbox.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-  });
-
-  async function app(options: { dryRun?: boolean; policy?: string[] } = {}): Promise<INestApplicationContext> {
-    const config = parseConfig(
-      [
-        'version: 1',
-        `gitlab: { url: "${sandbox.url}", token: "${ADMIN_TOKEN}", max_requests_per_minute: 100000 }`,
-        `redis: { url: "${REDIS_URL}", prefix: "${prefix}" }`,
-        `dry_run: ${options.dryRun ?? false}`,
-        'policies:',
-        ...(options.policy ?? POLICY),
-      ].join('\n'),
-      'registry-cleanup.yml',
-      { policyTypes: [registryCleanupPolicy], env: {} },
-    );
-    const started = await createApp(config, 'registry-cleanup.yml', quietLogger(), { http: false, clock });
-    apps.push(started.app);
-    return started.app;
-  }
-
-  async function close(engineApp: INestApplicationContext): Promise<void> {
-    apps.splice(apps.indexOf(engineApp), 1);
-    await engineApp.close();
-  }
+  const app = (options: { dryRun?: boolean; policy?: string[] } = {}): Promise<INestApplicationContext> =>
+    harness.app({ dryRun: options.dryRun, policies: options.policy ?? POLICY, clock });
+  const close = (engineApp: INestApplicationContext): Promise<void> => harness.close(engineApp);
 
   /** Moves the sandbox's clock (through its control API) and the app's by the same amount. */
   async function advance(text: string, ms: number): Promise<void> {
@@ -153,9 +115,9 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     clock.advance(ms);
   }
 
+  /** A pass, and the forge's deletions in the background after it. */
   async function pass(engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> {
-    const result = await engineApp.get(EngineService).runPass('nightly', mode, 'inline');
-    expect(result.error).toBeUndefined();
+    const result = await harness.pass(engineApp, 'nightly', mode);
     await sandbox.state.whenIdle();
     return result;
   }
@@ -169,7 +131,7 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     const add = (id: number, names: string[]) => planned.set(id, [...(planned.get(id) ?? []), ...names]);
     for (const decision of result.decisions) {
       const id = Number(decision.params.repository_id);
-      if (decision.action === 'delete_tag') add(id, [String(decision.params.tag)]);
+      if (decision.action === 'delete_tag') add(id, [z.string().parse(decision.params.tag)]);
       else add(id, (decision.details ?? []).filter((line) => line.startsWith('delete ')).map((line) => line.slice('delete '.length)));
     }
     return planned;
@@ -264,8 +226,8 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     expect(jobs.filter((line) => line.endsWith(': among the newest 20'))).toHaveLength(20);
     // Nothing called, nothing recorded.
     expect(bulkCalls().size).toBe(0);
-    expect(await redis.keys(`${prefix}:ledger:*`)).toEqual([]);
-    expect(await redis.keys(`${prefix}:state:nightly:bulk:*`)).toEqual([]);
+    expect(await harness.redis.keys(`${harness.prefix}:ledger:*`)).toEqual([]);
+    expect(await harness.redis.keys(`${harness.prefix}:state:nightly:bulk:*`)).toEqual([]);
   });
 
   /** Calls per repository after a cleanup of this world: 552 tags at 150 a call need 4 calls, 130 need 1. */
@@ -276,7 +238,7 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     const engineApp = await app();
     const before = tagNames();
     const planned = plannedDeletions(await pass(engineApp, 'plan'));
-    const start = clock.now().getTime();
+    const start = clock.now();
     const rounds = await runToTheEnd(async () => [engineApp]);
 
     expectExactlyPreviewedGone(before, planned);
@@ -303,7 +265,7 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     expect(last.nextPassAt).toBeUndefined();
     expect(last.records.some((r) => r.outcome === 'failed')).toBe(false);
     // The finished cleanups are closed, their last call still recorded for the hourly limit.
-    const ledger = JSON.parse((await redis.get(`${prefix}:state:nightly:bulk:101`)) ?? '{}');
+    const ledger = JSON.parse((await harness.redis.get(`${harness.prefix}:state:nightly:bulk:101`)) ?? '{}');
     expect(ledger).toMatchObject({ follow_ups: 0, cleanup_started_at: null, tags_before: 600, planned: 552 });
   });
 
@@ -427,7 +389,7 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     expect(result.records.map((r) => r.outcome)).toEqual(Array<string>(6).fill('would_act'));
     expect(sandbox.state.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
     expect(tagNames()).toEqual(before);
-    expect(await redis.keys(`${prefix}:state:nightly:bulk:*`)).toEqual([]);
-    expect(await redis.keys(`${prefix}:ledger:*`)).toEqual([]);
+    expect(await harness.redis.keys(`${harness.prefix}:state:nightly:bulk:*`)).toEqual([]);
+    expect(await harness.redis.keys(`${harness.prefix}:ledger:*`)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { apiClient, call } from '../support/sandbox-http';
-import { ADMIN_TOKEN, baseWorld, manyTags, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { ADMIN_TOKEN, aProject, baseWorld, manyTags, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 
 describe('sandbox forge: pagination, ids and error shapes', () => {
   let sandbox: RunningSandbox;
@@ -9,17 +9,15 @@ describe('sandbox forge: pagination, ids and error shapes', () => {
     sandbox = await startSandbox({
       world: baseWorld({
         projects: [
-          {
+          aProject('api', {
             id: 1,
-            path: 'api',
-            namespace: 'acme',
             registry: [
               { id: 1, tags: manyTags(45) },
               { id: 2, name: 'huge', tags: manyTags(10_001, { stepMs: 1000 }) },
               { id: 3, name: 'exact', tags: manyTags(10_000, { stepMs: 1000 }) },
             ],
-          },
-          { id: 2, path: 'web', namespace: 'acme' },
+          }),
+          aProject('web', { id: 2 }),
         ],
       }),
     });

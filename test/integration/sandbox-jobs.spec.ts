@@ -1,6 +1,6 @@
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { apiClient, call } from '../support/sandbox-http';
-import { ADMIN_TOKEN, baseWorld, manyJobs, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { ADMIN_TOKEN, aProject, baseWorld, manyJobs, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 
 interface Job {
   id: number;
@@ -23,10 +23,8 @@ describe('sandbox forge: jobs', () => {
     sandbox = await startSandbox({
       world: baseWorld({
         projects: [
-          {
+          aProject('api', {
             id: 1,
-            path: 'api',
-            namespace: 'acme',
             pipelines: [
               {
                 id: 100,
@@ -42,8 +40,8 @@ describe('sandbox forge: jobs', () => {
               },
               { id: 101, parent_pipeline: 100, jobs: [{ id: 20, name: 'child', status: 'success', log: 'c\n' }] },
             ],
-          },
-          { id: 2, path: 'bulk', namespace: 'acme', pipelines: [{ id: 200, jobs: manyJobs(250) }] },
+          }),
+          aProject('bulk', { id: 2, pipelines: [{ id: 200, jobs: manyJobs(250) }] }),
         ],
       }),
     });
@@ -136,7 +134,7 @@ describe('sandbox forge: jobs', () => {
     await sandbox.close();
     sandbox = await startSandbox({
       world: baseWorld({
-        projects: [{ id: 1, path: 'pub', namespace: 'acme', visibility: 'public', pipelines: [{ jobs: [{ id: 1, name: 't', status: 'failed' }] }] }],
+        projects: [aProject('pub', { id: 1, visibility: 'public', pipelines: [{ jobs: [{ id: 1, name: 't', status: 'failed' }] }] })],
       }),
     });
     const outsider = apiClient(sandbox.url, OUTSIDER_TOKEN);
@@ -170,7 +168,7 @@ describe('job ids', () => {
   it('gives a retried job an id above every existing one, even when the world leaves gaps', async () => {
     const sandbox = await startSandbox({
       world: baseWorld({
-        projects: [{ id: 1, path: 'api', namespace: 'acme', pipelines: [{ id: 7, jobs: [{ id: 500, name: 'test', status: 'failed' }] }] }],
+        projects: [aProject('api', { id: 1, pipelines: [{ id: 7, jobs: [{ id: 500, name: 'test', status: 'failed' }] }] })],
       }),
     });
     try {

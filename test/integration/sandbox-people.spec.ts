@@ -1,7 +1,7 @@
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { generateEd25519PublicKey, parseSshPublicKey } from '../../src/sandbox/ssh-key';
 import { apiClient } from '../support/sandbox-http';
-import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import { ADMIN_TOKEN, aProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 
 describe('sandbox forge: users, keys, namespaces and access requests', () => {
   let sandbox: RunningSandbox;
@@ -34,8 +34,8 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
           },
         ],
         projects: [
-          { id: 1, path: 'api', namespace: 'acme', access_requests: [{ user: 'ext' }] },
-          { id: 2, path: 'web', namespace: 'acme' },
+          aProject('api', { id: 1, access_requests: [{ user: 'ext' }] }),
+          aProject('web', { id: 2 }),
         ],
         deploy_keys: [{ id: 50, title: 'release', key: deployKey, projects: [{ project: 'acme/api', can_push: true }] }],
       },

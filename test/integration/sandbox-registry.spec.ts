@@ -1,6 +1,6 @@
 import { BULK_DELETE_LIMIT_MESSAGE, startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { apiClient, call } from '../support/sandbox-http';
-import { BASE_NOW, baseWorld, MAINTAINER_TOKEN, manyTags } from '../support/world-builders';
+import { aProject, BASE_NOW, baseWorld, MAINTAINER_TOKEN, manyTags } from '../support/world-builders';
 
 const DAY = 24 * 3600 * 1000;
 const ago = (days: number): string => new Date(Date.parse(BASE_NOW) - days * DAY).toISOString();
@@ -15,10 +15,8 @@ describe('sandbox forge: container registry', () => {
       bulkDeleteDelayMs: 30,
       world: baseWorld({
         projects: [
-          {
+          aProject('api', {
             id: 1,
-            path: 'api',
-            namespace: 'acme',
             registry: [
               {
                 id: 1,
@@ -34,8 +32,8 @@ describe('sandbox forge: container registry', () => {
               },
               { id: 2, name: 'bulk', tags: manyTags(2000) },
             ],
-          },
-          { id: 2, path: 'web', namespace: 'acme' },
+          }),
+          aProject('web', { id: 2 }),
         ],
       }),
     });

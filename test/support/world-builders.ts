@@ -35,28 +35,39 @@ export function baseWorld(overrides: Partial<World> = {}): World {
       { id: 3, username: 'alice', name: 'Alice Developer', email: 'alice@acme.test', tokens: [USER_TOKEN] },
       { id: 4, username: 'olaf', name: 'Olaf Outsider', email: 'olaf@example.org', tokens: [OUTSIDER_TOKEN] },
     ],
-    groups: [
-      {
-        id: 10,
-        path: 'acme',
-        name: 'Acme',
-        members: [
-          { user: 'mia', access_level: 'maintainer' },
-          { user: 'alice', access_level: 'developer' },
-        ],
-      },
-    ],
-    projects: [
-      { id: 1, path: 'api', name: 'API', namespace: 'acme' },
-      { id: 2, path: 'web', name: 'Web', namespace: 'acme' },
-    ],
+    groups: [acmeGroup()],
+    projects: [apiProject(), webProject()],
     ...overrides,
   };
 }
 
-/** `project` with `fields` merged in, for replacing one project of baseWorld(). */
+/** Group acme (10) of baseWorld(), mia its maintainer and alice a developer, with `fields` merged in. */
+export function acmeGroup(fields: Partial<GroupInput> = {}): GroupInput {
+  return {
+    id: 10,
+    path: 'acme',
+    name: 'Acme',
+    members: [
+      { user: 'mia', access_level: 'maintainer' },
+      { user: 'alice', access_level: 'developer' },
+    ],
+    ...fields,
+  };
+}
+
+/** Project acme/`path` with `fields` merged in, for replacing one project of baseWorld(). */
 export function aProject(path: string, fields: Partial<ProjectInput> = {}): ProjectInput {
   return { path, namespace: 'acme', ...fields };
+}
+
+/** Project acme/api (1) of baseWorld(), with `fields` merged in. */
+export function apiProject(fields: Partial<ProjectInput> = {}): ProjectInput {
+  return aProject('api', { id: 1, name: 'API', ...fields });
+}
+
+/** Project acme/web (2) of baseWorld(), with `fields` merged in. */
+export function webProject(fields: Partial<ProjectInput> = {}): ProjectInput {
+  return aProject('web', { id: 2, name: 'Web', ...fields });
 }
 
 export interface ManyTagsOptions {

@@ -1,103 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
 import { FakeClock } from '../../../test/support/gitlab/fake-clock';
-import { MockForge } from '../../../test/support/gitlab/mock-forge';
-import { RateLimiter, type RateLimitOptions } from './rate-limit';
+import { MockForge, OPEN_LIMITER } from '../../../test/support/gitlab/mock-forge';
+import { RateLimiter } from './rate-limit';
 
-const base: Partial<RateLimitOptions> = {
-  maxRequestsPerMinute: 0,
-  concurrency: 8,
-  minWriteIntervalMs: 0,
-  lowRemainingRatio: 0.1,
-  windowMs: 60_000,
-};
+const base = OPEN_LIMITER;
 
 describe('rate-limit layer', () => {
-  let redis: Redis;
-  let prefix: string;
-
-  beforeAll(() => {
-    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  });
-
-  beforeEach(() => {
-    prefix = `test:gitlab-rate:${randomUUID()}`;
-  });
-
-  afterEach(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-  });
-
-  afterAll(async () => {
-    await redis.quit();
-  });
-
-  describe('shared budget', () => {
-    it('is one budget for two clients on one Redis; the one that finds it spent waits for the next window', async () => {
-      const forge = new MockForge();
-      forge.clock.time = Date.UTC(2024, 0, 1, 12, 0, 15); // 45 s before the next minute window
-      forge.pool
-        .intercept({ path: (p) => p.startsWith('/api/v4/namespaces/'), method: 'GET' })
-        .reply(200, { id: 1 })
-        .persist();
-      const shared = { maxRequestsPerMinute: 5, redis, redisPrefix: prefix };
-      const a = forge.client(shared);
-      const b = forge.client(shared);
-      try {
-        for (const id of [1, 2, 3]) await a.namespaces.show(id);
-        for (const id of [4, 5]) await b.namespaces.show(id);
-        expect(forge.clock.sleeps).toEqual([]);
-        expect(await redis.get(`${prefix}:ratelimit:${Math.floor(forge.clock.now() / 60_000)}`)).toBe('5');
-
-        // The sixth request of the minute, from either client, waits for the next window.
-        await a.namespaces.show(6);
-        expect(forge.clock.sleeps).toEqual([45_000]);
-        expect(forge.calls()).toHaveLength(6);
-        expect(await redis.get(`${prefix}:ratelimit:${Math.floor(forge.clock.now() / 60_000)}`)).toBe('1');
-      } finally {
-        await a.close();
-        await b.close();
-        await forge.close();
-      }
-    });
-
-    it('lets no more than the budget through in a window when both clients race', async () => {
-      const clock = new FakeClock(Date.UTC(2024, 0, 1, 12, 0, 0));
-      const limiters = [0, 1].map(
-        () => new RateLimiter({ ...base, maxRequestsPerMinute: 10, redis, redisPrefix: prefix }, clock),
-      );
-      const startedAt: number[] = [];
-      await Promise.all(
-        Array.from({ length: 25 }, (_, i) =>
-          limiters[i % 2].schedule('GET', async () => {
-            startedAt.push(clock.now());
-          }),
-        ),
-      );
-      // What Redis granted per window is the budget's own record: the fake clock may move on while a woken request
-      // still talks to Redis, so the time a request was sent says less than the window it was counted in.
-      const keys = (await redis.keys(`${prefix}:ratelimit:*`)).sort();
-      const counts = await Promise.all(keys.map(async (key) => Number(await redis.get(key))));
-      expect(startedAt).toHaveLength(25);
-      expect(counts.reduce((sum, n) => sum + n, 0)).toBe(25);
-      expect(counts[0]).toBe(10);
-      expect(Math.max(...counts)).toBe(10);
-    });
-
-    it('counts per process when Redis is unreachable instead of stopping', async () => {
-      const dead = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
-      dead.on('error', () => undefined);
-      const clock = new FakeClock();
-      const limiter = new RateLimiter({ ...base, maxRequestsPerMinute: 2, redis: dead, redisPrefix: prefix }, clock);
-      let sent = 0;
-      for (let i = 0; i < 3; i++) await limiter.schedule('GET', async () => sent++);
-      expect(sent).toBe(3);
-      expect(clock.sleeps).toEqual([60_000]);
-      dead.disconnect();
-    });
-  });
-
   it('caps the requests in flight per process', async () => {
     const limiter = new RateLimiter({ ...base, concurrency: 2 }, new FakeClock());
     let inFlight = 0;

@@ -1,6 +1,6 @@
 import { SKIP } from '../../engine/policy';
 import type { AdminUser } from '../../gitlab/types/users';
-import { aGroup, anAdminUser, aPolicy, aProject, aPublicUser, aRequest, aSnapshot, daysAgo, NOW } from '../../../test/builders/access-requests';
+import { aGroup, anAdminUser, aPolicy, aProject, aPublicUser, aRequest, aSnapshot, daysAgo, NOW } from '../../../test/support/builders/access-requests';
 import { APPROVE, decideAccessRequests, DENY, type PendingRequest, type Requester, roughDuration } from './access-requests.decide';
 
 const NOT_ADMIN = "the token is not an administrator's";

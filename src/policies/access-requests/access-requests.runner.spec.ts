@@ -1,10 +1,4 @@
-import { Logger } from '@nestjs/common';
-import { aPolicy } from '../../../test/builders/access-requests';
-import type { PolicyContext } from '../../engine/policy';
-import { GitlabClient } from '../../gitlab/client';
-import { NotFoundError } from '../../gitlab/transport/errors';
-import { type RunningSandbox, startSandbox } from '../../sandbox';
-import { aProject, baseWorld, MAINTAINER_TOKEN } from '../../../test/support/world-builders';
+import { aPolicy } from '../../../test/support/builders/access-requests';
 import { APPROVE, DENY } from './access-requests.decide';
 import { accessRequestsRunner } from './access-requests.runner';
 import { accessRequestsPolicy } from './access-requests.schema';
@@ -17,66 +11,5 @@ describe('access_requests runner', () => {
     expect(accessRequestsRunner.maxActionsPerRun(config)).toBe(7);
     expect(accessRequestsRunner.maxActionsPerRun(aPolicy())).toBe(100);
     expect(Object.keys(accessRequestsRunner.actions).sort()).toEqual([APPROVE, DENY]);
-  });
-
-});
-
-describe('access_requests actions, against the sandbox forge', () => {
-  let sandbox: RunningSandbox;
-  let client: GitlabClient;
-
-  beforeEach(async () => {
-    const world = baseWorld();
-    sandbox = await startSandbox({
-      world: baseWorld({
-        users: [...(world.users ?? []), { id: 20, username: 'bob' }, { id: 21, username: 'carol' }],
-        groups: [{ id: 10, path: 'acme', members: [{ user: 'mia', access_level: 'owner' }], access_requests: [{ user: 'bob' }, { user: 'carol' }] }],
-        projects: [aProject('api', { id: 1, access_requests: [{ user: 'bob' }, { user: 'carol' }] })],
-      }),
-    });
-    client = new GitlabClient({ url: sandbox.url, token: MAINTAINER_TOKEN, maxRequestsPerMinute: 0, minWriteIntervalMs: 0 });
-  });
-
-  afterEach(async () => {
-    await client.close();
-    await sandbox.close();
-  });
-
-  function context(): PolicyContext {
-    return { client, state: { get: async () => undefined, set: async () => undefined }, logger: new Logger('access-requests.runner.spec'), now: sandbox.state.clock.now(), mode: 'act', progress: () => undefined, unsettled: [] };
-  }
-
-  const members = () => sandbox.state.members.filter((m) => m.user_id >= 20).map((m) => [m.source, m.source_id, m.user_id, m.access_level]);
-  const pending = () => sandbox.state.accessRequests.map((r) => [r.source, r.source_id, r.user_id]);
-
-  it('approve makes the requester a member at the decided level, in a group (owner included) and in a project', async () => {
-    await expect(accessRequestsRunner.actions[APPROVE]({ source: 'group', id: 'acme', user_id: 20, access_level: 50 }, context())).resolves.toEqual({ detail: 'member at access level 50' });
-    await expect(accessRequestsRunner.actions[APPROVE]({ source: 'project', id: 1, user_id: 21, access_level: 20 }, context())).resolves.toEqual({ detail: 'member at access level 20' });
-    expect(members()).toEqual([['group', 10, 20, 50], ['project', 1, 21, 20]]);
-    expect(pending()).toEqual([['group', 10, 21], ['project', 1, 20]]);
-  });
-
-  it('deny removes the request and grants nothing', async () => {
-    await accessRequestsRunner.actions[DENY]({ source: 'group', id: 10, user_id: 21 }, context());
-    await accessRequestsRunner.actions[DENY]({ source: 'project', id: 'acme/api', user_id: 20 }, context());
-    expect(members()).toEqual([]);
-    expect(pending()).toEqual([['group', 10, 20], ['project', 1, 21]]);
-  });
-
-  it('lets the 404 of a request handled meanwhile reach the executor, which counts it as gone', async () => {
-    await accessRequestsRunner.actions[DENY]({ source: 'group', id: 'acme', user_id: 20 }, context());
-    await expect(accessRequestsRunner.actions[DENY]({ source: 'group', id: 'acme', user_id: 20 }, context())).rejects.toBeInstanceOf(NotFoundError);
-    await expect(accessRequestsRunner.actions[APPROVE]({ source: 'group', id: 'acme', user_id: 20, access_level: 30 }, context())).rejects.toBeInstanceOf(NotFoundError);
-  });
-
-  it.each([
-    ['owner for a project', { source: 'project', id: 1, user_id: 20, access_level: 50 }, 'access_requests: action parameter "access_level" must be at most 40 for a project, got 50'],
-    ['an unknown level', { source: 'group', id: 'acme', user_id: 20, access_level: 60 }, 'access_requests: action parameter "access_level" must be one of 10, 20, 30, 40, 50, got 60'],
-    ['a missing user id', { source: 'group', id: 'acme', access_level: 30 }, 'access_requests: action parameter "user_id" must be an integer, got undefined'],
-    ['an unknown source', { source: 'user', id: 'acme', user_id: 20, access_level: 30 }, 'access_requests: action parameter "source" must be "group" or "project", got "user"'],
-  ])('refuses parameters it never decides (%s) without calling the forge', async (_title, params, message) => {
-    await expect(accessRequestsRunner.actions[APPROVE](params, context())).rejects.toThrow(new TypeError(message));
-    expect(sandbox.state.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
-    expect(members()).toEqual([]);
   });
 });

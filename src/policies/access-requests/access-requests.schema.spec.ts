@@ -1,32 +1,11 @@
-import { parseConfig } from '../../config/load';
-import { ConfigError, formatProblem } from '../../config/problems';
 import { configJsonSchema } from '../../config/schema';
-import { aPolicy } from '../../../test/builders/access-requests';
+import { aPolicy } from '../../../test/support/builders/access-requests';
+import { DURATION_PROBLEM, policyFiles } from '../../../test/support/schema-spec';
 import { accessRequestsPolicy, levelName } from './access-requests.schema';
 
-const DURATION = 'expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month';
 const LEVELS = 'guest, reporter, developer, maintainer or owner (groups only), or 10, 20, 30, 40 or 50';
-const HEADER = ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "glpat-test-0000000000" }', 'policies:'];
 
-/** A policy file with one access_requests policy whose body is `lines` (indented under the list item). */
-function file(...lines: string[]): string {
-  return [...HEADER, '  - name: staff-access', '    type: access_requests', ...lines.map((line) => `    ${line}`)].join('\n');
-}
-
-function parse(text: string) {
-  return parseConfig(text, 'policies.yml', { policyTypes: [accessRequestsPolicy], env: {} });
-}
-
-/** The problems `validate` would print for `text`. */
-function problemsOf(text: string): string[] {
-  try {
-    parse(text);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map(formatProblem);
-    throw error;
-  }
-  throw new Error('expected the file to be invalid');
-}
+const { file, parse, problemsOf } = policyFiles(accessRequestsPolicy, 'staff-access');
 
 const VALID = ['groups: [acme]', 'interval: 5m'];
 const RULE = 'rules: [{ approve: developer, when: { email_domains: [acme.com] } }]';
@@ -111,11 +90,11 @@ describe('access_requests schema', () => {
   it.each<[string, string[], string]>([
     ['groups and projects missing', ['interval: 5m', RULE], 'policies.yml:4:5 policies[0].groups: missing: give at least one group or project (groups, projects or both)'],
     ['groups and projects empty', ['groups: []', 'projects: []', 'interval: 5m', RULE], 'policies.yml:6:13 policies[0].groups: give at least one group or project (groups, projects or both)'],
-    ['interval missing', ['groups: [acme]', RULE], `policies.yml:4:5 policies[0].interval: missing: ${DURATION}`],
-    ['a bad interval', ['groups: [acme]', 'interval: often', RULE], `policies.yml:7:15 policies[0].interval: ${DURATION}`],
+    ['interval missing', ['groups: [acme]', RULE], `policies.yml:4:5 policies[0].interval: missing: ${DURATION_PROBLEM}`],
+    ['a bad interval', ['groups: [acme]', 'interval: often', RULE], `policies.yml:7:15 policies[0].interval: ${DURATION_PROBLEM}`],
     ['interval 0s', ['groups: [acme]', 'interval: 0s', RULE], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 0s'],
-    ['a bad deny_pending_after', [...VALID, RULE, 'deny_pending_after: 1 month'], `policies.yml:9:25 policies[0].deny_pending_after: ${DURATION}`],
-    ['a bad min_account_age', [...VALID, 'rules: [{ deny: true, when: { min_account_age: old } }]'], `policies.yml:8:52 policies[0].rules[0].when.min_account_age: ${DURATION}`],
+    ['a bad deny_pending_after', [...VALID, RULE, 'deny_pending_after: 1 month'], `policies.yml:9:25 policies[0].deny_pending_after: ${DURATION_PROBLEM}`],
+    ['a bad min_account_age', [...VALID, 'rules: [{ deny: true, when: { min_account_age: old } }]'], `policies.yml:8:52 policies[0].rules[0].when.min_account_age: ${DURATION_PROBLEM}`],
     ['an unknown level name', [...VALID, 'rules: [{ approve: admin }]'], `policies.yml:8:24 policies[0].rules[0].approve: expected an access level: ${LEVELS}`],
     ['level 60', [...VALID, 'rules: [{ approve: 60 }]'], `policies.yml:8:24 policies[0].rules[0].approve: 60 is not an access level a request can be approved at; expected an access level: ${LEVELS}`],
     ['level 5 (minimal access)', [...VALID, 'rules: [{ approve: 5 }]'], `policies.yml:8:24 policies[0].rules[0].approve: 5 is not an access level a request can be approved at; expected an access level: ${LEVELS}`],
@@ -153,7 +132,7 @@ describe('access_requests schema', () => {
       file('projects: [acme/api]', 'interval: soon', 'rules:', '  - { approve: owner }', '  - { deny: true, when: { usernames: ["(x"] } }', 'otherwise: maybe'),
     );
     expect(problems).toEqual([
-      `policies.yml:7:15 policies[0].interval: ${DURATION}`,
+      `policies.yml:7:15 policies[0].interval: ${DURATION_PROBLEM}`,
       'policies.yml:9:20 policies[0].rules[0].approve: rule 1 approves as owner, which only groups have, but this policy also lists projects; use maintainer or lower, or a separate policy for the groups',
       'policies.yml:10:43 policies[0].rules[1].when.usernames[0]: invalid RE2 regular expression: missing closing ): `(x`',
       'policies.yml:11:16 policies[0].otherwise: expected leave or deny',

@@ -1,5 +1,5 @@
 import { SKIP } from '../../engine/policy';
-import { aCandidate, aConfig, aFailedJob, aProjectSnapshot, aSnapshot, aSnapshotOf, type CandidateFields } from '../../../test/builders/jobs';
+import { aCandidate, aConfig, aFailedJob, aProjectSnapshot, aSnapshot, aSnapshotOf, type CandidateFields } from '../../../test/support/builders/jobs';
 import { cheapSkipReason, decideJobRetries, historySkipReason, needsLog, RETRY } from './job-retry.decide';
 
 const NOW = new Date('2025-06-02T12:00:00.000Z');

@@ -1,4 +1,4 @@
-import { aConfig } from '../../../test/builders/jobs';
+import { aConfig } from '../../../test/support/builders/jobs';
 import type { PolicyContext } from '../../engine/policy';
 import { jobRetryRunner } from './job-retry.runner';
 import { jobRetryPolicy } from './job-retry.schema';

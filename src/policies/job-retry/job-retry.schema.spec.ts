@@ -1,32 +1,10 @@
 import { z } from 'zod';
-import { parseConfig } from '../../config/load';
-import { ConfigError, formatProblem } from '../../config/problems';
 import { configJsonSchema } from '../../config/schema';
-import { aConfig } from '../../../test/builders/jobs';
+import { aConfig } from '../../../test/support/builders/jobs';
+import { DURATION_PROBLEM, policyFiles } from '../../../test/support/schema-spec';
 import { jobRetryPolicy } from './job-retry.schema';
 
-const DURATION = 'expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month';
-const HEADER = ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "glpat-test-0000000000" }', 'policies:'];
-
-/** A policy file with one job_retry policy whose body is `lines` (indented under the list item). */
-function file(...lines: string[]): string {
-  return [...HEADER, '  - name: retry-flaky', '    type: job_retry', ...lines.map((line) => `    ${line}`)].join('\n');
-}
-
-function parse(text: string) {
-  return parseConfig(text, 'policies.yml', { policyTypes: [jobRetryPolicy], env: {} });
-}
-
-/** The problems `validate` would print for `text`. */
-function problemsOf(text: string): string[] {
-  try {
-    parse(text);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map(formatProblem);
-    throw error;
-  }
-  throw new Error('expected the file to be invalid');
-}
+const { file, parse, problemsOf } = policyFiles(jobRetryPolicy, 'retry-flaky');
 
 describe('job_retry schema', () => {
   it('fills every default', () => {
@@ -85,12 +63,12 @@ describe('job_retry schema', () => {
     ['projects missing', ['interval: 1m'], 'policies.yml:4:5 policies[0].projects: missing: expected a list of projects such as [acme/api, 42]'],
     ['projects empty', ['projects: []', 'interval: 1m'], 'policies.yml:6:15 policies[0].projects: give at least one project'],
     ['a project that is neither id nor path', ['projects: ["acme api"]', 'interval: 1m'], 'policies.yml:6:16 policies[0].projects[0]: expected a project id or its full path such as "acme/api"'],
-    ['interval missing', ['projects: [acme/api]'], `policies.yml:4:5 policies[0].interval: missing: ${DURATION}`],
-    ['a bad interval', ['projects: [acme/api]', 'interval: soon'], `policies.yml:7:15 policies[0].interval: ${DURATION}`],
+    ['interval missing', ['projects: [acme/api]'], `policies.yml:4:5 policies[0].interval: missing: ${DURATION_PROBLEM}`],
+    ['a bad interval', ['projects: [acme/api]', 'interval: soon'], `policies.yml:7:15 policies[0].interval: ${DURATION_PROBLEM}`],
     ['interval 0s', ['projects: [acme/api]', 'interval: 0s'], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 0s'],
     ['an interval under a second', ['projects: [acme/api]', 'interval: 500ms'], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 500ms'],
-    ['a bad lookback', ['projects: [acme/api]', 'interval: 1m', 'lookback: 1 hour'], `policies.yml:8:15 policies[0].lookback: ${DURATION}`],
-    ['a bad delay', ['projects: [acme/api]', 'interval: 1m', 'delay: -5s'], `policies.yml:8:12 policies[0].delay: ${DURATION}`],
+    ['a bad lookback', ['projects: [acme/api]', 'interval: 1m', 'lookback: 1 hour'], `policies.yml:8:15 policies[0].lookback: ${DURATION_PROBLEM}`],
+    ['a bad delay', ['projects: [acme/api]', 'interval: 1m', 'delay: -5s'], `policies.yml:8:12 policies[0].delay: ${DURATION_PROBLEM}`],
     ['a delay over a day', ['projects: [acme/api]', 'interval: 1m', 'delay: 30d'], 'policies.yml:8:12 policies[0].delay: must be at most 1d: a retry that waits longer is no retry of a flaky job'],
     ['max_retries 11', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 11'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be at most 10'],
     ['max_retries 0', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 0'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be at least 1'],

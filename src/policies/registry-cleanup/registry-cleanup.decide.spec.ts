@@ -1,5 +1,5 @@
 import { SKIP } from '../../engine/policy';
-import { aCleanupConfig, aLedger, aRepository, aSnapshot, aTag, NOW, someTags } from '../../../test/builders/registry';
+import { aCleanupConfig, aLedger, aRepository, aSnapshot, aTag, NOW, someTags } from '../../../test/support/builders/registry';
 import type { BulkLedgerEntry } from './registry-cleanup.ledger';
 import { BULK_DELETE, decideRegistryCleanup, DELETE_REPOSITORY, DELETE_TAG } from './registry-cleanup.decide';
 import { nextRegistryCleanupPass } from './registry-cleanup.observer';

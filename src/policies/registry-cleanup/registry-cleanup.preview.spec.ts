@@ -1,4 +1,4 @@
-import { aCleanupConfig, aTag, NOW } from '../../../test/builders/registry';
+import { aCleanupConfig, aTag, NOW } from '../../../test/support/builders/registry';
 import { previewRules } from './registry-cleanup.decide';
 import { forgeMatcher, previewCleanup, type PreviewTag } from './registry-cleanup.preview';
 

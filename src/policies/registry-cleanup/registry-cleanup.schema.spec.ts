@@ -1,31 +1,9 @@
-import { parseConfig } from '../../config/load';
-import { ConfigError, formatProblem } from '../../config/problems';
 import { configJsonSchema } from '../../config/schema';
-import { aCleanupConfig } from '../../../test/builders/registry';
+import { aCleanupConfig } from '../../../test/support/builders/registry';
+import { DURATION_PROBLEM, policyFiles } from '../../../test/support/schema-spec';
 import { deletePattern, registryCleanupPolicy } from './registry-cleanup.schema';
 
-const DURATION = 'expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month';
-const HEADER = ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "glpat-test-0000000000" }', 'policies:'];
-
-/** A policy file with one registry_cleanup policy whose body is `lines` (indented under the list item). */
-function file(...lines: string[]): string {
-  return [...HEADER, '  - name: image-cleanup', '    type: registry_cleanup', ...lines.map((line) => `    ${line}`)].join('\n');
-}
-
-function parse(text: string) {
-  return parseConfig(text, 'policies.yml', { policyTypes: [registryCleanupPolicy], env: {} });
-}
-
-/** The problems `validate` would print for `text`. */
-function problemsOf(text: string): string[] {
-  try {
-    parse(text);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map(formatProblem);
-    throw error;
-  }
-  throw new Error('expected the file to be invalid');
-}
+const { file, parse, problemsOf } = policyFiles(registryCleanupPolicy, 'image-cleanup');
 
 const VALID = ['schedule: "0 3 * * *"', 'projects: [acme/api]', 'name_regex_delete: ".*"'];
 
@@ -103,7 +81,7 @@ describe('registry_cleanup schema', () => {
     ['schedule missing', ['projects: [acme/api]', 'name_regex_delete: ".*"'], 'policies.yml:4:5 policies[0].schedule: missing: expected a cron expression such as "0 3 * * *"'],
     ['a bad schedule', ['schedule: "every night"', 'projects: [acme/api]', 'name_regex_delete: ".*"'], 'policies.yml:6:15 policies[0].schedule: expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got 2'],
     ['an unknown time zone', [...VALID, 'timezone: Mars/Olympus'], 'policies.yml:9:15 policies[0].timezone: unknown time zone "Mars/Olympus"; expected an IANA name such as "Europe/Berlin"'],
-    ['a bad older_than', [...VALID, 'older_than: 2 weeks'], `policies.yml:9:17 policies[0].older_than: ${DURATION}`],
+    ['a bad older_than', [...VALID, 'older_than: 2 weeks'], `policies.yml:9:17 policies[0].older_than: ${DURATION_PROBLEM}`],
     ['keep_n below 0', [...VALID, 'keep_n: -1'], 'policies.yml:9:13 policies[0].keep_n: keep_n must be at least 0'],
     ['keep_n not whole', [...VALID, 'keep_n: 2.5'], 'policies.yml:9:13 policies[0].keep_n: keep_n must be a whole number'],
     ['an unknown mode', [...VALID, 'mode: fast'], 'policies.yml:9:11 policies[0].mode: expected bulk or per_tag'],

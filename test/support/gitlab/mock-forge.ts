@@ -1,5 +1,6 @@
 import { MockAgent, type MockPool } from 'undici';
 import { GitlabClient, type GitlabClientOptions } from '../../../src/gitlab/client';
+import type { RateLimitOptions } from '../../../src/gitlab/transport/rate-limit';
 import { FakeClock } from './fake-clock';
 
 export const ORIGIN = 'https://forge.test';
@@ -56,3 +57,12 @@ export class MockForge {
     await this.agent.close();
   }
 }
+
+/** Limiter options with every limit off but the ones a test sets: no budget, no write spacing, eight in flight. */
+export const OPEN_LIMITER: Partial<RateLimitOptions> = {
+  maxRequestsPerMinute: 0,
+  concurrency: 8,
+  minWriteIntervalMs: 0,
+  lowRemainingRatio: 0.1,
+  windowMs: 60_000,
+};

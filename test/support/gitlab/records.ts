@@ -2,7 +2,7 @@ import type { AccessRequest } from '../../../src/gitlab/types/access-requests';
 import type { Job } from '../../../src/gitlab/types/jobs';
 import type { DeployKey, SshKey } from '../../../src/gitlab/types/keys';
 import type { RegistryRepository, RegistryTag } from '../../../src/gitlab/types/registry';
-import type { CurrentUser, PublicUser } from '../../../src/gitlab/types/users';
+import type { AdminUser, CurrentUser, PublicUser } from '../../../src/gitlab/types/users';
 
 /**
  * Forge records as a well-behaved forge answers them, for unit tests on MockForge: complete enough for the shape
@@ -98,6 +98,21 @@ export function aCurrentUser(fields: Partial<CurrentUser> = {}): CurrentUser {
     two_factor_enabled: true,
     external: false,
     private_profile: false,
+    ...fields,
+  };
+}
+
+/** The administrator view of `aCurrentUser()`: no followers, with what only administrators see. */
+export function anAdminUser(fields: Partial<AdminUser> = {}): AdminUser {
+  const { followers: _followers, following: _following, ...user } = aCurrentUser();
+  return {
+    ...user,
+    is_admin: false,
+    note: '',
+    current_sign_in_ip: '',
+    last_sign_in_ip: '',
+    commit_email: user.email,
+    sign_in_count: 10,
     ...fields,
   };
 }

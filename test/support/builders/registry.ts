@@ -1,15 +1,16 @@
-import type { RegistryCleanupSnapshot, RepositorySnapshot } from '../../src/policies/registry-cleanup/registry-cleanup.decide';
-import type { BulkLedgerEntry } from '../../src/policies/registry-cleanup/registry-cleanup.ledger';
-import type { PreviewTag } from '../../src/policies/registry-cleanup/registry-cleanup.preview';
-import { type RegistryCleanupConfig, registryCleanupPolicy } from '../../src/policies/registry-cleanup/registry-cleanup.schema';
+import type { RegistryCleanupSnapshot, RepositorySnapshot } from '../../../src/policies/registry-cleanup/registry-cleanup.decide';
+import type { BulkLedgerEntry } from '../../../src/policies/registry-cleanup/registry-cleanup.ledger';
+import type { PreviewTag } from '../../../src/policies/registry-cleanup/registry-cleanup.preview';
+import { type RegistryCleanupConfig, registryCleanupPolicy } from '../../../src/policies/registry-cleanup/registry-cleanup.schema';
+import { BASE_NOW } from '../world-builders';
 
 /**
  * Builders for registry_cleanup tests: small, readable defaults, with only what a test is about spelled out. The
  * config goes through the real schema, so defaults and conversions (RE2, older_than) are the ones a policy file gets.
  */
 
-/** The clock of the tests: 2025-06-02 12:00 UTC, a Monday. */
-export const NOW = new Date('2025-06-02T12:00:00.000Z');
+/** The clock of the tests: the sandbox worlds' start, 2025-06-02 12:00 UTC, a Monday. */
+export const NOW = new Date(BASE_NOW);
 
 /** A registry_cleanup policy as written in YAML, parsed by the real schema: delete everything in acme/api, nightly. */
 export function aCleanupConfig(fields: Record<string, unknown> = {}): RegistryCleanupConfig {

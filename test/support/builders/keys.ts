@@ -1,15 +1,16 @@
-import type { KeyRotationSnapshot, ObservedDeployKey, ObservedSshKey, SshOwnerSnapshot } from '../../src/policies/key-rotation/key-rotation.decide';
-import type { RotationRecord } from '../../src/policies/key-rotation/key-rotation.record';
-import { type KeyRotationConfig, keyRotationPolicy } from '../../src/policies/key-rotation/key-rotation.schema';
-import { generateEd25519PublicKey } from '../../src/sandbox/ssh-key';
+import type { KeyRotationSnapshot, ObservedDeployKey, ObservedSshKey, SshOwnerSnapshot } from '../../../src/policies/key-rotation/key-rotation.decide';
+import type { RotationRecord } from '../../../src/policies/key-rotation/key-rotation.record';
+import { type KeyRotationConfig, keyRotationPolicy } from '../../../src/policies/key-rotation/key-rotation.schema';
+import { generateEd25519PublicKey } from '../../../src/sandbox/ssh-key';
+import { BASE_NOW } from '../world-builders';
 
 /**
  * Builders for key_rotation tests: small, readable defaults, with only what a test is about spelled out. The config
  * goes through the real schema, so durations and RE2 titles are the ones a policy file gets.
  */
 
-/** The clock of the tests: 2025-06-02 12:00 UTC. */
-export const NOW = new Date('2025-06-02T12:00:00.000Z');
+/** The clock of the tests: the sandbox worlds' start, 2025-06-02 12:00 UTC. */
+export const NOW = new Date(BASE_NOW);
 const DAY_MS = 86_400_000;
 
 export const daysFromNow = (days: number): string => new Date(NOW.getTime() + days * DAY_MS).toISOString();

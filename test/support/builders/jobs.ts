@@ -4,8 +4,9 @@ import type {
   JobRetryCandidate,
   JobRetryProjectSnapshot,
   JobRetrySnapshot,
-} from '../../src/policies/job-retry/job-retry.decide';
-import { type JobRetryConfig, jobRetryPolicy } from '../../src/policies/job-retry/job-retry.schema';
+} from '../../../src/policies/job-retry/job-retry.decide';
+import { type JobRetryConfig, jobRetryPolicy } from '../../../src/policies/job-retry/job-retry.schema';
+import { aJob } from '../gitlab/records';
 
 /**
  * Builders for job_retry tests: small, readable defaults, with only what a test is about spelled out. The config
@@ -23,20 +24,10 @@ export function aConfig(fields: Record<string, unknown> = {}): JobRetryConfig {
   });
 }
 
-/** A failed `test-unit` job 812 on main, in pipeline 100 of project 1. */
+/** A failed `test-unit` job 812 on main, in pipeline 100 of project 1: the forge's job (aJob) as the observer keeps it. */
 export function aFailedJob(fields: Partial<FailedJob> = {}): FailedJob {
-  return {
-    id: 812,
-    name: 'test-unit',
-    stage: 'test',
-    ref: 'main',
-    tag: false,
-    allow_failure: false,
-    pipeline_id: 100,
-    project_id: 1,
-    finished_at: '2025-06-02T11:50:00.000Z',
-    ...fields,
-  };
+  const { id, name, stage, ref, tag, allow_failure, pipeline } = aJob();
+  return { id, name, stage, ref, tag, allow_failure, pipeline_id: pipeline.id, project_id: pipeline.project_id, finished_at: '2025-06-02T11:50:00.000Z', ...fields };
 }
 
 export interface CandidateFields extends Partial<FailedJob> {
