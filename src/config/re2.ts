@@ -20,9 +20,12 @@ export class Re2Pattern {
     }
   }
 
-  /** Unanchored: true when the pattern matches anywhere in `text`. */
+  /**
+   * Unanchored: true when the pattern matches anywhere in `text`. re2js's own `test` answers without building a
+   * matcher or tracking groups, several times faster on long job logs than `matcher(text).find()`.
+   */
   test(text: string): boolean {
-    return this.compiled.matcher(text).find();
+    return this.compiled.test(text);
   }
 
   toString(): string {

@@ -1,4 +1,5 @@
 import { formatDuration } from '../../config/duration';
+import { firstPositions } from '../../engine/order';
 import { type Decision, SKIP } from '../../engine/policy';
 import type { UserState } from '../../gitlab/types/common';
 import type { AdminUser, PublicUser } from '../../gitlab/types/users';
@@ -268,10 +269,8 @@ export function decideAccessRequests(config: AccessRequestsConfig, snapshot: Acc
     ...(config.groups ?? []).map((ref) => `group:${ref}`),
     ...(config.projects ?? []).map((ref) => `project:${ref}`),
   ];
-  const order = (source: SourceSnapshot): number => {
-    const index = configured.indexOf(`${source.kind}:${source.ref}`);
-    return index === -1 ? configured.length : index;
-  };
+  const positions = firstPositions(configured);
+  const order = (source: SourceSnapshot): number => positions.get(`${source.kind}:${source.ref}`) ?? configured.length;
   const sources = snapshot.sources.map((source, position) => ({ source, position })).sort((a, b) => order(a.source) - order(b.source) || a.position - b.position);
 
   const decisions: Decision[] = [];

@@ -1,4 +1,5 @@
 import type { ProjectRef } from '../../config/validators';
+import { firstPositions } from '../../engine/order';
 import { type Decision, SKIP } from '../../engine/policy';
 import { retryParams } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
@@ -156,10 +157,9 @@ function decideOne(config: JobRetryConfig, project: ProjectRef, projectId: numbe
  * every time.
  */
 export function decideJobRetries(config: JobRetryConfig, snapshot: JobRetrySnapshot, _now: Date): Decision[] {
-  const order = (project: ProjectRef): number => {
-    const index = config.projects.findIndex((p) => String(p) === String(project));
-    return index === -1 ? config.projects.length : index;
-  };
+  // Positions looked up in a map, not searched for: a policy may list thousands of projects.
+  const positions = firstPositions(config.projects.map(String));
+  const order = (project: ProjectRef): number => positions.get(String(project)) ?? config.projects.length;
   const projects = snapshot.projects
     .map((p, position) => ({ p, position }))
     .sort((a, b) => order(a.p.project) - order(b.p.project) || a.position - b.position);

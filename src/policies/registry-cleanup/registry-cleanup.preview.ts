@@ -50,7 +50,7 @@ export interface Preview {
 /** A name matcher the forge's way: `\A` + pattern + `\z`, then an unanchored search. */
 export function forgeMatcher(pattern: string): (name: string) => boolean {
   const regex = RE2JS.compile(`\\A${pattern}\\z`);
-  return (name) => regex.matcher(name).find();
+  return (name) => regex.test(name);
 }
 
 /**
