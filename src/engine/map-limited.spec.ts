@@ -1,4 +1,4 @@
-import { mapLimited } from './map-limited';
+import { limitedRunner, mapLimited } from './map-limited';
 
 /** A call that finishes only when the test says so, so concurrency is observed without timing. */
 interface Pending {
@@ -61,5 +61,46 @@ describe('mapLimited', () => {
 
   it('refuses a limit below 1', async () => {
     await expect(mapLimited([1], 0, async (x) => x)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('limitedRunner', () => {
+  it('starts tasks as they arrive, never more than the limit at once, even when one arrives as another finishes', async () => {
+    const run = limitedRunner(2);
+    let inFlight = 0;
+    let most = 0;
+    const finishers: Array<() => void> = [];
+    const task = (value: number) => () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      return new Promise<number>((resolve) =>
+        finishers.push(() => {
+          inFlight--;
+          resolve(value);
+        }),
+      );
+    };
+    const results = [run(task(1)), run(task(2)), run(task(3))];
+    await Promise.resolve();
+    expect(finishers).toHaveLength(2);
+    // One finishes and, in the same turn, a fourth arrives: the waiting third takes the slot, the fourth waits.
+    finishers[0]();
+    results.push(run(task(4)));
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(inFlight).toBe(2);
+    expect(finishers).toHaveLength(3);
+    finishers[1]();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(finishers).toHaveLength(4);
+    finishers[2]();
+    finishers[3]();
+    expect(await Promise.all(results)).toEqual([1, 2, 3, 4]);
+    expect(most).toBe(2);
+  });
+
+  it('passes a failure to its own caller and frees the slot', async () => {
+    const run = limitedRunner(1);
+    await expect(run(async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    expect(await run(async () => 'next')).toBe('next');
   });
 });

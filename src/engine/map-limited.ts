@@ -4,15 +4,31 @@
  * client's own concurrency cap is shared by every policy, this one is per pass.
  */
 export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const run = limitedRunner(limit);
+  return Promise.all(items.map((item) => run(() => fn(item))));
+}
+
+/**
+ * A gate for tasks that arrive one by one (a detail read per tag as the listing streams in): each task starts as soon
+ * as fewer than `limit` are running, and `run` resolves or rejects with its task's result. A finishing task hands its
+ * slot straight to the longest waiting one, so a task arriving meanwhile cannot slip in over the limit.
+ */
+export function limitedRunner(limit: number): <R>(task: () => Promise<R>) => Promise<R> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]);
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  const release = (): void => {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  };
+  return async <R>(task: () => Promise<R>): Promise<R> => {
+    if (running < limit) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      release();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

@@ -2,6 +2,7 @@ import type { PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import { isAdminView } from '../../gitlab/types/users';
 import type { AccessRequestsSnapshot, PendingRequest, Requester, SourceSnapshot } from './access-requests.decide';
+import type { SourceKind } from './access-requests.params';
 import type { AccessRequestsConfig } from './access-requests.schema';
 import { mapLimited } from '../../engine/map-limited';
 
@@ -23,25 +24,21 @@ export async function observeAccessRequests(config: AccessRequestsConfig, contex
   const me = await client.users.current();
   const admin = isAdminView(me) && me.is_admin === true;
 
-  const sources: SourceSnapshot[] = [];
-  const seen = new Set<string>();
-  const wanted = [
-    ...(config.groups ?? []).map((ref) => ({ kind: 'group' as const, ref })),
-    ...(config.projects ?? []).map((ref) => ({ kind: 'project' as const, ref })),
-  ];
-  for (const { kind, ref } of wanted) {
-    // A group listed twice is read once; its requests would otherwise get two decisions with one key.
-    if (seen.has(`${kind}:${ref}`)) continue;
-    seen.add(`${kind}:${ref}`);
+  // A group listed twice is read once; its requests would otherwise get two decisions with one key.
+  const wanted = new Map<string, { kind: SourceKind; ref: SourceSnapshot['ref'] }>();
+  for (const ref of config.groups ?? []) if (!wanted.has(`group:${ref}`)) wanted.set(`group:${ref}`, { kind: 'group', ref });
+  for (const ref of config.projects ?? []) if (!wanted.has(`project:${ref}`)) wanted.set(`project:${ref}`, { kind: 'project', ref });
+  // Several groups and projects at once, in the order configured. Errors (a 403 for a token that may not manage the
+  // requests, a 404 for a group that is gone) fail the pass: an operator must see them, and deciding on part of the
+  // picture would hide them.
+  const sources = await mapLimited([...wanted.values()], context.concurrency ?? 1, async ({ kind, ref }): Promise<SourceSnapshot> => {
     const resource = kind === 'group' ? client.groupAccessRequests : client.projectAccessRequests;
     const requests: PendingRequest[] = [];
-    // Errors (a 403 for a token that may not manage the requests, a 404 for a group that is gone) fail the pass: an
-    // operator must see them, and deciding on part of the picture would hide them.
     for await (const request of resource.all(ref)) {
       requests.push({ id: request.id, username: request.username, state: request.state, requested_at: request.requested_at });
     }
-    sources.push({ kind, ref, requests });
-  }
+    return { kind, ref, requests };
+  });
 
   const userIds = [...new Set(sources.flatMap((source) => source.requests.map((request) => request.id)))];
   const users = new Map<number, Requester>();

@@ -39,9 +39,11 @@ export function watermarkKey(project: ProjectRef): string {
 
 export async function observeJobRetries(config: JobRetryConfig, context: PolicyContext): Promise<JobRetrySnapshot> {
   const open = openRetries(context.unsettled);
-  const projects: JobRetryProjectSnapshot[] = [];
-  // One project after another: the request budget is shared anyway, and the order of reads stays predictable.
-  for (const project of config.projects) projects.push(await observeProject(config, project, context, open.get(String(project)) ?? []));
+  // Several projects at once, in the order configured: a poll of thousands of projects is bound by the forge's
+  // latency, not its throughput, and the client's concurrency cap and budget still hold every request.
+  const projects = await mapLimited(config.projects, context.concurrency ?? 1, (project) =>
+    observeProject(config, project, context, open.get(String(project)) ?? []),
+  );
   return { projects };
 }
 

@@ -1,7 +1,7 @@
 import type { PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { RegistryRepository } from '../../gitlab/types/registry';
-import { mapLimited } from '../../engine/map-limited';
+import { limitedRunner, mapLimited } from '../../engine/map-limited';
 import {
   bulkStatus,
   nextFollowUp,
@@ -36,26 +36,28 @@ export function detailCacheKey(repositoryId: number): string {
 }
 
 export async function observeRegistryCleanup(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryCleanupSnapshot> {
-  const repositories: RepositorySnapshot[] = [];
-  // One repository after another: the request budget is shared anyway, and progress reads in a sensible order.
-  for (const repository of await listRepositories(config, context)) {
-    const snapshot = await observeRepository(config, repository, context);
-    if (snapshot) repositories.push(snapshot);
-  }
-  return { repositories };
+  // Several repositories at once, in path order; the client's concurrency cap and budget hold every request.
+  const observed = await mapLimited(await listRepositories(config, context), context.concurrency ?? 1, (repository) =>
+    observeRepository(config, repository, context),
+  );
+  return { repositories: observed.filter((snapshot): snapshot is RepositorySnapshot => snapshot !== undefined) };
 }
 
 /** The configured projects' and groups' repositories, each once, filtered by `repositories`, in path order. */
 async function listRepositories(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryRepository[]> {
-  const found = new Map<number, RegistryRepository>();
   const { registry } = context.client;
   // tags_count lets progress say how far a large repository's listing is.
-  for (const project of config.projects ?? []) {
-    for await (const repository of registry.all(project, { tags_count: true })) found.set(repository.id, repository);
-  }
-  for (const group of config.groups ?? []) {
-    for await (const repository of registry.allForGroup(group, { tags_count: true })) found.set(repository.id, repository);
-  }
+  const listings = [
+    ...(config.projects ?? []).map((project) => () => registry.all(project, { tags_count: true })),
+    ...(config.groups ?? []).map((group) => () => registry.allForGroup(group, { tags_count: true })),
+  ];
+  const lists = await mapLimited(listings, context.concurrency ?? 1, async (listing) => {
+    const repositories: RegistryRepository[] = [];
+    for await (const repository of listing()) repositories.push(repository);
+    return repositories;
+  });
+  const found = new Map<number, RegistryRepository>();
+  for (const repository of lists.flat()) found.set(repository.id, repository);
   const wanted = (path: string) => config.repositories?.some((pattern) => pattern.test(path)) ?? true;
   return [...found.values()].filter((repository) => wanted(repository.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.id - b.id));
 }
@@ -68,25 +70,28 @@ async function observeRepository(
   const { registry } = context.client;
   const label = repository.path;
   const total = repository.tags_count !== undefined ? String(repository.tags_count) : '?';
+  const rules = previewRules(config);
+  // per_tag keys each deletion by the tag's creation time, so a tag pushed again later is deleted again.
+  const byName = nameFilter(rules);
+  const details = needsCreationTimes(rules) || config.mode === 'per_tag' ? await CreationTimes.start(repository, context) : undefined;
   const names: string[] = [];
   try {
     for await (const tag of registry.allTags(repository.project_id, repository.id)) {
       names.push(tag.name);
+      // The detail read starts while the listing goes on: a cold preview costs the reads, not the reads after the list.
+      if (details && byName(tag.name) === undefined) details.want(tag.name);
       if (names.length % PROGRESS_EVERY === 0) context.progress(`${label}: ${names.length}/${total} tags read`);
     }
   } catch (error) {
+    await details?.abandon();
     // Deleted since it was listed: nothing to clean.
     if (error instanceof NotFoundError) return undefined;
     throw error;
   }
 
-  const rules = previewRules(config);
   let tags: PreviewTag[] = names.map((name) => ({ name, created_at: null }));
-  // per_tag keys each deletion by the tag's creation time, so a tag pushed again later is deleted again.
-  if (needsCreationTimes(rules) || config.mode === 'per_tag') {
-    const byName = nameFilter(rules);
-    const wanted = names.filter((name) => byName(name) === undefined);
-    const { times, gone } = await creationTimes(repository, wanted, context);
+  if (details) {
+    const { times, gone } = await details.finish();
     tags = names.filter((name) => !gone.has(name)).map((name) => ({ name, created_at: times.get(name) ?? null }));
   }
   const ledger = parseLedger(await context.state.get(ledgerKey(repository.id)));
@@ -101,53 +106,83 @@ interface CachedDetail {
   readonly at: number;
 }
 
+type DetailRead = { readonly name: string; readonly created_at: string | null } | { readonly name: string; readonly gone: true };
+
 /**
- * Creation times of `names`, from the cache when fresh, else read with bounded concurrency; `gone`: the tags deleted
- * between the listing and the read of their detail, which the caller leaves out of the repository.
+ * Creation times of the tags a repository's listing names, from the cache when fresh, else read with bounded
+ * concurrency as the names arrive. `gone`: the tags deleted between the listing and the read of their detail, which
+ * the caller leaves out of the repository.
  */
-async function creationTimes(
-  repository: RegistryRepository,
-  names: readonly string[],
-  context: PolicyContext,
-): Promise<{ times: Map<string, string | null>; gone: Set<string> }> {
-  const now = context.now.getTime();
-  const cache = parseCache(await context.state.get(detailCacheKey(repository.id)), now);
-  const times = new Map<string, string | null>();
-  const missing: string[] = [];
-  for (const name of names) {
-    const cached = cache.get(name);
-    if (cached) times.set(name, cached.c);
-    else missing.push(name);
+class CreationTimes {
+  private readonly times = new Map<string, string | null>();
+  private readonly reads: Array<Promise<DetailRead>> = [];
+  private readonly run = limitedRunner(DETAIL_CONCURRENCY);
+  private done = 0;
+
+  private constructor(
+    private readonly repository: RegistryRepository,
+    private readonly context: PolicyContext,
+    private readonly cache: Map<string, CachedDetail>,
+  ) {}
+
+  static async start(repository: RegistryRepository, context: PolicyContext): Promise<CreationTimes> {
+    const cache = parseCache(await context.state.get(detailCacheKey(repository.id)), context.now.getTime());
+    return new CreationTimes(repository, context, cache);
   }
-  let read = 0;
-  const fresh = await mapLimited(missing, DETAIL_CONCURRENCY, async (name) => {
+
+  want(name: string): void {
+    const cached = this.cache.get(name);
+    if (cached) {
+      this.times.set(name, cached.c);
+      return;
+    }
+    const read = this.run(() => this.read(name));
+    // Awaited in finish; until then a failure must not count as unhandled.
+    read.catch(() => undefined);
+    this.reads.push(read);
+  }
+
+  /** The listing failed: let the reads under way end, whatever they find. */
+  async abandon(): Promise<void> {
+    await Promise.allSettled(this.reads);
+  }
+
+  async finish(): Promise<{ times: Map<string, string | null>; gone: Set<string> }> {
+    const settled = await Promise.allSettled(this.reads);
+    const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure) throw failure.reason;
+    const now = this.context.now.getTime();
+    const gone = new Set<string>();
+    for (const result of settled) {
+      const detail = (result as PromiseFulfilledResult<DetailRead>).value;
+      if ('gone' in detail) {
+        gone.add(detail.name);
+        this.cache.delete(detail.name);
+      } else {
+        this.times.set(detail.name, detail.created_at);
+        this.cache.set(detail.name, { c: detail.created_at, at: now });
+      }
+    }
+    if (this.reads.length > 0) {
+      // One value per repository: one Redis round trip per pass instead of one per tag.
+      await this.context.state.set(detailCacheKey(this.repository.id), JSON.stringify(Object.fromEntries(this.cache)), DETAIL_CACHE_TTL_MS);
+    }
+    return { times: this.times, gone };
+  }
+
+  private async read(name: string): Promise<DetailRead> {
+    const { repository, context } = this;
     try {
       const tag = await context.client.registry.showTag(repository.project_id, repository.id, name);
       return { name, created_at: tag.created_at };
     } catch (error) {
-      if (error instanceof NotFoundError) return undefined;
+      if (error instanceof NotFoundError) return { name, gone: true };
       throw error;
     } finally {
-      read++;
-      if (read % PROGRESS_EVERY === 0) context.progress(`${repository.path}: ${read}/${missing.length} tag details read`);
+      this.done++;
+      if (this.done % PROGRESS_EVERY === 0) context.progress(`${repository.path}: ${this.done}/${this.reads.length} tag details read`);
     }
-  });
-  const gone = new Set(missing);
-  for (const detail of fresh) {
-    if (!detail) continue;
-    gone.delete(detail.name);
-    times.set(detail.name, detail.created_at);
-    cache.set(detail.name, { c: detail.created_at, at: now });
   }
-  for (const name of gone) {
-    times.delete(name);
-    cache.delete(name);
-  }
-  if (fresh.length > 0) {
-    // One value per repository: one Redis round trip per pass instead of one per tag.
-    await context.state.set(detailCacheKey(repository.id), JSON.stringify(Object.fromEntries(cache)), DETAIL_CACHE_TTL_MS);
-  }
-  return { times, gone };
 }
 
 /** The fresh entries of a cached value; anything damaged or stale reads as not cached. */
