@@ -1,16 +1,10 @@
 #!/usr/bin/env node
-import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
-import { auditCommand } from './cli/audit';
-import { doctorCommand } from './cli/doctor';
 import { EXIT_USAGE, logSettingsProblem } from './cli/usage';
-import { onceCommand } from './cli/once';
-import { planCommand } from './cli/plan';
-import { runCommand } from './cli/run';
-import { sandboxCommand } from './cli/sandbox';
-import { schemaCommand } from './cli/schema';
-import { validateCommand } from './cli/validate';
 import { VERSION } from './version';
+
+// Each command loads its own code when it runs: `validate`, `schema` and `--version` start without Nest, Bull,
+// Redis or the sandbox, and the daemon's start pays only for what it uses.
 
 const program = new Command('forgewarden')
   .description('Applies policies written in YAML to a GitLab-compatible forge.')
@@ -36,7 +30,8 @@ program
   .description('check policy files; prints each problem as FILE:LINE:COL key.path: message (exit 2 when one is invalid)')
   .argument('[files...]', 'policy files (default: -c FILE, $FORGEWARDEN_CONFIG or config/policies.yml)')
   .option(...configOption)
-  .action((files: string[], options: { config?: string }) => {
+  .action(async (files: string[], options: { config?: string }) => {
+    const { validateCommand } = await import('./cli/validate');
     process.exitCode = validateCommand(files, options);
   });
 
@@ -45,13 +40,15 @@ program
   .description('check Redis, the forge, the token and every policy\'s targets; one line per check (exit 1 on a failed check)')
   .option(...configOption)
   .action(async (options: { config?: string }) => {
+    const { doctorCommand } = await import('./cli/doctor');
     process.exitCode = await doctorCommand(options);
   });
 
 program
   .command('schema')
   .description('print the JSON Schema of the policy file, for editor completion')
-  .action(() => {
+  .action(async () => {
+    const { schemaCommand } = await import('./cli/schema');
     process.exitCode = schemaCommand();
   });
 
@@ -60,6 +57,7 @@ program
   .description('run the daemon until SIGTERM or SIGINT')
   .option(...configOption)
   .action(async (options: { config?: string }) => {
+    const { runCommand } = await import('./cli/run');
     process.exitCode = await runCommand(options);
   });
 
@@ -73,6 +71,7 @@ program
   .option(...dryRunOptions[1])
   .option('--exit-code', 'exit 3 when at least one action would be taken, 0 when none')
   .action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean; exitCode?: boolean }) => {
+    const { planCommand } = await import('./cli/plan');
     process.exitCode = await planCommand(options);
   });
 
@@ -85,6 +84,7 @@ program
   .option(...dryRunOptions[0])
   .option(...dryRunOptions[1])
   .action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean }) => {
+    const { onceCommand } = await import('./cli/once');
     process.exitCode = await onceCommand(options);
   });
 
@@ -95,6 +95,7 @@ program
   .option('--since <duration>', 'how far back', '24h')
   .option('--json', 'print JSON instead of a table')
   .action(async (options: { config?: string; since: string; json?: boolean }) => {
+    const { auditCommand } = await import('./cli/audit');
     process.exitCode = await auditCommand(options);
   });
 
@@ -105,6 +106,7 @@ program
   .option('--host <host>', 'address to bind; the control API has no authentication', '127.0.0.1')
   .option('-w, --world <file>', 'world file (default: config/sandbox/demo-world.yml)')
   .action(async (options: { port: string; host: string; world?: string }) => {
+    const { sandboxCommand } = await import('./cli/sandbox');
     process.exitCode = await sandboxCommand(options);
   });
 

@@ -1,4 +1,4 @@
-import { LOG_FORMATS, LOG_LEVEL_NAMES } from '../logging/logger';
+import { LOG_FORMATS, LOG_LEVEL_NAMES } from '../logging/levels';
 
 /** A usage error (unknown option, bad argument, bad LOG_LEVEL) exits 2, like an invalid policy file. */
 export const EXIT_USAGE = 2;

@@ -1,15 +1,10 @@
 import type { LoggerService, LogLevel } from '@nestjs/common';
 import * as winston from 'winston';
+import { type Level, LEVELS, type LogFormat } from './levels';
 import { redactor, type Redactor } from './redact';
 
-export const LOG_FORMATS = ['json', 'pretty'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+export { LOG_FORMATS, LOG_LEVEL_NAMES, type LogFormat } from './levels';
 
-/** Nest's level names, most severe first; `info` is accepted for `log`. */
-const LEVELS = { fatal: 0, error: 1, warn: 2, info: 3, debug: 4, verbose: 5 } as const;
-type Level = keyof typeof LEVELS;
-/** The values LOG_LEVEL takes (`log` is also read as `info`, Nest's name for it). */
-export const LOG_LEVEL_NAMES: readonly string[] = Object.keys(LEVELS);
 /** Nest's own start-up chatter ("dependencies initialized", routes mapped) is debug detail, not news. */
 const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
 const COLORS = { fatal: 'magenta', error: 'red', warn: 'yellow', info: 'green', debug: 'blue', verbose: 'gray' };
