@@ -25,7 +25,13 @@ const gitlabSchema = z
       .max(100_000)
       .default(600)
       .describe('One request budget shared by all replicas.'),
-    concurrency: z.number().int().min(1).max(64).default(4).describe('Requests in flight at once, per replica.'),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(4)
+      .describe('Requests in flight at once, per replica; also the pages of a listing read ahead and the projects a pass reads at once.'),
   })
   .describe('The forge Forgewarden talks to.');
 
