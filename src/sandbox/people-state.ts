@@ -65,9 +65,9 @@ export interface AccessRequestRecord {
   requested_at: string;
 }
 
-export interface SshKeyRecord {
+/** What the forge keeps of any public key, a user's or a deploy key. */
+interface PublicKeyRecord {
   id: number;
-  user_id: number;
   title: string;
   key: string;
   normalized: string;
@@ -77,15 +77,11 @@ export interface SshKeyRecord {
   expires_at: string | null;
 }
 
-export interface DeployKeyRecord {
-  id: number;
-  title: string;
-  key: string;
-  normalized: string;
-  fingerprint: string;
-  fingerprint_sha256: string;
-  created_at: string;
-  expires_at: string | null;
+export interface SshKeyRecord extends PublicKeyRecord {
+  user_id: number;
+}
+
+export interface DeployKeyRecord extends PublicKeyRecord {
   /** Project id → whether the key may push there. */
   projects: Map<number, { can_push: boolean }>;
 }
