@@ -237,6 +237,14 @@ function runProcess(command: string, args: readonly string[], env?: NodeJS.Proce
   });
 }
 
+/** The client loaded and used in a process of its own, as a script or a cron job would (default concurrency). */
+async function listForgewardenProcess(url: string): Promise<{ ms: number; wall: number; count: number }> {
+  const run = await runProcess(process.execPath, [join(__dirname, 'list-jobs.js'), url, TOKEN, '1']);
+  if (run.code !== 0) throw new Error(`forgewarden listing failed: ${run.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+  const result = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { list_ms: number; count: number };
+  return { ms: result.list_ms, wall: run.wall, count: result.count };
+}
+
 async function listPython(python: Python, url: string): Promise<{ ms: number; wall: number; count: number }> {
   const run = await runProcess(python.command, [join(ROOT, 'bench', 'python_list_jobs.py'), url, TOKEN, '1']);
   if (run.code !== 0) throw new Error(`python-gitlab listing failed: ${run.stderr.trim().split('\n').slice(-3).join(' / ')}`);
@@ -248,6 +256,7 @@ async function listing(fixture: FixtureProcess, python: Python | undefined): Pro
   const contenders: Contender[] = [
     { name: 'Forgewarden c=4', concurrency: 4, run: (url) => listForgewarden(url, 4) },
     { name: 'Forgewarden c=8', concurrency: 8, run: (url) => listForgewarden(url, 8) },
+    { name: 'Forgewarden fresh process', concurrency: 4, run: listForgewardenProcess },
     { name: '@gitbeaker/rest', concurrency: 1, run: listGitbeaker },
     { name: 'raw undici c=4', concurrency: 4, run: (url) => listRawUndici(url, 4) },
   ];
@@ -307,13 +316,14 @@ async function listing(fixture: FixtureProcess, python: Python | undefined): Pro
     }
     const fw4 = medians.get('Forgewarden c=4') ?? NaN;
     const fw8 = medians.get('Forgewarden c=8') ?? NaN;
+    const fwWall = median(times.get('Forgewarden fresh process')?.wall ?? []);
     const gb = medians.get('@gitbeaker/rest') ?? NaN;
     const py = medians.get('python-gitlab');
     const pyWall = python ? median(times.get('python-gitlab')?.wall ?? []) : undefined;
     rows.push({
       section: 1,
       figure: `list ${n(JOBS)} jobs, ${PAGES} pages, ${latency} ms/request`,
-      forgewarden: `${ms(fw4)} (c=4) · ${ms(fw8)} (c=8)`,
+      forgewarden: `${ms(fw4)} (c=4) · ${ms(fw8)} (c=8) (fresh process ${ms(fwWall)})`,
       peers: `gitbeaker ${ms(gb)}${py !== undefined ? ` · python-gitlab ${ms(py)} (fresh process ${ms(pyWall ?? NaN)})` : ' · python-gitlab skipped'}`,
       ratio: [`c=4 ${ratio(fw4, fastest)}`, `c=8 ${ratio(fw8, fastest)}`, `gitbeaker ${ratio(gb, fastest)}`, ...(py !== undefined ? [`python ${ratio(py, fastest)}`] : [])].join(' · '),
       floor: latency
