@@ -1,5 +1,4 @@
 import { parseGpgPublicKey } from './gpg-key';
-import type { NamespacesState, SeededNamespaces } from './namespaces-state';
 import { DAY_MS, type WorldSeeding } from './seeding';
 import { parseSshPublicKey } from './ssh-key';
 import type { ParsedWorld, WorldGroup, WorldUser } from './world';
@@ -155,14 +154,14 @@ export class PeopleState {
   }
 
   /** Memberships and access requests of the seeded groups, then of the projects; then deploy keys on projects. */
-  seedAccess(world: ParsedWorld, seeded: SeededNamespaces, namespaces: NamespacesState, seeding: WorldSeeding): void {
+  seedAccess(world: ParsedWorld, seeded: SeededSources, seeding: WorldSeeding): void {
     for (const { world: g, record } of seeded.groups) {
       this.seedMemberships('group', record.id, g, record.created_at, seeding);
     }
     for (const { world: p, record } of seeded.projects) {
       this.seedMemberships('project', record.id, p, record.created_at, seeding);
     }
-    for (const k of world.deploy_keys) this.seedDeployKey(k, namespaces, seeding);
+    for (const k of world.deploy_keys) this.seedDeployKey(k, seeded, seeding);
   }
 
   private seedSshKey(user: UserRecord, k: WorldUser['ssh_keys'][number], seeding: WorldSeeding): void {
@@ -224,7 +223,7 @@ export class PeopleState {
     }
   }
 
-  private seedDeployKey(k: WorldDeployKey, namespaces: NamespacesState, seeding: WorldSeeding): void {
+  private seedDeployKey(k: WorldDeployKey, seeded: SeededSources, seeding: WorldSeeding): void {
     const parsed = parseSshPublicKey(k.key);
     if (!parsed) return;
     const key: DeployKeyRecord = {
@@ -239,11 +238,22 @@ export class PeopleState {
       projects: new Map(),
     };
     for (const link of k.projects) {
-      const project = namespaces.project(link.project);
+      const project = seeded.project(link.project);
       if (project) key.projects.set(project.id, { can_push: link.can_push });
     }
     this.deployKeys.set(key.id, key);
   }
+}
+
+/**
+ * What seeding memberships and deploy keys needs of the groups and projects seeded before them (namespaces-state
+ * gives it; the people area does not depend on that one, which depends on it).
+ */
+export interface SeededSources {
+  readonly groups: readonly { readonly world: WorldMemberships; readonly record: { readonly id: number; readonly created_at: string } }[];
+  readonly projects: readonly { readonly world: WorldMemberships; readonly record: { readonly id: number; readonly created_at: string } }[];
+  /** A seeded project by id or full path. */
+  project(ref: string | number): { readonly id: number } | undefined;
 }
 
 /** A world user as the forge keeps them; the personal namespace id comes later, after the groups' ids. */

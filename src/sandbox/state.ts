@@ -334,7 +334,7 @@ export class SandboxState {
   private seed(world: ParsedWorld, seeding: WorldSeeding): void {
     this.people.seedUsers(world, seeding);
     const seeded = this.namespaces.seed(world, seeding);
-    this.people.seedAccess(world, seeded, this.namespaces, seeding);
+    this.people.seedAccess(world, { ...seeded, project: (ref) => this.namespaces.project(ref) }, seeding);
     this.branchProtection.seed(seeded.projects, seeding);
     this.resourceEvents.seed(seeded, seeding);
     this.ci.seed(seeded.projects, seeding);
