@@ -11,14 +11,17 @@ import {
 import { DeployKeysResource } from './resources/deploy-keys';
 import { GpgKeysResource } from './resources/gpg-keys';
 import { GroupTransferResource } from './resources/group-transfer';
+import { GroupsResource } from './resources/groups';
 import { IntegrationsResource } from './resources/integrations';
 import { JobsResource } from './resources/jobs';
 import { NamespacesResource } from './resources/namespaces';
+import { ProjectsResource } from './resources/projects';
 import { ProtectedBranchesResource } from './resources/protected-branches';
 import { RegistryResource } from './resources/registry';
 import { ResourceLabelEventsResource, ResourceWeightEventsResource } from './resources/resource-events';
 import { SshKeysResource } from './resources/ssh-keys';
 import { UsersResource } from './resources/users';
+import { VersionResource } from './resources/version';
 import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from './transport/rate-limit';
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './transport/retry';
@@ -57,7 +60,10 @@ export interface GitlabClientOptions {
   rateLimitWindowMs?: number;
 }
 
-/** The typed client of the forge's `/api/v4` (spec 01 and 02): one object exposing every resource. */
+/**
+ * The typed client of the forge's `/api/v4` (spec 01, 02 and 03): one object exposing every resource. `projects`,
+ * `groups` and `version` follow GitLab's public API docs, which the specification does not cover.
+ */
 export class GitlabClient {
   readonly jobs: JobsResource;
   readonly registry: RegistryResource;
@@ -80,6 +86,9 @@ export class GitlabClient {
   readonly mergeRequestLabelEvents: ResourceLabelEventsResource<'merge_requests'>;
   readonly epicLabelEvents: ResourceLabelEventsResource<'epics'>;
   readonly issueWeightEvents: ResourceWeightEventsResource;
+  readonly projects: ProjectsResource;
+  readonly groups: GroupsResource;
+  readonly version: VersionResource;
   readonly limiter: RateLimiter;
   private readonly transport: Transport;
 
@@ -132,6 +141,9 @@ export class GitlabClient {
     this.mergeRequestLabelEvents = new ResourceLabelEventsResource(this.transport, 'merge_requests');
     this.epicLabelEvents = new ResourceLabelEventsResource(this.transport, 'epics');
     this.issueWeightEvents = new ResourceWeightEventsResource(this.transport);
+    this.projects = new ProjectsResource(this.transport);
+    this.groups = new GroupsResource(this.transport);
+    this.version = new VersionResource(this.transport);
   }
 
   /** Closes the connection pool the client opened; the Redis connection belongs to the caller. */

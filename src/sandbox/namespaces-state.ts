@@ -30,6 +30,10 @@ export interface ProjectRecord {
   visibility: Visibility;
   request_access_enabled: boolean;
   created_at: string;
+  /** Read-only: the forge refuses CI actions and registry deletions (GitLab's archived project policy). */
+  archived: boolean;
+  default_branch: string;
+  last_activity_at: string;
   allowed_agents: { id: number; config_project_id: number }[];
 }
 
@@ -87,10 +91,19 @@ export class NamespacesState {
     return chain;
   }
 
-  /** The group and every subgroup below it. */
+  /** The group and every subgroup below it, parents before their children. */
   groupTree(group: GroupRecord): GroupRecord[] {
-    const children = [...this.groups.values()].filter((g) => g.parent_id === group.id);
-    return [group, ...children.flatMap((child) => this.groupTree(child))];
+    // One pass over the groups, not one per subgroup: trees of hundreds of generated groups are walked per request.
+    const children = new Map<number, GroupRecord[]>();
+    for (const g of this.groups.values()) {
+      if (g.parent_id === null) continue;
+      const siblings = children.get(g.parent_id);
+      if (siblings) siblings.push(g);
+      else children.set(g.parent_id, [g]);
+    }
+    const tree = [group];
+    for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i].id) ?? []));
+    return tree;
   }
 
   namespaceOwnerUser(namespaceId: number): UserRecord | undefined {
@@ -142,10 +155,19 @@ export class NamespacesState {
   seed(world: ParsedWorld, seeding: WorldSeeding): SeededNamespaces {
     world.groups.forEach((g) => seeding.ids.reserve('namespace', g.id));
     world.projects.forEach((p) => seeding.ids.reserve('project', p.id));
-    const groups = world.groups.map((g) => ({ world: g, record: this.seedGroup(g, seeding) }));
+    // Full path (lower case) → namespace id, so that each project finds its namespace without a search of all groups.
+    const namespaceIds = new Map<string, number>();
+    const groups = world.groups.map((g) => {
+      const record = this.seedGroup(g, namespaceIds, seeding);
+      namespaceIds.set(this.groupFullPath(record).toLowerCase(), record.id);
+      return { world: g, record };
+    });
     // Personal namespaces take ids after the groups', from the same sequence as on the forge.
-    for (const user of this.people.users.values()) user.namespace_id = seeding.ids.next('namespace');
-    const projects = world.projects.map((p) => ({ world: p, record: this.seedProject(p, seeding) }));
+    for (const user of this.people.users.values()) {
+      user.namespace_id = seeding.ids.next('namespace');
+      namespaceIds.set(user.username.toLowerCase(), user.namespace_id);
+    }
+    const projects = world.projects.map((p) => ({ world: p, record: this.seedProject(p, namespaceIds, seeding) }));
     // An agent's configuration project may come later in the file than the projects it serves.
     for (const { world: p, record } of projects) {
       record.allowed_agents = p.allowed_agents.map((a) => ({
@@ -157,13 +179,13 @@ export class NamespacesState {
   }
 
   /** The world declares parents before children, so the parent group is already seeded. */
-  private seedGroup(g: WorldGroup, seeding: WorldSeeding): GroupRecord {
-    const parent = g.parent !== undefined ? this.group(g.parent) : undefined;
+  private seedGroup(g: WorldGroup, namespaceIds: ReadonlyMap<string, number>, seeding: WorldSeeding): GroupRecord {
+    const parentId = g.parent !== undefined ? namespaceIds.get(g.parent.toLowerCase()) : undefined;
     const group: GroupRecord = {
       id: g.id ?? seeding.ids.next('namespace'),
       name: g.name ?? g.path,
       path: g.path,
-      parent_id: parent?.id ?? null,
+      parent_id: parentId ?? null,
       description: g.description,
       visibility: g.visibility,
       request_access_enabled: g.request_access_enabled,
@@ -173,8 +195,9 @@ export class NamespacesState {
     return group;
   }
 
-  private seedProject(p: WorldProject, seeding: WorldSeeding): ProjectRecord {
-    const namespaceId = this.group(p.namespace)?.id ?? this.people.userByUsername(p.namespace)?.namespace_id ?? 0;
+  private seedProject(p: WorldProject, namespaceIds: ReadonlyMap<string, number>, seeding: WorldSeeding): ProjectRecord {
+    const namespaceId = namespaceIds.get(p.namespace.toLowerCase()) ?? 0;
+    const createdAt = p.created_at ? seeding.time(p.created_at) : seeding.ago(200 * DAY_MS);
     const project: ProjectRecord = {
       id: p.id ?? seeding.ids.next('project'),
       name: p.name ?? p.path,
@@ -183,11 +206,14 @@ export class NamespacesState {
       description: p.description,
       visibility: p.visibility,
       request_access_enabled: p.request_access_enabled,
-      created_at: p.created_at ? seeding.time(p.created_at) : seeding.ago(200 * DAY_MS),
+      created_at: createdAt,
+      archived: p.archived,
+      default_branch: p.default_branch,
+      last_activity_at: p.last_activity_at ? seeding.time(p.last_activity_at) : createdAt,
       allowed_agents: [],
     };
     this.projects.set(project.id, project);
-    const links = p.shared_with_groups.map((path) => this.group(path)?.id).filter((gid) => gid !== undefined);
+    const links = p.shared_with_groups.map((path) => namespaceIds.get(path.toLowerCase())).filter((gid) => gid !== undefined);
     if (links.length > 0) this.projectGroupLinks.set(project.id, new Set(links));
     return project;
   }

@@ -96,3 +96,62 @@ describe('worlds built in code', () => {
     expect(resolveTimestamp('2024-05-01T10:00:00+02:00', start)).toBe('2024-05-01T08:00:00.000Z');
   });
 });
+
+describe('the generate key', () => {
+  it('appends numbered groups, subgroups and projects after the declared ones, with failed jobs and archived projects', () => {
+    const world = parseWorld(
+      baseWorld({
+        generate: { groups: 2, subgroups_per_group: 1, projects_per_group: 2, failed_jobs_per_project: 3, archived_projects_per_group: 1 },
+      }),
+    );
+    expect(world.groups.map((g) => (g.parent ? `${g.parent}/${g.path}` : g.path))).toEqual([
+      'acme',
+      'group-01',
+      'group-01/sub-01',
+      'group-02',
+      'group-02/sub-01',
+    ]);
+    expect(world.projects.map((p) => `${p.namespace}/${p.path}${p.archived ? ' (archived)' : ''}`)).toEqual([
+      'acme/api',
+      'acme/web',
+      'group-01/project-01',
+      'group-01/project-02 (archived)',
+      'group-01/sub-01/project-01',
+      'group-01/sub-01/project-02 (archived)',
+      'group-02/project-01',
+      'group-02/project-02 (archived)',
+      'group-02/sub-01/project-01',
+      'group-02/sub-01/project-02 (archived)',
+    ]);
+    const state = new SandboxState(world, new FaultRules());
+    expect([...state.jobs.values()].filter((j) => j.status === 'failed')).toHaveLength(8 * 3);
+    expect(state.project('group-02/sub-01/project-02')?.archived).toBe(true);
+  });
+
+  it('reads it from a world file, and names a generated path that is already taken and an unknown member', () => {
+    const path = writeWorld(
+      [
+        'users:',
+        '  - username: root',
+        'groups:',
+        '  - path: team-02',
+        'generate:',
+        '  groups: 3',
+        '  projects_per_group: 1',
+        '  path_prefix: team',
+        '  members: [{ user: nobody, access_level: developer }]',
+        '',
+      ].join('\n'),
+    );
+    expect(problems(path)).toEqual([
+      `${path}:8:16 generate.path_prefix: namespace team-02 already exists`,
+      `${path}:9:21 generate.members[0].user: unknown user nobody`,
+    ]);
+  });
+
+  it('refuses to generate more than 200,000 projects', () => {
+    expect(() => parseWorld({ generate: { groups: 1_000, subgroups_per_group: 9, projects_per_group: 21 } })).toThrow(
+      /generate: generates more than 200,000 projects/,
+    );
+  });
+});

@@ -301,6 +301,11 @@ const projectSchema = z.strictObject({
   visibility: visibility.default('private'),
   request_access_enabled: z.boolean().default(true),
   created_at: timestamp.optional(),
+  /** An archived project is read-only: its jobs cannot be retried, canceled, played or erased, nor its images deleted. */
+  archived: z.boolean().default(false),
+  default_branch: z.string().min(1).default('main'),
+  /** Omitted: the project's `created_at`. */
+  last_activity_at: timestamp.optional(),
   members: z.array(memberSchema).default([]),
   access_requests: z.array(accessRequestSchema).default([]),
   /** Kubernetes agents whose CI access covers this project (`GET /job/allowed_agents`). */
@@ -324,6 +329,33 @@ const deployKeySchema = z.strictObject({
   projects: z.array(z.strictObject({ project: z.string(), can_push: z.boolean().default(false) })).default([]),
 });
 
+/** Upper bound of generated projects: a typo (`projects_per_group: 50000`) must not exhaust memory. */
+const MAX_GENERATED_PROJECTS = 200_000;
+
+/**
+ * Many groups and projects for benchmarks and load tests, appended to those the file declares: `groups` top-level
+ * groups `<path_prefix>-01`…, each with `subgroups_per_group` subgroups `sub-01`…, and `projects_per_group`
+ * projects `project-01`… in every one of them (top-level and subgroup alike; numbers zero-padded), the last
+ * `archived_projects_per_group` of each archived. Each project gets one pipeline with `failed_jobs_per_project`
+ * failed jobs whose log names a transient failure. `members` join every generated top-level group (and so its
+ * subgroups and projects).
+ */
+const generateSchema = z
+  .strictObject({
+    groups: z.number().int().positive(),
+    subgroups_per_group: z.number().int().nonnegative().default(0),
+    projects_per_group: z.number().int().nonnegative(),
+    failed_jobs_per_project: z.number().int().nonnegative().max(1000).default(0),
+    archived_projects_per_group: z.number().int().nonnegative().default(0),
+    path_prefix: z.string().regex(/^[A-Za-z0-9_.-]+$/, { message: 'must be a single path segment' }).default('group'),
+    visibility: visibility.default('private'),
+    members: z.array(memberSchema).default([]),
+  })
+  .refine((g) => g.groups * (1 + g.subgroups_per_group) * g.projects_per_group <= MAX_GENERATED_PROJECTS, {
+    message: `generates more than ${MAX_GENERATED_PROJECTS.toLocaleString('en')} projects`,
+  });
+export type WorldGenerate = z.output<typeof generateSchema>;
+
 export const worldSchema = z
   .strictObject({
     /** Start of the sandbox clock; the real time when omitted. */
@@ -339,20 +371,24 @@ export const worldSchema = z
     groups: z.array(groupSchema).default([]),
     projects: z.array(projectSchema).default([]),
     deploy_keys: z.array(deployKeySchema).default([]),
+    generate: generateSchema.optional(),
   })
   .superRefine((world, ctx) =>
     checkReferences(world, (path, message) => ctx.addIssue({ code: 'custom', path, message })),
-  );
+  )
+  // Runs only on a valid world: the generated groups and projects are valid by construction.
+  .transform(({ generate, ...world }) => (generate ? withGenerated(world, generate) : world));
 
 /** A world as written (ids, timestamps and most fields optional). */
 export type World = z.input<typeof worldSchema>;
 /** A validated world with defaults filled in. */
 export type ParsedWorld = z.output<typeof worldSchema>;
-export type WorldUser = ParsedWorld['users'][number];
-export type WorldGroup = ParsedWorld['groups'][number];
-export type WorldProject = ParsedWorld['projects'][number];
-export type WorldPipeline = WorldProject['pipelines'][number];
-export type WorldJob = WorldPipeline['jobs'][number];
+// From the item schemas rather than ParsedWorld: the world's own transform (generated projects) builds these.
+export type WorldUser = z.output<typeof userSchema>;
+export type WorldGroup = z.output<typeof groupSchema>;
+export type WorldProject = z.output<typeof projectSchema>;
+export type WorldPipeline = z.output<typeof pipelineSchema>;
+export type WorldJob = z.output<typeof jobSchema>;
 export type WorldRepository = WorldProject['registry'][number];
 export type WorldLabelEvent = z.output<typeof labelEventSchema>;
 export type WorldWeightEvent = z.output<typeof weightEventSchema>;
@@ -364,6 +400,7 @@ function checkReferences(
     groups: WorldGroup[];
     projects: WorldProject[];
     deploy_keys: z.output<typeof deployKeySchema>[];
+    generate?: WorldGenerate;
   },
   report: (path: (string | number)[], message: string) => void,
 ): void {
@@ -473,6 +510,64 @@ function checkReferences(
       }
     }),
   );
+  if (world.generate) {
+    const generate = world.generate;
+    generate.members.forEach((m, j) => userRef(['generate', 'members', j, 'user'], m.user));
+    const taken = generatedGroupPaths(generate).find((path) => groupPaths.has(path.toLowerCase()) || usernames.has(path.toLowerCase()));
+    if (taken !== undefined) report(['generate', 'path_prefix'], `namespace ${taken} already exists`);
+  }
+}
+
+/** Zero-padded to the width of the largest number, so generated paths sort as they count. */
+function numbered(prefix: string, n: number, count: number): string {
+  return `${prefix}-${String(n).padStart(Math.max(2, String(count).length), '0')}`;
+}
+
+function generatedGroupPaths(generate: WorldGenerate): string[] {
+  return Array.from({ length: generate.groups }, (_, i) => numbered(generate.path_prefix, i + 1, generate.groups));
+}
+
+/**
+ * The world with the generated groups and projects appended, parsed by the same schemas as declared ones so that
+ * they get the same defaults.
+ */
+function withGenerated<W extends { groups: WorldGroup[]; projects: WorldProject[] }>(world: W, generate: WorldGenerate): W {
+  const groups: z.input<typeof groupSchema>[] = [];
+  const projects: z.input<typeof projectSchema>[] = [];
+  const { visibility } = generate;
+  const jobs = Array.from({ length: generate.failed_jobs_per_project }, (_, j) => ({
+    name: `test-${j + 1}`,
+    stage: 'test',
+    status: 'failed' as const,
+    // What job_retry's usual `failure_log` patterns (`connection reset`) match: a transient failure.
+    log: `Running tests (${j + 1})\nERROR: connection reset by peer\n`,
+    failure_reason: 'script_failure',
+  }));
+  const addProjects = (namespace: string): void => {
+    for (let p = 1; p <= generate.projects_per_group; p++) {
+      projects.push({
+        path: numbered('project', p, generate.projects_per_group),
+        namespace,
+        visibility,
+        archived: p > generate.projects_per_group - generate.archived_projects_per_group,
+        pipelines: jobs.length > 0 ? [{ jobs }] : [],
+      });
+    }
+  };
+  for (const top of generatedGroupPaths(generate)) {
+    groups.push({ path: top, visibility, members: generate.members });
+    addProjects(top);
+    for (let s = 1; s <= generate.subgroups_per_group; s++) {
+      const sub = numbered('sub', s, generate.subgroups_per_group);
+      groups.push({ path: sub, parent: top, visibility });
+      addProjects(`${top}/${sub}`);
+    }
+  }
+  return {
+    ...world,
+    groups: [...world.groups, ...z.array(groupSchema).parse(groups)],
+    projects: [...world.projects, ...z.array(projectSchema).parse(projects)],
+  };
 }
 
 function checkIids(

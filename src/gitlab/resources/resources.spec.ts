@@ -225,6 +225,52 @@ const cases: Case[] = [
   },
   { name: 'groupAccessRequests.deny', call: (c) => c.groupAccessRequests.deny('acme', 12), method: 'DELETE', path: `${P}/groups/acme/access_requests/12` },
   { name: 'projectAccessRequests.deny', call: (c) => c.projectAccessRequests.deny(1, 12), method: 'DELETE', path: `${P}/projects/1/access_requests/12` },
+  // Projects, groups and version (GitLab's public API docs)
+  {
+    name: 'projects.all keyset',
+    call: (c) => list(c.projects.all({ pagination: 'keyset', order_by: 'id', sort: 'asc', archived: false, simple: true })),
+    method: 'GET',
+    path: `${P}/projects?pagination=keyset&order_by=id&sort=asc&archived=false&simple=true&${page}`,
+    reply: [],
+  },
+  {
+    name: 'projects.all membership',
+    call: (c) => list(c.projects.all({ membership: true, search: 'api' })),
+    method: 'GET',
+    path: `${P}/projects?membership=true&search=api&${page}`,
+    reply: [],
+  },
+  {
+    name: 'projects.show',
+    call: (c) => c.projects.show('acme/api'),
+    method: 'GET',
+    path: `${P}/projects/acme%2Fapi`,
+    reply: { id: 1, path_with_namespace: 'acme/api', archived: false, namespace: { full_path: 'acme' } },
+  },
+  {
+    name: 'projects.allForGroup',
+    call: (c) => list(c.projects.allForGroup('acme/platform', { include_subgroups: true, with_shared: false, archived: true })),
+    method: 'GET',
+    path: `${P}/groups/acme%2Fplatform/projects?include_subgroups=true&with_shared=false&archived=true&${page}`,
+    reply: [],
+  },
+  {
+    name: 'groups.all',
+    call: (c) => list(c.groups.all({ top_level_only: true, all_available: true, skip_groups: [3, 4] })),
+    method: 'GET',
+    path: `${P}/groups?top_level_only=true&all_available=true&skip_groups%5B%5D=3&skip_groups%5B%5D=4&${page}`,
+    reply: [],
+  },
+  {
+    name: 'groups.show',
+    call: (c) => c.groups.show('acme/platform', { with_projects: false }),
+    method: 'GET',
+    path: `${P}/groups/acme%2Fplatform?with_projects=false`,
+    reply: { id: 11, full_path: 'acme/platform', parent_id: 10 },
+  },
+  { name: 'groups.subgroups', call: (c) => list(c.groups.subgroups(10, { search: 'plat' })), method: 'GET', path: `${P}/groups/10/subgroups?search=plat&${page}`, reply: [] },
+  { name: 'groups.descendantGroups', call: (c) => list(c.groups.descendantGroups('acme')), method: 'GET', path: `${P}/groups/acme/descendant_groups?${page}`, reply: [] },
+  { name: 'version.show', call: (c) => c.version.show(), method: 'GET', path: `${P}/version`, reply: { version: '17.5.0', revision: 'abc' } },
 ];
 
 describe('resources: every endpoint goes out as the spec says', () => {

@@ -239,6 +239,36 @@ const cases: Case[] = [
     message: 'unexpected answer from GET projects/1/deploy_keys: expected a JSON array, got an object',
     field: '',
   },
+  {
+    name: 'projects.all, a project without archived status',
+    call: (c) => collect(c.projects.all()),
+    method: 'GET',
+    path: `${P}/projects?${page}`,
+    reply: [{ id: 1, path_with_namespace: 'acme/api', namespace: { full_path: 'acme' } }],
+    message: 'unexpected answer from GET projects: item 0: field archived missing',
+    field: 'archived',
+    item: 0,
+  },
+  {
+    name: 'projects.allForGroup simple, a namespace without full path',
+    call: (c) => collect(c.projects.allForGroup('acme', { simple: true })),
+    method: 'GET',
+    path: `${P}/groups/acme/projects?simple=true&${page}`,
+    reply: [{ id: 1, path_with_namespace: 'acme/api', namespace: { id: 10 } }],
+    message: 'unexpected answer from GET groups/acme/projects: item 0: field namespace.full_path missing',
+    field: 'namespace.full_path',
+    item: 0,
+  },
+  {
+    name: 'groups.descendantGroups, a parent_id as text',
+    call: (c) => collect(c.groups.descendantGroups('acme')),
+    method: 'GET',
+    path: `${P}/groups/acme/descendant_groups?${page}`,
+    reply: [{ id: 11, full_path: 'acme/platform', parent_id: '10' }],
+    message: 'unexpected answer from GET groups/acme/descendant_groups: item 0: field parent_id must be a number or null, got "10"',
+    field: 'parent_id',
+    item: 0,
+  },
 ];
 
 describe('forge answers are checked against the shape the code relies on', () => {

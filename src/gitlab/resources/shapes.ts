@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import { shapeOf } from '../transport/shape';
 import type { AccessRequest } from '../types/access-requests';
+import type { Group } from '../types/groups';
 import type { Job, JobPipeline } from '../types/jobs';
 import type { DeployKey, SshKey } from '../types/keys';
+import type { Project, ProjectNamespace, SimpleProject } from '../types/projects';
 import type { RegistryRepository, RegistryTag, RegistryTagSummary } from '../types/registry';
 import type { AdminUser, AdminUserListItem, CurrentAdminUser, CurrentUser, PublicUser, UserSummary } from '../types/users';
 
 /**
- * The fields of forge records that the policies read (job_retry, registry_cleanup, access_requests, key_rotation),
- * checked where the record is read. Only those: every other field passes through unchecked, so a forge adding or
- * dropping one the code never reads changes nothing.
+ * The fields of forge records that the policies read (job_retry, registry_cleanup, access_requests, key_rotation,
+ * and project selection by globs), checked where the record is read. Only those: every other field passes through
+ * unchecked, so a forge adding or dropping one the code never reads changes nothing.
  */
 
 export const jobShape = shapeOf<Job>()({
@@ -81,4 +83,30 @@ export const deployKeyShape = shapeOf<DeployKey>()({
   key: z.string(),
   created_at: z.string(),
   can_push: z.boolean(),
+});
+
+/**
+ * Project selection: a project is matched on its full path (and its group's), and left out when archived. The
+ * simple view has no `archived`; a listing of it filters with `archived=false` instead.
+ */
+const projectNamespaceShape = shapeOf<ProjectNamespace>()({ full_path: z.string() });
+
+export const simpleProjectShape = shapeOf<SimpleProject>()({
+  id: z.number(),
+  path_with_namespace: z.string(),
+  namespace: projectNamespaceShape,
+});
+
+export const projectShape = shapeOf<Project>()({
+  id: z.number(),
+  path_with_namespace: z.string(),
+  archived: z.boolean(),
+  namespace: projectNamespaceShape,
+});
+
+/** Group globs (`acme/**`) are matched on full paths; `parent_id` places a group in its tree. */
+export const groupShape = shapeOf<Group>()({
+  id: z.number(),
+  full_path: z.string(),
+  parent_id: z.number().nullable(),
 });

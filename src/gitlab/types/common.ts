@@ -19,3 +19,9 @@ export const ACCESS_LEVELS = {
 export type AccessLevel = (typeof ACCESS_LEVELS)[keyof typeof ACCESS_LEVELS];
 export type ProjectAccessLevel = Exclude<AccessLevel, 50>;
 export type AccessLevelName = keyof typeof ACCESS_LEVELS;
+
+/** Who may see a project or group (GitLab's public API docs, Projects and Groups API). */
+export type Visibility = 'private' | 'internal' | 'public';
+
+/** The `sort` parameter of listings that take `order_by`. */
+export type SortDirection = 'asc' | 'desc';

@@ -10,3 +10,6 @@ export * from './approvals';
 export * from './resource-events';
 export * from './integrations';
 export * from './group-transfer';
+export * from './projects';
+export * from './groups';
+export * from './version';

@@ -67,3 +67,11 @@ export function findGroup(ctx: RequestContext, minLevel = 0, paramName = 'id'): 
   if (groupLevel(ctx.state, user, group) < minLevel) throw forbidden();
   return group;
 }
+
+/**
+ * An archived project is read-only: the forge's project policy takes every write ability of its CI and container
+ * registry away, whatever the caller's role, and answers `403 Forbidden` like a missing role.
+ */
+export function requireUnarchived(project: ProjectRecord): void {
+  if (project.archived) throw forbidden();
+}

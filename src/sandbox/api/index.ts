@@ -4,17 +4,20 @@ import { registerApprovalRoutes } from './approvals';
 import { registerDeployKeyRoutes } from './deploy-keys';
 import { registerGpgKeyRoutes } from './gpg-keys';
 import { registerGroupTransferRoutes } from './group-transfer';
+import { registerGroupRoutes } from './groups';
 import { registerIntegrationRoutes } from './integrations';
 import { registerJobRoutes } from './jobs';
 import { registerNamespaceRoutes } from './namespaces';
+import { registerProjectRoutes } from './projects';
 import { registerProtectedBranchRoutes } from './protected-branches';
 import { registerRegistryRoutes } from './registry';
 import { registerResourceEventRoutes } from './resource-events';
 import { registerSshKeyRoutes } from './ssh-keys';
 import { registerUserWriteRoutes } from './user-writes';
 import { registerUserRoutes } from './users';
+import { registerVersionRoutes } from './version';
 
-/** Every `/api/v4` route the sandbox serves (issue 3 scope). */
+/** Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups and version. */
 export function apiRouter(): Router {
   const router = new Router();
   registerJobRoutes(router);
@@ -31,5 +34,8 @@ export function apiRouter(): Router {
   registerProtectedBranchRoutes(router);
   registerApprovalRoutes(router);
   registerResourceEventRoutes(router);
+  registerProjectRoutes(router);
+  registerGroupRoutes(router);
+  registerVersionRoutes(router);
   return router;
 }

@@ -13,7 +13,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { JobRecord, PipelineRecord, ProjectRecord, SandboxState } from '../state';
 import { JOB_STATUSES, type JobStatus } from '../world';
-import { DEVELOPER, findProject } from './access';
+import { DEVELOPER, findProject, requireUnarchived } from './access';
 import { Presenter } from './presenters';
 
 /** Jobs (spec 01 §4 "Jobs", state moves in §3). */
@@ -70,6 +70,7 @@ export function registerJobRoutes(router: Router): void {
     .post('/projects/:id/jobs/:job_id/cancel', (ctx) => {
       const project = findProject(ctx, DEVELOPER);
       const job = findJob(ctx, project, 'build');
+      requireUnarchived(project);
       // The forge's state machine ignores a cancel of a job that is no longer active and returns the job unchanged.
       if (job.status === 'created' || job.status === 'pending' || job.status === 'running') {
         job.status = 'canceled';
@@ -81,12 +82,14 @@ export function registerJobRoutes(router: Router): void {
     .post('/projects/:id/jobs/:job_id/retry', (ctx) => {
       const project = findProject(ctx, DEVELOPER);
       const job = findJob(ctx, project, 'any');
+      requireUnarchived(project);
       if (!['failed', 'success', 'canceled'].includes(job.status)) throw forbidden('Job is not retryable');
       return ok(present(ctx).job(retryJob(ctx, job)));
     })
     .post('/projects/:id/jobs/:job_id/erase', (ctx) => {
       const project = findProject(ctx, DEVELOPER);
       const job = findJob(ctx, project, 'build');
+      requireUnarchived(project);
       const complete = ['success', 'failed', 'canceled', 'skipped'].includes(job.status);
       if (!complete || (job.log === null && job.artifacts.length === 0)) throw forbidden('Job is not erasable!');
       job.log = null;
@@ -99,6 +102,7 @@ export function registerJobRoutes(router: Router): void {
     .post('/projects/:id/jobs/:job_id/play', (ctx) => {
       const project = findProject(ctx, DEVELOPER);
       const job = findJob(ctx, project, 'any');
+      requireUnarchived(project);
       if (job.status !== 'manual') throw badRequest('Unplayable Job');
       job.status = 'pending';
       job.user_id = ctx.user?.id ?? job.user_id;

@@ -14,7 +14,7 @@ import {
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { BulkDeletionRecord, ProjectRecord, RepositoryRecord, SandboxState } from '../state';
-import { canSeeProject, currentUser, DEVELOPER, findGroup, findProject, MAINTAINER, projectLevel } from './access';
+import { canSeeProject, currentUser, DEVELOPER, findGroup, findProject, MAINTAINER, projectLevel, requireUnarchived } from './access';
 import { Presenter } from './presenters';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -172,6 +172,8 @@ function findRepository(ctx: RequestContext, project: ProjectRecord): Repository
   return repository;
 }
 
+/** The role a deletion needs; every caller lacks it in an archived project. */
 function requireLevel(ctx: RequestContext, project: ProjectRecord, level: number): void {
   if (projectLevel(ctx.state, currentUser(ctx), project) < level) throw forbidden();
+  requireUnarchived(project);
 }

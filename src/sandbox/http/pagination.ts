@@ -45,6 +45,33 @@ export function paginate<T>(ctx: RequestContext, items: readonly T[], present: (
   return { status: 200, json: slice.map(present), headers };
 }
 
+/**
+ * Keyset pagination as the forge answers `GET /projects?pagination=keyset&order_by=id`: `items` already ordered by
+ * id (`sort`), filtered by the request's `id_after`/`id_before`; the first `per_page` of them, and while the page is
+ * not empty a `Link: rel="next"` to the same request with `id_after` (ascending) or `id_before` (descending) set to
+ * the page's last id. No `X-*` headers and no totals; the listing ends at an empty page, as on the forge, whose
+ * pager does not look ahead.
+ */
+export function paginateByKeyset<T extends { id: number }>(
+  ctx: RequestContext,
+  items: readonly T[],
+  sort: 'asc' | 'desc',
+  present: (item: T) => unknown,
+): Reply {
+  const requestedPerPage = intParam(ctx, 'per_page');
+  const perPage =
+    requestedPerPage === undefined || requestedPerPage < 1 ? DEFAULT_PER_PAGE : Math.min(requestedPerPage, MAX_PER_PAGE);
+  const slice = items.slice(0, perPage);
+  const last = slice.at(-1);
+  const headers: Record<string, string> = {};
+  if (last) {
+    const query = new URLSearchParams(ctx.query);
+    query.set(sort === 'asc' ? 'id_after' : 'id_before', String(last.id));
+    headers.Link = `<${ctx.baseUrl}/api/v4${ctx.path}?${query.toString()}>; rel="next"`;
+  }
+  return { status: 200, json: slice.map(present), headers };
+}
+
 function pageUrl(ctx: RequestContext, page: number, perPage: number): string {
   const query = new URLSearchParams(ctx.query);
   query.set('page', String(page));
