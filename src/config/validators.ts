@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import { z } from 'zod';
 import { DURATION_HINT, formatDuration, parseDuration } from './duration';
 import { quote } from './problems';
+import { compileGroupSelection, compileSelection, parseSelectionItem, type SelectionTarget } from './project-selection';
 import { Re2Pattern } from './re2';
 
 /**
@@ -153,3 +154,55 @@ export const groupRef = () =>
 
 export type ProjectRef = z.output<ReturnType<typeof projectRef>>;
 export type GroupRef = z.output<ReturnType<typeof groupRef>>;
+
+const SELECTION_ITEM_HINT: Record<SelectionTarget, string> = {
+  project: 'expected a project id, full path or glob such as "acme/*"; quote an exclude: "!acme/legacy-*"',
+  group: 'expected a group id, full path or glob such as "acme/**"; quote an exclude: "!acme/legacy"',
+};
+
+/**
+ * One item of a `projects:` (or `groups:`) list: an id, a full path, a glob, or any of them after `!` to exclude
+ * (see project-selection.ts). A problem is reported at the item itself, so the loader points at its line.
+ */
+const selectionItem = (target: SelectionTarget) =>
+  z
+    .union([z.number(), z.string()], { error: SELECTION_ITEM_HINT[target] })
+    .transform((written, ctx) => {
+      const parsed = parseSelectionItem(written, target);
+      if ('problem' in parsed) {
+        ctx.addIssue({ code: 'custom', message: parsed.problem });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+
+/** A list of items with at least one include: a list of excludes alone would select nothing. */
+const selectionItems = (target: SelectionTarget) => {
+  const plural = `${target}s`;
+  return z
+    .array(selectionItem(target), { error: `expected a list of ${plural} such as ${target === 'project' ? '[acme/api, 42, "acme/tools/*"]' : '[acme, "acme/platform/**"]'}` })
+    .min(1, { error: `give at least one ${target}` })
+    .superRefine((items, ctx) => {
+      if (items.length > 0 && items.every((item) => item.exclude)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `every item here excludes, so no ${target} is selected; add what to include, such as ${target === 'project' ? '"acme/**"' : '"acme"'}`,
+        });
+      }
+    });
+};
+
+/** One item of a `projects:` list, read by `parseSelectionItem`. */
+export const projectSelectionItem = () => selectionItem('project');
+
+/** A `projects:` list of ids, full paths and globs, `!` excluding; yields a ProjectSelection. */
+export const projectSelection = () =>
+  selectionItems('project')
+    .transform((items) => compileSelection(items))
+    .describe('Projects by id (42), full path (acme/api) or glob ("acme/*", "acme/**"); a leading "!" excludes.');
+
+/** A `groups:` list: the same syntax over group paths (`acme/**` = acme and every subgroup); yields a GroupSelection. */
+export const groupSelection = () =>
+  selectionItems('group')
+    .transform((items) => compileGroupSelection(items))
+    .describe('Groups by id, full path (acme) or glob ("acme/*" its subgroups, "acme/**" it and all below); "!" excludes.');
