@@ -15,6 +15,8 @@ const REDIS_CHECK_MS = 5_000;
 interface Check {
   readonly ok: boolean;
   readonly line: string;
+  /** Works, but probably not as meant (a glob that matches no project): printed with `!`, not a failure. */
+  readonly warning?: boolean;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
 }
 
 function print(check: Check): void {
-  process.stdout.write(`${check.ok ? '✓' : '✗'} ${check.line}\n`);
+  process.stdout.write(`${check.ok ? (check.warning ? '!' : '✓') : '✗'} ${check.line}\n`);
 }
 
 /** Redis answers, and takes a write and gives it back (a replica or a full disk refuses writes). */
@@ -131,8 +133,8 @@ async function policyChecks(config: AppConfig, administrator: boolean, client: G
 async function runProbe(policy: string, probe: TargetProbe, client: GitlabClient): Promise<Check> {
   const what = `${policy}: ${probe.target}`;
   try {
-    await probe.read(client);
-    return { ok: true, line: what };
+    const warning = await probe.read(client);
+    return warning ? { ok: true, warning: true, line: `${what}: ${warning}` } : { ok: true, line: what };
   } catch (error) {
     return { ok: false, line: `${what}: ${probeFailure(error, probe)}` };
   }

@@ -102,6 +102,10 @@ export function buildConfigSchema(types: readonly PolicyTypeDefinition[]) {
       .default(true)
       .describe('The default: nothing changes on the forge until this is false. A policy may override it.'),
     http: httpSchema.prefault({}),
+    discovery_interval: duration()
+      .prefault('10m')
+      .refine((ms) => ms >= 60_000, { error: 'must be at least 1m: each refresh lists every matched group again' })
+      .describe('How often project globs (acme/**) are resolved again through the forge: a new project is covered within this time.'),
     shutdown_timeout: duration()
       .prefault('30s')
       .describe('On SIGTERM/SIGINT, how long running work may take to finish before the daemon exits.'),

@@ -10,6 +10,7 @@ import { QueueService } from '../queue/queue.service';
 import { REDIS } from '../redis/redis.module';
 import { Executor, policyActionJob, type QueuedAction } from './executor';
 import { CLOCK, type Clock } from '../clock';
+import { ProjectDiscovery, RedisDiscoveryCache } from './discovery';
 import { EngineKeys } from './keys';
 import type { ActionRecord, Decision, PolicyContext } from './policy';
 import { Lease } from './lease';
@@ -73,6 +74,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   /** Policies with a pass running in this process: a tick that finds its own pass still running is no news. */
   private readonly running = new Set<string>();
   /** Not ready until the daemon has set itself up in Redis (startDaemon): /readyz must not say 200 before the work can start. */
+  private discovery: ProjectDiscovery;
   private readinessState: EngineReadiness = { ready: false, reason: 'starting' };
 
   constructor(
@@ -88,6 +90,13 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.keys = EngineKeys.of(config);
+    this.discovery = this.discoveryFor(config);
+  }
+
+  /** One discovery for every policy, so a group several policies match is listed once per interval. */
+  private discoveryFor(config: AppConfig): ProjectDiscovery {
+    const cache = new RedisDiscoveryCache(this.redis, this.keys);
+    return new ProjectDiscovery(this.client, cache, this.clock, config.discovery_interval, new Logger('discovery'));
   }
 
   onModuleInit(): void {
@@ -139,6 +148,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     for (const policy of config.policies) this.registry.get(policy.type);
     const before = new Map(this.config.policies.map((policy) => [policy.name, this.triggerKey(policy)]));
     this.config = { ...config, gitlab: this.config.gitlab, redis: this.config.redis, http: this.config.http };
+    this.discovery = this.discoveryFor(this.config);
     this.describePolicies();
     await this.startSchedules();
     await this.refreshPassGauges();
@@ -375,6 +385,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       progress: () => undefined,
       unsettled: [],
       concurrency: this.config.gitlab.concurrency,
+      discovery: this.discovery,
     };
   }
 }

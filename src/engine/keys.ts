@@ -43,6 +43,16 @@ export class EngineKeys {
     return `${this.prefix}:lock:pass:${policy}`;
   }
 
+  /** What discovery found of a group or a listed project, shared by every policy and replica. */
+  discovery(key: string): string {
+    return `${this.prefix}:discovery:${key}`;
+  }
+
+  /** Held by the replica that lists `key` again once it is stale. */
+  discoveryClaim(key: string): string {
+    return `${this.prefix}:lock:discovery:${key}`;
+  }
+
   audit(): string {
     return `${this.prefix}:audit`;
   }

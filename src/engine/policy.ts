@@ -1,5 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { PolicyConfig, PolicyTypeDefinition } from '../config/policy-type';
+import type { ProjectSelection } from '../config/project-selection';
+import type { ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
 
 /**
@@ -90,6 +92,11 @@ export interface ActionRecord {
   readonly detail?: string;
 }
 
+/** What resolves a policy's `projects:` to the projects it covers now (the engine's ProjectDiscovery). */
+export interface ProjectDiscoverer {
+  select(selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]>;
+}
+
 /** What observe, commit and actions are given. */
 export interface PolicyContext {
   readonly client: GitlabClient;
@@ -114,6 +121,12 @@ export interface PolicyContext {
    * contexts built by hand: one at a time.
    */
   readonly concurrency?: number;
+  /**
+   * Resolves the project globs of the policy file (shared by every policy and replica, refreshed every
+   * `discovery_interval`). Absent in contexts built by hand: then only projects listed by id or path can be selected
+   * (see selectProjects).
+   */
+  readonly discovery?: ProjectDiscoverer;
   /**
    * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
    * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe
@@ -143,7 +156,8 @@ export interface TargetProbe {
   readonly target: string;
   /** What the token needs for it, said when the forge refuses: `Maintainer role`. */
   readonly needs: string;
-  read(client: GitlabClient): Promise<void>;
+  /** Throws what the forge refused; returns a warning when the target works but probably not as meant. */
+  read(client: GitlabClient): Promise<void | string>;
 }
 
 /** When a policy's passes run: every interval, or on a cron schedule (cluster-wide either way). */

@@ -1,4 +1,6 @@
-import type { PageOptions, Paginated } from '../gitlab';
+import type { ProjectSelection } from '../config/project-selection';
+import type { GitlabClient, PageOptions, Paginated } from '../gitlab';
+import type { TargetProbe } from './policy';
 
 /** One item of one page: enough to show the listing exists and the token may read it. */
 export function onePage<T>(): PageOptions<T> {
@@ -11,4 +13,32 @@ export async function readFirstPage<T>(items: Paginated<T>): Promise<void> {
     void item;
     break;
   }
+}
+
+/**
+ * A probe per target of a `projects:` selection: each project listed by id or path through `read` (the listing the
+ * policy reads), and each glob's group through its projects listing, warning when the glob matches none of them.
+ */
+export function selectionProbes(
+  selection: ProjectSelection,
+  listed: { readonly what: string; readonly needs: string; read(client: GitlabClient, project: string | number): Promise<void> },
+): TargetProbe[] {
+  const projects = selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
+  const globs = selection.discoveryRoots().map(
+    (root): TargetProbe => ({
+      target: `projects ${selection.globs.filter((glob) => glob.root?.toLowerCase() === root.group.toLowerCase()).map((glob) => glob.pattern).join(', ')} (group ${root.group})`,
+      needs: 'membership of the group (Reporter role or higher to list its projects)',
+      read: async (client) => {
+        const pages = client.projects.allForGroup(root.group, { simple: true, with_shared: false, include_subgroups: root.includeSubgroups });
+        for await (const project of pages) {
+          if (selection.matches(project.path_with_namespace) && !selection.excluded(project.path_with_namespace, project.id)) return undefined;
+        }
+        return 'matches no project the token can see';
+      },
+    }),
+  );
+  return [
+    ...projects.map((project): TargetProbe => ({ target: `project ${project} (${listed.what})`, needs: listed.needs, read: (client) => listed.read(client, project) })),
+    ...globs,
+  ];
 }

@@ -157,15 +157,18 @@ function decideOne(config: JobRetryConfig, project: ProjectRef, projectId: numbe
  * every time.
  */
 export function decideJobRetries(config: JobRetryConfig, snapshot: JobRetrySnapshot, _now: Date): Decision[] {
-  // Positions looked up in a map, not searched for: a policy may list thousands of projects.
-  const positions = firstPositions(config.projects.map(String));
-  const order = (project: ProjectRef): number => positions.get(String(project)) ?? config.projects.length;
-  const projects = snapshot.projects
-    .map((p, position) => ({ p, position }))
-    .sort((a, b) => order(a.p.project) - order(b.p.project) || a.position - b.position);
+  // The selection's order, whatever order the snapshot lists things in: listed projects as written, then the ones
+  // globs found, by path. Positions are looked up in a map: a policy may cover thousands of projects.
+  const positions = firstPositions(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path)));
+  const listedFirst = (a: ProjectRef, b: ProjectRef): number => {
+    const [pa, pb] = [positions.get(String(a)) ?? Infinity, positions.get(String(b)) ?? Infinity];
+    if (pa !== pb) return pa < pb ? -1 : 1;
+    return String(a).toLowerCase() < String(b).toLowerCase() ? -1 : String(a).toLowerCase() > String(b).toLowerCase() ? 1 : 0;
+  };
+  const projects = [...snapshot.projects].sort((a, b) => listedFirst(a.project, b.project));
 
   const decisions: Decision[] = [];
-  for (const { p } of projects) {
+  for (const p of projects) {
     const candidates = [...p.candidates].sort((a, b) => b.job.id - a.job.id);
     for (const candidate of candidates) {
       decisions.push(decideOne(config, p.project, p.projectId ?? candidate.job.project_id, candidate));

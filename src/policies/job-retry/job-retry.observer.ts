@@ -15,6 +15,7 @@ import {
 } from './job-retry.decide';
 import { type RetryTarget, retryTarget } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
+import { selectProjects } from '../../engine/discovery';
 import { mapLimited } from '../../engine/map-limited';
 import { readJsonObject } from '../../engine/policy-state';
 
@@ -41,10 +42,20 @@ export async function observeJobRetries(config: JobRetryConfig, context: PolicyC
   const open = openRetries(context.unsettled);
   // Several projects at once, in the order configured: a poll of thousands of projects is bound by the forge's
   // latency, not its throughput, and the client's concurrency cap and budget still hold every request.
-  const projects = await mapLimited(config.projects, context.concurrency ?? 1, (project) =>
-    observeProject(config, project, context, open.get(String(project)) ?? []),
-  );
-  return { projects };
+  const selected = await selectProjects(context, config.projects, config.include_archived);
+  const listed = new Set(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
+  const projects = await mapLimited(selected, context.concurrency ?? 1, async (project) => {
+    try {
+      return await observeProject(config, project, context, open.get(String(project)) ?? []);
+    } catch (error) {
+      // A project a glob found may be deleted or moved before discovery runs again: it drops out with one line, and a
+      // moved one is found again under its new path. A project the file names itself fails the pass, to be seen.
+      if (!(error instanceof NotFoundError) || listed.has(String(project).toLowerCase())) throw error;
+      context.logger.warn(`project ${project} is gone (deleted or moved since discovery); left out of this pass`);
+      return undefined;
+    }
+  });
+  return { projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined) };
 }
 
 /**

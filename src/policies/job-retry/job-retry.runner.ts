@@ -1,6 +1,6 @@
 import { defineAction } from '../../engine/action-params';
 import type { PolicyRunner } from '../../engine/policy';
-import { onePage, readFirstPage } from '../../engine/probe';
+import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { decideJobRetries, type JobRetrySnapshot, RETRY } from './job-retry.decide';
 import { commitJobRetries, observeJobRetries, recheckJobRetry } from './job-retry.observer';
@@ -26,10 +26,10 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
     return `${count(snapshot.projects.length, 'project')}, ${count(candidates, 'new failed job')}`;
   },
   probes: (config) =>
-    config.projects.map((project) => ({
-      target: `project ${project} (jobs)`,
+    selectionProbes(config.projects, {
+      what: 'jobs',
       needs: 'Developer role or higher',
-      read: (client) => readFirstPage(client.jobs.all(project, { scope: ['failed'] }, onePage())),
-    })),
+      read: (client, project) => readFirstPage(client.jobs.all(project, { scope: ['failed'] }, onePage())),
+    }),
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };

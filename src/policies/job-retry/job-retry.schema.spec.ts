@@ -1,18 +1,20 @@
 import { z } from 'zod';
+import type { ProjectSelection } from '../../config/project-selection';
 import { configJsonSchema } from '../../config/schema';
 import { aConfig } from '../../../test/support/builders/jobs';
 import { DURATION_PROBLEM, policyFiles } from '../../../test/support/schema-spec';
-import { jobRetryPolicy } from './job-retry.schema';
+import { type JobRetryConfig, jobRetryPolicy } from './job-retry.schema';
 
 const { file, parse, problemsOf } = policyFiles(jobRetryPolicy, 'retry-flaky');
 
 describe('job_retry schema', () => {
   it('fills every default', () => {
-    const config = parse(file('projects: [acme/api]', 'interval: 1m')).policies[0];
+    const { projects, ...config } = parse(file('projects: [acme/api]', 'interval: 1m')).policies[0] as JobRetryConfig;
+    expect(projects.toJSON()).toEqual(['acme/api']);
     expect(config).toEqual({
       name: 'retry-flaky',
       type: 'job_retry',
-      projects: ['acme/api'],
+      include_archived: false,
       interval: 60_000,
       lookback: 3_600_000,
       match: { allow_failure: false },
@@ -41,8 +43,8 @@ describe('job_retry schema', () => {
       log_tail: '1MiB',
       max_actions_per_run: 5,
     });
+    expect(config.projects.explicit.map((item) => (item.kind === 'id' ? item.id : item.path))).toEqual(['acme/api', 42, 7]);
     expect(config).toMatchObject({
-      projects: ['acme/api', 42, 7],
       interval: 300_000,
       lookback: 2 * 86_400_000,
       match: { allow_failure: true, tag: false },
@@ -60,9 +62,9 @@ describe('job_retry schema', () => {
   });
 
   it.each<[string, string[], string]>([
-    ['projects missing', ['interval: 1m'], 'policies.yml:4:5 policies[0].projects: missing: expected a list of projects such as [acme/api, 42]'],
+    ['projects missing', ['interval: 1m'], 'policies.yml:4:5 policies[0].projects: missing: expected a list of projects such as [acme/api, 42, "acme/tools/*"]'],
     ['projects empty', ['projects: []', 'interval: 1m'], 'policies.yml:6:15 policies[0].projects: give at least one project'],
-    ['a project that is neither id nor path', ['projects: ["acme api"]', 'interval: 1m'], 'policies.yml:6:16 policies[0].projects[0]: expected a project id or its full path such as "acme/api"'],
+    ['a project that is neither id nor path', ['projects: ["acme api"]', 'interval: 1m'], 'policies.yml:6:16 policies[0].projects[0]: " " cannot appear in a path: paths hold letters a-z, digits, "_", "-" and "."; the wildcards are "*" (within a segment), "**" (any number of segments) and "?" (one character)'],
     ['interval missing', ['projects: [acme/api]'], `policies.yml:4:5 policies[0].interval: missing: ${DURATION_PROBLEM}`],
     ['a bad interval', ['projects: [acme/api]', 'interval: soon'], `policies.yml:7:15 policies[0].interval: ${DURATION_PROBLEM}`],
     ['interval 0s', ['projects: [acme/api]', 'interval: 0s'], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 0s'],
@@ -88,6 +90,20 @@ describe('job_retry schema', () => {
     expect(problems).toEqual([problem]);
   });
 
+  it('takes globs and excludes, and reads which groups to list for them', () => {
+    const [policy] = parse(file('projects: [acme/api, "acme/platform/**", "!acme/platform/legacy-*"]', 'interval: 1m', 'include_archived: true')).policies as JobRetryConfig[];
+    expect(policy.include_archived).toBe(true);
+    expect(policy.projects.discoveryRoots()).toEqual([{ group: 'acme/platform', includeSubgroups: true }]);
+    expect(policy.projects.matches('acme/platform/tools/web')).toBe(true);
+    expect(policy.projects.excluded('acme/platform/legacy-api')).toBe(true);
+  });
+
+  it('points at a glob that does not start with a group path', () => {
+    expect(problemsOf(file('projects: [acme/api, "*/web"]', 'interval: 1m'))).toEqual([
+      expect.stringMatching(/^policies\.yml:6:26 policies\[0\]\.projects\[1\]: /),
+    ]);
+  });
+
   it('takes a zero delay and a zero lookback: waiting for nothing is no loop', () => {
     const [policy] = parse(file('projects: [acme/api]', 'interval: 1s', 'delay: 0s', 'lookback: 0s')).policies;
     expect(policy).toMatchObject({ interval: 1_000, delay: 0, lookback: 0 });
@@ -108,8 +124,8 @@ describe('job_retry schema', () => {
   it('gives a config type whose fields are the converted values', () => {
     const config = aConfig();
     const interval: number = config.interval;
-    const projects: ReadonlyArray<string | number> = config.projects;
-    expect({ interval, projects }).toEqual({ interval: 60_000, projects: ['acme/api'] });
+    const projects: ProjectSelection = config.projects;
+    expect({ interval, projects: projects.toJSON(), paths: projects.paths }).toEqual({ interval: 60_000, projects: ['acme/api'], paths: ['acme/api'] });
     expect(jobRetryPolicy.schema).toBeInstanceOf(z.ZodObject);
   });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePolicyType } from '../../config/policy-type';
-import { byteSize, duration, period, projectRef, re2List } from '../../config/validators';
+import { byteSize, duration, period, projectSelection, re2List } from '../../config/validators';
 
 /**
  * `job_retry`: retries failed CI jobs whose failure looks transient. Every field is snake_case like the forge's own
@@ -30,10 +30,13 @@ const matchSchema = z
   .describe('Which failed jobs are retried; every given condition must hold.');
 
 export const jobRetryPolicy = definePolicyType('job_retry', 'Retries failed CI jobs whose failure looks transient.', {
-  projects: z
-    .array(projectRef(), { error: 'expected a list of projects such as [acme/api, 42]' })
-    .min(1, { error: 'give at least one project' })
-    .describe('Projects to watch, by numeric id or full path (acme/api).'),
+  projects: projectSelection().describe(
+    'Projects to watch: by id (42), full path (acme/api) or glob ("acme/*" the group\'s own, "acme/**" with its subgroups); a quoted leading "!" excludes.',
+  ),
+  include_archived: z
+    .boolean({ error: 'expected true or false' })
+    .default(false)
+    .describe('Whether globs select archived projects too; a project listed by id or path is watched even when archived.'),
   interval: period().describe('How often the failed jobs are polled.'),
   lookback: duration()
     .prefault('1h')

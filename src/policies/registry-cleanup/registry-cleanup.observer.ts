@@ -1,6 +1,7 @@
 import type { PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { RegistryRepository } from '../../gitlab/types/registry';
+import { selectProjects } from '../../engine/discovery';
 import { limitedRunner, mapLimited } from '../../engine/map-limited';
 import {
   bulkStatus,
@@ -47,8 +48,10 @@ export async function observeRegistryCleanup(config: RegistryCleanupConfig, cont
 async function listRepositories(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryRepository[]> {
   const { registry } = context.client;
   // tags_count lets progress say how far a large repository's listing is.
+  const projects = config.projects ? await selectProjects(context, config.projects, config.include_archived) : [];
+  const listed = new Set(config.projects?.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
   const listings = [
-    ...(config.projects ?? []).map((project) => () => registry.all(project, { tags_count: true })),
+    ...projects.map((project) => () => droppingGone(registry.all(project, { tags_count: true }), listed.has(String(project).toLowerCase()), project, context)),
     ...(config.groups ?? []).map((group) => () => registry.allForGroup(group, { tags_count: true })),
   ];
   const lists = await mapLimited(listings, context.concurrency ?? 1, async (listing) => {
@@ -60,6 +63,24 @@ async function listRepositories(config: RegistryCleanupConfig, context: PolicyCo
   for (const repository of lists.flat()) found.set(repository.id, repository);
   const wanted = (path: string) => config.repositories?.some((pattern) => pattern.test(path)) ?? true;
   return [...found.values()].filter((repository) => wanted(repository.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.id - b.id));
+}
+
+/**
+ * The repositories of a project a glob found, or none when it was deleted or moved since discovery (one warning
+ * line; a moved one is found again under its new path). A project the file names itself fails the pass instead.
+ */
+async function* droppingGone(
+  repositories: AsyncIterable<RegistryRepository>,
+  listedByName: boolean,
+  project: string | number,
+  context: PolicyContext,
+): AsyncIterable<RegistryRepository> {
+  try {
+    yield* repositories;
+  } catch (error) {
+    if (!(error instanceof NotFoundError) || listedByName) throw error;
+    context.logger.warn(`project ${project} is gone (deleted or moved since discovery); left out of this pass`);
+  }
 }
 
 async function observeRepository(

@@ -1,6 +1,6 @@
 import { defineAction } from '../../engine/action-params';
 import type { ActionResult, Decision, PolicyContext, PolicyRunner } from '../../engine/policy';
-import { onePage, readFirstPage } from '../../engine/probe';
+import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import type { GitlabClient } from '../../gitlab';
 import { BulkDeleteAlreadyRequestedError, certainlyNotActed, NotFoundError } from '../../gitlab/transport/errors';
@@ -113,11 +113,13 @@ export const registryCleanupRunner: PolicyRunner<RegistryCleanupConfig, Registry
     return `${count(snapshot.repositories.length, 'repository', 'repositories')}, ${count(tags, 'tag')}`;
   },
   probes: (config) => [
-    ...(config.projects ?? []).map((project) => ({
-      target: `project ${project} (container registry)`,
-      needs: 'Maintainer role or higher to delete tags',
-      read: (client: GitlabClient) => readFirstPage(client.registry.all(project, {}, onePage())),
-    })),
+    ...(config.projects
+      ? selectionProbes(config.projects, {
+          what: 'container registry',
+          needs: 'Maintainer role or higher to delete tags',
+          read: (client, project) => readFirstPage(client.registry.all(project, {}, onePage())),
+        })
+      : []),
     ...(config.groups ?? []).map((group) => ({
       target: `group ${group} (container registry)`,
       needs: 'Maintainer role or higher to delete tags',

@@ -15,6 +15,7 @@ describe('registry_cleanup schema', () => {
       type: 'registry_cleanup',
       schedule: '0 3 * * *',
       projects: ['acme/api'],
+      include_archived: false,
       name_regex_delete: '.*',
       mode: 'bulk',
       max_follow_ups: 24,
@@ -39,9 +40,9 @@ describe('registry_cleanup schema', () => {
       max_actions_per_run: 50,
       dry_run: false,
     });
+    expect(config.projects?.toJSON()).toEqual(['acme/api', 42]);
     expect(config).toMatchObject({
       timezone: 'Europe/Berlin',
-      projects: ['acme/api', 42],
       groups: ['acme', 7],
       keep_n: 10,
       older_than: { text: '1month', ms: 30 * 86_400_000 },
@@ -72,7 +73,7 @@ describe('registry_cleanup schema', () => {
 
   it.each<[string, string[], string]>([
     ['projects and groups missing', ['schedule: "0 3 * * *"', 'name_regex_delete: ".*"'], 'policies.yml:4:5 policies[0].projects: missing: give at least one project or group (projects, groups or both)'],
-    ['projects and groups empty', ['schedule: "0 3 * * *"', 'projects: []', 'groups: []', 'name_regex_delete: ".*"'], 'policies.yml:7:15 policies[0].projects: give at least one project or group (projects, groups or both)'],
+    ['projects and groups empty', ['schedule: "0 3 * * *"', 'projects: []', 'groups: []', 'name_regex_delete: ".*"'], 'policies.yml:7:15 policies[0].projects: give at least one project'],
     ['name_regex_delete missing', ['schedule: "0 3 * * *"', 'projects: [acme/api]'], 'policies.yml:4:5 policies[0].name_regex_delete: missing: expected the RE2 expression of the tags to delete, such as ".*"'],
     ['an invalid delete regex', ['schedule: "0 3 * * *"', 'projects: [acme/api]', 'name_regex_delete: "(build"'], 'policies.yml:8:24 policies[0].name_regex_delete: invalid RE2 regular expression: missing closing ): `(build`'],
     ['an invalid keep regex (a look-ahead, not RE2)', [...VALID, 'name_regex_keep: "(?!main)"'], 'policies.yml:9:22 policies[0].name_regex_keep: invalid RE2 regular expression: invalid or unsupported Perl syntax: `(?!`'],
@@ -86,7 +87,7 @@ describe('registry_cleanup schema', () => {
     ['keep_n not whole', [...VALID, 'keep_n: 2.5'], 'policies.yml:9:13 policies[0].keep_n: keep_n must be a whole number'],
     ['an unknown mode', [...VALID, 'mode: fast'], 'policies.yml:9:11 policies[0].mode: expected bulk or per_tag'],
     ['max_follow_ups below 0', [...VALID, 'max_follow_ups: -1'], 'policies.yml:9:21 policies[0].max_follow_ups: max_follow_ups must be at least 0'],
-    ['projects that is not a list', ['schedule: "0 3 * * *"', 'projects: acme/api', 'name_regex_delete: ".*"'], 'policies.yml:7:15 policies[0].projects: expected a list of projects such as [acme/api, 42]'],
+    ['projects that is not a list', ['schedule: "0 3 * * *"', 'projects: acme/api', 'name_regex_delete: ".*"'], 'policies.yml:7:15 policies[0].projects: expected a list of projects such as [acme/api, 42, "acme/tools/*"]'],
     ['a group that is no path', ['schedule: "0 3 * * *"', 'groups: ["acme corp"]', 'name_regex_delete: ".*"'], 'policies.yml:7:14 policies[0].groups[0]: expected a group id or its full path such as "acme"'],
     ['an unknown key, with a suggestion', [...VALID, 'keep: 10'], 'policies.yml:9:5 policies[0].keep: unknown key "keep"; did you mean "keep_n"?'],
   ])('rejects %s', (_title, lines, problem) => {

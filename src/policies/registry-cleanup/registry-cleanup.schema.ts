@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { ProjectSelection } from '../../config/project-selection';
 import { DURATION_HINT, parseDuration } from '../../config/duration';
 import { definePolicyType } from '../../config/policy-type';
-import { cron, groupRef, projectRef, re2, re2List, timezone } from '../../config/validators';
+import { cron, groupRef, projectSelection, re2, re2List, timezone } from '../../config/validators';
 
 /**
  * `registry_cleanup`: deletes container-registry tags on a schedule with the forge's own bulk-deletion rules, so the
@@ -32,10 +33,13 @@ const base = definePolicyType(
   {
     schedule: cron().describe('When the cleanup runs, as a 5-field cron expression ("0 3 * * *").'),
     timezone: timezone().optional().describe('IANA time zone of the schedule; omitted: UTC.'),
-    projects: z
-      .array(projectRef(), { error: 'expected a list of projects such as [acme/api, 42]' })
+    projects: projectSelection()
       .optional()
-      .describe('Projects whose registry repositories are cleaned, by numeric id or full path.'),
+      .describe('Projects whose registry repositories are cleaned: by id (42), full path (acme/api) or glob ("acme/**"); a quoted leading "!" excludes.'),
+    include_archived: z
+      .boolean({ error: 'expected true or false' })
+      .default(false)
+      .describe('Whether project globs select archived projects too (the forge refuses deleting their tags).'),
     groups: z
       .array(groupRef(), { error: 'expected a list of groups such as [acme]' })
       .optional()
@@ -92,9 +96,10 @@ const schema = base.schema
   .refine((policy) => nonEmpty(policy.projects) || nonEmpty(policy.groups), {
     path: ['projects'],
     error: 'give at least one project or group (projects, groups or both)',
-    // Not when either is of the wrong type: that is reported where it is.
+    // Not when either is of the wrong type, nor when projects is an empty list: that is reported where it is.
     when: (payload) => {
       const input = payload.value as Record<string, unknown> | undefined;
+      if (Array.isArray(input?.projects) && input.projects.length === 0) return false;
       return [input?.projects, input?.groups].every((list) => list === undefined || Array.isArray(list));
     },
   })
@@ -112,8 +117,9 @@ export const registryCleanupPolicy = { ...base, schema } as const;
 
 export type RegistryCleanupConfig = z.output<typeof schema>;
 
-function nonEmpty(list: readonly unknown[] | undefined): boolean {
-  return Array.isArray(list) && list.length > 0;
+function nonEmpty(list: readonly unknown[] | ProjectSelection | undefined): boolean {
+  // A selection is never empty: its validator asks for at least one item.
+  return list instanceof ProjectSelection || (Array.isArray(list) && list.length > 0);
 }
 
 /** The delete expression in effect: `name_regex_delete`, else its deprecated synonym, as on the forge. */

@@ -1,0 +1,183 @@
+import type { Logger } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { Clock } from '../clock';
+import type { DiscoveredProject, DiscoveryRoot, ProjectSelection } from '../config/project-selection';
+import type { ProjectRef } from '../config/validators';
+import type { GitlabClient } from '../gitlab/client';
+import { NotFoundError } from '../gitlab/transport/errors';
+import type { EngineKeys } from './keys';
+import type { PolicyContext, ProjectDiscoverer } from './policy';
+import { Lease } from './lease';
+
+/**
+ * Where discovery keeps what it found, shared by the policies and the replicas: Redis in the daemon (see
+ * RedisDiscoveryCache). `claim` makes one replica the one that lists a group while the others use what is cached.
+ */
+export interface DiscoveryCache {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Takes the right to refresh `key` for `ttlMs`; the returned function gives it back. Undefined: someone has it. */
+  claim(key: string, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
+}
+
+/** What one listing of a group found, as it is cached. */
+interface CachedListing {
+  /** When it was read, ms since the epoch (the daemon's clock). */
+  readonly at: number;
+  /** Projects as `[id, full path]`: thousands of them, so no field names. */
+  readonly projects: ReadonlyArray<readonly [number, string]>;
+  /** The group itself is gone (404): nothing to list until it is back. */
+  readonly gone?: true;
+}
+
+/** A project a selection resolved to, with the reference the policy uses for it. */
+interface Resolved extends DiscoveredProject {
+  /** As the policy file wrote it for a listed project; the full path for one a glob found. */
+  readonly ref: ProjectRef;
+}
+
+/**
+ * The projects `selection` covers, for an observer: through the engine's discovery when the context has it, else
+ * (a context built by hand) only the projects listed by id or path.
+ */
+export async function selectProjects(context: PolicyContext, selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
+  if (context.discovery) return context.discovery.select(selection, includeArchived);
+  if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error('project globs and excludes need the engine\'s discovery');
+  return selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
+}
+
+/** A listing is re-read by whoever finds it older than the interval; the claim outlives a slow listing. */
+const CLAIM_MS = 120_000;
+/** A replica that finds nothing cached and another replica listing waits this long for its result, then lists itself. */
+const WAIT_FOR_OTHERS_MS = 15_000;
+const WAIT_STEP_MS = 250;
+
+/**
+ * Resolves the project globs of the policy file (`acme/**`, `!acme/legacy-*`) to projects, through the forge's
+ * group projects listing. Each group is listed once per `discovery_interval` for the whole cluster, whatever number
+ * of policies and replicas select from it: the listing is cached (in Redis, in the daemon), and only the replica
+ * that claims a stale one lists it again, while the others keep using the old one. Listed projects given by id or
+ * path cost nothing when a selection has no glob and no exclude: they are used as written, as before globs existed.
+ */
+export class ProjectDiscovery implements ProjectDiscoverer {
+  constructor(
+    private readonly client: GitlabClient,
+    private readonly cache: DiscoveryCache,
+    private readonly clock: Clock,
+    private readonly intervalMs: number,
+    private readonly logger: Pick<Logger, 'log' | 'warn'>,
+  ) {}
+
+  /** The projects `selection` names, in its order (see ProjectSelection.select), as references for the client. */
+  async select(selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
+    if (selection.globs.length === 0 && selection.excludes.length === 0) return selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
+    const listed = await Promise.all(selection.discoveryRoots().map((root) => this.groupProjects(root, includeArchived)));
+    const explicit = await Promise.all(selection.explicit.map((item) => this.listedProject(item.kind === 'id' ? item.id : item.path)));
+    const candidates: Resolved[] = [];
+    for (const project of explicit) if (project) candidates.push(project);
+    for (const projects of listed) candidates.push(...projects);
+    return selection.select(candidates, includeArchived).map((project) => project.ref);
+  }
+
+  /** The projects of one discovery root (archived ones only when asked for), from the cache while it is fresh. */
+  async groupProjects(root: DiscoveryRoot, includeArchived: boolean): Promise<Resolved[]> {
+    const key = `group:${root.group.toLowerCase()}:${root.includeSubgroups ? 'tree' : 'own'}:${includeArchived ? 'all' : 'active'}`;
+    const listing = await this.fresh(key, async () => {
+      const projects: Array<[number, string]> = [];
+      try {
+        // Archived projects are filtered by the forge when they are not wanted; `simple` keeps the pages small.
+        const pages = this.client.projects.allForGroup(root.group, {
+          simple: true,
+          with_shared: false,
+          include_subgroups: root.includeSubgroups,
+          ...(includeArchived ? {} : { archived: false }),
+        });
+        for await (const project of pages) projects.push([project.id, project.path_with_namespace]);
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+        this.logger.warn(`discovery: group ${root.group} not found (deleted, moved or not visible to the token); its projects are left out until it is back`);
+        return { at: this.clock.now(), projects: [], gone: true };
+      }
+      return { at: this.clock.now(), projects };
+    });
+    // Listed with `archived: false` unless archived ones are wanted, so none here is archived when that matters.
+    return listing.projects.map(([id, path]) => ({ id, path_with_namespace: path, archived: false, ref: path }));
+  }
+
+  /** A project the policy lists by id or path, read once per interval: its id and path, for excludes. */
+  private async listedProject(ref: ProjectRef): Promise<Resolved | undefined> {
+    const listing = await this.fresh(`project:${String(ref).toLowerCase()}`, async () => {
+      try {
+        const project = await this.client.projects.show(ref);
+        return { at: this.clock.now(), projects: [[project.id, project.path_with_namespace]] };
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+        this.logger.warn(`discovery: project ${String(ref)} not found (deleted, moved or not visible to the token); left out until it is back`);
+        return { at: this.clock.now(), projects: [], gone: true };
+      }
+    });
+    const [found] = listing.projects;
+    // A listed project is selected even when archived (the policy named it), so its archived flag does not matter.
+    return found ? { id: found[0], path_with_namespace: found[1], archived: false, ref } : undefined;
+  }
+
+  /** The cached value of `key` while fresh; else `read` by this replica, or by another that claimed it first. */
+  private async fresh(key: string, read: () => Promise<CachedListing>): Promise<CachedListing> {
+    const cached = parseListing(await this.cache.get(key));
+    const now = this.clock.now();
+    if (cached && now - cached.at < this.intervalMs && cached.at <= now) return cached;
+    const release = await this.cache.claim(key, CLAIM_MS);
+    if (!release) {
+      // Another replica is reading it: the old listing serves meanwhile; with none, wait a little for the new one.
+      if (cached) return cached;
+      for (let waited = 0; waited < WAIT_FOR_OTHERS_MS; waited += WAIT_STEP_MS) {
+        await this.clock.sleep(WAIT_STEP_MS);
+        const arrived = parseListing(await this.cache.get(key));
+        if (arrived) return arrived;
+      }
+    }
+    try {
+      const listing = await read();
+      // Kept for two intervals: a replica that finds it stale still has it to work with while one refreshes it.
+      await this.cache.set(key, JSON.stringify(listing), 2 * this.intervalMs);
+      return listing;
+    } finally {
+      await release?.();
+    }
+  }
+}
+
+function parseListing(text: string | undefined): CachedListing | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value = JSON.parse(text) as Partial<CachedListing>;
+    if (typeof value.at !== 'number' || !Array.isArray(value.projects)) return undefined;
+    const projects = value.projects.filter(
+      (entry): entry is readonly [number, string] => Array.isArray(entry) && typeof entry[0] === 'number' && typeof entry[1] === 'string',
+    );
+    return { at: value.at, projects, ...(value.gone ? { gone: true as const } : {}) };
+  } catch {
+    return undefined; // damaged: listed again
+  }
+}
+
+/** The daemon's discovery cache: Redis, under the configured prefix, so every replica shares one listing per group. */
+export class RedisDiscoveryCache implements DiscoveryCache {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: EngineKeys,
+  ) {}
+
+  async get(key: string): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.discovery(key))) ?? undefined;
+  }
+
+  async set(key: string, value: string, ttlMs: number): Promise<void> {
+    await this.redis.set(this.keys.discovery(key), value, 'PX', ttlMs);
+  }
+
+  async claim(key: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
+    const lease = await Lease.acquire(this.redis, this.keys.discoveryClaim(key), ttlMs);
+    return lease ? () => lease.release() : undefined;
+  }
+}
