@@ -1,4 +1,5 @@
 import { EngineService, type PassResult } from '../engine/engine.service';
+import { count } from '../engine/words';
 import { SKIP } from '../engine/policy';
 import { renderTable } from './table';
 import { type AppCommandOptions, withApp } from './with-app';
@@ -46,6 +47,7 @@ export function passJson(result: PassResult) {
     type: result.type,
     dry_run: result.dryRun,
     ...(result.error !== undefined ? { error: result.error } : {}),
+    ...(result.covered ? { covered: result.covered } : {}),
     decisions: result.decisions.map((decision) => ({
       action: decision.action,
       target: decision.target,
@@ -77,14 +79,22 @@ function renderPlan(results: readonly PassResult[]): string {
       const mode = result.dryRun ? 'dry run' : 'acting';
       const head = `${result.policy} (${result.type}, ${mode})`;
       if (result.error !== undefined) return `${head}: pass failed: ${result.error}\n`;
-      if (result.decisions.length === 0) return `${head}: nothing to decide\n`;
+      const covers = result.covered ? `${coveredLine(result.covered)}\n` : '';
+      if (result.decisions.length === 0) return `${head}: nothing to decide\n${covers}`;
       const actions = result.decisions.filter((decision) => decision.action !== 'skip').length;
       const table = renderTable(
         ['ACTION', 'TARGET', 'REASON'],
         result.decisions.map((decision) => [decision.action, decision.target, decision.reason]),
         result.decisions.map((decision) => decision.details ?? []),
       );
-      return `${head}: ${actions} to act on, ${result.decisions.length - actions} skipped\n${table}\n`;
+      return `${head}: ${actions} to act on, ${result.decisions.length - actions} skipped\n${covers}${table}\n`;
     })
     .join('\n');
+}
+
+/** The projects a pass looked at, so a glob's reach is seen before it acts; a long list is cut after the first 20. */
+function coveredLine(projects: readonly string[]): string {
+  const shown = projects.slice(0, 20).join(', ');
+  const more = projects.length > 20 ? `, and ${projects.length - 20} more (--json lists all)` : '';
+  return `covers ${count(projects.length, 'project')}: ${shown || 'none'}${more}`;
 }

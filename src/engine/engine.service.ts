@@ -33,6 +33,8 @@ export interface PassResult {
   readonly error?: string;
   /** When the policy asked for an extra pass (a follow-up after the forge's hourly limit). */
   readonly nextPassAt?: Date;
+  /** The projects the pass looked at, when the policy says (its globs resolved): `plan` shows them. */
+  readonly covered?: readonly string[];
 }
 
 /**
@@ -291,7 +293,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
         throw error;
       }
       this.metrics.passes.inc({ policy: name, result: 'ok' });
-      if (mode === 'plan') return { ...base, decisions, records: [] };
+      const covered = runner.covered?.(policy, snapshot);
+      if (mode === 'plan') return { ...base, decisions, records: [], ...(covered ? { covered } : {}) };
       const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays, passLease });
       const done = async () => {
         await this.recordSuccessfulPass(name);

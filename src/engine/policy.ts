@@ -200,6 +200,8 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
    * say it ran.
    */
   summarize?(config: Config, snapshot: Snapshot): string;
+  /** Pure: the projects a pass looked at where globs chose them, for `plan`; undefined where the file lists them. */
+  covered?(config: Config, snapshot: Snapshot): string[] | undefined;
   /** Pure: why this policy needs an administrator's token, or undefined; said at start when the token is not one. */
   needsAdministrator?(config: Config): string | undefined;
   /** Pure: the reads that show each target exists and the token may work on it (`doctor`). */

@@ -24,19 +24,25 @@ export function selectionProbes(
   listed: { readonly what: string; readonly needs: string; read(client: GitlabClient, project: string | number): Promise<void> },
 ): TargetProbe[] {
   const projects = selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
-  const globs = selection.discoveryRoots().map(
-    (root): TargetProbe => ({
-      target: `projects ${selection.globs.filter((glob) => glob.root?.toLowerCase() === root.group.toLowerCase()).map((glob) => glob.pattern).join(', ')} (group ${root.group})`,
+  const globs = selection.discoveryRoots().map((root): TargetProbe => {
+    const patterns = selection.globs.filter((glob) => glob.root?.toLowerCase() === root.group.toLowerCase());
+    return {
+      target: `projects ${patterns.map((glob) => glob.pattern).join(', ')} (group ${root.group})`,
       needs: 'membership of the group (Reporter role or higher to list its projects)',
       read: async (client) => {
+        // Each glob on its own: one that matches nothing is a mistake even when another glob of the group matches.
+        const unmatched = new Set(patterns);
         const pages = client.projects.allForGroup(root.group, { simple: true, with_shared: false, include_subgroups: root.includeSubgroups });
         for await (const project of pages) {
-          if (selection.matches(project.path_with_namespace) && !selection.excluded(project.path_with_namespace, project.id)) return undefined;
+          if (selection.excluded(project.path_with_namespace, project.id)) continue;
+          for (const glob of unmatched) if (glob.matcher.test(project.path_with_namespace)) unmatched.delete(glob);
+          if (unmatched.size === 0) return undefined;
         }
-        return 'matches no project the token can see';
+        const none = [...unmatched].map((glob) => glob.pattern).join(', ');
+        return `${none} ${unmatched.size === 1 ? 'matches' : 'match'} no project the token can see`;
       },
-    }),
-  );
+    };
+  });
   return [
     ...projects.map((project): TargetProbe => ({ target: `project ${project} (${listed.what})`, needs: listed.needs, read: (client) => listed.read(client, project) })),
     ...globs,

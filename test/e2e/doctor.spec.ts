@@ -173,6 +173,28 @@ describe('forgewarden doctor against the sandbox', () => {
     ]);
   });
 
+  it('warns about a glob that matches no project, without failing, and passes one that matches', async () => {
+    const file = writeTempFile(
+      'globs.yml',
+      [
+        'version: 1',
+        `gitlab: { url: "${sandboxUrl}", token: ${ADMIN_TOKEN} }`,
+        `redis: { url: "${redisUrl()}", prefix: ${prefix} }`,
+        'policies:',
+        '  - name: retry-globs',
+        '    type: job_retry',
+        '    projects: ["acme/*", "acme/nothing-*"]',
+        '    interval: 5m',
+      ].join('\n'),
+    );
+    const result = await runCli(['doctor', '-c', file], childEnv());
+    expect(result.code).toBe(0);
+    expect(linesOf(result).slice(4)).toEqual([
+      '! retry-globs: projects acme/*, acme/nothing-* (group acme): acme/nothing-* matches no project the token can see',
+      'all checks passed',
+    ]);
+  });
+
   it("with a non-administrator's token: the rules that need an administrator and the targets it may not work on fail", async () => {
     const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ GITLAB_TOKEN: USER_TOKEN }));
     expect(result.code).toBe(1);

@@ -56,6 +56,27 @@ describe('plan, once and audit against the sandbox command', () => {
     expect(await retriesReceived()).toEqual([]);
   });
 
+  it('plan lists the projects globs selected, excludes left out', async () => {
+    const file = writeTempFile(
+      'globs.yml',
+      [
+        'version: 1',
+        'gitlab: { url: "${GITLAB_URL}", token: "${GITLAB_TOKEN}" }',
+        `redis: { url: "\${REDIS_URL}", prefix: ${prefix}-globs }`,
+        'policies:',
+        '  - name: retry-acme',
+        '    type: job_retry',
+        '    projects: ["acme/*", "!acme/web"]',
+        '    interval: 5m',
+      ].join('\n'),
+    );
+    const result = await runCli(['plan', '-c', file], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n')[1]).toBe('covers 1 project: acme/api');
+    const json = await runCli(['plan', '-c', file, '--json'], env);
+    expect((JSON.parse(json.stdout) as Array<{ covered: string[] }>)[0].covered).toEqual(['acme/api']);
+  });
+
   it('plan rejects an unknown --policy with exit 2', async () => {
     const result = await runCli(['plan', '-c', DEMO_CONFIG, '--policy', 'nope'], env);
     expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup, staff-access, ci-key-rotation\n' });

@@ -117,6 +117,7 @@ describe('job_retry over project globs, against the sandbox with a real Redis', 
     const engineApp = await app('["acme/platform/*"]');
     const pass = await engineApp.get(EngineService).runPass('flaky', 'plan');
     expect(pass.decisions.map((decision) => decision.target.split(' ')[0])).toEqual(['acme/platform/legacy-billing', 'acme/platform/web']);
+    expect(pass.covered).toEqual(['acme/platform/legacy-billing', 'acme/platform/web']);
     expect(retriedProjects()).toEqual([]);
   });
 });

@@ -36,6 +36,7 @@ describe('registry_cleanup over project globs, against the sandbox with a real R
     const pass = await engineApp.get(EngineService).runPass('cleanup', 'plan');
     expect(pass.error).toBeUndefined();
     expect(pass.decisions.map((decision) => decision.target).sort()).toEqual(['acme/api/app (repository 10)', 'acme/platform/web/app (repository 20)']);
+    expect(pass.covered).toEqual(['acme/api', 'acme/platform/web']);
     const registryReads = harness.sandbox.state.requestLog.filter((entry) => /\/registry\/repositories$/.test(entry.path)).map((entry) => entry.path);
     expect(registryReads.sort()).toEqual(['/api/v4/projects/acme%2Fapi/registry/repositories', '/api/v4/projects/acme%2Fplatform%2Fweb/registry/repositories']);
   });

@@ -25,6 +25,9 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
     const candidates = snapshot.projects.reduce((sum, project) => sum + project.candidates.length, 0);
     return `${count(snapshot.projects.length, 'project')}, ${count(candidates, 'new failed job')}`;
   },
+  // Only where globs or excludes decide which projects these are: a list written out needs no echo.
+  covered: (config, snapshot) =>
+    config.projects.globs.length + config.projects.excludes.length > 0 ? snapshot.projects.map((project) => String(project.project)) : undefined,
   probes: (config) =>
     selectionProbes(config.projects, {
       what: 'jobs',

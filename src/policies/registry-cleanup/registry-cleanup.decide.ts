@@ -33,6 +33,8 @@ export interface RepositorySnapshot {
 
 export interface RegistryCleanupSnapshot {
   readonly repositories: readonly RepositorySnapshot[];
+  /** The projects `projects:` selected, as their references (for `plan`, where globs chose them). */
+  readonly projects?: readonly string[];
 }
 
 /** The preview rules of a policy. */

@@ -1,3 +1,4 @@
+import type { ProjectRef } from '../../config/validators';
 import type { PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { RegistryRepository } from '../../gitlab/types/registry';
@@ -38,17 +39,17 @@ export function detailCacheKey(repositoryId: number): string {
 
 export async function observeRegistryCleanup(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryCleanupSnapshot> {
   // Several repositories at once, in path order; the client's concurrency cap and budget hold every request.
-  const observed = await mapLimited(await listRepositories(config, context), context.concurrency ?? 1, (repository) =>
+  const projects = config.projects ? await selectProjects(context, config.projects, config.include_archived) : [];
+  const observed = await mapLimited(await listRepositories(config, projects, context), context.concurrency ?? 1, (repository) =>
     observeRepository(config, repository, context),
   );
-  return { repositories: observed.filter((snapshot): snapshot is RepositorySnapshot => snapshot !== undefined) };
+  return { repositories: observed.filter((snapshot): snapshot is RepositorySnapshot => snapshot !== undefined), projects: projects.map(String) };
 }
 
 /** The configured projects' and groups' repositories, each once, filtered by `repositories`, in path order. */
-async function listRepositories(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryRepository[]> {
+async function listRepositories(config: RegistryCleanupConfig, projects: readonly ProjectRef[], context: PolicyContext): Promise<RegistryRepository[]> {
   const { registry } = context.client;
   // tags_count lets progress say how far a large repository's listing is.
-  const projects = config.projects ? await selectProjects(context, config.projects, config.include_archived) : [];
   const listed = new Set(config.projects?.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
   const listings = [
     ...projects.map((project) => () => droppingGone(registry.all(project, { tags_count: true }), listed.has(String(project).toLowerCase()), project, context)),

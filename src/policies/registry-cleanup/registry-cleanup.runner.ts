@@ -112,6 +112,8 @@ export const registryCleanupRunner: PolicyRunner<RegistryCleanupConfig, Registry
     const tags = snapshot.repositories.reduce((sum, repository) => sum + repository.tags.length, 0);
     return `${count(snapshot.repositories.length, 'repository', 'repositories')}, ${count(tags, 'tag')}`;
   },
+  covered: (config, snapshot) =>
+    config.projects && config.projects.globs.length + config.projects.excludes.length > 0 ? [...(snapshot.projects ?? [])] : undefined,
   probes: (config) => [
     ...(config.projects
       ? selectionProbes(config.projects, {
