@@ -1,4 +1,5 @@
 import type { Timestamp } from './common';
+import type { Group } from './groups';
 import type { ProtectedBranch } from './protected-branches';
 import type { UserSummary } from './users';
 
@@ -27,20 +28,8 @@ export interface EditProjectApprovalSettingsParams {
 /** Spec 02 §2 "Approval rule": `regular` is user defined; `report_approver` and `code_owner` are system generated. */
 export type ApprovalRuleType = 'regular' | 'report_approver' | 'code_owner';
 
-/** The group object of an approval rule (spec 02 §2). */
-export interface ApprovalRuleGroup {
-  id: number;
-  name: string;
-  path: string;
-  description: string;
-  visibility: 'private' | 'internal' | 'public';
-  lfs_enabled: boolean;
-  avatar_url: string | null;
-  web_url: string;
-  request_access_enabled: boolean;
-  full_name: string;
-  full_path: string;
-  parent_id: number | null;
+/** The group object of an approval rule (spec 02 §2): a group as listed, without its creation time, with LDAP fields. */
+export interface ApprovalRuleGroup extends Omit<Group, 'created_at'> {
   ldap_cn: string | null;
   ldap_access: number | null;
 }

@@ -1,4 +1,5 @@
 import type { AccessLevel, SortDirection, Timestamp, Visibility } from './common';
+import type { ProjectSummary } from './jobs';
 import type { NamespaceKind } from './namespaces';
 import type { UserSummary } from './users';
 
@@ -23,14 +24,7 @@ export interface ProjectNamespace {
  * What `simple=true` keeps of a project (the forge's `BasicProjectDetails`). It has no `archived` and no
  * `visibility`: a caller that filters on those asks the forge to (`archived=false`) or reads full records.
  */
-export interface SimpleProject {
-  id: number;
-  description: string | null;
-  name: string;
-  name_with_namespace: string;
-  path: string;
-  path_with_namespace: string;
-  created_at: Timestamp;
+export interface SimpleProject extends ProjectSummary {
   /** Absent when the caller may not read the project's code. */
   default_branch?: string;
   tag_list: string[];

@@ -491,28 +491,10 @@ function presentExternalRule(ctx: RequestContext, project: ProjectRecord, rule: 
   };
 }
 
+/** A rule's group: the group as lists show it, without its creation time, with the LDAP fields (spec 02 §2). */
 function presentGroup(ctx: RequestContext, group: GroupRecord): Record<string, unknown> {
-  const chain: GroupRecord[] = [];
-  for (let g: GroupRecord | undefined = group; g; g = g.parent_id === null ? undefined : ctx.state.groups.get(g.parent_id)) {
-    chain.unshift(g);
-  }
-  const fullPath = ctx.state.groupFullPath(group);
-  return {
-    id: group.id,
-    name: group.name,
-    path: group.path,
-    description: group.description,
-    visibility: group.visibility,
-    lfs_enabled: true,
-    avatar_url: null,
-    web_url: `${ctx.baseUrl}/groups/${fullPath}`,
-    request_access_enabled: group.request_access_enabled,
-    full_name: chain.map((g) => g.name).join(' / '),
-    full_path: fullPath,
-    parent_id: group.parent_id,
-    ldap_cn: null,
-    ldap_access: null,
-  };
+  const { created_at: _createdAt, ...listed } = present(ctx).group(group);
+  return { ...listed, ldap_cn: null, ldap_access: null };
 }
 
 function present(ctx: RequestContext): Presenter {
