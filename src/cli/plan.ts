@@ -47,6 +47,7 @@ export function passJson(result: PassResult) {
     type: result.type,
     dry_run: result.dryRun,
     ...(result.error !== undefined ? { error: result.error } : {}),
+    ...(result.coveredGroups ? { covered_groups: result.coveredGroups } : {}),
     ...(result.covered ? { covered: result.covered } : {}),
     decisions: result.decisions.map((decision) => ({
       action: decision.action,
@@ -79,7 +80,10 @@ function renderPlan(results: readonly PassResult[]): string {
       const mode = result.dryRun ? 'dry run' : 'acting';
       const head = `${result.policy} (${result.type}, ${mode})`;
       if (result.error !== undefined) return `${head}: pass failed: ${result.error}\n`;
-      const covers = result.covered ? `${coveredLine(result.covered)}\n` : '';
+      const covers = [
+        ...(result.coveredGroups ? [`${coveredLine(result.coveredGroups, 'group')}\n`] : []),
+        ...(result.covered ? [`${coveredLine(result.covered, 'project')}\n`] : []),
+      ].join('');
       if (result.decisions.length === 0) return `${head}: nothing to decide\n${covers}`;
       const actions = result.decisions.filter((decision) => decision.action !== 'skip').length;
       const table = renderTable(
@@ -92,9 +96,9 @@ function renderPlan(results: readonly PassResult[]): string {
     .join('\n');
 }
 
-/** The projects a pass looked at, so a glob's reach is seen before it acts; a long list is cut after the first 20. */
-function coveredLine(projects: readonly string[]): string {
-  const shown = projects.slice(0, 20).join(', ');
-  const more = projects.length > 20 ? `, and ${projects.length - 20} more (--json lists all)` : '';
-  return `covers ${count(projects.length, 'project')}: ${shown || 'none'}${more}`;
+/** The projects (groups) a pass looked at, so a glob's reach is seen before it acts; a long list is cut after 20. */
+function coveredLine(targets: readonly string[], noun: 'project' | 'group'): string {
+  const shown = targets.slice(0, 20).join(', ');
+  const more = targets.length > 20 ? `, and ${targets.length - 20} more (--json lists all)` : '';
+  return `covers ${count(targets.length, noun)}: ${shown || 'none'}${more}`;
 }

@@ -1,8 +1,8 @@
 import type { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { Clock } from '../clock';
-import type { DiscoveredProject, DiscoveryRoot, ProjectSelection } from '../config/project-selection';
-import type { ProjectRef } from '../config/validators';
+import type { DiscoveredGroup, DiscoveredProject, DiscoveryRoot, GroupSelection, ProjectSelection } from '../config/project-selection';
+import type { GroupRef, ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
 import { NotFoundError } from '../gitlab/transport/errors';
 import type { EngineKeys } from './keys';
@@ -24,7 +24,7 @@ export interface DiscoveryCache {
 interface CachedListing {
   /** When it was read, ms since the epoch (the daemon's clock). */
   readonly at: number;
-  /** Projects as `[id, full path]`: thousands of them, so no field names. */
+  /** Projects (or groups) as `[id, full path]`: thousands of them, so no field names. */
   readonly projects: ReadonlyArray<readonly [number, string]>;
   /** The group itself is gone (404): nothing to list until it is back. */
   readonly gone?: true;
@@ -43,7 +43,40 @@ interface Resolved extends DiscoveredProject {
 export async function selectProjects(context: PolicyContext, selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
   if (context.discovery) return context.discovery.select(selection, includeArchived);
   if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error('project globs and excludes need the engine\'s discovery');
-  return selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
+  return explicitRefs(selection);
+}
+
+/** A group a selection resolved to, with the reference the policy uses for it. */
+interface ResolvedGroup extends DiscoveredGroup {
+  /** As the policy file wrote it for a listed group; the full path for one a glob found. */
+  readonly ref: GroupRef;
+}
+
+/**
+ * The groups `selection` covers (access_requests' `groups:`), as `selectProjects` for projects: through the engine's
+ * discovery when the context has it, else only the groups listed by id or path.
+ */
+export async function selectGroups(context: PolicyContext, selection: GroupSelection): Promise<GroupRef[]> {
+  if (context.discovery) return context.discovery.selectGroups(selection);
+  if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error('group globs and excludes need the engine\'s discovery');
+  return explicitRefs(selection);
+}
+
+/**
+ * The ids and paths a selection lists, as written, each once (a path in any case is the same project or group): used as
+ * they are when the selection has no glob and no exclude, as before globs existed.
+ */
+function explicitRefs(selection: ProjectSelection | GroupSelection): Array<string | number> {
+  const seen = new Set<string>();
+  const refs: Array<string | number> = [];
+  for (const item of selection.explicit) {
+    const ref = item.kind === 'id' ? item.id : item.path;
+    const key = String(ref).toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    refs.push(ref);
+  }
+  return refs;
 }
 
 /** A listing is re-read by whoever finds it older than the interval; the claim outlives a slow listing. */
@@ -70,13 +103,64 @@ export class ProjectDiscovery implements ProjectDiscoverer {
 
   /** The projects `selection` names, in its order (see ProjectSelection.select), as references for the client. */
   async select(selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
-    if (selection.globs.length === 0 && selection.excludes.length === 0) return selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
+    if (selection.globs.length === 0 && selection.excludes.length === 0) return explicitRefs(selection);
     const listed = await Promise.all(selection.discoveryRoots().map((root) => this.groupProjects(root, includeArchived)));
     const explicit = await Promise.all(selection.explicit.map((item) => this.listedProject(item.kind === 'id' ? item.id : item.path)));
     const candidates: Resolved[] = [];
     for (const project of explicit) if (project) candidates.push(project);
     for (const projects of listed) candidates.push(...projects);
     return selection.select(candidates, includeArchived).map((project) => project.ref);
+  }
+
+  /** The groups `selection` names, in its order (see GroupSelection.select), as references for the client. */
+  async selectGroups(selection: GroupSelection): Promise<GroupRef[]> {
+    if (selection.globs.length === 0 && selection.excludes.length === 0) return explicitRefs(selection);
+    const listed = await Promise.all(selection.discoveryRoots().map((root) => this.groupTree(root)));
+    const explicit = await Promise.all(selection.explicit.map((item) => this.listedGroup(item.kind === 'id' ? item.id : item.path)));
+    const candidates: ResolvedGroup[] = [];
+    for (const group of explicit) if (group) candidates.push(group);
+    for (const groups of listed) candidates.push(...groups);
+    return selection.select(candidates).map((group) => group.ref);
+  }
+
+  /**
+   * A discovery root of a `groups:` selection: the group itself (`acme/**` covers acme) and its subgroups, direct ones
+   * or all below it. Only groups the token is a member of (directly or through a parent) are listed, as the forge does
+   * by default: deciding a group's access requests needs its Owner or Maintainer role anyway.
+   */
+  private async groupTree(root: DiscoveryRoot): Promise<ResolvedGroup[]> {
+    const key = `subgroups:${root.group.toLowerCase()}:${root.includeSubgroups ? 'tree' : 'own'}`;
+    const listing = await this.fresh(key, async () => {
+      const groups: Array<[number, string]> = [];
+      try {
+        const self = await this.client.groups.show(root.group, { with_projects: false });
+        groups.push([self.id, self.full_path]);
+        const below = root.includeSubgroups ? this.client.groups.descendantGroups(root.group) : this.client.groups.subgroups(root.group);
+        for await (const group of below) groups.push([group.id, group.full_path]);
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+        this.logger.warn(`discovery: group ${root.group} not found (deleted, moved or not visible to the token); its subgroups are left out until it is back`);
+        return { at: this.clock.now(), projects: [], gone: true };
+      }
+      return { at: this.clock.now(), projects: groups };
+    });
+    return listing.projects.map(([id, path]) => ({ id, full_path: path, ref: path }));
+  }
+
+  /** A group the policy lists by id or path, read once per interval: its id and path, for excludes. */
+  private async listedGroup(ref: GroupRef): Promise<ResolvedGroup | undefined> {
+    const listing = await this.fresh(`listed-group:${String(ref).toLowerCase()}`, async () => {
+      try {
+        const group = await this.client.groups.show(ref, { with_projects: false });
+        return { at: this.clock.now(), projects: [[group.id, group.full_path]] };
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+        this.logger.warn(`discovery: group ${String(ref)} not found (deleted, moved or not visible to the token); left out until it is back`);
+        return { at: this.clock.now(), projects: [], gone: true };
+      }
+    });
+    const [found] = listing.projects;
+    return found ? { id: found[0], full_path: found[1], ref } : undefined;
   }
 
   /** The projects of one discovery root (archived ones only when asked for), from the cache while it is fresh. */

@@ -14,6 +14,7 @@ import { ProjectDiscovery, RedisDiscoveryCache } from './discovery';
 import { EngineKeys } from './keys';
 import type { ActionRecord, Decision, PolicyContext } from './policy';
 import { Lease } from './lease';
+import { evenPace, SPREAD_FRACTION, type TargetPace } from './pace';
 import { PolicyRegistry } from './policy-registry';
 import { readJsonObject, RedisPolicyState } from './policy-state';
 import { triggerPeriodMs } from './trigger-period';
@@ -35,6 +36,8 @@ export interface PassResult {
   readonly nextPassAt?: Date;
   /** The projects the pass looked at, when the policy says (its globs resolved): `plan` shows them. */
   readonly covered?: readonly string[];
+  /** The groups the pass looked at, when globs chose them: `plan` shows them. */
+  readonly coveredGroups?: readonly string[];
 }
 
 /**
@@ -281,7 +284,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     try {
       const unsettled = await this.unsettled.read(name);
       const lostAt = await this.dataLostAt();
-      const context = { ...this.context(policy, mode), progress, unsettled, ...(lostAt ? { redisDataLostAt: lostAt } : {}) };
+      const pace = delays === 'queue' ? this.paceFor(policy) : undefined;
+      const context = { ...this.context(policy, mode), progress, unsettled, ...(lostAt ? { redisDataLostAt: lostAt } : {}), ...(pace ? { pace } : {}) };
       let snapshot: unknown;
       let decisions: Decision[];
       try {
@@ -294,7 +298,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       }
       this.metrics.passes.inc({ policy: name, result: 'ok' });
       const covered = runner.covered?.(policy, snapshot);
-      if (mode === 'plan') return { ...base, decisions, records: [], ...(covered ? { covered } : {}) };
+      const coveredGroups = runner.coveredGroups?.(policy, snapshot);
+      if (mode === 'plan') return { ...base, decisions, records: [], ...(coveredGroups ? { coveredGroups } : {}), ...(covered ? { covered } : {}) };
       const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays, passLease });
       const done = async () => {
         await this.recordSuccessfulPass(name);
@@ -320,6 +325,26 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     } finally {
       stopTimer();
     }
+  }
+
+  /**
+   * The pace of a scheduled pass of an `every:` policy: its targets spread over part of the interval (see TargetPace).
+   * A pass that cannot read them all within the interval at the budget's pace says so: ticks would be skipped.
+   */
+  private paceFor(policy: PolicyConfig): ((count: number) => TargetPace) | undefined {
+    const trigger = this.registry.get(policy.type).trigger(policy);
+    if (!('every' in trigger)) return undefined;
+    const settings = { clock: this.clock, windowMs: trigger.every * SPREAD_FRACTION, requestsPerMinute: this.config.gitlab.max_requests_per_minute };
+    return (count) => {
+      const pace = evenPace(settings, count);
+      if (pace.lastStartMs > trigger.every) {
+        this.logger.warn(
+          `${policy.name}: ${count} targets at most ${this.config.gitlab.max_requests_per_minute} requests a minute take longer than its interval; ` +
+            'passes will be skipped: raise its interval or gitlab.max_requests_per_minute',
+        );
+      }
+      return pace;
+    };
   }
 
   /** Observing, deciding and acting went through (actions may have failed; those are counted per decision). */

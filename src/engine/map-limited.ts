@@ -1,3 +1,5 @@
+import type { PolicyContext } from './policy';
+
 /**
  * `fn` over `items` with at most `limit` calls in flight, results in the order of `items`. The observer's extra reads
  * (pipeline jobs, logs) go through it so that a burst of failures does not turn into a burst of requests; the
@@ -6,6 +8,28 @@
 export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const run = limitedRunner(limit);
   return Promise.all(items.map((item) => run(() => fn(item))));
+}
+
+/**
+ * `fn` over the targets of a pass (projects, groups), `context.concurrency` at a time and, in a scheduled pass, at
+ * the pace that spreads them over the interval (see TargetPace); results in the order of `items`.
+ */
+export async function mapTargets<T, R>(
+  context: Pick<PolicyContext, 'concurrency' | 'pace'>,
+  items: readonly T[],
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const pace = context.pace?.(items.length);
+  const run = limitedRunner(context.concurrency ?? 1);
+  return Promise.all(
+    items.map((item, index) =>
+      run(async () => {
+        // Waiting inside the slot is harmless: slots are taken in order, so the holders are the next targets due.
+        await pace?.turn(index);
+        return fn(item);
+      }),
+    ),
+  );
 }
 
 /**

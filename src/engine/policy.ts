@@ -1,7 +1,8 @@
 import type { Logger } from '@nestjs/common';
 import type { PolicyConfig, PolicyTypeDefinition } from '../config/policy-type';
-import type { ProjectSelection } from '../config/project-selection';
-import type { ProjectRef } from '../config/validators';
+import type { GroupSelection, ProjectSelection } from '../config/project-selection';
+import type { TargetPace } from './pace';
+import type { GroupRef, ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
 
 /**
@@ -92,9 +93,10 @@ export interface ActionRecord {
   readonly detail?: string;
 }
 
-/** What resolves a policy's `projects:` to the projects it covers now (the engine's ProjectDiscovery). */
+/** What resolves a policy's `projects:` and `groups:` to what they cover now (the engine's ProjectDiscovery). */
 export interface ProjectDiscoverer {
   select(selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]>;
+  selectGroups(selection: GroupSelection): Promise<GroupRef[]>;
 }
 
 /** What observe, commit and actions are given. */
@@ -127,6 +129,11 @@ export interface PolicyContext {
    * (see selectProjects).
    */
   readonly discovery?: ProjectDiscoverer;
+  /**
+   * A scheduled pass of an `every:` policy spreads its reads of many targets over part of its interval (see
+   * TargetPace); `plan`, `once` and cron passes read them as fast as `concurrency` allows. Given the number of targets.
+   */
+  readonly pace?: (count: number) => TargetPace;
   /**
    * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
    * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe
@@ -202,6 +209,8 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   summarize?(config: Config, snapshot: Snapshot): string;
   /** Pure: the projects a pass looked at where globs chose them, for `plan`; undefined where the file lists them. */
   covered?(config: Config, snapshot: Snapshot): string[] | undefined;
+  /** Pure: the groups a pass looked at where globs chose them (access_requests' `groups:`), for `plan`. */
+  coveredGroups?(config: Config, snapshot: Snapshot): string[] | undefined;
   /** Pure: why this policy needs an administrator's token, or undefined; said at start when the token is not one. */
   needsAdministrator?(config: Config): string | undefined;
   /** Pure: the reads that show each target exists and the token may work on it (`doctor`). */

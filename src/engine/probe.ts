@@ -1,4 +1,4 @@
-import type { ProjectSelection } from '../config/project-selection';
+import type { GroupSelection, ProjectSelection } from '../config/project-selection';
 import type { GitlabClient, PageOptions, Paginated } from '../gitlab';
 import type { TargetProbe } from './policy';
 
@@ -45,6 +45,44 @@ export function selectionProbes(
   });
   return [
     ...projects.map((project): TargetProbe => ({ target: `project ${project} (${listed.what})`, needs: listed.needs, read: (client) => listed.read(client, project) })),
+    ...globs,
+  ];
+}
+
+/**
+ * A probe per target of a `groups:` selection: each group listed by id or path through `read`, and each glob's group
+ * through the listing discovery uses (the group and its subgroups), warning when the glob matches none of them.
+ */
+export function groupSelectionProbes(
+  selection: GroupSelection,
+  listed: { readonly what: string; readonly needs: string; read(client: GitlabClient, group: string | number): Promise<void> },
+): TargetProbe[] {
+  const groups = selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
+  const globs = selection.discoveryRoots().map((root): TargetProbe => {
+    const patterns = selection.globs.filter((glob) => glob.root?.toLowerCase() === root.group.toLowerCase());
+    return {
+      target: `groups ${patterns.map((glob) => glob.pattern).join(', ')} (group ${root.group})`,
+      needs: 'membership of the group',
+      read: async (client) => {
+        const unmatched = new Set(patterns);
+        const consider = (group: { id: number; full_path: string }) => {
+          if (selection.excluded(group.full_path, group.id)) return;
+          for (const glob of unmatched) if (glob.matcher.test(group.full_path)) unmatched.delete(glob);
+        };
+        consider(await client.groups.show(root.group, { with_projects: false }));
+        const below = root.includeSubgroups ? client.groups.descendantGroups(root.group) : client.groups.subgroups(root.group);
+        for await (const group of below) {
+          if (unmatched.size === 0) break;
+          consider(group);
+        }
+        if (unmatched.size === 0) return undefined;
+        const none = [...unmatched].map((glob) => glob.pattern).join(', ');
+        return `${none} ${unmatched.size === 1 ? 'matches' : 'match'} no group the token is a member of`;
+      },
+    };
+  });
+  return [
+    ...groups.map((group): TargetProbe => ({ target: `group ${group} (${listed.what})`, needs: listed.needs, read: (client) => listed.read(client, group) })),
     ...globs,
   ];
 }

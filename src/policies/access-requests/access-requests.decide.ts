@@ -265,13 +265,17 @@ function decideOne(config: AccessRequestsConfig, source: SourceSnapshot, request
  * longest waiting first and `plan` reads the same every time.
  */
 export function decideAccessRequests(config: AccessRequestsConfig, snapshot: AccessRequestsSnapshot, now: Date): Decision[] {
-  const configured = [
-    ...(config.groups ?? []).map((ref) => `group:${ref}`),
-    ...(config.projects ?? []).map((ref) => `project:${ref}`),
-  ];
+  // Groups before projects; within each, those the file names in its order, then those globs found as observed
+  // (discovery sorts them by path).
+  const written = (kind: SourceKind, items: ReadonlyArray<{ kind: string; id?: number; path?: string }>) =>
+    items.map((item) => `${kind}:${item.kind === 'id' ? item.id : item.path}`);
+  const configured = [...written('group', config.groups?.explicit ?? []), ...written('project', config.projects?.explicit ?? [])];
   const positions = firstPositions(configured);
+  const kindRank = (source: SourceSnapshot): number => (source.kind === 'group' ? 0 : 1);
   const order = (source: SourceSnapshot): number => positions.get(`${source.kind}:${source.ref}`) ?? configured.length;
-  const sources = snapshot.sources.map((source, position) => ({ source, position })).sort((a, b) => order(a.source) - order(b.source) || a.position - b.position);
+  const sources = snapshot.sources
+    .map((source, position) => ({ source, position }))
+    .sort((a, b) => kindRank(a.source) - kindRank(b.source) || order(a.source) - order(b.source) || a.position - b.position);
 
   const decisions: Decision[] = [];
   for (const { source } of sources) {

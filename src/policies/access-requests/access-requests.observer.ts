@@ -2,9 +2,10 @@ import type { PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import { isAdminView } from '../../gitlab/types/users';
 import type { AccessRequestsSnapshot, PendingRequest, Requester, SourceSnapshot } from './access-requests.decide';
-import type { SourceKind } from './access-requests.params';
 import type { AccessRequestsConfig } from './access-requests.schema';
-import { mapLimited } from '../../engine/map-limited';
+import { selectGroups, selectProjects } from '../../engine/discovery';
+import { mapLimited, mapTargets } from '../../engine/map-limited';
+import type { GroupSelection, ProjectSelection } from '../../config/project-selection';
 
 /**
  * Reading what the access_requests rules need: the pending requests of every configured group and project
@@ -24,21 +25,31 @@ export async function observeAccessRequests(config: AccessRequestsConfig, contex
   const me = await client.users.current();
   const admin = isAdminView(me) && me.is_admin === true;
 
-  // A group listed twice is read once; its requests would otherwise get two decisions with one key.
-  const wanted = new Map<string, { kind: SourceKind; ref: SourceSnapshot['ref'] }>();
-  for (const ref of config.groups ?? []) if (!wanted.has(`group:${ref}`)) wanted.set(`group:${ref}`, { kind: 'group', ref });
-  for (const ref of config.projects ?? []) if (!wanted.has(`project:${ref}`)) wanted.set(`project:${ref}`, { kind: 'project', ref });
-  // Several groups and projects at once, in the order configured. Errors (a 403 for a token that may not manage the
-  // requests, a 404 for a group that is gone) fail the pass: an operator must see them, and deciding on part of the
-  // picture would hide them.
-  const sources = await mapLimited([...wanted.values()], context.concurrency ?? 1, async ({ kind, ref }): Promise<SourceSnapshot> => {
+  // Globs resolved through the engine's discovery; each group and project once, explicit ones first as written.
+  const groups = config.groups ? await selectGroups(context, config.groups) : [];
+  const projects = config.projects ? await selectProjects(context, config.projects, config.include_archived) : [];
+  const wanted = [
+    ...groups.map((ref) => ({ kind: 'group' as const, ref, listed: isListed(config.groups, ref) })),
+    ...projects.map((ref) => ({ kind: 'project' as const, ref, listed: isListed(config.projects, ref) })),
+  ];
+  // Several groups and projects at once, in the order selected. Errors (a 403 for a token that may not manage the
+  // requests, a 404 for a group the file names that is gone) fail the pass: an operator must see them, and deciding
+  // on part of the picture would hide them. One a glob found that is gone since discovery drops out with one line.
+  const found = await mapTargets(context, wanted, async ({ kind, ref, listed }): Promise<SourceSnapshot | undefined> => {
     const resource = kind === 'group' ? client.groupAccessRequests : client.projectAccessRequests;
     const requests: PendingRequest[] = [];
-    for await (const request of resource.all(ref)) {
-      requests.push({ id: request.id, username: request.username, state: request.state, requested_at: request.requested_at });
+    try {
+      for await (const request of resource.all(ref)) {
+        requests.push({ id: request.id, username: request.username, state: request.state, requested_at: request.requested_at });
+      }
+    } catch (error) {
+      if (!(error instanceof NotFoundError) || listed) throw error;
+      context.logger.warn(`${kind} ${ref} is gone (deleted or moved since discovery); left out of this pass`);
+      return undefined;
     }
     return { kind, ref, requests };
   });
+  const sources = found.filter((source): source is SourceSnapshot => source !== undefined);
 
   const userIds = [...new Set(sources.flatMap((source) => source.requests.map((request) => request.id)))];
   const users = new Map<number, Requester>();
@@ -57,4 +68,10 @@ async function readUser(context: PolicyContext, id: number): Promise<Requester> 
     if (error instanceof NotFoundError) return null;
     throw error;
   }
+}
+
+/** Whether the file names `ref` itself (by id or path), rather than a glob having found it. */
+function isListed(selection: ProjectSelection | GroupSelection | undefined, ref: string | number): boolean {
+  const wanted = String(ref).toLowerCase();
+  return (selection?.explicit ?? []).some((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase() === wanted);
 }

@@ -1,7 +1,6 @@
-import type { GitlabClient } from '../../gitlab';
 import { defineAction } from '../../engine/action-params';
 import type { PolicyRunner } from '../../engine/policy';
-import { onePage, readFirstPage } from '../../engine/probe';
+import { groupSelectionProbes, onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { APPROVE, type AccessRequestsSnapshot, decideAccessRequests, DENY } from './access-requests.decide';
 import { observeAccessRequests } from './access-requests.observer';
@@ -47,17 +46,30 @@ export const accessRequestsRunner: PolicyRunner<AccessRequestsConfig, AccessRequ
     // Without the administrator's view these facts are unknown, so rules on them never hold: nothing is approved.
     return facts.size === 0 ? undefined : `its rules look at ${[...facts].join(', ')}, which only an administrator's token can see`;
   },
+  // Only where globs or excludes decide which groups and projects these are: a list written out needs no echo.
+  coveredGroups: (config, snapshot) =>
+    config.groups && config.groups.globs.length + config.groups.excludes.length > 0
+      ? snapshot.sources.filter((source) => source.kind === 'group').map((source) => String(source.ref))
+      : undefined,
+  covered: (config, snapshot) =>
+    config.projects && config.projects.globs.length + config.projects.excludes.length > 0
+      ? snapshot.sources.filter((source) => source.kind === 'project').map((source) => String(source.ref))
+      : undefined,
   probes: (config) => [
-    ...(config.groups ?? []).map((group) => ({
-      target: `group ${group} (access requests)`,
-      needs: 'Owner role, or Maintainer where the forge allows it',
-      read: (client: GitlabClient) => readFirstPage(client.groupAccessRequests.all(group, onePage())),
-    })),
-    ...(config.projects ?? []).map((project) => ({
-      target: `project ${project} (access requests)`,
-      needs: 'Maintainer role or higher',
-      read: (client: GitlabClient) => readFirstPage(client.projectAccessRequests.all(project, onePage())),
-    })),
+    ...(config.groups
+      ? groupSelectionProbes(config.groups, {
+          what: 'access requests',
+          needs: 'Owner role, or Maintainer where the forge allows it',
+          read: (client, group) => readFirstPage(client.groupAccessRequests.all(group, onePage())),
+        })
+      : []),
+    ...(config.projects
+      ? selectionProbes(config.projects, {
+          what: 'access requests',
+          needs: 'Maintainer role or higher',
+          read: (client, project) => readFirstPage(client.projectAccessRequests.all(project, onePage())),
+        })
+      : []),
   ],
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };

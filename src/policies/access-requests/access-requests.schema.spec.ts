@@ -13,10 +13,12 @@ const RULE = 'rules: [{ approve: developer, when: { email_domains: [acme.com] } 
 describe('access_requests schema', () => {
   it('fills every default', () => {
     const config = parse(file(...VALID, RULE)).policies[0];
-    expect(config).toEqual({
+    // Through JSON: the lists are selections, printed back as written.
+    expect(JSON.parse(JSON.stringify(config))).toEqual({
       name: 'staff-access',
       type: 'access_requests',
       groups: ['acme'],
+      include_archived: false,
       interval: 300_000,
       rules: [{ approve: 30, when: { email_domains: ['acme.com'] } }],
       otherwise: 'leave',
@@ -51,9 +53,11 @@ describe('access_requests schema', () => {
       max_actions_per_run: 5,
       dry_run: true,
     });
+    expect([config.groups?.toJSON(), config.projects?.toJSON()]).toEqual([
+      ['acme', 7],
+      ['acme/api', 42],
+    ]);
     expect(config).toMatchObject({
-      groups: ['acme', 7],
-      projects: ['acme/api', 42],
       interval: 3_600_000,
       otherwise: 'deny',
       deny_pending_after: 14 * 86_400_000,
@@ -82,14 +86,17 @@ describe('access_requests schema', () => {
   });
 
   it('takes projects alone, and a policy without rules that denies old requests', () => {
-    expect(aPolicy({ groups: undefined, projects: ['acme/api'] }).projects).toEqual(['acme/api']);
+    expect(aPolicy({ groups: undefined, projects: ['acme/api'] }).projects?.toJSON()).toEqual(['acme/api']);
     expect(aPolicy({ rules: undefined, deny_pending_after: '30d' }).rules).toEqual([]);
     expect(aPolicy({ rules: [], otherwise: 'deny' }).otherwise).toBe('deny');
   });
 
   it.each<[string, string[], string]>([
     ['groups and projects missing', ['interval: 5m', RULE], 'policies.yml:4:5 policies[0].groups: missing: give at least one group or project (groups, projects or both)'],
-    ['groups and projects empty', ['groups: []', 'projects: []', 'interval: 5m', RULE], 'policies.yml:6:13 policies[0].groups: give at least one group or project (groups, projects or both)'],
+    ['groups empty', ['groups: []', 'interval: 5m', RULE], 'policies.yml:6:13 policies[0].groups: give at least one group'],
+    ['projects empty', ['projects: []', 'interval: 5m', RULE], 'policies.yml:6:15 policies[0].projects: give at least one project'],
+    ['a group glob with no literal group', ['groups: ["*/platform"]', 'interval: 5m', RULE], 'policies.yml:6:14 policies[0].groups[0]: a glob starts with a literal group path such as "acme/": the groups a glob selects are found by listing that group, and "*/platform" would have to list every group on the forge'],
+    ['a project glob that can match nothing', ['projects: ["acme//api"]', 'interval: 5m', RULE], 'policies.yml:6:16 policies[0].projects[0]: "//" (an empty segment) matches no path; paths have one "/" between segments'],
     ['interval missing', ['groups: [acme]', RULE], `policies.yml:4:5 policies[0].interval: missing: ${DURATION_PROBLEM}`],
     ['a bad interval', ['groups: [acme]', 'interval: often', RULE], `policies.yml:7:15 policies[0].interval: ${DURATION_PROBLEM}`],
     ['interval 0s', ['groups: [acme]', 'interval: 0s', RULE], 'policies.yml:7:15 policies[0].interval: must be at least 1s, got 0s'],

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePolicyType } from '../../config/policy-type';
 import { quote } from '../../config/problems';
-import { duration, groupRef, period, projectRef, re2List } from '../../config/validators';
+import { duration, groupSelection, period, projectSelection, re2List } from '../../config/validators';
 
 /**
  * `access_requests`: approves or denies requests to join groups and projects by ordered rules, failing closed. Field
@@ -98,14 +98,20 @@ const base = definePolicyType(
   'access_requests',
   'Approves or denies requests to join groups and projects by rules, failing closed: it never approves on a guess.',
   {
-    groups: z
-      .array(groupRef(), { error: 'expected a list of groups such as [acme]' })
+    groups: groupSelection()
       .optional()
-      .describe('Groups whose pending access requests are decided, by numeric id or full path.'),
-    projects: z
-      .array(projectRef(), { error: 'expected a list of projects such as [acme/api, 42]' })
+      .describe(
+        'Groups whose pending access requests are decided: by id, full path (acme) or glob ("acme/*" its direct subgroups, "acme/**" acme and every subgroup); a quoted leading "!" excludes.',
+      ),
+    projects: projectSelection()
       .optional()
-      .describe('Projects whose pending access requests are decided, by numeric id or full path.'),
+      .describe(
+        'Projects whose pending access requests are decided: by id (42), full path (acme/api) or glob ("acme/*", "acme/**"); a quoted leading "!" excludes.',
+      ),
+    include_archived: z
+      .boolean({ error: 'expected true or false' })
+      .default(false)
+      .describe('Whether project globs select archived projects too; a project listed by id or path is covered even when archived.'),
     interval: period().describe('How often the pending requests are read.'),
     rules: z
       .array(ruleSchema, { error: 'expected a list of rules such as [{ approve: developer, when: { email_domains: [acme.com] } }]' })
@@ -134,7 +140,7 @@ type Input = Record<string, unknown> | undefined;
  * `validate` reports every problem at once; they read only what they check, defensively.
  */
 const schema = base.schema
-  .refine((policy) => nonEmpty(policy.projects) || nonEmpty(policy.groups), {
+  .refine((policy) => policy.projects !== undefined || policy.groups !== undefined, {
     path: ['groups'],
     error: 'give at least one group or project (groups, projects or both)',
     when: (payload) => {
@@ -145,7 +151,7 @@ const schema = base.schema
   .superRefine(
     (policy, ctx) => {
       // A rule applies to every group and project of the policy; the forge refuses owner (50) for a project.
-      if (!nonEmpty(policy.projects) || !Array.isArray(policy.rules)) return;
+      if (policy.projects === undefined || !Array.isArray(policy.rules)) return;
       policy.rules.forEach((rule: Rule | undefined, index) => {
         if (rule?.approve !== OWNER) return;
         ctx.addIssue({
@@ -185,7 +191,3 @@ const schema = base.schema
 export const accessRequestsPolicy = { ...base, schema } as const;
 
 export type AccessRequestsConfig = z.output<typeof schema>;
-
-function nonEmpty(list: readonly unknown[] | undefined): boolean {
-  return Array.isArray(list) && list.length > 0;
-}

@@ -16,7 +16,7 @@ import {
 import { type RetryTarget, retryTarget } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
 import { selectProjects } from '../../engine/discovery';
-import { mapLimited } from '../../engine/map-limited';
+import { mapLimited, mapTargets } from '../../engine/map-limited';
 import { readJsonObject } from '../../engine/policy-state';
 
 /**
@@ -41,10 +41,11 @@ export function watermarkKey(project: ProjectRef): string {
 export async function observeJobRetries(config: JobRetryConfig, context: PolicyContext): Promise<JobRetrySnapshot> {
   const open = openRetries(context.unsettled);
   // Several projects at once, in the order configured: a poll of thousands of projects is bound by the forge's
-  // latency, not its throughput, and the client's concurrency cap and budget still hold every request.
+  // latency, not its throughput, and the client's concurrency cap and budget still hold every request. A scheduled
+  // pass spreads them over half its interval instead of bursting at the tick (see TargetPace).
   const selected = await selectProjects(context, config.projects, config.include_archived);
   const listed = new Set(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
-  const projects = await mapLimited(selected, context.concurrency ?? 1, async (project) => {
+  const projects = await mapTargets(context, selected, async (project) => {
     try {
       return await observeProject(config, project, context, open.get(String(project)) ?? []);
     } catch (error) {

@@ -1,0 +1,48 @@
+import type { Clock } from '../clock';
+
+/**
+ * How a scheduled pass spreads the reads of its targets (projects, groups) over its interval, so that a policy over
+ * thousands of projects sends a steady trickle of requests instead of one burst at each tick. Without it the shared
+ * budget (`gitlab.max_requests_per_minute`, a fixed window per minute) is spent in the first seconds of a minute
+ * and every other policy, replica and webhook waits out the rest of it.
+ *
+ * The target at `index` starts no sooner than `index × gap` after the pass began, where the gap is
+ * - the spread window divided evenly among the targets,
+ * - but at least the gap the whole budget allows (`60 s / max_requests_per_minute`): going faster would only queue
+ *   in the rate limiter and burst at the next minute,
+ * - and at most `MAX_GAP_MS`, so that a small policy is not stretched over its whole window for nothing.
+ */
+export interface TargetPace {
+  /** Resolves when the target at `index` may be read. */
+  turn(index: number): Promise<void>;
+  /** How long after its start the pass reads its last target, at this pace. */
+  readonly lastStartMs: number;
+}
+
+/** The share of a policy's interval its scheduled pass spreads its reads over; the rest is left for acting and slack. */
+export const SPREAD_FRACTION = 0.5;
+
+/** The longest wait between two targets: a policy of twenty projects reads them in five seconds, not in minutes. */
+export const MAX_GAP_MS = 250;
+
+export interface PaceSettings {
+  readonly clock: Clock;
+  /** The time the reads may spread over. */
+  readonly windowMs: number;
+  /** The shared budget, requests per minute. */
+  readonly requestsPerMinute: number;
+}
+
+/** A pace for `count` targets starting now; the gap between them as described on TargetPace. */
+export function evenPace({ clock, windowMs, requestsPerMinute }: PaceSettings, count: number): TargetPace {
+  const start = clock.now();
+  const fastest = 60_000 / requestsPerMinute;
+  const gap = count <= 1 ? 0 : Math.max(fastest, Math.min(windowMs / count, MAX_GAP_MS));
+  return {
+    lastStartMs: gap * Math.max(0, count - 1),
+    async turn(index: number): Promise<void> {
+      const wait = start + index * gap - clock.now();
+      if (wait > 0) await clock.sleep(wait);
+    },
+  };
+}
