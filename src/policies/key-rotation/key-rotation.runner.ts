@@ -1,11 +1,10 @@
 import type { GitlabClient } from '../../gitlab';
-import type { PolicyRunner } from '../../engine/policy';
-import { onePage, readFirstPage } from '../../engine/probe';
+import type { PolicyRunner, TargetProbe } from '../../engine/policy';
+import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { removeOldKey, runOnRotate, uploadKey, verifyKey, writeKey } from './key-rotation.actions';
 import {
   decideKeyRotation,
-  type KeyRotationSnapshot,
   nextKeyRotationPass,
   REMOVE_OLD_KEY,
   RUN_ON_ROTATE,
@@ -13,7 +12,7 @@ import {
   VERIFY_KEY,
   WRITE_KEY,
 } from './key-rotation.decide';
-import { observeKeyRotation } from './key-rotation.observer';
+import { type KeyRotationObservation, observeKeyRotation } from './key-rotation.observer';
 import { unusableDirectory } from './secret-file';
 import { type KeyRotationConfig, keyRotationPolicy } from './key-rotation.schema';
 
@@ -21,7 +20,7 @@ import { type KeyRotationConfig, keyRotationPolicy } from './key-rotation.schema
  * The key_rotation policy as the engine runs it: every `interval`, plus a pass when an old key's grace period ends.
  * Each step of a rotation is its own action; the executor runs each attempt of a step once (see key-rotation.record.ts).
  */
-export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationSnapshot> = {
+export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationObservation> = {
   definition: keyRotationPolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: observeKeyRotation,
@@ -39,6 +38,11 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationSnaps
     const deploy = snapshot.deploy.reduce((sum, keys) => sum + keys.length, 0);
     return `${count(ssh, 'SSH key')} of ${count(snapshot.ssh.length, 'user')}, ${count(deploy, 'deploy key')}`;
   },
+  // Only where globs or excludes decide which projects these are: a list written out needs no echo.
+  covered: (config, snapshot) =>
+    config.deploy_keys.some((entry) => entry.projects.globs.length + entry.projects.excludes.length > 0)
+      ? snapshot.deployProjects.map((project) => String(project))
+      : undefined,
   needsAdministrator: (config) => {
     const others = config.ssh_keys.filter((entry) => entry.user !== 'self').map((entry) => String(entry.user));
     return others.length === 0 ? undefined : `it rotates the SSH keys of ${others.join(', ')}, which only an administrator's token may`;
@@ -60,11 +64,25 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationSnaps
       read: (client: GitlabClient) =>
         readFirstPage(entry.user === 'self' ? client.sshKeys.all(onePage()) : client.sshKeys.allForUser(entry.user, onePage())),
     })),
-    ...[...new Set(config.deploy_keys.flatMap((entry) => entry.projects))].map((project) => ({
-      target: `project ${project} (deploy keys)`,
-      needs: 'Maintainer role or higher',
-      read: (client: GitlabClient) => readFirstPage(client.deployKeys.all(project, onePage())),
-    })),
+    ...uniqueTargets(
+      config.deploy_keys.flatMap((entry) =>
+        selectionProbes(entry.projects, {
+          what: 'deploy keys',
+          needs: 'Maintainer role or higher',
+          read: (client, project) => readFirstPage(client.deployKeys.all(project, onePage())),
+        }),
+      ),
+    ),
   ],
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };
+
+/** Each probe once: a project (or a glob's group) several `deploy_keys` entries name is probed once, where first named. */
+function uniqueTargets(probes: readonly TargetProbe[]): TargetProbe[] {
+  const seen = new Set<string>();
+  return probes.filter((probe) => {
+    if (seen.has(probe.target)) return false;
+    seen.add(probe.target);
+    return true;
+  });
+}

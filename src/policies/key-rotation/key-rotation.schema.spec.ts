@@ -1,5 +1,5 @@
 import { policyFiles } from '../../../test/support/schema-spec';
-import { keyRotationPolicy } from './key-rotation.schema';
+import { type KeyRotationConfig, keyRotationPolicy } from './key-rotation.schema';
 
 const SSH = 'ssh_keys: [{ user: self, titles: ["^ci"], rotate_before: 14d, lifetime: 90d, grace: 1d }]';
 
@@ -29,7 +29,7 @@ describe('key_rotation schema', () => {
         { user: 42, titles: ['.'], rotate_before: 86_400_000, lifetime: 2 * 86_400_000, grace: 3_600_000 },
         { user: 'alice', titles: ['.'], rotate_before: 86_400_000, lifetime: 2 * 86_400_000, grace: 3_600_000 },
       ],
-      deploy_keys: [{ projects: ['acme/api', 7], titles: ['^release'], rotate_after: 90 * 86_400_000, grace: 86_400_000 }],
+      deploy_keys: [{ projects: ['acme/api', 7], include_archived: false, titles: ['^release'], rotate_after: 90 * 86_400_000, grace: 86_400_000 }],
       on_rotate_env: [],
       max_actions_per_run: 100,
     });
@@ -54,7 +54,48 @@ describe('key_rotation schema', () => {
       ['interval: 1h', 'secrets_dir: /k', 'deploy_keys: [{ projects: [acme/api], titles: ["^release"], rotate_after: 0s, grace: 0s }]'],
       'policies.yml:8:79 policies[0].deploy_keys[0].rotate_after: must be at least 1s, got 0s',
     ],
+    [
+      'deploy keys of no project',
+      ['interval: 1h', 'secrets_dir: /k', 'deploy_keys: [{ projects: [], titles: ["^release"], rotate_after: 90d, grace: 1d }]'],
+      'policies.yml:8:31 policies[0].deploy_keys[0].projects: give at least one project',
+    ],
+    [
+      'deploy keys of excludes only',
+      ['interval: 1h', 'secrets_dir: /k', 'deploy_keys: [{ projects: ["!acme/legacy-*"], titles: ["^release"], rotate_after: 90d, grace: 1d }]'],
+      'policies.yml:8:31 policies[0].deploy_keys[0].projects: every item here excludes, so no project is selected; add what to include, such as "acme/**"',
+    ],
+    [
+      'a glob that does not start with a group path',
+      ['interval: 1h', 'secrets_dir: /k', 'deploy_keys: [{ projects: [acme/api, "*/web"], titles: ["^release"], rotate_after: 90d, grace: 1d }]'],
+      'policies.yml:8:42 policies[0].deploy_keys[0].projects[1]: a glob starts with a literal group path such as "acme/": the projects a glob selects are found by listing that group, and "*/web" would have to list every group on the forge',
+    ],
+    [
+      'include_archived that is not a boolean',
+      ['interval: 1h', 'secrets_dir: /k', 'deploy_keys: [{ projects: ["acme/**"], include_archived: "yes", titles: ["^release"], rotate_after: 90d, grace: 1d }]'],
+      'policies.yml:8:62 policies[0].deploy_keys[0].include_archived: expected true or false',
+    ],
   ])('rejects %s', (_title, lines, problem) => {
     expect(problemsOf(file(...lines))).toEqual([problem]);
+  });
+
+  it('takes globs and excludes for deploy keys, each entry with its own include_archived', () => {
+    const [policy] = parse(
+      file(
+        'interval: 1h',
+        'secrets_dir: /k',
+        'deploy_keys:',
+        '  - { projects: [acme/api, "acme/platform/**", "!acme/platform/legacy-*"], include_archived: true, titles: ["^release"], rotate_after: 90d, grace: 1d }',
+        '  - { projects: [42], titles: ["^deploy"], rotate_after: 30d, grace: 1h }',
+      ),
+    ).policies as KeyRotationConfig[];
+    const [globbed, listed] = policy.deploy_keys;
+    expect(globbed.include_archived).toBe(true);
+    expect(globbed.projects.paths).toEqual(['acme/api']);
+    expect(globbed.projects.discoveryRoots()).toEqual([{ group: 'acme/platform', includeSubgroups: true }]);
+    expect(globbed.projects.matches('acme/platform/tools/web')).toBe(true);
+    expect(globbed.projects.excluded('acme/platform/legacy-api')).toBe(true);
+    expect(listed.include_archived).toBe(false);
+    expect(listed.projects.ids).toEqual([42]);
+    expect(listed.projects.globs).toEqual([]);
   });
 });

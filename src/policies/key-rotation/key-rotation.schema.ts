@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { definePolicyType } from '../../config/policy-type';
-import { duration, period, projectRef, re2List } from '../../config/validators';
+import { duration, period, projectSelection, re2List } from '../../config/validators';
 import { KEY_TYPES } from './openssh';
 
 /**
@@ -50,10 +50,13 @@ export type SshKeysRule = z.output<typeof sshKeysSchema>;
 
 const deployKeysSchema = z
   .strictObject({
-    projects: z
-      .array(projectRef(), { error: 'expected a list of projects such as [acme/api, 42]' })
-      .min(1, { error: 'give at least one project' })
-      .describe('Projects whose deploy keys are rotated, by id or full path. A key shared by several is rotated once, on all of them.'),
+    projects: projectSelection().describe(
+      'Projects whose deploy keys are rotated: by id (42), full path (acme/api) or glob ("acme/*" the group\'s own, "acme/**" with its subgroups); a quoted leading "!" excludes. A key shared by several of them is rotated once, on all of them.',
+    ),
+    include_archived: z
+      .boolean({ error: 'expected true or false' })
+      .default(false)
+      .describe('Whether globs select archived projects too; a project listed by id or path is covered even when archived.'),
     titles: re2List().describe('RE2 expressions on the deploy key title, unanchored; one must match.'),
     // A period, not a delay: at 0s every deploy key is due again on every pass, so keys would be replaced endlessly.
     rotate_after: period().describe('Rotate a deploy key once it is this old (by created_at).'),

@@ -1,0 +1,33 @@
+import { aKeySnapshot, aRotationConfig } from '../../../test/support/builders/keys';
+import type { KeyRotationObservation } from './key-rotation.observer';
+import { keyRotationRunner } from './key-rotation.runner';
+
+const DEPLOY = { titles: ['^release'], rotate_after: '90d', grace: '1d' };
+const observed = (...deployProjects: Array<string | number>): KeyRotationObservation => ({ ...aKeySnapshot(), deployProjects });
+
+describe('key_rotation runner', () => {
+  it('probes each listed project once however many deploy_keys entries name it, and each glob by its group', () => {
+    const config = aRotationConfig({
+      ssh_keys: [],
+      deploy_keys: [
+        { ...DEPLOY, projects: ['acme/api', 'acme/web'] },
+        { ...DEPLOY, projects: ['acme/api', 'acme/platform/**', '!acme/platform/legacy-*'] },
+      ],
+    });
+    expect(keyRotationRunner.probes?.(config).map((probe) => `${probe.target}: ${probe.needs}`)).toEqual([
+      `secrets_dir ${config.secrets_dir}: a folder the daemon's user may write`,
+      'project acme/api (deploy keys): Maintainer role or higher',
+      'project acme/web (deploy keys): Maintainer role or higher',
+      'projects acme/platform/** (group acme/platform): membership of the group (Reporter role or higher to list its projects)',
+    ]);
+  });
+
+  it('says which projects it looked at only where a glob or an exclude chose them', () => {
+    const listed = aRotationConfig({ deploy_keys: [{ ...DEPLOY, projects: ['acme/api', 42] }] });
+    expect(keyRotationRunner.covered?.(listed, observed('acme/api', 42))).toBeUndefined();
+    const globbed = aRotationConfig({
+      deploy_keys: [{ ...DEPLOY, projects: ['acme/api'] }, { ...DEPLOY, projects: ['acme/*'] }],
+    });
+    expect(keyRotationRunner.covered?.(globbed, observed('acme/api', 'acme/web', 'acme/worker'))).toEqual(['acme/api', 'acme/web', 'acme/worker']);
+  });
+});
