@@ -18,6 +18,7 @@ export interface StartedApp {
 export function protectSecrets(config: AppConfig): void {
   redactor.addSecret(config.gitlab.token);
   redactor.addSecret(redisUrlPassword(config.redis.url));
+  if (config.webhooks.secret_token) redactor.addSecret(config.webhooks.secret_token);
 }
 
 /**
@@ -39,7 +40,8 @@ export async function createApp(
     await app.init();
     return { app };
   }
-  const app = await NestFactory.create<NestExpressApplication>(module, { logger, abortOnError: false });
+  // No body parser: the one route that takes a body (webhooks) reads it itself, with its own limit and checks.
+  const app = await NestFactory.create<NestExpressApplication>(module, { logger, abortOnError: false, bodyParser: false });
   app.disable('x-powered-by');
   await app.listen(config.http.port, config.http.host);
   const address = app.getHttpServer().address();

@@ -417,3 +417,27 @@ describe('warnings of a valid file', () => {
     expect(configWarnings(config, 'built.yml')[0]).toMatchObject({ file: 'built.yml', line: 1, col: 1, path: 'gitlab.url' });
   });
 });
+
+describe('the webhooks section', () => {
+  const file = (...webhooks: string[]) => ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: t }', ...webhooks].join('\n');
+
+  it('is off by default, at /webhooks/gitlab', () => {
+    const config = parseConfig(file(), 'policies.yml', { policyTypes: types, env });
+    expect(config.webhooks).toEqual({ enabled: false, path: '/webhooks/gitlab' });
+  });
+
+  it('names what is wrong: no token when enabled, a short token, a path taken, the HTTP server off', () => {
+    expect(problemsOf(file('webhooks: { enabled: true }'))).toEqual([
+      'policies.yml:3:1 webhooks.secret_token: missing: webhooks are enabled, so the secret token is required: without it anyone who can reach the port could make the daemon act',
+    ]);
+    expect(problemsOf(file('webhooks: { enabled: true, secret_token: short }'))).toEqual([
+      "policies.yml:3:42 webhooks.secret_token: the secret token must be at least 16 characters: it is all that tells the forge's deliveries from anyone else's",
+    ]);
+    expect(problemsOf(file('webhooks: { enabled: true, secret_token: a-long-enough-secret, path: /metrics }'))).toEqual([
+      'policies.yml:3:70 webhooks.path: this path is taken by /healthz, /readyz or /metrics',
+    ]);
+    expect(problemsOf(file('http: { port: 0 }', 'webhooks: { enabled: true, secret_token: a-long-enough-secret }'))).toEqual([
+      'policies.yml:4:22 webhooks.enabled: webhooks are delivered to the HTTP server, which http.port: 0 turns off',
+    ]);
+  });
+});

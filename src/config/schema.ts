@@ -59,6 +59,27 @@ const httpSchema = z
   })
   .describe('Serves /healthz, /readyz and /metrics.');
 
+const webhooksSchema = z
+  .strictObject({
+    enabled: z.boolean({ error: 'expected true or false' }).default(false).describe('Whether the HTTP server takes the forge\'s webhooks.'),
+    secret_token: z
+      .string({ error: 'expected the secret token the forge\'s hook sends (write secret_token: ${FORGEWARDEN_WEBHOOK_TOKEN})' })
+      .min(16, { error: 'the secret token must be at least 16 characters: it is all that tells the forge\'s deliveries from anyone else\'s' })
+      .optional()
+      .describe('Equals the secret token of the forge\'s hook (X-Gitlab-Token); required when enabled.'),
+    path: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._~\-/]*$/, { error: 'expected a path such as /webhooks/gitlab' })
+      .refine((path) => !['/healthz', '/readyz', '/metrics'].includes(path), { error: 'this path is taken by /healthz, /readyz or /metrics' })
+      .default('/webhooks/gitlab')
+      .describe('Where the forge POSTs its deliveries, on the HTTP server.'),
+  })
+  .refine((webhooks) => !webhooks.enabled || webhooks.secret_token !== undefined, {
+    path: ['secret_token'],
+    error: 'webhooks are enabled, so the secret token is required: without it anyone who can reach the port could make the daemon act',
+  })
+  .describe('Job and pipeline events from the forge, acted on within a second; polling stays on as the safety net.');
+
 function policySchema(types: readonly PolicyTypeDefinition[]) {
   if (types.length === 0) {
     // No policy type is registered: every entry is an unknown type (a discriminated union needs at least one).
@@ -102,6 +123,7 @@ export function buildConfigSchema(types: readonly PolicyTypeDefinition[]) {
       .default(true)
       .describe('The default: nothing changes on the forge until this is false. A policy may override it.'),
     http: httpSchema.prefault({}),
+    webhooks: webhooksSchema.prefault({}),
     discovery_interval: duration()
       .prefault('10m')
       .refine((ms) => ms >= 60_000, { error: 'must be at least 1m: each refresh lists every matched group again' })
@@ -112,6 +134,13 @@ export function buildConfigSchema(types: readonly PolicyTypeDefinition[]) {
     // Unique names are checked by the loader: zod skips an array's refinements once an entry has a problem, and a
     // duplicate must be reported together with everything else.
     policies: z.array(policySchema(types)).default([]),
+  }).refine((config) => !(config.webhooks.enabled && config.http.port === 0), {
+    path: ['webhooks', 'enabled'],
+    error: 'webhooks are delivered to the HTTP server, which http.port: 0 turns off',
+    when: (payload) => {
+      const input = payload.value as { webhooks?: { enabled?: unknown }; http?: { port?: unknown } } | undefined;
+      return input?.webhooks?.enabled === true && input.http?.port === 0;
+    },
   });
 }
 
@@ -122,6 +151,7 @@ export type AppConfig = Omit<z.output<ConfigSchema>, 'policies'> & { policies: P
 export type GitlabConfig = AppConfig['gitlab'];
 export type RedisConfig = AppConfig['redis'];
 export type HttpConfig = AppConfig['http'];
+export type WebhooksConfig = AppConfig['webhooks'];
 
 /** The JSON Schema of the written policy file, for YAML editors. */
 export function configJsonSchema(types: readonly PolicyTypeDefinition[]): Record<string, unknown> {

@@ -12,7 +12,8 @@ import { Executor, policyActionJob, type QueuedAction } from './executor';
 import { CLOCK, type Clock } from '../clock';
 import { ProjectDiscovery, RedisDiscoveryCache } from './discovery';
 import { EngineKeys } from './keys';
-import type { ActionRecord, Decision, PolicyContext } from './policy';
+import { type ForgeEvent, forgeEventJob } from './events';
+import type { ActionRecord, Decision, PolicyContext, PolicyRunner } from './policy';
 import { Lease } from './lease';
 import { evenPace, SPREAD_FRACTION, type TargetPace } from './pace';
 import { PolicyRegistry } from './policy-registry';
@@ -107,6 +108,47 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   onModuleInit(): void {
     this.queue.handle(policyTickJob, ({ policy }) => this.tick(policy));
     this.queue.handle(policyActionJob, (action) => this.performQueued(action));
+    this.queue.handle(forgeEventJob, async (delivery) => {
+      await this.handleEvent(delivery.event);
+    });
+  }
+
+  /**
+   * A webhook's event, handled from the queue: every policy that takes events and covers its project observes just
+   * what it concerns, decides and acts, through the same executor as a poll (dry run, delay, ledger, audit). Polling
+   * stays on: the ledger keeps the poll from acting on the same target again, and catches what a lost delivery missed.
+   */
+  async handleEvent(event: ForgeEvent): Promise<PassResult[]> {
+    const results: PassResult[] = [];
+    try {
+      for (const policy of this.config.policies) {
+        const runner = this.registry.get(policy.type);
+        if (!runner.observeEvent) continue;
+        const result = await this.runEventPass(policy, runner, event);
+        if (result) results.push(result);
+      }
+    } catch (error) {
+      this.metrics.webhookDeliveries.inc({ event: event.kind, result: 'failed' });
+      throw error;
+    }
+    this.metrics.webhookDeliveries.inc({ event: event.kind, result: results.length > 0 ? 'acted' : 'not_covered' });
+    return results;
+  }
+
+  private async runEventPass(policy: PolicyConfig, runner: PolicyRunner, event: ForgeEvent): Promise<PassResult | undefined> {
+    const dryRun = policy.dry_run ?? this.config.dry_run;
+    const context = this.context(policy, 'act');
+    const snapshot = await runner.observeEvent?.(policy, event, context);
+    if (snapshot === undefined) return undefined;
+    const decisions = runner.decide(policy, snapshot, context.now);
+    const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays: 'queue' });
+    if (!dryRun) await this.unsettled.merge(policy.name, records, context.now);
+    const finishedAt = event.kind === 'job' && event.finishedAt ? Date.parse(event.finishedAt) : undefined;
+    for (const record of records) {
+      if (record.outcome === 'done' && finishedAt !== undefined) this.metrics.failureToAction.observe({ policy: policy.name }, Math.max(0, this.clock.now() - finishedAt) / 1000);
+    }
+    this.logger.log(`${policy.name}: ${event.kind} event for project ${event.project.path ?? event.project.id}: ${passTally(records)}`);
+    return { policy: policy.name, type: policy.type, dryRun, decisions, records };
   }
 
   /** Fails the start when a configured policy's type has no runner: better loud at boot than silent later. */

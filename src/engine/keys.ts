@@ -43,6 +43,11 @@ export class EngineKeys {
     return `${this.prefix}:lock:pass:${policy}`;
   }
 
+  /** A webhook delivery seen (by a hash of its Idempotency-Key, X-Gitlab-Event-UUID or body), for a day. */
+  webhookDelivery(id: string): string {
+    return `${this.prefix}:webhook:seen:${id}`;
+  }
+
   /** What discovery found of a group or a listed project, shared by every policy and replica. */
   discovery(key: string): string {
     return `${this.prefix}:discovery:${key}`;

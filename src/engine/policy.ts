@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { PolicyConfig, PolicyTypeDefinition } from '../config/policy-type';
 import type { GroupSelection, ProjectSelection } from '../config/project-selection';
+import type { ForgeEvent } from './events';
 import type { TargetPace } from './pace';
 import type { GroupRef, ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
@@ -197,6 +198,12 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
    * the executor calls it after claiming the action's key, so only one replica rechecks and acts.
    */
   recheck?(config: Config, decision: Decision, context: PolicyContext): Promise<string | undefined>;
+  /**
+   * A webhook's event: the snapshot of just what it concerns (the failed job, its pipeline's jobs, its log tail), for
+   * decide and the executor as after a poll; undefined when the policy does not cover it. Such a pass commits
+   * nothing: the poll's marks stay where they are, and the ledger keeps the poll from acting on the same target again.
+   */
+  observeEvent?(config: Config, event: ForgeEvent, context: PolicyContext): Promise<Snapshot | undefined>;
   /**
    * Pure: when the next pass should run sooner than the trigger would (a follow-up after the forge's hourly limit),
    * or undefined. The engine queues one extra pass for that time, once however many replicas ask.

@@ -47,28 +47,59 @@ export class UnsettledTargets {
     return targets.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  /** The set after an acting pass: the records with an unsettled outcome; `since` is kept for targets open before. */
+  /**
+   * The set after an acting pass: the records with an unsettled outcome; `since` is kept for targets open before.
+   * Targets a webhook's pass opened while this pass ran (in Redis now, not in `previous`, not decided here) stay.
+   */
   async replace(policy: string, records: readonly ActionRecord[], previous: readonly UnsettledTarget[], now: Date): Promise<UnsettledTarget[]> {
-    const since = new Map(previous.map((target) => [target.key, target.since]));
-    const open = new Map<string, UnsettledTarget>();
-    for (const { decision, outcome } of records) {
-      if (!isUnsettled(outcome)) continue;
-      open.set(decision.key, {
-        key: decision.key,
-        action: decision.action,
-        target: decision.target,
-        params: decision.params,
-        outcome,
-        since: since.get(decision.key) ?? now.toISOString(),
-      });
-    }
+    const open = openTargets(records, previous, now);
     const key = this.keys.unsettled(policy);
-    const write = this.redis.multi().del(key);
+    const known = new Set(previous.map((target) => target.key));
+    const meanwhile = (await this.redis.hkeys(key)).filter((field) => !known.has(field) && !open.has(field) && !records.some((record) => record.decision.key === field));
+    const write = this.redis.multi();
+    const gone = [...known].filter((field) => !open.has(field));
+    const settledHere = records.filter((record) => !isUnsettled(record.outcome)).map((record) => record.decision.key);
+    const drop = [...new Set([...gone, ...settledHere])];
+    if (drop.length > 0) write.hdel(key, ...drop);
     if (open.size > 0) write.hset(key, Object.fromEntries([...open].map(([field, target]) => [field, JSON.stringify(target)])));
     await write.exec();
-    this.metrics.unsettledTargets.set({ policy }, open.size);
+    this.metrics.unsettledTargets.set({ policy }, open.size + meanwhile.length);
     return [...open.values()];
   }
+
+  /**
+   * After a webhook's pass, which looked at a few targets only: those it left open are added, those it settled
+   * dropped, and every other target stays as the last full pass left it.
+   */
+  async merge(policy: string, records: readonly ActionRecord[], now: Date): Promise<void> {
+    if (records.length === 0) return;
+    const key = this.keys.unsettled(policy);
+    const previous = await this.read(policy);
+    const open = openTargets(records, previous, now);
+    const settled = records.filter((record) => !isUnsettled(record.outcome)).map((record) => record.decision.key);
+    const write = this.redis.multi();
+    if (settled.length > 0) write.hdel(key, ...settled);
+    if (open.size > 0) write.hset(key, Object.fromEntries([...open].map(([field, target]) => [field, JSON.stringify(target)])));
+    await write.exec();
+  }
+}
+
+/** The records with an unsettled outcome, by key; `since` is kept for targets that were open before. */
+function openTargets(records: readonly ActionRecord[], previous: readonly UnsettledTarget[], now: Date): Map<string, UnsettledTarget> {
+  const since = new Map(previous.map((target) => [target.key, target.since]));
+  const open = new Map<string, UnsettledTarget>();
+  for (const { decision, outcome } of records) {
+    if (!isUnsettled(outcome)) continue;
+    open.set(decision.key, {
+      key: decision.key,
+      action: decision.action,
+      target: decision.target,
+      params: decision.params,
+      outcome,
+      since: since.get(decision.key) ?? now.toISOString(),
+    });
+  }
+  return open;
 }
 
 function parseTarget(key: string, text: string): UnsettledTarget | undefined {

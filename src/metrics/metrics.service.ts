@@ -31,6 +31,14 @@ export class MetricsService {
   readonly policyInterval: Gauge<'policy'>;
   /** 1 while the forge accepted the token at the last check. */
   readonly forgeUp: Gauge;
+  /**
+   * Webhook deliveries by event (`job`, `pipeline`, `other`) and result: `accepted` (queued), `duplicate`, `ignored`
+   * (another kind, or no failure), `unauthorized`, `rejected` (bad body), `unavailable` (Redis down: the forge sends it
+   * again); then, once handled, `acted` (a policy covered it) or `not_covered`, or `failed`.
+   */
+  readonly webhookDeliveries: Counter<'event' | 'result'>;
+  /** From a job's failure (`build_finished_at`) to the action a webhook led to, per policy. */
+  readonly failureToAction: Histogram<'policy'>;
   private readonly policies: Gauge<'type' | 'mode'>;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
@@ -70,6 +78,19 @@ export class MetricsService {
       name: 'forgewarden_unsettled_targets',
       help: 'Targets whose action failed, may have acted, waits or was deferred after the last acting pass; looked at again next pass.',
       labelNames: ['policy'],
+      registers: [this.registry],
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'forgewarden_webhook_deliveries_total',
+      help: 'Webhook deliveries by event and result (accepted, duplicate, ignored, unauthorized, rejected, unavailable; then acted, not_covered or failed).',
+      labelNames: ['event', 'result'],
+      registers: [this.registry],
+    });
+    this.failureToAction = new Histogram({
+      name: 'forgewarden_webhook_failure_to_action_seconds',
+      help: 'From a job failure on the forge to the action a webhook delivery led to (a retry), per policy.',
+      labelNames: ['policy'],
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
       registers: [this.registry],
     });
     this.redisDataLost = new Counter({

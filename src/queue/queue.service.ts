@@ -9,8 +9,12 @@ import { definedJobNames, type EnqueueOptions, type JobDefinition, type JobHandl
 /** The one Bull queue the daemon works from; job kinds are told apart by name. */
 export const WORK_QUEUE = 'work';
 
-/** Jobs one replica runs at once. Policy work is I/O-bound and the client caps requests on its own. */
-const WORKER_CONCURRENCY = 4;
+/**
+ * Jobs one replica runs at once. Policy work is I/O-bound and the client caps requests on its own; a scheduled pass
+ * holds its slot while it spreads its reads over half its interval, so there are slots enough for a webhook's event
+ * not to wait behind the passes of several large policies.
+ */
+const WORKER_CONCURRENCY = 16;
 
 /** Finished jobs kept for inspection; failed ones longer, as they are what an operator looks at. */
 const KEEP_COMPLETED = { age: 3_600, count: 1_000 };

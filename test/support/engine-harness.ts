@@ -1,9 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { createServer } from 'node:net';
 import Redis from 'ioredis';
 import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
 import type { PolicyTypeDefinition } from '../../src/config/policy-type';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
+import { QueueService } from '../../src/queue/queue.service';
 import { AppLogger } from '../../src/logging/logger';
 import { type RunningSandbox, type SandboxOptions, startSandbox, type World } from '../../src/sandbox';
 import { MemoryStream } from './memory-stream';
@@ -35,6 +37,17 @@ export interface DaemonOptions {
   readonly clock?: DaemonClock;
 }
 
+export interface ServedDaemonOptions extends DaemonOptions {
+  /** The `webhooks.secret_token`: webhooks are on. */
+  readonly webhookToken: string;
+}
+
+export interface ServedDaemon {
+  readonly app: INestApplicationContext;
+  /** The HTTP server's base URL (a free port on 127.0.0.1). */
+  readonly url: string;
+}
+
 export interface EngineHarness {
   /** The sandbox of the current test. */
   readonly sandbox: RunningSandbox;
@@ -44,12 +57,27 @@ export interface EngineHarness {
   readonly prefix: string;
   /** The daemon (without HTTP) on the test's sandbox and Redis; it is closed after the test unless closed before. */
   app(options: DaemonOptions): Promise<INestApplicationContext>;
+  /**
+   * The daemon with its HTTP server and webhooks on, working its queue (webhook events, queued actions) but with no
+   * schedules: nothing polls unless the test runs a pass.
+   */
+  serve(options: ServedDaemonOptions): Promise<ServedDaemon>;
   /** Closes a daemon before the test ends, e.g. to start another on the same Redis as after a restart. */
   close(app: INestApplicationContext): Promise<void>;
   /** One inline pass of `policy`, as `once` runs it; the test fails when the pass did. */
   pass(app: INestApplicationContext, policy: string, mode?: 'act' | 'plan'): Promise<PassResult>;
   /** Deletes every key of this test from Redis, as a Redis restarted without persistence would. */
   clearRedis(): Promise<void>;
+}
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || address === null) throw new Error('no free port');
+  return address.port;
 }
 
 const REDIS_URL = (): string => process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -90,6 +118,24 @@ export function useEngineHarness(options: EngineHarnessOptions): EngineHarness {
     return value;
   };
 
+  const policyFile = (daemon: DaemonOptions, extra: readonly string[] = []) => {
+    const file = `${options.name}.yml`;
+    const config = parseConfig(
+      [
+        'version: 1',
+        `gitlab: { url: "${started('sandbox', sandbox).url}", token: "${daemon.token ?? ADMIN_TOKEN}", ${daemon.gitlab ?? 'max_requests_per_minute: 100000'} }`,
+        `redis: { url: "${REDIS_URL()}", prefix: "${prefix}" }`,
+        `dry_run: ${daemon.dryRun ?? false}`,
+        ...extra,
+        'policies:',
+        ...daemon.policies,
+      ].join('\n'),
+      file,
+      { policyTypes: options.policyTypes, env: {} },
+    );
+    return { config, file };
+  };
+
   return {
     get sandbox() {
       return started('sandbox', sandbox);
@@ -101,22 +147,18 @@ export function useEngineHarness(options: EngineHarnessOptions): EngineHarness {
       return prefix;
     },
     async app(daemon) {
-      const file = `${options.name}.yml`;
-      const config = parseConfig(
-        [
-          'version: 1',
-          `gitlab: { url: "${started('sandbox', sandbox).url}", token: "${daemon.token ?? ADMIN_TOKEN}", ${daemon.gitlab ?? 'max_requests_per_minute: 100000'} }`,
-          `redis: { url: "${REDIS_URL()}", prefix: "${prefix}" }`,
-          `dry_run: ${daemon.dryRun ?? false}`,
-          'policies:',
-          ...daemon.policies,
-        ].join('\n'),
-        file,
-        { policyTypes: options.policyTypes, env: {} },
-      );
+      const { config, file } = policyFile(daemon);
       const { app } = await createApp(config, file, quietLogger(), { http: false, clock: daemon.clock });
       apps.add(app);
       return app;
+    },
+    async serve(daemon) {
+      // Port 0 turns the server off in the policy file, so a free port is found first.
+      const { config, file } = policyFile(daemon, [`http: { host: 127.0.0.1, port: ${await freePort()} }`, `webhooks: { enabled: true, secret_token: "${daemon.webhookToken}" }`]);
+      const { app, httpUrl } = await createApp(config, file, quietLogger(), { clock: daemon.clock });
+      apps.add(app);
+      app.get(QueueService).startWorking();
+      return { app, url: started('HTTP server', httpUrl) };
     },
     async close(app) {
       apps.delete(app);

@@ -16,6 +16,7 @@ import {
 import { type RetryTarget, retryTarget } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
 import { selectProjects } from '../../engine/discovery';
+import type { EventProject, ForgeEvent } from '../../engine/events';
 import { mapLimited, mapTargets } from '../../engine/map-limited';
 import { readJsonObject } from '../../engine/policy-state';
 
@@ -57,6 +58,56 @@ export async function observeJobRetries(config: JobRetryConfig, context: PolicyC
     }
   });
   return { projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined) };
+}
+
+/**
+ * A webhook's failed job (or a failed pipeline's failed jobs) in a project the policy covers: the same candidate a poll
+ * would build for it (the job read back, its pipeline's attempts, its log tail), without the listing and without a
+ * watermark, so the poll later finds it already handled by the ledger. Undefined when the project is not covered.
+ */
+export async function observeJobRetryEvent(config: JobRetryConfig, event: ForgeEvent, context: PolicyContext): Promise<JobRetrySnapshot | undefined> {
+  const project = await coveringRef(config, event.project, context);
+  if (project === undefined) return undefined;
+  const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
+  const pipelineJobs = (pipelineId: number): Promise<readonly Job[] | undefined> => {
+    let read = pipelines.get(pipelineId);
+    if (!read) {
+      read = readPipeline(context, project, pipelineId);
+      pipelines.set(pipelineId, read);
+    }
+    return read;
+  };
+  let failed: Job[];
+  if (event.kind === 'job') {
+    // Read back: the delivery may be late or repeated, and the job retried or deleted since.
+    const job = await readJob(context, { project, jobId: event.jobId });
+    failed = job?.status === 'failed' ? [job] : [];
+  } else {
+    const jobs = (await pipelineJobs(event.pipelineId)) ?? [];
+    const wanted = new Set(event.failedJobIds);
+    failed = jobs.filter((job) => job.status === 'failed' && job.pipeline.id === event.pipelineId && (wanted.size === 0 || wanted.has(job.id)));
+  }
+  const candidates = await mapLimited(failed.map(toFailedJob), READ_CONCURRENCY, (job) => observeCandidate(config, project, job, context, pipelineJobs));
+  return { projects: [{ project, projectId: event.project.id, candidates, watermark: undefined }] };
+}
+
+/** The project as the policy names it, when the policy covers the event's project; undefined otherwise. */
+async function coveringRef(config: JobRetryConfig, project: EventProject, context: PolicyContext): Promise<ProjectRef | undefined> {
+  const selected = await selectProjects(context, config.projects, config.include_archived);
+  const byId = selected.find((ref) => ref === project.id || String(ref) === String(project.id));
+  if (byId !== undefined) return byId;
+  let path = project.path;
+  if (path === undefined && selected.some((ref) => typeof ref === 'string')) {
+    // An older forge sends no path: one read tells it, for a policy that names its projects by path.
+    try {
+      path = (await context.client.projects.show(project.id)).path_with_namespace;
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+  const lower = path?.toLowerCase();
+  return lower === undefined ? undefined : selected.find((ref) => String(ref).toLowerCase() === lower);
 }
 
 /**
@@ -185,7 +236,7 @@ function attemptsOf(job: Pick<FailedJob, 'id' | 'name' | 'pipeline_id'>, jobs: r
   return { attempts: ids.size, newestAttemptId: Math.max(...ids) };
 }
 
-async function readJob(context: PolicyContext, target: RetryTarget): Promise<Job | undefined> {
+async function readJob(context: PolicyContext, target: { readonly project: ProjectRef; readonly jobId: number }): Promise<Job | undefined> {
   try {
     return await context.client.jobs.show(target.project, target.jobId);
   } catch (error) {

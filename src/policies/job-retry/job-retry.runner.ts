@@ -3,7 +3,7 @@ import type { PolicyRunner } from '../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { decideJobRetries, type JobRetrySnapshot, RETRY } from './job-retry.decide';
-import { commitJobRetries, observeJobRetries, recheckJobRetry } from './job-retry.observer';
+import { commitJobRetries, observeJobRetries, observeJobRetryEvent, recheckJobRetry } from './job-retry.observer';
 import { retryTarget } from './job-retry.params';
 import { type JobRetryConfig, jobRetryPolicy } from './job-retry.schema';
 
@@ -15,6 +15,7 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
   decide: decideJobRetries,
   commit: commitJobRetries,
   recheck: recheckJobRetry,
+  observeEvent: observeJobRetryEvent,
   actions: {
     [RETRY]: defineAction(retryTarget, async (target, context) => {
       const job = await context.client.jobs.retry(target.project, target.jobId);

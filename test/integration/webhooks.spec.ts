@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import { EngineService } from '../../src/engine/engine.service';
+import { MetricsService } from '../../src/metrics/metrics.service';
+import { POLICY_TYPES } from '../../src/policies';
+import type { World } from '../../src/sandbox';
+import { type ServedDaemon, useEngineHarness } from '../support/engine-harness';
+import { acmeGroup, baseWorld, type ProjectInput } from '../support/world-builders';
+
+const SECRET = 'webhook-secret-for-tests-only';
+const RESET = 'Error: read ECONNRESET: connection reset by peer\n';
+
+/** A project whose pipeline `id * 100` has one failed job `id * 100 + 1` the policy retries. */
+function withFailedJob(path: string, namespace: string, id: number): ProjectInput {
+  return {
+    id,
+    path,
+    namespace,
+    pipelines: [{ id: id * 100, ref: 'main', jobs: [{ id: id * 100 + 1, name: 'flaky', stage: 'test', status: 'failed', finished_at: 'now-1m', log: RESET }] }],
+  };
+}
+
+function world(): World {
+  return {
+    ...baseWorld({
+      groups: [acmeGroup(), { id: 13, path: 'other' }],
+      projects: [withFailedJob('api', 'acme', 1), withFailedJob('web', 'acme', 2), withFailedJob('elsewhere', 'other', 3)],
+    }),
+    now: undefined,
+  };
+}
+
+/** A `Job Hook` body as the forge sends it (GitLab's webhook events documentation), for the failed job of project `id`. */
+function jobHook(id: number, path: string): Record<string, unknown> {
+  return {
+    object_kind: 'build',
+    ref: 'main',
+    tag: false,
+    build_id: id * 100 + 1,
+    build_name: 'flaky',
+    build_stage: 'test',
+    build_status: 'failed',
+    build_finished_at: new Date().toISOString(),
+    build_failure_reason: 'script_failure',
+    build_allow_failure: false,
+    pipeline_id: id * 100,
+    project_id: id,
+    project_name: path.replace('/', ' / '),
+    project: { id, name: path.split('/')[1], path_with_namespace: path },
+  };
+}
+
+describe('webhooks: the receiver and the retries it leads to, over HTTP with a real Redis', () => {
+  const harness = useEngineHarness({ name: 'webhooks', world, policyTypes: POLICY_TYPES });
+  const POLICY = ['  - name: flaky', '    type: job_retry', '    projects: ["acme/*"]', '    interval: 1h', '    match: { failure_log: ["(?i)connection reset"] }'];
+
+  const serve = (): Promise<ServedDaemon> => harness.serve({ webhookToken: SECRET, policies: POLICY });
+
+  async function deliver(
+    daemon: ServedDaemon,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: Record<string, string> }> {
+    const answer = await request(`${daemon.url}/webhooks/gitlab`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gitlab-event': 'Job Hook', 'x-gitlab-token': SECRET, 'x-gitlab-event-uuid': randomUUID(), ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { status: answer.statusCode, body: (await answer.body.json()) as Record<string, string> };
+  }
+
+  const retries = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry')).map((entry) => entry.path);
+
+  /** Waits for `count` retries, at most `ms`; the retries found. */
+  async function retriesWithin(count: number, ms: number): Promise<string[]> {
+    const deadline = Date.now() + ms;
+    while (retries().length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    return retries();
+  }
+
+  /** Lets queued work settle, then reads the retries. */
+  async function settledRetries(): Promise<string[]> {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return retries();
+  }
+
+  const counted = async (daemon: ServedDaemon, event: string, result: string): Promise<number> => {
+    const metric = await daemon.app.get(MetricsService).webhookDeliveries.get();
+    return metric.values.find((value) => value.labels.event === event && value.labels.result === result)?.value ?? 0;
+  };
+
+  it('retries a failed job within a second of its delivery', async () => {
+    const daemon = await serve();
+    const sent = Date.now();
+    const answer = await deliver(daemon, jobHook(1, 'acme/api'));
+    expect(answer).toEqual({ status: 200, body: { status: 'accepted' } });
+    expect(await retriesWithin(1, 1000)).toEqual(['/api/v4/projects/1/jobs/101/retry']);
+    expect(Date.now() - sent).toBeLessThan(1000);
+    // Counted once the handler is done, just after the retry went out.
+    expect(await settledRetries()).toHaveLength(1);
+    expect(await counted(daemon, 'job', 'acted')).toBe(1);
+    expect(await counted(daemon, 'job', 'accepted')).toBe(1);
+  });
+
+  it('answers a wrong or missing token with 401 and acts on nothing', async () => {
+    const daemon = await serve();
+    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-token': 'not-the-secret' })).status).toBe(401);
+    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-token': '' })).status).toBe(401);
+    expect(await settledRetries()).toEqual([]);
+    expect(await harness.redis.keys(`${harness.prefix}:webhook:*`)).toEqual([]);
+    expect(await counted(daemon, 'job', 'unauthorized')).toBe(2);
+  });
+
+  it('retries once for the same delivery twice, and once for a delivery and a poll', async () => {
+    const daemon = await serve();
+    const uuid = randomUUID();
+    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid })).body.status).toBe('accepted');
+    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid })).body.status).toBe('duplicate');
+    // The same event sent again by a newer forge: the Idempotency-Key is what stays the same.
+    await deliver(daemon, jobHook(2, 'acme/web'), { 'idempotency-key': 'delivery-7' });
+    expect((await deliver(daemon, jobHook(2, 'acme/web'), { 'idempotency-key': 'delivery-7' })).body.status).toBe('duplicate');
+    await retriesWithin(2, 2000);
+
+    const poll = await daemon.app.get(EngineService).runPass('flaky', 'act');
+    expect(poll.error).toBeUndefined();
+    expect((await settledRetries()).sort()).toEqual(['/api/v4/projects/1/jobs/101/retry', '/api/v4/projects/2/jobs/201/retry']);
+  });
+
+  it('retries once when two replicas receive the same event', async () => {
+    const [first, second] = await Promise.all([serve(), serve()]);
+    const uuid = randomUUID();
+    const answers = await Promise.all([deliver(first, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid }), deliver(second, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid })]);
+    expect(answers.map((answer) => answer.body.status).sort()).toEqual(['accepted', 'duplicate']);
+    // Distinct deliveries of one failure (the forge sending it to two hooks) still retry once: the ledger sees to it.
+    await deliver(first, jobHook(1, 'acme/api'));
+    await deliver(second, jobHook(1, 'acme/api'));
+    expect(await settledRetries()).toEqual(['/api/v4/projects/1/jobs/101/retry']);
+  });
+
+  it('counts and ignores events for projects no policy covers, other kinds, and jobs that did not fail', async () => {
+    const daemon = await serve();
+    expect((await deliver(daemon, jobHook(3, 'other/elsewhere'))).body.status).toBe('accepted');
+    expect((await deliver(daemon, { ...jobHook(1, 'acme/api'), build_status: 'success' })).body.status).toBe('ignored');
+    expect((await deliver(daemon, { object_kind: 'push', project_id: 1 }, { 'x-gitlab-event': 'Push Hook' })).body.status).toBe('ignored');
+    expect(await settledRetries()).toEqual([]);
+    expect(await counted(daemon, 'job', 'not_covered')).toBe(1);
+    expect(await counted(daemon, 'other', 'ignored')).toBe(1);
+  });
+
+  it('refuses a body that is not JSON, too large, or of another type, with nothing queued', async () => {
+    const daemon = await serve();
+    expect((await deliver(daemon, '{"object_kind": "bu')).status).toBe(400);
+    expect((await deliver(daemon, JSON.stringify(jobHook(1, 'acme/api')), { 'content-type': 'text/plain' })).status).toBe(415);
+    expect((await deliver(daemon, JSON.stringify({ ...jobHook(1, 'acme/api'), padding: 'x'.repeat(1_100_000) }))).status).toBe(413);
+    expect(await settledRetries()).toEqual([]);
+  });
+
+  it('retries the failed jobs of a failed pipeline from a Pipeline Hook', async () => {
+    const daemon = await serve();
+    const body = {
+      object_kind: 'pipeline',
+      object_attributes: { id: 200, status: 'failed', ref: 'main' },
+      project: { id: 2, path_with_namespace: 'acme/web' },
+      builds: [{ id: 201, name: 'flaky', stage: 'test', status: 'failed' }],
+    };
+    expect((await deliver(daemon, body, { 'x-gitlab-event': 'Pipeline Hook' })).body.status).toBe('accepted');
+    expect(await retriesWithin(1, 2000)).toEqual(['/api/v4/projects/2/jobs/201/retry']);
+  });
+});
