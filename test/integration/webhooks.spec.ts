@@ -50,6 +50,12 @@ function jobHook(id: number, path: string): Record<string, unknown> {
   };
 }
 
+/** Deliveries the daemon counted with this event and result. */
+async function counted(daemon: ServedDaemon, event: string, result: string): Promise<number> {
+  const metric = await daemon.app.get(MetricsService).webhookDeliveries.get();
+  return metric.values.find((value) => value.labels.event === event && value.labels.result === result)?.value ?? 0;
+}
+
 describe('webhooks: the receiver and the retries it leads to, over HTTP with a real Redis', () => {
   const harness = useEngineHarness({ name: 'webhooks', world, policyTypes: POLICY_TYPES });
   const POLICY = ['  - name: flaky', '    type: job_retry', '    projects: ["acme/*"]', '    interval: 1h', '    match: { failure_log: ["(?i)connection reset"] }'];
@@ -83,11 +89,6 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
     await new Promise((resolve) => setTimeout(resolve, 500));
     return retries();
   }
-
-  const counted = async (daemon: ServedDaemon, event: string, result: string): Promise<number> => {
-    const metric = await daemon.app.get(MetricsService).webhookDeliveries.get();
-    return metric.values.find((value) => value.labels.event === event && value.labels.result === result)?.value ?? 0;
-  };
 
   it('retries a failed job within a second of its delivery', async () => {
     const daemon = await serve();
@@ -166,4 +167,79 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
     expect((await deliver(daemon, body, { 'x-gitlab-event': 'Pipeline Hook' })).body.status).toBe('accepted');
     expect(await retriesWithin(1, 2000)).toEqual(['/api/v4/projects/2/jobs/201/retry']);
   });
+});
+
+describe('webhooks: a burst of 1,000 deliveries', () => {
+  const PROJECTS = 10;
+  const JOBS = 100;
+  /** Project `p` (1..10) in acme, one pipeline `p * 1000` with jobs `p * 1000 + j` named `job-j`, all failed. */
+  const burstWorld = (): World => ({
+    ...baseWorld({
+      groups: [acmeGroup()],
+      projects: Array.from({ length: PROJECTS }, (_, index) => {
+        const id = index + 1;
+        return {
+          id,
+          path: `service-${id}`,
+          namespace: 'acme',
+          pipelines: [
+            {
+              id: id * 1000,
+              ref: 'main',
+              jobs: Array.from({ length: JOBS }, (_, j) => ({ id: id * 1000 + j + 1, name: `job-${j + 1}`, stage: 'test', status: 'failed' as const, finished_at: 'now-1m', log: RESET })),
+            },
+          ],
+        };
+      }),
+    }),
+    now: undefined,
+  });
+  const harness = useEngineHarness({ name: 'webhooks-burst', world: burstWorld, policyTypes: POLICY_TYPES });
+
+  // In a dry run: retries are writes, which the client spaces 250 ms apart (four a second per replica), so 1,000 real
+  // ones take four minutes; what this shows is that every delivery is answered, queued, observed and decided.
+  it('answers every delivery at once, decides on each job once, and stays inside the request budget', async () => {
+    const budget = 6_000;
+    const daemon = await harness.serve({
+      webhookToken: SECRET,
+      dryRun: true,
+      gitlab: `max_requests_per_minute: ${budget}`,
+      policies: ['  - name: flaky', '    type: job_retry', '    projects: ["acme/*"]', '    interval: 1h', '    max_actions_per_run: 1000', '    match: { failure_log: ["(?i)connection reset"] }'],
+    });
+    const bodies = Array.from({ length: PROJECTS * JOBS }, (_, index) => {
+      const project = Math.floor(index / JOBS) + 1;
+      const job = project * 1000 + (index % JOBS) + 1;
+      return { ...jobHook(project, `acme/service-${project}`), build_id: job, build_name: `job-${(index % JOBS) + 1}`, pipeline_id: project * 1000 };
+    });
+    const statuses: number[] = [];
+    // 50 senders at once, as a forge's webhook workers would send them.
+    const queue = [...bodies];
+    await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        for (let body = queue.shift(); body; body = queue.shift()) {
+          const answer = await request(`${daemon.url}/webhooks/gitlab`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-gitlab-event': 'Job Hook', 'x-gitlab-token': SECRET, 'x-gitlab-event-uuid': randomUUID() },
+            body: JSON.stringify(body),
+          });
+          await answer.body.dump();
+          statuses.push(answer.statusCode);
+        }
+      }),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1_000);
+
+    const metrics = daemon.app.get(MetricsService);
+    const wouldRetry = async () => (await metrics.decisions.get()).values.find((value) => value.labels.action === 'retry' && value.labels.outcome === 'would_act')?.value ?? 0;
+    const deadline = Date.now() + 60_000;
+    while ((await wouldRetry()) < 1_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await wouldRetry()).toBe(1_000);
+    expect(await counted(daemon, 'job', 'acted')).toBe(1_000);
+
+    // Three reads per delivery (the job, its pipeline, its log) and the group's listing once; no write in a dry run.
+    const log = harness.sandbox.state.requestLog.filter((entry) => entry.path.startsWith('/api/v4/'));
+    expect(log.filter((entry) => entry.method !== 'GET')).toEqual([]);
+    expect(log.length).toBeLessThanOrEqual(3 * 1_000 + 5);
+    expect(log.length).toBeLessThanOrEqual(budget);
+  }, 120_000);
 });
