@@ -15,6 +15,7 @@ import { GroupsResource } from './resources/groups';
 import { IntegrationsResource } from './resources/integrations';
 import { JobsResource } from './resources/jobs';
 import { NamespacesResource } from './resources/namespaces';
+import { ProjectHooksResource } from './resources/project-hooks';
 import { ProjectsResource } from './resources/projects';
 import { ProtectedBranchesResource } from './resources/protected-branches';
 import { RegistryResource } from './resources/registry';
@@ -62,7 +63,7 @@ export interface GitlabClientOptions {
 
 /**
  * The typed client of the forge's `/api/v4` (spec 01, 02 and 03): one object exposing every resource. `projects`,
- * `groups` and `version` follow GitLab's public API docs, which the specification does not cover.
+ * `groups`, `version` and `projectHooks` follow GitLab's public API docs, which the specification does not cover.
  */
 export class GitlabClient {
   readonly jobs: JobsResource;
@@ -89,6 +90,7 @@ export class GitlabClient {
   readonly projects: ProjectsResource;
   readonly groups: GroupsResource;
   readonly version: VersionResource;
+  readonly projectHooks: ProjectHooksResource;
   readonly limiter: RateLimiter;
   private readonly transport: Transport;
 
@@ -144,6 +146,7 @@ export class GitlabClient {
     this.projects = new ProjectsResource(this.transport);
     this.groups = new GroupsResource(this.transport);
     this.version = new VersionResource(this.transport);
+    this.projectHooks = new ProjectHooksResource(this.transport);
   }
 
   /** Closes the connection pool the client opened; the Redis connection belongs to the caller. */

@@ -10,6 +10,7 @@ export type { NamespacesResource } from './resources/namespaces';
 export type { ProjectsResource } from './resources/projects';
 export type { GroupsResource } from './resources/groups';
 export type { VersionResource } from './resources/version';
+export type { ProjectHooksResource } from './resources/project-hooks';
 export type { UsersResource } from './resources/users';
 export type { SshKeysResource } from './resources/ssh-keys';
 export type { DeployKeysResource } from './resources/deploy-keys';

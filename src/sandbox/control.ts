@@ -78,6 +78,24 @@ export function controlRouter(): Router {
     .get('/state', (ctx) => ok(ctx.state.dump()), 'none')
     .get('/idle', async (ctx) => {
       await ctx.state.whenIdle();
+      await ctx.state.hooks.settled();
+      return noContent();
+    }, 'none')
+    // Webhook deliveries (hooks-state.ts): every attempt, oldest first; `settled` waits for those queued or in flight.
+    .get('/hook-deliveries', (ctx) => {
+      const hookId = ctx.query.get('hook_id');
+      const event = ctx.query.get('event');
+      const entries = ctx.state.hooks.deliveries.filter(
+        (d) => (!hookId || String(d.hook_id) === hookId) && (!event || d.event === event),
+      );
+      return ok(entries);
+    }, 'none')
+    .delete('/hook-deliveries', (ctx) => {
+      ctx.state.hooks.deliveries.length = 0;
+      return noContent();
+    }, 'none')
+    .get('/hook-deliveries/settled', async (ctx) => {
+      await ctx.state.hooks.settled();
       return noContent();
     }, 'none')
     .post('/jobs/:id', (ctx) => {
@@ -88,7 +106,10 @@ export function controlRouter(): Router {
     }, 'none');
 }
 
-/** Moves a job the way a runner would; a running job gets a job token if it has none. */
+/**
+ * Moves a job the way a runner would; a running job gets a job token if it has none. The change reaches the
+ * project's webhooks through touchPipeline: the answer comes at once, the deliveries follow.
+ */
 function moveJob(ctx: RequestContext, job: JobRecord, input: z.output<typeof jobSchema>): void {
   const now = ctx.state.nowIso();
   if (input.status !== undefined && input.status !== job.status) {

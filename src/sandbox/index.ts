@@ -54,9 +54,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${urlHost}:${address.port}`;
+  // Webhook deliveries name the instance (`X-Gitlab-Instance`) and its addresses without a request to take them from.
+  state.hooks.instanceUrl = url;
 
   return {
-    url: `http://${urlHost}:${address.port}`,
+    url,
     state,
     close: () =>
       new Promise<void>((resolveClose, reject) => {

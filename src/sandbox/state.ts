@@ -2,6 +2,7 @@ import { MovableClock } from '../clock';
 import { ApprovalsState } from './approvals-state';
 import { CiState, type JobRecord, type PipelineRecord } from './ci-state';
 import type { FaultRules } from './faults';
+import { HooksState } from './hooks-state';
 import { SandboxIds, type IdKind } from './ids';
 import { NamespacesState, type GroupRecord, type ProjectRecord } from './namespaces-state';
 import {
@@ -40,6 +41,7 @@ export type { GroupRecord, ProjectRecord, Visibility } from './namespaces-state'
 export type { ArtifactRecord, JobRecord, PipelineRecord } from './ci-state';
 export type { BulkDeletionRecord, RepositoryRecord, TagRecord } from './registry-state';
 export type { BranchAccessRecord, ProtectedBranchRecord } from './protected-branches-state';
+export type { HookDeliveryRecord, HookRecord } from './hooks-state';
 export type {
   IssuableRecord,
   LabelEventRecord,
@@ -84,6 +86,8 @@ export class SandboxState {
   readonly approvals = new ApprovalsState();
   /** User statuses, preferences and follows (spec 02 §4 "Users"; `user-writes-state.ts`). */
   readonly userWrites = new UserWritesState();
+  /** Project webhooks and their deliveries (`hooks-state.ts`); told of every job change by touchPipeline. */
+  readonly hooks = new HooksState(this);
   readonly requestLog: RequestLogEntry[] = [];
 
   // The areas' records, under the names handlers and tests use.
@@ -160,6 +164,7 @@ export class SandboxState {
   }
 
   cancelBackgroundWork(): void {
+    this.hooks.close();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.releaseIdleWaiters();
@@ -259,6 +264,7 @@ export class SandboxState {
 
   touchPipeline(pipelineId: number): void {
     this.ci.touchPipeline(pipelineId, this.nowIso());
+    this.hooks.pipelineChanged(pipelineId);
   }
 
   tags(repositoryId: number): TagRecord[] {
@@ -322,6 +328,7 @@ export class SandboxState {
         repository_id,
         until: new Date(until).toISOString(),
       })),
+      ...this.hooks.dump(),
     };
   }
 
@@ -338,6 +345,7 @@ export class SandboxState {
     this.branchProtection.seed(seeded.projects, seeding);
     this.resourceEvents.seed(seeded, seeding);
     this.ci.seed(seeded.projects, seeding);
+    this.hooks.seed(world, seeded.projects, seeding);
     this.registry.seed(world, seeded.projects, seeding);
     this.ids.seal();
   }

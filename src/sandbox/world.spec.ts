@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_WORLD_PATH } from './index';
@@ -149,9 +149,103 @@ describe('the generate key', () => {
     ]);
   });
 
+  it('puts the generated groups under a declared parent, so one glob covers them', () => {
+    const world = parseWorld(
+      baseWorld({ generate: { parent: 'acme', groups: 2, subgroups_per_group: 1, projects_per_group: 1, path_prefix: 'team' } }),
+    );
+    expect(world.groups.map((g) => (g.parent ? `${g.parent}/${g.path}` : g.path))).toEqual([
+      'acme',
+      'acme/team-01',
+      'acme/team-01/sub-01',
+      'acme/team-02',
+      'acme/team-02/sub-01',
+    ]);
+    expect(world.projects.map((p) => `${p.namespace}/${p.path}`).slice(2)).toEqual([
+      'acme/team-01/project-01',
+      'acme/team-01/sub-01/project-01',
+      'acme/team-02/project-01',
+      'acme/team-02/sub-01/project-01',
+    ]);
+    const state = new SandboxState(world, new FaultRules());
+    expect(state.project('acme/team-02/sub-01/project-01')).toBeDefined();
+  });
+
+  it('names an unknown parent and a generated path under the parent that is already taken', () => {
+    const path = writeWorld(
+      [
+        'users:',
+        '  - username: root',
+        'groups:',
+        '  - path: big',
+        '  - { path: team-02, parent: big }',
+        'generate:',
+        '  parent: huge',
+        '  groups: 3',
+        '  projects_per_group: 1',
+        '  path_prefix: team',
+        '',
+      ].join('\n'),
+    );
+    expect(problems(path)).toEqual([`${path}:7:11 generate.parent: unknown parent group huge`]);
+    const taken = writeWorld(readFileSync(path, 'utf8').replace('parent: huge', 'parent: big'));
+    expect(problems(taken)).toEqual([`${taken}:10:16 generate.path_prefix: namespace big/team-02 already exists`]);
+  });
+
   it('refuses to generate more than 200,000 projects', () => {
     expect(() => parseWorld({ generate: { groups: 1_000, subgroups_per_group: 9, projects_per_group: 21 } })).toThrow(
       /generate: generates more than 200,000 projects/,
     );
+  });
+});
+
+describe('project hooks in the world', () => {
+  it('seeds them with the forge defaults, keeps explicit ids and fills the gaps', () => {
+    const world = parseWorld(
+      baseWorld({
+        settings: { hook_timeout_ms: 250 },
+        projects: [
+          {
+            id: 1,
+            path: 'api',
+            namespace: 'acme',
+            hooks: [
+              { id: 2, url: 'https://hooks.example.test/ci', job_events: true, token: 'secret-token', custom_headers: { 'X-Team': 'ci' } },
+              { url: 'http://127.0.0.1:9/other', name: 'other' },
+            ],
+          },
+        ],
+      }),
+    );
+    const state = new SandboxState(world, new FaultRules());
+    const hooks = state.hooks.of(1);
+    expect(hooks.map((h) => [h.id, h.url, h.token, h.events.push_events, h.events.job_events, h.enable_ssl_verification])).toEqual([
+      [1, 'http://127.0.0.1:9/other', null, true, false, true],
+      [2, 'https://hooks.example.test/ci', 'secret-token', true, true, true],
+    ]);
+    expect(hooks[1].custom_headers).toEqual({ 'X-Team': 'ci' });
+    expect(state.hooks.timeoutMs).toBe(250);
+    // The dump never carries the token nor header values.
+    expect(JSON.stringify(state.dump())).not.toContain('secret-token');
+    expect(JSON.stringify(state.dump())).not.toContain('"ci"');
+  });
+
+  it('refuses a hook URL that is not http(s), and an unknown key, naming the path', () => {
+    const path = writeWorld(
+      [
+        'users: [{ username: root }]',
+        'projects:',
+        '  - path: api',
+        '    namespace: root',
+        '    hooks:',
+        '      - url: ftp://files.example.test/drop',
+        '      - url: https://ok.example.test/',
+        '        job_event: true',
+        '',
+      ].join('\n'),
+    );
+    expect(problems(path)).toEqual([
+      `${path}:6:14 projects[0].hooks[0].url: must be an http(s) URL`,
+      `${path}:8:9 projects[0].hooks[1].job_event: unknown key "job_event"; did you mean "job_events"?`,
+    ]);
   });
 });

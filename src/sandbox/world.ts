@@ -188,6 +188,72 @@ const protectedBranchSchema = z.strictObject({
   allowed_to_unprotect: z.array(branchAllowedSchema).default([]),
 });
 
+/**
+ * The events a project webhook subscribes to, each a boolean of the same name (GitLab's "Project webhooks API"). The
+ * forge's `web_hooks.push_events` column defaults to true, every other flag to false.
+ */
+export const HOOK_EVENT_FLAGS = [
+  'push_events',
+  'tag_push_events',
+  'issues_events',
+  'confidential_issues_events',
+  'merge_requests_events',
+  'note_events',
+  'confidential_note_events',
+  'job_events',
+  'pipeline_events',
+  'wiki_page_events',
+  'deployment_events',
+  'releases_events',
+  'feature_flag_events',
+  'emoji_events',
+  'resource_access_token_events',
+  'vulnerability_events',
+] as const;
+export type HookEventFlag = (typeof HOOK_EVENT_FLAGS)[number];
+
+/** A webhook URL the forge accepts: http or https (anything else is its 422 `Invalid url given`). */
+export function isHookUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+const hookFlag = (flag: HookEventFlag) => z.boolean().default(flag === 'push_events');
+/** A project webhook; deliveries go to `url` when a job or pipeline of the project changes (sandbox README). */
+const hookSchema = z.strictObject({
+  id: id.optional(),
+  url: z.string().refine(isHookUrl, { message: 'must be an http(s) URL' }),
+  name: z.string().nullable().default(null),
+  description: z.string().nullable().default(null),
+  /** Sent as `X-Gitlab-Token`; never shown by the API. */
+  token: z.string().optional(),
+  created_at: timestamp.optional(),
+  enable_ssl_verification: z.boolean().default(true),
+  push_events_branch_filter: z.string().nullable().default(null),
+  /** Header name to value, sent with every delivery; the API shows the names only. */
+  custom_headers: z.record(z.string(), z.string()).default({}),
+  push_events: hookFlag('push_events'),
+  tag_push_events: hookFlag('tag_push_events'),
+  issues_events: hookFlag('issues_events'),
+  confidential_issues_events: hookFlag('confidential_issues_events'),
+  merge_requests_events: hookFlag('merge_requests_events'),
+  note_events: hookFlag('note_events'),
+  confidential_note_events: hookFlag('confidential_note_events'),
+  job_events: hookFlag('job_events'),
+  pipeline_events: hookFlag('pipeline_events'),
+  wiki_page_events: hookFlag('wiki_page_events'),
+  deployment_events: hookFlag('deployment_events'),
+  releases_events: hookFlag('releases_events'),
+  feature_flag_events: hookFlag('feature_flag_events'),
+  emoji_events: hookFlag('emoji_events'),
+  resource_access_token_events: hookFlag('resource_access_token_events'),
+  vulnerability_events: hookFlag('vulnerability_events'),
+});
+
 const memberSchema = z.strictObject({ user: z.string(), access_level: accessLevel, created_at: timestamp.optional() });
 const accessRequestSchema = z.strictObject({ user: z.string(), requested_at: timestamp.optional() });
 
@@ -317,6 +383,8 @@ const projectSchema = z.strictObject({
   protected_branches: z.array(protectedBranchSchema).default([]),
   issues: z.array(issueSchema).default([]),
   merge_requests: z.array(mergeRequestSchema).default([]),
+  /** Project webhooks (GitLab's "Project webhooks API"). */
+  hooks: z.array(hookSchema).default([]),
 });
 
 const deployKeySchema = z.strictObject({
@@ -338,7 +406,8 @@ const MAX_GENERATED_PROJECTS = 200_000;
  * projects `project-01`… in every one of them (top-level and subgroup alike; numbers zero-padded), the last
  * `archived_projects_per_group` of each archived. Each project gets one pipeline with `failed_jobs_per_project`
  * failed jobs whose log names a transient failure. `members` join every generated top-level group (and so its
- * subgroups and projects).
+ * subgroups and projects). With `parent` (a group the file declares) the "top-level" groups are made its subgroups
+ * instead, so that one glob (`big/**`) covers them all.
  */
 const generateSchema = z
   .strictObject({
@@ -348,6 +417,8 @@ const generateSchema = z
     failed_jobs_per_project: z.number().int().nonnegative().max(1000).default(0),
     archived_projects_per_group: z.number().int().nonnegative().default(0),
     path_prefix: z.string().regex(/^[A-Za-z0-9_.-]+$/, { message: 'must be a single path segment' }).default('group'),
+    /** Full path of a declared group the generated groups go under; top level when omitted. */
+    parent: z.string().min(1).optional(),
     visibility: visibility.default('private'),
     members: z.array(memberSchema).default([]),
   })
@@ -365,6 +436,8 @@ export const worldSchema = z
       .strictObject({
         bulk_delete_delay_ms: z.number().int().nonnegative().optional(),
         bulk_delete_cap: z.number().int().positive().nullable().optional(),
+        /** How long a webhook delivery may take; the forge's `webhook_timeout` is 10 s. */
+        hook_timeout_ms: z.number().int().positive().optional(),
       })
       .default({}),
     users: z.array(userSchema).default([]),
@@ -393,6 +466,7 @@ export type WorldRepository = WorldProject['registry'][number];
 export type WorldLabelEvent = z.output<typeof labelEventSchema>;
 export type WorldWeightEvent = z.output<typeof weightEventSchema>;
 export type WorldProtectedBranch = WorldProject['protected_branches'][number];
+export type WorldHook = WorldProject['hooks'][number];
 
 function checkReferences(
   world: {
@@ -513,6 +587,9 @@ function checkReferences(
   if (world.generate) {
     const generate = world.generate;
     generate.members.forEach((m, j) => userRef(['generate', 'members', j, 'user'], m.user));
+    if (generate.parent !== undefined && !groupPaths.has(generate.parent.toLowerCase())) {
+      report(['generate', 'parent'], `unknown parent group ${generate.parent}`);
+    }
     const taken = generatedGroupPaths(generate).find((path) => groupPaths.has(path.toLowerCase()) || usernames.has(path.toLowerCase()));
     if (taken !== undefined) report(['generate', 'path_prefix'], `namespace ${taken} already exists`);
   }
@@ -523,8 +600,10 @@ function numbered(prefix: string, n: number, count: number): string {
   return `${prefix}-${String(n).padStart(Math.max(2, String(count).length), '0')}`;
 }
 
+/** Full paths of the generated "top-level" groups (under `parent` when there is one). */
 function generatedGroupPaths(generate: WorldGenerate): string[] {
-  return Array.from({ length: generate.groups }, (_, i) => numbered(generate.path_prefix, i + 1, generate.groups));
+  const above = generate.parent === undefined ? '' : `${generate.parent}/`;
+  return Array.from({ length: generate.groups }, (_, i) => `${above}${numbered(generate.path_prefix, i + 1, generate.groups)}`);
 }
 
 /**
@@ -554,8 +633,10 @@ function withGenerated<W extends { groups: WorldGroup[]; projects: WorldProject[
       });
     }
   };
+  const { parent } = generate;
   for (const top of generatedGroupPaths(generate)) {
-    groups.push({ path: top, visibility, members: generate.members });
+    const path = parent === undefined ? top : top.slice(parent.length + 1);
+    groups.push({ path, ...(parent === undefined ? {} : { parent }), visibility, members: generate.members });
     addProjects(top);
     for (let s = 1; s <= generate.subgroups_per_group; s++) {
       const sub = numbered('sub', s, generate.subgroups_per_group);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { shapeOf } from '../transport/shape';
 import type { AccessRequest } from '../types/access-requests';
 import type { Group } from '../types/groups';
+import type { ProjectHook } from '../types/hooks';
 import type { Job, JobPipeline } from '../types/jobs';
 import type { DeployKey, SshKey } from '../types/keys';
 import type { Project, ProjectNamespace, SimpleProject } from '../types/projects';
@@ -109,4 +110,17 @@ export const groupShape = shapeOf<Group>()({
   id: z.number(),
   full_path: z.string(),
   parent_id: z.number().nullable(),
+});
+
+/**
+ * Project webhooks (GitLab's public API docs): what a caller checking its own delivery path reads, the hook's address
+ * and whether it receives job and pipeline events, and whether the forge has stopped calling it.
+ */
+export const projectHookShape = shapeOf<ProjectHook>()({
+  id: z.number(),
+  url: z.string(),
+  job_events: z.boolean(),
+  pipeline_events: z.boolean(),
+  alert_status: z.string(),
+  disabled_until: z.string().nullable(),
 });

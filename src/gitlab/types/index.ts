@@ -13,3 +13,4 @@ export * from './group-transfer';
 export * from './projects';
 export * from './groups';
 export * from './version';
+export * from './hooks';

@@ -5,6 +5,7 @@ import { registerDeployKeyRoutes } from './deploy-keys';
 import { registerGpgKeyRoutes } from './gpg-keys';
 import { registerGroupTransferRoutes } from './group-transfer';
 import { registerGroupRoutes } from './groups';
+import { registerHookRoutes } from './hooks';
 import { registerIntegrationRoutes } from './integrations';
 import { registerJobRoutes } from './jobs';
 import { registerNamespaceRoutes } from './namespaces';
@@ -17,7 +18,10 @@ import { registerUserWriteRoutes } from './user-writes';
 import { registerUserRoutes } from './users';
 import { registerVersionRoutes } from './version';
 
-/** Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups and version. */
+/**
+ * Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups, version and
+ * project webhooks.
+ */
 export function apiRouter(): Router {
   const router = new Router();
   registerJobRoutes(router);
@@ -37,5 +41,6 @@ export function apiRouter(): Router {
   registerProjectRoutes(router);
   registerGroupRoutes(router);
   registerVersionRoutes(router);
+  registerHookRoutes(router);
   return router;
 }

@@ -15,6 +15,8 @@ import type { Router } from './router';
 const API_PREFIX = '/api/v4';
 const CONTROL_PREFIX = '/__sandbox';
 const SECRET_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
+/** Secrets that are written in bodies: a webhook's or integration's `token`, an integration's `password`. */
+const SECRET_BODY_PARAMS = new Set([...SECRET_PARAMS, 'token', 'password']);
 const LOGGED_HEADERS = ['accept', 'content-type', 'user-agent', 'sudo', 'idempotency-key', 'x-request-id'];
 
 export function createSandboxServer(state: SandboxState, api: Router, control: Router): Server {
@@ -252,7 +254,17 @@ function redactedQuery(query: URLSearchParams): Record<string, string | string[]
 }
 
 function redactedBody(body: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, SECRET_PARAMS.has(k) ? '[redacted]' : v]));
+  return Object.fromEntries(
+    Object.entries(body).map(([k, v]) => [k, SECRET_BODY_PARAMS.has(k) ? '[redacted]' : SECRET_LISTS.has(k) ? redactedValues(v) : v]),
+  );
+}
+
+/** A webhook's `custom_headers` and `url_variables` (`[{key, value}]`): the keys stay, the values may be secrets. */
+const SECRET_LISTS = new Set(['custom_headers', 'url_variables']);
+
+function redactedValues(list: unknown): unknown {
+  if (!Array.isArray(list)) return list;
+  return list.map((item: unknown) => (typeof item === 'object' && item !== null && 'value' in item ? { ...item, value: '[redacted]' } : item));
 }
 
 /** Selected headers; credentials are only said to be present, never recorded. */
