@@ -99,6 +99,27 @@ program
     process.exitCode = await auditCommand(options);
   });
 
+const hooks = program
+  .command('hooks')
+  .description("the daemon's webhook on every project a policy takes events for: install, list or remove it");
+for (const [action, description] of [
+  ['install', 'create or update the webhook on every covered project (dry run unless --no-dry-run or dry_run: false)'],
+  ['list', 'show the webhook of every covered project and whether the forge disabled it'],
+  ['remove', 'delete the webhook from every covered project (dry run unless --no-dry-run or dry_run: false)'],
+] as const) {
+  const command = hooks
+    .command(action)
+    .description(description)
+    .option(...configOption)
+    .requiredOption('--url <url>', "the daemon's webhook URL as the forge reaches it, such as https://forgewarden.example.com/webhooks/gitlab");
+  if (action !== 'list') command.option(...dryRunOptions[0]).option(...dryRunOptions[1]);
+  if (action === 'install') command.option('--reset-token', 'also give hooks already in place the secret token of the file (after changing it)');
+  command.action(async (options: { config?: string; url: string; dryRun?: boolean; resetToken?: boolean }) => {
+    const { hooksCommand } = await import('./cli/hooks');
+    process.exitCode = await hooksCommand(action, options);
+  });
+}
+
 program
   .command('sandbox')
   .description('serve the simulated forge API over in-memory state, seeded from a world file')

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import type Redis from 'ioredis';
 import { APP_CONFIG } from '../config/config.module';
 import type { PolicyConfig } from '../config/policy-type';
+import type { ProjectRef } from '../config/validators';
 import type { AppConfig } from '../config/schema';
 import { GitlabClient } from '../gitlab/client';
 import { MetricsService } from '../metrics/metrics.service';
@@ -133,6 +134,25 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     }
     this.metrics.webhookDeliveries.inc({ event: event.kind, result: results.length > 0 ? 'acted' : 'not_covered' });
     return results;
+  }
+
+  /**
+   * Every project some policy takes webhook events for, each once (by id or path, ignoring case), with the policies
+   * that cover it, in the order found: where `hooks install` puts the daemon's webhook.
+   */
+  async webhookProjects(): Promise<Array<{ project: ProjectRef; policies: string[] }>> {
+    const found = new Map<string, { project: ProjectRef; policies: string[] }>();
+    for (const policy of this.config.policies) {
+      const runner = this.registry.get(policy.type);
+      if (!runner.eventProjects) continue;
+      for (const project of await runner.eventProjects(policy, this.context(policy, 'plan'))) {
+        const key = String(project).toLowerCase();
+        const known = found.get(key);
+        if (known) known.policies.push(policy.name);
+        else found.set(key, { project, policies: [policy.name] });
+      }
+    }
+    return [...found.values()];
   }
 
   private async runEventPass(policy: PolicyConfig, runner: PolicyRunner, event: ForgeEvent): Promise<PassResult | undefined> {

@@ -204,6 +204,8 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
    * nothing: the poll's marks stay where they are, and the ledger keeps the poll from acting on the same target again.
    */
   observeEvent?(config: Config, event: ForgeEvent, context: PolicyContext): Promise<Snapshot | undefined>;
+  /** The projects whose events `observeEvent` acts on: where `hooks install` registers the daemon's webhook. */
+  eventProjects?(config: Config, context: PolicyContext): Promise<ProjectRef[]>;
   /**
    * Pure: when the next pass should run sooner than the trigger would (a follow-up after the forge's hourly limit),
    * or undefined. The engine queues one extra pass for that time, once however many replicas ask.

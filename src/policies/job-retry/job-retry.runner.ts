@@ -1,4 +1,5 @@
 import { defineAction } from '../../engine/action-params';
+import { selectProjects } from '../../engine/discovery';
 import type { PolicyRunner } from '../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
@@ -16,6 +17,7 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
   commit: commitJobRetries,
   recheck: recheckJobRetry,
   observeEvent: observeJobRetryEvent,
+  eventProjects: (config, context) => selectProjects(context, config.projects, config.include_archived),
   actions: {
     [RETRY]: defineAction(retryTarget, async (target, context) => {
       const job = await context.client.jobs.retry(target.project, target.jobId);
