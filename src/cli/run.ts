@@ -126,7 +126,7 @@ async function reloadPolicies(app: INestApplicationContext, file: string, runnin
   }
   const { config } = loaded;
   for (const warning of configWarnings(config, file)) logger.warn(formatWarning(warning), 'Reload');
-  const fixed = (['gitlab', 'redis', 'http'] as const).filter((section) => JSON.stringify(config[section]) !== JSON.stringify(running[section]));
+  const fixed = (['gitlab', 'redis', 'http', 'webhooks'] as const).filter((section) => JSON.stringify(config[section]) !== JSON.stringify(running[section]));
   if (fixed.length > 0) logger.warn(`SIGHUP: changes to ${fixed.join(', ')} take effect on restart`, 'Reload');
   try {
     await app.get(EngineService).reload(config);
@@ -150,6 +150,7 @@ export function startupLine(config: AppConfig, httpUrl: string | undefined): str
     (policy) => `${policy.name} (${policy.type}, ${(policy.dry_run ?? config.dry_run) ? 'dry-run' : 'acting'})`,
   );
   const what = policies.length === 0 ? 'no policies' : `${policies.length} polic${policies.length === 1 ? 'y' : 'ies'}: ${policies.join(', ')}`;
-  const http = httpUrl ? `; health and metrics on ${httpUrl}` : '; HTTP off';
+  const webhooks = config.webhooks.enabled && httpUrl ? `, webhooks at ${httpUrl}${config.webhooks.path}` : '';
+  const http = httpUrl ? `; health and metrics on ${httpUrl}${webhooks}` : '; HTTP off';
   return `started with ${what}${http}`;
 }
