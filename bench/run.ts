@@ -1,6 +1,8 @@
 /**
- * `npm run bench`: what the client and the policies cost on this machine, next to their peers, in under three minutes.
- * Nothing here is a pass/fail test. `--out FILE` also writes the summary table (Markdown) to FILE.
+ * `npm run bench`: what the client and the policies cost on this machine, next to their peers, in about four and a
+ * half minutes (two for the client and the policies, two and a half for the daemon at scale). Nothing here is a
+ * pass/fail test. `--out FILE` also writes the summary table (Markdown) to FILE; `--only NAME,...` runs some sections
+ * only (names in SECTIONS below; `--only scale` is the daemon at scale alone).
  *
  * Forge answers come from bench/fixture-server.ts in a process of its own: pages rendered once, served in well
  * under a millisecond, optionally 20 ms late. So the listing figures measure the clients, and the 20 ms ones show how
@@ -11,6 +13,9 @@
  * waits on the forge almost all the time, so it runs alongside the other figures against a fixture server of its
  * own; `--serial` runs it alone at the end instead.
  * python-gitlab is used when `python3` or /usr/bin/python3 (or $PYTHON) can import it; otherwise it is skipped.
+ *
+ * The daemon at scale (bench/scale.ts) runs last, alone: the real daemon over a 5,000-project sandbox world for ten
+ * polls, measured from outside (RSS, requests per poll, requests per window against the budget).
  */
 import { type ChildProcess, fork, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -29,6 +34,8 @@ import { decideJobRetries, type JobRetryCandidate, type JobRetrySnapshot } from 
 import { observeJobRetries } from '../src/policies/job-retry/job-retry.observer';
 import { type JobRetryConfig, jobRetryPolicy } from '../src/policies/job-retry/job-retry.schema';
 import type { FixtureOptions, FixtureRequest, FixtureStats } from './fixture-server';
+import { scaleBench } from './scale';
+import { webhookLatencyBench } from './webhook-latency';
 
 const ROOT = resolve(__dirname, '..', '..');
 // Any token does for the fixture server; this one looks like no real token to a secret scanner.
@@ -81,7 +88,7 @@ function log(line = ''): void {
 
 /** One row of the summary table. */
 interface Row {
-  /** The issue's numbering: 1 listing, 2 poll, 3 decide, 4 registry preview, 5 CLI start. */
+  /** The issue's numbering: 1 listing, 2 poll, 3 decide, 4 registry preview, 5 CLI start, 6 the daemon at scale, 7 failure → retry with webhooks. */
   section: number;
   figure: string;
   forgewarden: string;
@@ -188,7 +195,9 @@ async function listRawUndici(url: string, concurrency: number): Promise<{ ms: nu
       while (next <= PAGES) {
         const page = next++;
         const response = await pool.request({ path: `/api/v4/projects/1/jobs?page=${page}&per_page=100`, method: 'GET', headers: { 'private-token': TOKEN } });
-        count += (JSON.parse(await response.body.text()) as unknown[]).length;
+        // Read first, then added: `count += await …` would read `count` before the await and lose the other workers' pages.
+        const jobs = JSON.parse(await response.body.text()) as unknown[];
+        count += jobs.length;
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
@@ -792,10 +801,25 @@ function gitbeakerVersion(): string {
   return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
 
+/** What `--only` takes. */
+const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks'] as const;
+type SectionName = (typeof SECTIONS)[number];
+
+function onlySections(): ReadonlySet<SectionName> {
+  const at = process.argv.indexOf('--only');
+  if (at === -1) return new Set(SECTIONS);
+  const names = (process.argv[at + 1] ?? '').split(',').filter(Boolean);
+  const unknown = names.filter((name) => !(SECTIONS as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length) throw new Error(`--only takes some of ${SECTIONS.join(', ')} (comma-separated)${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+  return new Set(names as SectionName[]);
+}
+
 async function main(): Promise<void> {
   const outAt = process.argv.indexOf('--out');
   const out = outAt > -1 ? process.argv[outAt + 1] : undefined;
   if (outAt > -1 && !out) throw new Error('--out needs a file name');
+  const only = onlySections();
+  const wants = (name: SectionName) => only.has(name);
   const started = performance.now();
   const python = findPython();
   const env = `node ${process.version}, ${process.platform}/${process.arch}, @gitbeaker/rest ${gitbeakerVersion()}, ${python ? `python-gitlab ${python.version}` : 'python-gitlab not importable'}`;
@@ -810,24 +834,46 @@ async function main(): Promise<void> {
   // The poll is latency-bound (5,000 requests one project after another, a few % of one core): it runs alongside the
   // rest, against a fixture server of its own, unless --serial asks for it alone at the end.
   const serial = process.argv.includes('--serial');
-  const [fixture, pollFixture] = await Promise.all([FixtureProcess.start(), FixtureProcess.start({ jobs: 0, tags: 0, traceBytes: 0 })]);
+  const needsFixture = wants('listing') || wants('extras') || wants('registry');
+  const [fixture, pollFixture] = await Promise.all([
+    needsFixture ? FixtureProcess.start() : undefined,
+    wants('poll') ? FixtureProcess.start({ jobs: 0, tags: 0, traceBytes: 0 }) : undefined,
+  ]);
   try {
-    const poll = serial ? undefined : startPoll(pollFixture, true);
+    const poll = serial || !pollFixture ? undefined : startPoll(pollFixture, true);
     poll?.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
-    await configLoading();
-    await listing(fixture, python);
-    await clientExtras(fixture);
-    await deciding();
-    await registryPreview(fixture);
-    await cliStart(python);
-    reportPoll(await (poll ?? startPoll(pollFixture, false)));
+    if (wants('config')) await configLoading();
+    if (fixture && wants('listing')) await listing(fixture, python);
+    if (fixture && wants('extras')) await clientExtras(fixture);
+    if (wants('decide')) await deciding();
+    if (fixture && wants('registry')) await registryPreview(fixture);
+    if (wants('cli')) await cliStart(python);
+    if (pollFixture) reportPoll(await (poll ?? startPoll(pollFixture, false)));
   } finally {
-    fixture.stop();
-    pollFixture.stop();
+    fixture?.stop();
+    pollFixture?.stop();
+  }
+  // Alone at the end: its pace and its requests per second are the daemon's only while nothing else needs the CPU.
+  if (wants('scale')) {
+    const scale = await scaleBench(log);
+    rows.push(...scale.rows.map((row) => ({ section: 6, ...row })));
+    notes.push(...scale.notes);
+  }
+  // Two daemons and two sandboxes that mostly wait: last, so that the figures above are not shared with them.
+  if (wants('webhooks')) {
+    const latency = await webhookLatencyBench(log);
+    rows.push(...latency.rows.map((row) => ({ section: 7, ...row })));
+    notes.push(...latency.notes);
   }
 
   const text = [
-    `Measured ${new Date().toISOString().slice(0, 10)} (${env}), ${cpus().length} cores. Listing: medians of interleaved rounds (${ROUNDS[0]} at 0 ms, ${ROUNDS[LATENCY_MS]} at ${LATENCY_MS} ms); the request budget lifted for the listing and the poll${serial ? '' : '; the poll ran alongside the other figures'}.`,
+    [
+      `Measured ${new Date().toISOString().slice(0, 10)} (${env}), ${cpus().length} cores.`,
+      ...(wants('listing') ? [`Listing: medians of interleaved rounds (${ROUNDS[0]} at 0 ms, ${ROUNDS[LATENCY_MS]} at ${LATENCY_MS} ms).`] : []),
+      ...(wants('listing') || wants('poll') ? [`The request budget lifted for the listing and the poll${wants('poll') && !serial ? '; the poll ran alongside the other figures' : ''}.`] : []),
+      ...(wants('scale') ? [`The daemon at scale: \`node dist/main.js run\` against the sandbox forge (\`node dist/main.js sandbox\`, no added latency), alone at the end.`] : []),
+      ...(wants('webhooks') ? ['Failure → retry: two daemons, one with webhooks and one polling every minute, each on a sandbox forge of its own.'] : []),
+    ].join(' '),
     '',
     table(),
     ...(notes.length ? ['', ...notes.map((note) => `- ${note}`)] : []),

@@ -1,0 +1,130 @@
+/**
+ * The processes the daemon-level benchmarks start and watch from outside: the sandbox forge and the daemon, as the
+ * built CLI (`node dist/main.js`), never in the bench's own process, so what they cost is their own.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+export const ROOT = resolve(__dirname, '..', '..');
+export const MAIN = join(ROOT, 'dist', 'main.js');
+
+/**
+ * The Node flags the daemon is started with where this project starts it (deploy/forgewarden.service, `npm start`):
+ * a young generation of 2 MB semi-spaces instead of 16 MB keeps the RSS of a daemon over thousands of projects near
+ * 130 MB instead of 150-230 MB, at no CPU cost measured (docs/benchmarks.md). The benches start it the same way.
+ */
+export const DAEMON_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+
+export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The body of a 2xx answer, or undefined (refused, not ready, an error status). */
+export async function get(url: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(url);
+    return response.ok ? await response.text() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The exit code once the process ends; killed after `timeoutMs`. */
+export function waitForExit(child: ChildProcess, timeoutMs: number): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((done) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done(code);
+    });
+  });
+}
+
+/** Calls `onLine` for each line the stream writes. */
+export function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let rest = '';
+  stream.on('data', (chunk: Buffer) => {
+    rest += chunk.toString();
+    let at: number;
+    while ((at = rest.indexOf('\n')) >= 0) {
+      onLine(rest.slice(0, at));
+      rest = rest.slice(at + 1);
+    }
+  });
+}
+
+/** The sum of a Prometheus metric's samples whose labels contain every `labels` entry; NaN when there is none. */
+export function metric(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  let found = false;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name) || (line[name.length] !== ' ' && line[name.length] !== '{')) continue;
+    if (!Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    found = true;
+  }
+  return found ? sum : NaN;
+}
+
+/** The value below which `fraction` of `values` lie (nearest rank); NaN for none. */
+export function percentile(values: readonly number[], fraction: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))];
+}
+
+export interface Sandbox {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** From the spawn to its first answer, ms. */
+  readonly startMs: number;
+}
+
+/** `forgewarden sandbox --world FILE` on a free port, once it says where it listens. */
+export async function startSandbox(worldFile: string): Promise<Sandbox> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [MAIN, 'sandbox', '--world', worldFile, '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    lines(child.stdout as NodeJS.ReadableStream, (line) => {
+      const found = /sandbox forge on (http:\/\/\S+)\/api\/v4/.exec(line);
+      if (found) resolveUrl(found[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`the sandbox exited with ${code}: ${stderr.trim()}`)));
+  });
+  return { url, child, startMs: performance.now() - started };
+}
+
+/** What the sandbox logged of each request it answered: enough to count and time them. */
+export interface LoggedRequest {
+  readonly time: string;
+  readonly method: string;
+  readonly path: string;
+}
+
+export async function clearRequestLog(sandbox: Sandbox): Promise<void> {
+  await fetch(`${sandbox.url}/__sandbox/requests`, { method: 'DELETE' });
+}
+
+export async function requestLog(sandbox: Sandbox, query = ''): Promise<LoggedRequest[]> {
+  const text = await get(`${sandbox.url}/__sandbox/requests${query}`);
+  if (text === undefined) throw new Error('the sandbox did not give its request log');
+  // Only what is counted: the log also holds headers, query and body of every request.
+  return (JSON.parse(text) as LoggedRequest[]).map(({ time, method, path }) => ({ time, method, path }));
+}
