@@ -130,34 +130,21 @@ export class ProjectDiscovery implements ProjectDiscoverer {
    */
   private async groupTree(root: DiscoveryRoot): Promise<ResolvedGroup[]> {
     const key = `subgroups:${root.group.toLowerCase()}:${root.includeSubgroups ? 'tree' : 'own'}`;
-    const listing = await this.fresh(key, async () => {
-      const groups: Array<[number, string]> = [];
-      try {
-        const self = await this.client.groups.show(root.group, { with_projects: false });
-        groups.push([self.id, self.full_path]);
-        const below = root.includeSubgroups ? this.client.groups.descendantGroups(root.group) : this.client.groups.subgroups(root.group);
-        for await (const group of below) groups.push([group.id, group.full_path]);
-      } catch (error) {
-        if (!(error instanceof NotFoundError)) throw error;
-        this.logger.warn(`discovery: group ${root.group} not found (deleted, moved or not visible to the token); its subgroups are left out until it is back`);
-        return { at: this.clock.now(), projects: [], gone: true };
-      }
-      return { at: this.clock.now(), projects: groups };
+    const listing = await this.listing(key, `group ${root.group}`, 'its subgroups are', async () => {
+      const self = await this.client.groups.show(root.group, { with_projects: false });
+      const groups: Array<[number, string]> = [[self.id, self.full_path]];
+      const below = root.includeSubgroups ? this.client.groups.descendantGroups(root.group) : this.client.groups.subgroups(root.group);
+      for await (const group of below) groups.push([group.id, group.full_path]);
+      return groups;
     });
     return listing.projects.map(([id, path]) => ({ id, full_path: path, ref: path }));
   }
 
   /** A group the policy lists by id or path, read once per interval: its id and path, for excludes. */
   private async listedGroup(ref: GroupRef): Promise<ResolvedGroup | undefined> {
-    const listing = await this.fresh(`listed-group:${String(ref).toLowerCase()}`, async () => {
-      try {
-        const group = await this.client.groups.show(ref, { with_projects: false });
-        return { at: this.clock.now(), projects: [[group.id, group.full_path]] };
-      } catch (error) {
-        if (!(error instanceof NotFoundError)) throw error;
-        this.logger.warn(`discovery: group ${String(ref)} not found (deleted, moved or not visible to the token); left out until it is back`);
-        return { at: this.clock.now(), projects: [], gone: true };
-      }
+    const listing = await this.listing(`listed-group:${String(ref).toLowerCase()}`, `group ${String(ref)}`, 'it is', async () => {
+      const group = await this.client.groups.show(ref, { with_projects: false });
+      return [[group.id, group.full_path]];
     });
     const [found] = listing.projects;
     return found ? { id: found[0], full_path: found[1], ref } : undefined;
@@ -166,23 +153,17 @@ export class ProjectDiscovery implements ProjectDiscoverer {
   /** The projects of one discovery root (archived ones only when asked for), from the cache while it is fresh. */
   async groupProjects(root: DiscoveryRoot, includeArchived: boolean): Promise<Resolved[]> {
     const key = `group:${root.group.toLowerCase()}:${root.includeSubgroups ? 'tree' : 'own'}:${includeArchived ? 'all' : 'active'}`;
-    const listing = await this.fresh(key, async () => {
+    const listing = await this.listing(key, `group ${root.group}`, 'its projects are', async () => {
       const projects: Array<[number, string]> = [];
-      try {
-        // Archived projects are filtered by the forge when they are not wanted; `simple` keeps the pages small.
-        const pages = this.client.projects.allForGroup(root.group, {
-          simple: true,
-          with_shared: false,
-          include_subgroups: root.includeSubgroups,
-          ...(includeArchived ? {} : { archived: false }),
-        });
-        for await (const project of pages) projects.push([project.id, project.path_with_namespace]);
-      } catch (error) {
-        if (!(error instanceof NotFoundError)) throw error;
-        this.logger.warn(`discovery: group ${root.group} not found (deleted, moved or not visible to the token); its projects are left out until it is back`);
-        return { at: this.clock.now(), projects: [], gone: true };
-      }
-      return { at: this.clock.now(), projects };
+      // Archived projects are filtered by the forge when they are not wanted; `simple` keeps the pages small.
+      const pages = this.client.projects.allForGroup(root.group, {
+        simple: true,
+        with_shared: false,
+        include_subgroups: root.includeSubgroups,
+        ...(includeArchived ? {} : { archived: false }),
+      });
+      for await (const project of pages) projects.push([project.id, project.path_with_namespace]);
+      return projects;
     });
     // Listed with `archived: false` unless archived ones are wanted, so none here is archived when that matters.
     return listing.projects.map(([id, path]) => ({ id, path_with_namespace: path, archived: false, ref: path }));
@@ -190,19 +171,30 @@ export class ProjectDiscovery implements ProjectDiscoverer {
 
   /** A project the policy lists by id or path, read once per interval: its id and path, for excludes. */
   private async listedProject(ref: ProjectRef): Promise<Resolved | undefined> {
-    const listing = await this.fresh(`project:${String(ref).toLowerCase()}`, async () => {
-      try {
-        const project = await this.client.projects.show(ref);
-        return { at: this.clock.now(), projects: [[project.id, project.path_with_namespace]] };
-      } catch (error) {
-        if (!(error instanceof NotFoundError)) throw error;
-        this.logger.warn(`discovery: project ${String(ref)} not found (deleted, moved or not visible to the token); left out until it is back`);
-        return { at: this.clock.now(), projects: [], gone: true };
-      }
+    const listing = await this.listing(`project:${String(ref).toLowerCase()}`, `project ${String(ref)}`, 'it is', async () => {
+      const project = await this.client.projects.show(ref);
+      return [[project.id, project.path_with_namespace]];
     });
     const [found] = listing.projects;
     // A listed project is selected even when archived (the policy named it), so its archived flag does not matter.
     return found ? { id: found[0], path_with_namespace: found[1], archived: false, ref } : undefined;
+  }
+
+  /**
+   * `read` (ids and full paths) through the cache. A 404 means `what` is gone (deleted, moved, or out of the token's
+   * sight): that is cached too, as an empty listing, with one warning, so that it is not asked again every pass.
+   */
+  private listing(key: string, what: string, leftOut: string, read: () => Promise<Array<[number, string]>>): Promise<CachedListing> {
+    return this.fresh(key, async () => {
+      try {
+        const projects = await read();
+        return { at: this.clock.now(), projects };
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+        this.logger.warn(`discovery: ${what} not found (deleted, moved or not visible to the token); ${leftOut} left out until it is back`);
+        return { at: this.clock.now(), projects: [], gone: true };
+      }
+    });
   }
 
   /** The cached value of `key` while fresh; else `read` by this replica, or by another that claimed it first. */

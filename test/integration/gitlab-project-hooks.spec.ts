@@ -1,6 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { execFile } from 'node:child_process';
 import {
   ForbiddenError,
   GitlabClient,
@@ -11,7 +9,7 @@ import {
 } from '../../src/gitlab';
 import { redactor } from '../../src/logging/redact';
 import { type World } from '../../src/sandbox';
-import { apiRouter } from '../../src/sandbox/api';
+import { describeDocumentedEndpoints, findPythonGitlab } from '../support/beyond-spec';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 import { ADMIN_TOKEN, apiProject, baseWorld, BASE_NOW, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 
@@ -221,40 +219,7 @@ const HOOK_ENDPOINTS = [
   { method: 'PUT', path: '/projects/:id/hooks/:hook_id', client: 'projectHooks.edit' },
 ] as const;
 
-describe('the project webhook endpoints from GitLab’s public API docs', () => {
-  const client = new GitlabClient({ url: 'http://127.0.0.1:9', token: 'endpoint-table-test' });
-  const router = apiRouter();
-
-  afterAll(async () => {
-    await client.close();
-  });
-
-  it.each(HOOK_ENDPOINTS.map((entry) => [`${entry.method} ${entry.path}`, entry] as const))(
-    '%s has a client method and a sandbox route',
-    (_name, entry) => {
-      const [resource, method] = entry.client.split('.') as [string, string];
-      const target = (client as unknown as Record<string, Record<string, unknown> | undefined>)[resource];
-      expect(typeof target?.[method]).toBe('function');
-      expect(router.match(entry.method, entry.path.replace(/:\w+/g, '1')).kind).toBe('found');
-    },
-  );
-
-  it('is the table docs/api-client.md shows', () => {
-    const rows = HOOK_ENDPOINTS.map((entry) => `| ${entry.method} | \`${entry.path}\` | \`client.${entry.client}\` |`);
-    const table = ['| method | path | client method |', '|---|---|---|', ...rows].join('\n');
-    expect(readFileSync(resolve(__dirname, '../../docs/api-client.md'), 'utf8')).toContain(table);
-  });
-});
-
-/** The first python that can import python-gitlab, as gitlab-projects-groups.spec.ts finds it. */
-function findPythonGitlab(): { command: string; version: string } | undefined {
-  const candidates = process.env.PYTHON ? [process.env.PYTHON] : ['python3', '/usr/bin/python3'];
-  for (const command of candidates) {
-    const probe = spawnSync(command, ['-c', 'import gitlab; print(gitlab.__version__)'], { encoding: 'utf8' });
-    if (probe.status === 0) return { command, version: probe.stdout.trim() };
-  }
-  return undefined;
-}
+describeDocumentedEndpoints('the project webhook endpoints from GitLab’s public API docs', HOOK_ENDPOINTS);
 
 /** A python-gitlab user listing, creating and reading a hook; the token must not come back. */
 const PYTHON_GITLAB_SCRIPT = `

@@ -1,6 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { execFile } from 'node:child_process';
 import {
   ForbiddenError,
   GitlabClient,
@@ -11,9 +9,9 @@ import {
   UnauthorizedError,
 } from '../../src/gitlab';
 import { type World } from '../../src/sandbox';
-import { apiRouter } from '../../src/sandbox/api';
 import { SANDBOX_VERSION } from '../../src/sandbox/api/version';
 import { apiClient } from '../support/sandbox-http';
+import { describeDocumentedEndpoints, findPythonGitlab } from '../support/beyond-spec';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 import {
   acmeGroup,
@@ -465,43 +463,7 @@ const GITLAB_ENDPOINTS = [
   { method: 'GET', path: '/version', client: 'version.show' },
 ] as const;
 
-describe('the endpoints from GitLab’s public API docs', () => {
-  const client = new GitlabClient({ url: 'http://127.0.0.1:9', token: 'endpoint-table-test' });
-  const router = apiRouter();
-
-  afterAll(async () => {
-    await client.close();
-  });
-
-  it.each(GITLAB_ENDPOINTS.map((entry) => [`${entry.method} ${entry.path}`, entry] as const))(
-    '%s has a client method and a sandbox route',
-    (_name, entry) => {
-      const [resource, method] = entry.client.split('.') as [string, string];
-      const target = (client as unknown as Record<string, Record<string, unknown> | undefined>)[resource];
-      expect(typeof target?.[method]).toBe('function');
-      expect(router.match(entry.method, entry.path.replace(/:\w+/g, '1')).kind).toBe('found');
-    },
-  );
-
-  it('is the table docs/api-client.md shows', () => {
-    const rows = GITLAB_ENDPOINTS.map((entry) => `| ${entry.method} | \`${entry.path}\` | \`client.${entry.client}\` |`);
-    const table = ['| method | path | client method |', '|---|---|---|', ...rows].join('\n');
-    expect(readFileSync(resolve(__dirname, '../../docs/api-client.md'), 'utf8')).toContain(table);
-  });
-});
-
-/**
- * The first python that can import python-gitlab, found as `npm run bench` finds it: $PYTHON when set (and then only
- * it), else python3 on PATH, then the system's (where Debian's python3-gitlab installs).
- */
-function findPythonGitlab(): { command: string; version: string } | undefined {
-  const candidates = process.env.PYTHON ? [process.env.PYTHON] : ['python3', '/usr/bin/python3'];
-  for (const command of candidates) {
-    const probe = spawnSync(command, ['-c', 'import gitlab; print(gitlab.__version__)'], { encoding: 'utf8' });
-    if (probe.status === 0) return { command, version: probe.stdout.trim() };
-  }
-  return undefined;
-}
+describeDocumentedEndpoints('the endpoints from GitLab’s public API docs', GITLAB_ENDPOINTS);
 
 /** The calls a user of python-gitlab makes first, printed as JSON for the test to compare with the sandbox. */
 const PYTHON_GITLAB_SCRIPT = `

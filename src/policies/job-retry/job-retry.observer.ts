@@ -68,15 +68,7 @@ export async function observeJobRetries(config: JobRetryConfig, context: PolicyC
 export async function observeJobRetryEvent(config: JobRetryConfig, event: ForgeEvent, context: PolicyContext): Promise<JobRetrySnapshot | undefined> {
   const project = await coveringRef(config, event.project, context);
   if (project === undefined) return undefined;
-  const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
-  const pipelineJobs = (pipelineId: number): Promise<readonly Job[] | undefined> => {
-    let read = pipelines.get(pipelineId);
-    if (!read) {
-      read = readPipeline(context, project, pipelineId);
-      pipelines.set(pipelineId, read);
-    }
-    return read;
-  };
+  const pipelineJobs = pipelineReader(context, project);
   let failed: Job[];
   if (event.kind === 'job') {
     // Read back: the delivery may be late or repeated, and the job retried or deleted since.
@@ -191,15 +183,7 @@ async function observeProject(
     fresh.push(toFailedJob(job));
   }
 
-  const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
-  const pipelineJobs = (pipelineId: number): Promise<readonly Job[] | undefined> => {
-    let read = pipelines.get(pipelineId);
-    if (!read) {
-      read = readPipeline(context, project, pipelineId);
-      pipelines.set(pipelineId, read);
-    }
-    return read;
-  };
+  const pipelineJobs = pipelineReader(context, project);
   const candidates = await mapLimited(fresh, READ_CONCURRENCY, (job) => observeCandidate(config, project, job, context, pipelineJobs));
 
   return {
@@ -243,6 +227,19 @@ async function readJob(context: PolicyContext, target: { readonly project: Proje
     if (error instanceof NotFoundError) return undefined;
     throw error;
   }
+}
+
+/** Reads each pipeline's jobs at most once, however many of its failed jobs ask for them. */
+function pipelineReader(context: PolicyContext, project: ProjectRef): (pipelineId: number) => Promise<readonly Job[] | undefined> {
+  const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
+  return (pipelineId) => {
+    let read = pipelines.get(pipelineId);
+    if (!read) {
+      read = readPipeline(context, project, pipelineId);
+      pipelines.set(pipelineId, read);
+    }
+    return read;
+  };
 }
 
 async function readPipeline(context: PolicyContext, project: ProjectRef, pipelineId: number): Promise<readonly Job[] | undefined> {
