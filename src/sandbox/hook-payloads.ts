@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { JobRecord, PipelineRecord } from './ci-state';
-import type { ProjectRecord } from './namespaces-state';
+import type { GroupRecord, ProjectRecord } from './namespaces-state';
+import type { ProtectedBranchRecord } from './protected-branches-state';
 import type { UserRecord } from './people-state';
-import type { SandboxState } from './state';
+import type { MovableClock } from '../clock';
 import type { JobStatus } from './world';
 
 /**
@@ -30,9 +31,28 @@ const DETAILED_STATUS: Record<JobStatus, string> = {
   manual: 'manual',
 };
 
+/**
+ * What deliveries read of the sandbox's state: its records and the few derived facts payloads carry. SandboxState is
+ * one; naming only this keeps the hook areas below the state that owns them.
+ */
+export interface HookedState {
+  readonly clock: MovableClock;
+  readonly users: ReadonlyMap<number, UserRecord>;
+  readonly groups: ReadonlyMap<number, GroupRecord>;
+  readonly projects: ReadonlyMap<number, ProjectRecord>;
+  readonly pipelines: ReadonlyMap<number, PipelineRecord>;
+  readonly jobs: ReadonlyMap<number, JobRecord>;
+  nowIso(): string;
+  projectFullPath(project: ProjectRecord): string;
+  projectFullName(project: ProjectRecord): string;
+  pipelineStatus(pipeline: PipelineRecord): JobStatus;
+  namespaceOwnerUser(namespaceId: number): UserRecord | undefined;
+  protectedBranch(projectId: number, name: string): ProtectedBranchRecord | undefined;
+}
+
 export class HookPayloads {
   constructor(
-    private readonly state: SandboxState,
+    private readonly state: HookedState,
     private readonly baseUrl: string,
   ) {}
 

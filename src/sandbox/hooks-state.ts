@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { SANDBOX_VERSION } from './api/version';
+import { SANDBOX_VERSION } from './version';
 import type { JobRecord } from './ci-state';
 import { HookDeliveryClient } from './hook-delivery';
-import { HookPayloads } from './hook-payloads';
+import { type HookedState, HookPayloads } from './hook-payloads';
 import type { SeededProject } from './namespaces-state';
 import type { WorldSeeding } from './seeding';
-import type { SandboxState } from './state';
 import { HOOK_EVENT_FLAGS, type HookEventFlag, type JobStatus, type ParsedWorld, type WorldHook } from './world';
 
 /**
@@ -120,7 +119,7 @@ export class HooksState {
   private client: HookDeliveryClient | undefined;
   private closed = false;
 
-  constructor(private readonly state: SandboxState) {}
+  constructor(private readonly state: HookedState) {}
 
   // ---- records ------------------------------------------------------------------------------------------------
 

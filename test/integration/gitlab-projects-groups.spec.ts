@@ -9,7 +9,7 @@ import {
   UnauthorizedError,
 } from '../../src/gitlab';
 import { type World } from '../../src/sandbox';
-import { SANDBOX_VERSION } from '../../src/sandbox/api/version';
+import { SANDBOX_VERSION } from '../../src/sandbox/version';
 import { apiClient } from '../support/sandbox-http';
 import { describeDocumentedEndpoints, findPythonGitlab } from '../support/beyond-spec';
 import { collect, useSandboxClients } from '../support/sandbox-clients';

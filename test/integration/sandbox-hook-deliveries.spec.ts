@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { type GitlabClient, type ProjectHook } from '../../src/gitlab';
 import type { HookDeliveryRecord, World } from '../../src/sandbox';
-import { SANDBOX_VERSION } from '../../src/sandbox/api/version';
+import { SANDBOX_VERSION } from '../../src/sandbox/version';
 import { useSandboxClients } from '../support/sandbox-clients';
 import { call } from '../support/sandbox-http';
 import { apiProject, baseWorld, MAINTAINER_TOKEN, USER_TOKEN } from '../support/world-builders';
