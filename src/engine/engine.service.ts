@@ -5,6 +5,7 @@ import type { PolicyConfig } from '../config/policy-type';
 import type { ProjectRef } from '../config/validators';
 import type { AppConfig } from '../config/schema';
 import { GitlabClient } from '../gitlab/client';
+import { ApiError } from '../gitlab/transport/errors';
 import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
@@ -493,6 +494,8 @@ function passTally(records: readonly ActionRecord[]): string {
   return [...counts].map(([outcome, n]) => `${n} ${outcome.replace('_', ' ')}`).join(', ');
 }
 
+/** A forge's refusal says which request it was (`GET projects/acme%2Fgone/jobs → 404: ...`): it names the target. */
 function errorText(error: unknown): string {
+  if (error instanceof ApiError) return error.summary;
   return error instanceof Error ? error.message : String(error);
 }

@@ -212,7 +212,8 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
     harness.sandbox.state.projects.delete(WORKER);
 
     const result = await engine.get(EngineService).runPass('rotate', 'act', 'inline');
-    expect(result.error).toBe('404 Project Not Found');
+    // The pass names the request the forge refused, and so the project.
+    expect(result.error).toBe("GET projects/acme%2Fplatform%2Fworker/deploy_keys?page=1&per_page=100 → 404: 404 Project Not Found");
     const gone = harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/projects/acme%2Fplatform%2Fworker/deploy_keys');
     expect(gone.map((entry) => entry.status)).toEqual([200, 404]);
     expect(writes()).toEqual([]);
