@@ -131,19 +131,37 @@ program
     process.exitCode = await sandboxCommand(options);
   });
 
+/**
+ * Exits once what was written to stdout and stderr is out: to a pipe Node writes asynchronously, and process.exit()
+ * right away would cut off a long answer (`schema | wc -c` stopped at 64 KiB).
+ */
+function exitAfterOutput(code: number): void {
+  process.exitCode = code;
+  let pending = 2;
+  const done = (): void => {
+    if (--pending === 0) process.exit(code);
+  };
+  for (const stream of [process.stdout, process.stderr]) {
+    // An empty write's callback runs after everything written before it.
+    if (stream.writableLength === 0) done();
+    else stream.write('', done);
+  }
+}
+
 program.parseAsync(process.argv).then(
   // Connections are closed by now; exiting explicitly ends any straggling timer of a library.
-  () => process.exit(process.exitCode ?? 0),
+  () => exitAfterOutput(Number(process.exitCode ?? 0)),
   (error: unknown) => {
     if (error instanceof CommanderError) {
       // Help and --version "fail" with exit code 0; commander has printed the message (and the help) already,
       // except for ours.
       if (error.code === 'forgewarden.logSettings') process.stderr.write(`${error.message}\n`);
-      process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
+      exitAfterOutput(error.exitCode === 0 ? 0 : EXIT_USAGE);
+      return;
     }
     // A bug, not an expected failure: one line, and the stack only when asked for.
     const debug = /^(debug|verbose)$/i.test(process.env.LOG_LEVEL ?? '');
     process.stderr.write(`forgewarden: ${error instanceof Error ? ((debug ? error.stack : undefined) ?? error.message) : String(error)}\n`);
-    process.exit(1);
+    exitAfterOutput(1);
   },
 );

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile } from '../support/cli';
 import { freePort } from '../support/redis-server';
 
@@ -80,6 +82,16 @@ describe('forgewarden schema', () => {
     expect(Object.keys(schema.properties)).toEqual(
       expect.arrayContaining(['version', 'gitlab', 'redis', 'dry_run', 'http', 'shutdown_timeout', 'policies']),
     );
+  });
+
+  it('prints all of it into a shell pipe, past the pipe buffer', () => {
+    // A piped stdout is written asynchronously: exiting before it drained cut the schema off at 64 KiB.
+    const main = resolve(__dirname, '../../dist/main.js');
+    // The reader starts late, as a busy one would, so the pipe is full when the command is done writing.
+    const piped = spawnSync('sh', ['-c', `node "${main}" schema | (sleep 0.3; cat)`], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    expect(piped.status).toBe(0);
+    expect(piped.stdout.length).toBeGreaterThan(65_536);
+    expect(() => JSON.parse(piped.stdout) as unknown).not.toThrow();
   });
 });
 
