@@ -477,6 +477,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       unsettled: [],
       concurrency: this.config.gitlab.concurrency,
       discovery: this.discovery,
+      policy,
     };
   }
 }

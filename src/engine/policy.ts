@@ -141,6 +141,12 @@ export interface PolicyContext {
    * (the hourly bulk deletion) assumes they may still hold.
    */
   readonly redisDataLostAt?: Date;
+  /**
+   * The policy's configuration as the file says it now, for an action that needs what its params must not carry (a
+   * secret an integration is set with: params are printed by `plan --json` and kept in Redis). Set by the engine for
+   * passes and queued actions alike; absent in contexts built by hand. Other actions read their params only.
+   */
+  readonly policy?: PolicyConfig;
 }
 
 /** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */

@@ -3,6 +3,7 @@ import type { PolicyRunner } from '../engine/policy';
 import { accessRequestsRunner } from './access-requests/access-requests.runner';
 import { jobRetryRunner } from './job-retry/job-retry.runner';
 import { keyRotationRunner } from './key-rotation/key-rotation.runner';
+import { projectSettingsRunner } from './project-settings/project-settings.runner';
 import { registryCleanupRunner } from './registry-cleanup/registry-cleanup.runner';
 
 /**
@@ -10,7 +11,13 @@ import { registryCleanupRunner } from './registry-cleanup/registry-cleanup.runne
  * observer, pure decide function, runner). This one list feeds the policy file's validation, the engine and the
  * commands that look at policies without the engine (`doctor`): adding a type is a folder and a line here.
  */
-export const POLICIES: readonly PolicyRunner[] = [jobRetryRunner, registryCleanupRunner, accessRequestsRunner, keyRotationRunner];
+export const POLICIES: readonly PolicyRunner[] = [
+  jobRetryRunner,
+  registryCleanupRunner,
+  accessRequestsRunner,
+  keyRotationRunner,
+  projectSettingsRunner,
+];
 
 /** The definitions the policy file is validated against. */
 export const POLICY_TYPES: readonly PolicyTypeDefinition[] = POLICIES.map((runner) => runner.definition);

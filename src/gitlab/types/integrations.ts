@@ -271,3 +271,207 @@ type _EverySlugHasParams = [IntegrationSlug] extends [keyof IntegrationParamsByS
   : never;
 const _integrationParamsCoverEverySlug: _EverySlugHasParams = true;
 void _integrationParamsCoverEverySlug;
+
+/** Spec 03 §2 `branches_to_be_notified`, as a list for validation; the check below keeps it equal to the type. */
+export const BRANCHES_TO_BE_NOTIFIED = ['all', 'default', 'protected', 'default_and_protected'] as const satisfies readonly BranchesToBeNotified[];
+type _EveryBranchSettingListed = Exclude<BranchesToBeNotified, (typeof BRANCHES_TO_BE_NOTIFIED)[number]> extends never ? true : never;
+const _branchesToBeNotifiedComplete: _EveryBranchSettingListed = true;
+void _branchesToBeNotifiedComplete;
+
+/**
+ * How a parameter's value is written. `url` is a string that must be an absolute http(s) URL; `enum` is one of
+ * `values`.
+ */
+export type IntegrationParameterKind = 'string' | 'url' | 'boolean' | 'integer' | 'enum';
+
+/**
+ * One parameter of a slug, for checking a policy file at run time (IntegrationParamsBySlug is types only).
+ * `secret`: a credential (token, password, API key, or a webhook URL, which carries its own credential): it is
+ * never printed, never compared with what the forge answers (the forge leaves secrets out or masks them), and
+ * never echoed in an error message.
+ */
+export interface IntegrationParameter {
+  readonly kind: IntegrationParameterKind;
+  readonly required: boolean;
+  readonly secret: boolean;
+  /** The allowed values of an `enum`. */
+  readonly values?: readonly string[];
+}
+
+/**
+ * What a table entry must be for a parameter of type `T`: booleans are `boolean`, numbers `integer`, a literal union
+ * an `enum` of exactly its members, a plain string `string` or `url`. Not distributive (`[T]`), so a union stays one.
+ */
+type ParameterKindFor<T> = [T] extends [boolean]
+  ? { readonly kind: 'boolean' }
+  : [T] extends [number]
+    ? { readonly kind: 'integer' }
+    : [string] extends [T]
+      ? { readonly kind: 'string' | 'url' }
+      : { readonly kind: 'enum'; readonly values: readonly T[] };
+
+type ParameterFor<Params, P extends keyof Params> = ParameterKindFor<NonNullable<Params[P]>> & {
+  /** True exactly where the type's property is not optional. */
+  readonly required: Record<never, never> extends Pick<Params, P> ? false : true;
+  readonly secret: boolean;
+};
+
+/** Every slug, every parameter of its type, each with the kind and requiredness its type says. */
+type IntegrationParameterTable = {
+  readonly [S in IntegrationSlug]: { readonly [P in keyof IntegrationParamsBySlug[S]]-?: ParameterFor<IntegrationParamsBySlug[S], P> };
+};
+
+const text = { kind: 'string', required: false, secret: false } as const;
+const requiredText = { kind: 'string', required: true, secret: false } as const;
+const url = { kind: 'url', required: false, secret: false } as const;
+const requiredUrl = { kind: 'url', required: true, secret: false } as const;
+const secret = { kind: 'string', required: false, secret: true } as const;
+const requiredSecret = { kind: 'string', required: true, secret: true } as const;
+/** A webhook URL carries its own credential: whoever knows it can post to the channel. */
+const requiredSecretUrl = { kind: 'url', required: true, secret: true } as const;
+const flag = { kind: 'boolean', required: false, secret: false } as const;
+const integer = { kind: 'integer', required: false, secret: false } as const;
+const branchesToBeNotified = { kind: 'enum', values: BRANCHES_TO_BE_NOTIFIED, required: false, secret: false } as const;
+
+const ISSUE_TRACKER_PARAMETERS = {
+  new_issue_url: requiredUrl,
+  issues_url: requiredUrl,
+  project_url: requiredUrl,
+  description: text,
+  title: text,
+  push_events: flag,
+} as const;
+
+const CHAT_COLLAB_PARAMETERS = {
+  webhook: requiredSecretUrl,
+  notify_only_broken_pipelines: flag,
+  branches_to_be_notified: branchesToBeNotified,
+  push_events: flag,
+  issues_events: flag,
+  confidential_issues_events: flag,
+  merge_requests_events: flag,
+  tag_push_events: flag,
+  note_events: flag,
+  confidential_note_events: flag,
+  pipeline_events: flag,
+  wiki_page_events: flag,
+} as const;
+
+/**
+ * The parameters of each slug (spec 03 §4) at run time, for validating a policy file: kind, required, secret.
+ * `satisfies IntegrationParameterTable` makes a slug or parameter missing here, a wrong kind or a wrong `required`
+ * a compile error; `_NoExtraParameters` below refuses a parameter the types do not have. So the table cannot drift
+ * from IntegrationParamsBySlug, which the client's `edit` takes.
+ */
+export const INTEGRATION_PARAMETERS = {
+  'task-comments': { api_key: requiredSecret, restrict_to_branch: text, push_events: flag },
+  'project-commits-a': { token: requiredSecret, subdomain: text, push_events: flag },
+  'ci-server-a': { ci_server_url: requiredUrl, build_key: requiredText, username: requiredText, password: requiredSecret, push_events: flag },
+  'issue-tracker-a': ISSUE_TRACKER_PARAMETERS,
+  'ci-pipeline-service': { token: requiredSecret, project_url: requiredUrl, enable_ssl_verification: flag, push_events: flag },
+  'group-chat-a': { token: requiredSecret, subdomain: text, room: text, push_events: flag },
+  'chat-collab-a': CHAT_COLLAB_PARAMETERS,
+  'chat-collab-b': CHAT_COLLAB_PARAMETERS,
+  'chat-collab-c': { ...CHAT_COLLAB_PARAMETERS, notify_only_default_branch: flag },
+  'custom-issue-tracker': ISSUE_TRACKER_PARAMETERS,
+  'ci-platform-a': {
+    token: requiredSecret,
+    ci_platform_url: requiredUrl,
+    enable_ssl_verification: flag,
+    push_events: flag,
+    merge_requests_events: flag,
+    tag_push_events: flag,
+  },
+  'emails-on-push': {
+    recipients: requiredText,
+    disable_diffs: flag,
+    send_from_committer_email: flag,
+    push_events: flag,
+    tag_push_events: flag,
+    branches_to_be_notified: branchesToBeNotified,
+  },
+  'wiki-cloud-workspace': { wiki_workspace_url: requiredUrl },
+  'external-wiki': { external_wiki_url: requiredUrl },
+  'chatops-a': { token: requiredSecret, push_events: flag },
+  'code-host-status': { token: requiredSecret, repository_url: requiredUrl, static_context: flag },
+  'irc-gateway': {
+    recipients: requiredText,
+    // An IRC URI (irc://), not an http(s) URL.
+    default_irc_uri: text,
+    server_host: text,
+    server_port: integer,
+    colorize_messages: flag,
+    push_events: flag,
+  },
+  'issue-tracker-b': {
+    url: requiredUrl,
+    api_url: url,
+    username: requiredText,
+    password: requiredSecret,
+    active: flag,
+    tracker_issue_transition_automatic: flag,
+    tracker_issue_transition_id: text,
+    commit_events: flag,
+    merge_requests_events: flag,
+    comment_on_event_enabled: flag,
+  },
+  'chat-slash-commands-a': { token: requiredSecret },
+  'chat-slash-commands-b': { token: requiredSecret, username: text },
+  'package-registry-update': {
+    username: requiredText,
+    token: requiredSecret,
+    // Blank means the default server, so no URL check.
+    server: text,
+    push_events: flag,
+    merge_requests_events: flag,
+    tag_push_events: flag,
+  },
+  'pipelines-email': {
+    recipients: requiredText,
+    add_pusher: flag,
+    notify_only_broken_pipelines: flag,
+    branches_to_be_notified: branchesToBeNotified,
+    notify_only_default_branch: flag,
+    pipeline_events: flag,
+  },
+  'project-mgmt-b': { token: requiredSecret, restrict_to_branch: text, push_events: flag },
+  monitoring: { api_url: requiredUrl, iap_audience_client_id: text, iap_service_account_json: secret },
+  'push-notification': {
+    api_key: requiredSecret,
+    // Identifies the receiving account to the push service; with the application key it is enough to send as it.
+    user_key: { kind: 'string', required: true, secret: true },
+    priority: requiredText,
+    device: text,
+    sound: text,
+    push_events: flag,
+  },
+  'issue-tracker-c': { new_issue_url: requiredUrl, project_url: requiredUrl, issues_url: requiredUrl, description: text, push_events: flag },
+  'chat-notifications-a': {
+    webhook: requiredSecretUrl,
+    username: text,
+    channel: text,
+    notify_only_broken_pipelines: flag,
+    notify_only_default_branch: flag,
+    branches_to_be_notified: branchesToBeNotified,
+    commit_events: flag,
+    confidential_issue_channel: text,
+    confidential_issues_events: flag,
+    confidential_note_channel: text,
+    confidential_note_events: flag,
+    deployment_channel: text,
+  },
+} as const satisfies IntegrationParameterTable;
+
+/** `satisfies` does not see extra keys in the shared entries (ISSUE_TRACKER_PARAMETERS...): this does. */
+type _NoExtraParameters = {
+  [S in IntegrationSlug]: Exclude<keyof (typeof INTEGRATION_PARAMETERS)[S], keyof IntegrationParamsBySlug[S]>;
+}[IntegrationSlug] extends never
+  ? true
+  : never;
+const _integrationParametersHaveNoExtras: _NoExtraParameters = true;
+void _integrationParametersHaveNoExtras;
+
+/** The parameters of `slug`, widened for code that walks them generically. */
+export function integrationParameters(slug: IntegrationSlug): Readonly<Record<string, IntegrationParameter>> {
+  return INTEGRATION_PARAMETERS[slug];
+}

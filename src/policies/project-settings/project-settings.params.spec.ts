@@ -1,0 +1,116 @@
+import { anIntegration, aPolicy, aProjectSnapshot, aProtectedBranch, anApprovalRule, aSnapshot, NOW } from '../../../test/support/builders/project-settings';
+import {
+  CREATE_APPROVAL_RULE,
+  decideProjectSettings,
+  DELETE_APPROVAL_RULE,
+  DISABLE_INTEGRATION,
+  EDIT_APPROVAL_RULE,
+  EDIT_APPROVAL_SETTINGS,
+  EDIT_PROTECTED_BRANCH,
+  PROTECT_BRANCH,
+  REPROTECT_BRANCH,
+  SET_INTEGRATION,
+  UNPROTECT_BRANCH,
+} from './project-settings.decide';
+import {
+  branchTarget,
+  codeOwnerTarget,
+  createRuleTarget,
+  deleteRuleTarget,
+  editRuleTarget,
+  integrationRequest,
+  integrationTarget,
+  protectionTarget,
+  setIntegrationTarget,
+  settingsTarget,
+} from './project-settings.params';
+
+const WEBHOOK = 'https://chat.example.com/hooks/T0/B0/s3cr3t-webhook';
+
+describe('project_settings params', () => {
+  it('reads back what every action decided, as the client takes it', () => {
+    const config = aPolicy({
+      prune: true,
+      protected_branches: [
+        { name: 'main', push_access_level: 40, merge_access_level: 30, code_owner_approval_required: true },
+        { name: 'release/*', push_access_level: 0, merge_access_level: 40 },
+        { name: 'stable', push_access_level: 40, merge_access_level: 40 },
+      ],
+      approvals: { settings: { reset_approvals_on_push: true }, rules: [{ name: 'security', approvals_required: 2 }, { name: 'qa', approvals_required: 1, user_ids: [5] }] },
+      integrations: { 'chat-notifications-a': { webhook: WEBHOOK } },
+    });
+    const project = aProjectSnapshot({
+      protectedBranches: [aProtectedBranch(), aProtectedBranch({ name: 'stable', allow_force_push: true }), aProtectedBranch({ name: 'old' })],
+      approvalSettings: { reset_approvals_on_push: false },
+      approvalRules: [anApprovalRule({ id: 3 }), anApprovalRule({ id: 4, name: 'legacy' })],
+      integrations: { 'chatops-a': anIntegration() },
+    });
+    const decisions = decideProjectSettings(config, aSnapshot(project), NOW);
+    const read = Object.fromEntries(
+      decisions.map((decision) => {
+        const readers: Record<string, (params: typeof decision.params) => unknown> = {
+          [PROTECT_BRANCH]: protectionTarget,
+          [REPROTECT_BRANCH]: protectionTarget,
+          [EDIT_PROTECTED_BRANCH]: codeOwnerTarget,
+          [UNPROTECT_BRANCH]: branchTarget,
+          [EDIT_APPROVAL_SETTINGS]: settingsTarget,
+          [CREATE_APPROVAL_RULE]: createRuleTarget,
+          [EDIT_APPROVAL_RULE]: editRuleTarget,
+          [DELETE_APPROVAL_RULE]: deleteRuleTarget,
+          [SET_INTEGRATION]: setIntegrationTarget,
+          [DISABLE_INTEGRATION]: integrationTarget,
+        };
+        return [decision.target, readers[decision.action](decision.params)];
+      }),
+    );
+    const where = { project: 42, source: 'acme/api' };
+    expect(read).toEqual({
+      'acme/api protected branch release/*': { ...where, protection: { name: 'release/*', push_access_level: 0, merge_access_level: 40, allow_force_push: false } },
+      'acme/api protected branch main': { ...where, name: 'main', codeOwnerApprovalRequired: true },
+      'acme/api protected branch stable': {
+        ...where,
+        protection: { name: 'stable', push_access_level: 40, merge_access_level: 40, unprotect_access_level: 40, allow_force_push: false, code_owner_approval_required: false },
+      },
+      'acme/api protected branch old': { ...where, name: 'old' },
+      'acme/api approval settings': { ...where, settings: { reset_approvals_on_push: true } },
+      'acme/api approval rule security': { ...where, ruleId: 3, rule: { name: 'security', approvals_required: 2 } },
+      'acme/api approval rule qa': { ...where, rule: { name: 'qa', approvals_required: 1, user_ids: [5] } },
+      'acme/api approval rule legacy (id 4)': { ...where, ruleId: 4, name: 'legacy' },
+      'acme/api integration chat-notifications-a': { ...where, slug: 'chat-notifications-a', values: {}, secrets: ['webhook'] },
+      'acme/api integration chatops-a': { ...where, slug: 'chatops-a' },
+    });
+  });
+
+  it('refuses mistyped params, naming the parameter', () => {
+    expect(() => protectionTarget({ project: 42, source: 'acme/api', name: 'main', push_access_level: 50, merge_access_level: 40, allow_force_push: false })).toThrow(
+      'project_settings: action parameter "push_access_level" must be one of 0, 30, 40, 60, got 50',
+    );
+    expect(() => setIntegrationTarget({ project: 42, source: 'acme/api', slug: 'nope', values: {}, secrets: [] })).toThrow(
+      'project_settings: action parameter "slug" must be an integration slug of spec 03, got "nope"',
+    );
+  });
+
+  it('takes secrets from the configuration when acting, and a second pass after applying decides nothing', () => {
+    const config = aPolicy({ protected_branches: undefined, integrations: { 'chat-notifications-a': { webhook: WEBHOOK, channel: '#ops', notify_only_broken_pipelines: true } } });
+    const [set] = decideProjectSettings(config, aSnapshot(aProjectSnapshot({ protectedBranches: undefined, integrations: {} })), NOW);
+    const { body, fingerprints } = integrationRequest(config, setIntegrationTarget(set.params));
+    expect(body).toEqual({ webhook: WEBHOOK, channel: '#ops', notify_only_broken_pipelines: true });
+    expect(Object.keys(fingerprints).sort()).toEqual(['chat-notifications-a.channel', 'chat-notifications-a.notify_only_broken_pipelines', 'chat-notifications-a.webhook']);
+    expect(JSON.stringify(fingerprints)).not.toContain('s3cr3t');
+
+    // The forge answers without the secret and without `channel` (not shown): the kept fingerprints stand in.
+    const applied = aProjectSnapshot({ protectedBranches: undefined, integrations: { 'chat-notifications-a': anIntegration({ notify_only_broken_pipelines: true }) }, fingerprints });
+    expect(decideProjectSettings(config, aSnapshot(applied), NOW)).toEqual([]);
+    // Another policy setting the same value keeps another fingerprint.
+    expect(integrationRequest({ ...config, name: 'other' }, setIntegrationTarget(set.params)).fingerprints).not.toEqual(fingerprints);
+  });
+
+  it('sends nothing when a secret the decision named is no longer declared', () => {
+    const config = aPolicy({ protected_branches: undefined, integrations: { 'chatops-a': { token: 's3cr3t-token' } } });
+    const [set] = decideProjectSettings(config, aSnapshot(aProjectSnapshot({ protectedBranches: undefined, integrations: {} })), NOW);
+    const changed = aPolicy({ protected_branches: undefined, integrations: { 'external-wiki': { external_wiki_url: 'https://wiki.acme.com' } } });
+    expect(() => integrationRequest(changed, setIntegrationTarget(set.params))).toThrow(
+      'project_settings: chatops-a: secret token is no longer declared by policy baseline; the next pass decides again',
+    );
+  });
+});

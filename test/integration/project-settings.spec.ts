@@ -1,0 +1,355 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { passJson } from '../../src/cli/plan';
+import type { PassResult } from '../../src/engine/engine.service';
+import { SKIP } from '../../src/engine/policy';
+import { POLICY_TYPES } from '../../src/policies';
+import { fingerprintStateKey } from '../../src/policies/project-settings/project-settings.params';
+import type { World } from '../../src/sandbox';
+import { integrationsOf } from '../../src/sandbox/integrations-state';
+import { useEngineHarness } from '../support/engine-harness';
+import { apiClient, call } from '../support/sandbox-http';
+import { ADMIN_TOKEN, apiProject, baseWorld, webProject } from '../support/world-builders';
+
+/**
+ * project_settings end to end: the real engine, Redis and executor against the sandbox. Each section's drift is shown
+ * by `plan` (one decision per change, its diff line as the reason), repaired by an acting pass (asserted on the
+ * sandbox's state) and gone from the next `plan`.
+ */
+
+/** acme/api (id 1): `main` protected with developers pushing, an undeclared `legacy` protection; acme/web (id 2), nothing protected. */
+function world(): World {
+  return {
+    ...baseWorld({
+      projects: [
+        apiProject({
+          id: 1,
+          protected_branches: [
+            { name: 'main', push_access_level: 'developer', merge_access_level: 'developer', unprotect_access_level: 'maintainer' },
+            { name: 'legacy', push_access_level: 'maintainer', merge_access_level: 'maintainer' },
+          ],
+        }),
+        webProject({ id: 2 }),
+      ],
+    }),
+    // The engine reads the real clock, so the sandbox must too.
+    now: undefined,
+  };
+}
+
+/** The secret of the chat integration, written literally in the policy (the harness reads no environment). */
+const SECRET = 'https://chat.example.test/hooks/T0-very-secret-4f9a';
+const OTHER_SECRET = 'https://chat.example.test/hooks/T1-other-secret-77c2';
+
+const BRANCHES = [
+  '    protected_branches:',
+  '      - { name: main, push_access_level: maintainer, merge_access_level: developer }',
+  '      - { name: "release/*", push_access_level: no_access, merge_access_level: maintainer }',
+];
+
+describe('project_settings against the sandbox with a real Redis', () => {
+  const harness = useEngineHarness({ name: 'project-settings', world, policyTypes: POLICY_TYPES });
+
+  function app(sections: readonly string[], extra: readonly string[] = []): Promise<INestApplicationContext> {
+    return harness.app({
+      policies: ['  - name: baseline', '    type: project_settings', '    projects: [acme/api]', '    interval: 30m', ...sections, ...extra],
+    });
+  }
+
+  const plan = (engineApp: INestApplicationContext) => harness.pass(engineApp, 'baseline', 'plan');
+  const act = (engineApp: INestApplicationContext) => harness.pass(engineApp, 'baseline', 'act');
+  const changes = (pass: PassResult) => pass.decisions.filter((decision) => decision.action !== SKIP);
+  const summary = (pass: PassResult) => changes(pass).map((decision) => [decision.action, decision.reason]);
+  const outcomes = (pass: PassResult) => pass.records.map((record) => [record.decision.action, record.outcome]);
+
+  /** A protection as the sandbox holds it: its role levels, by list. */
+  function protection(name: string) {
+    const record = [...harness.sandbox.state.protectedBranches.values()].find((branch) => branch.project_id === 1 && branch.name === name);
+    if (!record) return undefined;
+    const roles = (entries: readonly { access_level: number | null }[]) => entries.map((entry) => entry.access_level);
+    return {
+      push: roles(record.push_access_levels),
+      merge: roles(record.merge_access_levels),
+      unprotect: roles(record.unprotect_access_levels),
+      allow_force_push: record.allow_force_push,
+    };
+  }
+
+  async function fault(rule: Record<string, unknown>): Promise<void> {
+    const response = await call(harness.sandbox.url, '/__sandbox/faults', { method: 'POST', body: rule });
+    expect(response.status).toBe(201);
+  }
+
+  describe('protected branches', () => {
+    it('shows the drift, repairs it with the declared levels, and is quiet on the next plan; prune false keeps undeclared protections', async () => {
+      const engineApp = await app(BRANCHES);
+      const drift = await plan(engineApp);
+      // The unprotected declared branch first, then the level change; `legacy` is not declared and prune is off.
+      expect(summary(drift)).toEqual([
+        ['protect_branch', 'acme/api: protected branch release/*: not protected → protect'],
+        ['reprotect_branch', 'acme/api: protected branch main: push_access_level developer → maintainer'],
+      ]);
+      expect(harness.sandbox.state.requestLog.filter((entry) => entry.method !== 'GET')).toEqual([]);
+
+      const repair = await act(engineApp);
+      expect(outcomes(repair)).toEqual([
+        ['protect_branch', 'done'],
+        ['reprotect_branch', 'done'],
+      ]);
+      expect(protection('main')).toEqual({ push: [40], merge: [30], unprotect: [40], allow_force_push: false });
+      expect(protection('release/*')).toEqual({ push: [0], merge: [40], unprotect: [40], allow_force_push: false });
+      expect(protection('legacy')).toEqual({ push: [40], merge: [40], unprotect: [40], allow_force_push: false });
+
+      expect((await plan(engineApp)).decisions).toEqual([]);
+    });
+
+    it('with prune, removes the protections not declared', async () => {
+      const engineApp = await app(BRANCHES, ['    prune: true']);
+      expect(summary(await plan(engineApp))).toContainEqual(['unprotect_branch', 'acme/api: protected branch legacy: protected, not declared → unprotect']);
+      await act(engineApp);
+      expect(protection('legacy')).toBeUndefined();
+      expect(protection('main')).toMatchObject({ push: [40], merge: [30] });
+      expect((await plan(engineApp)).decisions).toEqual([]);
+    });
+
+    it('a protect that fails between the two calls of a reprotect leaves the branch protected after the next pass', async () => {
+      const engineApp = await app(['    protected_branches:', '      - { name: main, push_access_level: maintainer, merge_access_level: developer }']);
+      // The unprotect goes through; both protects (the first and its immediate retry) fail.
+      await fault({ method: 'POST', path: '^/api/v4/projects/1/protected_branches$', status: 503, times: 2 });
+      const failed = await act(engineApp);
+      expect(outcomes(failed)).toEqual([['reprotect_branch', 'failed']]);
+      expect(protection('main')).toBeUndefined();
+      const posts = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/protected_branches')).length;
+      expect(posts()).toBe(2);
+
+      // The next pass sees main unprotected and protects it with the declared levels, first.
+      const next = await act(engineApp);
+      expect(summary(next)).toEqual([['protect_branch', 'acme/api: protected branch main: not protected → protect']]);
+      expect(outcomes(next)).toEqual([['protect_branch', 'done']]);
+      expect(protection('main')).toEqual({ push: [40], merge: [30], unprotect: [40], allow_force_push: false });
+      expect((await plan(engineApp)).decisions).toEqual([]);
+    });
+
+    it('a protect whose answer was lost is retried at once, and the 409 of the retry counts as protected', async () => {
+      const engineApp = await app(['    protected_branches:', '      - { name: main, push_access_level: maintainer, merge_access_level: developer }']);
+      await fault({ method: 'POST', path: '^/api/v4/projects/1/protected_branches$', sequence: [{ status: 502, after: true }] });
+      const pass = await act(engineApp);
+      expect(outcomes(pass)).toEqual([['reprotect_branch', 'done']]);
+      expect(protection('main')).toEqual({ push: [40], merge: [30], unprotect: [40], allow_force_push: false });
+      const protects = harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/protected_branches'));
+      expect(protects.map((entry) => entry.status)).toEqual([502, 409]);
+      expect((await plan(engineApp)).decisions).toEqual([]);
+    });
+  });
+
+  it('over a glob: says which projects it covered, and a project deleted since discovery drops out of the pass', async () => {
+    const engineApp = await harness.app({
+      policies: ['  - name: baseline', '    type: project_settings', '    projects: ["acme/*"]', '    interval: 30m', ...BRANCHES],
+    });
+    const first = await plan(engineApp);
+    expect(first.covered).toEqual(['acme/api', 'acme/web']);
+    expect(changes(first).map((decision) => decision.target)).toEqual([
+      'acme/api protected branch release/*',
+      'acme/web protected branch main',
+      'acme/web protected branch release/*',
+      'acme/api protected branch main',
+    ]);
+    harness.sandbox.state.projects.delete(2);
+    const next = await plan(engineApp);
+    expect(next.covered).toEqual(['acme/api']);
+    expect(changes(next).every((decision) => decision.target.startsWith('acme/api '))).toBe(true);
+  });
+
+  describe('approvals', () => {
+    const APPROVALS = [
+      '    approvals:',
+      '      settings: { reset_approvals_on_push: false, merge_requests_author_approval: true }',
+      '      rules:',
+      '        - { name: security, approvals_required: 2, group_ids: [10] }',
+      '        - { name: qa, approvals_required: 1, user_ids: [2] }',
+    ];
+
+    /** The forge as found: default settings, `security` (1 approval, no groups) and an undeclared `legacy` rule. */
+    async function seedRules(): Promise<{ security: number; legacy: number }> {
+      const api = apiClient(harness.sandbox.url, ADMIN_TOKEN);
+      const security = await api('/projects/1/approval_rules', { method: 'POST', body: { name: 'security', approvals_required: 1 } });
+      const legacy = await api('/projects/1/approval_rules', { method: 'POST', body: { name: 'legacy', approvals_required: 1 } });
+      expect([security.status, legacy.status]).toEqual([201, 201]);
+      harness.sandbox.state.requestLog.length = 0;
+      return { security: (security.json as { id: number }).id, legacy: (legacy.json as { id: number }).id };
+    }
+
+    const rules = () =>
+      harness.sandbox.state.approvals
+        .project(1)
+        .rules.map((rule) => ({ id: rule.id, name: rule.name, approvals_required: rule.approvals_required, user_ids: rule.user_ids, group_ids: rule.group_ids }));
+
+    it('shows the drift of settings and rules, repairs it keeping the rule ids, and is quiet on the next plan; prune false keeps other rules', async () => {
+      const ids = await seedRules();
+      const engineApp = await app(APPROVALS);
+      const drift = await plan(engineApp);
+      expect(summary(drift)).toEqual([
+        ['edit_approval_settings', 'acme/api: approval settings: reset_approvals_on_push true → false, merge_requests_author_approval false → true'],
+        ['edit_approval_rule', 'acme/api: approval rule security: approvals_required 1 → 2, group_ids [] → [10]'],
+        ['create_approval_rule', 'acme/api: approval rule qa: missing → create'],
+      ]);
+      expect(harness.sandbox.state.requestLog.filter((entry) => entry.method !== 'GET')).toEqual([]);
+
+      const repair = await act(engineApp);
+      expect(outcomes(repair)).toEqual([
+        ['edit_approval_settings', 'done'],
+        ['edit_approval_rule', 'done'],
+        ['create_approval_rule', 'done'],
+      ]);
+      expect(harness.sandbox.state.approvals.project(1).settings).toMatchObject({ reset_approvals_on_push: false, merge_requests_author_approval: true });
+      expect(rules()).toEqual([
+        { id: ids.security, name: 'security', approvals_required: 2, user_ids: [], group_ids: [10] },
+        { id: ids.legacy, name: 'legacy', approvals_required: 1, user_ids: [], group_ids: [] },
+        { id: expect.any(Number), name: 'qa', approvals_required: 1, user_ids: [2], group_ids: [] },
+      ]);
+
+      expect((await plan(engineApp)).decisions).toEqual([]);
+    });
+
+    it('with prune, deletes the user-defined rules not declared', async () => {
+      const ids = await seedRules();
+      const engineApp = await app(APPROVALS, ['    prune: true']);
+      expect(summary(await plan(engineApp))).toContainEqual(['delete_approval_rule', 'acme/api: approval rule legacy (id ' + ids.legacy + '): not declared → delete']);
+      await act(engineApp);
+      expect(rules().map((rule) => rule.name)).toEqual(['security', 'qa']);
+      expect((await plan(engineApp)).decisions).toEqual([]);
+    });
+  });
+
+  describe('integrations', () => {
+    const chat = (webhook: string) => [
+      '    integrations:',
+      '      chat-notifications-a:',
+      `        webhook: "${webhook}"`,
+      '        notify_only_broken_pipelines: true',
+    ];
+    const service = (slug: string) => integrationsOf(harness.sandbox.state).get(1, slug);
+    const puts = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'PUT' && entry.path.endsWith('/services/chat-notifications-a')).length;
+
+    /** Every value the daemon keeps under the test's prefix, whatever its Redis type. */
+    async function redisText(): Promise<string> {
+      const { redis, prefix } = harness;
+      const parts: string[] = [];
+      for (const key of await redis.keys(`${prefix}:*`)) {
+        const type = await redis.type(key);
+        parts.push(key);
+        if (type === 'string') parts.push((await redis.get(key)) ?? '');
+        else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
+        else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
+        else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
+        else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+        else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
+        else parts.push(`(${type})`);
+      }
+      return parts.join('\n');
+    }
+
+    function expectNoSecret(passes: readonly PassResult[], text: string): void {
+      for (const secret of [SECRET, OTHER_SECRET]) {
+        for (const pass of passes) {
+          expect(JSON.stringify(passJson(pass))).not.toContain(secret);
+          for (const decision of pass.decisions) expect(`${decision.reason} ${decision.target}`).not.toContain(secret);
+        }
+        expect(text).not.toContain(secret);
+      }
+    }
+
+    it('sets a missing integration, is quiet after, sets the secret again once its fingerprint is lost, and never shows it', async () => {
+      const engineApp = await app(chat(SECRET));
+      const passes: PassResult[] = [];
+      const run = async (mode: 'plan' | 'act') => {
+        const pass = await harness.pass(engineApp, 'baseline', mode);
+        passes.push(pass);
+        return pass;
+      };
+
+      expect(summary(await run('plan'))).toEqual([['set_integration', 'acme/api: integration chat-notifications-a: not set → set']]);
+      expect(service('chat-notifications-a')).toBeUndefined();
+
+      expect(outcomes(await run('act'))).toEqual([['set_integration', 'done']]);
+      expect(service('chat-notifications-a')).toMatchObject({ active: true, properties: { webhook: SECRET, notify_only_broken_pipelines: true } });
+      expect(puts()).toBe(1);
+      // The fingerprint is kept (without expiry), and the secret is not part of it in the clear.
+      const stateKey = `${harness.prefix}:state:baseline:${fingerprintStateKey(1)}`;
+      expect(Object.keys(JSON.parse((await harness.redis.get(stateKey)) ?? '{}') as object)).toEqual(
+        expect.arrayContaining(['chat-notifications-a.webhook', 'chat-notifications-a.notify_only_broken_pipelines']),
+      );
+      expect(await harness.redis.pttl(stateKey)).toBe(-1);
+
+      // Nothing drifts: the second pass changes nothing.
+      expect((await run('plan')).decisions).toEqual([]);
+      expect((await run('act')).records).toEqual([]);
+      expect(puts()).toBe(1);
+
+      // A non-secret drift is shown with both values; the secret is still not.
+      service('chat-notifications-a')!.properties.notify_only_broken_pipelines = false;
+      expect(summary(await run('plan'))).toEqual([
+        ['set_integration', 'acme/api: integration chat-notifications-a: notify_only_broken_pipelines: false → true'],
+      ]);
+      await run('act');
+      expect(service('chat-notifications-a')).toMatchObject({ properties: { webhook: SECRET, notify_only_broken_pipelines: true } });
+
+      // Redis lost the fingerprints: the secret is applied once more, then quiet again.
+      await harness.redis.del(stateKey);
+      expect(summary(await run('plan'))).toEqual([
+        ['set_integration', 'acme/api: integration chat-notifications-a: webhook: (secret) not recorded → set'],
+      ]);
+      expect(outcomes(await run('act'))).toEqual([['set_integration', 'done']]);
+      expect(puts()).toBe(3);
+      expect((await run('plan')).decisions).toEqual([]);
+
+      expectNoSecret(passes, await redisText());
+    });
+
+    it('says a changed secret changed, without showing either value', async () => {
+      const first = await app(chat(SECRET));
+      const passes = [await act(first)];
+      await harness.close(first);
+      const second = await app(chat(OTHER_SECRET));
+      const drift = await plan(second);
+      expect(summary(drift)).toEqual([['set_integration', 'acme/api: integration chat-notifications-a: webhook: (secret) changed']]);
+      passes.push(drift, await act(second));
+      expect(service('chat-notifications-a')).toMatchObject({ properties: { webhook: OTHER_SECRET } });
+      expect((await plan(second)).decisions).toEqual([]);
+      expectNoSecret(passes, await redisText());
+      // The sandbox keeps webhook URLs unmasked in its request log (only tokens and passwords are redacted), so the
+      // daemon's outputs and Redis are what is checked above.
+    });
+
+    it('a refusal that echoes the secret is reported without it', async () => {
+      await fault({ method: 'PUT', path: '/services/chat-notifications-a$', status: 400, times: 1, body: { message: { webhook: [`${SECRET} is not allowed`] } } });
+      const engineApp = await app(chat(SECRET));
+      const failed = await act(engineApp);
+      expect(outcomes(failed)).toEqual([['set_integration', 'failed']]);
+      expect(failed.records[0]?.detail).toContain('(secret) is not allowed');
+      // Nothing was set, so no fingerprint was kept: the next pass sets it.
+      expect(await harness.redis.get(`${harness.prefix}:state:baseline:${fingerprintStateKey(1)}`)).toBeNull();
+      const next = await act(engineApp);
+      expect(outcomes(next)).toEqual([['set_integration', 'done']]);
+      expectNoSecret([failed, next], await redisText());
+    });
+
+    it('prune false leaves an undeclared integration alone; prune true removes it', async () => {
+      const api = apiClient(harness.sandbox.url, ADMIN_TOKEN);
+      const wiki = await api('/projects/1/services/external-wiki', { method: 'PUT', body: { external_wiki_url: 'https://wiki.example.test/acme' } });
+      expect(wiki.status).toBe(200);
+
+      const keep = await app(chat(SECRET));
+      await act(keep);
+      expect(service('external-wiki')).toBeDefined();
+      expect((await plan(keep)).decisions).toEqual([]);
+      await harness.close(keep);
+
+      const prune = await app(chat(SECRET), ['    prune: true']);
+      expect(summary(await plan(prune))).toEqual([['disable_integration', 'acme/api: integration external-wiki: active, not declared → disable']]);
+      expect(outcomes(await act(prune))).toEqual([['disable_integration', 'done']]);
+      expect(service('external-wiki')).toBeUndefined();
+      expect(service('chat-notifications-a')).toBeDefined();
+      expect((await plan(prune)).decisions).toEqual([]);
+    });
+  });
+});
