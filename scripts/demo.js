@@ -134,6 +134,12 @@ async function main() {
       const left = sandbox.state.tags(repositoryId).map((tag) => tag.name).sort();
       console.log(`Bulk tag deletion on repository ${repositoryId}: ${left.length} tags left (${left.join(', ')}).`);
     }
+    const main = sandbox.state.protectedBranch(1, 'main');
+    if (main) {
+      const names = { 0: 'no access', 30: 'developer', 40: 'maintainer', 60: 'admin' };
+      const levels = (entries) => entries.map((entry) => names[entry.access_level] ?? entry.access_level).join(' + ');
+      console.log(`Protected branch main of acme/api: push ${levels(main.push_access_levels)}, merge ${levels(main.merge_access_levels)}.`);
+    }
     for (const file of listFiles(secrets)) {
       console.log(`Key file ${file.path.slice(secrets.length + 1)}: mode ${file.mode.toString(8)}`);
     }

@@ -291,6 +291,7 @@ describe('plan, once and audit options against the sandbox', () => {
       ['retry-transient-failures', false],
       ['nightly-image-cleanup', false],
       ['staff-access', false],
+      ['branch-baseline', false],
       ['ci-key-rotation', false],
     ]);
     const result = await runCli(['plan', '-c', DEMO_CONFIG, '--dry-run', '--json'], env);
@@ -300,6 +301,7 @@ describe('plan, once and audit options against the sandbox', () => {
       ['retry-transient-failures', true],
       ['nightly-image-cleanup', true],
       ['staff-access', true],
+      ['branch-baseline', true],
       ['ci-key-rotation', true],
     ]);
   });

@@ -23,6 +23,9 @@ describe('npm run demo', () => {
       expect(stdout).toMatch(/^staff-access \(access_requests, acting\): 2 skipped, 2 done$/m);
       expect(stdout).toMatch(/^done +approve +acme: carol \(user 3\) +approve as developer: rule 1 \(email domain acme\.com, two-factor on, not external\) +member at access level 30$/m);
       expect(stdout).toMatch(/^done +deny +acme: spam-bot-42 \(user 5\) +deny: rule 2 \(username matches "\^spam"\)$/m);
+      expect(stdout).toMatch(/^branch-baseline \(project_settings, acting\): 1 done$/m);
+      expect(stdout).toMatch(/^done +reprotect_branch +acme\/api protected branch main +acme\/api: protected branch main: push_access_level developer → maintainer +reprotected main \(push maintainer, merge developer\)$/m);
+      expect(stdout).toContain('Protected branch main of acme/api: push maintainer, merge developer.');
       expect(stdout).toMatch(/^ci-key-rotation \(key_rotation, acting\): 6 done$/m);
       expect(stdout).toMatch(/^done +upload_key +root's SSH key 1 "root laptop" +upload the new public key, expiring in 180d +uploaded: key \d+ SHA256:\S+/m);
       expect(stdout).toContain('Key file ci-key-rotation/root-1: mode 600');

@@ -57,7 +57,7 @@ describe('forgewarden doctor against the sandbox', () => {
     const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv());
     expect(result.code).toBe(0);
     expect(linesOf(result)).toEqual([
-      `✓ policy file ${DEMO_CONFIG}: valid, 4 policies`,
+      `✓ policy file ${DEMO_CONFIG}: valid, 5 policies`,
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
       `✓ forge at ${sandboxUrl}: answers`,
       '✓ token: accepted, user root, an administrator',
@@ -66,6 +66,7 @@ describe('forgewarden doctor against the sandbox', () => {
       '✓ nightly-image-cleanup: group acme (container registry)',
       '✓ staff-access: group acme (access requests)',
       '✓ staff-access: project acme/web (access requests)',
+      '✓ branch-baseline: project acme/api (protected branches)',
       `✓ ci-key-rotation: secrets_dir ${secretsDir}`,
       "✓ ci-key-rotation: the token's user's SSH keys",
       '✓ ci-key-rotation: project acme/api (deploy keys)',
@@ -93,7 +94,7 @@ describe('forgewarden doctor against the sandbox', () => {
     const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ GITLAB_TOKEN: 'glpat-wrong' }));
     expect(result.code).toBe(1);
     expect(linesOf(result)).toEqual([
-      `✓ policy file ${DEMO_CONFIG}: valid, 4 policies`,
+      `✓ policy file ${DEMO_CONFIG}: valid, 5 policies`,
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
       `✓ forge at ${sandboxUrl}: answers`,
       `✗ token: the forge at ${sandboxUrl} refused the token (401 Unauthorized): check GITLAB_TOKEN (gitlab.token in ${DEMO_CONFIG}) and that GITLAB_URL (gitlab.url) is the forge it belongs to`,
@@ -129,7 +130,7 @@ describe('forgewarden doctor against the sandbox', () => {
     expect(result.code).toBe(1);
     const lines = linesOf(result);
     expect(lines.slice(0, 2)).toEqual([
-      `✓ policy file ${DEMO_CONFIG}: valid, 4 policies`,
+      `✓ policy file ${DEMO_CONFIG}: valid, 5 policies`,
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
     ]);
     expect(lines[2]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+`));
@@ -207,6 +208,7 @@ describe('forgewarden doctor against the sandbox', () => {
       "✗ staff-access: needs an administrator's token: its rules look at email_domains, two_factor, external, which only an administrator's token can see",
       '✗ staff-access: group acme (access requests): the token may not work on it: needs Owner role, or Maintainer where the forge allows it',
       '✗ staff-access: project acme/web (access requests): the token may not work on it: needs Maintainer role or higher',
+      '✓ branch-baseline: project acme/api (protected branches)',
       `✓ ci-key-rotation: secrets_dir ${secretsDir}`,
       "✓ ci-key-rotation: the token's user's SSH keys",
       '✓ ci-key-rotation: project acme/api (deploy keys)',

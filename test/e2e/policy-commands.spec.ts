@@ -79,7 +79,7 @@ describe('plan, once and audit against the sandbox command', () => {
 
   it('plan rejects an unknown --policy with exit 2', async () => {
     const result = await runCli(['plan', '-c', DEMO_CONFIG, '--policy', 'nope'], env);
-    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup, staff-access, ci-key-rotation\n' });
+    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup, staff-access, branch-baseline, ci-key-rotation\n' });
   });
 
   it('once retries the matching jobs and exits 0; a second once retries nothing more', async () => {
@@ -103,6 +103,7 @@ describe('plan, once and audit against the sandbox command', () => {
     // Key rotation: write, upload and verify for each of the two keys; the old keys wait for their grace period.
     expect(done.filter((entry) => entry.policy === 'ci-key-rotation')).toHaveLength(6);
     expect(done.filter((entry) => entry.policy !== 'ci-key-rotation').map((entry) => `${entry.policy}: ${entry.target}`).sort()).toEqual([
+      'branch-baseline: acme/api protected branch main',
       'nightly-image-cleanup: acme/api (repository 1)',
       'retry-transient-failures: acme/api job 1002 (test-unit)',
       'retry-transient-failures: acme/web job 2002 (e2e-chrome)',
