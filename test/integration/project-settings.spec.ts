@@ -111,8 +111,12 @@ describe('project_settings against the sandbox with a real Redis', () => {
       expect((await plan(engineApp)).decisions).toEqual([]);
     });
 
-    it('a protect that fails between the two calls of a reprotect leaves the branch protected after the next pass', async () => {
+    it('a protect that fails between the two calls of a reprotect leaves the branch protected after the next pass, as it was but for the declared levels', async () => {
       const engineApp = await app(['    protected_branches:', '      - { name: main, push_access_level: maintainer, merge_access_level: developer }']);
+      // Only admins may unprotect main: the policy does not declare that, so it must survive the reprotect.
+      const main = [...harness.sandbox.state.protectedBranches.values()].find((branch) => branch.project_id === 1 && branch.name === 'main');
+      if (!main) throw new Error('no protection of main in the world');
+      main.unprotect_access_levels = [{ access_level: 60, user_id: null, group_id: null }];
       // The unprotect goes through; both protects (the first and its immediate retry) fail.
       await fault({ method: 'POST', path: '^/api/v4/projects/1/protected_branches$', status: 503, times: 2 });
       const failed = await act(engineApp);
@@ -121,12 +125,15 @@ describe('project_settings against the sandbox with a real Redis', () => {
       const posts = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/protected_branches')).length;
       expect(posts()).toBe(2);
 
-      // The next pass sees main unprotected and protects it with the declared levels, first.
+      // The next pass sees main unprotected and protects it first: the declared levels, and the rest as it was.
       const next = await act(engineApp);
-      expect(summary(next)).toEqual([['protect_branch', 'acme/api: protected branch main: not protected → protect']]);
+      expect(summary(next)).toEqual([['protect_branch', 'acme/api: protected branch main: not protected (a reprotect was interrupted) → protect as before, with the declared levels']]);
       expect(outcomes(next)).toEqual([['protect_branch', 'done']]);
-      expect(protection('main')).toEqual({ push: [40], merge: [30], unprotect: [40], allow_force_push: false });
+      expect(protection('main')).toEqual({ push: [40], merge: [30], unprotect: [60], allow_force_push: false });
       expect((await plan(engineApp)).decisions).toEqual([]);
+      // Nothing is kept about main any more.
+      const kept = await harness.redis.keys(`${harness.prefix}:state:baseline:interrupted-protections:*`);
+      expect(await Promise.all(kept.map((key) => harness.redis.get(key)))).toEqual(['{}']);
     });
 
     it('a protect whose answer was lost is retried at once, and the 409 of the retry counts as protected', async () => {

@@ -31,6 +31,7 @@ import {
   editRuleTarget,
   fingerprintStateKey,
   integrationRequest,
+  interruptedStateKey,
   integrationTarget,
   protectionTarget,
   setIntegrationTarget,
@@ -76,8 +77,22 @@ function levels(protection: ProtectBranchParams): string {
   return `push ${named(protection.push_access_level)}, merge ${named(protection.merge_access_level)}`;
 }
 
+/**
+ * Keeps (protection given) or forgets (undefined) what a reprotect removed and could not put back, so that the
+ * protect of the next pass restores it whole, not only what the policy declares.
+ */
+async function rememberInterrupted(context: PolicyContext, project: number, name: string, protection: ProtectBranchParams | undefined): Promise<void> {
+  const key = interruptedStateKey(project);
+  const kept = readJsonObject(await context.state.get(key)) ?? {};
+  if (protection === undefined && !(name in kept)) return;
+  const { [name]: _forgotten, ...others } = kept;
+  const next = protection === undefined ? others : { ...others, [name]: protection };
+  await context.state.set(key, JSON.stringify(next));
+}
+
 const protectBranch = defineAction(protectionTarget, async (target, context): Promise<ActionResult> => {
   const outcome = await protect(context, target.project, target.protection);
+  await rememberInterrupted(context, target.project, target.protection.name, undefined);
   return { detail: outcome === 'already' ? `${target.protection.name} already protected` : `protected ${target.protection.name} (${levels(target.protection)})` };
 });
 
@@ -98,9 +113,11 @@ const reprotectBranch = defineAction(protectionTarget, async (target, context): 
     const outcome = await protect(context, project, protection);
     if (outcome === 'already') return { detail: `${protection.name} was protected again by someone else meanwhile; the next pass compares it` };
   } catch (error) {
+    await rememberInterrupted(context, project, protection.name, protection);
     context.logger.error(`project ${project}: ${protection.name} is unprotected after a failed reprotect; the next pass protects it first`);
     throw error;
   }
+  await rememberInterrupted(context, project, protection.name, undefined);
   return { detail: `reprotected ${protection.name} (${levels(protection)})` };
 });
 

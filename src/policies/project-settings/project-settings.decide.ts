@@ -98,6 +98,11 @@ export interface ProjectSettingsProjectSnapshot {
    * set_integration). Empty after Redis lost its data: every secret is then set once more.
    */
   readonly fingerprints: Readonly<Record<string, string>>;
+  /**
+   * Protections a reprotect removed and could not put back (see interruptedStateKey), by branch name: the protect
+   * that repairs such a branch restores what the policy does not declare (users, groups, other levels) from here.
+   */
+  readonly interrupted?: Readonly<Record<string, BranchProtection>>;
 }
 
 export interface ProjectSettingsSnapshot {
@@ -259,8 +264,12 @@ function branchDecisions(scope: ProjectScope): Split {
   for (const branch of declared) {
     const found = byName.get(branch.name);
     if (!found) {
-      const params = protectionParams({ ...scope.target, protection: declaredProtection(branch) });
-      split.first.push(decision(scope, PROTECT_BRANCH, `protected branch ${branch.name}`, `branch:${branch.name}`, 'not protected → protect', params));
+      const interrupted = scope.snapshot.interrupted?.[branch.name];
+      // What the file declares wins; the rest comes back as the forge had it before the interrupted reprotect.
+      const protection = interrupted ? { ...interrupted, ...declaredProtection(branch) } : declaredProtection(branch);
+      const change = interrupted ? 'not protected (a reprotect was interrupted) → protect as before, with the declared levels' : 'not protected → protect';
+      const params = protectionParams({ ...scope.target, protection });
+      split.first.push(decision(scope, PROTECT_BRANCH, `protected branch ${branch.name}`, `branch:${branch.name}`, change, params));
     } else {
       split.rest.push(...compareBranch(scope, branch, found));
     }

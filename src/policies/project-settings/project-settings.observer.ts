@@ -20,7 +20,7 @@ import type {
   ProjectSettingsProjectSnapshot,
   ProjectSettingsSnapshot,
 } from './project-settings.decide';
-import { fingerprintStateKey } from './project-settings.params';
+import { type BranchProtection, fingerprintStateKey, interruptedStateKey, storedProtection } from './project-settings.params';
 import type { ProjectSettingsConfig } from './project-settings.schema';
 
 /**
@@ -84,8 +84,9 @@ async function observeProject(config: ProjectSettingsConfig, project: ProjectRef
   // gone, never a section the forge lacks).
   const projectId = typeof project === 'number' ? project : (await context.client.projects.show(project)).id;
   const approvals = config.approvals;
-  const [protectedBranches, approvalSettings, approvalRules, integrations, fingerprints] = await Promise.all([
+  const [protectedBranches, interrupted, approvalSettings, approvalRules, integrations, fingerprints] = await Promise.all([
     config.protected_branches ? readProtectedBranches(context, projectId) : undefined,
+    config.protected_branches ? readInterrupted(context, projectId) : undefined,
     approvals?.settings ? readApprovalSettings(context, projectId) : undefined,
     approvals?.rules ? readApprovalRules(context, projectId) : undefined,
     config.integrations ? readIntegrations(config, context, projectId) : undefined,
@@ -95,6 +96,7 @@ async function observeProject(config: ProjectSettingsConfig, project: ProjectRef
     project,
     projectId,
     ...(protectedBranches ? { protectedBranches } : {}),
+    ...(interrupted && Object.keys(interrupted).length > 0 ? { interrupted } : {}),
     ...(approvalSettings ? { approvalSettings } : {}),
     ...(approvalRules ? { approvalRules } : {}),
     ...(integrations ? { integrations } : {}),
@@ -210,6 +212,16 @@ function integrationProperties(slug: IntegrationSlug, settings: IntegrationSetti
 }
 
 /** What this policy last set on the project (`slug.param` → fingerprint); none after Redis lost its data. */
+async function readInterrupted(context: PolicyContext, projectId: number): Promise<Record<string, BranchProtection>> {
+  const stored = readJsonObject(await context.state.get(interruptedStateKey(projectId))) ?? {};
+  const protections: Record<string, BranchProtection> = {};
+  for (const [name, value] of Object.entries(stored)) {
+    const protection = storedProtection(value);
+    if (protection) protections[name] = protection;
+  }
+  return protections;
+}
+
 async function readFingerprints(context: PolicyContext, projectId: number): Promise<Record<string, string>> {
   const stored = readJsonObject(await context.state.get(fingerprintStateKey(projectId))) ?? {};
   return Object.fromEntries(Object.entries(stored).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));

@@ -241,6 +241,20 @@ export function fingerprintName(slug: IntegrationSlug, parameter: string): strin
 }
 
 /** The policy state key (namespaced by the engine per policy) holding a project's fingerprints as a JSON object. */
+/**
+ * The protections a reprotect removed and could not put back, by branch name (kept in the policy's state until a
+ * protect puts them back): the next pass's protect restores what the policy does not declare from here.
+ */
+export function interruptedStateKey(projectId: number): string {
+  return `interrupted-protections:${projectId}`;
+}
+
+/** A protection kept under interruptedStateKey, read back; undefined when it is not one (damaged: declared only). */
+export function storedProtection(value: unknown): BranchProtection | undefined {
+  const read = protectionSchema.omit({ project: true, source: true }).safeParse(value);
+  return read.success ? read.data : undefined;
+}
+
 export function fingerprintStateKey(projectId: number): string {
   return `fingerprints:${projectId}`;
 }
