@@ -245,7 +245,7 @@ describe('project_settings decide: approvals', () => {
     expect(lines(decide(declared, aProjectSnapshot({ protectedBranches: undefined, approvalSettings: { ...older, reset_approvals_on_push: true, merge_requests_author_approval: false } })))).toEqual([
       [SKIP, 'skip: acme/api: approval settings: require_password_to_approve not available on this forge'],
     ]);
-    expect(lines(decide(declared, aProjectSnapshot({ protectedBranches: undefined })))).toEqual([[SKIP, 'skip: acme/api: approval settings: not available on this forge']]);
+    expect(lines(decide(declared, aProjectSnapshot({ protectedBranches: undefined })))).toEqual([[SKIP, 'skip: acme/api: approval settings: not available on this forge, or not to this token (the forge answered 404 or 403)']]);
   });
 
   const RULES = { protected_branches: undefined, approvals: { rules: [{ name: 'security', approvals_required: 1, group_ids: [42] }] } };
@@ -314,7 +314,7 @@ describe('project_settings decide: approvals', () => {
   });
 
   it('reports approval rules as not available where the forge has none', () => {
-    expect(lines(decide(RULES, aProjectSnapshot({ protectedBranches: undefined })))).toEqual([[SKIP, 'skip: acme/api: approval rules: not available on this forge']]);
+    expect(lines(decide(RULES, aProjectSnapshot({ protectedBranches: undefined })))).toEqual([[SKIP, 'skip: acme/api: approval rules: not available on this forge, or not to this token (the forge answered 404 or 403)']]);
   });
 });
 
@@ -395,7 +395,7 @@ describe('project_settings decide: integrations', () => {
   });
 
   it('reports integrations as not available where the forge gave no answer', () => {
-    expect(lines(decide(policy, aProjectSnapshot({ protectedBranches: undefined })))).toEqual([[SKIP, 'skip: acme/api: integrations: not available on this forge']]);
+    expect(lines(decide(policy, aProjectSnapshot({ protectedBranches: undefined })))).toEqual([[SKIP, 'skip: acme/api: integrations: not available on this forge, or not to this token (the forge answered 404 or 403)']]);
   });
 });
 

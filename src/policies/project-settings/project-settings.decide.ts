@@ -149,6 +149,8 @@ function skip(scope: ProjectScope, subject: string, what: string, why: string): 
 }
 
 const NOT_AVAILABLE = 'not available on this forge';
+/** A whole section the forge refused to read: a lower tier answers 404 or 403, and so does a token without the role. */
+const SECTION_UNAVAILABLE = 'not available on this forge, or not to this token (the forge answered 404 or 403)';
 
 // ---- protected branches ---------------------------------------------------------------------------------------------
 
@@ -291,7 +293,7 @@ function settingsDecisions(scope: ProjectScope): Decision[] {
   const declared = scope.config.approvals?.settings;
   if (!declared) return [];
   const observed = scope.snapshot.approvalSettings;
-  if (!observed) return [skip(scope, 'approval settings', 'approvals:settings', NOT_AVAILABLE)];
+  if (!observed) return [skip(scope, 'approval settings', 'approvals:settings', SECTION_UNAVAILABLE)];
   const skips: Decision[] = [];
   const changes: string[] = [];
   const differing: Record<string, number | boolean> = {};
@@ -361,7 +363,7 @@ function ruleDecisions(scope: ProjectScope): Decision[] {
   const declared = scope.config.approvals?.rules;
   if (!declared) return [];
   const observed = scope.snapshot.approvalRules;
-  if (!observed) return [skip(scope, 'approval rules', 'approval_rules', NOT_AVAILABLE)];
+  if (!observed) return [skip(scope, 'approval rules', 'approval_rules', SECTION_UNAVAILABLE)];
   const byId = [...observed].sort((a, b) => a.id - b.id);
   // A declared rule is the forge's oldest rule of that name; a younger one of the same name is an undeclared extra.
   const holder = new Map<string, ObservedApprovalRule>();
@@ -461,7 +463,7 @@ function integrationDecisions(scope: ProjectScope): Decision[] {
   const declared = scope.config.integrations;
   if (!declared) return [];
   const observed = scope.snapshot.integrations;
-  if (!observed) return [skip(scope, 'integrations', 'integrations', NOT_AVAILABLE)];
+  if (!observed) return [skip(scope, 'integrations', 'integrations', SECTION_UNAVAILABLE)];
   const decisions = INTEGRATION_SLUGS.flatMap((slug) => integrationDecision(scope, slug) ?? []);
   if (scope.config.prune) {
     for (const slug of INTEGRATION_SLUGS) {
