@@ -1,5 +1,6 @@
 import type { Outcome } from './outcome';
 import { POLICIES } from './policy-file';
+import { SETTINGS_ITEMS } from './project-settings';
 
 /**
  * One row of the table: a policy in a scenario, against the expected outcome (the fault-free reference run; for the
@@ -26,13 +27,14 @@ export function passed(row: Counts): boolean {
   return row.duplicated === 0 && row.missing === 0 && row.extra === 0 && row.done === row.expected;
 }
 
-/** All four rows; `converged` uses them without the duplicates (an action done twice cannot be undone by waiting). */
+/** All five rows; `converged` uses them without the duplicates (an action done twice cannot be undone by waiting). */
 export function compare(expected: Outcome, actual: Outcome): Record<keyof typeof POLICIES, Counts> {
   return {
     jobRetry: compareJobRetry(expected, actual),
     registry: compareRegistry(expected, actual),
     access: compareAccess(expected, actual),
     keys: compareKeys(expected, actual),
+    settings: compareSettings(expected, actual),
   };
 }
 
@@ -135,6 +137,45 @@ function compareKeys(expected: Outcome, actual: Outcome): Counts {
     }
   }
   return { expected: expectedRotations, done, duplicated, missing, extra, details };
+}
+
+/**
+ * Project settings, item by item: an item the design changes counts in `expected`, and is `done` when the forge holds
+ * what the expected run left; an item the design leaves alone (or does not know) must not change (`extra`). A write
+ * the forge carried out beyond the expected run's counts as `duplicated`, except one per write whose answer the daemon
+ * did not get (it cannot know that the forge acted, and setting the same value again changes nothing).
+ */
+function compareSettings(expected: Outcome, actual: Outcome): Counts {
+  const before = new Map(SETTINGS_ITEMS.map(({ item, before: value }) => [item, value]));
+  const details: string[] = [];
+  let drifts = 0;
+  let done = 0;
+  let missing = 0;
+  let extra = 0;
+  for (const item of [...new Set([...expected.settings.keys(), ...actual.settings.keys()])].sort()) {
+    const want = expected.settings.get(item) ?? 'absent';
+    const got = actual.settings.get(item) ?? 'absent';
+    const was = before.get(item) ?? 'absent';
+    if (was !== want) {
+      drifts += 1;
+      if (got === want) done += 1;
+      else {
+        missing += 1;
+        details.push(`${item}: expected ${want}, forge holds ${got}`);
+      }
+    } else if (got !== want) {
+      extra += 1;
+      details.push(`${item}: changed although the expected run left it as ${want}; forge holds ${got}`);
+    }
+  }
+  let duplicated = 0;
+  for (const [item, writes] of [...actual.settingsWrites].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const allowed = (expected.settingsWrites.get(item)?.carried ?? 0) + writes.unanswered;
+    if (writes.carried <= allowed) continue;
+    duplicated += writes.carried - allowed;
+    details.push(`${item}: the forge carried out ${writes.carried} write(s), ${allowed} expected (${writes.unanswered} unanswered)`);
+  }
+  return { expected: drifts, done, duplicated, missing, extra, details };
 }
 
 function sorted(values: Set<number>): number[] {

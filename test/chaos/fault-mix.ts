@@ -38,7 +38,7 @@ export const FAULT_PERCENT = WRITE_SHARES.reduce((sum, share) => sum + share.per
 const SEQUENCE_LENGTH = 20_000;
 
 export function faultRules(random: Random): FaultRuleInput[] {
-  return ['GET', 'POST', 'PUT', 'DELETE'].map((method) => {
+  return ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((method) => {
     const methodRandom = random.fork(method);
     const shares = method === 'GET' ? READ_SHARES : WRITE_SHARES;
     const sequence = Array.from({ length: SEQUENCE_LENGTH }, () => {

@@ -2,16 +2,23 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateOpenSshKeyPair } from '../../src/policies/key-rotation/openssh';
-import { FaultRules, parseWorld, SandboxState, type RequestLogEntry } from '../../src/sandbox';
+import { FaultRules, parseWorld, SandboxState, startSandbox, type RequestLogEntry, type RunningSandbox } from '../../src/sandbox';
 import { parseSshPublicKey } from '../../src/sandbox/ssh-key';
+import { apiClient } from '../support/sandbox-http';
+import { ADMIN_TOKEN } from '../support/world-builders';
 import { compare, passed } from './compare';
-import { designOutcome, readOutcome } from './outcome';
+import { designOutcome, readOutcome, type Seeded } from './outcome';
+import { SETTINGS } from './project-settings';
+import { seedForge } from './scenario';
 import { accessKey, buildDesign, type Design } from './world';
 
 /**
  * The chaos suite's yardstick on a forge changed by hand: a complete, correct run passes; each kind of drop or double
  * the suite exists to catch shows in the right column.
  */
+/** These tests build the forge's state by hand, without the settings the scenario seeds through the API. */
+const NOT_SEEDED: Seeded = { ruleIds: new Map() };
+
 describe('chaos outcome and comparison', () => {
   const design: Design = buildDesign();
   let state: SandboxState;
@@ -94,8 +101,8 @@ describe('chaos outcome and comparison', () => {
 
   it('passes a run that did exactly what the design says', () => {
     doEverything();
-    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
-    expect(Object.values(counts).map(passed)).toEqual([true, true, true, true]);
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets, NOT_SEEDED));
+    expect([counts.jobRetry, counts.registry, counts.access, counts.keys].map(passed)).toEqual([true, true, true, true]);
     expect(counts.jobRetry).toMatchObject({ expected: 28, done: 28 });
     expect(counts.registry).toMatchObject({ expected: 50, done: 50 });
     expect(counts.access).toMatchObject({ expected: 16, done: 16 });
@@ -103,7 +110,7 @@ describe('chaos outcome and comparison', () => {
   });
 
   it('counts everything missing on an untouched forge', () => {
-    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets, NOT_SEEDED));
     expect([counts.jobRetry.missing, counts.registry.missing, counts.access.missing, counts.keys.missing]).toEqual([28, 50, 16, 5]);
   });
 
@@ -113,7 +120,7 @@ describe('chaos outcome and comparison', () => {
     logWrite('POST', `/api/v4/projects/1/jobs/${first}/retry`, 502, 'status 502 after 200');
     // Refused before the forge acted: not a second retry.
     logWrite('POST', `/api/v4/projects/1/jobs/${first}/retry`, 503, 'status 503');
-    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets, NOT_SEEDED));
     expect(counts.jobRetry).toMatchObject({ duplicated: 1, missing: 0 });
   });
 
@@ -123,7 +130,7 @@ describe('chaos outcome and comparison', () => {
     logWrite('DELETE', '/api/v4/projects/1/registry/repositories/1/tags', 0, 'reset after 400');
     state.clock.advance(31 * 60_000);
     logWrite('DELETE', '/api/v4/projects/1/registry/repositories/1/tags', 202);
-    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets, NOT_SEEDED));
     expect(counts.registry.duplicated).toBe(1);
     expect(counts.registry.details.join('\n')).toMatch(/repository 1: bulk deletion 30 min after an accepted one, forge answered 400/);
   });
@@ -153,7 +160,7 @@ describe('chaos outcome and comparison', () => {
     });
     writeFileSync(join(secrets, 'again'), again.privateKey, { mode: 0o600 });
 
-    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets, NOT_SEEDED));
     // As for a job retried twice, the rotation with a second new key counts as done, and the second key as duplicated.
     expect(counts.keys).toMatchObject({ expected: 5, done: 3, missing: 2, duplicated: 1 });
     expect(counts.keys.details.join('\n')).toMatch(/no private key file in secrets_dir \(lost or overwritten\)/);
@@ -168,7 +175,102 @@ describe('chaos outcome and comparison', () => {
     const [, sourceId, userId] = key.split(':');
     logWrite('PUT', `/api/v4/${key.startsWith('group') ? 'groups' : 'projects'}/${sourceId}/access_requests/${userId}/approve`, 200);
     logWrite('PUT', `/api/v4/${key.startsWith('group') ? 'groups' : 'projects'}/${sourceId}/access_requests/${userId}/approve`, 502, 'status 502 after 200');
-    const counts = compare(designOutcome(design), readOutcome(state, design, secrets));
+    const counts = compare(designOutcome(design), readOutcome(state, design, secrets, NOT_SEEDED));
     expect(counts.access).toMatchObject({ missing: 1, extra: 1, duplicated: 1 });
+  });
+});
+
+/**
+ * project_settings against a running sandbox: the settings are seeded through the API as the scenario does, and the
+ * changes a correct daemon makes are made through the API too, so the request log is the forge's own.
+ */
+describe('chaos outcome and comparison: project settings', () => {
+  const design: Design = buildDesign();
+  let sandbox: RunningSandbox;
+  let seeded: Seeded;
+  let secrets: string;
+  let api: ReturnType<typeof apiClient>;
+
+  beforeEach(async () => {
+    sandbox = await startSandbox({ world: design.world });
+    seeded = await seedForge(sandbox, design);
+    secrets = mkdtempSync(join(tmpdir(), 'chaos-outcome-spec-'));
+    api = apiClient(sandbox.url, ADMIN_TOKEN);
+  });
+
+  afterEach(async () => {
+    await sandbox.close();
+    rmSync(secrets, { recursive: true, force: true });
+  });
+
+  const send = async (path: string, method: string, body?: Record<string, unknown>): Promise<void> => {
+    const response = await api(path, { method, ...(body ? { body } : {}) });
+    if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${response.text}`);
+  };
+  const project = (path: string): string => `/projects/${encodeURIComponent(path)}`;
+  const chat = { webhook: SETTINGS.webhook, notify_only_broken_pipelines: true };
+
+  /** What a correct daemon does, but for `skip` (items left undone). */
+  async function repair(skip: readonly string[] = []): Promise<void> {
+    const todo = async (item: string, ...calls: Array<() => Promise<void>>): Promise<void> => {
+      if (skip.includes(item)) return;
+      for (const call of calls) await call();
+    };
+    const main = { name: 'main', push_access_level: 40, merge_access_level: 30 };
+    const release = { name: 'release/*', push_access_level: 0, merge_access_level: 40 };
+    const security = { name: 'security', approvals_required: 2, group_ids: [SETTINGS.securityGroupId] };
+    await todo('acme/api branch main', () => send(`${project('acme/api')}/protected_branches/main`, 'DELETE'), () => send(`${project('acme/api')}/protected_branches`, 'POST', main));
+    await todo('acme/api branch legacy', () => send(`${project('acme/api')}/protected_branches/legacy`, 'DELETE'));
+    await todo('acme/api branch release/*', () => send(`${project('acme/api')}/protected_branches`, 'POST', release));
+    await todo('acme/api approval settings', () => send(`${project('acme/api')}/approvals`, 'POST', { reset_approvals_on_push: false }));
+    await todo('acme/api rule security', () => send(`${project('acme/api')}/approval_rules/${seeded.ruleIds.get('acme/api rule security')}`, 'PUT', security));
+    await todo('acme/api rule old-rule', () => send(`${project('acme/api')}/approval_rules/${seeded.ruleIds.get('acme/api rule old-rule')}`, 'DELETE'));
+    await todo('acme/api integration chat-notifications-a', () => send(`${project('acme/api')}/services/chat-notifications-a`, 'PUT', chat));
+    await todo('acme/web branch main', () => send(`${project('acme/web')}/protected_branches`, 'POST', main));
+    await todo('acme/web branch release/*', () => send(`${project('acme/web')}/protected_branches`, 'POST', release));
+    await todo('acme/web approval settings', () => send(`${project('acme/web')}/approvals`, 'POST', { reset_approvals_on_push: false }));
+    await todo('acme/web rule security', () => send(`${project('acme/web')}/approval_rules`, 'POST', security));
+    await todo('acme/web integration chat-notifications-a', () => send(`${project('acme/web')}/services/chat-notifications-a`, 'PUT', chat));
+    await todo('acme/worker integration chat-notifications-a', () => send(`${project('acme/worker')}/services/chat-notifications-a`, 'PUT', chat));
+  }
+
+  const settingsRow = () => compare(designOutcome(design), readOutcome(sandbox.state, design, secrets, seeded)).settings;
+
+  it('passes a run that made exactly the declared changes', async () => {
+    await repair();
+    expect(settingsRow()).toEqual({ expected: 12, done: 12, duplicated: 0, missing: 0, extra: 0, details: [] });
+  });
+
+  it('counts everything missing on an untouched forge', () => {
+    expect(settingsRow()).toMatchObject({ expected: 12, done: 0, missing: 12, extra: 0 });
+  });
+
+  it('counts an item left undone, a project it must not touch, a rule made again and a write repeated without cause', async () => {
+    await repair(['acme/web integration chat-notifications-a', 'acme/api rule security']);
+    // The rule deleted and made again: the declared values, but not the rule's id.
+    await send(`${project('acme/api')}/approval_rules/${seeded.ruleIds.get('acme/api rule security')}`, 'DELETE');
+    await send(`${project('acme/api')}/approval_rules`, 'POST', { name: 'security', approvals_required: 2, group_ids: [SETTINGS.securityGroupId] });
+    await send(`${project('tools/cli')}/protected_branches/main`, 'DELETE');
+    await send(`${project('acme/api')}/approvals`, 'POST', { reset_approvals_on_push: false });
+    const row = settingsRow();
+    // Writes beyond the expected run's: the rule's delete and create (1 expected), tools/cli's unprotect (0), the settings.
+    expect(row).toMatchObject({ expected: 12, done: 10, missing: 2, extra: 1, duplicated: 3 });
+    expect(row.details).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^acme\/api rule security: expected id kept .*, forge holds id \d+ \(was \d+\)/),
+        expect.stringMatching(/^tools\/cli branch main: changed although the expected run left it/),
+        'acme/api approval settings: the forge carried out 2 write(s), 1 expected (0 unanswered)',
+      ]),
+    );
+  });
+
+  it('allows one more write for each write whose answer was lost', async () => {
+    await repair();
+    sandbox.state.faults.add({ method: 'PUT', path: 'services/chat-notifications-a$', status: 502, after: true, times: 1 });
+    await api(`${project('acme/web')}/services/chat-notifications-a`, { method: 'PUT', body: chat });
+    expect(settingsRow()).toMatchObject({ done: 12, duplicated: 0 });
+    // A further one is a duplicate.
+    await send(`${project('acme/web')}/services/chat-notifications-a`, 'PUT', chat);
+    expect(settingsRow()).toMatchObject({ done: 12, duplicated: 1 });
   });
 });

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readOpenSshPrivateKey } from '../../src/policies/key-rotation/openssh';
 import type { RequestLogEntry, SandboxState } from '../../src/sandbox';
+import { type ItemWrites, readSettings, ruleNames, settingsWrites } from './project-settings';
 import { accessKey, type Design } from './world';
 
 /**
@@ -40,14 +41,24 @@ export interface Outcome {
   accessActs: Map<string, number>;
   /** `ssh:501` / `deploy:601` → how the key ended up. */
   keys: Map<string, KeyOutcome>;
+  /** `acme/api branch main` → the item as the forge holds it (project-settings.ts). */
+  settings: Map<string, string>;
+  /** Item → writes to it the forge carried out. */
+  settingsWrites: Map<string, ItemWrites>;
   /** Requests a fault answered, by the policy whose endpoints they were for (`other` for shared lookups). */
   faults: Record<FaultArea, number>;
 }
 
-export type FaultArea = 'jobRetry' | 'registry' | 'access' | 'keys' | 'other';
+export type FaultArea = 'jobRetry' | 'registry' | 'access' | 'keys' | 'settings' | 'other';
+
+/** What the scenario noted about the forge before the daemons started: the ids its approval rules had. */
+export interface Seeded {
+  ruleIds: ReadonlyMap<string, number>;
+}
 
 /** Which policy an endpoint serves, to count the faults each policy met. */
 function areaOf(path: string): FaultArea {
+  if (/^\/api\/v4\/projects\/[^/]+\/(protected_branches|approvals|approval_rules|services)(\/|$)/.test(path)) return 'settings';
   if (/\/(jobs|pipelines)(\/|$)/.test(path)) return 'jobRetry';
   if (/\/registry\//.test(path)) return 'registry';
   if (/\/access_requests(\/|$)/.test(path) || /^\/api\/v4\/users\/[^/]+$/.test(path)) return 'access';
@@ -56,7 +67,7 @@ function areaOf(path: string): FaultArea {
 }
 
 function countFaults(log: readonly RequestLogEntry[]): Record<FaultArea, number> {
-  const counts: Record<FaultArea, number> = { jobRetry: 0, registry: 0, access: 0, keys: 0, other: 0 };
+  const counts: Record<FaultArea, number> = { jobRetry: 0, registry: 0, access: 0, keys: 0, settings: 0, other: 0 };
   for (const entry of log) if (entry.fault !== null) counts[areaOf(entry.path)] += 1;
   return counts;
 }
@@ -70,7 +81,7 @@ export function forgeStatus(entry: RequestLogEntry): number | undefined {
 
 const ok = (status: number | undefined): boolean => status !== undefined && status >= 200 && status < 300;
 
-export function readOutcome(state: SandboxState, design: Design, secretsDir: string): Outcome {
+export function readOutcome(state: SandboxState, design: Design, secretsDir: string, seeded: Seeded): Outcome {
   const world = design.world;
   const log = state.requestLog;
 
@@ -139,6 +150,8 @@ export function readOutcome(state: SandboxState, design: Design, secretsDir: str
     access,
     accessActs,
     keys: keyOutcomes(state, design, secretsDir),
+    settings: readSettings(state, seeded.ruleIds),
+    settingsWrites: settingsWrites(state, log, new Map([...invert(seeded.ruleIds), ...ruleNames(state)]), (entry) => ok(forgeStatus(entry))),
     faults: countFaults(log),
   };
 }
@@ -278,8 +291,15 @@ export function designOutcome(design: Design): Outcome {
     access: design.accessDecisions,
     accessActs: new Map([...design.accessDecisions.keys()].map((key) => [key, 1])),
     keys,
-    faults: { jobRetry: 0, registry: 0, access: 0, keys: 0, other: 0 },
+    settings: new Map(design.settings.map(({ item, after }) => [item, after])),
+    settingsWrites: new Map(design.settings.filter(({ writes }) => writes > 0).map(({ item, writes }) => [item, { carried: writes, unanswered: 0 }])),
+    faults: { jobRetry: 0, registry: 0, access: 0, keys: 0, settings: 0, other: 0 },
   };
+}
+
+/** `acme/api rule security` → 7 becomes 7 → `security`. */
+function invert(ids: ReadonlyMap<string, number>): Map<number, string> {
+  return new Map([...ids].map(([item, id]) => [id, item.slice(item.lastIndexOf(' rule ') + ' rule '.length)]));
 }
 
 function worldTags(design: Design): Map<number, Set<string>> {

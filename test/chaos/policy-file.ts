@@ -1,3 +1,4 @@
+import { SETTINGS } from './project-settings';
 import { ACCESS, GROUPS, PROJECTS, REGISTRY, TITLES } from './world';
 
 /** Policy names, also used as the table's `policy` column. */
@@ -6,6 +7,7 @@ export const POLICIES = {
   registry: 'chaos-registry-cleanup',
   access: 'chaos-access-requests',
   keys: 'chaos-key-rotation',
+  settings: 'chaos-project-settings',
 } as const;
 
 /**
@@ -75,5 +77,21 @@ policies:
       - { user: self, titles: [${JSON.stringify(TITLES.ssh)}], rotate_before: 14d, lifetime: 90d, grace: 1h }
     deploy_keys:
       - { projects: ${list(PROJECTS)}, titles: [${JSON.stringify(TITLES.deploy)}], rotate_after: 90d, grace: 1h }
+  - name: ${POLICIES.settings}
+    type: project_settings
+    projects: ${list(SETTINGS.projects)}
+    interval: 1s
+    protected_branches:
+      - { name: main, push_access_level: maintainer, merge_access_level: developer }
+      - { name: "release/*", push_access_level: no_access, merge_access_level: maintainer }
+    approvals:
+      settings: { reset_approvals_on_push: false, merge_requests_author_approval: false }
+      rules:
+        - { name: security, approvals_required: 2, group_ids: [${SETTINGS.securityGroupId}] }
+    integrations:
+      chat-notifications-a:
+        webhook: ${JSON.stringify(SETTINGS.webhook)}
+        notify_only_broken_pipelines: true
+    prune: true
 `;
 }

@@ -5,8 +5,9 @@ import { ADMIN_TOKEN } from '../support/world-builders';
 import { compare, converged, type Row } from './compare';
 import { Daemon, sleep } from './daemon';
 import { faultRules } from './fault-mix';
-import { readOutcome, type Outcome } from './outcome';
+import { readOutcome, type Outcome, type Seeded } from './outcome';
 import { POLICIES, policyFile } from './policy-file';
+import { readSettings, seededRuleIds, seedSettings } from './project-settings';
 import type { Random } from './random';
 import { ChaosRedis } from './redis';
 import type { Design } from './world';
@@ -122,6 +123,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       renameSync(`${clockFile}.tmp`, clockFile);
     };
     writeClock();
+    const seeded = await seedForge(sandbox, ctx.design);
     if (plan.faults) for (const rule of faultRules(ctx.random.fork(`faults:${plan.name}`))) state.faults.add(rule);
 
     for (let i = 0; i < plan.daemons; i++) {
@@ -210,7 +212,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       }
       if (now >= checkAt) {
         checkAt = now + CHECK_EVERY_MS;
-        done = converged(expected, readOutcome(state, ctx.design, secretsDir));
+        done = converged(expected, readOutcome(state, ctx.design, secretsDir, seeded));
         if (done && killsLeft === 0 && outages.length === 0 && steps >= MIN_HOUR_STEPS) break;
       }
       await sleep(POLL_MS);
@@ -223,7 +225,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     state.faults.clear();
     if (redisBackAt !== undefined) await redis.up(outages[0]?.data ?? 'empty');
     await sleep(QUIET_MS);
-    const outcome = readOutcome(state, ctx.design, secretsDir);
+    const outcome = readOutcome(state, ctx.design, secretsDir, seeded);
     // What the forge recorded, for the evidence behind a failing row (one JSON object a line).
     writeFileSync(join(dir, 'forge-requests.jsonl'), state.requestLog.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
     const counts = compare(expected, outcome);
@@ -248,4 +250,20 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     await sandbox?.close();
     await redis.close();
   }
+}
+
+/**
+ * What the world file cannot hold (approval settings and rules, integrations), set through the forge's API; then the
+ * request log starts empty, so only the daemons' requests are judged. Fails when the forge does not hold what the
+ * design says it holds before the run: a design that went wrong must not become the yardstick.
+ */
+export async function seedForge(sandbox: RunningSandbox, design: Design): Promise<Seeded> {
+  await seedSettings(sandbox.url, ADMIN_TOKEN);
+  const { state } = sandbox;
+  state.requestLog.length = 0;
+  const seeded: Seeded = { ruleIds: seededRuleIds(state) };
+  const held = readSettings(state, seeded.ruleIds);
+  const wrong = design.settings.filter(({ item, before }) => held.get(item) !== before).map(({ item, before }) => `${item}: design ${before}, forge ${held.get(item) ?? 'absent'}`);
+  if (wrong.length > 0) throw new Error(`chaos world: the forge's settings before the run are not the design's:\n  ${wrong.join('\n  ')}`);
+  return seeded;
 }

@@ -1,6 +1,7 @@
 import { generateOpenSshKeyPair } from '../../src/policies/key-rotation/openssh';
 import { selectTagsToDelete } from '../../src/sandbox/bulk-delete';
 import { type World } from '../../src/sandbox';
+import { SETTINGS_ITEMS, type SettingsItem, WORLD_PROTECTIONS } from './project-settings';
 import { ADMIN_TOKEN, type JobInput, type PipelineInput, type ProjectInput, type TagInput, type UserInput } from '../support/world-builders';
 
 /**
@@ -47,6 +48,8 @@ export interface Design {
   /** Ids of SSH keys and deploy keys to rotate. */
   rotatedSshKeys: Set<number>;
   rotatedDeployKeys: Set<number>;
+  /** Each project setting before the run and as a correct daemon leaves it (project-settings.ts). */
+  settings: readonly SettingsItem[];
 }
 
 export function accessKey(source: string, sourceId: number, userId: number): string {
@@ -196,6 +199,7 @@ export function buildDesign(): Design {
       path,
       namespace,
       members: [{ user: 'root', access_level: 'owner' }],
+      protected_branches: WORLD_PROTECTIONS[fullPath] ?? [],
       access_requests: requests
         .filter((r) => r.source === 'project' && r.ref === fullPath)
         .map((r) => ({ user: r.user, requested_at: r.requested_at })),
@@ -251,7 +255,7 @@ export function buildDesign(): Design {
     tagsLeft.set(r.id, new Set(r.tags.map((t) => t.name).filter((name) => !deleted.has(name))));
   }
 
-  return { world, retriedJobs, tagsLeft, accessDecisions, rotatedSshKeys, rotatedDeployKeys };
+  return { world, retriedJobs, tagsLeft, accessDecisions, rotatedSshKeys, rotatedDeployKeys, settings: SETTINGS_ITEMS };
 }
 
 /** `now-1h` and ISO times, against CHAOS_NOW (only the forms this file uses). */
