@@ -3,8 +3,8 @@ import { parseDuration } from './duration';
 import { faultRuleSchema } from './faults';
 import { ApiError, intRouteParam, noContent, notFound, ok, paramError, type RequestContext } from './http/context';
 import { Router } from './http/router';
-import type { JobRecord } from './state';
-import { JOB_STATUSES } from './world';
+import { exportRateLimits, settingsView, type JobRecord } from './state';
+import { exportPaddingBytes, exportRateLimitsSchema, JOB_STATUSES } from './world';
 
 /**
  * The control API under `/__sandbox/` (no auth; the sandbox binds 127.0.0.1 by default). Tests and demos use it to
@@ -20,6 +20,11 @@ const clockSchema = z.union([
 const settingsSchema = z.strictObject({
   bulk_delete_delay_ms: z.number().int().nonnegative().optional(),
   bulk_delete_cap: z.number().int().positive().nullable().optional(),
+  export_delay_ms: z.number().int().nonnegative().nullable().optional(),
+  /** Merged into the current limits: `{"group_download_export": 0}` turns only that one off. */
+  export_rate_limits: exportRateLimitsSchema.optional(),
+  export_padding_bytes: exportPaddingBytes.optional(),
+  download_bytes_per_second: z.number().int().nonnegative().optional(),
 });
 
 const jobSchema = z.strictObject({
@@ -68,12 +73,20 @@ export function controlRouter(): Router {
       if (!ctx.state.faults.remove(intRouteParam(ctx, 'id'))) throw notFound('Fault');
       return noContent();
     }, 'none')
-    .get('/settings', (ctx) => ok(settingsView(ctx)), 'none')
+    .get('/settings', (ctx) => ok(settingsView(ctx.state.settings)), 'none')
     .post('/settings', (ctx) => {
       const input = parse(settingsSchema, ctx.body);
       if (input.bulk_delete_delay_ms !== undefined) ctx.state.settings.bulkDeleteDelayMs = input.bulk_delete_delay_ms;
       if (input.bulk_delete_cap !== undefined) ctx.state.settings.bulkDeleteCap = input.bulk_delete_cap;
-      return ok(settingsView(ctx));
+      if (input.export_delay_ms !== undefined) ctx.state.settings.exportDelayMs = input.export_delay_ms;
+      if (input.export_rate_limits !== undefined) {
+        Object.assign(ctx.state.settings.exportRateLimits, exportRateLimits(input.export_rate_limits));
+      }
+      if (input.export_padding_bytes !== undefined) ctx.state.settings.exportPaddingBytes = input.export_padding_bytes;
+      if (input.download_bytes_per_second !== undefined) {
+        ctx.state.settings.downloadBytesPerSecond = input.download_bytes_per_second;
+      }
+      return ok(settingsView(ctx.state.settings));
     }, 'none')
     .get('/state', (ctx) => ok(ctx.state.dump()), 'none')
     .get('/idle', async (ctx) => {
@@ -130,13 +143,6 @@ function moveJob(ctx: RequestContext, job: JobRecord, input: z.output<typeof job
   }
   if (input.log !== undefined) job.log = input.log;
   if (input.append_log !== undefined) job.log = (job.log ?? '') + input.append_log;
-}
-
-function settingsView(ctx: RequestContext): Record<string, unknown> {
-  return {
-    bulk_delete_delay_ms: ctx.state.settings.bulkDeleteDelayMs,
-    bulk_delete_cap: ctx.state.settings.bulkDeleteCap,
-  };
 }
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {

@@ -1,12 +1,20 @@
+import { createCipheriv, createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { GroupRecord, SandboxState } from './state';
 
 /**
  * Group export archives and relations exports (spec 01 §4 "Group export, import and relations export"). Archives
  * are real gzip-compressed tar files the sandbox writes itself: `VERSION` and `tree/group.json` (the group and its
- * subgroups, recursively, with members); relation files are gzip-compressed NDJSON. Work completes after
- * `state.settings.bulkDeleteDelayMs`, like the sandbox's other background jobs (`state.whenIdle()`).
+ * subgroups, recursively, with members), plus `tree/padding.bin` when `export_padding_bytes` asks for a large
+ * archive; relation files are gzip-compressed NDJSON. Work completes after `exportDelayMs(state)`, like the
+ * sandbox's other background jobs (`state.whenIdle()`). The endpoints' rate limits are counted here too.
  */
+
+/** How long a finished export archive can be downloaded: the forge removes it after 24 hours. */
+export const EXPORT_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** The forge's answer over a rate limit (`check_rate_limit!` → `render_api_error!({error: ...}, 429)`). */
+export const RATE_LIMIT_MESSAGE = 'This endpoint has been requested too many times. Try again later.';
 
 /** Top-level relations a relations export writes, one file each. */
 export const GROUP_RELATIONS = ['self', 'labels', 'milestones', 'badges', 'boards', 'members'] as const;
@@ -29,16 +37,69 @@ export interface ArchivedGroup {
   subgroups: ArchivedGroup[];
 }
 
+export interface ExportedArchive {
+  data: Buffer;
+  /** Sandbox clock (ms) when the export finished; the archive expires EXPORT_TTL_MS later. */
+  madeAt: number;
+}
+
+/** One fixed window of a rate limit: it starts with the first request and lasts the setting's `window_ms`. */
+interface RateWindow {
+  startedAt: number;
+  count: number;
+}
+
+export type RateLimitedAction = 'groupExport' | 'groupDownloadExport' | 'groupImport';
+
 export class GroupTransferState {
   /** Group id → its finished export archive. */
-  readonly exports = new Map<number, Buffer>();
+  readonly exports = new Map<number, ExportedArchive>();
+  /** Group id → the export last requested and not yet finished; only that one may store its archive. */
+  readonly pendingExports = new Map<number, symbol>();
   /** Group id → the status of each relation of its last relations export. */
   readonly relationExports = new Map<number, Map<string, RelationExportRecord>>();
   /** Relations whose export fails (tests set this to see status -1). */
   readonly failingRelations = new Set<string>();
+  /** `action:scope` → its current window. */
+  private readonly rateWindows = new Map<string, RateWindow>();
+
+  /** The finished archive of a group, unless it has expired (then it is gone, as on the forge). */
+  archive(groupId: number, now: number): ExportedArchive | undefined {
+    const archive = this.exports.get(groupId);
+    if (archive && now - archive.madeAt >= EXPORT_TTL_MS) {
+      this.exports.delete(groupId);
+      return undefined;
+    }
+    return archive;
+  }
+
+  /**
+   * Counts one request of `action` for `scope` (a user id; user and group id for downloads) against `limit` per
+   * `windowMs`, GitLab's fixed-window counter (`Gitlab::ApplicationRateLimiter`). Answers the whole seconds until the
+   * window lets a request through when this one is over the limit, which is then not counted; undefined otherwise.
+   * A limit of 0 is off.
+   */
+  throttle(action: RateLimitedAction, scope: string, limit: number, windowMs: number, now: number): number | undefined {
+    if (limit <= 0) return undefined;
+    const key = `${action}:${scope}`;
+    let window = this.rateWindows.get(key);
+    // A clock set back before the window's start opens a new one, as an expired Redis key would.
+    if (!window || now >= window.startedAt + windowMs || now < window.startedAt) {
+      window = { startedAt: now, count: 0 };
+      this.rateWindows.set(key, window);
+    }
+    if (window.count >= limit) return Math.max(1, Math.ceil((window.startedAt + windowMs - now) / 1000));
+    window.count += 1;
+    return undefined;
+  }
 }
 
 const states = new WeakMap<SandboxState, GroupTransferState>();
+
+/** Delay of export, import and relations export work: `export_delay_ms`, else the bulk deletions' delay. */
+export function exportDelayMs(state: SandboxState): number {
+  return state.settings.exportDelayMs ?? state.settings.bulkDeleteDelayMs;
+}
 
 export function groupTransferOf(state: SandboxState): GroupTransferState {
   let transfer = states.get(state);
@@ -58,26 +119,43 @@ export function archivedGroup(state: SandboxState, group: GroupRecord): Archived
   };
 }
 
+/** By user id, so an archive does not depend on the order memberships were made in (an import adds its caller first). */
 function membersOf(state: SandboxState, group: GroupRecord): Record<string, unknown>[] {
   return state.members
     .filter((m) => m.source === 'group' && m.source_id === group.id)
+    .sort((a, b) => a.user_id - b.user_id)
     .map((m) => ({ user_id: m.user_id, username: state.users.get(m.user_id)?.username, access_level: m.access_level }));
 }
 
-/** The archive of a group export: `VERSION` and `tree/group.json`, as a gzip-compressed tar. */
-export function exportArchive(state: SandboxState, group: GroupRecord): Buffer {
-  return gzipSync(
-    tar([
-      { name: 'VERSION', data: Buffer.from('0.2.4\n') },
-      { name: 'tree/group.json', data: Buffer.from(JSON.stringify(archivedGroup(state, group))) },
-    ]),
-  );
+/**
+ * The archive of a group export: `VERSION`, `tree/group.json` and, with `paddingBytes`, `tree/padding.bin`, as a
+ * gzip-compressed tar. The padding is pseudo-random so gzip cannot shrink it: the archive really is that large.
+ */
+export function exportArchive(state: SandboxState, group: GroupRecord, paddingBytes = 0): Buffer {
+  const entries: TarEntry[] = [
+    { name: 'VERSION', data: Buffer.from('0.2.4\n') },
+    { name: 'tree/group.json', data: Buffer.from(JSON.stringify(archivedGroup(state, group))) },
+  ];
+  if (paddingBytes > 0) entries.push({ name: 'tree/padding.bin', data: padding(paddingBytes, group.id) });
+  return gzipSync(tar(entries));
 }
 
-/** Reads `tree/group.json` back from an archive; undefined when the bytes are not such an archive. */
+/** `size` bytes of an AES-CTR keystream seeded by the group id: the same bytes for every export of that group. */
+function padding(size: number, groupId: number): Buffer {
+  const key = createHash('sha256').update('forgewarden sandbox export padding').digest().subarray(0, 16);
+  const iv = Buffer.alloc(16);
+  iv.writeUInt32BE(groupId >>> 0, 0);
+  const cipher = createCipheriv('aes-128-ctr', key, iv);
+  return Buffer.concat([cipher.update(Buffer.alloc(size)), cipher.final()]);
+}
+
+/**
+ * Reads `tree/group.json` back from an archive, ignoring every other entry (padding, a real forge's project trees);
+ * undefined when the bytes are not such an archive. Names may start with `./`, as in archives `tar -C dir .` wrote.
+ */
 export function readArchive(archive: Buffer): ArchivedGroup | undefined {
   try {
-    const entry = untar(gunzipSync(archive)).find((e) => e.name === 'tree/group.json');
+    const entry = untar(gunzipSync(archive)).find((e) => e.name.replace(/^\.\//, '') === 'tree/group.json');
     if (!entry) return undefined;
     const group = JSON.parse(entry.data.toString('utf8')) as ArchivedGroup;
     return typeof group === 'object' && group !== null && Array.isArray(group.subgroups) ? group : undefined;
@@ -132,7 +210,12 @@ function untar(archive: Buffer): TarEntry[] {
   for (let offset = 0; offset + 512 <= archive.length; ) {
     const header = archive.subarray(offset, offset + 512);
     if (header.every((byte) => byte === 0)) break;
-    const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
+    const ownName = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
+    // ustar keeps the directory part of a long name in `prefix` (offset 345).
+    const prefix = header.subarray(257, 263).toString('ascii').startsWith('ustar')
+      ? header.subarray(345, 500).toString('utf8').replace(/\0.*$/s, '')
+      : '';
+    const name = prefix ? `${prefix}/${ownName}` : ownName;
     const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, '').trim() || '0', 8);
     if (!Number.isFinite(size) || offset + 512 + size > archive.length) throw new Error('tar: truncated');
     entries.push({ name, data: archive.subarray(offset + 512, offset + 512 + size) });

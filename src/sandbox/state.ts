@@ -19,7 +19,7 @@ import { RegistryState, type RepositoryRecord, type TagRecord } from './registry
 import { ResourceEventsState, type IssuableRecord } from './resource-events-state';
 import { WorldSeeding } from './seeding';
 import { UserWritesState } from './user-writes-state';
-import type { JobStatus, ParsedWorld } from './world';
+import type { JobStatus, ParsedWorld, WorldExportRateLimits } from './world';
 
 /**
  * The forge's in-memory state. Records use the API's snake_case field names so presenters stay thin. Handlers in
@@ -71,6 +71,61 @@ export interface SandboxSettings {
   bulkDeleteDelayMs: number;
   /** Hosted-edition simulation: at most this many tags deleted per bulk call; null = no cap (self-managed). */
   bulkDeleteCap: number | null;
+  /** Delay of group export, import and relations export work; null = `bulkDeleteDelayMs`, as before it existed. */
+  exportDelayMs: number | null;
+  /** Requests per window of the group import/export endpoints (`api/group-transfer.ts`). */
+  exportRateLimits: ExportRateLimits;
+  /** Size of the incompressible `tree/padding.bin` added to export archives; 0 = none. */
+  exportPaddingBytes: number;
+  /** Pace of the API's binary answers (downloads); 0 = all at once. */
+  downloadBytesPerSecond: number;
+}
+
+/**
+ * GitLab's application rate limits for group import and export ("Rate limits for imports and exports of project and
+ * groups"): requests per user (a download: per user and group) per window; 0 turns a limit off.
+ */
+export interface ExportRateLimits {
+  groupExport: number;
+  groupDownloadExport: number;
+  groupImport: number;
+  windowMs: number;
+}
+
+/** The forge's defaults: 6 exports, 1 download of a group's export and 6 imports a minute. */
+export const DEFAULT_EXPORT_RATE_LIMITS: ExportRateLimits = {
+  groupExport: 6,
+  groupDownloadExport: 1,
+  groupImport: 6,
+  windowMs: 60_000,
+};
+
+/** The world file's `export_rate_limits` (snake_case, each optional) as settings; omitted keys are left out. */
+export function exportRateLimits(input: WorldExportRateLimits): Partial<ExportRateLimits> {
+  const limits: Partial<ExportRateLimits> = {};
+  if (input.group_export !== undefined) limits.groupExport = input.group_export;
+  if (input.group_download_export !== undefined) limits.groupDownloadExport = input.group_download_export;
+  if (input.group_import !== undefined) limits.groupImport = input.group_import;
+  if (input.window_ms !== undefined) limits.windowMs = input.window_ms;
+  return limits;
+}
+
+/** The settings as the world file and `/__sandbox/settings` name them. */
+export function settingsView(settings: SandboxSettings): Record<string, unknown> {
+  const limits = settings.exportRateLimits;
+  return {
+    bulk_delete_delay_ms: settings.bulkDeleteDelayMs,
+    bulk_delete_cap: settings.bulkDeleteCap,
+    export_delay_ms: settings.exportDelayMs,
+    export_rate_limits: {
+      group_export: limits.groupExport,
+      group_download_export: limits.groupDownloadExport,
+      group_import: limits.groupImport,
+      window_ms: limits.windowMs,
+    },
+    export_padding_bytes: settings.exportPaddingBytes,
+    download_bytes_per_second: settings.downloadBytesPerSecond,
+  };
 }
 
 export class SandboxState {
@@ -127,6 +182,14 @@ export class SandboxState {
     this.settings = {
       bulkDeleteDelayMs: overrides.bulkDeleteDelayMs ?? world.settings.bulk_delete_delay_ms ?? 50,
       bulkDeleteCap: overrides.bulkDeleteCap ?? world.settings.bulk_delete_cap ?? null,
+      exportDelayMs: overrides.exportDelayMs ?? world.settings.export_delay_ms ?? null,
+      exportRateLimits: {
+        ...DEFAULT_EXPORT_RATE_LIMITS,
+        ...exportRateLimits(world.settings.export_rate_limits ?? {}),
+        ...overrides.exportRateLimits,
+      },
+      exportPaddingBytes: overrides.exportPaddingBytes ?? world.settings.export_padding_bytes ?? 0,
+      downloadBytesPerSecond: overrides.downloadBytesPerSecond ?? world.settings.download_bytes_per_second ?? 0,
     };
     this.seed(world, seeding);
   }
@@ -293,7 +356,7 @@ export class SandboxState {
   dump(): Record<string, unknown> {
     return {
       now: this.nowIso(),
-      settings: { bulk_delete_delay_ms: this.settings.bulkDeleteDelayMs, bulk_delete_cap: this.settings.bulkDeleteCap },
+      settings: settingsView(this.settings),
       users: [...this.users.values()].map(({ tokens: _tokens, ...user }) => user),
       groups: [...this.groups.values()].map((g) => ({ ...g, full_path: this.groupFullPath(g) })),
       projects: [...this.projects.values()].map((p) => ({ ...p, path_with_namespace: this.projectFullPath(p) })),

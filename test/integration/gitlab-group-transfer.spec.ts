@@ -51,6 +51,8 @@ describe('GitlabClient group transfer against the sandbox', () => {
       expect(existsSync(file)).toBe(false);
 
       await forge.sandbox.state.whenIdle();
+      // The forge lets a user download a group's export once a minute, the 404 above included.
+      forge.sandbox.state.clock.advance(60_000);
       const result = await gl.groupTransfer.downloadExport(10, file);
       expect(result).toEqual({ path: file, bytes: (await stat(file)).size });
       expect(result.bytes).toBeGreaterThan(0);

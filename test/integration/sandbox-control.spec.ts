@@ -124,11 +124,11 @@ describe('sandbox forge: control API, faults and request log', () => {
     expect(new Date((advanced.json as { now: string }).now).getTime()).toBeGreaterThanOrEqual(Date.parse('2025-01-02T00:00:00Z'));
     expect((await control('/clock', 'POST', { advance: 'soon' })).status).toBe(400);
 
-    expect((await control('/settings', 'POST', { bulk_delete_delay_ms: 5, bulk_delete_cap: 3 })).json).toEqual({
+    expect((await control('/settings', 'POST', { bulk_delete_delay_ms: 5, bulk_delete_cap: 3 })).json).toMatchObject({
       bulk_delete_delay_ms: 5,
       bulk_delete_cap: 3,
     });
-    expect(sandbox.state.settings).toEqual({ bulkDeleteDelayMs: 5, bulkDeleteCap: 3 });
+    expect(sandbox.state.settings).toMatchObject({ bulkDeleteDelayMs: 5, bulkDeleteCap: 3 });
 
     const running = await control('/jobs/5', 'POST', { status: 'running', append_log: 'hello\n' });
     const token = (running.json as { token: string }).token;

@@ -1,11 +1,14 @@
-import { ApiError, forbidden, intParam, notFound, ok, paramError, requiredParam, type RequestContext } from '../http/context';
+import { ApiError, forbidden, intParam, notFound, ok, paramError, requiredParam, type Reply, type RequestContext } from '../http/context';
 import { UploadedFile } from '../http/multipart';
 import type { Router } from '../http/router';
 import {
   type ArchivedGroup,
   exportArchive,
+  exportDelayMs,
   GROUP_RELATIONS,
   groupTransferOf,
+  RATE_LIMIT_MESSAGE,
+  type RateLimitedAction,
   readArchive,
   type RelationExportRecord,
   relationFile,
@@ -15,27 +18,45 @@ import { currentUser, findGroup, MAINTAINER, OWNER } from './access';
 
 const ACCEPTED = { message: '202 Accepted' };
 
-/** Group export, import and relations export (spec 01 §4); owners export, maintainers of the parent import. */
+/**
+ * Group export, import and relations export (spec 01 §4); owners export, maintainers of the parent import. Export,
+ * download and import are rate limited like the forge's (`export_rate_limits`): the forge checks the limit after
+ * authorizing and before anything else, so a 404 download counts and a 429 changes nothing.
+ */
 export function registerGroupTransferRoutes(router: Router): void {
   router
     .post('/groups/import', (ctx) => importGroup(ctx))
     .post('/groups/:id/export', (ctx) => {
       const group = findGroup(ctx, OWNER);
+      const limited = rateLimited(ctx, 'groupExport', String(currentUser(ctx).id));
+      if (limited) return limited;
       const { state } = ctx;
-      state.schedule(state.settings.bulkDeleteDelayMs, () => {
-        if (state.groups.has(group.id)) groupTransferOf(state).exports.set(group.id, exportArchive(state, group));
+      const transfer = groupTransferOf(state);
+      // The forge's export service removes the finished export before making a new one: until that one is done,
+      // a download finds nothing. Only the latest request stores its archive.
+      transfer.exports.delete(group.id);
+      const request = Symbol('export');
+      transfer.pendingExports.set(group.id, request);
+      state.schedule(exportDelayMs(state), () => {
+        if (transfer.pendingExports.get(group.id) !== request) return;
+        transfer.pendingExports.delete(group.id);
+        if (!state.groups.has(group.id)) return;
+        const data = exportArchive(state, group, state.settings.exportPaddingBytes);
+        transfer.exports.set(group.id, { data, madeAt: state.clock.now() });
       });
       return ok(ACCEPTED, 202);
     })
     .get('/groups/:id/export/download', (ctx) => {
       const group = findGroup(ctx, OWNER);
-      const archive = groupTransferOf(ctx.state).exports.get(group.id);
+      const limited = rateLimited(ctx, 'groupDownloadExport', `${currentUser(ctx).id}:${group.id}`);
+      if (limited) return limited;
+      const archive = groupTransferOf(ctx.state).archive(group.id, ctx.state.clock.now());
       if (!archive) throw new ApiError(404, { message: '404 Not found or has expired' });
       const stamp = ctx.state.nowIso().replace(/[-:]/g, '').replace(/\..*$/, '');
       const name = `${stamp}_${ctx.state.groupFullPath(group).replace(/\//g, '_')}_export.tar.gz`;
       return {
         status: 200,
-        binary: archive,
+        binary: archive.data,
         headers: { 'Content-Type': 'application/octet-stream', 'Content-Disposition': `attachment; filename="${name}"` },
       };
     })
@@ -47,7 +68,7 @@ export function registerGroupTransferRoutes(router: Router): void {
         GROUP_RELATIONS.map((relation) => [relation, { relation, status: 0, error: null, updated_at: state.nowIso(), data: null }]),
       );
       transfer.relationExports.set(group.id, relations);
-      state.schedule(state.settings.bulkDeleteDelayMs, () => {
+      state.schedule(exportDelayMs(state), () => {
         for (const record of relations.values()) {
           record.updated_at = state.nowIso();
           if (transfer.failingRelations.has(record.relation)) {
@@ -79,6 +100,17 @@ export function registerGroupTransferRoutes(router: Router): void {
     });
 }
 
+/**
+ * Counts the request against the caller's limit; over it, the forge's 429 with `Retry-After` (whole seconds until
+ * the window lets a request through). Undefined when the request may proceed.
+ */
+function rateLimited(ctx: RequestContext, action: RateLimitedAction, scope: string): Reply | undefined {
+  const { exportRateLimits: limits } = ctx.state.settings;
+  const retryAfter = groupTransferOf(ctx.state).throttle(action, scope, limits[action], limits.windowMs, ctx.state.clock.now());
+  if (retryAfter === undefined) return undefined;
+  return { status: 429, json: { message: { error: RATE_LIMIT_MESSAGE } }, headers: { 'Retry-After': String(retryAfter) } };
+}
+
 const VISIBILITY_ORDER: Visibility[] = ['private', 'internal', 'public'];
 
 function importGroup(ctx: RequestContext) {
@@ -89,6 +121,9 @@ function importGroup(ctx: RequestContext) {
   if (file === undefined) throw paramError('file is missing');
   if (!(file instanceof UploadedFile)) throw paramError('file is invalid');
   const parentId = intParam(ctx, 'parent_id');
+  // After Grape's parameter checks, before anything else (the forge's `check_import_rate_limit!`).
+  const limited = rateLimited(ctx, 'groupImport', String(user.id));
+  if (limited) return limited;
   const { state } = ctx;
 
   let parent: GroupRecord | undefined;
@@ -114,7 +149,7 @@ function importGroup(ctx: RequestContext) {
   if (!parent) state.members.push({ source: 'group', source_id: group.id, user_id: user.id, access_level: OWNER, created_at: state.nowIso() });
 
   // The contents arrive asynchronously, as the forge's import worker fills the group it created.
-  state.schedule(state.settings.bulkDeleteDelayMs, () => {
+  state.schedule(exportDelayMs(state), () => {
     if (!state.groups.has(group.id)) return;
     group.description = archive.description ?? '';
     addMembers(ctx, group, archive, user.id);

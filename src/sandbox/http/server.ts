@@ -90,6 +90,14 @@ async function handle(
     answerWithFault(res, method, decision, log, ` after ${reply.status}`);
     return;
   }
+  const bytesPerSecond = state.settings.downloadBytesPerSecond;
+  if (reply.binary !== undefined && bytesPerSecond > 0 && method !== 'HEAD') {
+    // Logged once the answer has started, like any other; the bytes follow at the set pace.
+    const sent = writePaced(res, reply, reply.binary, bytesPerSecond);
+    log(reply.status, null);
+    await sent;
+    return;
+  }
   write(res, method, reply);
   log(reply.status, null);
 }
@@ -201,6 +209,12 @@ function faultReply(status: number, retryAfter?: number, rateLimitReset?: number
 }
 
 function write(res: ServerResponse, method: string, reply: Reply): void {
+  const { headers, payload } = encoded(reply);
+  res.writeHead(reply.status, headers);
+  res.end(method === 'HEAD' ? undefined : payload);
+}
+
+function encoded(reply: Reply): { headers: Record<string, string>; payload: string | Buffer } {
   const headers: Record<string, string> = { ...reply.headers };
   let payload: string | Buffer = '';
   if (reply.binary !== undefined) {
@@ -214,8 +228,45 @@ function write(res: ServerResponse, method: string, reply: Reply): void {
     payload = reply.text;
   }
   headers['Content-Length'] = String(Buffer.byteLength(payload));
-  res.writeHead(reply.status, headers);
-  res.end(method === 'HEAD' ? undefined : payload);
+  return { headers, payload };
+}
+
+/** Slices a second of a paced download is written in: small enough to stop a client part-way through. */
+const PACE_SLICES_PER_SECOND = 10;
+
+/**
+ * Writes a binary answer at `bytesPerSecond` (`download_bytes_per_second`), with its whole `Content-Length` up front,
+ * so a test can kill a client mid-download. Each slice waits for the time the bytes before it took at that pace
+ * (and for the socket to drain); resolves when everything is written or the client went away.
+ */
+async function writePaced(res: ServerResponse, reply: Reply, data: Buffer, bytesPerSecond: number): Promise<void> {
+  res.writeHead(reply.status, encoded(reply).headers);
+  const slice = Math.max(1, Math.ceil(bytesPerSecond / PACE_SLICES_PER_SECOND));
+  const startedAt = performance.now();
+  for (let offset = 0; offset < data.length; offset += slice) {
+    const due = startedAt + (offset / bytesPerSecond) * 1000;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (res.destroyed) return;
+    if (!res.write(data.subarray(offset, offset + slice))) await settled(res, 'drain');
+  }
+  if (res.destroyed) return;
+  const finished = settled(res, 'finish');
+  res.end();
+  await finished;
+}
+
+/** Resolves on `event`, or when the connection closes first (the client went away). */
+function settled(res: ServerResponse, event: 'drain' | 'finish'): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off(event, done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on(event, done);
+    res.on('close', done);
+  });
 }
 
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
