@@ -477,6 +477,10 @@ class MemoryState implements PolicyState {
   async set(key: string, value: string): Promise<void> {
     this.values.set(key, value);
   }
+
+  async delete(key: string): Promise<void> {
+    this.values.delete(key);
+  }
 }
 
 const quietLogger = { log() {}, warn() {}, error() {}, debug() {}, verbose() {}, fatal() {} } as unknown as Logger;

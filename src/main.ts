@@ -89,6 +89,22 @@ program
   });
 
 program
+  .command('restore')
+  .description('create a group from a backup archive through the forge\'s group import (dry run unless --no-dry-run or dry_run: false)')
+  .option(...configOption)
+  .option('--from <file>', 'the backup archive (GROUP_PATH/YYYY-MM-DDTHHMMSSZ.tar.gz)')
+  .option('--group <path>', 'the path of the group to create: a slug (under --parent-id when given) or a full path whose parent exists')
+  .option('--name <name>', "the new group's name (default: the last segment of --group)")
+  .option('--parent-id <id>', 'the id of the parent group')
+  .option('--wait <seconds>', 'how long to wait for the forge to create the group', '600')
+  .option(...dryRunOptions[0])
+  .option(...dryRunOptions[1])
+  .action(async (options: { config?: string; from?: string; group?: string; name?: string; parentId?: string; wait?: string; dryRun?: boolean }) => {
+    const { restoreCommand } = await import('./cli/restore');
+    process.exitCode = await restoreCommand(options);
+  });
+
+program
   .command('audit')
   .description('recent actions and would-be actions from the audit trail')
   .option(...configOption)

@@ -15,7 +15,7 @@ import { CLOCK, type Clock } from '../clock';
 import { ProjectDiscovery, RedisDiscoveryCache } from './discovery';
 import { EngineKeys } from './keys';
 import { type ForgeEvent, forgeEventJob } from './events';
-import type { ActionRecord, Decision, PolicyContext, PolicyRunner } from './policy';
+import type { ActionRecord, Decision, PolicyContext, PolicyMetrics, PolicyRunner } from './policy';
 import { Lease } from './lease';
 import { evenPace, SPREAD_FRACTION, type TargetPace } from './pace';
 import { PolicyRegistry } from './policy-registry';
@@ -245,9 +245,16 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   private async startFirstPasses(policies: readonly PolicyConfig[]): Promise<void> {
     const now = this.clock.now();
     const last = await this.redis.hgetall(this.keys.lastSuccessfulPasses());
+    const interrupted = await this.redis.hgetall(this.keys.passesRunning());
     for (const policy of policies) {
       const trigger = this.registry.get(policy.type).trigger(policy);
-      if (!('every' in trigger)) continue;
+      if (!('every' in trigger)) {
+        // A scheduled pass whose process died in it (a backup half downloaded) goes on now, not at the next run. If
+        // it still runs on another replica, this pass finds the policy's lock taken and does nothing.
+        const began = interrupted[policy.name];
+        if (began !== undefined) await this.queue.enqueue(policyTickJob, { policy: policy.name }, { jobId: `resume:${policy.name}:${began}` });
+        continue;
+      }
       const lastOk = Number(last[policy.name] ?? Number.NaN) * 1000;
       if (Number.isFinite(lastOk) && now - lastOk < trigger.every) continue;
       const slot = Math.floor(now / Math.min(trigger.every, 60_000));
@@ -266,6 +273,12 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
         const seconds = Number(last[policy.name]);
         if (Number.isFinite(seconds) && seconds > 0) this.metrics.lastSuccessfulPass.set({ policy: policy.name }, seconds);
         this.metrics.unsettledTargets.set({ policy: policy.name }, await this.redis.hlen(this.keys.unsettled(policy.name)));
+      }
+      const configured = new Set(this.config.policies.map((policy) => policy.name));
+      for (const [field, value] of Object.entries(await this.redis.hgetall(this.keys.lastBackups()))) {
+        const [policy, group] = field.split('\t');
+        const seconds = Number(value);
+        if (group !== undefined && configured.has(policy) && Number.isFinite(seconds)) this.metrics.lastBackup.set({ policy, group }, seconds);
       }
     } catch {
       // Redis away: the gauge keeps its value and forgewarden_redis_up says why.
@@ -344,11 +357,17 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     const dryRun = policy.dry_run ?? this.config.dry_run;
     const stopTimer = this.metrics.policyRunSeconds.startTimer({ policy: name });
     const base = { policy: name, type: policy.type, dryRun };
+    let markedRunning = false;
     try {
       const unsettled = await this.unsettled.read(name);
       const lostAt = await this.dataLostAt();
       const pace = delays === 'queue' ? this.paceFor(policy) : undefined;
-      const context = { ...this.context(policy, mode), progress, unsettled, ...(lostAt ? { redisDataLostAt: lostAt } : {}), ...(pace ? { pace } : {}) };
+      const occasion = delays === 'queue' ? ('schedule' as const) : ('command' as const);
+      const context = { ...this.context(policy, mode), occasion, progress, unsettled, ...(lostAt ? { redisDataLostAt: lostAt } : {}), ...(pace ? { pace } : {}) };
+      if (mode === 'act' && delays === 'queue') {
+        await this.redis.hset(this.keys.passesRunning(), name, new Date(this.clock.now()).toISOString());
+        markedRunning = true;
+      }
       let snapshot: unknown;
       let decisions: Decision[];
       try {
@@ -387,6 +406,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       return { ...base, decisions: [], records: [], error: message };
     } finally {
       stopTimer();
+      // Ended, well or not (a failed pass is retried by its own schedule): only a killed one leaves its mark.
+      if (markedRunning) await this.redis.hdel(this.keys.passesRunning(), name).catch(() => undefined);
     }
   }
 
@@ -465,6 +486,18 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     return policy;
   }
 
+  /** Measures a policy reports: counted here, and kept in Redis where every replica reads them back. */
+  private policyMetrics(policy: string): PolicyMetrics {
+    return {
+      backupWritten: async (group, bytes, finishedAt) => {
+        this.metrics.backupBytes.inc({ policy, group }, bytes);
+        const seconds = finishedAt.getTime() / 1000;
+        this.metrics.lastBackup.set({ policy, group }, seconds);
+        await this.redis.hset(this.keys.lastBackups(), `${policy}\t${group}`, String(seconds));
+      },
+    };
+  }
+
   private context(policy: PolicyConfig, mode: 'plan' | 'act'): PolicyContext {
     return {
       client: this.client,
@@ -478,6 +511,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       concurrency: this.config.gitlab.concurrency,
       discovery: this.discovery,
       policy,
+      metrics: this.policyMetrics(policy.name),
     };
   }
 }

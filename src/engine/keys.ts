@@ -39,6 +39,19 @@ export class EngineKeys {
     return `${this.prefix}:passes:last_ok`;
   }
 
+  /** When each group's last backup verified (epoch seconds), by policy and group: one hash every replica reports. */
+  lastBackups(): string {
+    return `${this.prefix}:backups:last_ok`;
+  }
+
+  /**
+   * Acting passes that began and have not ended, by policy (when they began): one killed with its process is run again
+   * when a daemon starts, even for a cron policy whose next run is a day away.
+   */
+  passesRunning(): string {
+    return `${this.prefix}:passes:running`;
+  }
+
   passLock(policy: string): string {
     return `${this.prefix}:lock:pass:${policy}`;
   }

@@ -18,6 +18,10 @@ export class RedisPolicyState implements PolicyState {
     if (ttlMs) await this.redis.set(this.keys.state(this.policy, key), value, 'PX', ttlMs);
     else await this.redis.set(this.keys.state(this.policy, key), value);
   }
+
+  async delete(key: string): Promise<void> {
+    await this.redis.del(this.keys.state(this.policy, key));
+  }
 }
 
 /**

@@ -49,6 +49,13 @@ export const SKIP = 'skip';
 export interface PolicyState {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string, ttlMs?: number): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** What a policy reports for the operator's dashboards besides the engine's own counts (see MetricsService). */
+export interface PolicyMetrics {
+  /** A group's backup verified and in place: its size, and when it finished (cluster-wide, kept in Redis). */
+  backupWritten(group: string, bytes: number, finishedAt: Date): Promise<void>;
 }
 
 /**
@@ -114,6 +121,13 @@ export interface PolicyContext {
   readonly currentTime?: () => Date;
   /** `plan` observes without committing anything; `act` may commit watermarks after the pass. */
   readonly mode: 'plan' | 'act';
+  /**
+   * What started the pass: its schedule (the daemon's ticks and follow-ups), or a person's command (`plan`, `once`), for
+   * a policy whose command means "now, whatever the schedule" (a backup). Absent in contexts built by hand: schedule.
+   */
+  readonly occasion?: 'schedule' | 'command';
+  /** Where a policy reports its own measures; absent in contexts built by hand. */
+  readonly metrics?: PolicyMetrics;
   /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */
   readonly progress: (message: string) => void;
   /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */

@@ -31,6 +31,10 @@ export class MetricsService {
   readonly policyInterval: Gauge<'policy'>;
   /** 1 while the forge accepted the token at the last check. */
   readonly forgeUp: Gauge;
+  /** Cluster-wide, read from Redis: when each group's last backup verified; absent until its first. */
+  readonly lastBackup: Gauge<'policy' | 'group'>;
+  /** Bytes of verified backups this replica wrote (archives and relations files). */
+  readonly backupBytes: Counter<'policy' | 'group'>;
   /**
    * Webhook deliveries by event (`job`, `pipeline`, `other`) and result: `accepted` (queued), `duplicate`, `ignored`
    * (another kind, or no failure), `unauthorized`, `rejected` (bad body), `unavailable` (Redis down: the forge sends it
@@ -119,6 +123,18 @@ export class MetricsService {
     this.forgeUp = new Gauge({
       name: 'forgewarden_forge_up',
       help: '1 while the forge answered GET /user and accepted the token at the last check (every 30 s), else 0.',
+      registers: [this.registry],
+    });
+    this.lastBackup = new Gauge({
+      name: 'forgewarden_backup_last_success_timestamp_seconds',
+      help: 'When the last backup of the group verified and was put in place, on any replica (read from Redis); absent until the first.',
+      labelNames: ['policy', 'group'],
+      registers: [this.registry],
+    });
+    this.backupBytes = new Counter({
+      name: 'forgewarden_backup_bytes_written_total',
+      help: 'Bytes of verified backups written (archives and relations files), by policy and group.',
+      labelNames: ['policy', 'group'],
       registers: [this.registry],
     });
     new Gauge({

@@ -1,5 +1,6 @@
 import { PolicyRegistry } from '../engine/policy-registry';
 import { accessRequestsPolicy } from './access-requests/access-requests.schema';
+import { groupBackupPolicy } from './group-backup/group-backup.schema';
 import { jobRetryPolicy } from './job-retry/job-retry.schema';
 import { keyRotationPolicy } from './key-rotation/key-rotation.schema';
 import { projectSettingsPolicy } from './project-settings/project-settings.schema';
@@ -8,7 +9,7 @@ import { POLICIES, POLICY_TYPES, policyRunner } from '.';
 
 describe('the list of policy types', () => {
   it('validates the policy file against the definitions of the runners the engine runs', () => {
-    expect(POLICY_TYPES).toEqual([jobRetryPolicy, registryCleanupPolicy, accessRequestsPolicy, keyRotationPolicy, projectSettingsPolicy]);
+    expect(POLICY_TYPES).toEqual([jobRetryPolicy, registryCleanupPolicy, accessRequestsPolicy, keyRotationPolicy, projectSettingsPolicy, groupBackupPolicy]);
     expect(POLICY_TYPES).toEqual(POLICIES.map((runner) => runner.definition));
   });
 

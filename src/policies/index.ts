@@ -1,6 +1,7 @@
 import type { PolicyTypeDefinition } from '../config/policy-type';
 import type { PolicyRunner } from '../engine/policy';
 import { accessRequestsRunner } from './access-requests/access-requests.runner';
+import { groupBackupRunner } from './group-backup/group-backup.runner';
 import { jobRetryRunner } from './job-retry/job-retry.runner';
 import { keyRotationRunner } from './key-rotation/key-rotation.runner';
 import { projectSettingsRunner } from './project-settings/project-settings.runner';
@@ -17,6 +18,7 @@ export const POLICIES: readonly PolicyRunner[] = [
   accessRequestsRunner,
   keyRotationRunner,
   projectSettingsRunner,
+  groupBackupRunner,
 ];
 
 /** The definitions the policy file is validated against. */

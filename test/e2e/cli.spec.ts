@@ -59,7 +59,7 @@ describe('forgewarden validate', () => {
     expect(result.stderr.trimEnd().split('\n')).toEqual([
       `${file}:5:12 gitlab.timeout: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month`,
       `${file}:6:1 dry_rn: unknown key "dry_rn"; did you mean "dry_run"?`,
-      `${file}:9:11 policies[0].type: unknown policy type "registry_clean"; known types: job_retry, registry_cleanup, access_requests, key_rotation, project_settings`,
+      `${file}:9:11 policies[0].type: unknown policy type "registry_clean"; known types: job_retry, registry_cleanup, access_requests, key_rotation, project_settings, group_backup`,
       `${file}:10:11 policies[1].name: duplicate policy name "nightly" (policies[0] has it already)`,
       `${file}: 4 problems`,
     ]);

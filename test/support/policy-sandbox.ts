@@ -16,6 +16,10 @@ export class MemoryState implements PolicyState {
   async set(key: string, value: string): Promise<void> {
     this.values.set(key, value);
   }
+
+  async delete(key: string): Promise<void> {
+    this.values.delete(key);
+  }
 }
 
 export interface PolicySandboxOptions {

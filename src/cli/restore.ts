@@ -1,0 +1,114 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GitlabClient } from '../gitlab/client';
+import { ApiError } from '../gitlab/transport/errors';
+import { ArchiveInvalidError, verifyArchive } from '../policies/group-backup/group-backup.archive';
+import { EXIT_INVALID_CONFIG } from './config-file';
+import { type AppCommandOptions, withApp } from './with-app';
+
+export interface RestoreOptions extends AppCommandOptions {
+  /** The archive: a backup's `.tar.gz` (or any group export of the forge). */
+  from?: string;
+  /** The new group's path: a slug (`acme-restored`), or a full path whose parent exists (`acme/restored`). */
+  group?: string;
+  /** The new group's name; the path's last segment when omitted. */
+  name?: string;
+  /** The parent group's id, for a slug; a full path names its parent itself. */
+  parentId?: string;
+  /** How long to wait for the forge to create the group, in seconds. */
+  wait?: string;
+}
+
+const PATH_SEGMENT = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
+const POLL_MS = 1_000;
+
+/**
+ * `restore`: a group created from a backup through the forge's group import (multipart, streamed from disk). Before
+ * anything is uploaded, the archive is verified and the path is checked free (`GET /namespaces/:path/exists`); then the
+ * import is sent, and the command waits until the forge has created the namespace and says what it holds. The forge
+ * fills the group (subgroups, members) in the background: members keep their membership only when their user exists.
+ * Like `once`, it follows the file's `dry_run` (or `--dry-run`/`--no-dry-run`): a dry run checks the archive and the path.
+ */
+export async function restoreCommand(options: RestoreOptions): Promise<number> {
+  const usage = (message: string): number => {
+    process.stderr.write(`forgewarden restore: ${message}\n`);
+    return EXIT_INVALID_CONFIG;
+  };
+  if (!options.from) return usage('--from FILE is required: the backup archive to restore');
+  if (!options.group) return usage('--group PATH is required: the path of the group to create');
+  const file = resolve(options.from);
+  try {
+    if (!(await stat(file)).isFile()) return usage(`--from ${options.from}: not a file`);
+  } catch {
+    return usage(`--from ${options.from}: no such file`);
+  }
+  const segments = options.group.split('/');
+  const path = segments.at(-1) ?? '';
+  const parentPath = segments.slice(0, -1).join('/');
+  if (!segments.every((segment) => PATH_SEGMENT.test(segment))) {
+    return usage(`--group ${options.group}: a group path is letters, digits, '_', '-' and '.', not starting with '-', segments separated by '/'`);
+  }
+  if (parentPath && options.parentId) return usage('give either --parent-id or a full path in --group, not both');
+  let parentId: number | undefined;
+  if (options.parentId !== undefined) {
+    parentId = Number(options.parentId);
+    if (!Number.isSafeInteger(parentId) || parentId <= 0) return usage(`--parent-id ${options.parentId}: expected a group id (a positive whole number)`);
+  }
+  const waitMs = options.wait === undefined ? 600_000 : Number(options.wait) * 1000;
+  if (!Number.isFinite(waitMs) || waitMs <= 0) return usage(`--wait ${options.wait}: expected a number of seconds`);
+
+  const fail = (message: string): number => {
+    process.stderr.write(`forgewarden restore: ${message}\n`);
+    return 1;
+  };
+  let archive;
+  try {
+    archive = await verifyArchive(file);
+  } catch (error) {
+    if (error instanceof ArchiveInvalidError) return fail(`${options.from} is not a group export archive: ${error.message}; nothing was uploaded`);
+    throw error;
+  }
+
+  return withApp('restore', options, async (app, config) => {
+    const client = app.get(GitlabClient);
+    try {
+      if (parentPath) parentId = (await client.groups.show(parentPath, { with_projects: false })).id;
+      const taken = await client.namespaces.exists(path, parentId === undefined ? {} : { parent_id: parentId });
+      const fullPath = parentPath ? `${parentPath}/${path}` : parentId === undefined ? path : `${path} (in group ${parentId})`;
+      if (taken.exists) {
+        const free = taken.suggests.length > 0 ? `; free: ${taken.suggests.join(', ')}` : '';
+        return fail(`the path ${fullPath} is taken${free}; nothing was uploaded`);
+      }
+      if (config.dry_run) {
+        process.stdout.write(
+          `would restore ${options.from} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${fullPath}: the archive is valid and the path is free\n` +
+            'dry run (dry_run in the policy file): run with --no-dry-run to create the group\n',
+        );
+        return 0;
+      }
+      await client.groupTransfer.import({ name: options.name ?? path, path, file, ...(parentId === undefined ? {} : { parent_id: parentId }) });
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        if ((await client.namespaces.exists(path, parentId === undefined ? {} : { parent_id: parentId })).exists) break;
+        if (Date.now() >= deadline) return fail(`the forge accepted the import, but ${fullPath} did not exist after ${Math.round(waitMs / 1000)} s; look at the forge's import status`);
+        await sleep(POLL_MS);
+      }
+      const created = await client.groups.show(parentPath ? `${parentPath}/${path}` : parentId === undefined ? path : await childPath(client, parentId, path), { with_projects: false });
+      process.stdout.write(
+        `restored ${options.from} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${created.full_path} (id ${created.id}, ${created.visibility})\n` +
+          'the forge fills in its subgroups and members in the background; members keep their membership only where their user exists\n',
+      );
+      return 0;
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error.summary);
+      throw error;
+    }
+  });
+}
+
+/** The full path of `path` under the group `parentId`. */
+async function childPath(client: GitlabClient, parentId: number, path: string): Promise<string> {
+  const parent = await client.groups.show(parentId, { with_projects: false });
+  return `${parent.full_path}/${path}`;
+}

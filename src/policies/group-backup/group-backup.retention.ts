@@ -1,0 +1,144 @@
+/**
+ * Which backups to keep, by restic's `forget` rules (https://restic.readthedocs.io/en/stable/060_forget.html), so that
+ * `keep:` means what restic and borg users expect. Pure: no I/O, no clock.
+ *
+ * - Backups are taken newest first.
+ * - `last: n` keeps the n newest.
+ * - `daily: n` keeps the newest backup of each of the n most recent days that have one: a day without a backup does
+ *   not use up a count. `weekly` is the same per ISO week (ISO week-numbering year + week, as restic's `yw`, so
+ *   2027-01-01 is in 2026-W53), `monthly` per calendar month. Days, weeks and months are those of `timezone`.
+ * - Every rule looks at every backup: one kept by several rules is kept once, with all their reasons.
+ * - While a daily, weekly or monthly rule still has counts left when the oldest backup is reached, the oldest backup
+ *   is kept too, as restic does since 0.16 (and borg since 1.2): a history shorter than the rules ask for keeps its
+ *   beginning rather than losing it at every run until the rule is filled.
+ * - No rule at all keeps everything, so a missing `keep:` never deletes anything; a rule of 0 keeps nothing by itself.
+ */
+
+export interface RetentionRules {
+  readonly last?: number;
+  readonly daily?: number;
+  readonly weekly?: number;
+  readonly monthly?: number;
+}
+
+export interface Dated {
+  readonly name: string;
+  readonly takenAt: Date;
+}
+
+export interface RetentionPlan<T extends Dated> {
+  /** Newest first, each with why it is kept: `last (1 of 3)`, `daily 2026-11-24`, `weekly 2026-W48`, `monthly 2026-11`. */
+  readonly keep: readonly { item: T; reasons: string[] }[];
+  /** Newest first. */
+  readonly prune: readonly T[];
+}
+
+/** The reason given to every backup when there are no rules. */
+export const NO_RULES_REASON = 'no keep rules: every backup is kept';
+
+type RuleName = keyof RetentionRules;
+type PeriodRule = Exclude<RuleName, 'last'>;
+
+/** In restic's order, which is the order reasons are listed in. */
+const RULES: readonly RuleName[] = ['last', 'daily', 'weekly', 'monthly'];
+
+const PERIOD_NOUNS: Record<PeriodRule, string> = { daily: 'days', weekly: 'weeks', monthly: 'months' };
+
+/** A rule while the backups are walked: how many periods it still keeps, and the period of the last one kept. */
+interface Counter {
+  readonly rule: RuleName;
+  readonly wanted: number;
+  left: number;
+  lastPeriod: string | undefined;
+}
+
+export function planRetention<T extends Dated>(items: readonly T[], rules: RetentionRules, timezone = 'UTC'): RetentionPlan<T> {
+  for (const rule of RULES) assertCount(rule, rules[rule]);
+  for (const item of items) {
+    if (Number.isNaN(item.takenAt.getTime())) throw new RangeError(`backup ${item.name} has an invalid date`);
+  }
+  // Ties (same instant) are ordered by name, newest-looking first, so that the plan does not depend on input order.
+  const sorted = [...items].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime() || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+
+  if (RULES.every((rule) => rules[rule] === undefined)) {
+    return { keep: sorted.map((item) => ({ item, reasons: [NO_RULES_REASON] })), prune: [] };
+  }
+
+  const periodOf = periodsIn(timezone);
+  const counters: Counter[] = RULES.flatMap((rule) => {
+    const wanted = rules[rule] ?? 0;
+    return wanted > 0 ? [{ rule, wanted, left: wanted, lastPeriod: undefined }] : [];
+  });
+  const keep: { item: T; reasons: string[] }[] = [];
+  const prune: T[] = [];
+  sorted.forEach((item, index) => {
+    const isOldest = index === sorted.length - 1;
+    const reasons: string[] = [];
+    for (const counter of counters) {
+      if (counter.left === 0) continue;
+      // `last` gives each backup a period of its own, so it keeps the n newest whatever their dates.
+      const period = counter.rule === 'last' ? `#${index}` : periodOf(counter.rule, item.takenAt);
+      if (period !== counter.lastPeriod) {
+        reasons.push(counter.rule === 'last' ? `last (${counter.wanted - counter.left + 1} of ${counter.wanted})` : `${counter.rule} ${period}`);
+      } else if (isOldest && counter.rule !== 'last') {
+        const filled = counter.wanted - counter.left;
+        reasons.push(`oldest (${counter.rule}: only ${filled} of ${counter.wanted} ${PERIOD_NOUNS[counter.rule]} have a backup)`);
+      } else {
+        continue;
+      }
+      counter.lastPeriod = period;
+      counter.left -= 1;
+    }
+    if (reasons.length > 0) keep.push({ item, reasons });
+    else prune.push(item);
+  });
+
+  // Every rule with a count starts with the newest backup's period, so the newest is always kept: were it not, a bug
+  // here would delete the only recent backup, which is worth failing loudly for.
+  if (counters.length > 0 && sorted.length > 0 && keep[0]?.item !== sorted[0]) {
+    throw new Error(`retention would prune the newest backup ${sorted[0].name}`);
+  }
+  return { keep, prune };
+}
+
+function assertCount(rule: RuleName, count: number | undefined): void {
+  if (count !== undefined && !(Number.isInteger(count) && count >= 0)) {
+    throw new RangeError(`keep.${rule} must be a whole number of backups, 0 or more (got ${count})`);
+  }
+}
+
+/** The day (`2026-11-24`), ISO week (`2026-W48`) or month (`2026-11`) an instant falls in, in `timezone`. */
+function periodsIn(timezone: string): (rule: PeriodRule, at: Date) => string {
+  // One formatter for the whole plan: creating one per backup is the slow part of Intl. Throws on an unknown zone.
+  const format = new Intl.DateTimeFormat('en-US', { timeZone: timezone, calendar: 'gregory', numberingSystem: 'latn', year: 'numeric', month: 'numeric', day: 'numeric' });
+  return (rule, at) => {
+    const parts = format.formatToParts(at);
+    const part = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((candidate) => candidate.type === type)?.value);
+    const [year, month, day] = [part('year'), part('month'), part('day')];
+    if (rule === 'daily') return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+    if (rule === 'monthly') return `${pad(year, 4)}-${pad(month, 2)}`;
+    return isoWeek(year, month, day);
+  };
+}
+
+/**
+ * The ISO 8601 week of a calendar date, as `YYYY-Www`: weeks start on Monday and belong to the year of their
+ * Thursday, so the first days of January can be in the previous year's last week (2027-01-01 is 2026-W53) and the
+ * last days of December in the next year's first week (2024-12-30 is 2025-W01).
+ */
+export function isoWeek(year: number, month: number, day: number): string {
+  const date = new Date(Date.UTC(2000, 0, 1));
+  date.setUTCFullYear(year, month - 1, day);
+  const mondayBased = (date.getUTCDay() + 6) % 7;
+  date.setUTCDate(date.getUTCDate() - mondayBased + 3);
+  const weekYear = date.getUTCFullYear();
+  const startOfWeekYear = new Date(Date.UTC(2000, 0, 1));
+  startOfWeekYear.setUTCFullYear(weekYear, 0, 1);
+  // Thursdays are 7 days apart and week 1's is among January's first 7 days.
+  const week = 1 + Math.floor((date.getTime() - startOfWeekYear.getTime()) / (7 * 86_400_000));
+  return `${pad(weekYear, 4)}-W${pad(week, 2)}`;
+}
+
+function pad(value: number, width: number): string {
+  return String(value).padStart(width, '0');
+}

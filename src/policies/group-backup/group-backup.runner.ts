@@ -1,0 +1,35 @@
+import type { PolicyRunner } from '../../engine/policy';
+import { groupSelectionProbes } from '../../engine/probe';
+import { count } from '../../engine/words';
+import { groupBackupActions } from './group-backup.actions';
+import { BACKUP, decideGroupBackups, type GroupBackupSnapshot } from './group-backup.decide';
+import { observeGroupBackups } from './group-backup.observer';
+import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema';
+
+/**
+ * The group_backup policy as the engine runs it: on its cron schedule (and at once for `once`), back up each selected
+ * group through the forge's export, one after the other (the forge limits exports per user), each a resumable action.
+ */
+export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnapshot> = {
+  definition: groupBackupPolicy,
+  trigger: (config) => ({ cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) }),
+  observe: observeGroupBackups,
+  decide: decideGroupBackups,
+  actions: groupBackupActions,
+  summarize: (config, snapshot) => {
+    const due = decideGroupBackups(config, snapshot, new Date()).filter((decision) => decision.action === BACKUP).length;
+    return `${count(snapshot.groups.length, 'group')}, ${count(due, 'backup')} due`;
+  },
+  coveredGroups: (_config, snapshot) => (snapshot.covered ? [...snapshot.covered] : undefined),
+  probes: (config) =>
+    groupSelectionProbes(config.groups, {
+      what: 'group export',
+      needs: 'Owner role',
+      // The status of the relations export needs the role an export needs, and counts against no export limit.
+      read: async (client, group) => {
+        await client.groupTransfer.relationsExportStatus(group);
+      },
+    }),
+  // Every group due is backed up in the pass: a backup left for later would be a backup missed.
+  maxActionsPerRun: () => Number.MAX_SAFE_INTEGER,
+};

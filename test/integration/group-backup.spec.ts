@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { POLICY_TYPES } from '../../src/policies';
+import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
+import type { World } from '../../src/sandbox';
+import { useEngineHarness } from '../support/engine-harness';
+import { call } from '../support/sandbox-http';
+import { acmeGroup, baseWorld } from '../support/world-builders';
+
+/**
+ * group_backup end to end: the real engine, Redis and executor against the sandbox's group export, with its
+ * download limit (one a second here, one a minute on the forge), writing real files.
+ */
+
+function world(): World {
+  return {
+    ...baseWorld({
+      groups: [
+        acmeGroup({ description: 'the acme group' }),
+        { id: 11, path: 'platform', parent: 'acme', members: [{ user: 'alice', access_level: 'maintainer' }] },
+        { id: 12, path: 'edge', parent: 'acme/platform' },
+      ],
+    }),
+    now: undefined,
+  };
+}
+
+/** The `tree/group.json` of a gzip tar (ustar headers of 512 bytes, names at 0, sizes in octal at 124). */
+function groupJson(archive: Buffer): Record<string, unknown> {
+  const tar = gunzipSync(archive);
+  for (let offset = 0; offset + 512 <= tar.length; ) {
+    const name = tar.subarray(offset, offset + 100).toString('utf8').replace(/\0.*$/s, '');
+    const size = parseInt(tar.subarray(offset + 124, offset + 136).toString('utf8').replace(/\0.*$/s, '').trim() || '0', 8);
+    if (name === '') break;
+    if (name.endsWith('tree/group.json')) return JSON.parse(tar.subarray(offset + 512, offset + 512 + size).toString('utf8')) as Record<string, unknown>;
+    offset += 512 + Math.ceil(size / 512) * 512;
+  }
+  throw new Error('no tree/group.json in the archive');
+}
+
+describe('group_backup against the sandbox with a real Redis', () => {
+  const harness = useEngineHarness({ name: 'group-backup', world, policyTypes: POLICY_TYPES });
+  let destination: string;
+
+  beforeEach(async () => {
+    destination = mkdtempSync(join(tmpdir(), 'forgewarden-backups-'));
+    const settings = await call(harness.sandbox.url, '/__sandbox/settings', {
+      method: 'POST',
+      body: { export_rate_limits: { window_ms: 1000 }, export_delay_ms: 20 },
+    });
+    expect(settings.status).toBe(200);
+  });
+
+  afterEach(() => rmSync(destination, { recursive: true, force: true }));
+
+  const app = (keep = '{ last: 2 }') =>
+    harness.app({
+      dryRun: false,
+      policies: [
+        '  - name: nightly',
+        '    type: group_backup',
+        '    groups: [acme]',
+        '    schedule: "0 2 * * *"',
+        `    destination: ${JSON.stringify(destination)}`,
+        '    download_interval: 1s',
+        `    keep: ${keep}`,
+      ],
+    });
+
+  const manifest = (): Manifest => JSON.parse(readFileSync(join(destination, 'acme', 'manifest.json'), 'utf8')) as Manifest;
+
+  it('plan shows the backup and what retention keeps; once writes a verified archive of the group and its subgroups, listed in the manifest', async () => {
+    const engineApp = await app();
+    const plan = await harness.pass(engineApp, 'nightly', 'plan');
+    expect(plan.decisions.map((decision) => [decision.action, decision.target])).toEqual([['backup', 'group acme']]);
+    expect(plan.decisions[0]?.reason).toMatch(/^back up now, as asked \(last backup never\); next scheduled backup \d{4}-\d\d-\d\dT02:00:00.000Z$/);
+    expect(plan.decisions[0]?.details).toEqual(['keeps all 1 backups with the new one']);
+    expect(readdirSync(destination)).toEqual([]);
+
+    const pass = await harness.pass(engineApp, 'nightly', 'act');
+    expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
+    const files = readdirSync(join(destination, 'acme'));
+    const archives = files.filter((name) => name.endsWith('.tar.gz'));
+    expect(archives).toHaveLength(1);
+    expect(archives[0]).toMatch(/^\d{4}-\d\d-\d\dT\d{6}Z\.tar\.gz$/);
+    expect(files.filter((name) => name.includes('partial'))).toEqual([]);
+    const bytes = readFileSync(join(destination, 'acme', archives[0] ?? ''));
+    expect(manifest()).toMatchObject({
+      version: 1,
+      group: { id: 10, full_path: 'acme' },
+      archives: [{ file: archives[0], bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
+    });
+    const content = groupJson(bytes);
+    expect(content).toMatchObject({ path: 'acme', description: 'the acme group', subgroups: [{ path: 'platform', subgroups: [{ path: 'edge' }] }] });
+    // The forge was asked once for the export, and its download was never tried faster than the limit allows.
+    const requests = harness.sandbox.state.requestLog.filter((entry) => entry.path.includes('/export'));
+    expect(requests.filter((entry) => entry.method === 'POST').map((entry) => entry.path)).toEqual(['/api/v4/groups/10/export']);
+    expect(requests.filter((entry) => entry.status === 429)).toEqual([]);
+    expect(pass.records[0]?.detail).toContain(`sha256 ${createHash('sha256').update(bytes).digest('hex')}`);
+    // Nothing left in progress.
+    expect(await harness.redis.keys(`${harness.prefix}:state:nightly:inflight:*`)).toEqual([]);
+  });
+
+  it('keeps what the rules say after each new backup and prunes the rest, files and manifest alike', async () => {
+    const engineApp = await app('{ last: 2 }');
+    const taken: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const pass = await harness.pass(engineApp, 'nightly', 'act');
+      expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
+      taken.push(manifest().archives[0]?.file ?? '');
+      // Archives are named to the second.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+    }
+    expect(new Set(taken).size).toBe(3);
+    expect(manifest().archives.map((entry) => entry.file)).toEqual([taken[2], taken[1]]);
+    expect(readdirSync(join(destination, 'acme')).filter((name) => name.endsWith('.tar.gz')).sort()).toEqual([taken[1], taken[2]].sort());
+    for (const entry of manifest().archives) expect(statSync(join(destination, 'acme', entry.file)).size).toBe(entry.bytes);
+  });
+
+  it('a backup restored by the import API recreates the group, and exporting it again gives the same content', async () => {
+    const engineApp = await app();
+    await harness.pass(engineApp, 'nightly', 'act');
+    const file = join(destination, 'acme', manifest().archives[0]?.file ?? '');
+    const { GitlabClient } = await import('../../src/gitlab/client');
+    const client = engineApp.get(GitlabClient);
+    expect((await client.namespaces.exists('acme-restored')).exists).toBe(false);
+    await client.groupTransfer.import({ name: 'acme-restored', path: 'acme-restored', file });
+    await harness.sandbox.state.whenIdle();
+    const restored = await client.groups.show('acme-restored', { with_projects: false });
+    expect((await client.namespaces.exists('acme-restored')).exists).toBe(true);
+    const again = join(destination, 'again.tar.gz');
+    await client.groupTransfer.scheduleExport(restored.id);
+    await harness.sandbox.state.whenIdle();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await client.groupTransfer.downloadExport(restored.id, again);
+    const strip = (content: Record<string, unknown>) => ({ ...content, path: undefined, name: undefined, visibility: undefined, members: undefined });
+    expect(strip(groupJson(readFileSync(again)))).toEqual(strip(groupJson(readFileSync(file))));
+  });
+});
