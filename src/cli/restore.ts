@@ -83,7 +83,7 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
       if (config.dry_run) {
         process.stdout.write(
           `would restore ${options.from} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${fullPath}: the archive is valid and the path is free\n` +
-            'dry run (dry_run in the policy file): run with --no-dry-run to create the group\n',
+            "dry run (the file's dry_run, or --dry-run): run with --no-dry-run to create the group\n",
         );
         return 0;
       }

@@ -2,7 +2,7 @@ import type { PolicyRunner } from '../../engine/policy';
 import { groupSelectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { groupBackupActions } from './group-backup.actions';
-import { BACKUP, decideGroupBackups, type GroupBackupSnapshot } from './group-backup.decide';
+import { decideGroupBackups, type GroupBackupSnapshot } from './group-backup.decide';
 import { observeGroupBackups } from './group-backup.observer';
 import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema';
 
@@ -16,9 +16,10 @@ export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnaps
   observe: observeGroupBackups,
   decide: decideGroupBackups,
   actions: groupBackupActions,
-  summarize: (config, snapshot) => {
-    const due = decideGroupBackups(config, snapshot, new Date()).filter((decision) => decision.action === BACKUP).length;
-    return `${count(snapshot.groups.length, 'group')}, ${count(due, 'backup')} due`;
+  // Pure, without a clock: what is due is in the pass's own tally of actions.
+  summarize: (_config, snapshot) => {
+    const resumed = snapshot.groups.filter((group) => group.inflight !== undefined).length;
+    return `${count(snapshot.groups.length, 'group')}${resumed > 0 ? `, ${count(resumed, 'backup')} to carry on` : ''}`;
   },
   coveredGroups: (_config, snapshot) => (snapshot.covered ? [...snapshot.covered] : undefined),
   probes: (config) =>
