@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 /**
  * The one sense of time for the daemon, its API client and the sandbox. Everything that reads the time, waits, or
  * draws jitter takes a `Clock`, so tests can move time (across the hour of the bulk-deletion limit, past a grace
@@ -6,6 +8,11 @@
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
+  /**
+   * Milliseconds from an arbitrary origin, moving only forward at real speed: deadlines and durations are measured on
+   * it, so a step of the wall clock (NTP, a resumed VM) neither cuts a retry budget short nor stretches it.
+   */
+  monotonic(): number;
   /** Waits `ms` of this clock's time. */
   sleep(ms: number): Promise<void>;
   /** Uniform in [0, 1): the jitter of backoffs. */
@@ -19,6 +26,7 @@ const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTim
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   sleep: realSleep,
   random: () => Math.random(),
 };
@@ -36,6 +44,11 @@ export class MovableClock implements Clock {
 
   now(): number {
     return Date.now() + this.offsetMs;
+  }
+
+  /** Moves of this clock are steps of its wall clock: durations go on at real speed. */
+  monotonic(): number {
+    return performance.now();
   }
 
   /** `now()` as a Date, for the code that stamps records. */

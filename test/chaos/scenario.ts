@@ -68,9 +68,8 @@ export interface ScenarioContext {
  * and past the keys' one-hour grace), a minute and a second otherwise (so the registry policy's every-minute schedule
  * fires between the hours too, and a pass that a fault broke is tried again within the same hour).
  *
- * A step is a jump of the daemons' wall clock. The daemon's client measures its retry deadline (120 s) on the wall
- * clock, so a request waiting to retry across an hour step gives up; across a minute step it does not. Such a give-up
- * only fails a request that is answered by a fault anyway, and a correct daemon makes up for it like for any other.
+ * A step is a jump of the daemons' wall clock. Their client measures its retry deadline (120 s) on monotonic time, so
+ * a request waiting to retry across a step carries on, as it would across an NTP step in production.
  */
 const TICK_MS = 1_000;
 /**

@@ -1,3 +1,4 @@
+import type { Clock } from '../../clock';
 import { FakeClock } from '../../../test/support/gitlab/fake-clock';
 import {
   ApiError,
@@ -31,7 +32,7 @@ const connectTimeout = (method: HttpMethod) =>
   new TimeoutError({ method, path: 'x', code: 'UND_ERR_CONNECT_TIMEOUT', phase: 'connect', message: 'timeout' });
 
 /** Runs `withRetry` over a scripted series of outcomes and reports attempts, sleeps and the result. */
-async function run(method: HttpMethod, outcomes: Array<Error | string>, clock = new FakeClock(), opts = options) {
+async function run(method: HttpMethod, outcomes: Array<Error | string>, clock = new FakeClock(), opts = options, retryClock: Clock = clock) {
   let attempts = 0;
   const result = await withRetry(
     { method },
@@ -41,7 +42,7 @@ async function run(method: HttpMethod, outcomes: Array<Error | string>, clock = 
       return outcome;
     },
     opts,
-    clock,
+    retryClock,
   ).then(
     (value): { value?: string; error?: unknown } => ({ value }),
     (error: unknown) => ({ error }),
@@ -253,6 +254,23 @@ describe('retry layer', () => {
     const second = httpError(clock, 429, { 'retry-after': '20' });
     const outcome = await run('GET', [first, second, 'ok'], clock, opts);
     expect(outcome).toMatchObject({ attempts: 2, error: second, sleeps: [20_000] });
+  });
+
+  it('measures the deadline on monotonic time: a wall clock stepped an hour ahead does not end the retries', async () => {
+    const clock = new FakeClock();
+    let wallSteps = 0;
+    // Wall time jumps an hour at every reading, as after an NTP step or a resumed VM; monotonic time moves only by
+    // the waits.
+    const stepping: Clock = {
+      now: () => clock.now() + 3_600_000 * wallSteps++,
+      monotonic: () => clock.monotonic(),
+      sleep: (ms) => clock.sleep(ms),
+      random: () => clock.random(),
+    };
+    const errors = [503, 503].map((status) => httpError(clock, status));
+    const outcome = await run('GET', [...errors, 'ok'], clock, options, stepping);
+    expect(outcome).toMatchObject({ attempts: 3, value: 'ok' });
+    expect(wallSteps).toBeGreaterThanOrEqual(2);
   });
 
   it('does not retry errors that are not API errors', async () => {

@@ -143,15 +143,15 @@ export async function withRetry<T>(
   clock: Clock,
   onRetry?: (event: RetryEvent) => void,
 ): Promise<T> {
-  const started = clock.now();
+  // The deadline runs on monotonic time: a wall clock stepped by an hour must not make a request give up at once.
+  const started = clock.monotonic();
   for (let n = 1; ; n++) {
     try {
       return await attempt(n);
     } catch (error) {
-      const now = clock.now();
       const decision = decideRetry(
         error,
-        { ...request, attempt: n, elapsedMs: now - started, now, random: clock.random() },
+        { ...request, attempt: n, elapsedMs: clock.monotonic() - started, now: clock.now(), random: clock.random() },
         options,
       );
       if (!decision.retry) throw error;

@@ -19,6 +19,11 @@ export class FakeClock implements Clock {
     return this.time;
   }
 
+  /** Time here moves only through sleeps, so it is monotonic already. */
+  monotonic(): number {
+    return this.time;
+  }
+
   sleep(ms: number): Promise<void> {
     this.sleeps.push(ms);
     return new Promise<void>((resolve) => {
