@@ -1,5 +1,5 @@
-import { Cron } from 'croner';
 import type { Trigger } from './policy';
+import { nextRuns } from './schedule-runs';
 
 /** Runs of a cron schedule looked at: a year of a weekly schedule, enough to see the gaps of any common one. */
 const CRON_RUNS_SAMPLED = 60;
@@ -11,7 +11,7 @@ const CRON_RUNS_SAMPLED = 60;
  */
 export function triggerPeriodMs(trigger: Trigger, from: Date): number {
   if ('every' in trigger) return trigger.every;
-  const runs = new Cron(trigger.cron, { paused: true, ...(trigger.timezone ? { timezone: trigger.timezone } : {}) }).nextRuns(CRON_RUNS_SAMPLED, from);
+  const runs = nextRuns(trigger, CRON_RUNS_SAMPLED, from);
   let longest = 0;
   for (let index = 1; index < runs.length; index++) {
     longest = Math.max(longest, (runs[index]?.getTime() ?? 0) - (runs[index - 1]?.getTime() ?? 0));

@@ -1,5 +1,5 @@
-import { Cron } from 'croner';
 import { type Decision, SKIP } from '../../engine/policy';
+import { latestRunAtOrBefore, nextRunAfter } from '../../engine/schedule-runs';
 import { archiveName, type ManifestEntry, stampOf } from './group-backup.files';
 import { planRetention } from './group-backup.retention';
 import type { GroupBackupConfig } from './group-backup.schema';
@@ -52,9 +52,9 @@ export interface BackupParams {
 }
 
 export function decideGroupBackups(config: GroupBackupConfig, snapshot: GroupBackupSnapshot, now: Date): Decision[] {
-  const schedule = new Cron(config.schedule, { paused: true, ...(config.timezone ? { timezone: config.timezone } : {}) });
-  const latestRun = schedule.previousRuns(1, now)[0];
-  const nextRun = schedule.nextRun(now);
+  const schedule = { cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) };
+  const latestRun = latestRunAtOrBefore(schedule, now);
+  const nextRun = nextRunAfter(schedule, now);
   const next = nextRun ? `next scheduled backup ${nextRun.toISOString()}` : 'no further scheduled backup';
   return snapshot.groups.map((group) => {
     const target = `group ${group.fullPath}`;
@@ -67,7 +67,7 @@ export function decideGroupBackups(config: GroupBackupConfig, snapshot: GroupBac
     if (group.inflight) {
       const begun = new Date(group.inflight.taken_at);
       const where = group.inflight.pruning ? 'its prune' : group.inflight.export_requested_at ? `the export requested at ${group.inflight.export_requested_at}` : 'the export';
-      return act(group.inflight.key, begun, `carry on the backup begun at ${group.inflight.taken_at} from ${where}; ${next}`);
+      return act(group.inflight.key, begun, `carry on the backup begun at ${begun.toISOString()} from ${where}; ${next}`);
     }
     if (snapshot.occasion === 'command') {
       return act(`backup:${group.id}:${stampOf(now)}`, now, `back up now, as asked (last backup ${newest?.taken_at ?? 'never'}); ${next}`);
@@ -97,6 +97,7 @@ function retentionLines(config: GroupBackupConfig, archives: readonly ManifestEn
   const items = [{ name: newFile, takenAt }, ...archives.filter((entry) => entry.file !== newFile).map((entry) => ({ name: entry.file, takenAt: new Date(entry.taken_at) }))];
   if (!config.keep) return [`keeps every backup (${items.length} with the new one): no keep rules`];
   const plan = planRetention(items, config.keep, config.timezone);
-  if (plan.prune.length === 0) return [`keeps all ${items.length} backups with the new one`];
-  return [`keeps ${plan.keep.length} backups with the new one`, ...plan.prune.map((item) => `would prune ${item.name}`)];
+  if (plan.prune.length === 0) return [items.length === 1 ? 'keeps the new backup, the only one' : `keeps all ${items.length} backups with the new one`];
+  const kept = plan.keep.length === 1 ? 'keeps only the new backup' : `keeps ${plan.keep.length} backups with the new one`;
+  return [kept, ...plan.prune.map((item) => `would prune ${item.name}`)];
 }

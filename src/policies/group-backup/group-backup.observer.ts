@@ -22,7 +22,9 @@ export function groupFolder(config: GroupBackupConfig, fullPath: string): string
 
 export async function readInflight(context: PolicyContext, groupId: number): Promise<InflightBackup | undefined> {
   const stored = readJsonObject(await context.state.get(inflightKey(groupId)));
-  if (!stored || typeof stored.key !== 'string' || typeof stored.taken_at !== 'string') return undefined;
+  // A record that is not one (written by hand, cut short) is ignored: the backup starts afresh rather than failing the
+  // pass of every group on a date that cannot be read.
+  if (!stored || typeof stored.key !== 'string' || typeof stored.taken_at !== 'string' || Number.isNaN(Date.parse(stored.taken_at))) return undefined;
   return stored as unknown as InflightBackup;
 }
 

@@ -1,5 +1,5 @@
-import { Cron } from 'croner';
 import { type Decision, SKIP } from '../../engine/policy';
+import { latestRunAtOrBefore } from '../../engine/schedule-runs';
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, nextCallAllowedMs } from './registry-cleanup.ledger';
 import { bulkDeleteParams, repositoryParams, tagParams } from './registry-cleanup.params';
 import { type Preview, type PreviewRules, type PreviewTag, previewCleanup, type TagVerdict } from './registry-cleanup.preview';
@@ -68,8 +68,7 @@ export function nextFollowUp(config: RegistryCleanupConfig, entry: BulkLedgerEnt
 
 /** The schedule's latest time at or before `now` (pure: croner only computes). */
 function previousScheduledRun(config: RegistryCleanupConfig, now: Date): Date | undefined {
-  const schedule = new Cron(config.schedule, { paused: true, ...(config.timezone ? { timezone: config.timezone } : {}) });
-  return schedule.previousRuns(1, now)[0];
+  return latestRunAtOrBefore({ cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) }, now);
 }
 
 /**
