@@ -403,7 +403,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.
       this.logger.error(`${name}: pass failed: ${message}`);
       this.logger.debug(`${name}: pass failed`, error instanceof Error ? error.stack : undefined);
-      return { ...base, decisions: [], records: [], error: message };
+      const nextPassAt = mode === 'act' && delays === 'queue' ? await this.retryFailedPass(policy) : undefined;
+      return { ...base, decisions: [], records: [], error: message, ...(nextPassAt ? { nextPassAt } : {}) };
     } finally {
       stopTimer();
       // Ended, well or not (a failed pass is retried by its own schedule): only a killed one leaves its mark.
@@ -445,6 +446,24 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
     if ('every' in trigger && trigger.every <= UNSETTLED_RETRY_MS) return undefined;
     // Rounded up to the minute, so replicas asking in the same minute queue one pass between them.
     return new Date(Math.ceil((now.getTime() + UNSETTLED_RETRY_MS) / 60_000) * 60_000);
+  }
+
+  /**
+   * A scheduled pass that failed as a whole (the forge or Redis away while it observed) is tried again like a pass that
+   * left targets unsettled, rather than at the next cron run: a nightly backup missed at 02:00 is taken at 02:05. The
+   * request may fail too when Redis is the cause; the schedule and the start-up resume remain.
+   */
+  private async retryFailedPass(policy: PolicyConfig): Promise<Date | undefined> {
+    const now = new Date(this.clock.now());
+    const at = this.retryPass(policy, 1, now);
+    if (!at) return undefined;
+    try {
+      await this.scheduleExtraPass(policy.name, at, now);
+      return at;
+    } catch (error) {
+      this.logger.warn(`${policy.name}: the failed pass could not be queued again (${errorText(error)}); it runs at its next scheduled time`);
+      return undefined;
+    }
   }
 
   /** One extra pass at `at`; the job id makes the request once, however many replicas make it. */

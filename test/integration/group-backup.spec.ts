@@ -3,7 +3,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { EngineService } from '../../src/engine/engine.service';
 import { POLICY_TYPES } from '../../src/policies';
+import { QueueService } from '../../src/queue/queue.service';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
 import type { World } from '../../src/sandbox';
 import { useEngineHarness } from '../support/engine-harness';
@@ -56,7 +58,7 @@ describe('group_backup against the sandbox with a real Redis', () => {
 
   afterEach(() => rmSync(destination, { recursive: true, force: true }));
 
-  const app = (keep = '{ last: 2 }') =>
+  const app = (keep = '{ last: 2 }', extra: string[] = []) =>
     harness.app({
       dryRun: false,
       policies: [
@@ -67,6 +69,7 @@ describe('group_backup against the sandbox with a real Redis', () => {
         `    destination: ${JSON.stringify(destination)}`,
         '    download_interval: 1s',
         `    keep: ${keep}`,
+        ...extra,
       ],
     });
 
@@ -77,7 +80,7 @@ describe('group_backup against the sandbox with a real Redis', () => {
     const plan = await harness.pass(engineApp, 'nightly', 'plan');
     expect(plan.decisions.map((decision) => [decision.action, decision.target])).toEqual([['backup', 'group acme']]);
     expect(plan.decisions[0]?.reason).toMatch(/^back up now, as asked \(last backup never\); next scheduled backup \d{4}-\d\d-\d\dT02:00:00.000Z$/);
-    expect(plan.decisions[0]?.details).toEqual(['keeps all 1 backups with the new one']);
+    expect(plan.decisions[0]?.details).toEqual(['keeps the new backup, the only one']);
     expect(readdirSync(destination)).toEqual([]);
 
     const pass = await harness.pass(engineApp, 'nightly', 'act');
@@ -138,5 +141,53 @@ describe('group_backup against the sandbox with a real Redis', () => {
     await client.groupTransfer.downloadExport(restored.id, again);
     const strip = (content: Record<string, unknown>) => ({ ...content, path: undefined, name: undefined, visibility: undefined, members: undefined });
     expect(strip(groupJson(readFileSync(again)))).toEqual(strip(groupJson(readFileSync(file))));
+  });
+
+  it('with relations, downloads every relation once its export finished, verified and listed with the archive', async () => {
+    const engineApp = await app('{ last: 2 }', ['    relations: true']);
+    const pass = await harness.pass(engineApp, 'nightly', 'act');
+    expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
+    const [entry] = manifest().archives;
+    const stamp = entry?.file.replace(/\.tar\.gz$/, '') ?? '';
+    const folder = join(destination, 'acme', `${stamp}.relations`);
+    const relations = ['badges', 'boards', 'labels', 'members', 'milestones', 'self'].map((relation) => `${relation}.ndjson.gz`);
+    expect(readdirSync(folder).sort()).toEqual(relations);
+    expect(entry?.relations?.map((file) => file.file)).toEqual(relations.map((name) => `${stamp}.relations/${name}`));
+    for (const file of entry?.relations ?? []) {
+      const bytes = readFileSync(join(destination, 'acme', file.file));
+      expect(file).toMatchObject({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+      // Each line of each file is one JSON record.
+      for (const line of gunzipSync(bytes).toString('utf8').split('\n').filter(Boolean)) expect(() => JSON.parse(line) as unknown).not.toThrow();
+    }
+    const self = gunzipSync(readFileSync(join(folder, 'self.ndjson.gz'))).toString('utf8');
+    expect(JSON.parse(self.split('\n')[0] ?? '{}')).toMatchObject({ path: 'acme' });
+    const requests = harness.sandbox.state.requestLog.filter((request) => request.path.includes('/export_relations'));
+    expect(requests.filter((request) => request.method === 'POST').map((request) => request.path)).toEqual(['/api/v4/groups/10/export_relations']);
+    expect(requests.filter((request) => request.status === 429)).toEqual([]);
+  });
+
+  it('a scheduled pass that fails as a whole asks for another pass in five minutes, not at the next night', async () => {
+    const engineApp = await app();
+    harness.sandbox.state.faults.add({ method: 'GET', path: '^/api/v4/groups/', status: 503 });
+    const before = Date.now();
+    const pass = await engineApp.get(EngineService).runPass('nightly', 'act', 'queue');
+    expect(pass.error).toMatch(/503/);
+    const next = pass.nextPassAt?.getTime() ?? 0;
+    expect(next - before).toBeGreaterThanOrEqual(5 * 60_000);
+    expect(next - before).toBeLessThanOrEqual(6 * 60_000);
+    expect(await harness.redis.keys(`${harness.prefix}:*extra:nightly:${next}*`)).toHaveLength(1);
+    expect(readdirSync(destination)).toEqual([]);
+  });
+
+  it('a daemon starting after a scheduled pass was killed in it runs that pass at once, and clears the mark when it ends', async () => {
+    const engineApp = await app();
+    // What a process killed in a scheduled pass leaves behind (the pass marks itself running as it begins).
+    await harness.redis.hset(`${harness.prefix}:passes:running`, 'nightly', '2030-01-01T02:00:00.000Z');
+    engineApp.get(QueueService).startWorking();
+    await engineApp.get(EngineService).startDaemon();
+    const deadline = Date.now() + 20_000;
+    while (!(await harness.redis.hget(`${harness.prefix}:backups:last_ok`, 'nightly\tacme')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(manifest().archives).toHaveLength(1);
+    expect(await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')).toBeNull();
   });
 });
