@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GitlabClient } from '../gitlab/client';
-import { ApiError } from '../gitlab/transport/errors';
+import { ApiError, NetworkError, NotFoundError } from '../gitlab/transport/errors';
 import { ArchiveInvalidError, verifyArchive } from '../policies/group-backup/group-backup.archive';
 import { EXIT_INVALID_CONFIG } from './config-file';
 import { type AppCommandOptions, withApp } from './with-app';
@@ -22,6 +22,9 @@ export interface RestoreOptions extends AppCommandOptions {
 
 const PATH_SEGMENT = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
 const POLL_MS = 1_000;
+const RESERVED_ENDING = /\.(git|atom)$/;
+/** `--wait`'s default when the command is called without the command line's (which declares the same). */
+const DEFAULT_WAIT_SECONDS = '600';
 
 /**
  * `restore`: a group created from a backup through the forge's group import (multipart, streamed from disk). Before
@@ -49,13 +52,15 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
   if (!segments.every((segment) => PATH_SEGMENT.test(segment))) {
     return usage(`--group ${options.group}: a group path is letters, digits, '_', '-' and '.', not starting with '-', segments separated by '/'`);
   }
+  // The forge refuses these after the upload, in words that do not match what was typed.
+  if (segments.some((segment) => RESERVED_ENDING.test(segment))) return usage(`--group ${options.group}: a group path cannot end in '.git' or '.atom'`);
   if (parentPath && options.parentId) return usage('give either --parent-id or a full path in --group, not both');
   let parentId: number | undefined;
   if (options.parentId !== undefined) {
     parentId = Number(options.parentId);
     if (!Number.isSafeInteger(parentId) || parentId <= 0) return usage(`--parent-id ${options.parentId}: expected a group id (a positive whole number)`);
   }
-  const waitMs = options.wait === undefined ? 600_000 : Number(options.wait) * 1000;
+  const waitMs = Number(options.wait ?? DEFAULT_WAIT_SECONDS) * 1000;
   if (!Number.isFinite(waitMs) || waitMs <= 0) return usage(`--wait ${options.wait}: expected a number of seconds`);
 
   const fail = (message: string): number => {
@@ -66,18 +71,24 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
   try {
     archive = await verifyArchive(file);
   } catch (error) {
-    if (error instanceof ArchiveInvalidError) return fail(`${options.from} is not a group export archive: ${error.message}; nothing was uploaded`);
+    if (error instanceof ArchiveInvalidError) return fail(`${options.from} is not a group export archive: ${error.reason}; nothing was uploaded`);
     throw error;
   }
 
   return withApp('restore', options, async (app, config) => {
     const client = app.get(GitlabClient);
     try {
-      if (parentPath) parentId = (await client.groups.show(parentPath, { with_projects: false })).id;
-      const taken = await client.namespaces.exists(path, parentId === undefined ? {} : { parent_id: parentId });
-      const fullPath = parentPath ? `${parentPath}/${path}` : parentId === undefined ? path : `${path} (in group ${parentId})`;
+      const parentRef = parentPath || parentId;
+      let parent: { id: number; full_path: string } | undefined;
+      if (parentRef !== undefined) {
+        parent = await findGroup(client, parentRef);
+        if (!parent) return fail(`the parent group ${parentPath || `with id ${parentId}`} does not exist, or this token cannot see it; nothing was uploaded`);
+      }
+      const fullPath = parent ? `${parent.full_path}/${path}` : path;
+      const scope = parent ? { parent_id: parent.id } : {};
+      const taken = await client.namespaces.exists(path, scope);
       if (taken.exists) {
-        const free = taken.suggests.length > 0 ? `; free: ${taken.suggests.join(', ')}` : '';
+        const free = taken.suggests.length > 0 ? `; free: ${taken.suggests.map((slug) => (parent ? `${parent.full_path}/${slug}` : slug)).join(', ')}` : '';
         return fail(`the path ${fullPath} is taken${free}; nothing was uploaded`);
       }
       if (config.dry_run) {
@@ -87,16 +98,28 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
         );
         return 0;
       }
-      await client.groupTransfer.import({ name: options.name ?? path, path, file, ...(parentId === undefined ? {} : { parent_id: parentId }) });
+      let lostAnswer: string | undefined;
+      try {
+        await client.groupTransfer.import({ name: options.name ?? path, path, file, ...(parent ? { parent_id: parent.id } : {}) });
+      } catch (error) {
+        // An answer lost after the upload (a proxy's 502 on a long upload, a reset) may follow an import that went
+        // through: the path, free a moment ago, tells which.
+        if (!(error instanceof ApiError) || !mayHaveActed(error)) throw error;
+        if (!(await client.namespaces.exists(path, scope)).exists) {
+          return fail(`${error.summary}; ${fullPath} does not exist, so the import did not go through and running this command again is safe`);
+        }
+        lostAnswer = error.summary;
+      }
       const deadline = Date.now() + waitMs;
       for (;;) {
-        if ((await client.namespaces.exists(path, parentId === undefined ? {} : { parent_id: parentId })).exists) break;
+        if ((await client.namespaces.exists(path, scope)).exists) break;
         if (Date.now() >= deadline) return fail(`the forge accepted the import, but ${fullPath} did not exist after ${Math.round(waitMs / 1000)} s; look at the forge's import status`);
         await sleep(POLL_MS);
       }
-      const created = await client.groups.show(parentPath ? `${parentPath}/${path}` : parentId === undefined ? path : await childPath(client, parentId, path), { with_projects: false });
+      const created = await client.groups.show(fullPath, { with_projects: false });
       process.stdout.write(
         `restored ${options.from} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${created.full_path} (id ${created.id}, ${created.visibility})\n` +
+          (lostAnswer ? `the forge's answer to the upload was lost (${lostAnswer}), but the group is there\n` : '') +
           'the forge fills in its subgroups and members in the background; members keep their membership only where their user exists\n',
       );
       return 0;
@@ -107,8 +130,18 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
   });
 }
 
-/** The full path of `path` under the group `parentId`. */
-async function childPath(client: GitlabClient, parentId: number, path: string): Promise<string> {
-  const parent = await client.groups.show(parentId, { with_projects: false });
-  return `${parent.full_path}/${path}`;
+/** The group, or undefined when the forge says it does not exist (404). */
+async function findGroup(client: GitlabClient, ref: string | number): Promise<{ id: number; full_path: string } | undefined> {
+  try {
+    return await client.groups.show(ref, { with_projects: false });
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
+
+/** Whether a failed request may still have been carried out: no answer after sending, or a server-side failure. */
+function mayHaveActed(error: ApiError): boolean {
+  if (error instanceof NetworkError) return error.mayHaveReachedServer;
+  return error.status === 0 || error.status >= 500;
 }

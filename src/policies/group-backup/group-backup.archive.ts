@@ -27,12 +27,19 @@ export type ArchiveProblem = 'empty file' | 'not gzip' | 'truncated' | 'corrupt 
 export class ArchiveInvalidError extends Error {
   readonly path: string;
   readonly problem: ArchiveProblem;
+  readonly detail: string | undefined;
 
   constructor(path: string, problem: ArchiveProblem, detail?: string) {
     super(`${path}: ${problem}${detail ? ` (${detail})` : ''}`);
     this.name = 'ArchiveInvalidError';
     this.path = path;
     this.problem = problem;
+    this.detail = detail;
+  }
+
+  /** What is wrong, without the path: for a message that names the file in its own words. */
+  get reason(): string {
+    return `${this.problem}${this.detail ? ` (${this.detail})` : ''}`;
   }
 }
 
@@ -74,7 +81,8 @@ export async function verifyArchive(path: string): Promise<ArchiveCheck> {
     if (problem === error && error === tarError && error instanceof Error && !(error instanceof ArchiveInvalidError) && !('code' in error)) {
       // tar-stream's only way of saying the data stopped inside a header or an entry.
       if (/unexpected end of data/i.test(error.message)) throw new ArchiveInvalidError(path, 'truncated', 'the tar stops inside an entry');
-      throw new ArchiveInvalidError(path, 'not a tar archive', error.message);
+      // Its other words ("Maybe ... it needs to be gunzipped?") would mislead: the data was gunzipped already.
+      throw new ArchiveInvalidError(path, 'not a tar archive', /invalid tar header/i.test(error.message) ? 'a block where a tar header belongs is not one' : error.message);
     }
     throw problem;
   }
