@@ -6,7 +6,7 @@ import Redis from 'ioredis';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox';
 import { childEnv, runCli, startCli, waitUntil, writeTempFile } from '../support/cli';
-import { call } from '../support/sandbox-http';
+import { nightlyBackupPolicy, speedUpExports } from '../support/group-backup';
 import { acmeGroup, ADMIN_TOKEN, baseWorld } from '../support/world-builders';
 
 /**
@@ -28,11 +28,7 @@ describe('group_backup: a process killed mid-download', () => {
 
   beforeAll(async () => {
     sandbox = await startSandbox({ world: { ...baseWorld({ groups: [acmeGroup({ description: 'kept across a crash' })] }), now: undefined } });
-    const settings = await call(sandbox.url, '/__sandbox/settings', {
-      method: 'POST',
-      body: { export_rate_limits: { window_ms: 1000 }, export_delay_ms: 20, export_padding_bytes: PADDING_BYTES, download_bytes_per_second: BYTES_PER_SECOND },
-    });
-    expect(settings.status).toBe(200);
+    await speedUpExports(sandbox.url, { export_padding_bytes: PADDING_BYTES, download_bytes_per_second: BYTES_PER_SECOND });
     destination = mkdtempSync(join(tmpdir(), 'forgewarden-backup-crash-'));
     file = writeTempFile(
       'backup.yml',
@@ -43,12 +39,7 @@ describe('group_backup: a process killed mid-download', () => {
         `redis: { url: "\${REDIS_URL}", prefix: ${prefix} }`,
         'dry_run: false',
         'policies:',
-        '  - name: nightly',
-        '    type: group_backup',
-        '    groups: [acme]',
-        '    schedule: "0 2 * * *"',
-        `    destination: ${JSON.stringify(destination)}`,
-        '    download_interval: 1s',
+        ...nightlyBackupPolicy(destination),
       ].join('\n'),
     );
   });

@@ -1,11 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineService } from '../../src/engine/engine.service';
 import { POLICY_TYPES } from '../../src/policies';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
 import { useEngineHarness } from '../support/engine-harness';
-import { call } from '../support/sandbox-http';
+import { nightlyBackupPolicy, useBackupFolder } from '../support/group-backup';
 import { acmeGroup, baseWorld } from '../support/world-builders';
 
 /**
@@ -23,33 +22,14 @@ describe('group_backup retention over a month of scheduled passes', () => {
     world: () => baseWorld({ groups: [acmeGroup()], now: new Date(FIRST_DAY + 3_600_000).toISOString() }),
     policyTypes: POLICY_TYPES,
   });
-  let destination: string;
-
-  beforeEach(async () => {
-    destination = mkdtempSync(join(tmpdir(), 'forgewarden-backups-month-'));
-    const settings = await call(harness.sandbox.url, '/__sandbox/settings', {
-      method: 'POST',
-      body: { export_rate_limits: { window_ms: 1000 }, export_delay_ms: 20 },
-    });
-    expect(settings.status).toBe(200);
-  });
-
-  afterEach(() => rmSync(destination, { recursive: true, force: true }));
+  const backupFolder = useBackupFolder(() => harness.sandbox.url);
 
   it('keeps exactly the daily, weekly and monthly backups restic would keep, in files and in the manifest', async () => {
     const clock = harness.sandbox.state.clock;
     const engineApp = await harness.app({
       dryRun: false,
       clock,
-      policies: [
-        '  - name: nightly',
-        '    type: group_backup',
-        '    groups: [acme]',
-        '    schedule: "0 2 * * *"',
-        `    destination: ${JSON.stringify(destination)}`,
-        '    download_interval: 1s',
-        '    keep: { daily: 7, weekly: 3, monthly: 2 }',
-      ],
+      policies: nightlyBackupPolicy(backupFolder(), ['keep: { daily: 7, weekly: 3, monthly: 2 }']),
     });
     const engine = engineApp.get(EngineService);
     const scheduledPass = async () => {
@@ -66,11 +46,11 @@ describe('group_backup retention over a month of scheduled passes', () => {
       expect(await scheduledPass()).toEqual(['skipped']);
     }
 
-    const manifest = JSON.parse(readFileSync(join(destination, 'acme', 'manifest.json'), 'utf8')) as Manifest;
+    const manifest = JSON.parse(readFileSync(join(backupFolder(), 'acme', 'manifest.json'), 'utf8')) as Manifest;
     const days = manifest.archives.map((entry) => entry.taken_at.slice(0, 10));
     // daily 7: 03-10 … 03-16; weekly 3 (ISO weeks): 03-16 (W12), 03-15 (W11), 03-08 (W10); monthly 2: 03-16, 02-28.
     expect(days).toEqual(['2026-03-16', '2026-03-15', '2026-03-14', '2026-03-13', '2026-03-12', '2026-03-11', '2026-03-10', '2026-03-08', '2026-02-28']);
-    const files = readdirSync(join(destination, 'acme')).filter((name) => name !== 'manifest.json').sort();
+    const files = readdirSync(join(backupFolder(), 'acme')).filter((name) => name !== 'manifest.json').sort();
     expect(files).toEqual(manifest.archives.map((entry) => entry.file).sort());
     expect(harness.sandbox.state.requestLog.filter((request) => request.method === 'POST' && request.path.endsWith('/export'))).toHaveLength(DAYS);
   }, 120_000);

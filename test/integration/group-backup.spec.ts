@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { EngineService } from '../../src/engine/engine.service';
@@ -9,7 +8,7 @@ import { QueueService } from '../../src/queue/queue.service';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
 import type { World } from '../../src/sandbox';
 import { useEngineHarness } from '../support/engine-harness';
-import { call } from '../support/sandbox-http';
+import { nightlyBackupPolicy, useBackupFolder } from '../support/group-backup';
 import { acmeGroup, baseWorld } from '../support/world-builders';
 
 /**
@@ -45,35 +44,11 @@ function groupJson(archive: Buffer): Record<string, unknown> {
 
 describe('group_backup against the sandbox with a real Redis', () => {
   const harness = useEngineHarness({ name: 'group-backup', world, policyTypes: POLICY_TYPES });
-  let destination: string;
+  const backupFolder = useBackupFolder(() => harness.sandbox.url);
 
-  beforeEach(async () => {
-    destination = mkdtempSync(join(tmpdir(), 'forgewarden-backups-'));
-    const settings = await call(harness.sandbox.url, '/__sandbox/settings', {
-      method: 'POST',
-      body: { export_rate_limits: { window_ms: 1000 }, export_delay_ms: 20 },
-    });
-    expect(settings.status).toBe(200);
-  });
+  const app = (keep = '{ last: 2 }', fields: string[] = []) => harness.app({ dryRun: false, policies: nightlyBackupPolicy(backupFolder(), [`keep: ${keep}`, ...fields]) });
 
-  afterEach(() => rmSync(destination, { recursive: true, force: true }));
-
-  const app = (keep = '{ last: 2 }', extra: string[] = []) =>
-    harness.app({
-      dryRun: false,
-      policies: [
-        '  - name: nightly',
-        '    type: group_backup',
-        '    groups: [acme]',
-        '    schedule: "0 2 * * *"',
-        `    destination: ${JSON.stringify(destination)}`,
-        '    download_interval: 1s',
-        `    keep: ${keep}`,
-        ...extra,
-      ],
-    });
-
-  const manifest = (): Manifest => JSON.parse(readFileSync(join(destination, 'acme', 'manifest.json'), 'utf8')) as Manifest;
+  const manifest = (): Manifest => JSON.parse(readFileSync(join(backupFolder(), 'acme', 'manifest.json'), 'utf8')) as Manifest;
 
   it('plan shows the backup and what retention keeps; once writes a verified archive of the group and its subgroups, listed in the manifest', async () => {
     const engineApp = await app();
@@ -81,16 +56,16 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(plan.decisions.map((decision) => [decision.action, decision.target])).toEqual([['backup', 'group acme']]);
     expect(plan.decisions[0]?.reason).toMatch(/^back up now, as asked \(last backup never\); next scheduled backup \d{4}-\d\d-\d\dT02:00:00.000Z$/);
     expect(plan.decisions[0]?.details).toEqual(['keeps the new backup, the only one']);
-    expect(readdirSync(destination)).toEqual([]);
+    expect(readdirSync(backupFolder())).toEqual([]);
 
     const pass = await harness.pass(engineApp, 'nightly', 'act');
     expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
-    const files = readdirSync(join(destination, 'acme'));
+    const files = readdirSync(join(backupFolder(), 'acme'));
     const archives = files.filter((name) => name.endsWith('.tar.gz'));
     expect(archives).toHaveLength(1);
     expect(archives[0]).toMatch(/^\d{4}-\d\d-\d\dT\d{6}Z\.tar\.gz$/);
     expect(files.filter((name) => name.includes('partial'))).toEqual([]);
-    const bytes = readFileSync(join(destination, 'acme', archives[0] ?? ''));
+    const bytes = readFileSync(join(backupFolder(), 'acme', archives[0] ?? ''));
     expect(manifest()).toMatchObject({
       version: 1,
       group: { id: 10, full_path: 'acme' },
@@ -119,14 +94,14 @@ describe('group_backup against the sandbox with a real Redis', () => {
     }
     expect(new Set(taken).size).toBe(3);
     expect(manifest().archives.map((entry) => entry.file)).toEqual([taken[2], taken[1]]);
-    expect(readdirSync(join(destination, 'acme')).filter((name) => name.endsWith('.tar.gz')).sort()).toEqual([taken[1], taken[2]].sort());
-    for (const entry of manifest().archives) expect(statSync(join(destination, 'acme', entry.file)).size).toBe(entry.bytes);
+    expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => name.endsWith('.tar.gz')).sort()).toEqual([taken[1], taken[2]].sort());
+    for (const entry of manifest().archives) expect(statSync(join(backupFolder(), 'acme', entry.file)).size).toBe(entry.bytes);
   });
 
   it('a backup restored by the import API recreates the group, and exporting it again gives the same content', async () => {
     const engineApp = await app();
     await harness.pass(engineApp, 'nightly', 'act');
-    const file = join(destination, 'acme', manifest().archives[0]?.file ?? '');
+    const file = join(backupFolder(), 'acme', manifest().archives[0]?.file ?? '');
     const { GitlabClient } = await import('../../src/gitlab/client');
     const client = engineApp.get(GitlabClient);
     expect((await client.namespaces.exists('acme-restored')).exists).toBe(false);
@@ -134,7 +109,7 @@ describe('group_backup against the sandbox with a real Redis', () => {
     await harness.sandbox.state.whenIdle();
     const restored = await client.groups.show('acme-restored', { with_projects: false });
     expect((await client.namespaces.exists('acme-restored')).exists).toBe(true);
-    const again = join(destination, 'again.tar.gz');
+    const again = join(backupFolder(), 'again.tar.gz');
     await client.groupTransfer.scheduleExport(restored.id);
     await harness.sandbox.state.whenIdle();
     await new Promise((resolve) => setTimeout(resolve, 1100));
@@ -144,17 +119,17 @@ describe('group_backup against the sandbox with a real Redis', () => {
   });
 
   it('with relations, downloads every relation once its export finished, verified and listed with the archive', async () => {
-    const engineApp = await app('{ last: 2 }', ['    relations: true']);
+    const engineApp = await app('{ last: 2 }', ['relations: true']);
     const pass = await harness.pass(engineApp, 'nightly', 'act');
     expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
     const [entry] = manifest().archives;
     const stamp = entry?.file.replace(/\.tar\.gz$/, '') ?? '';
-    const folder = join(destination, 'acme', `${stamp}.relations`);
+    const folder = join(backupFolder(), 'acme', `${stamp}.relations`);
     const relations = ['badges', 'boards', 'labels', 'members', 'milestones', 'self'].map((relation) => `${relation}.ndjson.gz`);
     expect(readdirSync(folder).sort()).toEqual(relations);
     expect(entry?.relations?.map((file) => file.file)).toEqual(relations.map((name) => `${stamp}.relations/${name}`));
     for (const file of entry?.relations ?? []) {
-      const bytes = readFileSync(join(destination, 'acme', file.file));
+      const bytes = readFileSync(join(backupFolder(), 'acme', file.file));
       expect(file).toMatchObject({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
       // Each line of each file is one JSON record.
       for (const line of gunzipSync(bytes).toString('utf8').split('\n').filter(Boolean)) expect(() => JSON.parse(line) as unknown).not.toThrow();
@@ -176,7 +151,7 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(next - before).toBeGreaterThanOrEqual(5 * 60_000);
     expect(next - before).toBeLessThanOrEqual(6 * 60_000);
     expect(await harness.redis.keys(`${harness.prefix}:*extra:nightly:${next}*`)).toHaveLength(1);
-    expect(readdirSync(destination)).toEqual([]);
+    expect(readdirSync(backupFolder())).toEqual([]);
   });
 
   it('a daemon starting after a scheduled pass was killed in it runs that pass at once, and clears the mark when it ends', async () => {
