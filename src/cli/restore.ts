@@ -106,7 +106,7 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
         // through: the path, free a moment ago, tells which.
         if (!(error instanceof ApiError) || !mayHaveActed(error)) throw error;
         if (!(await client.namespaces.exists(path, scope)).exists) {
-          return fail(`${error.summary}; ${fullPath} does not exist, so the import did not go through and running this command again is safe`);
+          return fail(`${error.summary}; ${fullPath} does not exist, so the import has not gone through; running this command again is safe (it refuses the path should the group appear meanwhile)`);
         }
         lostAnswer = error.summary;
       }

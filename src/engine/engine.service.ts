@@ -407,7 +407,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       return { ...base, decisions: [], records: [], error: message, ...(nextPassAt ? { nextPassAt } : {}) };
     } finally {
       stopTimer();
-      // Ended, well or not (a failed pass is retried by its own schedule): only a killed one leaves its mark.
+      // Ended, well or not (a failed pass is tried again by retryFailedPass or its schedule): only a killed one leaves
+      // its mark.
       if (markedRunning) await this.redis.hdel(this.keys.passesRunning(), name).catch(() => undefined);
     }
   }

@@ -217,7 +217,7 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     const result = await restore(['-c', actingFile, '--from', archive, '--group', 'acme-not-imported']);
     expect([result.code, message(result)]).toEqual([
       1,
-      ['forgewarden restore: POST groups/import → 502: 502 Bad Gateway; acme-not-imported does not exist, so the import did not go through and running this command again is safe'],
+      ['forgewarden restore: POST groups/import → 502: 502 Bad Gateway; acme-not-imported does not exist, so the import has not gone through; running this command again is safe (it refuses the path should the group appear meanwhile)'],
     ]);
     expect(sandbox.state.group('acme-not-imported')).toBeUndefined();
     const again = await restore(['-c', actingFile, '--from', archive, '--group', 'acme-not-imported']);
