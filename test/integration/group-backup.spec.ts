@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { AuditTrail } from '../../src/engine/audit';
 import { EngineService } from '../../src/engine/engine.service';
+import { MetricsService } from '../../src/metrics/metrics.service';
 import { POLICY_TYPES } from '../../src/policies';
 import { QueueService } from '../../src/queue/queue.service';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
@@ -80,6 +82,14 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(pass.records[0]?.detail).toContain(`sha256 ${createHash('sha256').update(bytes).digest('hex')}`);
     // Nothing left in progress.
     expect(await harness.redis.keys(`${harness.prefix}:state:nightly:inflight:*`)).toEqual([]);
+    // The audit trail has the backup with its checksum; the metrics have its time and size, cluster-wide in Redis.
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    expect(await engineApp.get(AuditTrail).read(0)).toEqual([expect.objectContaining({ policy: 'nightly', action: 'backup', target: 'group acme', outcome: 'done', detail: expect.stringContaining(`sha256 ${sha256}`) })]);
+    const finished = Date.parse(manifest().archives[0]?.finished_at ?? '') / 1000;
+    const metrics = await engineApp.get(MetricsService).render();
+    expect(metrics).toContain(`forgewarden_backup_last_success_timestamp_seconds{policy="nightly",group="acme"} ${finished}`);
+    expect(metrics).toContain(`forgewarden_backup_bytes_written_total{policy="nightly",group="acme"} ${bytes.length}`);
+    expect(await harness.redis.hget(`${harness.prefix}:backups:last_ok`, 'nightly\tacme')).toBe(String(finished));
   });
 
   it('keeps what the rules say after each new backup and prunes the rest, files and manifest alike', async () => {

@@ -86,7 +86,7 @@ class Backup {
     }
     const pruned = await this.record(manifest, entry);
     await this.context.state.delete(inflightKey(this.params.group_id));
-    await this.context.metrics?.backupWritten(this.params.group_path, entry.bytes + (entry.relations ?? []).reduce((sum, file) => sum + file.bytes, 0), this.now());
+    await this.context.metrics?.backupWritten(this.params.group_path, entry.bytes + (entry.relations ?? []).reduce((sum, file) => sum + file.bytes, 0), new Date(entry.finished_at));
     return `${this.params.group_path}/${entry.file}: ${entry.bytes} bytes, sha256 ${entry.sha256}${entry.relations ? `, ${entry.relations.length} relations files` : ''}; ${pruned.length === 0 ? 'nothing pruned' : `pruned ${pruned.join(', ')}`}`;
   }
 
