@@ -1,14 +1,16 @@
+import type { INestApplicationContext } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { AuditTrail } from '../../src/engine/audit';
-import { EngineService } from '../../src/engine/engine.service';
+import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { POLICY_TYPES } from '../../src/policies';
 import { QueueService } from '../../src/queue/queue.service';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
 import type { World } from '../../src/sandbox';
+import { groupTransferOf } from '../../src/sandbox/group-transfer-state';
 import { useEngineHarness } from '../support/engine-harness';
 import { nightlyBackupPolicy, useBackupFolder } from '../support/group-backup';
 import { acmeGroup, baseWorld } from '../support/world-builders';
@@ -126,6 +128,42 @@ describe('group_backup against the sandbox with a real Redis', () => {
     await client.groupTransfer.downloadExport(restored.id, again);
     const strip = (content: Record<string, unknown>) => ({ ...content, path: undefined, name: undefined, visibility: undefined, members: undefined });
     expect(strip(groupJson(readFileSync(again)))).toEqual(strip(groupJson(readFileSync(file))));
+  });
+
+  /** One backup in place under `keep: { last: 1 }`; then a second pass, after `breakIt`, must leave it as it was. */
+  async function failingSecondBackup(breakIt: (engineApp: INestApplicationContext) => Promise<PassResult>): Promise<PassResult> {
+    const engineApp = await app('{ last: 1 }');
+    await harness.pass(engineApp, 'nightly', 'act');
+    const before = manifest();
+    // Archives are named to the second.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const pass = await breakIt(engineApp);
+    expect(manifest()).toEqual(before);
+    expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => !name.startsWith('.')).sort()).toEqual([before.archives[0]?.file, 'manifest.json']);
+    return pass;
+  }
+
+  it('a backup whose archive fails verification prunes nothing and keeps no part of it', async () => {
+    const transfer = groupTransferOf(harness.sandbox.state);
+    const pass = await failingSecondBackup(async (engineApp) => {
+      // The forge hands out a cut-off archive: the export is stored, then half of it is thrown away.
+      transfer.exports.delete(10);
+      const running = harness.pass(engineApp, 'nightly', 'act');
+      while (!transfer.exports.has(10)) await new Promise((resolve) => setTimeout(resolve, 5));
+      const stored = transfer.exports.get(10)!;
+      stored.data = stored.data.subarray(0, Math.floor(stored.data.length / 2));
+      return running;
+    });
+    expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([['failed', expect.stringMatching(/truncated/)]]);
+    expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => name.endsWith('.partial'))).toEqual([]);
+  });
+
+  it('a backup whose download the forge refuses prunes nothing', async () => {
+    const pass = await failingSecondBackup(async (engineApp) => {
+      harness.sandbox.state.faults.add({ method: 'GET', path: '/export/download$', status: 500 });
+      return harness.pass(engineApp, 'nightly', 'act');
+    });
+    expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([['failed', expect.stringMatching(/500/)]]);
   });
 
   it('with relations, downloads every relation once its export finished, verified and listed with the archive', async () => {
