@@ -9,6 +9,7 @@ import { QueueService } from '../queue/queue.service';
 import { AuditTrail } from './audit';
 import { CLOCK, type Clock } from '../clock';
 import { type LedgerState, Ledger } from './ledger';
+import { mapLimited } from './map-limited';
 import type { Lease } from './lease';
 import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner } from './policy';
 
@@ -66,67 +67,67 @@ export class Executor {
     context: PolicyContext,
     options: ExecuteOptions,
   ): Promise<ActionRecord[]> {
-    const records: ActionRecord[] = [];
-    const cap = runner.maxActionsPerRun(policy);
-    let taken = 0;
-    // Delays count from the decision, not from the previous action: ten retries with `delay: 30s` wait 30 s, not 5 min.
-    const decidedAt = this.clock.now();
     for (const decision of decisions) {
-      if (decision.action === SKIP) {
-        records.push(this.count(policy.name, { decision, outcome: 'skipped' }));
-        this.logger.debug(`${policy.name}: ${decision.target}: ${decision.reason}`);
-        continue;
-      }
-      if (!runner.actions[decision.action]) {
+      if (decision.action !== SKIP && !runner.actions[decision.action]) {
         throw new Error(`policy type "${runner.definition.type}" decided "${decision.action}" but has no effect for it`);
       }
-      let attempts = 0;
-      if (!options.dryRun) {
-        // Actions settled or under way do not count against the cap, or a deferred one could wait behind them forever.
-        const view = await this.ledger.inspect(policy.name, decision.key, context.now);
-        if (view.kind === 'settled') {
-          records.push(this.count(policy.name, { decision, outcome: 'duplicate' }));
-          continue;
-        }
-        if (view.kind === 'in_progress') {
-          records.push(this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` }));
-          continue;
-        }
-        if (view.kind === 'uncertain' && context.now.getTime() < view.sinceMs + this.lookAfterMs) {
-          const lookAt = new Date(view.sinceMs + this.lookAfterMs).toISOString();
-          records.push(await this.finish(policy.name, decision, 'uncertain', false, `the attempt at ${view.at} may have acted; the forge is looked at again after ${lookAt}`));
-          continue;
-        }
-        attempts = view.attempts;
-      }
-      if (taken >= cap) {
-        records.push(await this.finish(policy.name, decision, 'deferred', options.dryRun, `over max_actions_per_run (${cap})`));
-        continue;
-      }
-      taken++;
-      if (options.dryRun) {
-        records.push(await this.finish(policy.name, decision, 'would_act', true));
-        continue;
-      }
-      if (decision.delayMs && decision.delayMs > 0) {
-        if (options.delays === 'queue') {
-          // The job id is the action's key and attempt: a second pass deciding the same attempt while it waits adds
-          // nothing, and an attempt after a failed one is queued anew (a finished job is kept for a while).
-          await this.queue.enqueue(policyActionJob, { policy: policy.name, decision, attempts }, {
-            jobId: `${policy.name}:${decision.key}:${attempts}`,
-            delayMs: decision.delayMs,
-          });
-          records.push(await this.finish(policy.name, decision, 'scheduled', false, `in ${Math.round(decision.delayMs / 1000)}s`));
-          continue;
-        }
-        const wait = Math.max(0, decidedAt + decision.delayMs - this.clock.now());
-        if (wait > 0) await this.clock.sleep(wait);
-        records.push(await this.perform(policy, runner, decision, context, { recheck: true, attempts, passLease: options.passLease }));
-        continue;
-      }
-      records.push(await this.perform(policy, runner, decision, context, { attempts, passLease: options.passLease }));
     }
+    const cap = runner.maxActionsPerRun(policy);
+    // Counted between awaits (a check and its increment run together), so actions running side by side share it.
+    const taken = { count: 0 };
+    // Delays count from the decision, not from the previous action: ten retries with `delay: 30s` wait 30 s, not 5 min.
+    const decidedAt = this.clock.now();
+    const one = (decision: Decision): Promise<ActionRecord> => this.executeOne(policy, runner, decision, context, options, { cap, taken, decidedAt });
+    const concurrency = Math.max(1, runner.actionConcurrency?.(policy) ?? 1);
+    if (concurrency > 1) return mapLimited(decisions, concurrency, one);
+    const records: ActionRecord[] = [];
+    for (const decision of decisions) records.push(await one(decision));
     return records;
+  }
+
+  /** One decision of a pass: skipped, answered from the ledger, deferred over the cap, recorded in dry run, or acted on. */
+  private async executeOne(
+    policy: PolicyConfig,
+    runner: PolicyRunner,
+    decision: Decision,
+    context: PolicyContext,
+    options: ExecuteOptions,
+    pass: { readonly cap: number; readonly taken: { count: number }; readonly decidedAt: number },
+  ): Promise<ActionRecord> {
+    if (decision.action === SKIP) {
+      this.logger.debug(`${policy.name}: ${decision.target}: ${decision.reason}`);
+      return this.count(policy.name, { decision, outcome: 'skipped' });
+    }
+    let attempts = 0;
+    if (!options.dryRun) {
+      // Actions settled or under way do not count against the cap, or a deferred one could wait behind them forever.
+      const view = await this.ledger.inspect(policy.name, decision.key, context.now);
+      if (view.kind === 'settled') return this.count(policy.name, { decision, outcome: 'duplicate' });
+      if (view.kind === 'in_progress') return this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` });
+      if (view.kind === 'uncertain' && context.now.getTime() < view.sinceMs + this.lookAfterMs) {
+        const lookAt = new Date(view.sinceMs + this.lookAfterMs).toISOString();
+        return this.finish(policy.name, decision, 'uncertain', false, `the attempt at ${view.at} may have acted; the forge is looked at again after ${lookAt}`);
+      }
+      attempts = view.attempts;
+    }
+    if (pass.taken.count >= pass.cap) return this.finish(policy.name, decision, 'deferred', options.dryRun, `over max_actions_per_run (${pass.cap})`);
+    pass.taken.count++;
+    if (options.dryRun) return this.finish(policy.name, decision, 'would_act', true);
+    if (decision.delayMs && decision.delayMs > 0) {
+      if (options.delays === 'queue') {
+        // The job id is the action's key and attempt: a second pass deciding the same attempt while it waits adds
+        // nothing, and an attempt after a failed one is queued anew (a finished job is kept for a while).
+        await this.queue.enqueue(policyActionJob, { policy: policy.name, decision, attempts }, {
+          jobId: `${policy.name}:${decision.key}:${attempts}`,
+          delayMs: decision.delayMs,
+        });
+        return this.finish(policy.name, decision, 'scheduled', false, `in ${Math.round(decision.delayMs / 1000)}s`);
+      }
+      const wait = Math.max(0, pass.decidedAt + decision.delayMs - this.clock.now());
+      if (wait > 0) await this.clock.sleep(wait);
+      return this.perform(policy, runner, decision, context, { recheck: true, attempts, passLease: options.passLease });
+    }
+    return this.perform(policy, runner, decision, context, { attempts, passLease: options.passLease });
   }
 
   /**

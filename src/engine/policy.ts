@@ -238,6 +238,11 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   summarize?(config: Config, snapshot: Snapshot): string;
   /** Pure: the projects a pass looked at where globs chose them, for `plan`; undefined where the file lists them. */
   covered?(config: Config, snapshot: Snapshot): string[] | undefined;
+  /**
+   * How many of a pass's actions may run side by side; one after the other when absent. For actions that mostly wait
+   * on the forge (an export being prepared), not for writes the client spaces anyway.
+   */
+  actionConcurrency?(config: Config): number;
   /** Pure: the groups a pass looked at where globs chose them (access_requests' `groups:`), for `plan`. */
   coveredGroups?(config: Config, snapshot: Snapshot): string[] | undefined;
   /** Pure: why this policy needs an administrator's token, or undefined; said at start when the token is not one. */

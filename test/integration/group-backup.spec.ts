@@ -166,6 +166,26 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([['failed', expect.stringMatching(/500/)]]);
   });
 
+  it('backs up a group tree `concurrency` groups side by side: every export is asked for before the first download', async () => {
+    const engineApp = await app('{ last: 2 }', ['groups: ["acme/**"]', 'concurrency: 3']);
+    const pass = await harness.pass(engineApp, 'nightly', 'act');
+    expect(pass.records.map((record) => [record.decision.target, record.outcome])).toEqual([
+      ['group acme', 'done'],
+      ['group acme/platform', 'done'],
+      ['group acme/platform/edge', 'done'],
+    ]);
+    const log = harness.sandbox.state.requestLog;
+    const exports = log.flatMap((request, index) => (request.method === 'POST' && request.path.endsWith('/export') ? [index] : []));
+    const firstDownload = log.findIndex((request) => request.path.endsWith('/export/download') && request.status === 200);
+    expect(exports).toHaveLength(3);
+    expect(Math.max(...exports)).toBeLessThan(firstDownload);
+    for (const folder of ['acme', 'acme/platform', 'acme/platform/edge']) {
+      const listed = JSON.parse(readFileSync(join(backupFolder(), folder, 'manifest.json'), 'utf8')) as Manifest;
+      expect(listed.group.full_path).toBe(folder);
+      expect(listed.archives).toHaveLength(1);
+    }
+  });
+
   it('with relations, downloads every relation once its export finished, verified and listed with the archive', async () => {
     const engineApp = await app('{ last: 2 }', ['relations: true']);
     const pass = await harness.pass(engineApp, 'nightly', 'act');

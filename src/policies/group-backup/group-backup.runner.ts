@@ -8,7 +8,8 @@ import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema
 
 /**
  * The group_backup policy as the engine runs it: on its cron schedule (and at once for `once`), back up each selected
- * group through the forge's export, one after the other (the forge limits exports per user), each a resumable action.
+ * group through the forge's export, `concurrency` groups side by side (the forge limits exports per user, and each
+ * backup mostly waits for its export to be ready), each a resumable action.
  */
 export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnapshot> = {
   definition: groupBackupPolicy,
@@ -33,4 +34,5 @@ export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnaps
     }),
   // Every group due is backed up in the pass: a backup left for later would be a backup missed.
   maxActionsPerRun: () => Number.MAX_SAFE_INTEGER,
+  actionConcurrency: (config) => config.concurrency,
 };
