@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GitlabClient } from '../gitlab/client';
 import { ApiError, NetworkError, NotFoundError } from '../gitlab/transport/errors';
@@ -110,10 +111,10 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
         }
         lostAnswer = error.summary;
       }
-      const deadline = Date.now() + waitMs;
+      const deadline = performance.now() + waitMs;
       for (;;) {
         if ((await client.namespaces.exists(path, scope)).exists) break;
-        if (Date.now() >= deadline) return fail(`the forge accepted the import, but ${fullPath} did not exist after ${Math.round(waitMs / 1000)} s; look at the forge's import status`);
+        if (performance.now() >= deadline) return fail(`the forge accepted the import, but ${fullPath} did not exist after ${Math.round(waitMs / 1000)} s; look at the forge's import status`);
         await sleep(POLL_MS);
       }
       const created = await client.groups.show(fullPath, { with_projects: false });

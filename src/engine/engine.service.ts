@@ -16,7 +16,8 @@ import { ProjectDiscovery, RedisDiscoveryCache } from './discovery';
 import { EngineKeys } from './keys';
 import { type ForgeEvent, forgeEventJob } from './events';
 import type { ActionRecord, Decision, PolicyContext, PolicyMetrics, PolicyRunner } from './policy';
-import { Lease } from './lease';
+import { Lease, LeaseLostError } from './lease';
+import { nextRunAfter } from './schedule-runs';
 import { evenPace, SPREAD_FRACTION, type TargetPace } from './pace';
 import { PolicyRegistry } from './policy-registry';
 import { readJsonObject, RedisPolicyState } from './policy-state';
@@ -403,7 +404,8 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.
       this.logger.error(`${name}: pass failed: ${message}`);
       this.logger.debug(`${name}: pass failed`, error instanceof Error ? error.stack : undefined);
-      const nextPassAt = mode === 'act' && delays === 'queue' ? await this.retryFailedPass(policy) : undefined;
+      // Lost the lease: another replica holds the policy now, and its pass is the one that counts.
+      const nextPassAt = mode === 'act' && delays === 'queue' && !(error instanceof LeaseLostError) ? await this.retryFailedPass(policy) : undefined;
       return { ...base, decisions: [], records: [], error: message, ...(nextPassAt ? { nextPassAt } : {}) };
     } finally {
       stopTimer();
@@ -437,6 +439,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   private async recordSuccessfulPass(name: string): Promise<void> {
     const seconds = this.clock.now() / 1000;
     await this.redis.hset(this.keys.lastSuccessfulPasses(), name, String(seconds));
+    await this.redis.hdel(this.keys.passFailures(), name);
     this.metrics.lastSuccessfulPass.set({ policy: name }, seconds);
   }
 
@@ -450,15 +453,21 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   }
 
   /**
-   * A scheduled pass that failed as a whole (the forge or Redis away while it observed) is tried again like a pass that
-   * left targets unsettled, rather than at the next cron run: a nightly backup missed at 02:00 is taken at 02:05. The
-   * request may fail too when Redis is the cause; the schedule and the start-up resume remain.
+   * A scheduled pass that failed as a whole (the forge or Redis away while it observed) is tried again rather than left
+   * to the next scheduled run: 5 minutes later, then 10, 20 and so on while it keeps failing, as long as that comes
+   * before the next scheduled run. A nightly backup missed at 02:00 is taken at 02:05; a pass that cannot work (a
+   * token without the role) is not run every 5 minutes all day. A success starts the count again.
    */
   private async retryFailedPass(policy: PolicyConfig): Promise<Date | undefined> {
     const now = new Date(this.clock.now());
-    const at = this.retryPass(policy, 1, now);
-    if (!at) return undefined;
     try {
+      const failures = await this.redis.hincrby(this.keys.passFailures(), policy.name, 1);
+      const trigger = this.registry.get(policy.type).trigger(policy);
+      const nextRun = 'every' in trigger ? now.getTime() + trigger.every : nextRunAfter(trigger, now)?.getTime();
+      const delay = UNSETTLED_RETRY_MS * 2 ** Math.min(failures - 1, 20);
+      // Rounded up to the minute, so replicas failing in the same minute queue one pass between them.
+      const at = new Date(Math.ceil((now.getTime() + delay) / 60_000) * 60_000);
+      if (nextRun !== undefined && at.getTime() >= nextRun) return undefined;
       await this.scheduleExtraPass(policy.name, at, now);
       return at;
     } catch (error) {

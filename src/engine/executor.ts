@@ -9,7 +9,7 @@ import { QueueService } from '../queue/queue.service';
 import { AuditTrail } from './audit';
 import { CLOCK, type Clock } from '../clock';
 import { type LedgerState, Ledger } from './ledger';
-import { mapLimited } from './map-limited';
+import { mapUntilFailure } from './map-limited';
 import type { Lease } from './lease';
 import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner } from './policy';
 
@@ -79,7 +79,9 @@ export class Executor {
     const decidedAt = this.clock.now();
     const one = (decision: Decision): Promise<ActionRecord> => this.executeOne(policy, runner, decision, context, options, { cap, taken, decidedAt });
     const concurrency = Math.max(1, runner.actionConcurrency?.(policy) ?? 1);
-    if (concurrency > 1) return mapLimited(decisions, concurrency, one);
+    // Side by side, a failure (Redis away, the lease lost) starts no further action and returns only once the started
+    // ones ended: nothing of a pass acts after the pass is over.
+    if (concurrency > 1) return mapUntilFailure(decisions, concurrency, one);
     const records: ActionRecord[] = [];
     for (const decision of decisions) records.push(await one(decision));
     return records;

@@ -52,6 +52,11 @@ export class EngineKeys {
     return `${this.prefix}:passes:running`;
   }
 
+  /** Scheduled passes that failed in a row, by policy: how far the next extra pass after a failure backs off. */
+  passFailures(): string {
+    return `${this.prefix}:passes:failed`;
+  }
+
   passLock(policy: string): string {
     return `${this.prefix}:lock:pass:${policy}`;
   }

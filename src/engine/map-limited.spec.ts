@@ -1,4 +1,4 @@
-import { limitedRunner, mapLimited } from './map-limited';
+import { limitedRunner, mapLimited, mapUntilFailure } from './map-limited';
 
 /** A call that finishes only when the test says so, so concurrency is observed without timing. */
 interface Pending {
@@ -102,5 +102,64 @@ describe('limitedRunner', () => {
     const run = limitedRunner(1);
     await expect(run(async () => { throw new Error('boom'); })).rejects.toThrow('boom');
     expect(await run(async () => 'next')).toBe('next');
+  });
+});
+
+describe('mapUntilFailure', () => {
+  /** Calls that finish when the test releases them, recording when each started and ended. */
+  function gated() {
+    const events: string[] = [];
+    const gates = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+    const fn = (item: number) =>
+      new Promise<number>((resolve, reject) => {
+        events.push(`start ${item}`);
+        gates.set(item, {
+          resolve: () => {
+            events.push(`end ${item}`);
+            resolve(item * 10);
+          },
+          reject: (error) => {
+            events.push(`fail ${item}`);
+            reject(error);
+          },
+        });
+      });
+    const settle = async (item: number, error?: Error) => {
+      while (!gates.has(item)) await new Promise((resolve) => setImmediate(resolve));
+      const gate = gates.get(item)!;
+      if (error) gate.reject(error);
+      else gate.resolve();
+    };
+    return { events, fn, settle };
+  }
+
+  it('keeps at most `limit` in flight and returns results in input order', async () => {
+    const { events, fn, settle } = gated();
+    const all = mapUntilFailure([1, 2, 3, 4], 2, fn);
+    await settle(2);
+    await settle(1);
+    await settle(3);
+    await settle(4);
+    expect(await all).toEqual([10, 20, 30, 40]);
+    expect(events).toEqual(['start 1', 'start 2', 'end 2', 'start 3', 'end 1', 'start 4', 'end 3', 'end 4']);
+  });
+
+  it('after a failure starts nothing more, waits for what already runs, then throws the first failure', async () => {
+    const { events, fn, settle } = gated();
+    let outcome: unknown;
+    const all = mapUntilFailure([1, 2, 3, 4, 5], 2, fn).catch((error: unknown) => (outcome = error));
+    await settle(1, new Error('redis went away'));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Item 2 still runs: the call has not returned while it does.
+    expect(outcome).toBeUndefined();
+    await settle(2);
+    await all;
+    expect(outcome).toEqual(new Error('redis went away'));
+    expect(events).toEqual(['start 1', 'start 2', 'fail 1', 'end 2']);
+  });
+
+  it('handles no items and refuses a limit below 1', async () => {
+    expect(await mapUntilFailure([], 3, async (x: number) => x)).toEqual([]);
+    await expect(mapUntilFailure([1], 0, async (x) => x)).rejects.toThrow(RangeError);
   });
 });

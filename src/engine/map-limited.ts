@@ -56,3 +56,28 @@ export function limitedRunner(limit: number): <R>(task: () => Promise<R>) => Pro
     }
   };
 }
+
+/**
+ * `fn` over `items`, at most `limit` at a time, results in the order of `items`, for work that must not outlive its
+ * caller (a pass's actions): after the first failure no further item starts, those already started are waited for,
+ * and then the first failure is thrown. mapLimited, by contrast, rejects at once and lets the rest run on.
+ */
+export async function mapUntilFailure<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const index = next++;
+      try {
+        results[index] = await fn(items[index]);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
+  return results;
+}

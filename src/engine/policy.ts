@@ -240,7 +240,9 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   covered?(config: Config, snapshot: Snapshot): string[] | undefined;
   /**
    * How many of a pass's actions may run side by side; one after the other when absent. For actions that mostly wait
-   * on the forge (an export being prepared), not for writes the client spaces anyway.
+   * on the forge (an export being prepared), not for writes the client spaces anyway. The max_actions_per_run cap then
+   * goes to whichever actions reach it first, not to the first decisions: a type that orders its decisions for the
+   * cap (unprotected branches first) runs them one after the other.
    */
   actionConcurrency?(config: Config): number;
   /** Pure: the groups a pass looked at where globs chose them (access_requests' `groups:`), for `plan`. */

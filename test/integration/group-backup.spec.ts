@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { MovableClock } from '../../src/clock';
 import { AuditTrail } from '../../src/engine/audit';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { MetricsService } from '../../src/metrics/metrics.service';
@@ -209,17 +210,31 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(requests.filter((request) => request.status === 429)).toEqual([]);
   });
 
-  it('a scheduled pass that fails as a whole asks for another pass in five minutes, not at the next night', async () => {
-    const engineApp = await app();
-    harness.sandbox.state.faults.add({ method: 'GET', path: '^/api/v4/groups/', status: 503 });
-    const before = Date.now();
-    const pass = await engineApp.get(EngineService).runPass('nightly', 'act', 'queue');
-    expect(pass.error).toMatch(/503/);
-    const next = pass.nextPassAt?.getTime() ?? 0;
-    expect(next - before).toBeGreaterThanOrEqual(5 * 60_000);
-    expect(next - before).toBeLessThanOrEqual(6 * 60_000);
-    expect(await harness.redis.keys(`${harness.prefix}:*extra:nightly:${next}*`)).toHaveLength(1);
+  it('a scheduled pass that fails as a whole is tried again after 5, 10, 20 minutes…, never past the next scheduled run', async () => {
+    const clock = new MovableClock(new Date('2030-01-01T02:00:30.000Z'));
+    const engineApp = await harness.app({ dryRun: false, clock, policies: nightlyBackupPolicy(backupFolder()) });
+    const engine = engineApp.get(EngineService);
+    // A 500 is final for the client, so each failed pass is one request, not four with backoff between.
+    harness.sandbox.state.faults.add({ method: 'GET', path: '^/api/v4/groups/', status: 500 });
+    const failedPass = async () => {
+      const pass = await engine.runPass('nightly', 'act', 'queue');
+      expect(pass.error).toMatch(/500/);
+      return pass.nextPassAt?.toISOString();
+    };
+    expect(await failedPass()).toBe('2030-01-01T02:06:00.000Z');
+    expect(await harness.redis.keys(`${harness.prefix}:*extra:nightly:${Date.parse('2030-01-01T02:06:00.000Z')}*`)).toHaveLength(1);
+    expect(await failedPass()).toBe('2030-01-01T02:11:00.000Z');
+    expect(await failedPass()).toBe('2030-01-01T02:21:00.000Z');
+    // The ninth failure in a row waits 1280 minutes, still before the next night's run; the tenth would wait past it.
+    await harness.redis.hset(`${harness.prefix}:passes:failed`, 'nightly', '8');
+    expect(await failedPass()).toBe('2030-01-01T23:21:00.000Z');
+    expect(await failedPass()).toBeUndefined();
     expect(readdirSync(backupFolder())).toEqual([]);
+
+    // The forge is back: the pass succeeds and the next failure waits 5 minutes again.
+    harness.sandbox.state.faults.clear();
+    expect((await engine.runPass('nightly', 'act', 'queue')).error).toBeUndefined();
+    expect(await harness.redis.hget(`${harness.prefix}:passes:failed`, 'nightly')).toBeNull();
   });
 
   it('a daemon starting after a scheduled pass was killed in it runs that pass at once, and clears the mark when it ends', async () => {
@@ -229,7 +244,10 @@ describe('group_backup against the sandbox with a real Redis', () => {
     engineApp.get(QueueService).startWorking();
     await engineApp.get(EngineService).startDaemon();
     const deadline = Date.now() + 20_000;
-    while (!(await harness.redis.hget(`${harness.prefix}:backups:last_ok`, 'nightly\tacme')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    // Done when the backup is recorded and the pass has ended (its mark is cleared as it ends, after the action).
+    const ended = async () =>
+      (await harness.redis.hget(`${harness.prefix}:backups:last_ok`, 'nightly\tacme')) !== null && (await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')) === null;
+    while (!(await ended()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(manifest().archives).toHaveLength(1);
     expect(await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')).toBeNull();
   });

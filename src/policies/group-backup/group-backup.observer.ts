@@ -24,8 +24,16 @@ export async function readInflight(context: PolicyContext, groupId: number): Pro
   const stored = readJsonObject(await context.state.get(inflightKey(groupId)));
   // A record that is not one (written by hand, cut short) is ignored: the backup starts afresh rather than failing the
   // pass of every group on a date that cannot be read.
-  if (!stored || typeof stored.key !== 'string' || typeof stored.taken_at !== 'string' || Number.isNaN(Date.parse(stored.taken_at))) return undefined;
+  if (!stored || typeof stored.key !== 'string' || !isDate(stored.taken_at)) return undefined;
+  for (const field of ['export_requested_at', 'relations_requested_at', 'last_download_at'] as const) {
+    if (stored[field] !== undefined && !isDate(stored[field])) return undefined;
+  }
+  if (stored.pruning !== undefined && !(Array.isArray(stored.pruning) && stored.pruning.every((name) => typeof name === 'string'))) return undefined;
   return stored as unknown as InflightBackup;
+}
+
+function isDate(value: unknown): value is string {
+  return typeof value === 'string' && !Number.isNaN(Date.parse(value));
 }
 
 export async function observeGroupBackups(config: GroupBackupConfig, context: PolicyContext): Promise<GroupBackupSnapshot> {

@@ -55,9 +55,9 @@ export const groupBackupPolicy = definePolicyType(
       .number({ error: 'expected a whole number of groups from 1 to 6' })
       .int({ error: 'expected a whole number of groups from 1 to 6' })
       .min(1, { error: 'expected at least 1' })
-      .max(6, { error: 'expected at most 6: the forge starts 6 group exports a minute per user' })
+      .max(6, { error: 'expected at most 6: the forge takes 6 group exports a minute per user, so more side by side only meet its limit' })
       .default(3)
-      .describe('How many groups are backed up side by side (each mostly waits for the forge to prepare its export); at most 6, the forge’s group exports a minute per user.'),
+      .describe('How many groups are backed up side by side (each mostly waits for the forge to prepare its export). At most 6: the forge takes 6 group exports a minute per user, and an export over that is refused with a wait the client keeps.'),
     download_interval: duration({ min: 1_000 })
       .prefault('1m')
       .describe('Time between two tries to download a group’s export while the forge prepares it (the forge allows one download per group a minute).'),

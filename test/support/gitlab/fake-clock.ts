@@ -19,7 +19,7 @@ export class FakeClock implements Clock {
     return this.time;
   }
 
-  /** Time here moves only through sleeps, so it is monotonic already. */
+  /** Time here moves by sleeps and by tests setting `time`: the retry tests that read this move it only forward. */
   monotonic(): number {
     return this.time;
   }
