@@ -131,10 +131,17 @@ describe('forgewarden run', () => {
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redisUrl() }));
     try {
       await waitUntil('the daemon serves /healthz', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
-      // gitlab.example.com does not resolve here: the daemon runs, and says it cannot work.
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
-      expect(ready.status).toBe(503);
-      const body = (await ready.json()) as { checks: Record<string, string> };
+      // It serves while it still sets up its schedules (readiness says "starting" then); once they are in place, it says
+      // why it is not ready: gitlab.example.com does not resolve here, so the daemon runs and says it cannot work.
+      let status = 0;
+      let body: { checks: Record<string, string> } = { checks: {} };
+      await waitUntil('the daemon has set up its schedules', async () => {
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+        status = ready.status;
+        body = (await ready.json()) as { checks: Record<string, string> };
+        return body.checks.schedules !== 'starting';
+      });
+      expect(status).toBe(503);
       expect(body.checks).toMatchObject({ redis: 'ok', schedules: 'ok' });
       expect(body.checks.forge).toMatch(/^cannot reach the forge at https:\/\/gitlab\.example\.com \(GITLAB_URL\): /);
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
