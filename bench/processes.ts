@@ -3,9 +3,11 @@
  * built CLI (`node dist/main.js`), never in the bench's own process, so what they cost is their own.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import Redis from 'ioredis';
 
 export const ROOT = resolve(__dirname, '..', '..');
 export const MAIN = join(ROOT, 'dist', 'main.js');
@@ -127,4 +129,33 @@ export async function requestLog(sandbox: Sandbox, query = ''): Promise<LoggedRe
   if (text === undefined) throw new Error('the sandbox did not give its request log');
   // Only what is counted: the log also holds headers, query and body of every request.
   return (JSON.parse(text) as LoggedRequest[]).map(({ time, method, path }) => ({ time, method, path }));
+}
+
+/** VmRSS and VmHWM (peak) of a process, bytes. */
+export function memoryOf(pid: number): { rss: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+  } catch {
+    return { rss: NaN, peak: NaN };
+  }
+}
+
+/** Deletes every key under `prefix` from the local Redis; Redis away is not the bench's failure. */
+export async function dropKeys(prefix: string): Promise<void> {
+  const redis = new Redis({ lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } catch {
+    // Redis away: the keys expire or stay under a prefix no one uses.
+  } finally {
+    redis.disconnect();
+  }
 }

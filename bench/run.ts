@@ -34,6 +34,7 @@ import { decideJobRetries, type JobRetryCandidate, type JobRetrySnapshot } from 
 import { observeJobRetries } from '../src/policies/job-retry/job-retry.observer';
 import { type JobRetryConfig, jobRetryPolicy } from '../src/policies/job-retry/job-retry.schema';
 import type { FixtureOptions, FixtureRequest, FixtureStats } from './fixture-server';
+import { backupBench } from './backup';
 import { scaleBench } from './scale';
 import { webhookLatencyBench } from './webhook-latency';
 
@@ -806,7 +807,7 @@ function gitbeakerVersion(): string {
 }
 
 /** What `--only` takes. */
-const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks'] as const;
+const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 function onlySections(): ReadonlySet<SectionName> {
@@ -862,6 +863,12 @@ async function main(): Promise<void> {
     const scale = await scaleBench(log);
     rows.push(...scale.rows.map((row) => ({ section: 6, ...row })));
     notes.push(...scale.notes);
+  }
+  // A backup streams 200 MB through the CLI: alone, after the daemon at scale, so neither shares the CPU.
+  if (wants('backup')) {
+    const backup = await backupBench(log);
+    rows.push(...backup.rows.map((row) => ({ section: 8, ...row })));
+    notes.push(...backup.notes);
   }
   // Two daemons and two sandboxes that mostly wait: last, so that the figures above are not shared with them.
   if (wants('webhooks')) {

@@ -17,8 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Redis from 'ioredis';
-import { clearRequestLog, DAEMON_NODE_FLAGS, freePort, get, lines, type LoggedRequest, MAIN, metric, requestLog, ROOT, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
+import { clearRequestLog, DAEMON_NODE_FLAGS, dropKeys, freePort, get, lines, type LoggedRequest, MAIN, memoryOf, metric, requestLog, ROOT, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
 // The world's administrator; the sandbox accepts it and no real forge does.
 const TOKEN = 'glpat-sandbox-scale-admin';
 
@@ -75,17 +74,6 @@ function cpuOf(pid: number): number {
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return NaN;
-  }
-}
-
-/** VmRSS and VmHWM (peak) of a process, bytes. */
-function memoryOf(pid: number): { rss: number; peak: number } {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-    return { rss: kb('VmRSS'), peak: kb('VmHWM') };
-  } catch {
-    return { rss: NaN, peak: NaN };
   }
 }
 
@@ -328,23 +316,6 @@ async function runOnce(configFile: string): Promise<{ wallMs: number; peakRss: n
   const code = await waitForExit(child, 120_000);
   clearInterval(sampler);
   return { wallMs: performance.now() - started, peakRss, code, stderr };
-}
-
-async function dropKeys(prefix: string): Promise<void> {
-  const redis = new Redis({ lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } catch {
-    // Redis away: the keys expire or stay under a prefix no one uses.
-  } finally {
-    redis.disconnect();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
