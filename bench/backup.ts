@@ -6,12 +6,12 @@
  * streamed pass over the file on disk), rename and manifest. The archive is streamed, so the peak RSS is the same for
  * both sizes; `gzip -t` on the same file is the floor of the verify alone.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DAEMON_NODE_FLAGS, dropKeys, get, MAIN, memoryOf, ROOT, type Sandbox, startSandbox, waitForExit } from './processes';
+import { DAEMON_NODE_FLAGS, dropKeys, get, runCommand, type Sandbox, startSandbox, waitForExit } from './processes';
 
 const TOKEN = 'glpat-sandbox-backup-admin';
 /** Two sizes, ten times apart: a streamed backup's peak RSS is the same for both. */
@@ -103,20 +103,7 @@ async function backupOnce(paddingBytes: number, notes: string[]): Promise<Backup
     const destination = join(dir, 'backups');
     const configFile = join(dir, 'backup.yml');
     writeFileSync(configFile, policyText(sandbox.url, prefix, destination));
-    const started = performance.now();
-    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, MAIN, 'once', '-c', configFile], {
-      cwd: ROOT,
-      env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_FORMAT: 'json', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    let peakRss = 0;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, memoryOf(child.pid ?? -1).peak || 0)), 100);
-    const code = await waitForExit(child, 300_000);
-    const endedAt = Date.now();
-    clearInterval(sampler);
-    const wallMs = performance.now() - started;
+    const { wallMs, peakRss, code, stderr, endedAt } = await runCommand(['once', '-c', configFile], { GITLAB_TOKEN: TOKEN }, { nodeFlags: DAEMON_NODE_FLAGS, timeoutMs: 300_000 });
     const archives = readdirSync(join(destination, 'acme')).filter((name) => name.endsWith('.tar.gz'));
     if (code !== 0 || archives.length !== 1) {
       notes.push(`The backup bench's \`once\` exited with ${code}: ${stderr.trim().split('\n').slice(-2).join(' / ')}`);

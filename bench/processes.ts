@@ -159,3 +159,31 @@ export async function dropKeys(prefix: string): Promise<void> {
     redis.disconnect();
   }
 }
+
+export interface CommandRun {
+  readonly wallMs: number;
+  /** The process's VmHWM, sampled while it ran. */
+  readonly peakRss: number;
+  readonly code: number | null;
+  readonly stderr: string;
+  /** Date.now() when it exited, to line up with the sandbox's request log. */
+  readonly endedAt: number;
+}
+
+/** `node [nodeFlags] dist/main.js ARGS` as a user runs it (JSON logs, warnings only), timed and watched from outside. */
+export async function runCommand(args: readonly string[], env: NodeJS.ProcessEnv, options: { nodeFlags?: readonly string[]; timeoutMs: number }): Promise<CommandRun> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), MAIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, memoryOf(child.pid ?? -1).peak || 0)), 100);
+  const code = await waitForExit(child, options.timeoutMs);
+  const endedAt = Date.now();
+  clearInterval(sampler);
+  return { wallMs: performance.now() - started, peakRss, code, stderr, endedAt };
+}

@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { clearRequestLog, DAEMON_NODE_FLAGS, dropKeys, freePort, get, lines, type LoggedRequest, MAIN, memoryOf, metric, requestLog, ROOT, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
+import { clearRequestLog, type CommandRun, DAEMON_NODE_FLAGS, dropKeys, freePort, get, lines, type LoggedRequest, MAIN, memoryOf, metric, requestLog, ROOT, runCommand, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
 // The world's administrator; the sandbox accepts it and no real forge does.
 const TOKEN = 'glpat-sandbox-scale-admin';
 
@@ -302,20 +302,8 @@ async function runDaemon(configFile: string, httpPort: number, log: (line?: stri
 }
 
 /** `once`: the same pass without the pace (as `plan`, `once` and cron passes run), its requests as the sandbox saw them. */
-async function runOnce(configFile: string): Promise<{ wallMs: number; peakRss: number; code: number | null; stderr: string }> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'once', '-c', configFile, '--policy', 'scale'], {
-    cwd: ROOT,
-    env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_FORMAT: 'json', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  let peakRss = 0;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, memoryOf(child.pid ?? -1).peak || 0)), 200);
-  const code = await waitForExit(child, 120_000);
-  clearInterval(sampler);
-  return { wallMs: performance.now() - started, peakRss, code, stderr };
+function runOnce(configFile: string): Promise<CommandRun> {
+  return runCommand(['once', '-c', configFile, '--policy', 'scale'], { GITLAB_TOKEN: TOKEN }, { timeoutMs: 120_000 });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
