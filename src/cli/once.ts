@@ -1,5 +1,5 @@
 import { EngineService, type PassResult } from '../engine/engine.service';
-import { passJson, selectPolicies, type PassOptions } from './plan';
+import { EXIT_PARTIAL, isPartial, passJson, selectPolicies, type PassOptions, unobservedLines } from './plan';
 import { renderTable } from './table';
 import { withApp } from './with-app';
 
@@ -13,7 +13,8 @@ export async function onceCommand(options: PassOptions & { json?: boolean }): Pr
     for (const name of names) results.push(await engine.runPass(name, 'act', 'inline'));
     process.stdout.write(options.json ? `${JSON.stringify(results.map((result) => passJson(result)), null, 2)}\n` : renderSummary(results));
     const failed = results.some((result) => result.error !== undefined || result.records.some((record) => record.outcome === 'failed'));
-    return failed ? 1 : 0;
+    if (failed) return 1;
+    return results.some(isPartial) ? EXIT_PARTIAL : 0;
   });
 }
 
@@ -26,13 +27,14 @@ export function renderSummary(results: readonly PassResult[]): string {
       const counts = new Map<string, number>();
       for (const record of result.records) counts.set(record.outcome, (counts.get(record.outcome) ?? 0) + 1);
       const tally = [...counts].map(([outcome, count]) => `${count} ${outcome.replace('_', ' ')}`).join(', ') || 'nothing to decide';
+      const unread = unobservedLines(result);
       const acted = result.records.filter((record) => record.outcome !== 'skipped');
-      if (acted.length === 0) return `${head}: ${tally}\n`;
+      if (acted.length === 0) return `${head}: ${tally}\n${unread}`;
       const table = renderTable(
         ['OUTCOME', 'ACTION', 'TARGET', 'REASON', 'DETAIL'],
         acted.map((record) => [record.outcome, record.decision.action, record.decision.target, record.decision.reason, record.detail ?? '']),
       );
-      return `${head}: ${tally}\n${table}\n`;
+      return `${head}: ${tally}\n${unread}${table}\n`;
     })
     .join('\n');
 }

@@ -11,6 +11,17 @@ export interface PassOptions extends AppCommandOptions {
 /** `plan --exit-code`: at least one action would be taken. */
 export const EXIT_CHANGES_PENDING = 3;
 
+/**
+ * Some targets could not be read, or the forge refused an action for good: the rest of the work was done, and the
+ * output names those targets. Distinct from 1 (a pass or an action failed), so a cron wrapper can tell the two apart.
+ */
+export const EXIT_PARTIAL = 4;
+
+/** The pass could not read some of its targets (`plan`, `once`), or the forge refused one of its actions (`once`). */
+export function isPartial(result: PassResult): boolean {
+  return (result.unobserved?.length ?? 0) > 0 || result.records.some((record) => record.outcome === 'refused');
+}
+
 /** Which policies a one-shot command runs: all, or the one named by --policy (an unknown name is an error). */
 export function selectPolicies(engine: EngineService, wanted: string | undefined, command: string): string[] | undefined {
   const names = engine.policyNames();
@@ -31,7 +42,8 @@ export async function planCommand(options: PassOptions & { json?: boolean; exitC
     process.stdout.write(options.json ? `${JSON.stringify(results.map((result) => passJson(result)), null, 2)}\n` : renderPlan(results));
     if (results.some((result) => result.error !== undefined)) return 1;
     const pending = results.some((result) => result.decisions.some((decision) => decision.action !== SKIP));
-    return options.exitCode && pending ? EXIT_CHANGES_PENDING : 0;
+    if (options.exitCode && pending) return EXIT_CHANGES_PENDING;
+    return results.some(isPartial) ? EXIT_PARTIAL : 0;
   });
 }
 
@@ -49,15 +61,20 @@ export function passJson(result: PassResult) {
     ...(result.error !== undefined ? { error: result.error } : {}),
     ...(result.coveredGroups ? { covered_groups: result.coveredGroups } : {}),
     ...(result.covered ? { covered: result.covered } : {}),
-    decisions: result.decisions.map((decision) => ({
-      action: decision.action,
-      target: decision.target,
-      key: decision.key,
-      reason: decision.reason,
-      ...(decision.delayMs ? { delay_ms: decision.delayMs } : {}),
-      params: decision.params,
-      ...(decision.details ? { details: decision.details } : {}),
-    })),
+    ...(result.unobserved && result.unobserved.length > 0 ? { unobserved: result.unobserved } : {}),
+    decisions: result.decisions.map((decision) => {
+      const parked = result.parked?.[decision.key];
+      return {
+        action: decision.action,
+        target: decision.target,
+        key: decision.key,
+        reason: decision.reason,
+        ...(decision.delayMs ? { delay_ms: decision.delayMs } : {}),
+        params: decision.params,
+        ...(decision.details ? { details: decision.details } : {}),
+        ...(parked && decision.action !== SKIP ? { refused: parked } : {}),
+      };
+    }),
     // What an acting pass (`once`) did with each decision that was not a skip.
     ...(result.records.length > 0
       ? {
@@ -67,6 +84,7 @@ export function passJson(result: PassResult) {
             key: record.decision.key,
             outcome: record.outcome,
             ...(record.detail !== undefined ? { detail: record.detail } : {}),
+            ...(record.refusal ? { refused: record.refusal } : {}),
           })),
         }
       : {}),
@@ -84,14 +102,20 @@ function renderPlan(results: readonly PassResult[]): string {
         ...(result.coveredGroups ? [`${coveredLine(result.coveredGroups, 'group')}\n`] : []),
         ...(result.covered ? [`${coveredLine(result.covered, 'project')}\n`] : []),
       ].join('');
-      if (result.decisions.length === 0) return `${head}: nothing to decide\n${covers}`;
+      const unread = unobservedLines(result);
+      if (result.decisions.length === 0) return `${head}: nothing to decide\n${covers}${unread}`;
       const actions = result.decisions.filter((decision) => decision.action !== 'skip').length;
       const table = renderTable(
         ['ACTION', 'TARGET', 'REASON'],
         result.decisions.map((decision) => [decision.action, decision.target, decision.reason]),
-        result.decisions.map((decision) => decision.details ?? []),
+        result.decisions.map((decision) => {
+          const parked = decision.action === SKIP ? undefined : result.parked?.[decision.key];
+          // A parked decision is not sent before its time: plan says so, with the forge's answer.
+          const refused = parked ? [`refused since ${parked.since}: ${parked.message}; looked at again after ${parked.retry_at}`] : [];
+          return [...refused, ...(decision.details ?? [])];
+        }),
       );
-      return `${head}: ${actions} to act on, ${result.decisions.length - actions} skipped\n${covers}${table}\n`;
+      return `${head}: ${actions} to act on, ${result.decisions.length - actions} skipped\n${covers}${unread}${table}\n`;
     })
     .join('\n');
 }
@@ -101,4 +125,9 @@ function coveredLine(targets: readonly string[], noun: 'project' | 'group'): str
   const shown = targets.slice(0, 20).join(', ');
   const more = targets.length > 20 ? `, and ${targets.length - 20} more (--json lists all)` : '';
   return `covers ${count(targets.length, noun)}: ${shown || 'none'}${more}`;
+}
+
+/** The targets a pass could not read, one line each with the forge's answer: left out, not silently. */
+export function unobservedLines(result: PassResult): string {
+  return (result.unobserved ?? []).map(({ target, reason }) => `not read: ${target}: ${reason}\n`).join('');
 }

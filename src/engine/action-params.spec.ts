@@ -24,16 +24,31 @@ describe('readParams', () => {
 describe('defineAction', () => {
   it('hands the effect the params as read, and never calls it with params that do not fit', async () => {
     const seen: unknown[] = [];
-    const effect = defineAction(
-      (params) => readParams('fake', schema, params),
-      async (target) => {
+    const action = defineAction({
+      read: (params) => readParams('fake', schema, params),
+      unchecked: 'a test action changes nothing',
+      run: async (target) => {
         seen.push(target);
         return { detail: `did ${target.name}` };
       },
-    );
+    });
     const context = {} as PolicyContext;
-    await expect(effect({ project: 1, name: 'api' }, context)).resolves.toEqual({ detail: 'did api' });
-    await expect(effect({ project: 'one', name: 'api' }, context)).rejects.toThrow(TypeError);
+    await expect(action.run({ project: 1, name: 'api' }, context)).resolves.toEqual({ detail: 'did api' });
+    await expect(action.run({ project: 'one', name: 'api' }, context)).rejects.toThrow(TypeError);
     expect(seen).toEqual([{ project: 1, name: 'api' }]);
+    expect(action).toMatchObject({ unchecked: 'a test action changes nothing' });
+    expect(action.precondition).toBeUndefined();
+  });
+
+  it('hands the precondition the params as read, and says what changed', async () => {
+    const action = defineAction({
+      read: (params) => readParams('fake', schema, params),
+      precondition: async (target) => (target.name === 'gone' ? `${target.name} changed` : undefined),
+      run: async () => undefined,
+    });
+    const context = {} as PolicyContext;
+    await expect(action.precondition?.({ project: 1, name: 'api' }, context)).resolves.toBeUndefined();
+    await expect(action.precondition?.({ project: 1, name: 'gone' }, context)).resolves.toBe('gone changed');
+    await expect(action.precondition?.({ project: 'one', name: 'api' }, context)).rejects.toThrow(TypeError);
   });
 });

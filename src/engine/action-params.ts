@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ActionEffect, ActionParams, ActionResult, PolicyContext } from './policy';
+import type { PolicyConfig, PolicyTypeDefinition } from '../config/policy-type';
+import type { ActionParams, ActionResult, PolicyAction, PolicyContext } from './policy';
 
 /**
  * Action parameters travel as plain JSON (the queue, the ledger, the unsettled targets), so each action reads them
@@ -24,13 +25,43 @@ export function readParams<Schema extends z.ZodType>(policyType: string, schema:
   throw new TypeError(`${policyType}: action parameter "${name}" must be ${issue?.message ?? 'valid'}, got ${JSON.stringify(value)}`);
 }
 
+/** What an action checks before it acts: a precondition read from the forge, or why it needs none. */
+type Check<Target> =
+  | {
+      /**
+       * Re-reads what the decision rested on, just before the call: undefined while it holds, else what changed. A
+       * NotFoundError it throws means the target is gone.
+       */
+      readonly precondition: (target: Target, context: PolicyContext) => Promise<string | undefined>;
+      readonly unchecked?: never;
+    }
+  | { readonly unchecked: string; readonly precondition?: never };
+
+export type ActionSpec<Target> = {
+  /** Reads the JSON params back, typed; a misfit is a TypeError before anything is sent. */
+  readonly read: (params: ActionParams) => Target;
+  readonly run: (target: Target, context: PolicyContext) => Promise<ActionResult | void>;
+} & Check<Target>;
+
 /**
- * An action effect whose parameters are read (and checked) by `read` before `effect` runs with them typed: the
- * effect never sees raw JSON.
+ * An action whose parameters are read (and checked) by `read` before its precondition and effect see them typed: they
+ * never see raw JSON. Every action states its precondition, or why it has none (`unchecked`), so the next policy
+ * follows the rule too (docs/architecture.md).
  */
-export function defineAction<Target>(
-  read: (params: ActionParams) => Target,
-  effect: (target: Target, context: PolicyContext) => Promise<ActionResult | void>,
-): ActionEffect {
-  return async (params, context) => effect(read(params), context);
+export function defineAction<Target>(spec: ActionSpec<Target>): PolicyAction {
+  const { read, run } = spec;
+  const check = spec.precondition;
+  return {
+    run: async (params, context) => run(read(params), context),
+    ...(check ? { precondition: async (params: ActionParams, context: PolicyContext) => check(read(params), context) } : { unchecked: spec.unchecked }),
+  };
+}
+
+/**
+ * The policy's configuration as the file says now, for an action or precondition that applies the policy's rules or
+ * needs what its params must not carry (a secret): the executor hands it to every action.
+ */
+export function configOf<Config extends PolicyConfig>(context: PolicyContext, definition: Pick<PolicyTypeDefinition, 'type'>): Config {
+  if (context.policy?.type !== definition.type) throw new TypeError(`${definition.type}: the policy configuration is not available to the action`);
+  return context.policy as Config;
 }

@@ -15,14 +15,15 @@ import { CLOCK, type Clock } from '../clock';
 import { ProjectDiscovery, RedisDiscoveryCache } from './discovery';
 import { EngineKeys } from './keys';
 import { type ForgeEvent, forgeEventJob } from './events';
-import type { ActionRecord, Decision, PolicyContext, PolicyMetrics, PolicyRunner } from './policy';
+import type { ActionRecord, Decision, PolicyContext, PolicyMetrics, PolicyRunner, Refusal, UnobservedTarget } from './policy';
+import { UnobservedList } from './observe-targets';
 import { Lease, LeaseLostError } from './lease';
 import { nextRunAfter } from './schedule-runs';
 import { evenPace, SPREAD_FRACTION, type TargetPace } from './pace';
 import { PolicyRegistry } from './policy-registry';
 import { readJsonObject, RedisPolicyState } from './policy-state';
 import { triggerPeriodMs } from './trigger-period';
-import { UnsettledTargets } from './unsettled';
+import { UnsettledTargets, wantsRetry } from './unsettled';
 
 export const policyTickJob = defineJob<{ policy: string }>('policy.tick');
 
@@ -34,8 +35,15 @@ export interface PassResult {
   readonly decisions: readonly Decision[];
   /** Empty in `plan`. */
   readonly records: readonly ActionRecord[];
-  /** Set when the pass itself failed (the forge unreachable, a bad answer); the daemon goes on. */
+  /** Set when the pass itself failed (the forge unreachable, Redis away); the daemon goes on. */
   readonly error?: string;
+  /**
+   * Targets the pass could not read (a 403, a project gone, an odd answer), each with the forge's answer; the others
+   * were decided and acted on. With any of these, or an action the forge refused for good, the pass is `partial`.
+   */
+  readonly unobserved?: readonly UnobservedTarget[];
+  /** In `plan`: decisions parked after a final refusal of the forge, by key. */
+  readonly parked?: Readonly<Record<string, Refusal>>;
   /** When the policy asked for an extra pass (a follow-up after the forge's hourly limit). */
   readonly nextPassAt?: Date;
   /** The projects the pass looked at, when the policy says (its globs resolved): `plan` shows them. */
@@ -273,7 +281,9 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       for (const policy of this.config.policies) {
         const seconds = Number(last[policy.name]);
         if (Number.isFinite(seconds) && seconds > 0) this.metrics.lastSuccessfulPass.set({ policy: policy.name }, seconds);
-        this.metrics.unsettledTargets.set({ policy: policy.name }, await this.redis.hlen(this.keys.unsettled(policy.name)));
+        const counts = await this.unsettled.counts(policy.name);
+        this.metrics.unsettledTargets.set({ policy: policy.name }, counts.open);
+        this.metrics.targetsRefused.set({ policy: policy.name }, counts.refused);
       }
       const configured = new Set(this.config.policies.map((policy) => policy.name));
       for (const [field, value] of Object.entries(await this.redis.hgetall(this.keys.lastBackups()))) {
@@ -364,7 +374,16 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       const lostAt = await this.dataLostAt();
       const pace = delays === 'queue' ? this.paceFor(policy) : undefined;
       const occasion = delays === 'queue' ? ('schedule' as const) : ('command' as const);
-      const context = { ...this.context(policy, mode), occasion, progress, unsettled, ...(lostAt ? { redisDataLostAt: lostAt } : {}), ...(pace ? { pace } : {}) };
+      const unobservedList = new UnobservedList();
+      const context = {
+        ...this.context(policy, mode),
+        occasion,
+        progress,
+        unsettled,
+        unobserved: unobservedList,
+        ...(lostAt ? { redisDataLostAt: lostAt } : {}),
+        ...(pace ? { pace } : {}),
+      };
       if (mode === 'act' && delays === 'queue') {
         await this.redis.hset(this.keys.passesRunning(), name, new Date(this.clock.now()).toISOString());
         markedRunning = true;
@@ -375,30 +394,47 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
         snapshot = await runner.observe(policy, context);
         decisions = runner.decide(policy, snapshot, context.now);
       } catch (error) {
-        // Observing or deciding failed: the pass is failed. Failed actions are counted per decision instead.
+        // Observing or deciding failed as a whole: the pass is failed. Failed actions are counted per decision instead.
         this.metrics.passes.inc({ policy: name, result: 'failed' });
         throw error;
       }
-      this.metrics.passes.inc({ policy: name, result: 'ok' });
+      const unobserved = unobservedList.list();
+      const seen = unobserved.length > 0 ? { unobserved } : {};
       const covered = runner.covered?.(policy, snapshot);
       const coveredGroups = runner.coveredGroups?.(policy, snapshot);
-      if (mode === 'plan') return { ...base, decisions, records: [], ...(coveredGroups ? { coveredGroups } : {}), ...(covered ? { covered } : {}) };
+      if (mode === 'plan') {
+        this.metrics.passes.inc({ policy: name, result: unobserved.length > 0 ? 'partial' : 'ok' });
+        const parked = Object.fromEntries(unsettled.flatMap((target) => (target.refusal ? [[target.key, target.refusal] as const] : [])));
+        return {
+          ...base,
+          decisions,
+          records: [],
+          ...seen,
+          ...(Object.keys(parked).length > 0 ? { parked } : {}),
+          ...(coveredGroups ? { coveredGroups } : {}),
+          ...(covered ? { covered } : {}),
+        };
+      }
+      await this.executor.reportUnobserved(name, unobserved, dryRun);
       const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays, passLease });
+      const partial = unobserved.length > 0 || records.some((record) => record.outcome === 'refused');
+      this.metrics.passes.inc({ policy: name, result: partial ? 'partial' : 'ok' });
       const done = async () => {
         await this.recordSuccessfulPass(name);
-        this.logger.log(`${name}: pass done: looked at ${runner.summarize?.(policy, snapshot) ?? 'the forge'}; ${passTally(records)}`);
+        const left = unobserved.length > 0 ? `; ${unobserved.length} not read: ${unobserved.map((target) => target.target).join(', ')}` : '';
+        this.logger.log(`${name}: pass done: looked at ${runner.summarize?.(policy, snapshot) ?? 'the forge'}; ${passTally(records)}${left}`);
       };
       // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
       if (dryRun) {
         await done();
-        return { ...base, decisions, records };
+        return { ...base, decisions, records, ...seen };
       }
       await runner.commit?.(policy, snapshot, context, records);
-      const open = await this.unsettled.replace(name, records, unsettled, context.now);
-      const nextPassAt = earliest(runner.nextPass?.(policy, snapshot, context.now), this.retryPass(policy, open.length, context.now));
+      const open = await this.unsettled.replace(name, records, unsettled, context.now, { partial: unobserved.length > 0 });
+      const nextPassAt = earliest(runner.nextPass?.(policy, snapshot, context.now), this.retryPass(policy, open.filter(wantsRetry).length, context.now));
       if (nextPassAt && delays === 'queue') await this.scheduleExtraPass(name, nextPassAt, context.now);
       await done();
-      return { ...base, decisions, records, ...(nextPassAt ? { nextPassAt } : {}) };
+      return { ...base, decisions, records, ...seen, ...(nextPassAt ? { nextPassAt } : {}) };
     } catch (error) {
       const message = errorText(error);
       // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.
@@ -506,7 +542,9 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       return;
     }
     const runner = this.registry.get(policy.type);
-    await this.executor.perform(policy, runner, decision, this.context(policy, 'act'), { recheck: true, attempts: attempts ?? 0 });
+    const record = await this.executor.perform(policy, runner, decision, this.context(policy, 'act'), { attempts: attempts ?? 0 });
+    // What became of it, for the next pass: a refusal parks the target, a failure keeps it open, a success settles it.
+    await this.unsettled.merge(name, [record], new Date(this.clock.now()));
   }
 
   private policy(name: string): PolicyConfig {

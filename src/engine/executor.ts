@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import type { PolicyConfig } from '../config/policy-type';
-import { certainlyNotActed, NotFoundError } from '../gitlab';
+import { createHash } from 'node:crypto';
+import { ApiError, BulkDeleteAlreadyRequestedError, certainlyNotActed, ForbiddenError, NotFoundError, ValidationError } from '../gitlab';
 import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
@@ -11,7 +12,8 @@ import { CLOCK, type Clock } from '../clock';
 import { type LedgerState, Ledger } from './ledger';
 import { mapUntilFailure } from './map-limited';
 import type { Lease } from './lease';
-import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner } from './policy';
+import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal, type UnobservedTarget } from './policy';
+import { UnsettledTargets } from './unsettled';
 
 export interface ExecuteOptions {
   readonly dryRun: boolean;
@@ -39,6 +41,10 @@ export const policyActionJob = defineJob<QueuedAction>('policy.action');
  * called. At least once: an attempt that failed, or whose process died while acting, is not forgotten; an attempt
  * that may have acted is repeated only when a pass that observed the forge after it still decides to act, since
  * the forge then shows that it did not (the job has no newer attempt, the request is still pending).
+ *
+ * The forge is not the bot's alone: after the claim, each action's precondition re-reads the state its decision
+ * rested on, and an action whose premise a person has changed meanwhile is not sent (`stale`). A final refusal (403,
+ * a 400 that says the forge will not do it) parks the target with backoff instead of being tried every pass.
  */
 @Injectable()
 export class Executor {
@@ -54,6 +60,7 @@ export class Executor {
     private readonly audit: AuditTrail,
     private readonly metrics: MetricsService,
     private readonly queue: QueueService,
+    private readonly unsettled: UnsettledTargets,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -111,6 +118,12 @@ export class Executor {
         return this.finish(policy.name, decision, 'uncertain', false, `the attempt at ${view.at} may have acted; the forge is looked at again after ${lookAt}`);
       }
       attempts = view.attempts;
+      // Parked after a final refusal: not sent again before its time, unless the decision itself changed.
+      const parked = await this.unsettled.refusal(policy.name, decision.key);
+      if (parked && parked.fingerprint === fingerprintOf(decision) && context.now.getTime() < Date.parse(parked.retry_at)) {
+        this.logger.debug(`${policy.name}: ${decision.target}: ${decision.action} parked until ${parked.retry_at}`);
+        return this.count(policy.name, { decision, outcome: 'refused', detail: parkedText(parked), refusal: parked });
+      }
     }
     if (pass.taken.count >= pass.cap) return this.finish(policy.name, decision, 'deferred', options.dryRun, `over max_actions_per_run (${pass.cap})`);
     pass.taken.count++;
@@ -127,28 +140,28 @@ export class Executor {
       }
       const wait = Math.max(0, pass.decidedAt + decision.delayMs - this.clock.now());
       if (wait > 0) await this.clock.sleep(wait);
-      return this.perform(policy, runner, decision, context, { recheck: true, attempts, passLease: options.passLease });
     }
     return this.perform(policy, runner, decision, context, { attempts, passLease: options.passLease });
   }
 
   /**
    * Acts on one decision, at most once per key and attempt whoever else tries. `attempts` is the number of claims of
-   * the key the caller saw; the claim succeeds only if nobody claimed it since. With `recheck` (the action waited
-   * out a delay), the policy first looks again at what may have changed meanwhile.
+   * the key the caller saw; the claim succeeds only if nobody claimed it since. Then the action's precondition
+   * re-reads the forge, and only a decision whose premise still holds is sent.
    */
   async perform(
     policyConfig: PolicyConfig,
     runner: PolicyRunner,
     decision: Decision,
     passContext: PolicyContext,
-    options: { recheck?: boolean; attempts?: number; passLease?: Lease } = {},
+    options: { attempts?: number; passLease?: Lease } = {},
   ): Promise<ActionRecord> {
     const policy = policyConfig.name;
     options.passLease?.assertHeld();
     // The action's own time, not the pass's: after a long observe, a bulk deletion recorded at the pass's start would
     // let the next call go out before the forge's hour is over.
-    const context: PolicyContext = { ...passContext, now: new Date(this.clock.now()) };
+    // The policy as the file says now: a precondition applies its rules to what it reads again.
+    const context: PolicyContext = { ...passContext, now: new Date(this.clock.now()), policy: policyConfig };
     const claim = await this.ledger.claim(policy, decision.key, options.attempts ?? 0, context.now);
     if (!claim) {
       this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);
@@ -156,35 +169,45 @@ export class Executor {
       return this.count(policy, { decision, outcome: view.kind === 'settled' ? 'duplicate' : 'in_progress' });
     }
     const settle = (state: Exclude<LedgerState, 'claimed'>) => this.ledger.settle(policy, decision.key, claim, state, new Date(this.clock.now()));
+    const action = runner.actions[decision.action];
     try {
-      if (options.recheck && runner.recheck) {
-        let reason: string | undefined;
+      if (action.precondition) {
+        let changed: string | undefined;
         try {
-          reason = await runner.recheck(policyConfig, decision, context);
+          changed = await action.precondition(decision.params, context);
         } catch (error) {
-          // Could not look, so nothing was done: a later pass decides afresh rather than act on stale facts.
+          if (error instanceof NotFoundError) {
+            await settle('gone');
+            return await this.finish(policy, decision, 'gone', false, `not found when read again before acting: ${errorText(error)}`);
+          }
+          // Could not look, so nothing was sent: a later pass decides afresh rather than act on what may be stale.
           await settle('released');
-          return await this.finish(policy, decision, 'failed', false, `recheck failed: ${errorText(error)}`);
+          return await this.finish(policy, decision, 'failed', false, `not sent: its precondition could not be read: ${errorText(error)}`);
         }
-        if (reason !== undefined) {
-          await settle('skipped');
-          return await this.finish(policy, decision, 'skipped', false, reason);
+        if (changed !== undefined) {
+          // The forge contradicts the decision: nothing is sent, and the next pass decides on what is there now.
+          await settle('released');
+          return await this.finish(policy, decision, 'stale', false, changed);
         }
       }
-      const effect = runner.actions[decision.action];
       try {
-        const result = await effect(decision.params, context);
+        const result = await action.run(decision.params, context);
         const outcome = result?.outcome ?? 'done';
-        // Rate limited: the forge did nothing, and the policy keeps its own record of when to try again.
-        await settle(outcome === 'rate_limited' ? 'released' : 'done');
+        // Rate limited or stale: the forge did nothing, and the next pass (or the policy's own record) takes it up.
+        await settle(outcome === 'done' ? 'done' : 'released');
         return await this.finish(policy, decision, outcome, false, result?.detail);
       } catch (error) {
         if (error instanceof NotFoundError) {
           await settle('gone');
           return await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');
         }
-        // Refused before acting, or never sent: free to try again at once. Anything else may have acted: the next
-        // pass that observed the forge after this attempt decides whether it is still needed.
+        if (isFinalRefusal(error)) {
+          await settle('released');
+          const refusal = this.park(decision, error, await this.unsettled.refusal(policy, decision.key), context.now);
+          return await this.finish(policy, decision, 'refused', false, `${errorText(error)}; parked until ${refusal.retry_at}`, refusal);
+        }
+        // Refused for now, or never sent: free to try again at once. Anything else may have acted: the next pass that
+        // observed the forge after this attempt decides whether it is still needed.
         await settle(certainlyNotActed(error) ? 'released' : 'failed');
         return await this.finish(policy, decision, 'failed', false, errorText(error));
       }
@@ -193,7 +216,31 @@ export class Executor {
     }
   }
 
-  private async finish(policy: string, decision: Decision, outcome: Outcome, dryRun: boolean, detail?: string): Promise<ActionRecord> {
+  /**
+   * The targets a pass could not read, in the audit trail: one entry each, with the forge's answer, so a person finds
+   * why a project was left out without reading logs.
+   */
+  async reportUnobserved(policy: string, targets: readonly UnobservedTarget[], dryRun: boolean): Promise<void> {
+    for (const { target, reason } of targets) {
+      await this.audit.record({ time: new Date(this.clock.now()).toISOString(), policy, target, action: 'observe', reason: 'could not be read; the other targets went on', outcome: 'unobserved', dry_run: dryRun, detail: reason });
+      this.logger.warn(`${policy}: ${target} could not be read: ${reason}`);
+    }
+  }
+
+  /** A refusal in a row after `previous` (of the same decision or not): parked for an hour, doubling up to a day. */
+  private park(decision: Decision, error: unknown, previous: Refusal | undefined, now: Date): Refusal {
+    const count = (previous?.count ?? 0) + 1;
+    const waitMs = Math.min(REFUSAL_FIRST_WAIT_MS * 2 ** Math.min(count - 1, 10), REFUSAL_MAX_WAIT_MS);
+    return {
+      since: previous?.since ?? now.toISOString(),
+      message: errorText(error),
+      count,
+      retry_at: new Date(now.getTime() + waitMs).toISOString(),
+      fingerprint: fingerprintOf(decision),
+    };
+  }
+
+  private async finish(policy: string, decision: Decision, outcome: Outcome, dryRun: boolean, detail?: string, refusal?: Refusal): Promise<ActionRecord> {
     await this.audit.record({
       time: new Date(this.clock.now()).toISOString(),
       policy,
@@ -206,9 +253,9 @@ export class Executor {
     });
     const line = `${policy}: ${outcome === 'would_act' ? 'would ' : ''}${decision.action} ${decision.target} (${decision.reason})${outcomeSuffix(outcome, detail)}`;
     if (outcome === 'failed') this.logger.error(line);
-    else if (outcome === 'uncertain') this.logger.warn(line);
+    else if (outcome === 'uncertain' || outcome === 'refused' || outcome === 'stale') this.logger.warn(line);
     else this.logger.log(line);
-    return this.count(policy, { decision, outcome, ...(detail !== undefined ? { detail } : {}) });
+    return this.count(policy, { decision, outcome, ...(detail !== undefined ? { detail } : {}), ...(refusal ? { refusal } : {}) });
   }
 
   private count(policy: string, record: ActionRecord): ActionRecord {
@@ -217,7 +264,32 @@ export class Executor {
   }
 }
 
+/** The first wait after a final refusal, and the longest (the wait doubles with each refusal in a row). */
+const REFUSAL_FIRST_WAIT_MS = 3_600_000;
+const REFUSAL_MAX_WAIT_MS = 86_400_000;
+
+/**
+ * The forge will not do it, and asking again at once gets the same answer: a 403 (no right, an archived project, a job
+ * that is not retryable), a 400 or 422 that rejects the request, a 405. The hourly bulk deletion limit is not one: it
+ * passes, and its policy keeps its own record of when.
+ */
+function isFinalRefusal(error: unknown): boolean {
+  if (error instanceof BulkDeleteAlreadyRequestedError) return false;
+  return error instanceof ForbiddenError || error instanceof ValidationError || (error instanceof ApiError && error.status === 405);
+}
+
+/** The decision as refused: a new decision for the same key (other params) is not held back by the old refusal. */
+function fingerprintOf(decision: Decision): string {
+  return createHash('sha256').update(`${decision.action}\n${JSON.stringify(decision.params)}`).digest('hex').slice(0, 16);
+}
+
+function parkedText(refusal: Refusal): string {
+  return `refused since ${refusal.since}: ${refusal.message}; looked at again after ${refusal.retry_at}`;
+}
+
+/** A forge refusal names its request (`POST projects/7/jobs/812/retry → 403: ...`), and so its target. */
 function errorText(error: unknown): string {
+  if (error instanceof ApiError) return error.summary;
   return error instanceof Error ? error.message : String(error);
 }
 

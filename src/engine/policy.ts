@@ -69,18 +69,23 @@ export interface UnsettledTarget {
   readonly action: string;
   readonly target: string;
   readonly params: ActionParams;
-  /** What happened last: failed, uncertain, deferred, scheduled, rate_limited, in_progress. */
+  /** What happened last: failed, refused, uncertain, deferred, scheduled, rate_limited, in_progress. */
   readonly outcome: string;
   /** When the target was first left open, ISO 8601. */
   readonly since: string;
+  /** With `refused`: what the forge said and when the target is looked at again. */
+  readonly refusal?: Refusal;
 }
 
 /**
- * What became of one decision in an acting pass. skipped: decided not to act, or found no longer needed when a delay
- * ended · would_act: dry run · done · duplicate: settled already (by this or another replica) · gone: the target no
- * longer exists (someone else handled it) · failed · scheduled: queued to run after its delay · deferred: over
- * `max_actions_per_run`, decided again next pass · rate_limited: the forge refused for now and did nothing ·
- * in_progress: another replica is acting on it right now · uncertain: an earlier attempt may have acted, and the forge has not been looked at since; the next pass decides.
+ * What became of one decision in an acting pass. skipped: decided not to act · would_act: dry run · done ·
+ * duplicate: settled already (by this or another replica) · gone: the target no longer exists (someone else handled
+ * it) · stale: the forge state the decision rested on no longer holds when re-read just before acting (a person
+ * changed it); nothing was sent and the next pass decides afresh · failed · refused: the forge refused for good (403,
+ * a 400 saying it will not do it); the target is parked and looked at again with backoff · scheduled: queued to run
+ * after its delay · deferred: over `max_actions_per_run`, decided again next pass · rate_limited: the forge refused
+ * for now and did nothing · in_progress: another replica is acting on it right now · uncertain: an earlier attempt
+ * may have acted, and the forge has not been looked at since; the next pass decides.
  */
 export type Outcome =
   | 'skipped'
@@ -88,17 +93,55 @@ export type Outcome =
   | 'done'
   | 'duplicate'
   | 'gone'
+  | 'stale'
   | 'failed'
+  | 'refused'
   | 'scheduled'
   | 'deferred'
   | 'rate_limited'
   | 'in_progress'
   | 'uncertain';
 
+/**
+ * A final refusal of the forge for one decision's key: what it said, since when, and when the target is looked at
+ * again (1 h after the first refusal, doubling to a day). Kept with the unsettled targets.
+ */
+export interface Refusal {
+  /** When the forge first refused, ISO 8601. */
+  readonly since: string;
+  /** The forge's answer: `POST projects/7/jobs/812/retry → 403: 403 Forbidden`. */
+  readonly message: string;
+  /** Refusals in a row. */
+  readonly count: number;
+  /** No attempt before this time, ISO 8601, unless the decision changes. */
+  readonly retry_at: string;
+  /** The decision refused (its action and params): a different decision for the same key is tried at once. */
+  readonly fingerprint: string;
+}
+
 export interface ActionRecord {
   readonly decision: Decision;
   readonly outcome: Outcome;
   readonly detail?: string;
+  /** With `refused`: the refusal, as the unsettled targets keep it. */
+  readonly refusal?: Refusal;
+}
+
+/**
+ * A target a pass could not read (a project the token may not see, one deleted since discovery, an answer without a
+ * field the policy needs): recorded against that target, while the pass goes on with the others and ends `partial`.
+ */
+export interface UnobservedTarget {
+  /** For people: `project acme/web`. */
+  readonly target: string;
+  /** What the forge answered: `GET projects/acme%2Fweb/jobs → 403: 403 Forbidden`. */
+  readonly reason: string;
+}
+
+/** Where observe records the targets it could not read; the engine reports them with the pass. */
+export interface UnobservedTargets {
+  record(target: string, error: unknown): void;
+  list(): readonly UnobservedTarget[];
 }
 
 /** What resolves a policy's `projects:` and `groups:` to what they cover now (the engine's ProjectDiscovery). */
@@ -132,6 +175,11 @@ export interface PolicyContext {
   readonly progress: (message: string) => void;
   /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */
   readonly unsettled: readonly UnsettledTarget[];
+  /**
+   * Where observe records a target it could not read (see observeTargets): the pass goes on with the others. Absent
+   * in contexts built by hand, where such an error fails the observe as it did before.
+   */
+  readonly unobserved?: UnobservedTargets;
   /**
    * How many targets (projects, repositories) observe reads at once: the client's `gitlab.concurrency`, so a policy
    * of thousands of projects keeps every connection busy while the client's cap still bounds the requests. Absent in
@@ -168,12 +216,33 @@ export interface ActionResult {
   readonly detail?: string;
   /**
    * `rate_limited`: the forge refused for now (the hourly bulk deletion limit) and did nothing; the policy has
-   * recorded when to try again. Reported as such, not as a failure.
+   * recorded when to try again. Reported as such, not as a failure. `stale`: the action found, from the forge's answer
+   * itself, that its decision no longer holds (a job someone else retried meanwhile) and did nothing; the detail says
+   * what changed.
    */
-  readonly outcome?: 'rate_limited';
+  readonly outcome?: 'rate_limited' | 'stale';
 }
 
 export type ActionEffect = (params: ActionParams, context: PolicyContext) => Promise<ActionResult | void>;
+
+/**
+ * The forge state an action's decision rested on, read again just before the action is sent: undefined while it
+ * still holds, or what changed (`new key 51 is gone from acme/web`), and then the action is not sent (`stale`).
+ */
+export type ActionPrecondition = (params: ActionParams, context: PolicyContext) => Promise<string | undefined>;
+
+/**
+ * One action of a policy type, as the executor runs it: its precondition, then its effect. Every action that removes,
+ * revokes, deletes, prunes or grants has a precondition; one that changes nothing a person relies on (writing a
+ * local file, reading) or whose forge call re-applies the rule itself (the bulk tag deletion evaluates keep_n when it
+ * runs) says why it needs none (`unchecked`). See defineAction and docs/architecture.md.
+ */
+export interface PolicyAction {
+  readonly precondition?: ActionPrecondition;
+  /** Why the action needs no precondition; set exactly when `precondition` is not. */
+  readonly unchecked?: string;
+  readonly run: ActionEffect;
+}
 
 /**
  * A read that shows whether a policy's target exists and the token may work on it: the same listing the policy reads
@@ -213,12 +282,6 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
    */
   commit?(config: Config, snapshot: Snapshot, context: PolicyContext, records: readonly ActionRecord[]): Promise<void>;
   /**
-   * Before an action that waited out a delay: what changed while it waited, as a skip reason, or undefined to go
-   * ahead (a person may have retried the job meanwhile). It reads the forge and applies the policy's own pure rules;
-   * the executor calls it after claiming the action's key, so only one replica rechecks and acts.
-   */
-  recheck?(config: Config, decision: Decision, context: PolicyContext): Promise<string | undefined>;
-  /**
    * A webhook's event: the snapshot of just what it concerns (the failed job, its pipeline's jobs, its log tail), for
    * decide and the executor as after a poll; undefined when the policy does not cover it. Such a pass commits
    * nothing: the poll's marks stay where they are, and the ledger keeps the poll from acting on the same target again.
@@ -251,8 +314,11 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   needsAdministrator?(config: Config): string | undefined;
   /** Pure: the reads that show each target exists and the token may work on it (`doctor`). */
   probes?(config: Config): TargetProbe[];
-  /** The effect of each action this policy decides, by action name; the executor is the only caller. */
-  readonly actions: Readonly<Record<string, ActionEffect>>;
+  /**
+   * Each action this policy decides, by action name: its precondition and effect (see defineAction); the executor is
+   * the only caller, and checks the precondition after claiming the action's key, so one replica re-reads and acts.
+   */
+  readonly actions: Readonly<Record<string, PolicyAction>>;
   /** How many actions one pass may take (a policy may set `max_actions_per_run`). */
   maxActionsPerRun(config: Config): number;
 }

@@ -4,19 +4,23 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS } from '../redis/redis.module';
-import type { ActionRecord, Outcome } from './policy';
+import type { ActionRecord, Outcome, Refusal, UnsettledTarget } from './policy';
 import { EngineKeys } from './keys';
-import type { UnsettledTarget } from './policy';
 
 /**
- * Outcomes that leave a target's decision open: the action failed or may have failed, waits (a delay, the per-run
- * cap, the forge's own limit), is under way elsewhere, or its outcome is not known yet. Such a target is looked at
- * again by the next acting pass, whatever a policy's progress marks (watermarks) say.
+ * Outcomes that leave a target's decision open: the action failed or may have failed, was refused (parked), waits (a
+ * delay, the per-run cap, the forge's own limit), is under way elsewhere, or its outcome is not known yet. Such a
+ * target is looked at again by the next acting pass, whatever a policy's progress marks (watermarks) say.
  */
-const UNSETTLED: ReadonlySet<Outcome> = new Set<Outcome>(['failed', 'scheduled', 'deferred', 'rate_limited', 'in_progress', 'uncertain']);
+const UNSETTLED: ReadonlySet<Outcome> = new Set<Outcome>(['failed', 'refused', 'scheduled', 'deferred', 'rate_limited', 'in_progress', 'uncertain']);
 
 export function isUnsettled(outcome: Outcome): boolean {
   return UNSETTLED.has(outcome);
+}
+
+/** Open targets that want a pass soon: all but the parked ones, which wait out their own backoff. */
+export function wantsRetry(target: UnsettledTarget): boolean {
+  return target.outcome !== 'refused';
 }
 
 /**
@@ -47,15 +51,32 @@ export class UnsettledTargets {
     return targets.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  /** The refusal a key is parked with, if it is. */
+  async refusal(policy: string, key: string): Promise<Refusal | undefined> {
+    const text = await this.redis.hget(this.keys.unsettled(policy), key);
+    return text === null ? undefined : parseTarget(key, text)?.refusal;
+  }
+
   /**
    * The set after an acting pass: the records with an unsettled outcome; `since` is kept for targets open before.
-   * Targets a webhook's pass opened while this pass ran (in Redis now, not in `previous`, not decided here) stay.
+   * Targets a webhook's pass opened while this pass ran (in Redis now, not in `previous`, not decided here) stay. A
+   * `partial` pass (some targets could not be read) keeps every earlier open target it did not decide on: it may
+   * belong to a target that was not read, and is looked at again when that target is.
    */
-  async replace(policy: string, records: readonly ActionRecord[], previous: readonly UnsettledTarget[], now: Date): Promise<UnsettledTarget[]> {
+  async replace(
+    policy: string,
+    records: readonly ActionRecord[],
+    previous: readonly UnsettledTarget[],
+    now: Date,
+    options: { partial?: boolean } = {},
+  ): Promise<UnsettledTarget[]> {
     const open = openTargets(records, previous, now);
     const key = this.keys.unsettled(policy);
+    const decided = new Set(records.map((record) => record.decision.key));
+    const kept = options.partial ? previous.filter((target) => !decided.has(target.key)) : [];
+    for (const target of kept) open.set(target.key, target);
     const known = new Set(previous.map((target) => target.key));
-    const meanwhile = (await this.redis.hkeys(key)).filter((field) => !known.has(field) && !open.has(field) && !records.some((record) => record.decision.key === field));
+    const meanwhile = (await this.redis.hkeys(key)).filter((field) => !known.has(field) && !open.has(field) && !decided.has(field));
     const write = this.redis.multi();
     const gone = [...known].filter((field) => !open.has(field));
     const settledHere = records.filter((record) => !isUnsettled(record.outcome)).map((record) => record.decision.key);
@@ -64,7 +85,14 @@ export class UnsettledTargets {
     if (open.size > 0) write.hset(key, Object.fromEntries([...open].map(([field, target]) => [field, JSON.stringify(target)])));
     await write.exec();
     this.metrics.unsettledTargets.set({ policy }, open.size + meanwhile.length);
+    this.metrics.targetsRefused.set({ policy }, [...open.values()].filter((target) => target.outcome === 'refused').length);
     return [...open.values()];
+  }
+
+  /** How many targets are open, and how many of them parked after a refusal (for the gauges, cluster-wide). */
+  async counts(policy: string): Promise<{ open: number; refused: number }> {
+    const values = await this.redis.hvals(this.keys.unsettled(policy));
+    return { open: values.length, refused: values.filter((text) => parseTarget('', text)?.outcome === 'refused').length };
   }
 
   /**
@@ -88,7 +116,7 @@ export class UnsettledTargets {
 function openTargets(records: readonly ActionRecord[], previous: readonly UnsettledTarget[], now: Date): Map<string, UnsettledTarget> {
   const since = new Map(previous.map((target) => [target.key, target.since]));
   const open = new Map<string, UnsettledTarget>();
-  for (const { decision, outcome } of records) {
+  for (const { decision, outcome, refusal } of records) {
     if (!isUnsettled(outcome)) continue;
     open.set(decision.key, {
       key: decision.key,
@@ -97,6 +125,7 @@ function openTargets(records: readonly ActionRecord[], previous: readonly Unsett
       params: decision.params,
       outcome,
       since: since.get(decision.key) ?? now.toISOString(),
+      ...(outcome === 'refused' && refusal ? { refusal } : {}),
     });
   }
   return open;
@@ -106,9 +135,20 @@ function parseTarget(key: string, text: string): UnsettledTarget | undefined {
   try {
     const raw = JSON.parse(text) as Partial<UnsettledTarget>;
     if (typeof raw.action !== 'string' || typeof raw.target !== 'string' || typeof raw.params !== 'object' || raw.params === null) return undefined;
-    return { key, action: raw.action, target: raw.target, params: raw.params, outcome: String(raw.outcome ?? 'failed'), since: String(raw.since ?? '') };
+    const refusal = readRefusal(raw.refusal);
+    return { key, action: raw.action, target: raw.target, params: raw.params, outcome: String(raw.outcome ?? 'failed'), since: String(raw.since ?? ''), ...(refusal ? { refusal } : {}) };
   } catch {
     // A damaged entry is dropped: the policy's own observation still finds the target if it needs action.
     return undefined;
   }
+}
+
+/** A refusal as kept; anything else (damaged, or an older entry) is none, so the target is simply tried again. */
+function readRefusal(value: unknown): Refusal | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const raw = value as Record<string, unknown>;
+  const { since, message, count, retry_at: retryAt, fingerprint } = raw;
+  if (typeof since !== 'string' || typeof message !== 'string' || typeof count !== 'number' || typeof retryAt !== 'string' || typeof fingerprint !== 'string') return undefined;
+  if (Number.isNaN(Date.parse(retryAt))) return undefined;
+  return { since, message, count, retry_at: retryAt, fingerprint };
 }

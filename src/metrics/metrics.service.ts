@@ -21,9 +21,15 @@ export class MetricsService {
   readonly redisUp: Gauge;
   /** Targets whose decision is still open after the last acting pass; alert when one stays open for long. */
   readonly unsettledTargets: Gauge<'policy'>;
+  /** Cluster-wide, read from Redis: targets parked after a final refusal of the forge (403, "not retryable"...). */
+  readonly targetsRefused: Gauge<'policy'>;
   /** Times the daemon found Redis without its data and set itself up again. */
   readonly redisDataLost: Counter;
-  /** Passes by result: `failed` when observing or deciding failed (failed actions count in decisions). */
+  /**
+   * Passes by result: `failed` when observing or deciding failed as a whole, `partial` when some targets could not be
+   * read (the others were decided and acted on) or the forge refused an action for good (failed actions count in
+   * decisions).
+   */
   readonly passes: Counter<'policy' | 'result'>;
   /** Cluster-wide, read from Redis: absent until a policy's first successful pass. */
   readonly lastSuccessfulPass: Gauge<'policy'>;
@@ -84,6 +90,12 @@ export class MetricsService {
       labelNames: ['policy'],
       registers: [this.registry],
     });
+    this.targetsRefused = new Gauge({
+      name: 'forgewarden_targets_refused',
+      help: 'Targets parked after a final refusal of the forge (403, a job not retryable, an archived project); looked at again after 1 h, doubling to a day.',
+      labelNames: ['policy'],
+      registers: [this.registry],
+    });
     this.webhookDeliveries = new Counter({
       name: 'forgewarden_webhook_deliveries_total',
       help: 'Webhook deliveries by event and result (accepted, duplicate, ignored, unauthorized, rejected, unavailable; then acted, not_covered or failed).',
@@ -104,7 +116,7 @@ export class MetricsService {
     });
     this.passes = new Counter({
       name: 'forgewarden_passes_total',
-      help: 'Passes by policy and result: failed when observing or deciding failed (failed actions are counted in forgewarden_decisions_total).',
+      help: 'Passes by policy and result: ok; partial when some targets could not be read or an action was refused for good (the rest went on); failed when observing or deciding failed as a whole (failed actions are counted in forgewarden_decisions_total).',
       labelNames: ['policy', 'result'],
       registers: [this.registry],
     });

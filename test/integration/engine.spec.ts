@@ -8,7 +8,7 @@ import { Lease } from '../../src/engine/lease';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { AppLogger } from '../../src/logging/logger';
 import { QueueService } from '../../src/queue/queue.service';
-import { fakePolicy, FakePolicyModule, failures, seen, stale, touched } from '../support/fake-policy';
+import { fakePolicy, FakePolicyModule, failures, seen, stale, touched, unreadable } from '../support/fake-policy';
 import { MemoryStream } from '../support/memory-stream';
 
 const quietLogger = () => new AppLogger({ level: 'error', stream: new MemoryStream() });
@@ -24,6 +24,7 @@ describe('the engine on a real Redis', () => {
     touched.length = 0;
     failures.clear();
     stale.clear();
+    unreadable.clear();
     seen.unsettled.length = 0;
     seen.commits.length = 0;
     seen.actedAt.length = 0;
@@ -152,7 +153,7 @@ describe('the engine on a real Redis', () => {
         const engine = engineApp.get(EngineService);
         const first = await engine.runPass('touch', 'act');
         expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'b failed']);
-        expect(first.records[1]?.detail).toBe('500 Internal Server Error');
+        expect(first.records[1]?.detail).toBe('POST things/b → 500: 500 Internal Server Error');
         expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['duplicate', 'uncertain']);
         failures.delete('b');
         advance(30_000);
@@ -426,20 +427,144 @@ describe('the engine on a real Redis', () => {
     }
   });
 
-  it('rechecks an action after its delay and skips it when it is no longer needed', async () => {
-    stale.add('a');
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b], delay: 1s }');
-    try {
-      const pass = await engineApp.get(EngineService).runPass('touch', 'act', 'inline');
-      expect(pass.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`)).toEqual([
-        'a skipped skip: a went stale',
-        'b done touched b',
-      ]);
-      expect(touched).toEqual(['b']);
-      expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'skipped' });
-    } finally {
-      await engineApp.close();
-    }
+  describe('the precondition read again before acting', () => {
+    it.each([
+      ['without a delay', ''],
+      ['after a delay', ', delay: 1s'],
+    ])('%s: an action whose premise the forge contradicts is not sent, is stale, and the next pass decides afresh', async (_name, delay) => {
+      stale.add('a');
+      const engineApp = await app(`  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b]${delay} }`);
+      try {
+        const engine = engineApp.get(EngineService);
+        const pass = await engine.runPass('touch', 'act', 'inline');
+        expect(pass.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`)).toEqual([
+          'a stale a changed meanwhile',
+          'b done touched b',
+        ]);
+        expect(touched).toEqual(['b']);
+        // Nothing was sent: the key is free, and the pass leaves nothing open (it decides afresh, it does not retry).
+        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'released' });
+        expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual([]);
+        const audit = await engineApp.get(AuditTrail).read(0);
+        expect(audit.find((entry) => entry.target === 'a')).toMatchObject({ outcome: 'stale', detail: 'a changed meanwhile' });
+
+        stale.delete('a');
+        const next = await engine.runPass('touch', 'act', 'inline');
+        expect(next.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'b duplicate']);
+        expect(touched).toEqual(['b', 'a']);
+      } finally {
+        await engineApp.close();
+      }
+    });
+  });
+
+  describe('a final refusal of the forge', () => {
+    it('parks the target: not sent again before an hour, then after two, four… up to a day, and shown as refused meanwhile', async () => {
+      failures.set('a', 'refused');
+      let now = Date.parse('2026-11-27T10:00:00Z');
+      const clock: Clock = { ...systemClock, now: () => now };
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }', false, clock);
+      try {
+        const engine = engineApp.get(EngineService);
+        const metrics = engineApp.get(MetricsService);
+        const first = await engine.runPass('touch', 'act', 'inline');
+        expect(first.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`)).toEqual([
+          'a refused POST things/a → 403: 403 Forbidden; parked until 2026-11-27T11:00:00.000Z',
+          'b done touched b',
+        ]);
+        expect(touched).toEqual(['a', 'b']);
+        expect((await metrics.registry.getSingleMetric('forgewarden_targets_refused')?.get())?.values).toEqual([{ labels: { policy: 'touch' }, value: 1 }]);
+        expect((await metrics.registry.getSingleMetric('forgewarden_passes_total')?.get())?.values).toEqual([{ labels: { policy: 'touch', result: 'partial' }, value: 1 }]);
+
+        // Within the hour: nothing is sent, and the record says since when and until when.
+        now += 30 * 60_000;
+        const parked = await engine.runPass('touch', 'act', 'inline');
+        expect(parked.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`)).toEqual([
+          'a refused refused since 2026-11-27T10:00:00.000Z: POST things/a → 403: 403 Forbidden; looked at again after 2026-11-27T11:00:00.000Z',
+          'b duplicate ',
+        ]);
+        expect(touched).toEqual(['a', 'b']);
+        // A parked target asks for no pass of its own: it waits out its time.
+        expect(parked.nextPassAt).toBeUndefined();
+        // plan shows it too.
+        const plan = await engine.runPass('touch', 'plan');
+        expect(plan.parked?.a).toMatchObject({ since: '2026-11-27T10:00:00.000Z', retry_at: '2026-11-27T11:00:00.000Z', count: 1 });
+
+        // After the hour it is tried again; refused again, it waits two hours, then four.
+        now = Date.parse('2026-11-27T11:00:00Z');
+        expect((await engine.runPass('touch', 'act', 'inline')).records[0]?.detail).toBe('POST things/a → 403: 403 Forbidden; parked until 2026-11-27T13:00:00.000Z');
+        now = Date.parse('2026-11-27T13:00:00Z');
+        expect((await engine.runPass('touch', 'act', 'inline')).records[0]?.detail).toBe('POST things/a → 403: 403 Forbidden; parked until 2026-11-27T17:00:00.000Z');
+        expect(touched).toEqual(['a', 'b', 'a', 'a']);
+
+        // Once the forge takes it, the target is settled and leaves the parked ones.
+        failures.delete('a');
+        now = Date.parse('2026-11-27T17:00:00Z');
+        expect((await engine.runPass('touch', 'act', 'inline')).records.map((record) => record.outcome)).toEqual(['done', 'duplicate']);
+        expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual([]);
+        expect((await metrics.registry.getSingleMetric('forgewarden_targets_refused')?.get())?.values).toEqual([{ labels: { policy: 'touch' }, value: 0 }]);
+      } finally {
+        await engineApp.close();
+      }
+    });
+
+    it('waits at most a day between attempts', async () => {
+      failures.set('a', 'refused');
+      let now = Date.parse('2026-11-01T00:00:00Z');
+      const clock: Clock = { ...systemClock, now: () => now };
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }', false, clock);
+      try {
+        const engine = engineApp.get(EngineService);
+        const waits: number[] = [];
+        for (let refusal = 0; refusal < 8; refusal++) {
+          const record = (await engine.runPass('touch', 'act', 'inline')).records[0];
+          const until = Date.parse(record?.refusal?.retry_at ?? '');
+          waits.push((until - now) / 3_600_000);
+          now = until;
+        }
+        expect(waits).toEqual([1, 2, 4, 8, 16, 24, 24, 24]);
+      } finally {
+        await engineApp.close();
+      }
+    });
+  });
+
+  describe('a target that cannot be read', () => {
+    it('is recorded against that target; the others are decided and acted on, and the pass is partial', async () => {
+      unreadable.add('b');
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c] }');
+      try {
+        const engine = engineApp.get(EngineService);
+        const pass = await engine.runPass('touch', 'act', 'inline');
+        expect(pass.error).toBeUndefined();
+        expect(pass.unobserved).toEqual([{ target: 'thing b', reason: 'GET things/b → 403: 403 Forbidden' }]);
+        expect(pass.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'c done']);
+        expect(touched).toEqual(['a', 'c']);
+        const audit = await engineApp.get(AuditTrail).read(0);
+        expect(audit.find((entry) => entry.action === 'observe')).toMatchObject({ target: 'thing b', outcome: 'unobserved', detail: 'GET things/b → 403: 403 Forbidden' });
+        const passes = await engineApp.get(MetricsService).registry.getSingleMetric('forgewarden_passes_total')?.get();
+        expect(passes?.values).toEqual([{ labels: { policy: 'touch', result: 'partial' }, value: 1 }]);
+      } finally {
+        await engineApp.close();
+      }
+    });
+
+    it('keeps the open targets of a partial pass that it did not decide on, for the pass that reads them', async () => {
+      failures.set('b', 'server');
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }');
+      try {
+        const engine = engineApp.get(EngineService);
+        await engine.runPass('touch', 'act', 'inline');
+        expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual(['b']);
+        // b cannot be read next pass: it is not decided on, and stays open rather than being forgotten.
+        unreadable.add('b');
+        await engine.runPass('touch', 'act', 'inline');
+        expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual(['b']);
+        expect(seen.unsettled.at(-1)).toEqual(['b']);
+      } finally {
+        await engineApp.close();
+      }
+    });
   });
 
   it('reports a refusal for now as rate_limited, not as a failure', async () => {

@@ -196,7 +196,7 @@ describe('job_retry observer, against the sandbox forge', () => {
       const decisions = decideJobRetries(config, first, new Date());
       expect(decisions.map((d) => d.action)).toEqual(['skip', 'retry']);
 
-      const retried = await jobRetryRunner.actions.retry(decisions[1].params, context());
+      const retried = await jobRetryRunner.actions.retry.run(decisions[1].params, context());
       const newId = Number(/^new job (\d+)$/.exec(retried?.detail ?? '')?.[1]);
       expect(newId).toBeGreaterThan(3);
       expect(forge.sandbox.state.jobs.get(newId)).toMatchObject({ name: 'test-unit', pipeline_id: 1, status: 'pending' });

@@ -197,13 +197,14 @@ describe('job_retry against the sandbox with a real Redis', () => {
 
       expect(retriesSeen().filter((path) => path === '/api/v4/projects/1/jobs/1001/retry')).toHaveLength(1);
       expect(retriesSeen()).toHaveLength(9); // eight by the policy, one by the person
-      expect(JSON.parse((await harness.redis.get(`${harness.prefix}:ledger:flaky:1:1001`))!)).toMatchObject({ state: 'skipped' });
+      // Nothing was sent, so the key stays free; the next pass sees the newer attempt and decides to skip.
+      expect(JSON.parse((await harness.redis.get(`${harness.prefix}:ledger:flaky:1:1001`))!)).toMatchObject({ state: 'released' });
       const audit = await engineApp.get(AuditTrail).read(0);
       expect(audit).toContainEqual(
         expect.objectContaining({
           target: 'acme/svc-1 job 1001 (flaky-a)',
-          outcome: 'skipped',
-          detail: `skip: newer attempt ${newAttempt} exists (found when the delay ended)`,
+          outcome: 'stale',
+          detail: `newer attempt ${newAttempt} exists (found when read again before retrying)`,
         }),
       );
     } finally {

@@ -5,7 +5,8 @@ import { duration } from '../../src/config/validators';
 import { defineAction, param, readParams } from '../../src/engine/action-params';
 import type { ActionParams, Decision, PolicyRunner } from '../../src/engine/policy';
 import { PolicyRegistry } from '../../src/engine/policy-registry';
-import { NotFoundError, ServerError } from '../../src/gitlab';
+import { ForbiddenError, NotFoundError, ServerError } from '../../src/gitlab';
+import { observeTargets } from '../../src/engine/observe-targets';
 
 /**
  * A policy type for engine tests: it "touches" the targets listed in its config. Its effect records every call in
@@ -22,7 +23,9 @@ export const fakePolicy = definePolicyType('fake_touch', 'Touches targets, for e
 type FakeConfig = z.output<typeof fakePolicy.schema>;
 
 export const touched: string[] = [];
-export const failures = new Map<string, 'gone' | 'server' | 'rate_limited'>();
+export const failures = new Map<string, 'gone' | 'server' | 'rate_limited' | 'refused'>();
+/** Targets whose read the forge refuses (403): observe records them and goes on with the others. */
+export const unreadable = new Set<string>();
 /**
  * What the engine handed to observe and commit, pass by pass: the unsettled targets' keys, and each commit's records
  * as `target outcome`.
@@ -32,7 +35,7 @@ export const seen: { unsettled: string[][]; commits: string[][]; redisDataLostAt
   commits: [],
   actedAt: [],
 };
-/** Targets whose recheck (after a delay) finds the action no longer needed. */
+/** Targets whose precondition finds the action no longer needed (a person changed the forge meanwhile). */
 export const stale = new Set<string>();
 
 const touchParams = z.object({ target: param.text() });
@@ -45,7 +48,11 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
     seen.unsettled.push(context.unsettled.map((target) => target.key));
     seen.redisDataLostAt = context.redisDataLostAt;
     seen.onObserve?.();
-    return config.targets;
+    const read = await observeTargets(context, config.targets, (target) => ({ target: `thing ${target}`, listed: true }), async (target) => {
+      if (unreadable.has(target)) throw forbidden('GET', target);
+      return target;
+    });
+    return read.filter((target): target is string => target !== undefined);
   },
   commit: async (_config, _targets, _context, records) => {
     seen.commits.push(records.map((record) => `${record.decision.target} ${record.outcome}`));
@@ -57,20 +64,28 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
         : { action: 'touch', target, key: target, reason: `touch ${target}`, delayMs: config.delay, params: { target } },
     ),
   nextPass: (config, _targets, now) => (config.follow_up ? new Date(now.getTime() + config.follow_up) : undefined),
-  recheck: async (_config, decision) => (stale.has(decision.target) ? `skip: ${decision.target} went stale` : undefined),
   actions: {
-    touch: defineAction(readTouch, async (target, context) => {
-      touched.push(target);
-      seen.actedAt.push(context.now);
-      const failure = failures.get(target);
-      if (failure === 'rate_limited') return { outcome: 'rate_limited', detail: `the forge refused ${target} for now` };
-      if (failure === 'gone') throw new NotFoundError({ status: 404, method: 'POST', path: `things/${target}`, body: { message: '404 Not Found' }, message: '404 Not Found' });
-      if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
-      return { detail: `touched ${target}` };
+    touch: defineAction({
+      read: readTouch,
+      precondition: async (target) => (stale.has(target) ? `${target} changed meanwhile` : undefined),
+      run: async (target, context) => {
+        touched.push(target);
+        seen.actedAt.push(context.now);
+        const failure = failures.get(target);
+        if (failure === 'rate_limited') return { outcome: 'rate_limited', detail: `the forge refused ${target} for now` };
+        if (failure === 'gone') throw new NotFoundError({ status: 404, method: 'POST', path: `things/${target}`, body: { message: '404 Not Found' }, message: '404 Not Found' });
+        if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
+        if (failure === 'refused') throw forbidden('POST', target);
+        return { detail: `touched ${target}` };
+      },
     }),
   },
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };
+
+function forbidden(method: 'GET' | 'POST', target: string): ForbiddenError {
+  return new ForbiddenError({ status: 403, method, path: `things/${target}`, body: { message: '403 Forbidden' }, message: '403 Forbidden' });
+}
 
 @Injectable()
 class FakeRegistration implements OnModuleInit {

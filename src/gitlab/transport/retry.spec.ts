@@ -198,9 +198,14 @@ describe('retry layer', () => {
     expect(outcome).toMatchObject({ attempts: 1, error, sleeps: [] });
   });
 
-  it('does not retry a 500 (not transient by contract)', async () => {
+  it.each<HttpMethod>(['GET', 'HEAD'])('retries a read answered 500, as python-gitlab does', async (method) => {
     const clock = new FakeClock();
-    expect(await run('GET', [httpError(clock, 500), 'ok'], clock)).toMatchObject({ attempts: 1 });
+    expect(await run(method, [httpError(clock, 500), httpError(clock, 500), 'ok'], clock)).toMatchObject({ attempts: 3, value: 'ok' });
+  });
+
+  it.each<HttpMethod>(['PUT', 'DELETE', 'POST', 'PATCH'])('does not retry a write answered 500: it may have acted', async (method) => {
+    const clock = new FakeClock();
+    expect(await run(method, [httpError(clock, 500), 'ok'], clock)).toMatchObject({ attempts: 1 });
   });
 
   describe('writes that are not idempotent (POST, PATCH)', () => {

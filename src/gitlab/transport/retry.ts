@@ -37,6 +37,15 @@ export type RetryDecision = { retry: true; delayMs: number; reason: string } | {
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
 
 /**
+ * A read answered 500 is tried again like a 502: the forge's 500s are mostly passing (a database failover, a worker
+ * restarted), and a read changes nothing however often it is sent (python-gitlab retries 500 too). A write answered
+ * 500 may have acted, so it is not.
+ */
+function isRead(method: HttpMethod): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
+/**
  * Conservative reading of HTTP idempotency: GET/HEAD/PUT/DELETE may be repeated; POST and PATCH may not be repeated
  * once they may have reached the server (a retried POST .../retry would start a second job).
  */
@@ -98,7 +107,7 @@ export function decideRetry(error: unknown, ctx: RetryContext, options: RetryOpt
     }
     delayMs = backoffMs(ctx.attempt, options, ctx.random);
     reason = error.name;
-  } else if (RETRYABLE_STATUSES.has(error.status)) {
+  } else if (RETRYABLE_STATUSES.has(error.status) || (error.status === 500 && isRead(ctx.method))) {
     // A 429 is a refusal before any work, so it is safe for every method; a 502/503/504 from a proxy may follow
     // an upstream that did act.
     if (!idempotent && !(error instanceof RateLimitedError)) {

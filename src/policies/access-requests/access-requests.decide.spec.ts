@@ -162,7 +162,7 @@ describe('access_requests decide: the decision fields', () => {
         target: 'acme: alice (user 12)',
         key: 'group:acme:12:2025-06-01T10:00:00.000Z',
         reason: 'approve as reporter: rule 1 (two-factor on)',
-        params: { source: 'group', id: 'acme', user_id: 12, access_level: 20 },
+        params: { source: 'group', id: 'acme', user_id: 12, requested_at: '2025-06-01T10:00:00.000Z', access_level: 20 },
         details: [
           'requested 2025-06-01T10:00:00.000Z (1d ago); administrator view',
           'rule 1 approve as reporter: matched (✓ two-factor on)',
@@ -177,9 +177,9 @@ describe('access_requests decide: the decision fields', () => {
     const snapshot = aSnapshot([aProject([bob]), aProject([bob], 42), aGroup([bob], 7)], [[13, aPublicUser({ id: 13, username: 'spam-bob' })]], false);
     const decisions = decideAccessRequests(aPolicy({ groups: [7], projects: ['acme/api', 42], rules: [{ deny: true, when: { usernames: ['^spam'] } }] }), snapshot, NOW);
     expect(decisions.map(({ action, target, key, params }) => ({ action, target, key, params }))).toEqual([
-      { action: DENY, target: 'group 7: spam-bob (user 13)', key: `group:7:13:${daysAgo(2)}`, params: { source: 'group', id: 7, user_id: 13 } },
-      { action: DENY, target: 'acme/api: spam-bob (user 13)', key: `project:acme/api:13:${daysAgo(2)}`, params: { source: 'project', id: 'acme/api', user_id: 13 } },
-      { action: DENY, target: 'project 42: spam-bob (user 13)', key: `project:42:13:${daysAgo(2)}`, params: { source: 'project', id: 42, user_id: 13 } },
+      { action: DENY, target: 'group 7: spam-bob (user 13)', key: `group:7:13:${daysAgo(2)}`, params: { source: 'group', id: 7, user_id: 13, requested_at: daysAgo(2) } },
+      { action: DENY, target: 'acme/api: spam-bob (user 13)', key: `project:acme/api:13:${daysAgo(2)}`, params: { source: 'project', id: 'acme/api', user_id: 13, requested_at: daysAgo(2) } },
+      { action: DENY, target: 'project 42: spam-bob (user 13)', key: `project:42:13:${daysAgo(2)}`, params: { source: 'project', id: 42, user_id: 13, requested_at: daysAgo(2) } },
     ]);
     expect(decisions[0].details).toEqual([
       `requested ${daysAgo(2)} (2d ago); public view: the token is not an administrator's`,
@@ -189,7 +189,7 @@ describe('access_requests decide: the decision fields', () => {
 
   it('gives a skip the same target, key and params as an action, and details that show every condition', () => {
     const decision = decideOne({ policy: { rules: [{ approve: 'developer', when: { email_domains: ['acme.com'], two_factor: true, bot: false } }] }, user: publicAlice });
-    expect(decision).toMatchObject({ action: SKIP, target: 'acme: alice (user 12)', key: `group:acme:12:${daysAgo(1)}`, params: { source: 'group', id: 'acme', user_id: 12 } });
+    expect(decision).toMatchObject({ action: SKIP, target: 'acme: alice (user 12)', key: `group:acme:12:${daysAgo(1)}`, params: { source: 'group', id: 'acme', user_id: 12, requested_at: daysAgo(1) } });
     expect(decision.details).toEqual([
       `requested ${daysAgo(1)} (1d ago); public view: the token is not an administrator's`,
       `rule 1 approve as developer: not matched (✗ email unknown: ${NOT_ADMIN}; ✗ two-factor unknown: ${NOT_ADMIN}; ✓ not a bot)`,

@@ -213,7 +213,7 @@ function sourceLabel(source: SourceSnapshot): string {
 
 function decideOne(config: AccessRequestsConfig, source: SourceSnapshot, request: PendingRequest, snapshot: AccessRequestsSnapshot, now: Date): Decision {
   const subject: Subject = { request, user: snapshot.users.get(request.id), admin: snapshot.admin, now };
-  const target = { source: source.kind, id: source.ref, userId: request.id };
+  const target = { source: source.kind, id: source.ref, userId: request.id, requestedAt: request.requested_at };
   const base = {
     target: `${sourceLabel(source)}: ${request.username} (user ${request.id})`,
     // requested_at: a user denied or removed who asks again is a new request, decided afresh.

@@ -16,6 +16,11 @@ export interface RequestTarget {
   readonly id: string | number;
   /** The requester; access requests are addressed by the user's id (spec 02 §4). */
   readonly userId: number;
+  /**
+   * When the request decided on was made: a request withdrawn and made again since is another one, decided afresh.
+   * Absent in actions queued by a version that did not carry it.
+   */
+  readonly requestedAt?: string;
 }
 
 /** Owner (50) exists only in groups (spec 02 §2), so the level's type follows the source. */
@@ -24,7 +29,7 @@ export type ApproveTarget =
   | (RequestTarget & { readonly source: 'project'; readonly accessLevel: Exclude<GrantLevel, 50> });
 
 export function requestParams(target: RequestTarget): ActionParams {
-  return { source: target.source, id: target.id, user_id: target.userId };
+  return { source: target.source, id: target.id, user_id: target.userId, ...(target.requestedAt !== undefined ? { requested_at: target.requestedAt } : {}) };
 }
 
 export function approveParams(target: RequestTarget & { readonly accessLevel: GrantLevel }): ActionParams {
@@ -35,6 +40,7 @@ const requestSchema = z.object({
   source: z.enum(['group', 'project'], { error: '"group" or "project"' }),
   id: param.idOrPath(),
   user_id: param.integer(),
+  requested_at: param.text().optional(),
 });
 
 const approveSchema = requestSchema.extend({
@@ -46,12 +52,12 @@ const approveSchema = requestSchema.extend({
 
 export function requestTarget(params: ActionParams): RequestTarget {
   const read = readParams('access_requests', requestSchema, params);
-  return { source: read.source, id: read.id, userId: read.user_id };
+  return { source: read.source, id: read.id, userId: read.user_id, ...(read.requested_at !== undefined ? { requestedAt: read.requested_at } : {}) };
 }
 
 export function approveTarget(params: ActionParams): ApproveTarget {
   const read = readParams('access_requests', approveSchema, params);
-  const target = { source: read.source, id: read.id, userId: read.user_id };
+  const target = { source: read.source, id: read.id, userId: read.user_id, ...(read.requested_at !== undefined ? { requestedAt: read.requested_at } : {}) };
   const level = read.access_level;
   if (target.source === 'group') return { ...target, source: 'group', accessLevel: level };
   // The schema keeps owner from policies with projects; a decision that carries it anyway is a bug.

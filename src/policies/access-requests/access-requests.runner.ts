@@ -1,11 +1,29 @@
-import { defineAction } from '../../engine/action-params';
-import type { PolicyRunner } from '../../engine/policy';
+import { configOf, defineAction } from '../../engine/action-params';
+import type { PolicyContext, PolicyRunner } from '../../engine/policy';
 import { groupSelectionProbes, onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { APPROVE, type AccessRequestsSnapshot, decideAccessRequests, DENY } from './access-requests.decide';
-import { observeAccessRequests } from './access-requests.observer';
-import { approveTarget, requestTarget } from './access-requests.params';
+import { observeAccessRequests, observeRequest } from './access-requests.observer';
+import { type ApproveTarget, approveTarget, type RequestTarget, requestTarget } from './access-requests.params';
 import { type AccessRequestsConfig, accessRequestsPolicy } from './access-requests.schema';
+
+/**
+ * The precondition of an approval or denial: the request is still pending as decided on, and the rules, applied to the
+ * requester's record read again now, still decide the same (a person may have blocked the user, or the user changed
+ * what a rule looks at). Otherwise what changed, and nothing is sent.
+ */
+async function stillDecided(action: typeof APPROVE | typeof DENY, target: RequestTarget | ApproveTarget, context: PolicyContext): Promise<string | undefined> {
+  const config = configOf<AccessRequestsConfig>(context, accessRequestsPolicy);
+  const now = await observeRequest(context, target);
+  if (typeof now === 'string') return now;
+  const [decision] = decideAccessRequests(config, now, context.now);
+  if (!decision) return `the request of user ${target.userId} is no longer pending`;
+  const level = 'accessLevel' in target ? target.accessLevel : undefined;
+  if (decision.action !== action || (level !== undefined && decision.params.access_level !== level)) {
+    return `the rules decide otherwise now: ${decision.reason}`;
+  }
+  return undefined;
+}
 
 /** Facts of a requester that only the administrator's view of a user carries. */
 const ADMIN_FACTS = ['email_domains', 'two_factor', 'external', 'confirmed'] as const;
@@ -21,16 +39,24 @@ export const accessRequestsRunner: PolicyRunner<AccessRequestsConfig, AccessRequ
   observe: observeAccessRequests,
   decide: decideAccessRequests,
   actions: {
-    [APPROVE]: defineAction(approveTarget, async (target, { client }) => {
-      const member =
-        target.source === 'group'
-          ? await client.groupAccessRequests.approve(target.id, target.userId, { access_level: target.accessLevel })
-          : await client.projectAccessRequests.approve(target.id, target.userId, { access_level: target.accessLevel });
-      return { detail: `member at access level ${member.access_level}` };
+    [APPROVE]: defineAction({
+      read: approveTarget,
+      precondition: (target, context) => stillDecided(APPROVE, target, context),
+      run: async (target, { client }) => {
+        const member =
+          target.source === 'group'
+            ? await client.groupAccessRequests.approve(target.id, target.userId, { access_level: target.accessLevel })
+            : await client.projectAccessRequests.approve(target.id, target.userId, { access_level: target.accessLevel });
+        return { detail: `member at access level ${member.access_level}` };
+      },
     }),
-    [DENY]: defineAction(requestTarget, async (target, { client }) => {
-      const resource = target.source === 'group' ? client.groupAccessRequests : client.projectAccessRequests;
-      await resource.deny(target.id, target.userId);
+    [DENY]: defineAction({
+      read: requestTarget,
+      precondition: (target, context) => stillDecided(DENY, target, context),
+      run: async (target, { client }) => {
+        const resource = target.source === 'group' ? client.groupAccessRequests : client.projectAccessRequests;
+        await resource.deny(target.id, target.userId);
+      },
     }),
   },
   summarize: (config, snapshot) => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineAction, param, readParams } from '../../engine/action-params';
-import type { ActionEffect, PolicyContext } from '../../engine/policy';
+import type { PolicyAction, PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import { verifyArchive, verifyNdjsonGz } from './group-backup.archive';
 import type { BackupParams, InflightBackup } from './group-backup.decide';
@@ -234,13 +234,14 @@ async function listFiles(folder: string): Promise<string[]> {
   }
 }
 
-const backup = defineAction(
-  (params) => readParams(groupBackupPolicy.type, backupParams, params),
-  async (params, context) => {
+const backup = defineAction({
+  read: (params) => readParams(groupBackupPolicy.type, backupParams, params),
+  unchecked: 'it adds a backup; its prune removes archives only after checking what it keeps (see record)',
+  run: async (params, context) => {
     const detail = await new Backup(policyConfig(context), params, context, await readInflight(context, params.group_id)).run();
     return { detail };
   },
-);
+});
 
 /** Where the backups go and how long to wait live in the file, as it says now; the params name the group only. */
 function policyConfig(context: PolicyContext): GroupBackupConfig {
@@ -249,4 +250,4 @@ function policyConfig(context: PolicyContext): GroupBackupConfig {
   return policy as GroupBackupConfig;
 }
 
-export const groupBackupActions: Readonly<Record<string, ActionEffect>> = { backup };
+export const groupBackupActions: Readonly<Record<string, PolicyAction>> = { backup };

@@ -1,5 +1,5 @@
 import type { ProjectRef } from '../../config/validators';
-import type { Decision, PolicyContext, UnsettledTarget } from '../../engine/policy';
+import type { PolicyContext, UnsettledTarget } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { Job } from '../../gitlab/types/jobs';
 import {
@@ -17,7 +17,8 @@ import { type RetryTarget, retryTarget } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
 import { selectProjects } from '../../engine/discovery';
 import type { EventProject, ForgeEvent } from '../../engine/events';
-import { mapLimited, mapTargets } from '../../engine/map-limited';
+import { mapLimited } from '../../engine/map-limited';
+import { observeTargets } from '../../engine/observe-targets';
 import { readJsonObject } from '../../engine/policy-state';
 
 /**
@@ -46,17 +47,14 @@ export async function observeJobRetries(config: JobRetryConfig, context: PolicyC
   // pass spreads them over half its interval instead of bursting at the tick (see TargetPace).
   const selected = await selectProjects(context, config.projects, config.include_archived);
   const listed = new Set(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
-  const projects = await mapTargets(context, selected, async (project) => {
-    try {
-      return await observeProject(config, project, context, open.get(String(project)) ?? []);
-    } catch (error) {
-      // A project a glob found may be deleted or moved before discovery runs again: it drops out with one line, and a
-      // moved one is found again under its new path. A project the file names itself fails the pass, to be seen.
-      if (!(error instanceof NotFoundError) || listed.has(String(project).toLowerCase())) throw error;
-      context.logger.warn(`project ${project} is gone (deleted or moved since discovery); left out of this pass`);
-      return undefined;
-    }
-  });
+  // Each project on its own: one the token may no longer read (or archived, deleted, moved) is recorded against that
+  // project and the others go on. Its watermark stays, and its open retries are kept for the pass that reads it.
+  const projects = await observeTargets(
+    context,
+    selected,
+    (project) => ({ target: `project ${project}`, listed: listed.has(String(project).toLowerCase()) }),
+    (project) => observeProject(config, project, context, open.get(String(project)) ?? []),
+  );
   return { projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined) };
 }
 
@@ -133,15 +131,15 @@ function openRetries(unsettled: readonly UnsettledTarget[]): Map<string, RetryTa
 }
 
 /**
- * Before a delayed retry: reads the job's pipeline again and applies the same history rule as decide, so a job that
- * someone retried while the delay ran is not retried a second time.
+ * The precondition of a retry: the job's pipeline read again now, and the same history rule as decide applied, so a
+ * job someone retried since the pass looked (or while a `delay` ran) is not retried a second time. Undefined while the
+ * retry still holds, else what changed.
  */
-export async function recheckJobRetry(config: JobRetryConfig, decision: Decision, context: PolicyContext): Promise<string | undefined> {
-  const target = retryTarget(decision.params);
+export async function jobStillToRetry(config: JobRetryConfig, target: RetryTarget, context: PolicyContext): Promise<string | undefined> {
   const job = { id: target.jobId, name: target.jobName, pipeline_id: target.pipelineId };
   const jobs = await readPipeline(context, target.project, target.pipelineId);
   const reason = historySkipReason(config, { job, ...(jobs && attemptsOf(job, jobs)) });
-  return reason && `${reason} (found when the delay ended)`;
+  return reason && `${reason.replace(/^skip: /, '')} (found when read again before retrying)`;
 }
 
 async function observeProject(

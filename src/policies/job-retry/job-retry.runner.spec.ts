@@ -17,14 +17,14 @@ describe('job_retry runner', () => {
     const context = {
       client: { jobs: { retry: async (project: unknown, jobId: unknown) => (calls.push([project, jobId]), { id: 913 }) } },
     } as unknown as PolicyContext;
-    await expect(jobRetryRunner.actions.retry({ project: 1, job_id: 812, pipeline_id: 100, job_name: 'test-unit' }, context)).resolves.toEqual({ detail: 'new job 913' });
+    await expect(jobRetryRunner.actions.retry.run({ project: 1, job_id: 812, pipeline_id: 100, job_name: 'test-unit' }, context)).resolves.toEqual({ detail: 'new job 913' });
     expect(calls).toEqual([[1, 812]]);
   });
 
   it('refuses params that do not name a job, before calling the forge', async () => {
     const context = { client: { jobs: { retry: () => Promise.reject(new Error('must not be called')) } } } as unknown as PolicyContext;
-    await expect(jobRetryRunner.actions.retry({ project: 1, pipeline_id: 100, job_name: 'test-unit' }, context)).rejects.toThrow('action parameter "job_id" must be an integer');
-    await expect(jobRetryRunner.actions.retry({ project: 'acme/api', job_id: 1, pipeline_id: 100, job_name: 'test-unit' }, context)).rejects.toThrow(TypeError);
+    await expect(jobRetryRunner.actions.retry.run({ project: 1, pipeline_id: 100, job_name: 'test-unit' }, context)).rejects.toThrow('action parameter "job_id" must be an integer');
+    await expect(jobRetryRunner.actions.retry.run({ project: 'acme/api', job_id: 1, pipeline_id: 100, job_name: 'test-unit' }, context)).rejects.toThrow(TypeError);
   });
 });
 

@@ -1,10 +1,11 @@
-import { defineAction } from '../../engine/action-params';
+import { configOf, defineAction } from '../../engine/action-params';
 import { selectProjects } from '../../engine/discovery';
 import type { PolicyRunner } from '../../engine/policy';
+import { ForbiddenError } from '../../gitlab/transport/errors';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { decideJobRetries, type JobRetrySnapshot, RETRY } from './job-retry.decide';
-import { commitJobRetries, observeJobRetries, observeJobRetryEvent, recheckJobRetry } from './job-retry.observer';
+import { commitJobRetries, jobStillToRetry, observeJobRetries, observeJobRetryEvent } from './job-retry.observer';
 import { retryTarget } from './job-retry.params';
 import { type JobRetryConfig, jobRetryPolicy } from './job-retry.schema';
 
@@ -15,13 +16,25 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
   observe: observeJobRetries,
   decide: decideJobRetries,
   commit: commitJobRetries,
-  recheck: recheckJobRetry,
   observeEvent: observeJobRetryEvent,
   eventProjects: (config, context) => selectProjects(context, config.projects, config.include_archived),
   actions: {
-    [RETRY]: defineAction(retryTarget, async (target, context) => {
-      const job = await context.client.jobs.retry(target.project, target.jobId);
-      return { detail: `new job ${job.id}` };
+    [RETRY]: defineAction({
+      read: retryTarget,
+      precondition: (target, context) => jobStillToRetry(configOf<JobRetryConfig>(context, jobRetryPolicy), target, context),
+      run: async (target, context) => {
+        try {
+          const job = await context.client.jobs.retry(target.project, target.jobId);
+          return { detail: `new job ${job.id}` };
+        } catch (error) {
+          // The forge refuses a job retried already (`Job is not retryable`): when someone retried it between the
+          // precondition and this call, that is done, by them. Any other refusal (an archived project) stands.
+          if (!(error instanceof ForbiddenError)) throw error;
+          const changed = await jobStillToRetry(configOf<JobRetryConfig>(context, jobRetryPolicy), target, context);
+          if (changed === undefined) throw error;
+          return { outcome: 'stale', detail: `the forge refused (${error.message}): ${changed}` };
+        }
+      },
     }),
   },
   summarize: (config, snapshot) => {
@@ -39,3 +52,4 @@ export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
     }),
   maxActionsPerRun: (config) => config.max_actions_per_run,
 };
+

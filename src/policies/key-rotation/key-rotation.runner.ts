@@ -1,3 +1,4 @@
+import { defineAction } from '../../engine/action-params';
 import type { GitlabClient } from '../../gitlab';
 import type { PolicyRunner, TargetProbe } from '../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
@@ -27,11 +28,11 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationObser
   decide: decideKeyRotation,
   nextPass: nextKeyRotationPass,
   actions: {
-    [WRITE_KEY]: writeKey,
-    [UPLOAD_KEY]: uploadKey,
-    [VERIFY_KEY]: verifyKey,
-    [RUN_ON_ROTATE]: runOnRotate,
-    [REMOVE_OLD_KEY]: removeOldKey,
+    [WRITE_KEY]: defineAction({ read: (params) => params, unchecked: 'it writes a new private key into secrets_dir; nothing on the forge changes', run: writeKey }),
+    [UPLOAD_KEY]: defineAction({ read: (params) => params, unchecked: 'interim: preconditions are being added', run: uploadKey }),
+    [VERIFY_KEY]: defineAction({ read: (params) => params, unchecked: 'it reads the forge only', run: verifyKey }),
+    [RUN_ON_ROTATE]: defineAction({ read: (params) => params, unchecked: 'interim: preconditions are being added', run: runOnRotate }),
+    [REMOVE_OLD_KEY]: defineAction({ read: (params) => params, unchecked: 'interim: preconditions are being added', run: removeOldKey }),
   },
   summarize: (config, snapshot) => {
     const ssh = snapshot.ssh.reduce((sum, owner) => sum + (owner.access === 'ok' ? owner.keys.length : 0), 0);

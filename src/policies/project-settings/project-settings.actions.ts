@@ -1,5 +1,7 @@
 import { defineAction } from '../../engine/action-params';
-import type { ActionEffect, ActionResult, PolicyContext } from '../../engine/policy';
+import type { ActionResult, PolicyAction, PolicyContext } from '../../engine/policy';
+
+const PRECONDITION_PENDING = 'interim: preconditions are being added';
 import { readJsonObject } from '../../engine/policy-state';
 import {
   ApiError,
@@ -90,10 +92,14 @@ async function rememberInterrupted(context: PolicyContext, project: number, name
   await context.state.set(key, JSON.stringify(next));
 }
 
-const protectBranch = defineAction(protectionTarget, async (target, context): Promise<ActionResult> => {
-  const outcome = await protect(context, target.project, target.protection);
-  await rememberInterrupted(context, target.project, target.protection.name, undefined);
-  return { detail: outcome === 'already' ? `${target.protection.name} already protected` : `protected ${target.protection.name} (${levels(target.protection)})` };
+const protectBranch = defineAction({
+  read: protectionTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    const outcome = await protect(context, target.project, target.protection);
+    await rememberInterrupted(context, target.project, target.protection.name, undefined);
+    return { detail: outcome === 'already' ? `${target.protection.name} already protected` : `protected ${target.protection.name} (${levels(target.protection)})` };
+  },
 });
 
 /**
@@ -101,62 +107,90 @@ const protectBranch = defineAction(protectionTarget, async (target, context): Pr
  * fails twice leaves the branch unprotected: the error is thrown, and the next pass sees the branch unprotected and
  * protects it before anything else.
  */
-const reprotectBranch = defineAction(protectionTarget, async (target, context): Promise<ActionResult> => {
-  const { project, protection } = target;
-  try {
-    await context.client.protectedBranches.unprotect(project, protection.name);
-  } catch (error) {
-    // Unprotected already (by someone, or by an attempt whose answer was lost): the protect below is what is left.
-    if (!(error instanceof NotFoundError)) throw error;
-  }
-  try {
-    const outcome = await protect(context, project, protection);
-    if (outcome === 'already') return { detail: `${protection.name} was protected again by someone else meanwhile; the next pass compares it` };
-  } catch (error) {
-    await rememberInterrupted(context, project, protection.name, protection);
-    context.logger.error(`project ${project}: ${protection.name} is unprotected after a failed reprotect; the next pass protects it first`);
-    throw error;
-  }
-  await rememberInterrupted(context, project, protection.name, undefined);
-  return { detail: `reprotected ${protection.name} (${levels(protection)})` };
+const reprotectBranch = defineAction({
+  read: protectionTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    const { project, protection } = target;
+    try {
+      await context.client.protectedBranches.unprotect(project, protection.name);
+    } catch (error) {
+      // Unprotected already (by someone, or by an attempt whose answer was lost): the protect below is what is left.
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    try {
+      const outcome = await protect(context, project, protection);
+      if (outcome === 'already') return { detail: `${protection.name} was protected again by someone else meanwhile; the next pass compares it` };
+    } catch (error) {
+      await rememberInterrupted(context, project, protection.name, protection);
+      context.logger.error(`project ${project}: ${protection.name} is unprotected after a failed reprotect; the next pass protects it first`);
+      throw error;
+    }
+    await rememberInterrupted(context, project, protection.name, undefined);
+    return { detail: `reprotected ${protection.name} (${levels(protection)})` };
+  },
 });
 
-const editProtectedBranch = defineAction(codeOwnerTarget, async (target, context): Promise<ActionResult> => {
-  await context.client.protectedBranches.edit(target.project, target.name, { code_owner_approval_required: target.codeOwnerApprovalRequired });
-  return { detail: `${target.name}: code_owner_approval_required ${target.codeOwnerApprovalRequired}` };
+const editProtectedBranch = defineAction({
+  read: codeOwnerTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    await context.client.protectedBranches.edit(target.project, target.name, { code_owner_approval_required: target.codeOwnerApprovalRequired });
+    return { detail: `${target.name}: code_owner_approval_required ${target.codeOwnerApprovalRequired}` };
+  },
 });
 
 /** A 404 (unprotected already) is the executor's `gone`. */
-const unprotectBranch = defineAction(branchTarget, async (target, context): Promise<ActionResult> => {
-  await context.client.protectedBranches.unprotect(target.project, target.name);
-  return { detail: `unprotected ${target.name}` };
+const unprotectBranch = defineAction({
+  read: branchTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    await context.client.protectedBranches.unprotect(target.project, target.name);
+    return { detail: `unprotected ${target.name}` };
+  },
 });
 
-const editApprovalSettings = defineAction(settingsTarget, async (target, context): Promise<ActionResult> => {
-  await context.client.projectApprovalSettings.edit(target.project, target.settings);
-  return { detail: `set ${Object.keys(target.settings).join(', ')}` };
+const editApprovalSettings = defineAction({
+  read: settingsTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    await context.client.projectApprovalSettings.edit(target.project, target.settings);
+    return { detail: `set ${Object.keys(target.settings).join(', ')}` };
+  },
 });
 
 /**
  * A POST creates a second rule of the same name when the first answer was lost (the forge refuses duplicates, but a
  * forge that does not would be left with two): the name is looked up first.
  */
-const createApprovalRule = defineAction(createRuleTarget, async (target, context): Promise<ActionResult> => {
-  for await (const rule of context.client.projectApprovalRules.all(target.project)) {
-    if (rule.name === target.rule.name) return { detail: `approval rule ${target.rule.name} already there (rule ${rule.id})` };
-  }
-  const created = await context.client.projectApprovalRules.create(target.project, target.rule);
-  return { detail: `created approval rule ${target.rule.name} (rule ${created.id})` };
+const createApprovalRule = defineAction({
+  read: createRuleTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    for await (const rule of context.client.projectApprovalRules.all(target.project)) {
+      if (rule.name === target.rule.name) return { detail: `approval rule ${target.rule.name} already there (rule ${rule.id})` };
+    }
+    const created = await context.client.projectApprovalRules.create(target.project, target.rule);
+    return { detail: `created approval rule ${target.rule.name} (rule ${created.id})` };
+  },
 });
 
-const editApprovalRule = defineAction(editRuleTarget, async (target, context): Promise<ActionResult> => {
-  await context.client.projectApprovalRules.edit(target.project, target.ruleId, target.rule);
-  return { detail: `updated approval rule ${target.rule.name} (rule ${target.ruleId})` };
+const editApprovalRule = defineAction({
+  read: editRuleTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    await context.client.projectApprovalRules.edit(target.project, target.ruleId, target.rule);
+    return { detail: `updated approval rule ${target.rule.name} (rule ${target.ruleId})` };
+  },
 });
 
-const deleteApprovalRule = defineAction(deleteRuleTarget, async (target, context): Promise<ActionResult> => {
-  await context.client.projectApprovalRules.remove(target.project, target.ruleId);
-  return { detail: `deleted approval rule ${target.name} (rule ${target.ruleId})` };
+const deleteApprovalRule = defineAction({
+  read: deleteRuleTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    await context.client.projectApprovalRules.remove(target.project, target.ruleId);
+    return { detail: `deleted approval rule ${target.name} (rule ${target.ruleId})` };
+  },
 });
 
 /** The policy's configuration, which alone holds the secrets an integration is set with. */
@@ -180,31 +214,39 @@ function withoutSecrets(error: unknown, secrets: readonly string[]): unknown {
   return new Error(hide(text));
 }
 
-const setIntegration = defineAction(setIntegrationTarget, async (target, context): Promise<ActionResult> => {
-  const config = policyConfig(context);
-  const { body, fingerprints } = integrationRequest(config, target);
-  const secrets = target.secrets.flatMap((name) => (typeof body[name] === 'string' ? [body[name]] : []));
-  try {
-    // The body is the declared parameters of this slug, checked against the client's table when the file was loaded.
-    await context.client.integrations.edit(target.project, target.slug, body as unknown as IntegrationParamsBySlug[typeof target.slug]);
-  } catch (error) {
-    throw withoutSecrets(error, secrets);
-  }
-  // Only once the forge has taken them: a fingerprint kept for a value never set would hide the drift for good.
-  const key = fingerprintStateKey(target.project);
-  const kept = readJsonObject(await context.state.get(key)) ?? {};
-  await context.state.set(key, JSON.stringify({ ...kept, ...fingerprints }));
-  const names = Object.keys(body).filter((name) => name !== 'active');
-  return { detail: `set ${target.slug}: ${names.map((name) => (target.secrets.includes(name) ? `${name} (secret)` : name)).join(', ')}` };
+const setIntegration = defineAction({
+  read: setIntegrationTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    const config = policyConfig(context);
+    const { body, fingerprints } = integrationRequest(config, target);
+    const secrets = target.secrets.flatMap((name) => (typeof body[name] === 'string' ? [body[name]] : []));
+    try {
+      // The body is the declared parameters of this slug, checked against the client's table when the file was loaded.
+      await context.client.integrations.edit(target.project, target.slug, body as unknown as IntegrationParamsBySlug[typeof target.slug]);
+    } catch (error) {
+      throw withoutSecrets(error, secrets);
+    }
+    // Only once the forge has taken them: a fingerprint kept for a value never set would hide the drift for good.
+    const key = fingerprintStateKey(target.project);
+    const kept = readJsonObject(await context.state.get(key)) ?? {};
+    await context.state.set(key, JSON.stringify({ ...kept, ...fingerprints }));
+    const names = Object.keys(body).filter((name) => name !== 'active');
+    return { detail: `set ${target.slug}: ${names.map((name) => (target.secrets.includes(name) ? `${name} (secret)` : name)).join(', ')}` };
+  },
 });
 
 /** A 404 (not set any more) is the executor's `gone`. */
-const disableIntegration = defineAction(integrationTarget, async (target, context): Promise<ActionResult> => {
-  await context.client.integrations.remove(target.project, target.slug);
-  return { detail: `removed ${target.slug}` };
+const disableIntegration = defineAction({
+  read: integrationTarget,
+  unchecked: PRECONDITION_PENDING,
+  run: async (target, context): Promise<ActionResult> => {
+    await context.client.integrations.remove(target.project, target.slug);
+    return { detail: `removed ${target.slug}` };
+  },
 });
 
-export const projectSettingsActions: Readonly<Record<string, ActionEffect>> = {
+export const projectSettingsActions: Readonly<Record<string, PolicyAction>> = {
   [PROTECT_BRANCH]: protectBranch,
   [REPROTECT_BRANCH]: reprotectBranch,
   [EDIT_PROTECTED_BRANCH]: editProtectedBranch,

@@ -163,14 +163,14 @@ describe('registry_cleanup decide, per_tag mode', () => {
         target: 'acme/api/app (repository 12) tag build-1',
         key: `tag:12:build-1:${TAGS[0].created_at}`,
         reason: 'delete: matches the delete regex, not among the newest 0, older than 1d',
-        params: { project: 1, repository_id: 12, tag: 'build-1', created_at: TAGS[0].created_at },
+        params: { project: 1, repository_id: 12, tag: 'build-1', created_at: TAGS[0].created_at, kept_newer: [] },
       },
       {
         action: DELETE_TAG,
         target: 'acme/api/app (repository 12) tag build-2',
         key: `tag:12:build-2:${TAGS[1].created_at}`,
         reason: 'delete: matches the delete regex, not among the newest 0, older than 1d',
-        params: { project: 1, repository_id: 12, tag: 'build-2', created_at: TAGS[1].created_at },
+        params: { project: 1, repository_id: 12, tag: 'build-2', created_at: TAGS[1].created_at, kept_newer: [] },
       },
       {
         action: SKIP,
@@ -180,6 +180,15 @@ describe('registry_cleanup decide, per_tag mode', () => {
         params: { project: 1, repository_id: 12 },
         details: ['keep main: matches keep regex'],
       },
+    ]);
+  });
+
+  it('names in each deletion the newer tags keep_n keeps, which the precondition finds still there before deleting', () => {
+    const tags = [aTag('pr-300', 4), aTag('pr-301', 3), aTag('main', 2), aTag('pr-302', 1)];
+    const decisions = decideRegistryCleanup(aCleanupConfig({ mode: 'per_tag', name_regex_delete: '.*', keep_n: 2 }), aSnapshot(aRepository(tags)), NOW);
+    expect(decisions.filter((d) => d.action === DELETE_TAG).map((d) => [d.params.tag, d.params.kept_newer])).toEqual([
+      ['pr-300', ['main', 'pr-302']],
+      ['pr-301', ['main', 'pr-302']],
     ]);
   });
 

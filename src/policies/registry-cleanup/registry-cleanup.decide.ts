@@ -172,6 +172,8 @@ function decidePerTag(config: RegistryCleanupConfig, repository: RepositorySnaps
     ...(config.keep_n !== undefined ? [`not among the newest ${config.keep_n}`] : []),
     ...(config.older_than !== undefined ? [`older than ${config.older_than.text}`] : []),
   ].join(', ');
+  // The tags keep_n keeps: every deleted tag is older than all of them, which is what makes it deletable.
+  const keptNewer = preview.verdicts.filter((verdict) => !verdict.deleted && verdict.reason.startsWith('among the newest')).map((verdict) => verdict.name);
   const decisions: Decision[] = preview.deleted.map((name): Decision => {
     const createdAt = byName.get(name)?.created_at ?? null;
     return {
@@ -180,7 +182,7 @@ function decidePerTag(config: RegistryCleanupConfig, repository: RepositorySnaps
       // The creation time tells a tag pushed again under the same name from the one deleted before.
       key: `tag:${repository.id}:${name}:${createdAt ?? 'none'}`,
       reason: why,
-      params: tagParams({ project: repository.projectId, repositoryId: repository.id, name, createdAt }),
+      params: tagParams({ project: repository.projectId, repositoryId: repository.id, name, createdAt, keptNewer }),
     };
   });
   const total = repository.tags.length;

@@ -3,7 +3,8 @@ import type { PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { RegistryRepository } from '../../gitlab/types/registry';
 import { selectProjects } from '../../engine/discovery';
-import { limitedRunner, mapLimited } from '../../engine/map-limited';
+import { limitedRunner } from '../../engine/map-limited';
+import { observeTargets } from '../../engine/observe-targets';
 import {
   bulkStatus,
   nextFollowUp,
@@ -38,9 +39,11 @@ export function detailCacheKey(repositoryId: number): string {
 }
 
 export async function observeRegistryCleanup(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryCleanupSnapshot> {
-  // Several repositories at once, in path order; the client's concurrency cap and budget hold every request.
+  // Several repositories at once, in path order; the client's concurrency cap and budget hold every request. Each
+  // project, group and repository on its own: one the token may not read is recorded against it, the others go on.
   const projects = config.projects ? await selectProjects(context, config.projects, config.include_archived) : [];
-  const observed = await mapLimited(await listRepositories(config, projects, context), context.concurrency ?? 1, (repository) =>
+  const repositories = await listRepositories(config, projects, context);
+  const observed = await observeTargets(context, repositories, (repository) => ({ target: `repository ${repository.path}`, listed: false }), (repository) =>
     observeRepository(config, repository, context),
   );
   return { repositories: observed.filter((snapshot): snapshot is RepositorySnapshot => snapshot !== undefined), projects: projects.map(String) };
@@ -51,37 +54,20 @@ async function listRepositories(config: RegistryCleanupConfig, projects: readonl
   const { registry } = context.client;
   // tags_count lets progress say how far a large repository's listing is.
   const listed = new Set(config.projects?.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
-  const listings = [
-    ...projects.map((project) => () => droppingGone(registry.all(project, { tags_count: true }), listed.has(String(project).toLowerCase()), project, context)),
-    ...(config.groups ?? []).map((group) => () => registry.allForGroup(group, { tags_count: true })),
+  const sources = [
+    ...projects.map((project) => ({ target: `project ${project}`, listed: listed.has(String(project).toLowerCase()), list: () => registry.all(project, { tags_count: true }) })),
+    // Groups are always named in the file.
+    ...(config.groups ?? []).map((group) => ({ target: `group ${group}`, listed: true, list: () => registry.allForGroup(group, { tags_count: true }) })),
   ];
-  const lists = await mapLimited(listings, context.concurrency ?? 1, async (listing) => {
+  const lists = await observeTargets(context, sources, (source) => source, async (source) => {
     const repositories: RegistryRepository[] = [];
-    for await (const repository of listing()) repositories.push(repository);
+    for await (const repository of source.list()) repositories.push(repository);
     return repositories;
   });
   const found = new Map<number, RegistryRepository>();
-  for (const repository of lists.flat()) found.set(repository.id, repository);
+  for (const repository of lists.flatMap((list) => list ?? [])) found.set(repository.id, repository);
   const wanted = (path: string) => config.repositories?.some((pattern) => pattern.test(path)) ?? true;
   return [...found.values()].filter((repository) => wanted(repository.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.id - b.id));
-}
-
-/**
- * The repositories of a project a glob found, or none when it was deleted or moved since discovery (one warning
- * line; a moved one is found again under its new path). A project the file names itself fails the pass instead.
- */
-async function* droppingGone(
-  repositories: AsyncIterable<RegistryRepository>,
-  listedByName: boolean,
-  project: string | number,
-  context: PolicyContext,
-): AsyncIterable<RegistryRepository> {
-  try {
-    yield* repositories;
-  } catch (error) {
-    if (!(error instanceof NotFoundError) || listedByName) throw error;
-    context.logger.warn(`project ${project} is gone (deleted or moved since discovery); left out of this pass`);
-  }
 }
 
 async function observeRepository(
@@ -105,7 +91,8 @@ async function observeRepository(
       if (names.length % PROGRESS_EVERY === 0) context.progress(`${label}: ${names.length}/${total} tags read`);
     }
   } catch (error) {
-    await details?.abandon();
+    // What the detail reads found so far is kept for the next pass.
+    await details?.finish().catch(() => undefined);
     // Deleted since it was listed: nothing to clean.
     if (error instanceof NotFoundError) return undefined;
     throw error;
@@ -164,19 +151,18 @@ class CreationTimes {
     this.reads.push(read);
   }
 
-  /** The listing failed: let the reads under way end, whatever they find. */
-  async abandon(): Promise<void> {
-    await Promise.allSettled(this.reads);
-  }
-
+  /**
+   * The creation times, once every read ended. What was read is cached even when a read failed: the next pass reads
+   * only what is missing, instead of every tag again (under faults, each tag was read a dozen times).
+   */
   async finish(): Promise<{ times: Map<string, string | null>; gone: Set<string> }> {
     const settled = await Promise.allSettled(this.reads);
     const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failure) throw failure.reason;
     const now = this.context.now.getTime();
     const gone = new Set<string>();
     for (const result of settled) {
-      const detail = (result as PromiseFulfilledResult<DetailRead>).value;
+      if (result.status === 'rejected') continue;
+      const detail = result.value;
       if ('gone' in detail) {
         gone.add(detail.name);
         this.cache.delete(detail.name);
@@ -189,6 +175,7 @@ class CreationTimes {
       // One value per repository: one Redis round trip per pass instead of one per tag.
       await this.context.state.set(detailCacheKey(this.repository.id), JSON.stringify(Object.fromEntries(this.cache)), DETAIL_CACHE_TTL_MS);
     }
+    if (failure) throw failure.reason;
     return { times: this.times, gone };
   }
 

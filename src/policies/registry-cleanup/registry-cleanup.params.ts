@@ -69,22 +69,29 @@ export interface TagTarget {
   readonly project: number;
   readonly repositoryId: number;
   readonly name: string;
-  /** As the preview saw it: a recheck compares it with the forge's current answer. */
+  /** As the preview saw it: the precondition compares it with the forge's current answer. */
   readonly createdAt: string | null;
+  /**
+   * The newer tags `keep_n` keeps, which make this one deletable: the deletion goes out only while all of them are
+   * still there (a person deleting them meanwhile would leave fewer than keep_n). Empty without keep_n.
+   */
+  readonly keptNewer: readonly string[];
 }
 
 export function tagParams(target: TagTarget): ActionParams {
-  return { project: target.project, repository_id: target.repositoryId, tag: target.name, created_at: target.createdAt };
+  return { project: target.project, repository_id: target.repositoryId, tag: target.name, created_at: target.createdAt, kept_newer: [...target.keptNewer] };
 }
 
 const tagSchema = repositorySchema.extend({
   tag: param.text(),
   created_at: z.string({ error: 'a string or null' }).nullable(),
+  // Deletions queued by a version that did not carry it: only the tag itself is checked.
+  kept_newer: z.array(param.text(), { error: 'a list of tag names' }).optional(),
 });
 
 export function tagTarget(params: ActionParams): TagTarget {
   const read = readParams('registry_cleanup', tagSchema, params);
-  return { project: read.project, repositoryId: read.repository_id, name: read.tag, createdAt: read.created_at };
+  return { project: read.project, repositoryId: read.repository_id, name: read.tag, createdAt: read.created_at, keptNewer: read.kept_newer ?? [] };
 }
 
 export interface RepositoryTarget {

@@ -1,13 +1,13 @@
 import { defineAction } from '../../engine/action-params';
-import type { ActionResult, Decision, PolicyContext, PolicyRunner } from '../../engine/policy';
+import type { ActionResult, PolicyContext, PolicyRunner } from '../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import type { GitlabClient } from '../../gitlab';
-import { BulkDeleteAlreadyRequestedError, certainlyNotActed, NotFoundError } from '../../gitlab/transport/errors';
+import { BulkDeleteAlreadyRequestedError, certainlyNotActed } from '../../gitlab/transport/errors';
 import { BULK_DELETE, decideRegistryCleanup, DELETE_REPOSITORY, DELETE_TAG, type RegistryCleanupSnapshot } from './registry-cleanup.decide';
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, ledgerKey, nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
 import { commitRegistryCleanup, nextRegistryCleanupPass, observeRegistryCleanup } from './registry-cleanup.observer';
-import { type BulkDeleteTarget, bulkDeleteTarget, repositoryTarget, tagTarget } from './registry-cleanup.params';
+import { type BulkDeleteTarget, bulkDeleteTarget, type RepositoryTarget, repositoryTarget, type TagTarget, tagTarget } from './registry-cleanup.params';
 import { type RegistryCleanupConfig, registryCleanupPolicy } from './registry-cleanup.schema';
 
 /**
@@ -72,20 +72,26 @@ async function bulkDelete(target: BulkDeleteTarget, context: PolicyContext): Pro
 }
 
 /**
- * Before a delayed per-tag deletion: the tag may be gone, or pushed again since the preview (a new creation time),
- * in which case the rules were applied to another image and the deletion waits for the next pass.
+ * The precondition of a per-tag deletion, read at the moment of deleting (a large repository's deletions, spaced by the
+ * client, take minutes, and people delete tags too): the tag is still the image the preview judged (same creation
+ * time), and every newer tag keep_n keeps is still there, so the deletion cannot leave fewer than keep_n.
  */
-async function recheckTag(_config: RegistryCleanupConfig, decision: Decision, context: PolicyContext): Promise<string | undefined> {
-  if (decision.action !== DELETE_TAG) return undefined;
-  const target = tagTarget(decision.params);
-  try {
-    const tag = await context.client.registry.showTag(target.project, target.repositoryId, target.name);
-    if (tag.created_at !== target.createdAt) return `skip: tag pushed again since the preview (created ${tag.created_at ?? 'at no recorded time'})`;
-    return undefined;
-  } catch (error) {
-    if (error instanceof NotFoundError) return 'skip: tag already gone';
-    throw error;
-  }
+async function tagStillDeletable(target: TagTarget, context: PolicyContext): Promise<string | undefined> {
+  // A 404 here reaches the executor: the tag is gone already.
+  const tag = await context.client.registry.showTag(target.project, target.repositoryId, target.name);
+  if (tag.created_at !== target.createdAt) return `tag ${target.name} was pushed again since the preview (created ${tag.created_at ?? 'at no recorded time'})`;
+  if (target.keptNewer.length === 0) return undefined;
+  const present = new Set<string>();
+  for await (const listed of context.client.registry.allTags(target.project, target.repositoryId)) present.add(listed.name);
+  const missing = target.keptNewer.filter((name) => !present.has(name));
+  if (missing.length === 0) return undefined;
+  return `keep_n no longer holds: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} gone since the preview, so ${target.name} may be among the newest now`;
+}
+
+/** The precondition of deleting an empty repository: it still has no tags (someone may have pushed one meanwhile). */
+async function repositoryStillEmpty(target: RepositoryTarget, context: PolicyContext): Promise<string | undefined> {
+  for await (const tag of context.client.registry.allTags(target.project, target.repositoryId)) return `the repository has a tag again (${tag.name})`;
+  return undefined;
 }
 
 /** The registry_cleanup policy as the engine runs it: on its cron schedule, plus follow-ups after the hourly limit. */
@@ -95,17 +101,28 @@ export const registryCleanupRunner: PolicyRunner<RegistryCleanupConfig, Registry
   observe: observeRegistryCleanup,
   decide: decideRegistryCleanup,
   commit: commitRegistryCleanup,
-  recheck: recheckTag,
   nextPass: nextRegistryCleanupPass,
   actions: {
-    [BULK_DELETE]: defineAction(bulkDeleteTarget, bulkDelete),
-    [DELETE_TAG]: defineAction(tagTarget, async (target, context) => {
-      // A 404 reaches the executor, which counts the tag as gone.
-      await context.client.registry.removeTag(target.project, target.repositoryId, target.name);
+    [BULK_DELETE]: defineAction({
+      read: bulkDeleteTarget,
+      unchecked: 'the forge applies the rules (keep_n, older_than, the keep pattern) to the tags present when its deletion runs',
+      run: bulkDelete,
     }),
-    [DELETE_REPOSITORY]: defineAction(repositoryTarget, async (target, context) => {
-      await context.client.registry.remove(target.project, target.repositoryId);
-      return { detail: 'the forge deletes it in the background' };
+    [DELETE_TAG]: defineAction({
+      read: tagTarget,
+      precondition: tagStillDeletable,
+      run: async (target, context) => {
+        // A 404 reaches the executor, which counts the tag as gone.
+        await context.client.registry.removeTag(target.project, target.repositoryId, target.name);
+      },
+    }),
+    [DELETE_REPOSITORY]: defineAction({
+      read: repositoryTarget,
+      precondition: repositoryStillEmpty,
+      run: async (target, context) => {
+        await context.client.registry.remove(target.project, target.repositoryId);
+        return { detail: 'the forge deletes it in the background' };
+      },
     }),
   },
   summarize: (config, snapshot) => {
