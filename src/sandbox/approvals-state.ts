@@ -129,6 +129,32 @@ export class ApprovalsState {
     return record;
   }
 
+  /** A deleted project's settings, rules and merge request approvals go with it. */
+  forgetProject(projectId: number): void {
+    this.projects.delete(projectId);
+    this.externalRulesProjects.delete(projectId);
+  }
+
+  /** A deleted user is named by no rule and has approved nothing any more. */
+  forgetUser(userId: number): void {
+    for (const rule of this.allRules()) rule.user_ids = rule.user_ids.filter((id) => id !== userId);
+    for (const project of this.projects.values()) {
+      for (const mr of project.merge_requests.values()) mr.approved_by = mr.approved_by.filter((id) => id !== userId);
+    }
+  }
+
+  /** A deleted group is named by no rule. */
+  forgetGroup(groupId: number): void {
+    for (const rule of this.allRules()) rule.group_ids = rule.group_ids.filter((id) => id !== groupId);
+  }
+
+  private allRules(): ApprovalRuleRecord[] {
+    return [...this.projects.values()].flatMap((p) => [
+      ...p.rules,
+      ...[...p.merge_requests.values()].flatMap((mr) => mr.rules),
+    ]);
+  }
+
   dump(): Record<string, unknown> {
     return Object.fromEntries(
       [...this.projects].map(([id, p]) => [id, { ...p, merge_requests: Object.fromEntries(p.merge_requests) }]),

@@ -1,14 +1,37 @@
 import { z } from 'zod';
+import { OVERRIDE_LEVELS, type AccessOverrideRecord } from './access-overrides';
 import { parseDuration } from './duration';
 import { faultRuleSchema } from './faults';
-import { ApiError, intRouteParam, noContent, notFound, ok, paramError, type RequestContext } from './http/context';
+import {
+  ApiError,
+  boolParam,
+  intRouteParam,
+  noContent,
+  notFound,
+  ok,
+  paramError,
+  type Reply,
+  type RequestContext,
+} from './http/context';
 import { Router } from './http/router';
-import { exportRateLimits, settingsView, type JobRecord } from './state';
+import { deleteGroup, deleteProject, deleteUserAsAdministrator, removeMember, SOLE_OWNER_MESSAGE } from './removal';
+import {
+  exportRateLimits,
+  settingsView,
+  type GroupRecord,
+  type JobRecord,
+  type ProjectRecord,
+  type SandboxState,
+  type SourceKind,
+  type UserRecord,
+} from './state';
 import { exportPaddingBytes, exportRateLimitsSchema, JOB_STATUSES } from './world';
 
 /**
  * The control API under `/__sandbox/` (no auth; the sandbox binds 127.0.0.1 by default). Tests and demos use it to
- * read what the forge received, move the sandbox clock, inject faults, change settings and move jobs along.
+ * read what the forge received, move the sandbox clock, inject faults, change settings and move jobs along, and to
+ * play the people who change the forge under the bot: archiving and deleting projects and groups, removing members,
+ * deleting users, narrowing a token's access.
  */
 
 const clockSchema = z.union([
@@ -34,8 +57,22 @@ const jobSchema = z.strictObject({
   failure_reason: z.string().optional(),
 });
 
+/** A user, project or group as the control API names them: an id, or a username or full path. */
+const reference = z.union([z.number().int().positive(), z.string().min(1)]);
+
+const accessSchema = z
+  .strictObject({
+    user: reference,
+    project: reference.optional(),
+    group: reference.optional(),
+    level: z.literal(OVERRIDE_LEVELS),
+  })
+  .refine((input) => (input.project === undefined) !== (input.group === undefined), {
+    message: 'give exactly one of project and group',
+  });
+
 export function controlRouter(): Router {
-  return new Router()
+  const router = new Router()
     .get('/requests', (ctx) => {
       const method = ctx.query.get('method')?.toUpperCase();
       const path = ctx.query.get('path');
@@ -117,6 +154,93 @@ export function controlRouter(): Router {
       moveJob(ctx, job, parse(jobSchema, ctx.body));
       return ok(job);
     }, 'none');
+  return registerPersonControls(router);
+}
+
+/**
+ * What a person or an administrator does to the forge while the bot works on it. Deletions are immediate, as on an
+ * instance with delayed deletion off, and take everything hanging off the deleted record with them (`removal.ts`).
+ * The sandbox's API has no archive, project or group deletion, or member endpoints, so these are the only way to make
+ * those changes; `DELETE /users/:id` does what the admin API's does, without a token.
+ */
+function registerPersonControls(router: Router): Router {
+  return router
+    .post('/projects/:id/archive', (ctx) => ok(projectView(ctx.state, setArchived(controlProject(ctx), true))), 'none')
+    .post('/projects/:id/unarchive', (ctx) => ok(projectView(ctx.state, setArchived(controlProject(ctx), false))), 'none')
+    .delete('/projects/:id', (ctx) => {
+      deleteProject(ctx.state, controlProject(ctx));
+      return noContent();
+    }, 'none')
+    .delete('/groups/:id', (ctx) => {
+      deleteGroup(ctx.state, controlGroup(ctx));
+      return noContent();
+    }, 'none')
+    .delete('/projects/:id/members/:user_id', (ctx) => removeControlMember(ctx, 'project', controlProject(ctx).id), 'none')
+    .delete('/groups/:id/members/:user_id', (ctx) => removeControlMember(ctx, 'group', controlGroup(ctx).id), 'none')
+    .delete('/users/:id', (ctx) => {
+      const user = controlUser(ctx.state, ctx.params.id ?? '');
+      if (!deleteUserAsAdministrator(ctx.state, user, boolParam(ctx, 'hard_delete') ?? false)) {
+        throw new ApiError(409, { message: SOLE_OWNER_MESSAGE });
+      }
+      return noContent();
+    }, 'none')
+    .get('/access', (ctx) => ok(ctx.state.accessOverrides.list()), 'none')
+    .post('/access', (ctx) => {
+      const input = parse(accessSchema, ctx.body);
+      const user = controlUser(ctx.state, input.user);
+      const target =
+        input.project !== undefined
+          ? { source: 'project' as const, id: sourceOrThrow(ctx.state.project(input.project), 'Project').id }
+          : { source: 'group' as const, id: sourceOrThrow(ctx.state.group(input.group ?? ''), 'Group').id };
+      const record: AccessOverrideRecord = {
+        user_id: user.id,
+        source: target.source,
+        source_id: target.id,
+        access_level: input.level,
+      };
+      ctx.state.accessOverrides.set(record);
+      return ok(record);
+    }, 'none')
+    .delete('/access', (ctx) => {
+      ctx.state.accessOverrides.clear();
+      return noContent();
+    }, 'none');
+}
+
+function controlProject(ctx: RequestContext): ProjectRecord {
+  return sourceOrThrow(ctx.state.project(ctx.params.id ?? ''), 'Project');
+}
+
+function controlGroup(ctx: RequestContext): GroupRecord {
+  return sourceOrThrow(ctx.state.group(ctx.params.id ?? ''), 'Group');
+}
+
+function sourceOrThrow<T>(record: T | undefined, what: 'Project' | 'Group'): T {
+  if (record === undefined) throw notFound(what);
+  return record;
+}
+
+/** By id, or by username (case-insensitive, as the forge routes them). */
+function controlUser(state: SandboxState, ref: string | number): UserRecord {
+  const user = typeof ref === 'number' || /^\d+$/.test(ref) ? state.users.get(Number(ref)) : state.userByUsername(ref);
+  if (!user) throw notFound('User');
+  return user;
+}
+
+function removeControlMember(ctx: RequestContext, source: SourceKind, sourceId: number): Reply {
+  const user = controlUser(ctx.state, ctx.params.user_id ?? '');
+  if (!removeMember(ctx.state, source, sourceId, user.id)) throw notFound('Member');
+  return noContent();
+}
+
+function setArchived(project: ProjectRecord, archived: boolean): ProjectRecord {
+  project.archived = archived;
+  return project;
+}
+
+/** The record as `GET /__sandbox/state` shows it. */
+function projectView(state: SandboxState, project: ProjectRecord): Record<string, unknown> {
+  return { ...project, path_with_namespace: state.projectFullPath(project) };
 }
 
 /**

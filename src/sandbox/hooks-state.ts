@@ -146,6 +146,19 @@ export class HooksState {
     this.hooks.delete(hook.id);
   }
 
+  /**
+   * A deleted project: its hooks go, and so does what was remembered of its jobs' and pipelines' statuses (call it
+   * before they are removed). Deliveries already made stay in the record, like the request log.
+   */
+  forgetProject(projectId: number): void {
+    for (const hook of this.of(projectId)) this.hooks.delete(hook.id);
+    this.watchedProjects.delete(projectId);
+    for (const job of this.state.jobs.values()) if (job.project_id === projectId) this.jobStatuses.delete(job.id);
+    for (const pipeline of this.state.pipelines.values()) {
+      if (pipeline.project_id === projectId) this.pipelineStatuses.delete(pipeline.id);
+    }
+  }
+
   /** `executable`, `temporarily_disabled` or `disabled` at the sandbox clock (`WebHooks::AutoDisabling#alert_status`). */
   alertStatus(hook: HookRecord): 'executable' | 'temporarily_disabled' | 'disabled' {
     if (this.temporarilyDisabled(hook)) return 'temporarily_disabled';

@@ -1,4 +1,5 @@
 import { MovableClock } from '../clock';
+import { AccessOverrides } from './access-overrides';
 import { ApprovalsState } from './approvals-state';
 import { CiState, type JobRecord, type PipelineRecord } from './ci-state';
 import type { FaultRules } from './faults';
@@ -42,6 +43,7 @@ export type { ArtifactRecord, JobRecord, PipelineRecord } from './ci-state';
 export type { BulkDeletionRecord, RepositoryRecord, TagRecord } from './registry-state';
 export type { BranchAccessRecord, ProtectedBranchRecord } from './protected-branches-state';
 export type { HookDeliveryRecord, HookRecord } from './hooks-state';
+export type { AccessOverrideRecord } from './access-overrides';
 export type {
   IssuableRecord,
   LabelEventRecord,
@@ -143,6 +145,8 @@ export class SandboxState {
   readonly userWrites = new UserWritesState();
   /** Project webhooks and their deliveries (`hooks-state.ts`); told of every job change by touchPipeline. */
   readonly hooks = new HooksState(this);
+  /** Levels forced per user on one project or group (`/__sandbox/access`); see projectAccessLevel. */
+  readonly accessOverrides = new AccessOverrides();
   readonly requestLog: RequestLogEntry[] = [];
 
   // The areas' records, under the names handlers and tests use.
@@ -309,12 +313,22 @@ export class SandboxState {
     return this.namespaces.projectsInGroupTree(group);
   }
 
+  /**
+   * The user's role in the group as a member (inherited from ancestors), unless a test forced one for exactly this
+   * group; administrators count as members only through such an override (`api/access.ts` grants them the rest).
+   */
   groupAccessLevel(user: UserRecord, group: GroupRecord): number {
-    return this.namespaces.groupAccessLevel(user, group);
+    return this.accessOverrides.level(user.id, 'group', group.id) ?? this.namespaces.groupAccessLevel(user, group);
   }
 
+  /** As groupAccessLevel, for a project; a group's override does not reach the projects inside it. */
   projectAccessLevel(user: UserRecord, project: ProjectRecord): number {
-    return this.namespaces.projectAccessLevel(user, project);
+    return this.accessOverrides.level(user.id, 'project', project.id) ?? this.namespaces.projectAccessLevel(user, project);
+  }
+
+  /** The level a test forced for the user on exactly this project or group, if any. */
+  accessOverride(user: UserRecord, source: SourceKind, sourceId: number): number | undefined {
+    return this.accessOverrides.level(user.id, source, sourceId);
   }
 
   jobByToken(token: string): JobRecord | undefined {
@@ -392,6 +406,7 @@ export class SandboxState {
         until: new Date(until).toISOString(),
       })),
       ...this.hooks.dump(),
+      access_overrides: this.accessOverrides.list(),
     };
   }
 

@@ -102,6 +102,27 @@ describe('sandbox forge: jobs', () => {
     expect(response).toMatchObject({ status: 403, json: { message: '403 Forbidden - Job is not retryable' } });
   });
 
+  it('refuses to retry a job that was already retried, making no new job', async () => {
+    const first = await user()('/projects/1/jobs/12/retry', { method: 'POST' });
+    expect(first.status).toBe(200);
+    const jobsAfterFirst = [...sandbox.state.jobs.keys()];
+
+    const second = await user()('/projects/1/jobs/12/retry', { method: 'POST' });
+    expect(second.status).toBe(403);
+    expect(second.text).toBe('{"message":"403 Forbidden - Job is not retryable"}');
+    expect([...sandbox.state.jobs.keys()]).toEqual(jobsAfterFirst);
+    expect([...sandbox.state.jobs.values()].filter((j) => j.name === 'test').map((j) => j.id)).toEqual([12, (first.json as Job).id]);
+    expect(sandbox.state.jobs.get(12)?.retried).toBe(true);
+    // A job the world seeds as retried is refused the same way; its newer attempt is the one to retry.
+    expect(await user()('/projects/1/jobs/15/retry', { method: 'POST' })).toMatchObject({
+      status: 403,
+      json: { message: '403 Forbidden - Job is not retryable' },
+    });
+    const fresh = (first.json as Job).id;
+    await call(sandbox.url, `/__sandbox/jobs/${fresh}`, { method: 'POST', body: { status: 'failed' } });
+    expect((await user()(`/projects/1/jobs/${fresh}/retry`, { method: 'POST' })).status).toBe(200);
+  });
+
   it('erase removes log and artifacts but keeps the job', async () => {
     const erase = await user()('/projects/1/jobs/11/erase', { method: 'POST' });
     expect(erase.status).toBe(200);

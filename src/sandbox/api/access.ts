@@ -9,7 +9,9 @@ import type { GroupRecord, ProjectRecord, SandboxState, UserRecord } from '../st
 /**
  * Who may see and do what. The forge's full permission matrix is larger; the sandbox keeps the parts that change
  * answers: invisible projects and groups answer 404 (the forge hides their existence), visible ones with too low a
- * role answer 403, administrators may do everything.
+ * role answer 403, administrators may do everything. A level a test forced through `/__sandbox/access` comes first,
+ * administrators included (an administrator's token whose access a person narrowed): 0 hides the project or group,
+ * any other level is the caller's role there. Every endpoint and listing decides through the four functions below.
  */
 
 export const GUEST = 10;
@@ -30,20 +32,28 @@ export function requireAdmin(ctx: RequestContext): UserRecord {
 }
 
 export function projectLevel(state: SandboxState, user: UserRecord, project: ProjectRecord): number {
+  const forced = state.accessOverride(user, 'project', project.id);
+  if (forced !== undefined) return forced;
   return user.is_admin ? OWNER : state.projectAccessLevel(user, project);
 }
 
 export function groupLevel(state: SandboxState, user: UserRecord, group: GroupRecord): number {
+  const forced = state.accessOverride(user, 'group', group.id);
+  if (forced !== undefined) return forced;
   return user.is_admin ? OWNER : state.groupAccessLevel(user, group);
 }
 
 export function canSeeProject(state: SandboxState, user: UserRecord, project: ProjectRecord): boolean {
+  const forced = state.accessOverride(user, 'project', project.id);
+  if (forced !== undefined) return forced >= GUEST;
   if (user.is_admin || project.visibility === 'public') return true;
   if (project.visibility === 'internal' && !user.external) return true;
   return state.projectAccessLevel(user, project) >= GUEST;
 }
 
 export function canSeeGroup(state: SandboxState, user: UserRecord, group: GroupRecord): boolean {
+  const forced = state.accessOverride(user, 'group', group.id);
+  if (forced !== undefined) return forced >= GUEST;
   if (user.is_admin || group.visibility === 'public') return true;
   if (group.visibility === 'internal' && !user.external) return true;
   if (state.groupAccessLevel(user, group) >= GUEST) return true;

@@ -83,7 +83,7 @@ export function registerJobRoutes(router: Router): void {
       const project = findProject(ctx, DEVELOPER);
       const job = findJob(ctx, project, 'any');
       requireUnarchived(project);
-      if (!['failed', 'success', 'canceled'].includes(job.status)) throw forbidden('Job is not retryable');
+      if (!retryable(job)) throw forbidden('Job is not retryable');
       return ok(present(ctx).job(retryJob(ctx, job)));
     })
     .post('/projects/:id/jobs/:job_id/erase', (ctx) => {
@@ -111,6 +111,14 @@ export function registerJobRoutes(router: Router): void {
       ctx.state.touchPipeline(job.pipeline_id);
       return ok(present(ctx).job(job));
     });
+}
+
+/**
+ * GitLab's `Ci::Processable#retryable?`: a finished job that has not been retried yet. A job retried once is
+ * history; its newer attempt is the one to retry, so a second retry of the old one is refused like a running job.
+ */
+function retryable(job: JobRecord): boolean {
+  return !job.retried && ['failed', 'success', 'canceled'].includes(job.status);
 }
 
 /** Retry clones the job as a new pending job with a new id; the original is then marked retried (spec 01 §3). */

@@ -14,9 +14,10 @@ import {
   type RequestContext,
 } from '../http/context';
 import type { Router } from '../http/router';
-import type { GroupRecord, SandboxState, UserRecord } from '../state';
+import { deleteUserAsAdministrator, SOLE_OWNER_MESSAGE } from '../removal';
+import type { SandboxState, UserRecord } from '../state';
 import { CLEAR_STATUS_AFTER, type ClearStatusAfter, type UserStatusRecord } from '../user-writes-state';
-import { currentUser, OWNER, requireAdmin } from './access';
+import { currentUser, requireAdmin } from './access';
 import { Presenter } from './presenters';
 
 const DEFAULT_EMOJI = 'speech_balloon';
@@ -52,13 +53,9 @@ export function registerUserWriteRoutes(router: Router): void {
       requireAdmin(ctx);
       const user = ctx.state.users.get(intRouteParam(ctx, 'id'));
       if (!user) throw notFound('User');
-      const hard = boolParam(ctx, 'hard_delete') ?? false;
-      const solelyOwned = soleOwnedGroups(ctx.state, user);
-      if (solelyOwned.length > 0 && !hard) {
-        throw new ApiError(409, { message: 'User cannot be removed while is the sole-owner of a group' });
+      if (!deleteUserAsAdministrator(ctx.state, user, boolParam(ctx, 'hard_delete') ?? false)) {
+        throw new ApiError(409, { message: SOLE_OWNER_MESSAGE });
       }
-      for (const group of solelyOwned) removeGroupTree(ctx.state, group);
-      removeUser(ctx.state, user);
       return noContent();
     })
     .get('/user/status', (ctx) => ok(presentStatus(ctx, currentUser(ctx))))
@@ -298,53 +295,4 @@ function emailTaken(state: SandboxState, email: string, exceptId?: number): bool
   const lower = email.toLowerCase();
   for (const u of state.users.values()) if (u.id !== exceptId && u.email.toLowerCase() === lower) return true;
   return false;
-}
-
-// ---- delete ---------------------------------------------------------------------------------------------------
-
-/** Groups where the user is the only direct owner. */
-function soleOwnedGroups(state: SandboxState, user: UserRecord): GroupRecord[] {
-  const out: GroupRecord[] = [];
-  for (const group of state.groups.values()) {
-    const owners = state.members.filter(
-      (m) => m.source === 'group' && m.source_id === group.id && m.access_level >= OWNER,
-    );
-    if (owners.length === 1 && owners[0].user_id === user.id) out.push(group);
-  }
-  return out;
-}
-
-/** `hard_delete`: the group, its subgroups and their projects go (other project data is left behind). */
-function removeGroupTree(state: SandboxState, group: GroupRecord): void {
-  if (!state.groups.has(group.id)) return;
-  for (const project of state.projectsInGroupTree(group)) {
-    state.projects.delete(project.id);
-    removeMembership(state, 'project', project.id);
-  }
-  const tree = [group.id];
-  for (let i = 0; i < tree.length; i++) {
-    for (const g of state.groups.values()) if (g.parent_id === tree[i]) tree.push(g.id);
-  }
-  for (const id of tree) {
-    state.groups.delete(id);
-    removeMembership(state, 'group', id);
-  }
-}
-
-function removeMembership(state: SandboxState, source: 'group' | 'project', sourceId: number): void {
-  remove(state.members, (m) => m.source === source && m.source_id === sourceId);
-  remove(state.accessRequests, (r) => r.source === source && r.source_id === sourceId);
-}
-
-function removeUser(state: SandboxState, user: UserRecord): void {
-  state.users.delete(user.id);
-  remove(state.members, (m) => m.user_id === user.id);
-  remove(state.accessRequests, (r) => r.user_id === user.id);
-  for (const [id, key] of state.sshKeys) if (key.user_id === user.id) state.sshKeys.delete(id);
-  for (const [id, key] of state.gpgKeys) if (key.user_id === user.id) state.gpgKeys.delete(id);
-  state.userWrites.forget(user.id);
-}
-
-function remove<T>(list: T[], predicate: (item: T) => boolean): void {
-  for (let i = list.length - 1; i >= 0; i--) if (predicate(list[i])) list.splice(i, 1);
 }
