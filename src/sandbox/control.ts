@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { OVERRIDE_LEVELS, type AccessOverrideRecord } from './access-overrides';
 import { parseDuration } from './duration';
 import { faultRuleSchema } from './faults';
+import { holdRuleSchema } from './holds';
 import {
   ApiError,
   boolParam,
@@ -108,6 +109,17 @@ export function controlRouter(): Router {
     }, 'none')
     .delete('/faults/:id', (ctx) => {
       if (!ctx.state.faults.remove(intRouteParam(ctx, 'id'))) throw notFound('Fault');
+      return noContent();
+    }, 'none')
+    .get('/holds', (ctx) => ok(ctx.state.holds.list()), 'none')
+    .post('/holds', (ctx) => ok(ctx.state.holds.add(parse(holdRuleSchema, ctx.body)), 201), 'none')
+    .get('/holds/:id', (ctx) => {
+      const hold = ctx.state.holds.get(intRouteParam(ctx, 'id'));
+      if (!hold) throw notFound('Hold');
+      return ok(hold);
+    }, 'none')
+    .delete('/holds/:id', (ctx) => {
+      if (!ctx.state.holds.release(intRouteParam(ctx, 'id'))) throw notFound('Hold');
       return noContent();
     }, 'none')
     .get('/settings', (ctx) => ok(settingsView(ctx.state.settings)), 'none')

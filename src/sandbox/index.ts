@@ -64,6 +64,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     close: () =>
       new Promise<void>((resolveClose, reject) => {
         state.cancelBackgroundWork();
+        // A request still held would keep its connection, and the close, waiting.
+        state.holds.releaseAll();
         server.close((error) => (error ? reject(error) : resolveClose()));
         server.closeAllConnections();
       }),

@@ -3,6 +3,7 @@ import { AccessOverrides } from './access-overrides';
 import { ApprovalsState } from './approvals-state';
 import { CiState, type JobRecord, type PipelineRecord } from './ci-state';
 import type { FaultRules } from './faults';
+import { HoldRules } from './holds';
 import { HooksState } from './hooks-state';
 import { SandboxIds, type IdKind } from './ids';
 import { NamespacesState, type GroupRecord, type ProjectRecord } from './namespaces-state';
@@ -172,6 +173,8 @@ export class SandboxState {
   readonly labelEvents = this.resourceEvents.labelEvents;
   readonly weightEvents = this.resourceEvents.weightEvents;
 
+  /** Requests held at the door until a test releases them (see holds.ts). */
+  readonly holds = new HoldRules();
   private readonly ids = new SandboxIds();
   private readonly timers = new Set<NodeJS.Timeout>();
   private idleWaiters: (() => void)[] = [];

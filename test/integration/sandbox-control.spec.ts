@@ -107,6 +107,22 @@ describe('sandbox forge: control API, faults and request log', () => {
     expect(entry.duration_ms).toBeGreaterThanOrEqual(140);
   });
 
+  it('holds a request at the door until it is released, so a person can act in between', async () => {
+    const added = await control('/holds', 'POST', { method: 'GET', path: '/user$' });
+    expect(added.status).toBe(201);
+    const { id } = added.json as { id: number };
+    const pending = alice()('/user');
+    await sandbox.state.holds.reached(id);
+    expect((await control(`/holds/${id}`)).json).toEqual({ id, method: 'GET', path: '/user$', after: 0, times: 1, held: 1, waiting: 1 });
+    // Not answered while held: the log has nothing yet.
+    expect(await log()).toEqual([]);
+    expect((await control(`/holds/${id}`, 'DELETE')).status).toBe(204);
+    expect((await pending).status).toBe(200);
+    expect((await log()).map((entry) => entry.path)).toEqual(['/api/v4/user']);
+    expect((await control(`/holds/${id}`)).status).toBe(404);
+    expect((await control('/holds', 'POST', { path: '(' })).status).toBe(400);
+  });
+
   it('lists and removes fault rules, and validates them', async () => {
     const added = await control('/faults', 'POST', { status: 503 });
     expect(added.status).toBe(201);

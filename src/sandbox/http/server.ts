@@ -70,6 +70,8 @@ async function handle(
     });
   };
 
+  // A held request waits here, before the forge (or a fault) looks at it, until the test lets it go.
+  await state.holds.pass(method, path);
   const decision = state.faults.decide(method, path, Math.floor(state.clock.now() / 1000));
   if (decision.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, decision.latencyMs));
   if (decision.kind !== 'pass' && !decision.after) {

@@ -1,0 +1,72 @@
+import { EngineService } from '../../src/engine/engine.service';
+import { POLICY_TYPES } from '../../src/policies';
+import type { World } from '../../src/sandbox';
+import { useEngineHarness } from '../support/engine-harness';
+import { asPerson, control, whileHeld } from '../support/person';
+import { acmeGroup, baseWorld } from '../support/world-builders';
+
+/**
+ * access_requests on a forge people use too: a person denies a request, or blocks its user, while the bot is about to
+ * approve it. What the bot grants was never revoked by a person after its decision.
+ */
+
+/** Group acme (10) and acme/tools (11), each with a pending request of olaf (4), who has two-factor on. */
+function world(): World {
+  const base = baseWorld();
+  return {
+    ...base,
+    users: (base.users ?? []).map((user) => (user.username === 'olaf' ? { ...user, two_factor: true } : user)),
+    groups: [
+      acmeGroup({ access_requests: [{ user: 'olaf', requested_at: 'now-1h' }] }),
+      { id: 11, path: 'tools', parent: 'acme', access_requests: [{ user: 'olaf', requested_at: 'now-1h' }] },
+    ],
+    now: undefined,
+  };
+}
+
+describe('access_requests while people work on the forge', () => {
+  const harness = useEngineHarness({ name: 'access-forge-changes', world, policyTypes: POLICY_TYPES });
+  const app = () =>
+    harness.app({
+      gitlab: 'max_requests_per_minute: 100000, timeout: 30s',
+      policies: ['  - name: gate', '    type: access_requests', '    groups: [acme, acme/tools]', '    interval: 1m', '    rules:', '      - { approve: developer, when: { two_factor: true } }'],
+    });
+  const botApprovals = () => harness.sandbox.state.requestLog.filter((r) => r.method === 'PUT' && r.path.endsWith('/approve'));
+  const isMember = (group: number) => harness.sandbox.state.groupAccessLevel(harness.sandbox.state.users.get(4)!, harness.sandbox.state.groups.get(group)!) > 0;
+
+  it('does not approve a request a person denied after the bot decided: the approval is stale', async () => {
+    const engine = (await app()).get(EngineService);
+    // The person denies olaf's request to acme while the bot reads the request list again before approving it.
+    const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '^/api/v4/groups/acme/access_requests$', after: 1 }, () => engine.runPass('gate', 'act'), async () => {
+      expect((await asPerson(harness.sandbox, 'DELETE', '/groups/10/access_requests/4')).status).toBe(204);
+    });
+    expect(pass.records.map((r) => `${r.decision.target} ${r.outcome} ${r.detail ?? ''}`)).toEqual([
+      'acme: olaf (user 4) stale the request of user 4 is no longer pending (approved, denied or withdrawn by someone else)',
+      'acme/tools: olaf (user 4) done member at access level 30',
+    ]);
+    expect(isMember(10)).toBe(false);
+    expect(botApprovals().map((r) => r.path)).toEqual(['/api/v4/groups/acme%2Ftools/access_requests/4/approve']);
+  });
+
+  it('does not approve a user a person blocked after the bot decided', async () => {
+    const engine = (await app()).get(EngineService);
+    const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '^/api/v4/users/4$', after: 1 }, () => engine.runPass('gate', 'act'), async () => {
+      // An administrator blocks olaf (the sandbox serves no block endpoint: its state is changed directly).
+      harness.sandbox.state.users.get(4)!.state = 'blocked';
+    });
+    expect(pass.records[0]).toMatchObject({ outcome: 'stale', detail: expect.stringMatching(/^the rules decide otherwise now: leave: user is blocked, never approved/) });
+    expect(botApprovals()).toEqual([]);
+    expect(isMember(10)).toBe(false);
+    expect(isMember(11)).toBe(false);
+  });
+
+  it('goes on with the other group when one is closed to the token', async () => {
+    expect(await control(harness.sandbox, 'POST', '/access', { user: 'root', group: 'acme/tools', level: 0 })).toBe(200);
+    const engine = (await app()).get(EngineService);
+    const pass = await engine.runPass('gate', 'act');
+    expect(pass.error).toBeUndefined();
+    expect(pass.unobserved?.map((entry) => entry.target)).toEqual(['group acme/tools']);
+    expect(pass.records.map((r) => `${r.decision.target} ${r.outcome}`)).toEqual(['acme: olaf (user 4) done']);
+    expect(isMember(10)).toBe(true);
+  });
+});
