@@ -6,6 +6,7 @@ import type { ProjectRef } from '../config/validators';
 import type { AppConfig } from '../config/schema';
 import { GitlabClient } from '../gitlab/client';
 import { ApiError } from '../gitlab/transport/errors';
+import { withPurpose } from '../gitlab/transport/purpose';
 import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
@@ -168,7 +169,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
   private async runEventPass(policy: PolicyConfig, runner: PolicyRunner, event: ForgeEvent): Promise<PassResult | undefined> {
     const dryRun = policy.dry_run ?? this.config.dry_run;
     const context = this.context(policy, 'act');
-    const snapshot = await runner.observeEvent?.(policy, event, context);
+    const snapshot = await withPurpose({ policy: policy.name, phase: 'observe' }, async () => runner.observeEvent?.(policy, event, context));
     if (snapshot === undefined) return undefined;
     const decisions = runner.decide(policy, snapshot, context.now);
     const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays: 'queue' });
@@ -391,7 +392,7 @@ export class EngineService implements OnModuleInit, OnApplicationBootstrap, OnMo
       let snapshot: unknown;
       let decisions: Decision[];
       try {
-        snapshot = await runner.observe(policy, context);
+        snapshot = await withPurpose({ policy: name, phase: 'observe' }, () => runner.observe(policy, context));
         decisions = runner.decide(policy, snapshot, context.now);
       } catch (error) {
         // Observing or deciding failed as a whole: the pass is failed. Failed actions are counted per decision instead.

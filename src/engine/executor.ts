@@ -14,6 +14,7 @@ import { mapUntilFailure } from './map-limited';
 import type { Lease } from './lease';
 import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal, type UnobservedTarget } from './policy';
 import { UnsettledTargets } from './unsettled';
+import { actionId, withPurpose } from '../gitlab/transport/purpose';
 
 export interface ExecuteOptions {
   readonly dryRun: boolean;
@@ -170,11 +171,14 @@ export class Executor {
     }
     const settle = (state: Exclude<LedgerState, 'claimed'>) => this.ledger.settle(policy, decision.key, claim, state, new Date(this.clock.now()));
     const action = runner.actions[decision.action];
+    // Every request of the precondition and the action names them (X-Forgewarden-* headers), for the forge's logs.
+    const id = actionId(policy, decision.key);
     try {
-      if (action.precondition) {
+      const { precondition } = action;
+      if (precondition) {
         let changed: string | undefined;
         try {
-          changed = await action.precondition(decision.params, context);
+          changed = await withPurpose({ policy, phase: 'precondition', action: id }, () => precondition(decision.params, context));
         } catch (error) {
           if (error instanceof NotFoundError) {
             await settle('gone');
@@ -191,7 +195,7 @@ export class Executor {
         }
       }
       try {
-        const result = await action.run(decision.params, context);
+        const result = await withPurpose({ policy, phase: 'action', action: id }, () => action.run(decision.params, context));
         const outcome = result?.outcome ?? 'done';
         // Rate limited or stale: the forge did nothing, and the next pass (or the policy's own record) takes it up.
         await settle(outcome === 'done' ? 'done' : 'released');

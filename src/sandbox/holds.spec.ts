@@ -19,6 +19,17 @@ describe('held requests', () => {
     expect(holds.release(hold.id)).toBe(false);
   });
 
+  it('holds only the agent named, so a person’s requests pass while the bot waits', async () => {
+    const holds = new HoldRules();
+    const hold = holds.add({ agent: 'forgewarden' });
+    await holds.pass('DELETE', '/api/v4/user/keys/5', 'node');
+    const bot = holds.pass('DELETE', '/api/v4/user/keys/5', 'forgewarden/0.1.0');
+    await holds.reached(hold.id);
+    expect(holds.get(hold.id)).toMatchObject({ agent: 'forgewarden', held: 1, waiting: 1 });
+    holds.release(hold.id);
+    await bot;
+  });
+
   it('lets `after` matching requests through before holding', async () => {
     const holds = new HoldRules();
     const hold = holds.add({ path: '/tags$', after: 1 });

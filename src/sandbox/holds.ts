@@ -15,6 +15,8 @@ export const holdRuleSchema = z.strictObject({
     .string()
     .refine((pattern) => isRegExp(pattern), { message: 'must be a valid regular expression' })
     .optional(),
+  /** Holds only requests whose User-Agent starts with this (`forgewarden`): the bot's, not a person's. */
+  agent: z.string().min(1).optional(),
   /** Matching requests to let through before holding any (default 0): hold the bot's second listing, not its first. */
   after: z.number().int().nonnegative().default(0),
   /** Matching requests to hold (default 1); later ones pass. */
@@ -27,6 +29,7 @@ export interface HoldView {
   readonly id: number;
   readonly method?: string;
   readonly path?: string;
+  readonly agent?: string;
   readonly after: number;
   readonly times: number;
   /** Requests that reached the hold so far (waiting or released). */
@@ -93,8 +96,8 @@ export class HoldRules {
   }
 
   /** Waits while a hold matches the request and still has turns; returns at once otherwise. */
-  async pass(method: string, path: string): Promise<void> {
-    const hold = this.holds.find((candidate) => candidate.held < candidate.times && matches(candidate, method, path));
+  async pass(method: string, path: string, userAgent = ''): Promise<void> {
+    const hold = this.holds.find((candidate) => candidate.held < candidate.times && matches(candidate, method, path, userAgent));
     if (!hold) return;
     if (hold.passed < hold.after) {
       hold.passed += 1;
@@ -112,6 +115,7 @@ function view(hold: Hold): HoldView {
     id: hold.id,
     ...(hold.method !== undefined ? { method: hold.method } : {}),
     ...(hold.path !== undefined ? { path: hold.path } : {}),
+    ...(hold.agent !== undefined ? { agent: hold.agent } : {}),
     after: hold.after,
     times: hold.times,
     held: hold.held,
@@ -119,8 +123,9 @@ function view(hold: Hold): HoldView {
   };
 }
 
-function matches(hold: Hold, method: string, path: string): boolean {
+function matches(hold: Hold, method: string, path: string, userAgent: string): boolean {
   if (hold.method !== undefined && hold.method.toUpperCase() !== method.toUpperCase()) return false;
+  if (hold.agent !== undefined && !userAgent.startsWith(hold.agent)) return false;
   return hold.path === undefined || new RegExp(hold.path).test(path);
 }
 

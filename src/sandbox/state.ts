@@ -4,6 +4,14 @@ import { ApprovalsState } from './approvals-state';
 import { CiState, type JobRecord, type PipelineRecord } from './ci-state';
 import type { FaultRules } from './faults';
 import { HoldRules } from './holds';
+
+/** An API request as watchers see it: method, path (no query), the logged headers and the parsed body. */
+export interface WatchedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Readonly<Record<string, unknown>>;
+}
 import { HooksState } from './hooks-state';
 import { SandboxIds, type IdKind } from './ids';
 import { NamespacesState, type GroupRecord, type ProjectRecord } from './namespaces-state';
@@ -175,9 +183,19 @@ export class SandboxState {
 
   /** Requests held at the door until a test releases them (see holds.ts). */
   readonly holds = new HoldRules();
+  /**
+   * Called with each API request just before the forge handles it, in the same turn: a test judging the bot (the chaos
+   * suite's invariants) sees the state the request meets. Watchers must not change the state.
+   */
+  readonly watchers = new Set<(request: WatchedRequest) => void>();
   private readonly ids = new SandboxIds();
   private readonly timers = new Set<NodeJS.Timeout>();
   private idleWaiters: (() => void)[] = [];
+
+  /** Hands `request` to every watcher. */
+  watch(request: WatchedRequest): void {
+    for (const watcher of this.watchers) watcher(request);
+  }
 
   constructor(
     world: ParsedWorld,

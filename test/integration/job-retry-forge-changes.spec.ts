@@ -55,6 +55,27 @@ describe('job_retry while people work on the forge', () => {
     expect(retries(101)).toHaveLength(1);
   });
 
+  it('names in every request the policy, the phase and the action it is for, so a forge log tells a precondition from an observation', async () => {
+    const engine = (await app()).get(EngineService);
+    await engine.runPass('flaky', 'act');
+    // acme/svc-1 by path while observing, by id once the decision names it.
+    const project = /^\/api\/v4\/projects\/(1|acme%2Fsvc-1)\//;
+    const log = harness.sandbox.state.requestLog.filter((entry) => project.test(entry.path));
+    const tagged = log.map((entry) => `${entry.method} /${entry.path.replace(project, '')} ${entry.headers['x-forgewarden-phase']}`);
+    expect(tagged).toEqual([
+      'GET /jobs observe',
+      'GET /pipelines/10/jobs observe',
+      'GET /jobs/101/trace observe',
+      'GET /pipelines/10/jobs precondition',
+      'POST /jobs/101/retry action',
+    ]);
+    expect(new Set(log.map((entry) => entry.headers['x-forgewarden-policy']))).toEqual(new Set(['flaky']));
+    const [precondition, action] = log.slice(-2).map((entry) => entry.headers['x-forgewarden-action']);
+    expect(precondition).toMatch(/^[0-9a-f]{12}$/);
+    expect(action).toBe(precondition);
+    expect(log.slice(0, 3).every((entry) => entry.headers['x-forgewarden-action'] === undefined)).toBe(true);
+  });
+
   it('takes the forge’s 403 "Job is not retryable" after a person’s retry as done by them, not as a failure', async () => {
     const engine = (await app()).get(EngineService);
     // The person retries just after the bot's precondition read the pipeline, before its POST reaches the forge.

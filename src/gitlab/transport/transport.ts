@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { type Dispatcher, Pool } from 'undici';
 import { buildQuery, type Endpoint, type Query } from './endpoint';
+import { purposeHeaders } from './purpose';
 import {
   ApiError,
   errorFromResponse,
@@ -365,6 +366,7 @@ export class Transport {
     const headers: Record<string, string> = {
       accept: 'application/json',
       'user-agent': this.options.userAgent ?? 'forgewarden',
+      ...purposeHeaders(),
     };
     if (spec.auth === 'job' || this.options.tokenKind === 'job') {
       headers['job-token'] = spec.jobToken ?? this.options.token;

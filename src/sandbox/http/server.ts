@@ -17,7 +17,18 @@ const CONTROL_PREFIX = '/__sandbox';
 const SECRET_PARAMS = new Set(['private_token', 'access_token', 'job_token']);
 /** Secrets that are written in bodies: a webhook's or integration's `token`, an integration's `password`. */
 const SECRET_BODY_PARAMS = new Set([...SECRET_PARAMS, 'token', 'password']);
-const LOGGED_HEADERS = ['accept', 'content-type', 'user-agent', 'sudo', 'idempotency-key', 'x-request-id'];
+const LOGGED_HEADERS = [
+  'accept',
+  'content-type',
+  'user-agent',
+  'sudo',
+  'idempotency-key',
+  'x-request-id',
+  // What Forgewarden's request was for (policy, phase, action): lets a test tell a precondition's read from an observation.
+  'x-forgewarden-policy',
+  'x-forgewarden-phase',
+  'x-forgewarden-action',
+];
 
 export function createSandboxServer(state: SandboxState, api: Router, control: Router): Server {
   return createServer((req, res) => {
@@ -71,7 +82,7 @@ async function handle(
   };
 
   // A held request waits here, before the forge (or a fault) looks at it, until the test lets it go.
-  await state.holds.pass(method, path);
+  await state.holds.pass(method, path, req.headers['user-agent'] ?? '');
   const decision = state.faults.decide(method, path, Math.floor(state.clock.now() / 1000));
   if (decision.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, decision.latencyMs));
   if (decision.kind !== 'pass' && !decision.after) {
@@ -82,6 +93,8 @@ async function handle(
   let reply: Reply;
   if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
     const ctx = context(state, method, path.slice(API_PREFIX.length), url, body, req, baseUrl);
+    // Watchers see the forge as it is at the very moment this request is handled (the handler runs in the same turn).
+    state.watch({ method, path, headers: loggedHeaders(req), body });
     reply = await route(api, ctx);
   } else {
     reply = { status: 404, json: { error: '404 Not Found' } };
