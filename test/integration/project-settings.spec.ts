@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { passJson } from '../../src/cli/plan';
+import { MovableClock } from '../../src/clock';
 import type { PassResult } from '../../src/engine/engine.service';
 import { SKIP } from '../../src/engine/policy';
 import { POLICY_TYPES } from '../../src/policies';
@@ -327,17 +328,26 @@ describe('project_settings against the sandbox with a real Redis', () => {
       // daemon's outputs and Redis are what is checked above.
     });
 
-    it('a refusal that echoes the secret is reported without it', async () => {
+    it('a refusal that echoes the secret is reported without it, parked, and sent again only after its wait', async () => {
       await fault({ method: 'PUT', path: '/services/chat-notifications-a$', status: 400, times: 1, body: { message: { webhook: [`${SECRET} is not allowed`] } } });
-      const engineApp = await app(chat(SECRET));
-      const failed = await act(engineApp);
-      expect(outcomes(failed)).toEqual([['set_integration', 'failed']]);
-      expect(failed.records[0]?.detail).toContain('(secret) is not allowed');
-      // Nothing was set, so no fingerprint was kept: the next pass sets it.
+      const clock = new MovableClock();
+      const engineApp = await harness.app({ policies: ['  - name: baseline', '    type: project_settings', '    projects: [acme/api]', '    interval: 30m', ...chat(SECRET)], clock });
+      // A 400 is the forge refusing the request: hiding the secret keeps the error's class, so the executor parks it.
+      const refused = await act(engineApp);
+      expect(outcomes(refused)).toEqual([['set_integration', 'refused']]);
+      expect(refused.records[0]?.detail).toContain('(secret) is not allowed');
+      // Nothing was set, so no fingerprint was kept.
       expect(await harness.redis.get(`${harness.prefix}:state:baseline:${fingerprintStateKey(1)}`)).toBeNull();
+      // The same decision the next pass is not sent again before its wait (an hour) is over ...
+      const parked = await act(engineApp);
+      expect(outcomes(parked)).toEqual([['set_integration', 'refused']]);
+      expect(puts()).toBe(1);
+      // ... and is then, and goes through.
+      clock.advance(61 * 60_000);
       const next = await act(engineApp);
       expect(outcomes(next)).toEqual([['set_integration', 'done']]);
-      expectNoSecret([failed, next], await redisText());
+      expect(puts()).toBe(2);
+      expectNoSecret([refused, parked, next], await redisText());
     });
 
     it('prune false leaves an undeclared integration alone; prune true removes it', async () => {

@@ -19,6 +19,7 @@ import {
   EDIT_APPROVAL_RULE,
   EDIT_APPROVAL_SETTINGS,
   EDIT_PROTECTED_BRANCH,
+  FORGET_INTERRUPTED,
   PROTECT_BRANCH,
   REPROTECT_BRANCH,
   SET_INTEGRATION,
@@ -208,6 +209,63 @@ describe('project_settings decide: order and keys', () => {
     expect(nextMonth[0].key).toBe(`42:branch:main:protect_branch:${T + 30 * 86_400_000}`);
     // The same observation at the same instant decides the same keys: plan and the executor agree.
     expect(decideProjectSettings(aPolicy(), aSnapshot(project), NOW)).toEqual(now);
+  });
+
+  it('keeps the key of the same decision parked after a refusal, so the engine does not send it again before its time', () => {
+    const project = aProjectSnapshot({ protectedBranches: [aProtectedBranch({ push_access_levels: [aRole(30)] })] });
+    const [refused] = decideProjectSettings(aPolicy(), aSnapshot(project), NOW);
+    const parked = { key: refused.key, action: refused.action, params: refused.params };
+    const later = new Date(T + 3_600_000);
+    const [again] = decideProjectSettings(aPolicy(), aSnapshot({ ...project, parked: [parked] }), later);
+    expect(again.key).toBe(refused.key);
+    // Another decision about the same branch (a person added a user since: the reprotect keeps them) is a new one.
+    const changed = aProjectSnapshot({ protectedBranches: [aProtectedBranch({ push_access_levels: [aRole(30), aUserEntry(5)] })], parked: [parked] });
+    expect(decideProjectSettings(aPolicy(), aSnapshot(changed), later)[0].key).toBe(`42:branch:main:reprotect_branch:${later.getTime()}`);
+    // A parked decision of another project or branch lends its key to nothing here.
+    const elsewhere = { ...parked, key: `43:branch:main:reprotect_branch:${T}` };
+    expect(decideProjectSettings(aPolicy(), aSnapshot({ ...project, parked: [elsewhere] }), later)[0].key).toBe(`42:branch:main:reprotect_branch:${later.getTime()}`);
+  });
+});
+
+describe('project_settings decide: interrupted reprotects', () => {
+  const kept = {
+    name: 'main',
+    push_access_level: 40 as const,
+    merge_access_level: 30 as const,
+    unprotect_access_level: 60 as const,
+    allow_force_push: false,
+    allowed_to_push: [{ user_id: 3 }, { group_id: 7 }],
+  };
+
+  it('restores what an interrupted reprotect kept while the declared branch is unprotected', () => {
+    const decisions = decide({}, aProjectSnapshot({ protectedBranches: [], interrupted: { main: kept } }));
+    expect(lines(decisions)).toEqual([[PROTECT_BRANCH, 'acme/api: protected branch main: not protected (a reprotect was interrupted) → protect as before, with the declared levels']]);
+    expect(decisions[0].params).toMatchObject({ unprotect_access_level: 60, allowed_to_push: [{ user_id: 3 }, { group_id: 7 }] });
+  });
+
+  it('forgets the record once the forge shows the branch protected, by anyone and however, and gives nothing back', () => {
+    const byAPerson = aProtectedBranch({ push_access_levels: [aRole(30)] });
+    const decisions = decide({}, aProjectSnapshot({ protectedBranches: [byAPerson], interrupted: { main: kept } }));
+    expect(lines(decisions)).toEqual([
+      [
+        FORGET_INTERRUPTED,
+        "acme/api: protected branch main: protected on the forge now (push developer, merge developer) → forget the interrupted reprotect's record; user 3, group 7 not given back",
+      ],
+      // The protection a person chose is compared as any other: the users of the record are not part of it.
+      [REPROTECT_BRANCH, 'acme/api: protected branch main: push_access_level developer → maintainer'],
+    ]);
+    expect(decisions[0]).toMatchObject({ key: `42:interrupted:main:${FORGET_INTERRUPTED}:${T}`, params: { project: 42, source: 'acme/api', name: 'main', kept } });
+    expect(decisions[1].params).not.toHaveProperty('allowed_to_push');
+  });
+
+  it('forgets the record of a branch the file no longer declares, and keeps records when the section could not be read', () => {
+    const other = { ...kept, name: 'stable' };
+    expect(lines(decide({}, aProjectSnapshot({ interrupted: { stable: other } })))).toEqual([
+      [FORGET_INTERRUPTED, "acme/api: protected branch stable: no longer declared → forget the interrupted reprotect's record; user 3, group 7 not given back"],
+    ]);
+    expect(lines(decide({}, aProjectSnapshot({ protectedBranches: undefined, interrupted: { main: kept } })))).toEqual([
+      [SKIP, 'skip: acme/api: protected branches: not available on this forge'],
+    ]);
   });
 });
 

@@ -1,9 +1,9 @@
 import type { ProjectRef } from '../../config/validators';
 import { selectProjects } from '../../engine/discovery';
-import { mapTargets } from '../../engine/map-limited';
+import { observeTargets } from '../../engine/observe-targets';
 import type { PolicyContext } from '../../engine/policy';
 import { readJsonObject } from '../../engine/policy-state';
-import { ForbiddenError, NotFoundError } from '../../gitlab/transport/errors';
+import { ForbiddenError, NotFoundError, UnexpectedAnswerError } from '../../gitlab/transport/errors';
 import type { ProjectApprovalSettings } from '../../gitlab/types/approvals';
 import {
   INTEGRATION_SLUGS,
@@ -12,11 +12,12 @@ import {
   type IntegrationSettings,
   type IntegrationSlug,
 } from '../../gitlab/types/integrations';
-import type { ProtectedBranch } from '../../gitlab/types/protected-branches';
+import type { ProtectedBranchAccess } from '../../gitlab/types/protected-branches';
 import type {
   ObservedApprovalRule,
   ObservedIntegration,
   ObservedProtectedBranch,
+  ParkedDecision,
   ProjectSettingsProjectSnapshot,
   ProjectSettingsSnapshot,
 } from './project-settings.decide';
@@ -65,24 +66,32 @@ function isKnownSlug(slug: string): slug is IntegrationSlug {
 export async function observeProjectSettings(config: ProjectSettingsConfig, context: PolicyContext): Promise<ProjectSettingsSnapshot> {
   const selected = await selectProjects(context, config.projects, config.include_archived);
   const listed = new Set(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
-  const projects = await mapTargets(context, selected, async (project) => {
-    try {
-      return await observeProject(config, project, context);
-    } catch (error) {
-      // A project a glob found may be deleted or moved before discovery runs again: it drops out with one line. A
-      // project the file names itself fails the pass, to be seen.
-      if (!(error instanceof NotFoundError) || listed.has(String(project).toLowerCase())) throw error;
-      context.logger.warn(`project ${project} is gone (deleted or moved since discovery); left out of this pass`);
-      return undefined;
-    }
-  });
+  // Each project on its own: one the token may not read (403), one the file names that is gone (404), one answered
+  // oddly, is recorded against that project and the others are decided and acted on (the pass ends partial). One a
+  // glob found that is gone since discovery drops out with one line.
+  const projects = await observeTargets(
+    context,
+    selected,
+    (project) => ({ target: `project ${project}`, listed: listed.has(String(project).toLowerCase()) }),
+    (project) => observeProject(config, project, context),
+  );
   return { projects: projects.filter((project): project is ProjectSettingsProjectSnapshot => project !== undefined) };
 }
 
-async function observeProject(config: ProjectSettingsConfig, project: ProjectRef, context: PolicyContext): Promise<ProjectSettingsProjectSnapshot> {
+/**
+ * One project's declared sections as the forge has them now, with what the policy keeps about it. Also what an
+ * action's precondition reads again just before acting (with `config` narrowed to the action's section, and the
+ * numeric id it already knows): the same reading as the pass's, so deciding again on it is deciding as the pass did.
+ */
+export async function observeProject(
+  config: ProjectSettingsConfig,
+  project: ProjectRef,
+  context: PolicyContext,
+  knownId?: number,
+): Promise<ProjectSettingsProjectSnapshot> {
   // The numeric id keys every decision and the fingerprints; a path is resolved once (and a 404 here is the project
   // gone, never a section the forge lacks).
-  const projectId = typeof project === 'number' ? project : (await context.client.projects.show(project)).id;
+  const projectId = knownId ?? (typeof project === 'number' ? project : (await context.client.projects.show(project)).id);
   const approvals = config.approvals;
   const [protectedBranches, interrupted, approvalSettings, approvalRules, integrations, fingerprints] = await Promise.all([
     config.protected_branches ? readProtectedBranches(context, projectId) : undefined,
@@ -92,6 +101,7 @@ async function observeProject(config: ProjectSettingsConfig, project: ProjectRef
     config.integrations ? readIntegrations(config, context, projectId) : undefined,
     readFingerprints(context, projectId),
   ]);
+  const parked = parkedDecisions(context, projectId);
   return {
     project,
     projectId,
@@ -101,26 +111,90 @@ async function observeProject(config: ProjectSettingsConfig, project: ProjectRef
     ...(approvalRules ? { approvalRules } : {}),
     ...(integrations ? { integrations } : {}),
     fingerprints,
+    ...(parked.length > 0 ? { parked } : {}),
   };
+}
+
+/** The decisions about this project the engine keeps parked after a final refusal (see the snapshot's `parked`). */
+function parkedDecisions(context: PolicyContext, projectId: number): ParkedDecision[] {
+  return context.unsettled
+    .filter((target) => target.outcome === 'refused' && target.refusal !== undefined && target.params.project === projectId)
+    .map((target) => ({ key: target.key, action: target.action, params: target.params }));
 }
 
 async function readProtectedBranches(context: PolicyContext, projectId: number): Promise<ObservedProtectedBranch[]> {
   const branches: ObservedProtectedBranch[] = [];
-  for await (const branch of context.client.protectedBranches.all(projectId)) branches.push(toObservedBranch(branch));
+  for await (const branch of context.client.protectedBranches.all(projectId)) branches.push(toObservedBranch(branch, branches.length, projectId));
   return branches;
 }
 
-function toObservedBranch(branch: ProtectedBranch): ObservedProtectedBranch {
+/**
+ * A protection as decide compares it. A field the comparison rests on that the answer lacks, or gives in another
+ * shape, is an unexpected answer for this project (recorded against it, the others go on), never a difference: read
+ * as an empty list, a missing `push_access_levels` would be "push none → maintainer", and the bot would unprotect and
+ * protect again a branch that is as declared.
+ */
+function toObservedBranch(answer: unknown, item: number, projectId: number): ObservedProtectedBranch {
+  const odd = (field: string, problem: string) => oddAnswer(`projects/${projectId}/protected_branches`, item, field, problem);
+  if (typeof answer !== 'object' || answer === null) throw odd('', 'is not a protection');
+  const branch = answer as Record<string, unknown>;
+  if (typeof branch.name !== 'string') throw odd('name', describe(branch.name));
+  if (typeof branch.allow_force_push !== 'boolean') throw odd('allow_force_push', describe(branch.allow_force_push));
+  const list = (field: 'push_access_levels' | 'merge_access_levels' | 'unprotect_access_levels'): ProtectedBranchAccess[] => {
+    const entries = branch[field];
+    if (!Array.isArray(entries)) throw odd(field, describe(entries));
+    entries.forEach((entry: unknown, index) => {
+      const access = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).access_level : undefined;
+      if (access !== null && typeof access !== 'number') throw odd(`${field}.${index}.access_level`, describe(access));
+    });
+    return entries as ProtectedBranchAccess[];
+  };
   // A lower tier's answer has no code_owner_approval_required: left undefined, decide reports it instead of failing.
-  const codeOwner: unknown = (branch as Partial<ProtectedBranch>).code_owner_approval_required;
+  const codeOwner = branch.code_owner_approval_required;
   return {
     name: branch.name,
     allow_force_push: branch.allow_force_push,
-    push_access_levels: branch.push_access_levels ?? [],
-    merge_access_levels: branch.merge_access_levels ?? [],
-    unprotect_access_levels: branch.unprotect_access_levels ?? [],
+    push_access_levels: list('push_access_levels'),
+    merge_access_levels: list('merge_access_levels'),
+    unprotect_access_levels: list('unprotect_access_levels'),
     ...(typeof codeOwner === 'boolean' ? { code_owner_approval_required: codeOwner } : {}),
   };
+}
+
+/**
+ * An answer read without the shape the comparison needs: the client's UnexpectedAnswerError (an ApiError), so that
+ * observeTargets records it against the project and the pass goes on with the others. The answer itself is not kept
+ * (an integration's may hold a secret).
+ */
+function oddAnswer(path: string, item: number | undefined, field: string, problem: string): UnexpectedAnswerError {
+  const where = item === undefined ? '' : `item ${item}: `;
+  return new UnexpectedAnswerError({
+    status: 200,
+    method: 'GET',
+    path,
+    body: undefined,
+    item,
+    field,
+    message: `unexpected answer from GET ${path}: ${where}${field === '' ? 'the record' : field} ${problem}; not compared, nothing changed`,
+  });
+}
+
+/** The numeric ids of a list of users or groups in an answer, or why there are none. */
+function idsOf(list: unknown): { id: number }[] | string {
+  if (!Array.isArray(list)) return describe(list);
+  const ids: { id: number }[] = [];
+  for (const entry of list as unknown[]) {
+    const id = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).id : undefined;
+    if (typeof id !== 'number') return `has an entry without a numeric id`;
+    ids.push({ id });
+  }
+  return ids;
+}
+
+/** What an answer had instead of the expected field. */
+function describe(value: unknown): string {
+  if (value === undefined) return 'is missing';
+  return `is ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}`;
 }
 
 /** A forge without merge request approvals (a lower tier) answers 404 or 403: undefined, which decide reports as a skip. */
@@ -149,19 +223,37 @@ async function readApprovalSettings(context: PolicyContext, projectId: number): 
 async function readApprovalRules(context: PolicyContext, projectId: number): Promise<ObservedApprovalRule[] | undefined> {
   return unlessUnavailable(async () => {
     const rules: ObservedApprovalRule[] = [];
-    for await (const rule of context.client.projectApprovalRules.all(projectId)) {
-      rules.push({
-        id: rule.id,
-        name: rule.name,
-        rule_type: rule.rule_type,
-        approvals_required: rule.approvals_required,
-        contains_hidden_groups: rule.contains_hidden_groups === true,
-        users: (rule.users ?? []).map((user) => ({ id: user.id })),
-        groups: (rule.groups ?? []).map((group) => ({ id: group.id })),
-      });
-    }
+    for await (const answer of context.client.projectApprovalRules.all(projectId)) rules.push(toObservedRule(answer, rules.length, projectId));
     return rules;
   });
+}
+
+/**
+ * A rule as decide compares it. Without its `users` or `groups` list, a rule would read as having none and be "edited"
+ * to the declared ones: a missing field is an unexpected answer for the project, as with protections.
+ */
+function toObservedRule(answer: unknown, item: number, projectId: number): ObservedApprovalRule {
+  const odd = (field: string, problem: string) => oddAnswer(`projects/${projectId}/approval_rules`, item, field, problem);
+  if (typeof answer !== 'object' || answer === null) throw odd('', 'is not an approval rule');
+  const rule = answer as Record<string, unknown>;
+  if (typeof rule.id !== 'number') throw odd('id', describe(rule.id));
+  if (typeof rule.name !== 'string') throw odd('name', describe(rule.name));
+  if (typeof rule.rule_type !== 'string') throw odd('rule_type', describe(rule.rule_type));
+  if (typeof rule.approvals_required !== 'number') throw odd('approvals_required', describe(rule.approvals_required));
+  const users = idsOf(rule.users);
+  if (typeof users === 'string') throw odd('users', users);
+  const groups = idsOf(rule.groups);
+  if (typeof groups === 'string') throw odd('groups', groups);
+  return {
+    id: rule.id,
+    name: rule.name,
+    rule_type: rule.rule_type as ObservedApprovalRule['rule_type'],
+    approvals_required: rule.approvals_required,
+    // Absent where the forge has no hidden groups to speak of: none hidden.
+    contains_hidden_groups: rule.contains_hidden_groups === true,
+    users,
+    groups,
+  };
 }
 
 /**
@@ -187,11 +279,18 @@ async function readIntegrations(
       if (error instanceof NotFoundError) continue; // not set
       throw error;
     }
-    observed[slug] = { active: settings.active, properties: integrationProperties(slug, settings, entries.get(slug)) };
+    // Read as inactive, a missing `active` would be "inactive → active" and the integration set again every pass.
+    const active: unknown = (settings as Partial<IntegrationSettings>).active;
+    if (typeof active !== 'boolean') throw oddAnswer(`projects/${projectId}/services/${slug}`, undefined, 'active', describe(active));
+    observed[slug] = { active, properties: integrationProperties(slug, settings, entries.get(slug)) };
   }
   if (config.prune) {
     for (const [slug, entry] of entries) {
-      if (observed[slug] === undefined && config.integrations?.[slug] === undefined) observed[slug] = { active: entry.active, properties: {} };
+      if (observed[slug] !== undefined || config.integrations?.[slug] !== undefined) continue;
+      // Only `active` decides a prune: an entry without it is not read as inactive (kept) nor as active (disabled).
+      const active: unknown = (entry as Partial<IntegrationListEntry>).active;
+      if (typeof active !== 'boolean') throw oddAnswer(`projects/${projectId}/services`, list.indexOf(entry), 'active', describe(active));
+      observed[slug] = { active, properties: {} };
     }
   }
   return observed;

@@ -7,6 +7,7 @@ import {
   EDIT_APPROVAL_RULE,
   EDIT_APPROVAL_SETTINGS,
   EDIT_PROTECTED_BRANCH,
+  FORGET_INTERRUPTED,
   PROTECT_BRANCH,
   REPROTECT_BRANCH,
   SET_INTEGRATION,
@@ -18,9 +19,11 @@ import {
   createRuleTarget,
   deleteRuleTarget,
   editRuleTarget,
+  forgetTarget,
   integrationRequest,
   integrationTarget,
   protectionTarget,
+  sameProtection,
   setIntegrationTarget,
   settingsTarget,
 } from './project-settings.params';
@@ -44,6 +47,7 @@ describe('project_settings params', () => {
       approvalSettings: { reset_approvals_on_push: false },
       approvalRules: [anApprovalRule({ id: 3 }), anApprovalRule({ id: 4, name: 'legacy' })],
       integrations: { 'chatops-a': anIntegration() },
+      interrupted: { gone: { name: 'gone', push_access_level: 40, merge_access_level: 40, allow_force_push: false, allowed_to_push: [{ user_id: 3 }] } },
     });
     const decisions = decideProjectSettings(config, aSnapshot(project), NOW);
     const read = Object.fromEntries(
@@ -59,6 +63,7 @@ describe('project_settings params', () => {
           [DELETE_APPROVAL_RULE]: deleteRuleTarget,
           [SET_INTEGRATION]: setIntegrationTarget,
           [DISABLE_INTEGRATION]: integrationTarget,
+          [FORGET_INTERRUPTED]: forgetTarget,
         };
         return [decision.target, readers[decision.action](decision.params)];
       }),
@@ -78,7 +83,20 @@ describe('project_settings params', () => {
       'acme/api approval rule legacy (id 4)': { ...where, ruleId: 4, name: 'legacy' },
       'acme/api integration chat-notifications-a': { ...where, slug: 'chat-notifications-a', values: {}, secrets: ['webhook'] },
       'acme/api integration chatops-a': { ...where, slug: 'chatops-a' },
+      'acme/api protected branch gone': {
+        ...where,
+        name: 'gone',
+        kept: { name: 'gone', push_access_level: 40, merge_access_level: 40, allow_force_push: false, allowed_to_push: [{ user_id: 3 }] },
+      },
     });
+  });
+
+  it('tells a kept protection from another whatever the order of its keys or an empty list, and refuses one that is none', () => {
+    const kept = { name: 'main', push_access_level: 40, merge_access_level: 30, allow_force_push: false, allowed_to_push: [{ user_id: 3 }] };
+    expect(sameProtection(kept, { allowed_to_push: [{ user_id: 3 }], allow_force_push: false, merge_access_level: 30, push_access_level: 40, name: 'main', allowed_to_merge: [] })).toBe(true);
+    expect(sameProtection(kept, { ...kept, allowed_to_push: [{ user_id: 4 }] })).toBe(false);
+    expect(sameProtection(kept, { ...kept, push_access_level: 'maintainer' })).toBe(false);
+    expect(sameProtection(undefined, undefined)).toBe(false);
   });
 
   it('refuses mistyped params, naming the parameter', () => {

@@ -73,6 +73,9 @@ const protectionSchema = z.object({
   allowed_to_unprotect: allowedSchema.optional(),
 });
 
+/** A protection without its project: as kept under interruptedStateKey. */
+const keptSchema = protectionSchema.omit({ project: true, source: true });
+
 /** Leaves out what is undefined: JSON has no undefined, and the forge's defaults apply to what is not sent. */
 function defined(record: Record<string, JsonValue | undefined>): Record<string, JsonValue> {
   return Object.fromEntries(Object.entries(record).filter((entry): entry is [string, JsonValue] => entry[1] !== undefined));
@@ -240,7 +243,6 @@ export function fingerprintName(slug: IntegrationSlug, parameter: string): strin
   return `${slug}.${parameter}`;
 }
 
-/** The policy state key (namespaced by the engine per policy) holding a project's fingerprints as a JSON object. */
 /**
  * The protections a reprotect removed and could not put back, by branch name (kept in the policy's state until a
  * protect puts them back): the next pass's protect restores what the policy does not declare from here.
@@ -251,10 +253,45 @@ export function interruptedStateKey(projectId: number): string {
 
 /** A protection kept under interruptedStateKey, read back; undefined when it is not one (damaged: declared only). */
 export function storedProtection(value: unknown): BranchProtection | undefined {
-  const read = protectionSchema.omit({ project: true, source: true }).safeParse(value);
+  const read = keptSchema.safeParse(value);
   return read.success ? read.data : undefined;
 }
 
+/**
+ * forget_interrupted_protection: the branch whose interrupted-reprotect record is dropped, and the record as decide saw
+ * it, so that a newer record (a later reprotect interrupted in the same pass) is not dropped with it.
+ */
+export interface ForgetTarget extends ProjectTarget {
+  readonly name: string;
+  readonly kept: BranchProtection;
+}
+
+const forgetSchema = z.object({ ...projectShape, name: param.text(), kept: keptSchema });
+
+export function forgetParams(target: ForgetTarget): ActionParams {
+  const { project: _project, source: _source, ...kept } = protectionParams({ ...target, protection: target.kept });
+  return { ...projectParams(target), name: target.name, kept };
+}
+
+export function forgetTarget(params: ActionParams): ForgetTarget {
+  return readParams(POLICY, forgetSchema, params);
+}
+
+/**
+ * Whether two kept protections are the same record: compared as read back (in the schema's key order) and without
+ * empty lists, which protectionParams leaves out, so how a record was written does not make it another.
+ */
+export function sameProtection(a: unknown, b: unknown): boolean {
+  const canonical = (value: unknown): string | undefined => {
+    const read = keptSchema.safeParse(value);
+    if (!read.success) return undefined;
+    return JSON.stringify(Object.entries(read.data).filter(([, field]) => !(Array.isArray(field) && field.length === 0)));
+  };
+  const left = canonical(a);
+  return left !== undefined && left === canonical(b);
+}
+
+/** The policy state key (namespaced by the engine per policy) holding a project's fingerprints as a JSON object. */
 export function fingerprintStateKey(projectId: number): string {
   return `fingerprints:${projectId}`;
 }
