@@ -1,5 +1,5 @@
 import { SKIP } from '../../engine/policy';
-import { BACKUP, decideGroupBackups, type GroupBackupSnapshot, type GroupSnapshot, type InflightBackup } from './group-backup.decide';
+import { BACKUP, decideGroupBackups, followUpPass, type GroupBackupSnapshot, type GroupSnapshot, type InflightBackup } from './group-backup.decide';
 import { archiveName, type ManifestEntry, stampOf } from './group-backup.files';
 import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema';
 
@@ -250,5 +250,94 @@ describe('group_backup decide: several groups', () => {
 
   it('decides nothing for no groups', () => {
     expect(decideGroupBackups(aBackupConfig(), aSnapshot([]), NOW)).toEqual([]);
+  });
+});
+
+describe('group_backup decide: a backup in progress older than a period of its schedule', () => {
+  /** Begun on the night of the 22nd, two runs (the 23rd's and the 24th's) before NOW. */
+  const OLD: InflightBackup = { key: 'backup:7:2026-11-22T02:00:00.000Z', taken_at: '2026-11-22T02:00:30.000Z' };
+  const DROPPED = 'the backup in progress begun at 2026-11-22T02:00:30.000Z (no export was requested) is dropped, older than a period of the schedule (runs at 2026-11-23T02:00:00.000Z and 2026-11-24T02:00:00.000Z since)';
+
+  it('is begun afresh under this run’s key and time, the reason saying what is dropped and why', () => {
+    expect(decideOne(aGroup([anArchive('2026-11-21T02:00:05.000Z')], { inflight: OLD }))).toEqual({
+      action: BACKUP,
+      target: 'group acme',
+      key: `backup:7:${LATEST_RUN}`,
+      reason: `scheduled at ${LATEST_RUN}, last backup 2026-11-21T02:00:05.000Z; begun afresh: ${DROPPED}; ${NEXT}`,
+      params: { group_id: 7, group_path: 'acme', taken_at: NOW.toISOString(), key: `backup:7:${LATEST_RUN}` },
+      details: ['keeps every backup (2 with the new one): no keep rules'],
+    });
+  });
+
+  it('is begun afresh by a command too', () => {
+    expect(decideOne(aGroup([], { inflight: OLD }), { occasion: 'command' })).toMatchObject({
+      key: `backup:7:${stampOf(NOW)}`,
+      reason: `back up now, as asked (last backup never); begun afresh: ${DROPPED}; ${NEXT}`,
+    });
+  });
+
+  it('counts from its export when one was requested: an export of the 23rd, after the run before the latest, is carried on', () => {
+    const inflight: InflightBackup = { ...OLD, export_requested_at: '2026-11-23T09:00:00.000Z' };
+    expect(decideOne(aGroup([], { inflight }))).toMatchObject({ key: OLD.key, reason: `carry on the backup begun at ${OLD.taken_at} from the export requested at 2026-11-23T09:00:00.000Z; ${NEXT}` });
+  });
+
+  it('is carried on the day after it began (a daemon killed in the night and started in the morning loses nothing)', () => {
+    const inflight: InflightBackup = { key: 'backup:7:2026-11-23T02:00:00.000Z', taken_at: '2026-11-23T02:00:30.000Z', export_requested_at: '2026-11-23T02:00:31.000Z' };
+    expect(decideOne(aGroup([], { inflight })).key).toBe(inflight.key);
+  });
+
+  it.each<[string, Partial<GroupSnapshot>]>([
+    ['its prune was cut short', { inflight: { ...OLD, export_requested_at: '2026-11-22T02:00:31.000Z', pruning: [] } }],
+    ['its archive is in place already', { inflight: { ...OLD, export_requested_at: '2026-11-22T02:00:31.000Z' }, inflightArchived: true }],
+  ])('is finished however old when %s', (_when, fields) => {
+    expect(decideOne(aGroup([], fields)).key).toBe(OLD.key);
+  });
+
+  it('is named in a skip, to be dropped at the next backup', () => {
+    const decision = decideOne(aGroup([anArchive('2026-11-24T02:00:05.000Z')], { inflight: OLD }));
+    expect(decision.action).toBe(SKIP);
+    expect(decision.details).toEqual(['keeps every backup (2 with the new one): no keep rules', `at the next backup: ${DROPPED}`]);
+  });
+});
+
+describe('group_backup decide: archives the manifest lists and the disk does not hold', () => {
+  it('names them after the retention preview; they are not counted, so a group whose newest archive is gone is backed up again', () => {
+    const gone = anArchive('2026-11-24T02:00:05.000Z');
+    const group = aGroup([anArchive('2026-11-23T02:00:05.000Z')], { notOnDisk: [{ file: gone.file, problem: 'missing from disk' }] });
+    expect(decideOne(group, { config: { keep: { last: 2 } } })).toMatchObject({
+      action: BACKUP,
+      reason: `scheduled at ${LATEST_RUN}, last backup 2026-11-23T02:00:05.000Z; ${NEXT}`,
+      details: ['keeps all 2 backups with the new one', `listed in the manifest but not counted (missing from disk): ${gone.file}`],
+    });
+  });
+});
+
+describe('group_backup decide: no prune while the history is shorter than the largest keep count', () => {
+  it('previews the rules’ prune held back, with why', () => {
+    // Three backups of the 23rd and the new one: daily 5 alone would prune the two between the newest and the oldest.
+    const sameDay = [anArchive('2026-11-23T20:00:00.000Z'), anArchive('2026-11-23T12:00:00.000Z'), anArchive('2026-11-23T02:00:05.000Z')];
+    expect(decideOne(aGroup(sameDay), { config: { keep: { daily: 5 } } }).details).toEqual([
+      'keeps all 4 backups with the new one',
+      'nothing pruned: 4 backups on disk, fewer than 5 (the largest keep count)',
+    ]);
+  });
+});
+
+describe('group_backup: the follow-up of a pass that could not read some groups', () => {
+  const snapshot = (unreachable?: number): GroupBackupSnapshot => ({ groups: [], occasion: 'schedule', ...(unreachable ? { unreachable } : {}) });
+
+  it.each([
+    ['2026-11-24T02:00:30.000Z', '2026-11-24T02:05:00.000Z'],
+    ['2026-11-24T02:05:00.000Z', '2026-11-24T02:10:00.000Z'],
+    ['2026-11-24T02:10:00.400Z', '2026-11-24T02:20:00.000Z'],
+    ['2026-11-24T03:00:00.000Z', '2026-11-24T03:20:00.000Z'],
+    ['2026-11-24T14:00:00.000Z', '2026-11-24T23:20:00.000Z'],
+  ])('after a pass at %s, looks again at %s (5, 10, 20, 40 minutes… after the run)', (now, at) => {
+    expect(followUpPass(aBackupConfig(), snapshot(1), new Date(now))?.toISOString()).toBe(at);
+  });
+
+  it('asks for none past the next run, nor when every group was read', () => {
+    expect(followUpPass(aBackupConfig(), snapshot(1), new Date('2026-11-24T23:30:00.000Z'))).toBeUndefined();
+    expect(followUpPass(aBackupConfig(), snapshot(), new Date('2026-11-24T02:00:30.000Z'))).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { sha256File } from './group-backup.archive';
 
 /**
  * The backup folder of one group: `destination/GROUP_PATH/`, holding `YYYY-MM-DDTHHMMSSZ.tar.gz` archives (with
@@ -22,7 +23,11 @@ export interface ManifestFile {
 
 /** One kept archive, as manifest.json lists it. */
 export interface ManifestEntry extends ManifestFile {
-  /** When the backup began (the archive's name says the same, to the second). */
+  /**
+   * When the export it holds was requested from the forge (the archive's name says the same, to the second): its data
+   * is at least this new. Archives written before this rule say when their backup began, which was the same moment
+   * unless the backup was carried on later.
+   */
   readonly taken_at: string;
   /** When it was verified and put in place. */
   readonly finished_at: string;
@@ -162,8 +167,47 @@ export async function folderContents(folder: string, manifest: Manifest | undefi
   };
 }
 
+/**
+ * How closely a listed archive is compared with the disk: `size` (present, with the recorded size of the archive and
+ * of each relations file: a stat each) or `sha256` (read whole again, and hashed).
+ */
+export type DiskCheck = 'size' | 'sha256';
+
+/**
+ * Why a listed archive does not stand on disk as the manifest records it (missing, another size, other bytes, or a
+ * name that is not one of this folder's archives), or undefined when it does. A name that is not an archive's is never
+ * counted, so a hand-edited manifest cannot make a prune remove a file outside the group's archives.
+ */
+export async function archiveProblem(folder: string, entry: ManifestEntry, check: DiskCheck): Promise<string | undefined> {
+  if (!isArchiveName(entry.file)) return 'not the name of an archive of this folder';
+  const relationsFolder = `${relationsFolderName(entry.file.replace(/\.tar\.gz$/, ''))}/`;
+  for (const file of [entry, ...(entry.relations ?? [])]) {
+    if (file !== entry && !isRelationsFileOf(relationsFolder, file.file)) return `its relations file ${file.file} is not in ${relationsFolder}`;
+    const path = join(folder, file.file);
+    let size: number;
+    try {
+      size = (await stat(path)).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return file === entry ? 'missing from disk' : `its relations file ${file.file} is missing from disk`;
+      throw error;
+    }
+    const what = file === entry ? '' : `its relations file ${file.file} `;
+    if (typeof file.bytes === 'number' && size !== file.bytes) return `${what}is ${size} bytes on disk, ${file.bytes} in the manifest`;
+    if (check === 'sha256' && (await sha256File(path)).sha256 !== file.sha256) return `${what}has changed on disk: its SHA-256 is not the manifest's`;
+  }
+  return undefined;
+}
+
+/** `STAMP.relations/NAME`, NAME a plain file name: nothing a manifest lists leads out of the archive's own folder. */
+function isRelationsFileOf(relationsFolder: string, file: string): boolean {
+  const name = file.slice(relationsFolder.length);
+  return file.startsWith(relationsFolder) && /^[^/\\]+$/.test(name) && name !== '.' && name !== '..';
+}
+
 /** Removes an archive and its relations folder; one already gone is fine (a prune that was interrupted). */
 export async function removeBackup(folder: string, entry: Pick<ManifestEntry, 'file'>): Promise<void> {
+  // Names come from the manifest and the policy's state, both of which a person can edit.
+  if (!isArchiveName(entry.file)) throw new Error(`${join(folder, entry.file)}: not the name of an archive; not removed`);
   await rm(join(folder, entry.file), { force: true });
   const stamp = entry.file.replace(/\.tar\.gz$/, '');
   await rm(join(folder, relationsFolderName(stamp)), { recursive: true, force: true });

@@ -1,15 +1,18 @@
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { selectGroups } from '../../engine/discovery';
-import { mapTargets } from '../../engine/map-limited';
+import { observeTargets } from '../../engine/observe-targets';
+import { NetworkError, RateLimitedError, ServerError, UnauthorizedError } from '../../gitlab/transport/errors';
 import type { PolicyContext } from '../../engine/policy';
 import { readJsonObject } from '../../engine/policy-state';
 import type { GroupBackupSnapshot, GroupSnapshot, InflightBackup } from './group-backup.decide';
-import { folderContents, readManifest } from './group-backup.files';
+import { archiveName, archiveProblem, folderContents, type ManifestEntry, readManifest, stampOf } from './group-backup.files';
 import type { GroupBackupConfig } from './group-backup.schema';
 
 /**
  * Reading what the backup decisions need: each selected group's id and full path (one read each: its folder is named
- * by the path), what its manifest lists, and a backup begun and not finished, from the policy's state.
+ * by the path), what its manifest lists and the disk really holds, and a backup begun and not finished, from the
+ * policy's state.
  */
 
 export function inflightKey(groupId: number): string {
@@ -39,23 +42,83 @@ function isDate(value: unknown): value is string {
 export async function observeGroupBackups(config: GroupBackupConfig, context: PolicyContext): Promise<GroupBackupSnapshot> {
   const refs = await selectGroups(context, config.groups);
   const globbed = config.groups.globs.length + config.groups.excludes.length > 0;
-  const groups = await mapTargets(context, refs, async (ref): Promise<GroupSnapshot> => {
-    const group = await context.client.groups.show(ref, { with_projects: false });
-    const folder = groupFolder(config, group.full_path);
-    const manifest = await readManifest(folder);
-    const contents = await folderContents(folder, manifest);
-    const inflight = await readInflight(context, group.id);
-    return {
-      id: group.id,
-      fullPath: group.full_path,
-      archives: manifest?.archives ?? [],
-      unlisted: contents.unlisted,
-      ...(inflight ? { inflight } : {}),
-    };
-  });
+  const listed = new Set(config.groups.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
+  // Groups the forge did not answer for because of itself (away, overloaded, the token refused), not the group.
+  const unreachable: unknown[] = [];
+  // Each group on its own: one the token may not read (403), or one the file names that is gone or hidden (404), is
+  // recorded against that group and the pass goes on with the others, ending partial. One a glob found that is gone
+  // since discovery drops out with one line.
+  const groups = await observeTargets(
+    context,
+    refs,
+    (ref) => ({ target: `group ${ref}`, listed: listed.has(String(ref).toLowerCase()) }),
+    async (ref): Promise<GroupSnapshot | undefined> => {
+      let group: Awaited<ReturnType<typeof context.client.groups.show>>;
+      try {
+        group = await context.client.groups.show(ref, { with_projects: false });
+      } catch (error) {
+        if (isForgeWide(error)) unreachable.push(error);
+        throw error;
+      }
+      const inflight = await readInflight(context, group.id);
+      try {
+        return { id: group.id, fullPath: group.full_path, ...(await observeFolder(config, group.full_path, inflight)), ...(inflight ? { inflight } : {}) };
+      } catch (error) {
+        // A manifest that cannot be read, a folder the daemon may not open: that group's problem, said against it.
+        if (!context.unobserved) throw error;
+        context.unobserved.record(`group ${group.full_path}`, error);
+        context.logger.warn(`group ${group.full_path}: its backup folder could not be read (${error instanceof Error ? error.message : String(error)}); the other groups go on`);
+        return undefined;
+      }
+    },
+  );
+  // The forge away at 02:00 for every group is no one group's problem: the pass fails as a whole, and the engine tries
+  // it again 5, 10, 20 minutes later, before the next night (a partial pass would wait for that night).
+  if (refs.length > 0 && unreachable.length === refs.length) throw unreachable[0];
+  const found = groups.filter((group): group is GroupSnapshot => group !== undefined);
   return {
-    groups: groups.filter((group): group is GroupSnapshot => group !== undefined),
+    groups: found,
     occasion: context.occasion ?? 'schedule',
-    ...(globbed ? { covered: groups.filter((group) => group !== undefined).map((group) => group.fullPath) } : {}),
+    ...(globbed ? { covered: found.map((group) => group.fullPath) } : {}),
+    ...(unreachable.length > 0 ? { unreachable: unreachable.length } : {}),
   };
+}
+
+/** An answer about the forge itself rather than one group: it is away or overloaded (it passes), or refuses the token. */
+function isForgeWide(error: unknown): boolean {
+  return error instanceof ServerError || error instanceof NetworkError || error instanceof RateLimitedError || error instanceof UnauthorizedError;
+}
+
+/**
+ * The group's folder as the disk has it: what the manifest lists and is there with its recorded size (a stat each;
+ * the SHA-256 is read again only before a prune, see group-backup.actions.ts), what it lists and is not, the archives
+ * it does not list, and whether the backup in progress has its archive in place already.
+ */
+async function observeFolder(
+  config: GroupBackupConfig,
+  fullPath: string,
+  inflight: InflightBackup | undefined,
+): Promise<Pick<GroupSnapshot, 'archives' | 'notOnDisk' | 'unlisted' | 'inflightArchived'>> {
+  const folder = groupFolder(config, fullPath);
+  const manifest = await readManifest(folder);
+  const contents = await folderContents(folder, manifest);
+  const archives: ManifestEntry[] = [];
+  const notOnDisk: { file: string; problem: string }[] = [];
+  for (const entry of manifest?.archives ?? []) {
+    const problem = await archiveProblem(folder, entry, 'size');
+    if (problem === undefined) archives.push(entry);
+    else notOnDisk.push({ file: entry.file, problem });
+  }
+  const exportedAt = inflight?.export_requested_at;
+  const inflightArchived = exportedAt !== undefined && (await isFile(join(folder, archiveName(stampOf(new Date(exportedAt))))));
+  return { archives, unlisted: contents.unlisted, ...(notOnDisk.length > 0 ? { notOnDisk } : {}), ...(inflightArchived ? { inflightArchived } : {}) };
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
 }

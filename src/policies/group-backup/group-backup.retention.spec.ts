@@ -1,4 +1,4 @@
-import { type Dated, isoWeek, NO_RULES_REASON, planRetention, type RetentionRules } from './group-backup.retention';
+import { type Dated, fewestToPrune, isoWeek, NO_RULES_REASON, planPrune, planRetention, type RetentionRules } from './group-backup.retention';
 
 /** A backup named by when it was taken, e.g. `2026-11-24T02:00Z`. */
 const backup = (at: string): Dated => ({ name: at, takenAt: new Date(at) });
@@ -255,6 +255,43 @@ describe('planRetention: restic forget semantics', () => {
 
   it('refuses an unknown time zone', () => {
     expect(() => planRetention(A_MONTH, { daily: 1 }, 'Mars/Olympus_Mons')).toThrow(RangeError);
+  });
+});
+
+describe('planPrune: the keep rules over the backups really there, never pruning a short history', () => {
+  const names = (items: readonly Dated[]) => items.map((item) => item.name);
+
+  it('is the rules’ plan once there are as many backups as the largest count', () => {
+    const items = backups('2026-11-24T02:00Z', '2026-11-23T02:00Z', '2026-11-22T02:00Z');
+    const plan = planPrune(items, { last: 2 });
+    expect([names(plan.keep), names(plan.prune), plan.held]).toEqual([['2026-11-24T02:00Z', '2026-11-23T02:00Z'], ['2026-11-22T02:00Z'], undefined]);
+  });
+
+  it('prunes nothing while fewer backups exist than the largest count, and says why', () => {
+    // daily 5 alone keeps the newest and the oldest of one day and prunes the two between.
+    const sameDay = backups('2026-11-24T20:00Z', '2026-11-24T14:00Z', '2026-11-24T08:00Z', '2026-11-24T02:00Z');
+    expect(names(planRetention(sameDay, { daily: 5 }).prune)).toEqual(['2026-11-24T14:00Z', '2026-11-24T08:00Z']);
+    const plan = planPrune(sameDay, { daily: 5, last: 1 });
+    expect([names(plan.keep), names(plan.prune)]).toEqual([names(sameDay), []]);
+    expect(plan.held).toBe('nothing pruned: 4 backups on disk, fewer than 5 (the largest keep count)');
+  });
+
+  it('says nothing when the rules prune nothing anyway', () => {
+    expect(planPrune(backups('2026-11-24T02:00Z'), { last: 3 }).held).toBeUndefined();
+  });
+
+  it('keeps everything, newest first, without rules', () => {
+    const plan = planPrune(backups('2026-11-22T02:00Z', '2026-11-24T02:00Z'), undefined);
+    expect([names(plan.keep), names(plan.prune), plan.held]).toEqual([['2026-11-24T02:00Z', '2026-11-22T02:00Z'], [], undefined]);
+  });
+
+  it.each<[RetentionRules, number]>([
+    [{ last: 3 }, 3],
+    [{ daily: 7, weekly: 4, monthly: 6 }, 7],
+    [{ last: 2, monthly: 12 }, 12],
+    [{ daily: 0 }, 0],
+  ])('the fewest backups before a prune under %j is %i', (rules, fewest) => {
+    expect(fewestToPrune(rules)).toBe(fewest);
   });
 });
 

@@ -142,3 +142,38 @@ export function isoWeek(year: number, month: number, day: number): string {
 function pad(value: number, width: number): string {
   return String(value).padStart(width, '0');
 }
+
+/** What a prune removes, once its archives are known to be on disk: the plan of the rules, or nothing (`held` says why). */
+export interface PrunePlan<T extends Dated> {
+  /** Newest first. */
+  readonly keep: readonly T[];
+  /** Newest first. */
+  readonly prune: readonly T[];
+  /** Why nothing is pruned although the rules would prune: too short a history. */
+  readonly held?: string;
+}
+
+/**
+ * The fewest backups that must exist before any is pruned: the largest count among the rules. Fewer than that is a
+ * history shorter than one rule alone asks to keep (a person removed archives, downloads failed for days): nothing
+ * goes then, not even a second backup of one day, until the history has grown back. Restic would prune such
+ * duplicates at once; a backup kept a few days longer is cheap, one pruned from a thin history is not.
+ */
+export function fewestToPrune(rules: RetentionRules): number {
+  return Math.max(0, ...RULES.map((rule) => rules[rule] ?? 0));
+}
+
+/** `planRetention` over the backups really there, with no prune while fewer than `fewestToPrune` of them exist. */
+export function planPrune<T extends Dated>(items: readonly T[], rules: RetentionRules | undefined, timezone?: string): PrunePlan<T> {
+  if (!rules) return { keep: sortedNewestFirst(items), prune: [] };
+  const plan = planRetention(items, rules, timezone);
+  const fewest = fewestToPrune(rules);
+  if (plan.prune.length > 0 && items.length < fewest) {
+    return { keep: sortedNewestFirst(items), prune: [], held: `nothing pruned: ${items.length} backups on disk, fewer than ${fewest} (the largest keep count)` };
+  }
+  return { keep: plan.keep.map(({ item }) => item), prune: plan.prune };
+}
+
+function sortedNewestFirst<T extends Dated>(items: readonly T[]): T[] {
+  return [...items].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime() || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+}

@@ -2,7 +2,7 @@ import type { PolicyRunner } from '../../engine/policy';
 import { groupSelectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { groupBackupActions } from './group-backup.actions';
-import { decideGroupBackups, type GroupBackupSnapshot } from './group-backup.decide';
+import { decideGroupBackups, followUpPass, type GroupBackupSnapshot } from './group-backup.decide';
 import { observeGroupBackups } from './group-backup.observer';
 import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema';
 
@@ -17,6 +17,8 @@ export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnaps
   observe: observeGroupBackups,
   decide: decideGroupBackups,
   actions: groupBackupActions,
+  // Groups the forge did not answer for, while it answered for others, are looked at again before the next night.
+  nextPass: followUpPass,
   // Pure, without a clock: what is due is in the pass's own tally of actions.
   summarize: (_config, snapshot) => {
     const resumed = snapshot.groups.filter((group) => group.inflight !== undefined).length;
