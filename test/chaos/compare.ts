@@ -19,12 +19,32 @@ export interface Row {
   extra: number;
   /** One line per difference, naming the record and what the forge holds: the evidence for a failing row. */
   details: string[];
+  /**
+   * The humans-at-work scenario's figures (humans.ts): there `expected` counts the targets the person left alone, and
+   * a row fails on any violation too.
+   */
+  humans?: HumanRowFigures;
+}
+
+export interface HumanRowFigures {
+  /** The daemon's harmful writes the judge checked at the moment the forge handled them. */
+  actions: number;
+  /** The person's changes to this policy's targets. */
+  interventions: number;
+  /** Actions the daemon did not send because their precondition no longer held (audit outcome `stale`). */
+  stale: number;
+  /** Targets the forge refused for good and the daemon parked (audit outcome `refused`). */
+  refused: number;
+  checks: number;
+  violations: number;
+  /** Writes the person contradicted while the daemon was re-reading them: counted, not failed. */
+  races: number;
 }
 
 export type Counts = Omit<Row, 'scenario' | 'policy' | 'faults'>;
 
 export function passed(row: Counts): boolean {
-  return row.duplicated === 0 && row.missing === 0 && row.extra === 0 && row.done === row.expected;
+  return row.duplicated === 0 && row.missing === 0 && row.extra === 0 && row.done === row.expected && (row.humans?.violations ?? 0) === 0;
 }
 
 /** All five rows; `converged` uses them without the duplicates (an action done twice cannot be undone by waiting). */

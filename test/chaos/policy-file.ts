@@ -16,7 +16,18 @@ export const POLICIES = {
  * The timeout is short because a reset or a lost answer must not hold a pass for the default 30 s.
  * The forge URL, token and Redis URL come from the environment, as they do in production.
  */
-export function policyFile(secretsDir: string): string {
+export interface PolicyFileOptions {
+  /** The humans scenario backs up one group too. */
+  backup?: { destination: string; group: string; schedule: string; keepLast: number; policy: string };
+  /**
+   * `per_tag` in the humans scenario: each tag deletion is the daemon's own decision, re-read against the tags present
+   * (bulk deletions are evaluated by the forge when they run, so a person deleting tags cannot make them wrong).
+   */
+  registryMode?: 'bulk' | 'per_tag';
+}
+
+export function policyFile(secretsDir: string, options: PolicyFileOptions = {}): string {
+  const { backup, registryMode = 'bulk' } = options;
   const list = (items: readonly string[]): string => `[${items.map((i) => JSON.stringify(i)).join(', ')}]`;
   return `version: 1
 gitlab:
@@ -48,6 +59,7 @@ policies:
   - name: ${POLICIES.registry}
     type: registry_cleanup
     schedule: "* * * * *"
+    mode: ${registryMode}
     projects: ${list(PROJECTS)}
     name_regex_delete: ${JSON.stringify(REGISTRY.nameRegexDelete)}
     name_regex_keep: ${JSON.stringify(REGISTRY.nameRegexKeep)}
@@ -93,5 +105,19 @@ policies:
         webhook: ${JSON.stringify(SETTINGS.webhook)}
         notify_only_broken_pipelines: true
     prune: true
+${backup ? backupPolicy(backup) : ''}`;
+}
+
+/** The humans scenario's backups: hourly (an hour step of the suite's clock), keeping the last two. */
+function backupPolicy(backup: { destination: string; group: string; schedule: string; keepLast: number; policy: string }): string {
+  return `  - name: ${backup.policy}
+    type: group_backup
+    groups: [${JSON.stringify(backup.group)}]
+    schedule: ${JSON.stringify(backup.schedule)}
+    destination: ${JSON.stringify(backup.destination)}
+    keep: { last: ${backup.keepLast} }
+    download_interval: 1s
+    # The suite's clock moves an hour at a time: an export must outlast a step.
+    timeout: 3h
 `;
 }

@@ -104,6 +104,28 @@ export class ChaosRedis {
     return `${lines.join('\n')}\n`;
   }
 
+  /** The daemons' audit trail (prefix `chaos`), counted by policy and outcome. */
+  async auditOutcomes(): Promise<Map<string, Map<string, number>>> {
+    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => undefined);
+    const counts = new Map<string, Map<string, number>>();
+    try {
+      await client.connect();
+      for (const [, fields] of await client.xrange('chaos:audit', '-', '+')) {
+        const entry: Record<string, string> = {};
+        for (let i = 0; i + 1 < fields.length; i += 2) entry[fields[i]] = fields[i + 1];
+        const byOutcome = counts.get(entry.policy) ?? new Map<string, number>();
+        byOutcome.set(entry.outcome, (byOutcome.get(entry.outcome) ?? 0) + 1);
+        counts.set(entry.policy, byOutcome);
+      }
+    } catch {
+      // Redis unreadable: the figures read 0, and the rows still judge the forge.
+    } finally {
+      client.disconnect();
+    }
+    return counts;
+  }
+
   /** SIGKILL, through its own pid: connections drop as in a crash, and whatever it did not save is gone. */
   async down(): Promise<void> {
     const pid = this.pid;

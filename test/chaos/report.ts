@@ -16,11 +16,31 @@ const COLUMNS: { title: string; value: (row: Row) => string | number }[] = [
   { title: 'RESULT', value: (r) => (passed(r) ? 'ok' : 'FAIL') },
 ];
 
+/** The humans scenario's own figures (`EXPECTED` and `DONE` there count the targets the person left alone). */
+const HUMAN_COLUMNS: { title: string; value: (row: Row) => string | number }[] = [
+  { title: 'SCENARIO', value: (r) => r.scenario },
+  { title: 'POLICY', value: (r) => r.policy },
+  { title: 'ACTIONS', value: (r) => r.humans?.actions ?? 0 },
+  { title: 'INTERVENTIONS', value: (r) => r.humans?.interventions ?? 0 },
+  { title: 'STALE', value: (r) => r.humans?.stale ?? 0 },
+  { title: 'REFUSED', value: (r) => r.humans?.refused ?? 0 },
+  { title: 'CHECKS', value: (r) => r.humans?.checks ?? 0 },
+  { title: 'VIOLATIONS', value: (r) => r.humans?.violations ?? 0 },
+  { title: 'RACES', value: (r) => r.humans?.races ?? 0 },
+  { title: 'RESULT', value: (r) => (passed(r) ? 'ok' : 'FAIL') },
+];
+
 export function table(rows: readonly Row[]): string {
-  const cells = [COLUMNS.map((c) => c.title), ...rows.map((row) => COLUMNS.map((c) => String(c.value(row))))];
-  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
+  const humans = rows.filter((row) => row.humans);
+  const main = render(COLUMNS, rows);
+  return humans.length === 0 ? main : `${main}\n\n${render(HUMAN_COLUMNS, humans)}`;
+}
+
+function render(columns: typeof COLUMNS, rows: readonly Row[]): string {
+  const cells = [columns.map((c) => c.title), ...rows.map((row) => columns.map((c) => String(c.value(row))))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
   return cells
-    .map((line) => line.map((cell, i) => (i >= 2 && i < COLUMNS.length - 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd())
+    .map((line) => line.map((cell, i) => (i >= 2 && i < columns.length - 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd())
     .join('\n');
 }
 

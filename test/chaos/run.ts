@@ -51,9 +51,12 @@ const PLANS: ScenarioPlan[] = [
     ],
     timeLimitMs: 125_000,
   },
+  // A person at work beside one daemon under the same faults (humans.ts): the rows judge each harmful write of the
+  // daemon at the moment the forge handles it, and the work on the targets the person left alone.
+  { name: 'humans', daemons: 1, faults: true, humans: { forMs: 45_000, gapMs: [250, 900] }, timeLimitMs: 110_000 },
 ];
 /** The order lanes take scenarios in: the longest first, so the lanes end close together. */
-const LANE_ORDER = ['redis-outage', 'kills', 'faults', 'replicas'];
+const LANE_ORDER = ['redis-outage', 'kills', 'humans', 'faults', 'replicas'];
 
 interface Options {
   seed: number;
@@ -176,6 +179,7 @@ function describe(plan: ScenarioPlan): string {
   const parts = [`${plan.daemons} daemon${plan.daemons === 1 ? '' : 's'}`, plan.faults ? `${FAULT_PERCENT}% faults` : 'no faults'];
   if (plan.killCycles) parts.push(`${plan.killCycles} SIGKILL/restart cycles`);
   for (const outage of plan.redisOutages ?? []) parts.push(`Redis down for ${outage.forMs / 1000} s, back ${outage.data === 'empty' ? 'empty' : 'with its data'}`);
+  if (plan.humans) parts.push(`a person at work for ${plan.humans.forMs / 1000} s`);
   parts.push(`at most ${plan.timeLimitMs / 1000} s`);
   return parts.join(', ');
 }

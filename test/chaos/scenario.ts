@@ -11,6 +11,7 @@ import { readSettings, seededRuleIds, seedSettings } from './project-settings';
 import type { Random } from './random';
 import { ChaosRedis } from './redis';
 import type { Design } from './world';
+import { BACKUP, checkBackups, HUMANS_BACKUP_POLICY, humansRows, Judge, Person } from './humans';
 
 /**
  * One scenario: a fresh forge (the same world every time), a fresh Redis and fresh key folder, the daemons as child
@@ -35,6 +36,11 @@ export interface ScenarioPlan {
   redisOutages?: RedisOutage[];
   /** Bound of the active phase (before the quiet period). */
   timeLimitMs: number;
+  /**
+   * A person at work beside the daemon for `forMs` (humans.ts), one change every `gapMs` (random within): the rows then
+   * judge the daemon's writes at the moment the forge handles them, and the targets the person left alone.
+   */
+  humans?: { forMs: number; gapMs: [number, number] };
 }
 
 export interface RedisOutage {
@@ -106,7 +112,9 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
   const secretsDir = join(dir, 'secrets');
   mkdirSync(secretsDir, { recursive: true, mode: 0o700 });
   const configFile = join(dir, 'policies.yml');
-  writeFileSync(configFile, policyFile(secretsDir));
+  const backupFolder = join(dir, 'backups', BACKUP.group);
+  const backup = plan.humans ? { destination: join(dir, 'backups'), group: BACKUP.group, schedule: BACKUP.schedule, keepLast: BACKUP.keepLast, policy: HUMANS_BACKUP_POLICY } : undefined;
+  writeFileSync(configFile, policyFile(secretsDir, plan.humans ? { backup, registryMode: 'per_tag' } : {}));
   const clockFile = join(dir, 'clock-offset-ms');
   const notes: string[] = [];
 
@@ -139,6 +147,8 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       );
     }
     for (const daemon of daemons) daemon.start();
+    const judge = plan.humans ? new Judge(state) : undefined;
+    if (judge) state.watchers.add(judge.watch);
     // A daemon that cannot start (a broken build, a bad policy file) fails the scenario at once, not after its limit.
     const startedOk = await daemons[0].ready(START_TIMEOUT_MS);
     if (!startedOk) notes.push(`${DAEMON_DID_NOT_START} ${daemons[0].running ? `within ${START_TIMEOUT_MS / 1000} s` : '(it exited)'}; see ${daemons[0].currentLog}`);
@@ -149,6 +159,18 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     let killAt = Date.now() + nextAlive();
 
     const activeUntil = startedOk ? started + plan.timeLimitMs : 0;
+    const person = judge && plan.humans ? new Person(sandbox, judge, ctx.random.fork(`humans:${plan.name}`), backupFolder) : undefined;
+    let personDone = !person;
+    const personWork = person && plan.humans && startedOk
+      ? person.work(Date.now() + plan.humans.forMs, plan.humans.gapMs).finally(() => {
+          personDone = true;
+        })
+      : undefined;
+    // Done, for a scenario with a person: the person has stopped and every target they left alone is done.
+    const healthyDone = (): boolean => {
+      if (!judge || !personDone) return false;
+      return humansRows(plan.name, expected, readOutcome(state, ctx.design, secretsDir, seeded), judge, state, backupFolder, new Map()).every((row) => row.missing === 0);
+    };
     let steps = 0;
     let ticks = 0;
     let nextTickAt = Date.now() + TICK_MS;
@@ -211,7 +233,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       }
       if (now >= checkAt) {
         checkAt = now + CHECK_EVERY_MS;
-        done = converged(expected, readOutcome(state, ctx.design, secretsDir, seeded));
+        done = judge ? healthyDone() : converged(expected, readOutcome(state, ctx.design, secretsDir, seeded));
         if (done && killsLeft === 0 && outages.length === 0 && steps >= MIN_HOUR_STEPS) break;
       }
       await sleep(POLL_MS);
@@ -221,19 +243,31 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       writeFileSync(join(dir, 'redis-at-end.txt'), await redis.describe());
     }
 
+    await personWork;
     state.faults.clear();
     if (redisBackAt !== undefined) await redis.up(outages[0]?.data ?? 'empty');
     await sleep(QUIET_MS);
     const outcome = readOutcome(state, ctx.design, secretsDir, seeded);
+    if (judge && person) checkBackups(judge, backupFolder, person.deletedBackups);
     // What the forge recorded, for the evidence behind a failing row (one JSON object a line).
     writeFileSync(join(dir, 'forge-requests.jsonl'), state.requestLog.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
-    const counts = compare(expected, outcome);
-    const rows: Row[] = (Object.keys(POLICIES) as (keyof typeof POLICIES)[]).map((policy) => ({
-      scenario: plan.name,
-      policy: POLICIES[policy],
-      faults: outcome.faults[policy],
-      ...counts[policy],
-    }));
+    let rows: Row[];
+    if (judge) {
+      const audit = await redis.auditOutcomes();
+      rows = humansRows(plan.name, expected, outcome, judge, state, backupFolder, audit).map(({ area, ...row }) => ({
+        ...row,
+        faults: area === 'backup' ? 0 : outcome.faults[area],
+      }));
+      notes.push(`the person made ${person?.steps ?? 0} changes`);
+    } else {
+      const counts = compare(expected, outcome);
+      rows = (Object.keys(POLICIES) as (keyof typeof POLICIES)[]).map((policy) => ({
+        scenario: plan.name,
+        policy: POLICIES[policy],
+        faults: outcome.faults[policy],
+        ...counts[policy],
+      }));
+    }
     return {
       rows,
       outcome,

@@ -28,6 +28,9 @@ export const ACCESS = {
 } as const;
 
 export const TITLES = { ssh: '^ci-runner-', deploy: '^release-' } as const;
+
+/** The person of the humans scenario (humans.ts): an administrator with a token of their own. */
+export const PERSON = { id: 2, username: 'ops-person', token: 'glpat-chaos-person-token-0000' } as const;
 export const REGISTRY = {
   nameRegexDelete: '.*',
   nameRegexKeep: '^(main|v\\d+\\.\\d+\\.\\d+)$',
@@ -118,6 +121,8 @@ export function buildDesign(): Design {
 
   const users: UserInput[] = [
     { id: 1, username: 'root', name: 'Administrator', email: 'root@acme.com', admin: true, two_factor: true, tokens: [ADMIN_TOKEN] },
+    // The person of the humans scenario (humans.ts), an administrator with a token of their own.
+    { id: PERSON.id, username: PERSON.username, name: 'Ops Person', email: 'ops@acme.com', admin: true, two_factor: true, tokens: [PERSON.token] },
   ];
   const accessDecisions = new Map<string, number | 'deny'>();
   const requests: { source: 'group' | 'project'; ref: string; sourceId: number; user: string; requested_at: string }[] = [];
