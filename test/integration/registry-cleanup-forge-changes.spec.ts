@@ -72,6 +72,22 @@ describe('registry_cleanup while people work on the forge', () => {
     expect(botDeletes().map((r) => r.path.split('/').at(-1))).toEqual(['build-001', 'build-002', 'build-003']);
   });
 
+  it('bulk: a deletion the forge refuses for good (an archived project) is parked, not sent every pass, and holds no hour back', async () => {
+    expect(await control(harness.sandbox, 'POST', '/projects/acme%2Fweb/archive')).toBe(200);
+    const engine = (await app('bulk', 'acme/web')).get(EngineService);
+    const first = await engine.runPass('clean', 'act', 'inline');
+    expect(first.records.map((r) => `${r.decision.action} ${r.outcome}`)).toEqual(['bulk_delete refused']);
+    expect(first.records[0]?.detail).toMatch(/^DELETE projects\/2\/registry\/repositories\/22\/tags\?name_regex_delete=\.\*&keep_n=2 → 403: 403 Forbidden; parked until /);
+    const bulkCalls = () => harness.sandbox.state.requestLog.filter((r) => r.method === 'DELETE' && r.path.endsWith('/repositories/22/tags')).length;
+    for (let pass = 0; pass < 3; pass++) expect((await engine.runPass('clean', 'act', 'inline')).records[0]?.outcome).toBe('refused');
+    expect(bulkCalls()).toBe(1);
+    // Once a person unarchives it and the parking time is over, the deletion goes out: the refusal left no hourly record.
+    expect(await control(harness.sandbox, 'POST', '/projects/acme%2Fweb/unarchive')).toBe(200);
+    const plan = await engine.runPass('clean', 'plan');
+    expect(plan.parked?.[plan.decisions[0]!.key]).toMatchObject({ count: 1 });
+    expect(plan.decisions[0]?.reason).toBe('delete 28 of 30 tags');
+  });
+
   it('bulk: a tag read answered 500 is read again; the pass is not failed for it', async () => {
     expect(await control(harness.sandbox, 'POST', '/faults', { method: 'GET', path: '/tags/build-007$', sequence: [500, 500] })).toBe(201);
     const engine = (await app('bulk', 'acme/web')).get(EngineService);

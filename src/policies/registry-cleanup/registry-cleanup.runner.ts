@@ -3,7 +3,7 @@ import type { ActionResult, PolicyContext, PolicyRunner } from '../../engine/pol
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import type { GitlabClient } from '../../gitlab';
-import { BulkDeleteAlreadyRequestedError, certainlyNotActed } from '../../gitlab/transport/errors';
+import { BulkDeleteAlreadyRequestedError, certainlyNotActed, ForbiddenError, ValidationError } from '../../gitlab/transport/errors';
 import { BULK_DELETE, decideRegistryCleanup, DELETE_REPOSITORY, DELETE_TAG, type RegistryCleanupSnapshot } from './registry-cleanup.decide';
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, ledgerKey, nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
 import { commitRegistryCleanup, nextRegistryCleanupPass, observeRegistryCleanup } from './registry-cleanup.observer';
@@ -57,11 +57,12 @@ async function bulkDelete(target: BulkDeleteTarget, context: PolicyContext): Pro
         detail: `the forge had a bulk call within the hour; next after ${new Date(now.getTime() + BULK_CALL_INTERVAL_MS).toISOString()}`,
       };
     }
-    // Refused before acting or never sent: the hour has not started.
-    if (certainlyNotActed(error)) {
-      // Policy state cannot delete a key; an entry from the epoch holds no hour back and opens no cleanup.
-      const none: BulkLedgerEntry = { ...entry, last_call_at: new Date(0).toISOString(), follow_ups: 0, cleanup_started_at: null };
-      await context.state.set(key, previousText ?? JSON.stringify(none));
+    // Refused before acting (for now, or for good: a 403 on an archived project, a 400 rejecting the parameters) or
+    // never sent: the hour has not started.
+    if (certainlyNotActed(error) || error instanceof ForbiddenError || error instanceof ValidationError) {
+      // As it was: the next decision has the same key, so a parked refusal keeps it parked.
+      if (previousText === undefined) await context.state.delete(key);
+      else await context.state.set(key, previousText);
     } else {
       await recordEnd();
     }
