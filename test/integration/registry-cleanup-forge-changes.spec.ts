@@ -84,7 +84,7 @@ describe('registry_cleanup while people work on the forge', () => {
     // Once a person unarchives it and the parking time is over, the deletion goes out: the refusal left no hourly record.
     expect(await control(harness.sandbox, 'POST', '/projects/acme%2Fweb/unarchive')).toBe(200);
     const plan = await engine.runPass('clean', 'plan');
-    expect(plan.parked?.[plan.decisions[0]!.key]).toMatchObject({ count: 1 });
+    expect(plan.parked?.[plan.decisions[0]?.key ?? '']).toMatchObject({ count: 1 });
     expect(plan.decisions[0]?.reason).toBe('delete 28 of 30 tags');
   });
 
