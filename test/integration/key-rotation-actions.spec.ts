@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActionParams } from '../../src/engine/policy';
-import { StepNotReadyError, removeOldKey, uploadKey, verifyKey, writeKey } from '../../src/policies/key-rotation/key-rotation.actions';
+import { closeRotation, removePrecondition, StepNotReadyError, removeOldKey, uploadKey, uploadPrecondition, verifyKey, writeKey } from '../../src/policies/key-rotation/key-rotation.actions';
 import { loadRecord, openRotations } from '../../src/policies/key-rotation/key-rotation.record';
 import { generateOpenSshKeyPair } from '../../src/policies/key-rotation/openssh';
 import { generateEd25519PublicKey } from '../../src/sandbox/ssh-key';
@@ -156,5 +156,38 @@ describe('key_rotation steps', () => {
     await expect(removeOldKey({ ...ROTATION, old_key_id: 50, after_hook: false }, context())).rejects.toBeInstanceOf(StepNotReadyError);
     expect(rootKeys().map((key) => key.id)).toEqual([50]);
     expect(await record()).toMatchObject({ step: 'key_written', attempt: 1 });
+  });
+
+  it('close_rotation moves the key files aside (still 0600) and records why; the next generation writes a new key at the same path', async () => {
+    await writeKey(start(), context());
+    const closedFingerprint = (await record())?.fingerprint;
+    const result = await closeRotation({ ...ROTATION, generation: 1, reason: 'new key 51 is gone from the forge' }, context());
+    expect(result.detail).toMatch(/^rotation ssh-1-50 closed: new key 51 is gone from the forge; its key file moved to .*root-50\.closed-\d{8}T\d{6}Z$/);
+    expect(await record()).toMatchObject({ step: 'closed', closed_reason: 'new key 51 is gone from the forge' });
+    expect(await openRotations(forge.state)).toEqual([]);
+    expect(existsSync(path())).toBe(false);
+    const aside = readdirSync(join(secrets, 'rotate')).filter((file) => file.startsWith('root-50.closed-'));
+    expect(aside.sort()).toEqual([expect.stringMatching(/^root-50\.closed-\S+$/), expect.stringMatching(/^root-50\.closed-\S+\.pub$/)].sort());
+    expect(statSync(join(secrets, 'rotate', aside.find((file) => !file.endsWith('.pub')) ?? '')).mode & 0o777).toBe(0o600);
+    // Closing again, or a step of the closed generation, does nothing.
+    expect((await closeRotation({ ...ROTATION, generation: 1, reason: 'again' }, context())).outcome).toBe('stale');
+    expect((await uploadKey({ ...UPLOAD, generation: 1 }, context())).outcome).toBe('stale');
+
+    const next = await writeKey({ ...start(), generation: 2 }, context());
+    expect(next.detail).toMatch(/^ed25519 key SHA256:\S+ written to /);
+    expect(await record()).toMatchObject({ generation: 2, step: 'key_written', attempt: 1 });
+    expect((await record())?.fingerprint).not.toBe(closedFingerprint);
+  });
+
+  it('preconditions say what the forge no longer shows: the old key before the upload, the new key before the removal', async () => {
+    await writeKey(start(), context());
+    expect(await uploadPrecondition(UPLOAD, context())).toBeUndefined();
+    await uploadKey(UPLOAD, context());
+    await verifyKey(ROTATION, context());
+    const fresh = (await record())?.new_key_id;
+    expect(await removePrecondition({ ...ROTATION, after_hook: false }, context())).toBeUndefined();
+    await forge.client.sshKeys.remove(fresh ?? 0);
+    expect(await removePrecondition({ ...ROTATION, after_hook: false }, context())).toBe(`new key ${fresh} is not listed for root: old key 50 is kept`);
+    expect(rootKeys().map((key) => key.id)).toEqual([50]);
   });
 });

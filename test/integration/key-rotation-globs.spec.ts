@@ -206,17 +206,20 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
     expect(groupListings()).toBe(1);
   });
 
-  it('fails the pass for a deleted project the file lists by path, and changes nothing', async () => {
+  it('reports a deleted project the file lists by path (the pass is partial) and rotates on the others', async () => {
     const engine = await app('[acme/platform/worker, "acme/*"]');
     await pass(engine, 'plan');
     harness.sandbox.state.projects.delete(WORKER);
 
     const result = await engine.get(EngineService).runPass('rotate', 'act', 'inline');
-    // The pass names the request the forge refused, and so the project.
-    expect(result.error).toBe("GET projects/acme%2Fplatform%2Fworker/deploy_keys?page=1&per_page=100 → 404: 404 Project Not Found");
+    // The pass names the request the forge refused, and so the project; the others were read and acted on.
+    expect(result.error).toBeUndefined();
+    expect(result.unobserved).toEqual([
+      { target: 'project acme/platform/worker', reason: 'GET projects/acme%2Fplatform%2Fworker/deploy_keys?page=1&per_page=100 → 404: 404 Project Not Found' },
+    ]);
     const gone = harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/projects/acme%2Fplatform%2Fworker/deploy_keys');
     expect(gone.map((entry) => entry.status)).toEqual([200, 404]);
-    expect(writes()).toEqual([]);
-    expect(keysTitled('release').map((key) => key.id)).toEqual([RELEASE]);
+    expect(releaseTarget(result)).toBe(`deploy key ${RELEASE} "release" (acme/api, acme/web)`);
+    expect(newKeyProjects('release', RELEASE)).toEqual({ [API]: true, [WEB]: false });
   });
 });

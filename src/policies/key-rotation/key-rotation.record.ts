@@ -7,18 +7,34 @@ import { readJson, readJsonObject } from '../../engine/policy-state';
  * Each rotation is a small state machine kept in the policy's Redis state, one record per old key:
  *
  *   planned → key_written → uploaded → verified → (hooked, with on_rotate) → done
+ *        ↘ closed (from any step before done)
  *
  * `planned` is recorded before a key is generated; `key_written` once the private key is on disk, with the new key's
- * fingerprint, before anything is uploaded; `uploaded` with the forge's id of the new key; `verified` once the forge
- * lists it (the grace period starts); `hooked` once on_rotate succeeded; `done` once the old key is removed. A step
- * that starts bumps `attempt`, which is part of every action's key: the executor runs one attempt of a step once,
- * and a step that failed or was interrupted is tried again, as a new attempt, by the next pass. What makes a retry
- * harmless is the record itself: the fingerprint is known before the upload, so a retry adopts a key the forge
- * already lists instead of making a second one.
+ * fingerprint, before anything is uploaded; `uploaded` with the forge's id of the new key (for a deploy key: created on
+ * its first project; enabling it on the others follows); `verified` once the forge lists it (the grace period starts);
+ * `hooked` once on_rotate succeeded; `done` once the old key is removed. A step that starts bumps `attempt`, which is
+ * part of every action's key: the executor runs one attempt of a step once, and a step that failed or was interrupted
+ * is tried again, as a new attempt, by the next pass. What makes a retry harmless is the record itself: the
+ * fingerprint is known before the upload, so a retry adopts a key the forge already lists instead of making a second.
+ *
+ * The record is memory, not truth: it says what the bot did. A rotation whose premise the forge contradicts (its new
+ * key deleted by a person, its old key id now another key, its user or projects gone) is `closed`, without touching
+ * the forge, and the key is decided afresh by the next pass. A new rotation of the same old key is the record's next
+ * `generation`: its actions have other keys than the closed one's, which the engine's ledger settled for good.
  */
 
-export const STEPS = ['planned', 'key_written', 'uploaded', 'verified', 'hooked', 'done'] as const;
+export const STEPS = ['planned', 'key_written', 'uploaded', 'verified', 'hooked', 'done', 'closed'] as const;
 export type Step = (typeof STEPS)[number];
+
+/** Steps after which a rotation does nothing more: its old key may be decided afresh (a new generation). */
+export function isFinished(record: Pick<RotationRecord, 'step'>): boolean {
+  return record.step === 'done' || record.step === 'closed';
+}
+
+/** Records written before generations existed are the first generation. */
+export function generationOf(record: Pick<RotationRecord, 'generation'>): number {
+  return record.generation ?? 1;
+}
 
 export interface SshOwner {
   readonly user_id: number;
@@ -63,10 +79,25 @@ export interface RotationRecord {
   readonly removed_at: string | null;
   /** The last failure of a step, for plan (never holds key material: errors name paths and fingerprints only). */
   readonly last_error: string | null;
+  /** 1 for the first rotation of an old key; one more for each rotation of it after one was closed. Absent: 1. */
+  readonly generation?: number;
+  /**
+   * Deploy keys: the projects (refKey: id or lower-case path) the bot put the new key on, or found it on when verifying.
+   * The new key missing from one of these while it still holds the old key means a person removed it. Absent in
+   * records of earlier versions: see placedOn.
+   */
+  readonly new_key_on?: readonly string[];
+  /** When and why the rotation was closed (step `closed`). */
+  readonly closed_at?: string | null;
+  readonly closed_reason?: string | null;
 }
 
-/** Finished rotations are kept this long, so plan can say a key was rotated; open ones are kept until they finish. */
-export const DONE_TTL_MS = 30 * 86_400_000;
+/**
+ * Finished rotations (done or closed) are kept this long, so plan can say what became of a key, and longer than the
+ * engine's ledger keeps an action's key (90 days): a later rotation of the same old key then always knows its
+ * generation, and so never decides a key the ledger still holds as settled. Open ones are kept until they finish.
+ */
+export const DONE_TTL_MS = 100 * 86_400_000;
 
 const INDEX_KEY = 'rotations';
 
@@ -82,7 +113,11 @@ export function deployRotationId(keyId: number): string {
   return `deploy-${keyId}`;
 }
 
-/** `secrets_dir/<policy>/<user or first project>-<old key id>`: stable, so every retry of a rotation uses one file. */
+/**
+ * `secrets_dir/<policy>/<user or first project>-<old key id>`: stable, so every retry of a rotation uses one file, even
+ * one whose record Redis lost. A closed rotation's file is moved aside (see closeRotation), so a later generation at
+ * the same path never adopts a key a person deleted from the forge.
+ */
 export function keyPath(secretsDir: string, policy: string, owner: string, oldKeyId: number): string {
   return join(secretsDir, policy, `${owner.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^\.+/, '_')}-${oldKeyId}`);
 }
@@ -92,7 +127,7 @@ export async function loadRecord(state: PolicyState, id: string): Promise<Rotati
 }
 
 export async function saveRecord(state: PolicyState, record: RotationRecord): Promise<void> {
-  await state.set(recordKey(record.id), JSON.stringify(record), record.step === 'done' ? DONE_TTL_MS : undefined);
+  await state.set(recordKey(record.id), JSON.stringify(record), isFinished(record) ? DONE_TTL_MS : undefined);
 }
 
 /** Ids of the rotations not yet done, so one whose old key vanished from the forge still finishes. */
@@ -107,6 +142,30 @@ export async function markOpen(state: PolicyState, id: string, open: boolean): P
   if (open) ids.add(id);
   else ids.delete(id);
   await state.set(INDEX_KEY, JSON.stringify([...ids].sort()));
+}
+
+/**
+ * Whether a fingerprint the forge lists contradicts the one recorded: both known and not the same. A key text the
+ * forge sent unreadable, or a fingerprint never recorded (records of earlier versions), contradicts nothing.
+ */
+export function differs(listed: string | null | undefined, recorded: string | null | undefined): boolean {
+  return listed !== undefined && listed !== null && recorded !== undefined && recorded !== null && listed !== recorded;
+}
+
+/** Projects by id or path as one key: the forge routes paths regardless of case. */
+export function refKey(project: string | number): string {
+  return String(project).toLowerCase();
+}
+
+/**
+ * Where the bot put a deploy rotation's new key. Records of earlier versions did not say: their upload created the key on
+ * the first project and enabled it on all the others before recording `uploaded`.
+ */
+export function placedOn(record: RotationRecord): Set<string> {
+  if (record.new_key_on) return new Set(record.new_key_on);
+  const index = STEPS.indexOf(record.step);
+  if (index >= STEPS.indexOf('uploaded')) return new Set(record.projects.map((p) => refKey(p.project)));
+  return new Set(record.new_key_id !== null && record.projects[0] ? [refKey(record.projects[0].project)] : []);
 }
 
 /** A damaged record reads as none only when it cannot be trusted at all; it is never guessed into a later step. */
@@ -124,6 +183,8 @@ export function parseRecord(text: string | undefined): RotationRecord | undefine
     (KEY_TYPES as readonly unknown[]).includes(record.key_type) &&
     typeof record.grace_ms === 'number' &&
     typeof record.started_at === 'string' &&
-    Array.isArray(record.projects);
+    Array.isArray(record.projects) &&
+    (record.generation === undefined || (typeof record.generation === 'number' && record.generation >= 1)) &&
+    (record.new_key_on === undefined || (Array.isArray(record.new_key_on) && record.new_key_on.every((ref) => typeof ref === 'string')));
   return valid ? (record as RotationRecord) : undefined;
 }

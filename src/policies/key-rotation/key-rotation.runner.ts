@@ -3,9 +3,23 @@ import type { GitlabClient } from '../../gitlab';
 import type { PolicyRunner, TargetProbe } from '../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
-import { removeOldKey, runOnRotate, uploadKey, verifyKey, writeKey } from './key-rotation.actions';
 import {
+  closeRotation,
+  enableKey,
+  enablePrecondition,
+  hookPrecondition,
+  removeOldKey,
+  removePrecondition,
+  runOnRotate,
+  uploadKey,
+  uploadPrecondition,
+  verifyKey,
+  writeKey,
+} from './key-rotation.actions';
+import {
+  CLOSE_ROTATION,
   decideKeyRotation,
+  ENABLE_KEY,
   nextKeyRotationPass,
   REMOVE_OLD_KEY,
   RUN_ON_ROTATE,
@@ -20,6 +34,8 @@ import { type KeyRotationConfig, keyRotationPolicy } from './key-rotation.schema
 /**
  * The key_rotation policy as the engine runs it: every `interval`, plus a pass when an old key's grace period ends.
  * Each step of a rotation is its own action; the executor runs each attempt of a step once (see key-rotation.record.ts).
+ * Every step that gives or takes access re-reads the forge just before it acts (its precondition): the new key goes
+ * only where the old key still is, and the old key goes only while the new key is where it must be.
  */
 export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationObservation> = {
   definition: keyRotationPolicy,
@@ -29,10 +45,19 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationObser
   nextPass: nextKeyRotationPass,
   actions: {
     [WRITE_KEY]: defineAction({ read: (params) => params, unchecked: 'it writes a new private key into secrets_dir; nothing on the forge changes', run: writeKey }),
-    [UPLOAD_KEY]: defineAction({ read: (params) => params, unchecked: 'interim: preconditions are being added', run: uploadKey }),
-    [VERIFY_KEY]: defineAction({ read: (params) => params, unchecked: 'it reads the forge only', run: verifyKey }),
-    [RUN_ON_ROTATE]: defineAction({ read: (params) => params, unchecked: 'interim: preconditions are being added', run: runOnRotate }),
-    [REMOVE_OLD_KEY]: defineAction({ read: (params) => params, unchecked: 'interim: preconditions are being added', run: removeOldKey }),
+    // The user (the project) still holds the old key: a person who removed it may have meant to take the access away.
+    [UPLOAD_KEY]: defineAction({ read: (params) => params, precondition: uploadPrecondition, run: uploadKey }),
+    [ENABLE_KEY]: defineAction({ read: (params) => params, precondition: enablePrecondition, run: enableKey }),
+    [VERIFY_KEY]: defineAction({ read: (params) => params, unchecked: 'it reads the forge and records what it lists; nothing on the forge changes', run: verifyKey }),
+    // The new key is still listed as recorded: consumers are not handed a key a person deleted from the forge.
+    [RUN_ON_ROTATE]: defineAction({ read: (params) => params, precondition: hookPrecondition, run: runOnRotate }),
+    // The new key is listed (id, fingerprint, can_push) wherever the old key is removed from, and the old id is still the old key.
+    [REMOVE_OLD_KEY]: defineAction({ read: (params) => params, precondition: removePrecondition, run: removeOldKey }),
+    [CLOSE_ROTATION]: defineAction({
+      read: (params) => params,
+      unchecked: "it changes only the policy's own state: the rotation's record in Redis, and its key file in secrets_dir, moved aside; nothing on the forge changes",
+      run: closeRotation,
+    }),
   },
   summarize: (config, snapshot) => {
     const ssh = snapshot.ssh.reduce((sum, owner) => sum + (owner.access === 'ok' ? owner.keys.length : 0), 0);
