@@ -26,7 +26,7 @@ describe('npm run demo', () => {
       expect(stdout).toMatch(/^branch-baseline \(project_settings, acting\): 1 done$/m);
       expect(stdout).toMatch(/^done +reprotect_branch +acme\/api protected branch main +acme\/api: protected branch main: push_access_level developer → maintainer +reprotected main \(push maintainer, merge developer\)$/m);
       expect(stdout).toContain('Protected branch main of acme/api: push maintainer, merge developer.');
-      expect(stdout).toMatch(/^ci-key-rotation \(key_rotation, acting\): 6 done$/m);
+      expect(stdout).toMatch(/^ci-key-rotation \(key_rotation, acting\): 7 done$/m);
       expect(stdout).toMatch(/^done +upload_key +root's SSH key 1 "root laptop" +upload the new public key, expiring in 180d +uploaded: key \d+ SHA256:\S+/m);
       expect(stdout).toContain('Key file ci-key-rotation/root-1: mode 600');
       expect(stdout).toContain('Key file ci-key-rotation/acme_api-50: mode 600');

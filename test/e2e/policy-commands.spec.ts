@@ -98,10 +98,19 @@ describe('plan, once and audit against the sandbox command', () => {
   it('audit lists what once did', async () => {
     const result = await runCli(['audit', '-c', DEMO_CONFIG, '--since', '1h', '--json'], env);
     expect(result.code).toBe(0);
-    const entries = JSON.parse(result.stdout) as Array<{ policy: string; target: string; outcome: string; detail?: string }>;
+    const entries = JSON.parse(result.stdout) as Array<{ policy: string; action: string; target: string; outcome: string; detail?: string }>;
     const done = entries.filter((entry) => entry.outcome === 'done');
-    // Key rotation: write, upload and verify for each of the two keys; the old keys wait for their grace period.
-    expect(done.filter((entry) => entry.policy === 'ci-key-rotation')).toHaveLength(6);
+    // Key rotation: write, upload and verify for each of the two keys, and the deploy key enabled on its second project;
+    // the old keys wait for their grace period.
+    expect(done.filter((entry) => entry.policy === 'ci-key-rotation').map((entry) => entry.action)).toEqual([
+      'write_key',
+      'upload_key',
+      'verify_key',
+      'write_key',
+      'upload_key',
+      'enable_key',
+      'verify_key',
+    ]);
     expect(done.filter((entry) => entry.policy !== 'ci-key-rotation').map((entry) => `${entry.policy}: ${entry.target}`).sort()).toEqual([
       'branch-baseline: acme/api protected branch main',
       'nightly-image-cleanup: acme/api (repository 1)',
