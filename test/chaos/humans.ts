@@ -613,7 +613,11 @@ export function humansRows(
       duplicated,
       missing: missing.length,
       extra: 0,
-      details: [...figures.violations.map((line) => `violation: ${line}`), ...missing.map((item) => `not done: ${describe(item)}`)],
+      details: [
+        ...figures.violations.map((line) => `violation: ${line}`),
+        ...missing.map((item) => `not done: ${describe(item)}`),
+        ...figures.races.map((line) => `race: ${line}`),
+      ],
       humans: {
         actions: figures.actions,
         interventions: figures.interventions,

@@ -56,6 +56,15 @@ export function differences(rows: readonly Row[], perRow = 12): string {
   return lines.join('\n');
 }
 
+/**
+ * The humans scenario's races, whatever the row's result: writes a person contradicted while the daemon was re-reading
+ * them. They do not fail a row (no client can close that window), and are shown so that a run that has many says so.
+ */
+export function races(rows: readonly Row[]): string {
+  const lines = rows.flatMap((row) => row.details.filter((detail) => detail.startsWith('race: ')).map((detail) => `${row.scenario} / ${row.policy}: ${detail.slice('race: '.length)}`));
+  return lines.length === 0 ? '' : `races (counted, not failed):\n${lines.map((line) => `  - ${line}`).join('\n')}`;
+}
+
 export interface Summary {
   seed: number;
   started_at: string;

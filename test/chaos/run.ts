@@ -17,7 +17,7 @@ import { killAllDaemons, PRELOAD } from './daemon';
 import { FAULT_PERCENT } from './fault-mix';
 import { designOutcome, type Outcome } from './outcome';
 import { Random } from './random';
-import { differences, scenarioSummary, table, writeSummary, type Summary } from './report';
+import { differences, races, scenarioSummary, table, writeSummary, type Summary } from './report';
 import { DAEMON_DID_NOT_START, runScenario, type ScenarioPlan, type ScenarioResult } from './scenario';
 import { closeAllRedis } from './redis';
 import { buildDesign } from './world';
@@ -166,6 +166,8 @@ async function main(): Promise<number> {
   log(table(rows));
   const evidence = differences(rows);
   if (evidence) log(`\n${evidence}`);
+  const raced = races(rows);
+  if (raced) log(`\n${raced}`);
   const summary = writeSummary(
     options.out,
     { seed: options.seed, started_at: startedAt.toISOString(), wall_ms: Date.now() - started, log_dir: runDir, daemon: options.mainJs, scenarios },
