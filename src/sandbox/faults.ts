@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { inScope, requestScopeShape } from './request-scope';
 
 /**
  * Injected faults for the API (never the control API): rate limiting with and without `Retry-After`, server errors,
@@ -39,12 +40,7 @@ const stepSchema = z.union([
 ]);
 
 export const faultRuleSchema = answerSchema.extend({
-  method: z.string().optional(),
-  /** JavaScript regex tested against the path (no query), e.g. `^/api/v4/projects/[^/]+/jobs$`. */
-  path: z
-    .string()
-    .refine((p) => isRegExp(p), { message: 'must be a valid regular expression' })
-    .optional(),
+  ...requestScopeShape,
   probability: z.number().min(0).max(1).optional(),
   times: z.number().int().positive().optional(),
   sequence: z.array(stepSchema).min(1).optional(),
@@ -105,7 +101,7 @@ export class FaultRules {
   decide(method: string, path: string, nowEpochSeconds: number): FaultDecision {
     let latencyMs = 0;
     for (const rule of this.rules) {
-      if (!this.matches(rule, method, path)) continue;
+      if (!inScope(rule, method, path)) continue;
       const step = this.step(rule);
       if (step === 'exhausted' || step === 'pass') continue;
       const answer: Answer = typeof step === 'number' ? { status: step } : step === 'reset' ? { reset: true } : step;
@@ -131,10 +127,7 @@ export class FaultRules {
     return { kind: 'pass', latencyMs };
   }
 
-  private matches(rule: FaultRule, method: string, path: string): boolean {
-    if (rule.method !== undefined && rule.method.toUpperCase() !== method.toUpperCase()) return false;
-    return rule.path === undefined || new RegExp(rule.path).test(path);
-  }
+
 
   /** Advances the rule for one matching request and says what it does to it. */
   private step(rule: FaultRule): z.output<typeof stepSchema> | 'exhausted' {
@@ -147,14 +140,5 @@ export class FaultRules {
     if (rule.probability !== undefined && this.random() >= rule.probability) return 'pass';
     rule.hits += 1;
     return rule;
-  }
-}
-
-function isRegExp(pattern: string): boolean {
-  try {
-    new RegExp(pattern);
-    return true;
-  } catch {
-    return false;
   }
 }

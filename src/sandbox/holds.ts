@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { inScope, requestScopeShape } from './request-scope';
 
 /**
  * Requests held at the forge's door, for tests that play a person acting at an exact moment: between the bot's
@@ -9,12 +10,7 @@ import { z } from 'zod';
  */
 
 export const holdRuleSchema = z.strictObject({
-  method: z.string().optional(),
-  /** JavaScript regex tested against the path (no query). */
-  path: z
-    .string()
-    .refine((pattern) => isRegExp(pattern), { message: 'must be a valid regular expression' })
-    .optional(),
+  ...requestScopeShape,
   /** Holds only requests whose User-Agent starts with this (`forgewarden`): the bot's, not a person's. */
   agent: z.string().min(1).optional(),
   /** Matching requests to let through before holding any (default 0): hold the bot's second listing, not its first. */
@@ -124,16 +120,5 @@ function view(hold: Hold): HoldView {
 }
 
 function matches(hold: Hold, method: string, path: string, userAgent: string): boolean {
-  if (hold.method !== undefined && hold.method.toUpperCase() !== method.toUpperCase()) return false;
-  if (hold.agent !== undefined && !userAgent.startsWith(hold.agent)) return false;
-  return hold.path === undefined || new RegExp(hold.path).test(path);
-}
-
-function isRegExp(pattern: string): boolean {
-  try {
-    new RegExp(pattern);
-    return true;
-  } catch {
-    return false;
-  }
+  return inScope(hold, method, path) && (hold.agent === undefined || userAgent.startsWith(hold.agent));
 }

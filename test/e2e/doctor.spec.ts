@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
-import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
+import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
 import { freePort } from '../support/redis-server';
 
 const DEMO_CONFIG = resolve(__dirname, '../../config/demo.yml');
@@ -37,11 +37,8 @@ describe('forgewarden doctor against the sandbox', () => {
   };
 
   beforeAll(async () => {
-    const port = await freePort();
-    sandbox = startCli(['sandbox', '--port', String(port)], childEnv());
-    sandboxUrl = `http://127.0.0.1:${port}`;
+    ({ process: sandbox, url: sandboxUrl } = await startSandboxCommand());
     secretsDir = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-doctor-keys-'));
-    await waitUntil('the sandbox answers', async () => (await statusOf(`${sandboxUrl}/api/v4/user`)) === 401);
   });
 
   afterAll(async () => {

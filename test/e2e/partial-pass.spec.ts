@@ -1,6 +1,5 @@
 import Redis from 'ioredis';
-import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
-import { freePort } from '../support/redis-server';
+import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess } from '../support/cli';
 
 /**
  * `plan` and `once` on a forge a person changed: a project closed to the token and a project archived. The other
@@ -13,10 +12,7 @@ describe('a partial pass, as the commands show it', () => {
   const prefix = `e2e-partial-${process.pid}`;
 
   beforeAll(async () => {
-    const port = await freePort();
-    sandbox = startCli(['sandbox', '--port', String(port)], childEnv());
-    sandboxUrl = `http://127.0.0.1:${port}`;
-    await waitUntil('the sandbox answers', async () => (await statusOf(`${sandboxUrl}/api/v4/user`)) === 401);
+    ({ process: sandbox, url: sandboxUrl } = await startSandboxCommand());
     env = childEnv({ GITLAB_URL: sandboxUrl, GITLAB_TOKEN: 'glpat-sandbox-admin-token', REDIS_URL: process.env.REDIS_URL });
   });
 

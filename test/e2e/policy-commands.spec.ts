@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
-import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import { childEnv, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
 import { freePort } from '../support/redis-server';
 
 const DEMO_CONFIG = resolve(__dirname, '../../config/demo.yml');
@@ -14,10 +14,7 @@ describe('plan, once and audit against the sandbox command', () => {
   const prefix = `e2e-policy-${process.pid}`;
 
   beforeAll(async () => {
-    const port = await freePort();
-    sandbox = startCli(['sandbox', '--port', String(port)], childEnv());
-    sandboxUrl = `http://127.0.0.1:${port}`;
-    await waitUntil('the sandbox answers', async () => (await statusOf(`${sandboxUrl}/api/v4/user`)) === 401);
+    ({ process: sandbox, url: sandboxUrl } = await startSandboxCommand());
     env = childEnv({
       FORGEWARDEN_DEMO_SECRETS: mkdtempSync(join(tmpdir(), 'forgewarden-e2e-keys-')),
       GITLAB_URL: sandboxUrl,

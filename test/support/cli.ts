@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from './redis-server';
 
 /** The built command, run as a user runs it (`npm test` builds first). */
 export const CLI = resolve(__dirname, '../../dist/main.js');
@@ -90,4 +91,13 @@ export async function statusOf(url: string): Promise<number> {
   } catch {
     return 0;
   }
+}
+
+/** `forgewarden sandbox` on a free port (the demo world unless `args` say otherwise), once it answers. */
+export async function startSandboxCommand(args: string[] = []): Promise<{ process: CliProcess; url: string }> {
+  const port = await freePort();
+  const process = startCli(['sandbox', '--port', String(port), ...args], childEnv());
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil('the sandbox answers', async () => (await statusOf(`${url}/api/v4/user`)) === 401);
+  return { process, url };
 }

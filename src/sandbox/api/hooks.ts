@@ -14,6 +14,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import { HOOK_URL_VARIABLE, interpolateHookUrl, type BranchFilterStrategy, type HookRecord, type HooksState } from '../hooks-state';
 import type { ProjectRecord } from '../state';
+import { isRegExp } from '../request-scope';
 import { HOOK_EVENT_FLAGS, isHookUrl, type HookEventFlag } from '../world';
 import { findProject, MAINTAINER } from './access';
 
@@ -166,7 +167,7 @@ function validate(hook: Omit<HookRecord, 'id' | 'project_id' | 'created_at' | 'r
     throw new ApiError(422, { error: 'Invalid url given' });
   }
   if (hook.branch_filter_strategy === 'all_branches') hook.push_events_branch_filter = null;
-  if (hook.branch_filter_strategy === 'regex' && hook.push_events_branch_filter !== null && !validRegex(hook.push_events_branch_filter)) {
+  if (hook.branch_filter_strategy === 'regex' && hook.push_events_branch_filter !== null && !isRegExp(hook.push_events_branch_filter)) {
     throw new ApiError(422, { error: 'Invalid branch filter given' });
   }
   if (hook.token !== null && /\n/.test(hook.token)) throw new ApiError(422, { error: 'Token is invalid' });
@@ -175,14 +176,6 @@ function validate(hook: Omit<HookRecord, 'id' | 'project_id' | 'created_at' | 'r
   }
 }
 
-function validRegex(pattern: string): boolean {
-  try {
-    new RegExp(pattern);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `user_project.hooks.find(params[:hook_id])`: another project's hook is not found either. */
 function findHook(ctx: RequestContext, project: ProjectRecord): HookRecord {
