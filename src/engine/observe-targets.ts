@@ -41,8 +41,9 @@ export async function observeTargets<T, R>(
         return undefined;
       }
       if (!context.unobserved) throw error;
+      // Said once: the engine logs and audits the pass's unread targets (plan prints them).
       context.unobserved.record(target, error);
-      context.logger.warn(`${target} could not be read (${error.summary}); the other targets go on`);
+      context.logger.debug(`${target} could not be read (${error.summary}); the other targets go on`);
       return undefined;
     }
   });
