@@ -1,3 +1,4 @@
+import { ACCESS_LEVEL_VALUES, ACCESS_LEVELS } from '../gitlab/types/access-levels';
 import type { SourceKind } from './people-state';
 
 /**
@@ -15,7 +16,8 @@ export interface AccessOverrideRecord {
   access_level: number;
 }
 
-export const OVERRIDE_LEVELS = [0, 10, 20, 30, 40, 50] as const;
+/** Every level of the forge's table but minimal access: no access (hidden) or a role. */
+export const OVERRIDE_LEVELS = ACCESS_LEVEL_VALUES.filter((level) => level !== ACCESS_LEVELS.minimal_access);
 
 export class AccessOverrides {
   private readonly byKey = new Map<string, AccessOverrideRecord>();

@@ -1,20 +1,13 @@
 import { createHash } from 'node:crypto';
+import type { ApprovalRuleType, ProjectApprovalSettings } from '../gitlab/types/approvals';
 
 /**
  * Merge request approvals (spec 02 §4 "Merge request approvals"), kept apart from the rest of the sandbox state and
  * keyed by project id. Merge requests are addressed by iid within their project.
  */
 
-export type ApprovalRuleType = 'regular' | 'report_approver' | 'code_owner';
-
-export interface ApprovalSettingsRecord {
-  approvals_before_merge: number;
-  reset_approvals_on_push: boolean;
-  disable_overriding_approvers_per_merge_request: boolean;
-  merge_requests_author_approval: boolean;
-  merge_requests_disable_committers_approval: boolean;
-  require_password_to_approve: boolean;
-}
+/** Kept as the forge answers them (`GET /projects/:id/approvals`). */
+export type ApprovalSettingsRecord = ProjectApprovalSettings;
 
 export interface ApprovalRuleRecord {
   id: number;

@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import type { BulkDeleteTagsParams } from '../gitlab/types/registry';
 import { parseDuration } from './duration';
 
 /**
@@ -8,14 +9,11 @@ import { parseDuration } from './duration';
  * `keep_n` newest, keep only those older than `older_than`, then (hosted edition only) cap the batch.
  */
 
-export interface BulkDeleteParams {
-  name_regex_delete?: string;
-  /** Deprecated synonym of `name_regex_delete`; the latter wins when both are given, as on the forge. */
-  name_regex?: string;
-  name_regex_keep?: string;
-  keep_n?: number;
-  older_than?: string;
-}
+/**
+ * The parameters as a request gave them, any of them missing (`name_regex_delete` and its deprecated synonym
+ * `name_regex` both missing is the forge's 400). When both are given, `name_regex_delete` wins, as on the forge.
+ */
+export type BulkDeleteParams = Partial<BulkDeleteTagsParams>;
 
 export interface TagForCleanup {
   name: string;

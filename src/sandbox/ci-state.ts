@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { JobStatus } from '../gitlab/types/jobs';
 import type { ProjectRecord, SeededProject } from './namespaces-state';
 import type { PeopleState } from './people-state';
 import type { WorldSeeding } from './seeding';
-import type { JobStatus, WorldJob, WorldPipeline } from './world';
+import type { WorldJob, WorldPipeline } from './world';
 
 /** CI: pipelines and their jobs (builds and bridges), with the jobs' logs, tokens and artifacts. */
 

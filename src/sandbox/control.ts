@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JOB_STATUSES } from '../gitlab/types/jobs';
 import { OVERRIDE_LEVELS, type AccessOverrideRecord } from './access-overrides';
 import { parseDuration } from './duration';
 import { faultRuleSchema } from './faults';
@@ -26,7 +27,7 @@ import {
   type SourceKind,
   type UserRecord,
 } from './state';
-import { exportPaddingBytes, exportRateLimitsSchema, JOB_STATUSES } from './world';
+import { exportPaddingBytes, exportRateLimitsSchema } from './world';
 
 /**
  * The control API under `/__sandbox/` (no auth; the sandbox binds 127.0.0.1 by default). Tests and demos use it to

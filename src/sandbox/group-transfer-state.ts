@@ -1,5 +1,6 @@
 import { createCipheriv, createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import type { RelationExportStatus } from '../gitlab/types/group-transfer';
 import type { GroupRecord, SandboxState } from './state';
 
 /**
@@ -19,12 +20,8 @@ export const RATE_LIMIT_MESSAGE = 'This endpoint has been requested too many tim
 /** Top-level relations a relations export writes, one file each. */
 export const GROUP_RELATIONS = ['self', 'labels', 'milestones', 'badges', 'boards', 'members'] as const;
 
-export interface RelationExportRecord {
-  relation: string;
-  /** Spec 01 §3: 0 started, 1 finished, -1 failed. */
-  status: 0 | 1 | -1;
-  error: string | null;
-  updated_at: string;
+/** A relation's status entry as the forge answers it, with the relation file once it is written. */
+export interface RelationExportRecord extends RelationExportStatus {
   data: Buffer | null;
 }
 

@@ -4,7 +4,7 @@ import type { GroupRecord, ProjectRecord } from './namespaces-state';
 import type { ProtectedBranchRecord } from './protected-branches-state';
 import type { UserRecord } from './people-state';
 import type { MovableClock } from '../clock';
-import type { JobStatus } from './world';
+import type { JobStatus } from '../gitlab/types/jobs';
 
 /**
  * The bodies of the forge's job and pipeline webhooks ("Webhook events": Job events, Pipeline events), field by field

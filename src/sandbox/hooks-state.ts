@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { PROJECT_HOOK_EVENT_FLAGS, type BranchFilterStrategy, type HookAlertStatus, type ProjectHookEventFlag } from '../gitlab/types/hooks';
+import type { JobStatus } from '../gitlab/types/jobs';
 import { SANDBOX_VERSION } from './version';
 import type { JobRecord } from './ci-state';
 import { HookDeliveryClient } from './hook-delivery';
 import { type HookedState, HookPayloads } from './hook-payloads';
 import type { SeededProject } from './namespaces-state';
 import type { WorldSeeding } from './seeding';
-import { HOOK_EVENT_FLAGS, type HookEventFlag, type JobStatus, type ParsedWorld, type WorldHook } from './world';
+import type { ParsedWorld, WorldHook } from './world';
 
 /**
  * Project webhooks (GitLab's "Project webhooks API") and their deliveries. A job or pipeline of a project that has
@@ -31,7 +33,6 @@ import { HOOK_EVENT_FLAGS, type HookEventFlag, type JobStatus, type ParsedWorld,
  */
 
 export type HookEvent = 'Job Hook' | 'Pipeline Hook';
-export type BranchFilterStrategy = 'wildcard' | 'regex' | 'all_branches';
 
 export interface HookRecord {
   id: number;
@@ -42,7 +43,7 @@ export interface HookRecord {
   /** Write-only: sent as `X-Gitlab-Token`, never shown by the API nor the state dump. */
   token: string | null;
   created_at: string;
-  events: Record<HookEventFlag, boolean>;
+  events: Record<ProjectHookEventFlag, boolean>;
   push_events_branch_filter: string | null;
   branch_filter_strategy: BranchFilterStrategy;
   enable_ssl_verification: boolean;
@@ -160,7 +161,7 @@ export class HooksState {
   }
 
   /** `executable`, `temporarily_disabled` or `disabled` at the sandbox clock (`WebHooks::AutoDisabling#alert_status`). */
-  alertStatus(hook: HookRecord): 'executable' | 'temporarily_disabled' | 'disabled' {
+  alertStatus(hook: HookRecord): HookAlertStatus {
     if (this.temporarilyDisabled(hook)) return 'temporarily_disabled';
     if (hook.recent_failures > PERMANENTLY_DISABLED_FAILURE_THRESHOLD) return 'disabled';
     return 'executable';
@@ -249,7 +250,7 @@ export class HooksState {
 
   // ---- delivery -----------------------------------------------------------------------------------------------
 
-  private dispatch(hooks: HookRecord[], flag: HookEventFlag, event: HookEvent, build: () => Record<string, unknown>): void {
+  private dispatch(hooks: HookRecord[], flag: ProjectHookEventFlag, event: HookEvent, build: () => Record<string, unknown>): void {
     const subscribed = hooks.filter((h) => h.events[flag]);
     if (subscribed.length === 0 || this.closed) return;
     // Built when the event happens, as the forge serialises it before queueing.
@@ -383,7 +384,7 @@ export class HooksState {
   }
 
   private seeded(hook: WorldHook, id: number, projectId: number, seeding: WorldSeeding): HookRecord {
-    const events = Object.fromEntries(HOOK_EVENT_FLAGS.map((flag) => [flag, hook[flag]])) as Record<HookEventFlag, boolean>;
+    const events = Object.fromEntries(PROJECT_HOOK_EVENT_FLAGS.map((flag) => [flag, hook[flag]])) as Record<ProjectHookEventFlag, boolean>;
     return {
       id,
       project_id: projectId,

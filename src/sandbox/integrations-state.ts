@@ -1,21 +1,5 @@
+import type { IntegrationEventFlags } from '../gitlab/types/integrations';
 import type { SandboxState } from './state';
-
-/** The event flags of spec 03 §2 "Service list entry". */
-export const INTEGRATION_EVENT_FLAGS = [
-  'commit_events',
-  'push_events',
-  'issues_events',
-  'confidential_issues_events',
-  'merge_requests_events',
-  'tag_push_events',
-  'note_events',
-  'confidential_note_events',
-  'pipeline_events',
-  'wiki_page_events',
-  'job_events',
-  'comment_on_event_enabled',
-] as const;
-export type IntegrationEventFlag = (typeof INTEGRATION_EVENT_FLAGS)[number];
 
 /** One service's settings on one project (spec 03); `properties` holds the service's own parameters. */
 export interface IntegrationRecord {
@@ -26,7 +10,7 @@ export interface IntegrationRecord {
   created_at: string;
   updated_at: string;
   active: boolean;
-  events: Record<IntegrationEventFlag, boolean>;
+  events: IntegrationEventFlags;
   properties: Record<string, string | number | boolean>;
 }
 

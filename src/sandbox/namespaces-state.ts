@@ -1,3 +1,4 @@
+import type { Visibility } from '../gitlab/types/common';
 import type { PeopleState, UserRecord } from './people-state';
 import { DAY_MS, type WorldSeeding } from './seeding';
 import type { ParsedWorld, WorldGroup, WorldProject } from './world';
@@ -6,8 +7,6 @@ import type { ParsedWorld, WorldGroup, WorldProject } from './world';
  * Groups, projects and the namespaces they live in (a group, or a user's personal namespace): lookup by id or full
  * path, and the access levels members inherit down the group chain.
  */
-
-export type Visibility = 'private' | 'internal' | 'public';
 
 export interface GroupRecord {
   id: number;

@@ -1,3 +1,4 @@
+import type { UserState } from '../gitlab/types/common';
 import { parseGpgPublicKey } from './gpg-key';
 import { DAY_MS, type WorldSeeding } from './seeding';
 import { parseSshPublicKey } from './ssh-key';
@@ -14,7 +15,7 @@ export interface UserRecord {
   email: string;
   tokens: string[];
   is_admin: boolean;
-  state: 'active' | 'blocked';
+  state: UserState;
   two_factor_enabled: boolean;
   external: boolean;
   user_type: string;

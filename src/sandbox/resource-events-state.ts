@@ -1,3 +1,4 @@
+import type { ResourceLabelEventAction, ResourceLabelEventType } from '../gitlab/types/resource-events';
 import type { SeededNamespaces } from './namespaces-state';
 import type { PeopleState } from './people-state';
 import type { WorldSeeding } from './seeding';
@@ -24,15 +25,13 @@ export interface IssuableRecord {
   title: string;
 }
 
-export type LabelEventResourceType = 'Issue' | 'Epic' | 'MergeRequest';
-
 export interface LabelEventRecord {
   id: number;
-  resource_type: LabelEventResourceType;
+  resource_type: ResourceLabelEventType;
   resource_id: number;
   user_id: number;
   label_id: number;
-  action: 'add' | 'remove';
+  action: ResourceLabelEventAction;
   created_at: string;
 }
 
@@ -134,7 +133,7 @@ export class ResourceEventsState {
 
   /** Labels are shared by name across the world (ids in order of first mention). */
   private seedLabelEvents(
-    type: LabelEventResourceType,
+    type: ResourceLabelEventType,
     resourceId: number,
     events: WorldLabelEvent[],
     fallback: string,

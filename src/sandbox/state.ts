@@ -1,4 +1,5 @@
 import { MovableClock } from '../clock';
+import type { JobStatus } from '../gitlab/types/jobs';
 import { AccessOverrides } from './access-overrides';
 import { ApprovalsState } from './approvals-state';
 import { CiState, type JobRecord, type PipelineRecord } from './ci-state';
@@ -29,7 +30,7 @@ import { RegistryState, type RepositoryRecord, type TagRecord } from './registry
 import { ResourceEventsState, type IssuableRecord } from './resource-events-state';
 import { WorldSeeding } from './seeding';
 import { UserWritesState } from './user-writes-state';
-import type { JobStatus, ParsedWorld, WorldExportRateLimits } from './world';
+import type { ParsedWorld, WorldExportRateLimits } from './world';
 
 /**
  * The forge's in-memory state. Records use the API's snake_case field names so presenters stay thin. Handlers in
@@ -47,7 +48,7 @@ export type {
   SshKeyRecord,
   UserRecord,
 } from './people-state';
-export type { GroupRecord, ProjectRecord, Visibility } from './namespaces-state';
+export type { GroupRecord, ProjectRecord } from './namespaces-state';
 export type { ArtifactRecord, JobRecord, PipelineRecord } from './ci-state';
 export type { BulkDeletionRecord, RepositoryRecord, TagRecord } from './registry-state';
 export type { BranchAccessRecord, ProtectedBranchRecord } from './protected-branches-state';
@@ -56,7 +57,6 @@ export type { AccessOverrideRecord } from './access-overrides';
 export type {
   IssuableRecord,
   LabelEventRecord,
-  LabelEventResourceType,
   LabelRecord,
   WeightEventRecord,
 } from './resource-events-state';

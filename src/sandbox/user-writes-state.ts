@@ -1,3 +1,5 @@
+import type { ClearStatusAfter, UserPreferences } from '../gitlab/types/users';
+
 /** Spec 02 §2 "User status": kept per user; `clear_status_at` is compared with the sandbox clock on every read. */
 export interface UserStatusRecord {
   emoji: string;
@@ -7,12 +9,8 @@ export interface UserStatusRecord {
   clear_status_at: string | null;
 }
 
-/** Spec 02 §2 "User preferences record". */
-export interface UserPreferencesRecord {
-  id: number;
-  user_id: number;
-  view_diffs_file_by_file: boolean;
-}
+/** Spec 02 §2 "User preferences record", kept as the forge answers it. */
+export type UserPreferencesRecord = UserPreferences;
 
 /** `clear_status_after` values (spec 02 §4 "Set status") and their length in milliseconds. */
 export const CLEAR_STATUS_AFTER = {
@@ -23,8 +21,7 @@ export const CLEAR_STATUS_AFTER = {
   '3_days': 3 * 86_400_000,
   '7_days': 7 * 86_400_000,
   '30_days': 30 * 86_400_000,
-} as const;
-export type ClearStatusAfter = keyof typeof CLEAR_STATUS_AFTER;
+} as const satisfies Record<ClearStatusAfter, number>;
 
 /** The user-side state the world does not seed: statuses, preferences and who follows whom. */
 export class UserWritesState {

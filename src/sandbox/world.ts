@@ -1,6 +1,17 @@
 import { readSourceFile } from '../config/load';
 import { ConfigError, formatPath, formatProblem } from '../config/problems';
 import { YamlSource } from '../config/yaml-source';
+import { ACCESS_LEVEL_NAMES, ACCESS_LEVEL_VALUES, ACCESS_LEVELS } from '../gitlab/types/access-levels';
+import { USER_STATES, VISIBILITIES } from '../gitlab/types/common';
+import { PROJECT_HOOK_EVENT_FLAGS, type ProjectHookEventFlag } from '../gitlab/types/hooks';
+import { JOB_STATUSES } from '../gitlab/types/jobs';
+import {
+  DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL,
+  PROTECTED_BRANCH_ACCESS_LEVEL_NAMES,
+  PROTECTED_BRANCH_ACCESS_LEVEL_VALUES,
+  PROTECTED_BRANCH_ACCESS_LEVELS,
+} from '../gitlab/types/protected-branches';
+import { RESOURCE_LABEL_EVENT_ACTIONS } from '../gitlab/types/resource-events';
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { parseGpgPublicKey } from './gpg-key';
@@ -37,26 +48,12 @@ const timestamp = z
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD' });
 const id = z.number().int().positive();
 
-const ACCESS_LEVEL_NAMES = {
-  no_access: 0,
-  minimal_access: 5,
-  guest: 10,
-  reporter: 20,
-  developer: 30,
-  maintainer: 40,
-  owner: 50,
-} as const;
+/** A member's role by name (`developer`) or number (`30`); yields the number. */
 const accessLevel = z
-  .union([
-    z.literal([0, 5, 10, 20, 30, 40, 50]),
-    z.enum(Object.keys(ACCESS_LEVEL_NAMES) as [keyof typeof ACCESS_LEVEL_NAMES]),
-  ])
-  .transform((value) => (typeof value === 'number' ? value : ACCESS_LEVEL_NAMES[value]));
+  .union([z.literal(ACCESS_LEVEL_VALUES), z.enum(ACCESS_LEVEL_NAMES)])
+  .transform((value) => (typeof value === 'number' ? value : ACCESS_LEVELS[value]));
 
-export const JOB_STATUSES = ['created', 'pending', 'running', 'failed', 'success', 'canceled', 'skipped', 'manual'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-
-const visibility = z.enum(['private', 'internal', 'public']);
+const visibility = z.enum(VISIBILITIES);
 
 const sshKeySchema = z.strictObject({
   id: id.optional(),
@@ -82,7 +79,7 @@ const userSchema = z.strictObject({
   email: z.string().optional(),
   tokens: z.array(z.string().min(1)).default([]),
   admin: z.boolean().default(false),
-  state: z.enum(['active', 'blocked']).default('active'),
+  state: z.enum(USER_STATES).default('active'),
   two_factor: z.boolean().default(false),
   external: z.boolean().default(false),
   /** Shorthand for `user_type: project_bot`. */
@@ -129,7 +126,7 @@ const labelSchema = z.union([
 const labelEventSchema = z.strictObject({
   id: id.optional(),
   user: z.string(),
-  action: z.enum(['add', 'remove']),
+  action: z.enum(RESOURCE_LABEL_EVENT_ACTIONS),
   label: labelSchema,
   created_at: timestamp.optional(),
 });
@@ -164,13 +161,10 @@ const mergeRequestSchema = z.strictObject({
   label_events: z.array(labelEventSchema).default([]),
 });
 
-const BRANCH_ACCESS_LEVEL_NAMES = { no_access: 0, developer: 30, maintainer: 40, admin: 60 } as const;
+/** A protected branch access level by name (`maintainer`) or number (`40`); yields the number. */
 const branchAccessLevel = z
-  .union([
-    z.literal([0, 30, 40, 60]),
-    z.enum(Object.keys(BRANCH_ACCESS_LEVEL_NAMES) as [keyof typeof BRANCH_ACCESS_LEVEL_NAMES]),
-  ])
-  .transform((value) => (typeof value === 'number' ? value : BRANCH_ACCESS_LEVEL_NAMES[value]));
+  .union([z.literal(PROTECTED_BRANCH_ACCESS_LEVEL_VALUES), z.enum(PROTECTED_BRANCH_ACCESS_LEVEL_NAMES)])
+  .transform((value) => (typeof value === 'number' ? value : PROTECTED_BRANCH_ACCESS_LEVELS[value]));
 /** A user (username) or group (full path) given access besides the access level (higher tiers). */
 const branchAllowedSchema = z.union([z.strictObject({ user: z.string() }), z.strictObject({ group: z.string() })]);
 
@@ -178,9 +172,9 @@ const protectedBranchSchema = z.strictObject({
   id: id.optional(),
   /** A branch name or wildcard (`release/*`). */
   name: z.string().min(1),
-  push_access_level: branchAccessLevel.default(40),
-  merge_access_level: branchAccessLevel.default(40),
-  unprotect_access_level: branchAccessLevel.default(40),
+  push_access_level: branchAccessLevel.default(DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL),
+  merge_access_level: branchAccessLevel.default(DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL),
+  unprotect_access_level: branchAccessLevel.default(DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL),
   allow_force_push: z.boolean().default(false),
   code_owner_approval_required: z.boolean().default(false),
   allowed_to_push: z.array(branchAllowedSchema).default([]),
@@ -188,29 +182,6 @@ const protectedBranchSchema = z.strictObject({
   allowed_to_unprotect: z.array(branchAllowedSchema).default([]),
 });
 
-/**
- * The events a project webhook subscribes to, each a boolean of the same name (GitLab's "Project webhooks API"). The
- * forge's `web_hooks.push_events` column defaults to true, every other flag to false.
- */
-export const HOOK_EVENT_FLAGS = [
-  'push_events',
-  'tag_push_events',
-  'issues_events',
-  'confidential_issues_events',
-  'merge_requests_events',
-  'note_events',
-  'confidential_note_events',
-  'job_events',
-  'pipeline_events',
-  'wiki_page_events',
-  'deployment_events',
-  'releases_events',
-  'feature_flag_events',
-  'emoji_events',
-  'resource_access_token_events',
-  'vulnerability_events',
-] as const;
-export type HookEventFlag = (typeof HOOK_EVENT_FLAGS)[number];
 
 /** A webhook URL the forge accepts: http or https (anything else is its 422 `Invalid url given`). */
 export function isHookUrl(value: string): boolean {
@@ -222,7 +193,12 @@ export function isHookUrl(value: string): boolean {
   }
 }
 
-const hookFlag = (flag: HookEventFlag) => z.boolean().default(flag === 'push_events');
+/** The forge's `web_hooks.push_events` column defaults to true, every other flag to false. */
+const hookFlag = (flag: ProjectHookEventFlag) => z.boolean().default(flag === 'push_events');
+const hookFlags = Object.fromEntries(PROJECT_HOOK_EVENT_FLAGS.map((flag) => [flag, hookFlag(flag)])) as Record<
+  ProjectHookEventFlag,
+  ReturnType<typeof hookFlag>
+>;
 /** A project webhook; deliveries go to `url` when a job or pipeline of the project changes (sandbox README). */
 const hookSchema = z.strictObject({
   id: id.optional(),
@@ -236,22 +212,7 @@ const hookSchema = z.strictObject({
   push_events_branch_filter: z.string().nullable().default(null),
   /** Header name to value, sent with every delivery; the API shows the names only. */
   custom_headers: z.record(z.string(), z.string()).default({}),
-  push_events: hookFlag('push_events'),
-  tag_push_events: hookFlag('tag_push_events'),
-  issues_events: hookFlag('issues_events'),
-  confidential_issues_events: hookFlag('confidential_issues_events'),
-  merge_requests_events: hookFlag('merge_requests_events'),
-  note_events: hookFlag('note_events'),
-  confidential_note_events: hookFlag('confidential_note_events'),
-  job_events: hookFlag('job_events'),
-  pipeline_events: hookFlag('pipeline_events'),
-  wiki_page_events: hookFlag('wiki_page_events'),
-  deployment_events: hookFlag('deployment_events'),
-  releases_events: hookFlag('releases_events'),
-  feature_flag_events: hookFlag('feature_flag_events'),
-  emoji_events: hookFlag('emoji_events'),
-  resource_access_token_events: hookFlag('resource_access_token_events'),
-  vulnerability_events: hookFlag('vulnerability_events'),
+  ...hookFlags,
 });
 
 const memberSchema = z.strictObject({ user: z.string(), access_level: accessLevel, created_at: timestamp.optional() });

@@ -1,4 +1,5 @@
-import type { AccessLevel, ProjectAccessLevel, Timestamp, UserState } from './common';
+import type { AccessLevel, ProjectAccessLevel } from './access-levels';
+import type { Timestamp, UserState } from './common';
 
 export type AccessRequestSource = 'groups' | 'projects';
 

@@ -4,24 +4,13 @@ export type Timestamp = string;
 export type DateString = string;
 
 /** Spec 02 §3.1. */
-export type UserState = 'active' | 'blocked';
+export const USER_STATES = ['active', 'blocked'] as const;
+export type UserState = (typeof USER_STATES)[number];
 
-/** Spec 02 §2, access requests: `50` owner is valid for groups only. */
-export const ACCESS_LEVELS = {
-  no_access: 0,
-  minimal_access: 5,
-  guest: 10,
-  reporter: 20,
-  developer: 30,
-  maintainer: 40,
-  owner: 50,
-} as const;
-export type AccessLevel = (typeof ACCESS_LEVELS)[keyof typeof ACCESS_LEVELS];
-export type ProjectAccessLevel = Exclude<AccessLevel, 50>;
-export type AccessLevelName = keyof typeof ACCESS_LEVELS;
-
-/** Who may see a project or group (GitLab's public API docs, Projects and Groups API). */
-export type Visibility = 'private' | 'internal' | 'public';
+/** Who may see a project or group (GitLab's public API docs, Projects and Groups API), least visible first. */
+export const VISIBILITIES = ['private', 'internal', 'public'] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
 
 /** The `sort` parameter of listings that take `order_by`. */
-export type SortDirection = 'asc' | 'desc';
+export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
+export type SortDirection = (typeof SORT_DIRECTIONS)[number];

@@ -1,4 +1,5 @@
-import type { AccessLevel, SortDirection, Timestamp, Visibility } from './common';
+import type { AccessLevel } from './access-levels';
+import type { SortDirection, Timestamp, Visibility } from './common';
 import type { Project } from './projects';
 
 /**
@@ -30,7 +31,8 @@ export interface GroupDetail extends Group {
   shared_projects?: Project[];
 }
 
-export type GroupOrderBy = 'name' | 'path' | 'id';
+export const GROUP_ORDER_BY = ['name', 'path', 'id'] as const;
+export type GroupOrderBy = (typeof GROUP_ORDER_BY)[number];
 
 /** Filters of `GET /groups`, `.../subgroups` and `.../descendant_groups`. */
 export interface ListSubgroupsParams {

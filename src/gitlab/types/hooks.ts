@@ -13,7 +13,29 @@ import type { Timestamp } from './common';
 export type HookAlertStatus = 'executable' | 'temporarily_disabled' | 'disabled';
 
 /** How `push_events_branch_filter` is read; `wildcard` is the forge's default. */
-export type BranchFilterStrategy = 'wildcard' | 'regex' | 'all_branches';
+export const BRANCH_FILTER_STRATEGIES = ['wildcard', 'regex', 'all_branches'] as const;
+export type BranchFilterStrategy = (typeof BRANCH_FILTER_STRATEGIES)[number];
+
+/** The flags of ProjectHookEventFlags as a list: the events a project hook can subscribe to. */
+export const PROJECT_HOOK_EVENT_FLAGS = [
+  'push_events',
+  'tag_push_events',
+  'issues_events',
+  'confidential_issues_events',
+  'merge_requests_events',
+  'note_events',
+  'confidential_note_events',
+  'job_events',
+  'pipeline_events',
+  'wiki_page_events',
+  'deployment_events',
+  'releases_events',
+  'feature_flag_events',
+  'emoji_events',
+  'resource_access_token_events',
+  'vulnerability_events',
+] as const;
+export type ProjectHookEventFlag = (typeof PROJECT_HOOK_EVENT_FLAGS)[number];
 
 /** The events a project hook can subscribe to (each a boolean flag of the same name). */
 export interface ProjectHookEventFlags {
@@ -35,6 +57,15 @@ export interface ProjectHookEventFlags {
   resource_access_token_events?: boolean;
   vulnerability_events?: boolean;
 }
+
+/** Compile-time check that PROJECT_HOOK_EVENT_FLAGS lists exactly the flags of ProjectHookEventFlags. */
+type _EveryHookFlagListed = [ProjectHookEventFlag] extends [keyof ProjectHookEventFlags]
+  ? [keyof ProjectHookEventFlags] extends [ProjectHookEventFlag]
+    ? true
+    : never
+  : never;
+const _hookEventFlagsComplete: _EveryHookFlagListed = true;
+void _hookEventFlagsComplete;
 
 /** A custom header or URL variable as the forge shows it: the key only, the value is never sent back. */
 export interface MaskedHookEntry {

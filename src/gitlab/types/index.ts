@@ -1,4 +1,5 @@
 export * from './common';
+export * from './access-levels';
 export * from './jobs';
 export * from './registry';
 export * from './namespaces';

@@ -38,34 +38,53 @@ export type IntegrationSlug = (typeof INTEGRATION_SLUGS)[number];
 /** Spec 03 §2 "Shared parameter vocabulary". */
 export type BranchesToBeNotified = 'all' | 'default' | 'protected' | 'default_and_protected';
 
+/**
+ * The event flags of a service, each a boolean of the same name (spec 03 §2 "Service list entry"), in the list
+ * entry's order. The single service's answer ("Single service settings") lacks two of them,
+ * LIST_ONLY_INTEGRATION_EVENT_FLAGS: only the list (`GET /projects/:id/services`) shows those.
+ */
+export const INTEGRATION_EVENT_FLAGS = [
+  'commit_events',
+  'push_events',
+  'issues_events',
+  'confidential_issues_events',
+  'merge_requests_events',
+  'tag_push_events',
+  'note_events',
+  'confidential_note_events',
+  'pipeline_events',
+  'wiki_page_events',
+  'job_events',
+  'comment_on_event_enabled',
+] as const;
+export type IntegrationEventFlag = (typeof INTEGRATION_EVENT_FLAGS)[number];
+export type IntegrationEventFlags = Record<IntegrationEventFlag, boolean>;
+
+/** Spec 03 §2 "Single service settings": "without `commit_events` and the confidential note flag". */
+export const LIST_ONLY_INTEGRATION_EVENT_FLAGS = ['commit_events', 'confidential_note_events'] as const satisfies readonly IntegrationEventFlag[];
+export type ListOnlyIntegrationEventFlag = (typeof LIST_ONLY_INTEGRATION_EVENT_FLAGS)[number];
+
+/** The event flags the single service's answer carries beside `properties`, in the list entry's order. */
+export const INTEGRATION_SETTINGS_EVENT_FLAGS: readonly Exclude<IntegrationEventFlag, ListOnlyIntegrationEventFlag>[] = INTEGRATION_EVENT_FLAGS.filter(
+  (flag): flag is Exclude<IntegrationEventFlag, ListOnlyIntegrationEventFlag> =>
+    !(LIST_ONLY_INTEGRATION_EVENT_FLAGS as readonly IntegrationEventFlag[]).includes(flag),
+);
+
 /** Spec 03 §2 "Service list entry" (`GET /projects/:id/services`). */
-export interface IntegrationListEntry {
+export interface IntegrationListEntry extends IntegrationEventFlags {
   id: number;
   title: string;
   slug: string;
   created_at: string;
   updated_at: string;
   active: boolean;
-  commit_events: boolean;
-  push_events: boolean;
-  issues_events: boolean;
-  confidential_issues_events: boolean;
-  merge_requests_events: boolean;
-  tag_push_events: boolean;
-  note_events: boolean;
-  confidential_note_events: boolean;
-  pipeline_events: boolean;
-  wiki_page_events: boolean;
-  job_events: boolean;
-  comment_on_event_enabled: boolean;
 }
 
 /**
- * Spec 03 §2 "Single service settings": the list entry without `commit_events` and `confidential_note_events`,
- * plus `properties`, the service's own parameters (for the slash-command services `{ token }`; the spec does not
- * show the others).
+ * Spec 03 §2 "Single service settings": the list entry without LIST_ONLY_INTEGRATION_EVENT_FLAGS, plus `properties`,
+ * the service's own parameters (for the slash-command services `{ token }`; the spec does not show the others).
  */
-export interface IntegrationSettings extends Omit<IntegrationListEntry, 'commit_events' | 'confidential_note_events'> {
+export interface IntegrationSettings extends Omit<IntegrationListEntry, ListOnlyIntegrationEventFlag> {
   properties: Record<string, unknown>;
 }
 

@@ -1,4 +1,5 @@
-import type { AccessLevel, SortDirection, Timestamp, Visibility } from './common';
+import type { AccessLevel } from './access-levels';
+import type { SortDirection, Timestamp, Visibility } from './common';
 import type { ProjectSummary } from './jobs';
 import type { NamespaceKind } from './namespaces';
 import type { UserSummary } from './users';
@@ -74,7 +75,8 @@ export interface Project extends SimpleProject {
   };
 }
 
-export type ProjectOrderBy = 'id' | 'name' | 'path' | 'created_at' | 'updated_at' | 'last_activity_at';
+export const PROJECT_ORDER_BY = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at'] as const;
+export type ProjectOrderBy = (typeof PROJECT_ORDER_BY)[number];
 
 /** Filters shared by `GET /projects` and `GET /groups/:id/projects`. */
 export interface ProjectFilters {

@@ -1,7 +1,28 @@
-/** Spec 02 §2 "Protected branch": `0` no access, `30` developer, `40` maintainer, `60` admin. */
+/**
+ * Spec 02 §2 "Protected branch": `0` no access, `30` developer, `40` maintainer, `60` admin. The one table of them,
+ * as ACCESS_LEVELS is of members' roles.
+ */
 export const PROTECTED_BRANCH_ACCESS_LEVELS = { no_access: 0, developer: 30, maintainer: 40, admin: 60 } as const;
-export type ProtectedBranchAccessLevel =
-  (typeof PROTECTED_BRANCH_ACCESS_LEVELS)[keyof typeof PROTECTED_BRANCH_ACCESS_LEVELS];
+export type ProtectedBranchAccessLevelName = keyof typeof PROTECTED_BRANCH_ACCESS_LEVELS;
+export type ProtectedBranchAccessLevel = (typeof PROTECTED_BRANCH_ACCESS_LEVELS)[ProtectedBranchAccessLevelName];
+
+/** Every name of PROTECTED_BRANCH_ACCESS_LEVELS, in its order (lowest level first). */
+export const PROTECTED_BRANCH_ACCESS_LEVEL_NAMES: readonly [ProtectedBranchAccessLevelName, ...ProtectedBranchAccessLevelName[]] =
+  Object.keys(PROTECTED_BRANCH_ACCESS_LEVELS) as [ProtectedBranchAccessLevelName, ...ProtectedBranchAccessLevelName[]];
+/** Every number of PROTECTED_BRANCH_ACCESS_LEVELS, lowest first. */
+export const PROTECTED_BRANCH_ACCESS_LEVEL_VALUES: readonly [ProtectedBranchAccessLevel, ...ProtectedBranchAccessLevel[]] =
+  Object.values(PROTECTED_BRANCH_ACCESS_LEVELS) as [ProtectedBranchAccessLevel, ...ProtectedBranchAccessLevel[]];
+/** Spec 02 §4 "Protected branches": each of push, merge and unprotect defaults to maintainer. */
+export const DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL = PROTECTED_BRANCH_ACCESS_LEVELS.maintainer;
+
+const PROTECTED_BRANCH_ACCESS_LEVEL_NAME_OF = new Map<number, ProtectedBranchAccessLevelName>(
+  PROTECTED_BRANCH_ACCESS_LEVEL_NAMES.map((name) => [PROTECTED_BRANCH_ACCESS_LEVELS[name], name]),
+);
+
+/** The name of a protected branch access level (`40` → `maintainer`); undefined for a number that is none. */
+export function protectedBranchAccessLevelName(level: number): ProtectedBranchAccessLevelName | undefined {
+  return PROTECTED_BRANCH_ACCESS_LEVEL_NAME_OF.get(level);
+}
 
 /** One entry of `push_access_levels` etc.; a user or group entry has `access_level: null` (higher tiers). */
 export interface ProtectedBranchAccess {

@@ -2,7 +2,8 @@ import type { Timestamp } from './common';
 import type { UserSummary } from './users';
 
 export type ResourceLabelEventType = 'Issue' | 'Epic' | 'MergeRequest';
-export type ResourceLabelEventAction = 'add' | 'remove';
+export const RESOURCE_LABEL_EVENT_ACTIONS = ['add', 'remove'] as const;
+export type ResourceLabelEventAction = (typeof RESOURCE_LABEL_EVENT_ACTIONS)[number];
 
 /** Spec 02 §2 "Resource label event". */
 export interface ResourceLabelEvent {

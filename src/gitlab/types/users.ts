@@ -1,4 +1,4 @@
-import type { DateString, Timestamp, UserState } from './common';
+import type { DateString, SortDirection, Timestamp, UserState } from './common';
 
 /** Spec 02 §2: what a normal caller gets in lists. */
 export interface UserSummary {
@@ -108,6 +108,10 @@ export function isAdminView<T extends object>(user: T): user is T & { is_admin: 
   return 'is_admin' in user;
 }
 
+/** The `order_by` of `GET /users` (spec 02 §4). */
+export const USER_ORDER_BY = ['id', 'name', 'username', 'created_at', 'updated_at'] as const;
+export type UserOrderBy = (typeof USER_ORDER_BY)[number];
+
 /** Spec 02 §4, list filters for `GET /users`. Filters marked "administrators" are ignored for others. */
 export interface ListUsersParams {
   /** Matches name or primary email. */
@@ -122,9 +126,9 @@ export interface ListUsersParams {
   exclude_internal?: boolean;
   exclude_external?: boolean;
   /** Administrators; default `id`. */
-  order_by?: 'id' | 'name' | 'username' | 'created_at' | 'updated_at';
+  order_by?: UserOrderBy;
   /** Administrators; default `desc`. */
-  sort?: 'asc' | 'desc';
+  sort?: SortDirection;
   /** Administrators; default all. */
   two_factor?: 'enabled' | 'disabled';
   without_projects?: boolean;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { param, readParams } from '../../engine/action-params';
 import type { ActionParams } from '../../engine/policy';
-import { ACCESS_LEVEL_NAMES, type GrantLevel } from './access-requests.schema';
+import { GRANT_LEVELS, type GrantLevel } from './access-requests.schema';
 
 /**
  * What each access_requests action carries (plain JSON, so it survives the queue) and how it is read back. A
@@ -45,7 +45,7 @@ const requestSchema = z.object({
 
 const approveSchema = requestSchema.extend({
   access_level: z.union(
-    Object.values(ACCESS_LEVEL_NAMES).map((level) => z.literal(level)),
+    Object.values(GRANT_LEVELS).map((level) => z.literal(level)),
     { error: 'one of 10, 20, 30, 40, 50' },
   ),
 });
@@ -61,7 +61,7 @@ export function approveTarget(params: ActionParams): ApproveTarget {
   const level = read.access_level;
   if (target.source === 'group') return { ...target, source: 'group', accessLevel: level };
   // The schema keeps owner from policies with projects; a decision that carries it anyway is a bug.
-  if (level === ACCESS_LEVEL_NAMES.owner) {
+  if (level === GRANT_LEVELS.owner) {
     throw new TypeError(`access_requests: action parameter "access_level" must be at most 40 for a project, got ${level}`);
   }
   return { ...target, source: 'project', accessLevel: level };

@@ -2,35 +2,38 @@ import { z } from 'zod';
 import { definePolicyType } from '../../config/policy-type';
 import { quote } from '../../config/problems';
 import { duration, groupSelection, period, projectSelection, re2List } from '../../config/validators';
+import { ACCESS_LEVELS, accessLevelName } from '../../gitlab/types/access-levels';
+import { USER_STATES } from '../../gitlab/types/common';
 
 /**
  * `access_requests`: approves or denies requests to join groups and projects by ordered rules, failing closed. Field
  * names are snake_case like the forge's own; the rules these fields feed live in access-requests.decide.ts.
  */
 
-/** The levels a rule may grant, by name (spec 02 §2 "Access request"); `owner` only in groups. */
-export const ACCESS_LEVEL_NAMES = { guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 } as const;
-export type GrantLevel = (typeof ACCESS_LEVEL_NAMES)[keyof typeof ACCESS_LEVEL_NAMES];
-export const OWNER: GrantLevel = ACCESS_LEVEL_NAMES.owner;
+/**
+ * The levels a rule may grant, by name (spec 02 §2 "Access request"); `owner` only in groups. 0 (no access) and 5
+ * (minimal access) are left out on purpose: approving someone into a group without access is no approval an operator
+ * means, and the forge refuses 5 for projects.
+ */
+const { no_access: _noAccess, minimal_access: _minimalAccess, ...grantLevels } = ACCESS_LEVELS;
+export const GRANT_LEVELS: Readonly<typeof grantLevels> = grantLevels;
+export type GrantLevel = (typeof GRANT_LEVELS)[keyof typeof GRANT_LEVELS];
+export const OWNER: GrantLevel = GRANT_LEVELS.owner;
 
 const LEVEL_HINT = 'expected an access level: guest, reporter, developer, maintainer or owner (groups only), or 10, 20, 30, 40 or 50';
 
 /** The name of a level (`30` → `developer`), for reasons. */
 export function levelName(level: GrantLevel): string {
-  const entry = Object.entries(ACCESS_LEVEL_NAMES).find(([, value]) => value === level);
-  return entry ? entry[0] : String(level);
+  return accessLevelName(level) ?? String(level);
 }
 
-/**
- * A level by name or number. 0 (no access) and 5 (minimal access) are left out on purpose: approving someone into
- * a group without access is no approval an operator means, and the forge refuses 5 for projects.
- */
+/** A level a rule may grant (GRANT_LEVELS), by name or number. */
 const accessLevel = () =>
   z
-    .union([z.enum(Object.keys(ACCESS_LEVEL_NAMES) as [keyof typeof ACCESS_LEVEL_NAMES]), z.number()], { error: LEVEL_HINT })
+    .union([z.enum(Object.keys(GRANT_LEVELS) as [keyof typeof GRANT_LEVELS]), z.number()], { error: LEVEL_HINT })
     .transform((value, ctx): GrantLevel => {
-      if (typeof value === 'string') return ACCESS_LEVEL_NAMES[value];
-      const level = Object.values(ACCESS_LEVEL_NAMES).find((known) => known === value);
+      if (typeof value === 'string') return GRANT_LEVELS[value];
+      const level = Object.values(GRANT_LEVELS).find((known) => known === value);
       if (level === undefined) {
         ctx.addIssue({ code: 'custom', message: `${value} is not an access level a request can be approved at; ${LEVEL_HINT}` });
         return z.NEVER;
@@ -67,7 +70,7 @@ const whenSchema = z
     external: flag('an external user or not').optional().describe('An external user (true) or not (false). Needs an administrator’s token.'),
     bot: flag('a bot user or not').optional().describe('A bot user (true) or a person (false).'),
     confirmed: flag('email confirmed or not').optional().describe('The account’s email is confirmed (true) or not (false). Needs an administrator’s token.'),
-    state: z.enum(['active', 'blocked'], { error: 'expected active or blocked' }).optional().describe('The account’s state.'),
+    state: z.enum(USER_STATES, { error: 'expected active or blocked' }).optional().describe('The account’s state.'),
     min_account_age: duration().optional().describe('The account was created at least this long ago.'),
   })
   .describe('Conditions that must all hold; a condition the token cannot see does not hold.');

@@ -10,7 +10,13 @@ import {
   type IntegrationParamsBySlug,
   type IntegrationSlug,
 } from '../../gitlab/types/integrations';
-import { PROTECTED_BRANCH_ACCESS_LEVELS, type ProtectedBranchAccessLevel } from '../../gitlab/types/protected-branches';
+import {
+  PROTECTED_BRANCH_ACCESS_LEVEL_NAMES,
+  PROTECTED_BRANCH_ACCESS_LEVEL_VALUES,
+  PROTECTED_BRANCH_ACCESS_LEVELS,
+  protectedBranchAccessLevelName,
+  type ProtectedBranchAccessLevel,
+} from '../../gitlab/types/protected-branches';
 
 /**
  * `project_settings`: holds protected branches, merge request approval settings and rules, and integrations of the
@@ -18,8 +24,6 @@ import { PROTECTED_BRANCH_ACCESS_LEVELS, type ProtectedBranchAccessLevel } from 
  * these fields feed live in project-settings.decide.ts.
  */
 
-type LevelName = keyof typeof PROTECTED_BRANCH_ACCESS_LEVELS;
-const LEVEL_NAMES = Object.keys(PROTECTED_BRANCH_ACCESS_LEVELS) as [LevelName, ...LevelName[]];
 const LEVEL_HINT = 'expected an access level: no_access, developer, maintainer or admin, or 0, 30, 40 or 60';
 
 /**
@@ -36,17 +40,16 @@ function got(input: unknown): string {
 
 /** The name of a level (`40` → `maintainer`), for reasons. */
 export function branchLevelName(level: number): string {
-  const entry = Object.entries(PROTECTED_BRANCH_ACCESS_LEVELS).find(([, value]) => value === level);
-  return entry ? entry[0] : String(level);
+  return protectedBranchAccessLevelName(level) ?? String(level);
 }
 
 /** A protected branch access level by name or number (spec 02 §2 "Protected branch"); yields the number. */
 const accessLevel = () =>
   z
-    .union([z.enum(LEVEL_NAMES), z.number()], { error: (issue) => `${LEVEL_HINT}${got(issue.input)}` })
+    .union([z.enum(PROTECTED_BRANCH_ACCESS_LEVEL_NAMES), z.number()], { error: (issue) => `${LEVEL_HINT}${got(issue.input)}` })
     .transform((value, ctx): ProtectedBranchAccessLevel => {
       if (typeof value === 'string') return PROTECTED_BRANCH_ACCESS_LEVELS[value];
-      const level = Object.values(PROTECTED_BRANCH_ACCESS_LEVELS).find((known) => known === value);
+      const level = PROTECTED_BRANCH_ACCESS_LEVEL_VALUES.find((known) => known === value);
       if (level === undefined) {
         ctx.addIssue({ code: 'custom', message: `${value} is not an access level of a protected branch; ${LEVEL_HINT}` });
         return z.NEVER;

@@ -1,3 +1,4 @@
+import { ACCESS_LEVEL_VALUES, ACCESS_LEVELS } from '../../gitlab/types/access-levels';
 import {
   forbidden,
   intParam,
@@ -11,11 +12,17 @@ import {
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { AccessRequestRecord, MemberRecord, SourceKind } from '../state';
-import { currentUser, findGroup, findProject, MAINTAINER, OWNER } from './access';
+import { currentUser, DEVELOPER, findGroup, findProject, GUEST, MAINTAINER, OWNER } from './access';
 import { Presenter } from './presenters';
 
-/** Access levels a member may get; owner (50) only in groups (spec 02 §2 "Access request"). */
-const LEVELS: Record<SourceKind, number[]> = { group: [5, 10, 20, 30, 40, 50], project: [10, 20, 30, 40] };
+/**
+ * Access levels a member may get (spec 02 §2 "Access request"): in a group any but no access, in a project guest to
+ * maintainer (owner only in groups, and the forge refuses minimal access for projects).
+ */
+const LEVELS: Record<SourceKind, readonly number[]> = {
+  group: ACCESS_LEVEL_VALUES.filter((level) => level !== ACCESS_LEVELS.no_access),
+  project: ACCESS_LEVEL_VALUES.filter((level) => level >= GUEST && level <= MAINTAINER),
+};
 /** Managing requests needs the forge's `admin_group_member` (owner) or `admin_project_member` (maintainer). */
 const ADMIN_LEVEL: Record<SourceKind, number> = { group: OWNER, project: MAINTAINER };
 
@@ -56,7 +63,7 @@ export function registerAccessRequestRoutes(router: Router): void {
       .put(`${base}/:user_id/approve`, (ctx) => {
         const source = findSource(ctx, kind, ADMIN_LEVEL[kind]);
         const request = findRequest(ctx, source);
-        const accessLevel = intParam(ctx, 'access_level') ?? 30;
+        const accessLevel = intParam(ctx, 'access_level') ?? DEVELOPER;
         if (!LEVELS[kind].includes(accessLevel)) throw validationError({ access_level: ['is not included in the list'] });
         const user = ctx.state.users.get(request.user_id);
         if (!user) throw notFound();

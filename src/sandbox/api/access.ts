@@ -1,3 +1,4 @@
+import { ACCESS_LEVELS } from '../../gitlab/types/access-levels';
 import {
   forbidden,
   notFound,
@@ -14,11 +15,12 @@ import type { GroupRecord, ProjectRecord, SandboxState, UserRecord } from '../st
  * any other level is the caller's role there. Every endpoint and listing decides through the four functions below.
  */
 
-export const GUEST = 10;
-export const REPORTER = 20;
-export const DEVELOPER = 30;
-export const MAINTAINER = 40;
-export const OWNER = 50;
+// The roles the endpoints ask for, short names of the forge's table (spec 02 §2).
+export const GUEST = ACCESS_LEVELS.guest;
+export const REPORTER = ACCESS_LEVELS.reporter;
+export const DEVELOPER = ACCESS_LEVELS.developer;
+export const MAINTAINER = ACCESS_LEVELS.maintainer;
+export const OWNER = ACCESS_LEVELS.owner;
 
 export function currentUser(ctx: RequestContext): UserRecord {
   if (!ctx.user) throw unauthorized();

@@ -1,3 +1,4 @@
+import { VISIBILITIES, type Visibility } from '../../gitlab/types/common';
 import { ApiError, forbidden, intParam, notFound, ok, paramError, requiredParam, type Reply, type RequestContext } from '../http/context';
 import { UploadedFile } from '../http/multipart';
 import type { Router } from '../http/router';
@@ -13,8 +14,8 @@ import {
   type RelationExportRecord,
   relationFile,
 } from '../group-transfer-state';
-import type { GroupRecord, Visibility } from '../state';
-import { currentUser, findGroup, MAINTAINER, OWNER } from './access';
+import type { GroupRecord } from '../state';
+import { currentUser, findGroup, GUEST, MAINTAINER, OWNER } from './access';
 
 const ACCEPTED = { message: '202 Accepted' };
 
@@ -111,7 +112,8 @@ function rateLimited(ctx: RequestContext, action: RateLimitedAction, scope: stri
   return { status: 429, json: { message: { error: RATE_LIMIT_MESSAGE } }, headers: { 'Retry-After': String(retryAfter) } };
 }
 
-const VISIBILITY_ORDER: Visibility[] = ['private', 'internal', 'public'];
+/** Least visible first. */
+const VISIBILITY_ORDER: readonly Visibility[] = VISIBILITIES;
 
 function importGroup(ctx: RequestContext) {
   const user = currentUser(ctx);
@@ -187,7 +189,7 @@ function addMembers(ctx: RequestContext, group: GroupRecord, archived: ArchivedG
   for (const member of members) {
     const user = member.username ? ctx.state.userByUsername(member.username) : undefined;
     if (!user || user.id === skipUserId || ctx.state.member('group', group.id, user.id)) continue;
-    const level = typeof member.access_level === 'number' ? member.access_level : 10;
+    const level = typeof member.access_level === 'number' ? member.access_level : GUEST;
     ctx.state.members.push({ source: 'group', source_id: group.id, user_id: user.id, access_level: level, created_at: ctx.state.nowIso() });
   }
 }

@@ -1,3 +1,5 @@
+import { SORT_DIRECTIONS } from '../../gitlab/types/common';
+import { GROUP_ORDER_BY } from '../../gitlab/types/groups';
 import { boolParam, enumParam, intParam, listParam, ok, param, type RequestContext } from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
@@ -83,8 +85,8 @@ function listGroups(ctx: RequestContext, candidates: GroupRecord[]) {
   const minLevel = boolParam(ctx, 'owned') ? OWNER : intParam(ctx, 'min_access_level');
   const search = param(ctx, 'search')?.toLowerCase();
   const skipped = new Set((listParam(ctx, 'skip_groups') ?? []).map(Number));
-  const orderBy = enumParam(ctx, 'order_by', ['name', 'path', 'id']) ?? 'name';
-  const direction = (enumParam(ctx, 'sort', ['asc', 'desc']) ?? 'asc') === 'asc' ? 1 : -1;
+  const orderBy = enumParam(ctx, 'order_by', GROUP_ORDER_BY) ?? 'name';
+  const direction = (enumParam(ctx, 'sort', SORT_DIRECTIONS) ?? 'asc') === 'asc' ? 1 : -1;
   const groups = candidates.filter((g) => {
     if (skipped.has(g.id)) return false;
     if (search !== undefined && !g.name.toLowerCase().includes(search) && !g.path.toLowerCase().includes(search)) return false;

@@ -1,4 +1,11 @@
 import {
+  BRANCH_FILTER_STRATEGIES,
+  PROJECT_HOOK_EVENT_FLAGS,
+  type BranchFilterStrategy,
+  type ProjectHook,
+  type ProjectHookEventFlag,
+} from '../../gitlab/types/hooks';
+import {
   ApiError,
   boolParam,
   enumParam,
@@ -12,10 +19,10 @@ import {
 } from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
-import { HOOK_URL_VARIABLE, interpolateHookUrl, type BranchFilterStrategy, type HookRecord, type HooksState } from '../hooks-state';
+import { HOOK_URL_VARIABLE, interpolateHookUrl, type HookRecord, type HooksState } from '../hooks-state';
 import type { ProjectRecord } from '../state';
 import { isRegExp } from '../request-scope';
-import { HOOK_EVENT_FLAGS, isHookUrl, type HookEventFlag } from '../world';
+import { isHookUrl } from '../world';
 import { findProject, MAINTAINER } from './access';
 
 /**
@@ -27,7 +34,6 @@ import { findProject, MAINTAINER } from './access';
  * are accepted (the forge's "Allow requests to the local network from webhooks"), so tests can receive deliveries.
  */
 
-const BRANCH_FILTER_STRATEGIES: readonly BranchFilterStrategy[] = ['wildcard', 'regex', 'all_branches'];
 /** `validates :custom_webhook_template, length: { maximum: 4096 }`. */
 const MAX_TEMPLATE_LENGTH = 4096;
 
@@ -53,7 +59,7 @@ export function registerHookRoutes(router: Router): void {
         name: input.name ?? null,
         description: input.description ?? null,
         token: input.token ?? null,
-        events: Object.fromEntries(HOOK_EVENT_FLAGS.map((f) => [f, input.events[f] ?? f === 'push_events'])) as Record<HookEventFlag, boolean>,
+        events: Object.fromEntries(PROJECT_HOOK_EVENT_FLAGS.map((f) => [f, input.events[f] ?? f === 'push_events'])) as Record<ProjectHookEventFlag, boolean>,
         push_events_branch_filter: input.push_events_branch_filter ?? null,
         branch_filter_strategy: input.branch_filter_strategy ?? 'wildcard',
         enable_ssl_verification: input.enable_ssl_verification ?? true,
@@ -114,7 +120,7 @@ interface HookParams {
   name?: string;
   description?: string;
   token?: string;
-  events: Partial<Record<HookEventFlag, boolean>>;
+  events: Partial<Record<ProjectHookEventFlag, boolean>>;
   push_events_branch_filter?: string;
   branch_filter_strategy?: BranchFilterStrategy;
   enable_ssl_verification?: boolean;
@@ -125,8 +131,8 @@ interface HookParams {
 
 /** The optional parameters of POST and PUT (`common_hook_parameters`); Grape's type errors answer 400. */
 function hookParams(ctx: RequestContext): HookParams {
-  const events: Partial<Record<HookEventFlag, boolean>> = {};
-  for (const flag of HOOK_EVENT_FLAGS) {
+  const events: Partial<Record<ProjectHookEventFlag, boolean>> = {};
+  for (const flag of PROJECT_HOOK_EVENT_FLAGS) {
     const value = boolParam(ctx, flag);
     if (value !== undefined) events[flag] = value;
   }
@@ -192,7 +198,7 @@ function hooksOf(ctx: RequestContext): HooksState {
  * The forge's `API::Entities::ProjectHook` (with `Hook`): never the token; custom headers and URL variables by key
  * only, and only on a single hook.
  */
-function presentHook(ctx: RequestContext, hook: HookRecord, view: 'list' | 'single'): Record<string, unknown> {
+function presentHook(ctx: RequestContext, hook: HookRecord, view: 'list' | 'single'): ProjectHook {
   const keys = (entries: Record<string, string>) => Object.keys(entries).map((key) => ({ key }));
   const e = hook.events;
   return {

@@ -1,3 +1,4 @@
+import { JOB_STATUSES, type JobStatus } from '../../gitlab/types/jobs';
 import {
   badRequest,
   forbidden,
@@ -12,7 +13,6 @@ import {
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { JobRecord, PipelineRecord, ProjectRecord, SandboxState } from '../state';
-import { JOB_STATUSES, type JobStatus } from '../world';
 import { DEVELOPER, findProject, requireUnarchived } from './access';
 import { Presenter } from './presenters';
 

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { ACCESS_LEVELS } from '../../gitlab/types/access-levels';
+import { PROTECTED_BRANCH_ACCESS_LEVELS, type ProtectedBranchAccessLevel } from '../../gitlab/types/protected-branches';
 import type {
   AccessRequestRecord,
   BranchAccessRecord,
@@ -18,12 +20,13 @@ import type {
   WeightEventRecord,
 } from '../state';
 
+/** The forge's `access_level_description` of each protected branch access level. */
 const BRANCH_ACCESS_DESCRIPTIONS: Record<number, string> = {
-  0: 'No one',
-  30: 'Developers + Maintainers',
-  40: 'Maintainers',
-  60: 'Admins',
-};
+  [PROTECTED_BRANCH_ACCESS_LEVELS.no_access]: 'No one',
+  [PROTECTED_BRANCH_ACCESS_LEVELS.developer]: 'Developers + Maintainers',
+  [PROTECTED_BRANCH_ACCESS_LEVELS.maintainer]: 'Maintainers',
+  [PROTECTED_BRANCH_ACCESS_LEVELS.admin]: 'Admins',
+} satisfies Record<ProtectedBranchAccessLevel, string>;
 
 /**
  * Turns records into the API's JSON, field by field as the spec's tables list them (spec 01 §2, spec 02 §2).
@@ -255,7 +258,7 @@ export class Presenter {
           group_id: g.id,
           group_name: g.name,
           group_full_path: this.state.groupFullPath(g),
-          group_access_level: 30,
+          group_access_level: ACCESS_LEVELS.developer,
           expires_at: null,
         })),
       permissions: { project_access: permission(projectAccess), group_access: permission(groupAccess) },

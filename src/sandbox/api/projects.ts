@@ -1,3 +1,5 @@
+import { SORT_DIRECTIONS, VISIBILITIES, type SortDirection } from '../../gitlab/types/common';
+import { PROJECT_ORDER_BY, type ProjectOrderBy } from '../../gitlab/types/projects';
 import { ApiError, boolParam, enumParam, intParam, ok, param, type RequestContext } from '../http/context';
 import { paginate, paginateByKeyset } from '../http/pagination';
 import type { Router } from '../http/router';
@@ -10,11 +12,6 @@ import { Presenter } from './presenters';
  * sees (`GET /projects`, with keyset pagination for `order_by=id`) and one project. A group's projects are served by
  * `api/groups.ts` with the same filters.
  */
-
-const PROJECT_ORDERS = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at'] as const;
-type ProjectOrder = (typeof PROJECT_ORDERS)[number];
-const SORTS = ['asc', 'desc'] as const;
-type Sort = (typeof SORTS)[number];
 
 export function registerProjectRoutes(router: Router): void {
   router
@@ -45,8 +42,8 @@ export function registerProjectRoutes(router: Router): void {
 }
 
 /** `order_by` (default `created_at`) and `sort` (default `desc`), as the forge's projects listings take them. */
-export function projectOrder(ctx: RequestContext): { orderBy: ProjectOrder; sort: Sort } {
-  return { orderBy: enumParam(ctx, 'order_by', PROJECT_ORDERS) ?? 'created_at', sort: enumParam(ctx, 'sort', SORTS) ?? 'desc' };
+export function projectOrder(ctx: RequestContext): { orderBy: ProjectOrderBy; sort: SortDirection } {
+  return { orderBy: enumParam(ctx, 'order_by', PROJECT_ORDER_BY) ?? 'created_at', sort: enumParam(ctx, 'sort', SORT_DIRECTIONS) ?? 'desc' };
 }
 
 /**
@@ -58,7 +55,7 @@ export function filterProjects(ctx: RequestContext, projects: ProjectRecord[]): 
   const user = currentUser(ctx);
   const archived = boolParam(ctx, 'archived');
   const search = param(ctx, 'search')?.toLowerCase();
-  const visibility = enumParam(ctx, 'visibility', ['private', 'internal', 'public']);
+  const visibility = enumParam(ctx, 'visibility', VISIBILITIES);
   const minLevel = boolParam(ctx, 'owned') ? OWNER : intParam(ctx, 'min_access_level');
   const idAfter = intParam(ctx, 'id_after');
   const idBefore = intParam(ctx, 'id_before');
@@ -78,7 +75,7 @@ function matchesSearch(project: ProjectRecord, search: string): boolean {
 }
 
 /** In place; ties broken by id in the same direction, so that pages never overlap. */
-export function sortProjects(projects: ProjectRecord[], orderBy: ProjectOrder, sort: Sort): void {
+export function sortProjects(projects: ProjectRecord[], orderBy: ProjectOrderBy, sort: SortDirection): void {
   const key = (p: ProjectRecord): string | number => {
     switch (orderBy) {
       case 'id':

@@ -1,3 +1,4 @@
+import { DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL, PROTECTED_BRANCH_ACCESS_LEVEL_VALUES } from '../../gitlab/types/protected-branches';
 import {
   ApiError,
   boolParam,
@@ -16,9 +17,6 @@ import type { BranchAccessRecord, ProjectRecord, ProtectedBranchRecord } from '.
 import { DEVELOPER, findProject, GUEST, MAINTAINER } from './access';
 import { Presenter } from './presenters';
 
-/** Spec 02 §2: `0` no access, `30` developer, `40` maintainer, `60` admin. */
-export const BRANCH_ACCESS_LEVELS = [0, 30, 40, 60] as const;
-const DEFAULT_LEVEL = 40;
 const KINDS = [
   { level: 'push_access_level', allowed: 'allowed_to_push', field: 'push_access_levels' },
   { level: 'merge_access_level', allowed: 'allowed_to_merge', field: 'merge_access_levels' },
@@ -85,7 +83,7 @@ function protect(ctx: RequestContext, project: ProjectRecord): ProtectedBranchRe
 function accessLevel(value: unknown, name: string): number {
   const text = typeof value === 'number' ? String(value) : value;
   const level = typeof text === 'string' && /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(BRANCH_ACCESS_LEVELS as readonly number[]).includes(level)) throw paramError(`${name} does not have a valid value`);
+  if (!(PROTECTED_BRANCH_ACCESS_LEVEL_VALUES as readonly number[]).includes(level)) throw paramError(`${name} does not have a valid value`);
   return level;
 }
 
@@ -104,7 +102,7 @@ function accessList(
   if (allowed !== undefined && !Array.isArray(allowed)) throw paramError(`${kind.allowed} is invalid`);
   const entries: BranchAccessRecord[] = [];
   if (level !== undefined || allowed === undefined || allowed.length === 0) {
-    entries.push({ access_level: level ?? DEFAULT_LEVEL, user_id: null, group_id: null });
+    entries.push({ access_level: level ?? DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL, user_id: null, group_id: null });
   }
   (allowed ?? []).forEach((item: unknown, i: number) => {
     const entry = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;

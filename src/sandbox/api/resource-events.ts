@@ -1,7 +1,8 @@
+import type { ResourceLabelEventType } from '../../gitlab/types/resource-events';
 import { intRouteParam, notFound, ok, type RequestContext } from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
-import type { IssuableRecord, LabelEventRecord, LabelEventResourceType, WeightEventRecord } from '../state';
+import type { IssuableRecord, LabelEventRecord, WeightEventRecord } from '../state';
 import { findGroup, findProject } from './access';
 import { Presenter } from './presenters';
 
@@ -10,7 +11,7 @@ import { Presenter } from './presenters';
  * the group, for epics) may read it; issues and merge requests are addressed by iid, epics by id.
  */
 export function registerResourceEventRoutes(router: Router): void {
-  const labelRoutes = (base: string, type: LabelEventResourceType, find: (ctx: RequestContext) => IssuableRecord): void => {
+  const labelRoutes = (base: string, type: ResourceLabelEventType, find: (ctx: RequestContext) => IssuableRecord): void => {
     router
       .get(`${base}/resource_label_events`, (ctx) => {
         const resource = find(ctx);
@@ -64,7 +65,7 @@ function findEpic(ctx: RequestContext): IssuableRecord {
 const chronological = <T extends { id: number; created_at: string }>(a: T, b: T): number =>
   a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id - b.id;
 
-function labelEventsOf(ctx: RequestContext, type: LabelEventResourceType, resource: IssuableRecord): LabelEventRecord[] {
+function labelEventsOf(ctx: RequestContext, type: ResourceLabelEventType, resource: IssuableRecord): LabelEventRecord[] {
   return [...ctx.state.labelEvents.values()]
     .filter((e) => e.resource_type === type && e.resource_id === resource.id)
     .sort(chronological);

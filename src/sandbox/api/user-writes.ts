@@ -1,3 +1,4 @@
+import type { ClearStatusAfter } from '../../gitlab/types/users';
 import {
   ApiError,
   boolParam,
@@ -16,7 +17,7 @@ import {
 import type { Router } from '../http/router';
 import { deleteUserAsAdministrator, SOLE_OWNER_MESSAGE } from '../removal';
 import type { SandboxState, UserRecord } from '../state';
-import { CLEAR_STATUS_AFTER, type ClearStatusAfter, type UserStatusRecord } from '../user-writes-state';
+import { CLEAR_STATUS_AFTER, type UserStatusRecord } from '../user-writes-state';
 import { currentUser, requireAdmin } from './access';
 import { Presenter } from './presenters';
 

@@ -1,3 +1,5 @@
+import { SORT_DIRECTIONS } from '../../gitlab/types/common';
+import { USER_ORDER_BY, type UserOrderBy } from '../../gitlab/types/users';
 import {
   boolParam,
   enumParam,
@@ -15,7 +17,6 @@ import type { UserRecord } from '../state';
 import { currentUser } from './access';
 import { Presenter } from './presenters';
 
-const ORDER_BY = ['id', 'name', 'username', 'created_at', 'updated_at'] as const;
 /** Bots the forge counts as internal (`exclude_internal`); project bots are not among them. */
 const INTERNAL_TYPES = new Set(['alert_bot', 'support_bot', 'ghost']);
 
@@ -68,7 +69,7 @@ function filterUsers(ctx: RequestContext, caller: UserRecord): UserRecord[] {
   if (boolParam(ctx, 'exclude_external')) users = users.filter((u) => !u.external);
   if (boolParam(ctx, 'exclude_internal')) users = users.filter((u) => !INTERNAL_TYPES.has(u.user_type));
 
-  let orderBy: (typeof ORDER_BY)[number] = 'id';
+  let orderBy: UserOrderBy = 'id';
   let sort: 'asc' | 'desc' = 'desc';
   if (caller.is_admin) {
     if (externUid && provider) {
@@ -88,8 +89,8 @@ function filterUsers(ctx: RequestContext, caller: UserRecord): UserRecord[] {
     for (const [key, value] of customAttributeFilters(ctx)) {
       users = users.filter((u) => u.custom_attributes[key] === value);
     }
-    orderBy = enumParam(ctx, 'order_by', ORDER_BY) ?? 'id';
-    sort = enumParam(ctx, 'sort', ['asc', 'desc'] as const) ?? 'desc';
+    orderBy = enumParam(ctx, 'order_by', USER_ORDER_BY) ?? 'id';
+    sort = enumParam(ctx, 'sort', SORT_DIRECTIONS) ?? 'desc';
   }
   const field = orderBy === 'updated_at' ? 'created_at' : orderBy;
   return users.sort((a, b) => {
