@@ -488,7 +488,7 @@ const quietLogger = { log() {}, warn() {}, error() {}, debug() {}, verbose() {},
 
 /** A pass's context as the engine builds it: observers read `concurrency` targets at once, the client's cap. */
 function context(client: GitlabClient, concurrency: number, progress: (message: string) => void = () => {}): PolicyContext {
-  return { client, state: new MemoryState(), logger: quietLogger, now: new Date(), mode: 'plan', progress, unsettled: [], concurrency };
+  return { client, state: new MemoryState(), logger: quietLogger, now: new Date(), mode: 'plan', progress, unsettled: [], concurrency, measures: { set: async () => undefined, add: () => undefined } };
 }
 
 type WorkerMessage =

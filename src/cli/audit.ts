@@ -1,5 +1,5 @@
 import { parseDuration } from '../config/duration';
-import { AuditTrail } from '../engine/audit';
+import { AuditTrail } from '../engine/stores/audit';
 import { renderTable } from './table';
 import { withApp } from './with-app';
 

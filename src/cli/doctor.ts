@@ -1,12 +1,12 @@
-import Redis from 'ioredis';
 import { protectSecrets } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
 import { askForge, oneShotClientRetry, type ForgeStatus } from '../forge/forge-health';
-import { EngineKeys } from '../engine/keys';
+import { EngineKeys } from '../engine/stores/keys';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
 import { policyRunner } from '../policies';
 import { displayRedisUrl, waitForRedis } from '../redis/connection';
+import { openCheckConnection, writeProblem } from '../redis/write-check';
 import { configPath, loadOrReport } from './config-file';
 
 /** Redis gets this long at most: a doctor that waits the full connect timeout for a dead Redis feels hung. */
@@ -77,28 +77,16 @@ function print(check: Check): void {
 }
 
 /** Redis answers, and takes a write and gives it back (a replica or a full disk refuses writes). */
-async function checkRedis(config: AppConfig): Promise<{ check: Check; connection?: Redis }> {
+async function checkRedis(config: AppConfig): Promise<{ check: Check; connection?: ReturnType<typeof openCheckConnection> }> {
   const where = `Redis at ${displayRedisUrl(config.redis.url)}`;
   try {
     await waitForRedis(config.redis.url, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS));
   } catch (error) {
     return { check: { ok: false, line: `${where}: does not answer (${error instanceof Error ? error.message : String(error)})` } };
   }
-  const connection = new Redis(config.redis.url, { maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: REDIS_CHECK_MS });
-  connection.on('error', () => undefined);
-  const key = `${new EngineKeys(config.redis.prefix).marker()}:doctor:${process.pid}`;
-  try {
-    const written = `doctor ${Date.now()}`;
-    await connection.set(key, written, 'PX', 10_000);
-    const read = await connection.get(key);
-    await connection.del(key);
-    if (read !== written) return { check: { ok: false, line: `${where}: answers, but a value written could not be read back` }, connection };
-    return { check: { ok: true, line: `${where}: answers and accepts writes` }, connection };
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const hint = /READONLY/.test(message) ? ' (a read-only replica? point REDIS_URL at the primary)' : '';
-    return { check: { ok: false, line: `${where}: answers, but refuses writes: ${message}${hint}` }, connection };
-  }
+  const connection = openCheckConnection(config.redis.url, REDIS_CHECK_MS);
+  const problem = await writeProblem(connection, `${new EngineKeys(config.redis.prefix).marker()}:doctor:${process.pid}`);
+  return { check: problem === undefined ? { ok: true, line: `${where}: answers and accepts writes` } : { ok: false, line: `${where}: ${problem}` }, connection };
 }
 
 function forgeChecks(config: AppConfig, status: ForgeStatus): Check[] {

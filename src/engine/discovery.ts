@@ -1,13 +1,10 @@
 import type { Logger } from '@nestjs/common';
-import type Redis from 'ioredis';
 import type { Clock } from '../clock';
 import type { DiscoveredGroup, DiscoveredProject, DiscoveryRoot, GroupSelection, ProjectSelection } from '../config/project-selection';
 import type { GroupRef, ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
 import { NotFoundError } from '../gitlab/transport/errors';
-import type { EngineKeys } from './keys';
 import type { PolicyContext, ProjectDiscoverer } from './policy';
-import { Lease } from './lease';
 
 /**
  * Where discovery keeps what it found, shared by the policies and the replicas: Redis in the daemon (see
@@ -234,26 +231,5 @@ function parseListing(text: string | undefined): CachedListing | undefined {
     return { at: value.at, projects, ...(value.gone ? { gone: true as const } : {}) };
   } catch {
     return undefined; // damaged: listed again
-  }
-}
-
-/** The daemon's discovery cache: Redis, under the configured prefix, so every replica shares one listing per group. */
-export class RedisDiscoveryCache implements DiscoveryCache {
-  constructor(
-    private readonly redis: Redis,
-    private readonly keys: EngineKeys,
-  ) {}
-
-  async get(key: string): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.discovery(key))) ?? undefined;
-  }
-
-  async set(key: string, value: string, ttlMs: number): Promise<void> {
-    await this.redis.set(this.keys.discovery(key), value, 'PX', ttlMs);
-  }
-
-  async claim(key: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
-    const lease = await Lease.acquire(this.redis, this.keys.discoveryClaim(key), ttlMs);
-    return lease ? () => lease.release() : undefined;
   }
 }

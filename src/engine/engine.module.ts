@@ -1,11 +1,26 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
-import { AuditTrail } from './audit';
+import { ActiveConfig } from './active-config';
+import { PolicyContexts } from './contexts';
+import { DaemonSchedules } from './daemon';
 import { EngineService } from './engine.service';
 import { Executor } from './executor';
-import { Ledger } from './ledger';
+import { EngineGauges } from './gauges';
+import { PassRunner } from './pass-runner';
 import type { PolicyRunner } from './policy';
-import { POLICY_RUNNERS, PolicyRegistry } from './policy-registry';
-import { UnsettledTargets } from './unsettled';
+import { POLICY_RUNNERS, KnownPolicies } from './known-policies';
+import { Scheduler } from './scheduler';
+import { AuditTrail } from './stores/audit';
+import { DataMarker } from './stores/data-marker';
+import { RedisDiscoveryCache } from './stores/discovery-cache';
+import { Ledger } from './stores/ledger';
+import { PassHistory } from './stores/pass-history';
+import { PolicyMeasureStore } from './stores/policy-measures';
+import { PolicyStates } from './stores/policy-state';
+import { UnsettledTargets } from './stores/unsettled';
+import { WebhookDeliveries } from './stores/webhook-deliveries';
+
+/** The stores: every record the engine keeps in Redis, each behind a class named after what it keeps. */
+const STORES = [AuditTrail, DataMarker, RedisDiscoveryCache, Ledger, PassHistory, PolicyMeasureStore, PolicyStates, UnsettledTargets, WebhookDeliveries];
 
 @Global()
 @Module({})
@@ -16,14 +31,18 @@ export class EngineModule {
       module: EngineModule,
       providers: [
         { provide: POLICY_RUNNERS, useValue: runners },
-        PolicyRegistry,
-        Ledger,
-        AuditTrail,
-        UnsettledTargets,
+        KnownPolicies,
+        ...STORES,
+        ActiveConfig,
+        PolicyContexts,
         Executor,
+        PassRunner,
+        EngineGauges,
+        Scheduler,
+        DaemonSchedules,
         EngineService,
       ],
-      exports: [PolicyRegistry, AuditTrail, EngineService],
+      exports: [KnownPolicies, AuditTrail, WebhookDeliveries, EngineService],
     };
   }
 }

@@ -2,18 +2,18 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import type { PolicyConfig } from '../config/policy-type';
-import { createHash } from 'node:crypto';
-import { ApiError, BulkDeleteAlreadyRequestedError, certainlyNotActed, ForbiddenError, NotFoundError, ValidationError } from '../gitlab';
+import { ApiError, certainlyNotActed, NotFoundError } from '../gitlab';
+import { fingerprintOf, isFinalRefusal, park, parkedText } from './refusals';
 import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
-import { AuditTrail } from './audit';
+import { AuditTrail } from './stores/audit';
 import { CLOCK, type Clock } from '../clock';
-import { type LedgerState, Ledger } from './ledger';
+import { type LedgerState, Ledger } from './stores/ledger';
 import { mapUntilFailure } from './map-limited';
-import type { Lease } from './lease';
+import type { Lease } from './stores/lease';
 import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal, type UnobservedTarget } from './policy';
-import { UnsettledTargets } from './unsettled';
+import { UnsettledTargets } from './stores/unsettled';
 import { actionId, withPurpose } from '../gitlab/transport/purpose';
 
 export interface ExecuteOptions {
@@ -207,7 +207,7 @@ export class Executor {
         }
         if (isFinalRefusal(error)) {
           await settle('released');
-          const refusal = this.park(decision, error, await this.unsettled.refusal(policy, decision.key), context.now);
+          const refusal = park(decision, error, await this.unsettled.refusal(policy, decision.key), context.now);
           return await this.finish(policy, decision, 'refused', false, `${errorText(error)}; parked until ${refusal.retry_at}`, refusal);
         }
         // Refused for now, or never sent: free to try again at once. Anything else may have acted: the next pass that
@@ -229,19 +229,6 @@ export class Executor {
       await this.audit.record({ time: new Date(this.clock.now()).toISOString(), policy, target, action: 'observe', reason: 'could not be read; the other targets went on', outcome: 'unobserved', dry_run: dryRun, detail: reason });
       this.logger.warn(`${policy}: ${target} could not be read: ${reason}`);
     }
-  }
-
-  /** A refusal in a row after `previous` (of the same decision or not): parked for an hour, doubling up to a day. */
-  private park(decision: Decision, error: unknown, previous: Refusal | undefined, now: Date): Refusal {
-    const count = (previous?.count ?? 0) + 1;
-    const waitMs = Math.min(REFUSAL_FIRST_WAIT_MS * 2 ** Math.min(count - 1, 10), REFUSAL_MAX_WAIT_MS);
-    return {
-      since: previous?.since ?? now.toISOString(),
-      message: errorText(error),
-      count,
-      retry_at: new Date(now.getTime() + waitMs).toISOString(),
-      fingerprint: fingerprintOf(decision),
-    };
   }
 
   private async finish(policy: string, decision: Decision, outcome: Outcome, dryRun: boolean, detail?: string, refusal?: Refusal): Promise<ActionRecord> {
@@ -266,29 +253,6 @@ export class Executor {
     this.metrics.decisions.inc({ policy, action: record.decision.action, outcome: record.outcome });
     return record;
   }
-}
-
-/** The first wait after a final refusal, and the longest (the wait doubles with each refusal in a row). */
-const REFUSAL_FIRST_WAIT_MS = 3_600_000;
-const REFUSAL_MAX_WAIT_MS = 86_400_000;
-
-/**
- * The forge will not do it, and asking again at once gets the same answer: a 403 (no right, an archived project, a job
- * that is not retryable), a 400 or 422 that rejects the request, a 405. The hourly bulk deletion limit is not one: it
- * passes, and its policy keeps its own record of when.
- */
-function isFinalRefusal(error: unknown): boolean {
-  if (error instanceof BulkDeleteAlreadyRequestedError) return false;
-  return error instanceof ForbiddenError || error instanceof ValidationError || (error instanceof ApiError && error.status === 405);
-}
-
-/** The decision as refused: a new decision for the same key (other params) is not held back by the old refusal. */
-function fingerprintOf(decision: Decision): string {
-  return createHash('sha256').update(`${decision.action}\n${JSON.stringify(decision.params)}`).digest('hex').slice(0, 16);
-}
-
-function parkedText(refusal: Refusal): string {
-  return `refused since ${refusal.since}: ${refusal.message}; looked at again after ${refusal.retry_at}`;
 }
 
 /** A forge refusal names its request (`POST projects/7/jobs/812/retry → 403: ...`), and so its target. */

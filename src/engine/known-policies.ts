@@ -10,7 +10,7 @@ export const POLICY_RUNNERS = Symbol('PolicyRunners');
  * policy by name; it is handed them.
  */
 @Injectable()
-export class PolicyRegistry {
+export class KnownPolicies {
   private readonly runners = new Map<string, PolicyRunner>();
 
   constructor(@Optional() @Inject(POLICY_RUNNERS) runners: readonly PolicyRunner[] | null) {

@@ -25,7 +25,7 @@ export const SPREAD_FRACTION = 0.5;
 /** The longest wait between two targets: a policy of twenty projects reads them in five seconds, not in minutes. */
 export const MAX_GAP_MS = 250;
 
-export interface PaceSettings {
+export interface PaceOptions {
   readonly clock: Clock;
   /** The time the reads may spread over. */
   readonly windowMs: number;
@@ -34,7 +34,7 @@ export interface PaceSettings {
 }
 
 /** A pace for `count` targets starting now; the gap between them as described on TargetPace. */
-export function evenPace({ clock, windowMs, requestsPerMinute }: PaceSettings, count: number): TargetPace {
+export function evenPace({ clock, windowMs, requestsPerMinute }: PaceOptions, count: number): TargetPace {
   const start = clock.now();
   const fastest = 60_000 / requestsPerMinute;
   const gap = count <= 1 ? 0 : Math.max(fastest, Math.min(windowMs / count, MAX_GAP_MS));

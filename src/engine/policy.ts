@@ -5,6 +5,12 @@ import type { ForgeEvent } from './events';
 import type { TargetPace } from './pace';
 import type { GroupRef, ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
+import type { ActionParams, ActionRecord, Decision, UnobservedTargets, UnsettledTarget } from './decision';
+import type { PolicyMeasure } from '../metrics/policy-measure';
+
+export type { PolicyMeasure };
+export type { ActionParams, ActionRecord, Decision, JsonValue, Outcome, Refusal, UnobservedTarget, UnobservedTargets, UnsettledTarget } from './decision';
+export { SKIP } from './decision';
 
 /**
  * The contract between the engine and a policy type. Every policy runs the same steps:
@@ -13,38 +19,6 @@ import type { GitlabClient } from '../gitlab/client';
  * policies/index.ts lists the runners.
  */
 
-/** A value that survives JSON.stringify and JSON.parse unchanged. */
-export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
-
-/**
- * Values a decision carries to its action: plain JSON (lists and objects too), so a delayed action survives the
- * queue, the ledger and the unsettled targets. Each action reads them back through its zod schema (defineAction).
- */
-export type ActionParams = Readonly<Record<string, JsonValue>>;
-
-/** What a policy decided for one target: an action, or a skip, always with a human reason. */
-export interface Decision {
-  /** The action's name (`retry`, `delete_tags`, `approve`...) or `skip`. */
-  readonly action: string;
-  /** What the decision is about, for people: `acme/api job 812 (test-unit)`. */
-  readonly target: string;
-  /**
-   * The action's identity: the engine acts on one key at most once per policy, across passes, replicas, restarts and
-   * repeated queue deliveries. For a skip it still names the target.
-   */
-  readonly key: string;
-  /** Why: `retry 2 of 2: log matched "connection reset"`, `skip: stage deploy not matched`. */
-  readonly reason: string;
-  /** Wait this long before acting (a retry `delay`). */
-  readonly delayMs?: number;
-  /** What the action needs (ids); shown by `plan --json`. */
-  readonly params: ActionParams;
-  /** Lines `plan` prints under the decision, such as the tags one bulk deletion would remove. */
-  readonly details?: readonly string[];
-}
-
-export const SKIP = 'skip';
-
 /** Small per-policy state kept in Redis between passes (watermarks, caches), namespaced by the engine. */
 export interface PolicyState {
   get(key: string): Promise<string | undefined>;
@@ -52,96 +26,12 @@ export interface PolicyState {
   delete(key: string): Promise<void>;
 }
 
-/** What a policy reports for the operator's dashboards besides the engine's own counts (see MetricsService). */
-export interface PolicyMetrics {
-  /** A group's backup verified and in place: its size, and when it finished (cluster-wide, kept in Redis). */
-  backupWritten(group: string, bytes: number, finishedAt: Date): Promise<void>;
-}
-
-/**
- * A target an earlier acting pass left open (its action failed, may have acted, was deferred or waits), as the
- * engine keeps it between passes. Observe must look at each again, wherever the policy's progress marks stand: a
- * policy that reads everything every pass does so by itself, one with watermarks (job_retry) reads these too.
- */
-export interface UnsettledTarget {
-  /** The decision's key. */
-  readonly key: string;
-  readonly action: string;
-  readonly target: string;
-  readonly params: ActionParams;
-  /** What happened last: failed, refused, uncertain, deferred, scheduled, rate_limited, in_progress. */
-  readonly outcome: string;
-  /** When the target was first left open, ISO 8601. */
-  readonly since: string;
-  /** With `refused`: what the forge said and when the target is looked at again. */
-  readonly refusal?: Refusal;
-}
-
-/**
- * What became of one decision in an acting pass. skipped: decided not to act · would_act: dry run · done ·
- * duplicate: settled already (by this or another replica) · gone: the target no longer exists (someone else handled
- * it) · stale: the forge state the decision rested on no longer holds when re-read just before acting (a person
- * changed it); nothing was sent and the next pass decides afresh · failed · refused: the forge refused for good (403,
- * a 400 saying it will not do it); the target is parked and looked at again with backoff · scheduled: queued to run
- * after its delay · deferred: over `max_actions_per_run`, decided again next pass · rate_limited: the forge refused
- * for now and did nothing · in_progress: another replica is acting on it right now · uncertain: an earlier attempt
- * may have acted, and the forge has not been looked at since; the next pass decides.
- */
-export type Outcome =
-  | 'skipped'
-  | 'would_act'
-  | 'done'
-  | 'duplicate'
-  | 'gone'
-  | 'stale'
-  | 'failed'
-  | 'refused'
-  | 'scheduled'
-  | 'deferred'
-  | 'rate_limited'
-  | 'in_progress'
-  | 'uncertain';
-
-/**
- * A final refusal of the forge for one decision's key: what it said, since when, and when the target is looked at
- * again (1 h after the first refusal, doubling to a day). Kept with the unsettled targets.
- */
-export interface Refusal {
-  /** When the forge first refused, ISO 8601. */
-  readonly since: string;
-  /** The forge's answer: `POST projects/7/jobs/812/retry → 403: 403 Forbidden`. */
-  readonly message: string;
-  /** Refusals in a row. */
-  readonly count: number;
-  /** No attempt before this time, ISO 8601, unless the decision changes. */
-  readonly retry_at: string;
-  /** The decision refused (its action and params): a different decision for the same key is tried at once. */
-  readonly fingerprint: string;
-}
-
-export interface ActionRecord {
-  readonly decision: Decision;
-  readonly outcome: Outcome;
-  readonly detail?: string;
-  /** With `refused`: the refusal, as the unsettled targets keep it. */
-  readonly refusal?: Refusal;
-}
-
-/**
- * A target a pass could not read (a project the token may not see, one deleted since discovery, an answer without a
- * field the policy needs): recorded against that target, while the pass goes on with the others and ends `partial`.
- */
-export interface UnobservedTarget {
-  /** For people: `project acme/web`. */
-  readonly target: string;
-  /** What the forge answered: `GET projects/acme%2Fweb/jobs → 403: 403 Forbidden`. */
-  readonly reason: string;
-}
-
-/** Where observe records the targets it could not read; the engine reports them with the pass. */
-export interface UnobservedTargets {
-  record(target: string, error: unknown): void;
-  list(): readonly UnobservedTarget[];
+/** Where a policy publishes the measures its runner declares. */
+export interface PolicyMeasures {
+  /** Sets a gauge; a cluster-wide one is kept in Redis too. */
+  set(measure: PolicyMeasure, labels: Readonly<Record<string, string>>, value: number): Promise<void>;
+  /** Adds to a counter of this replica. */
+  add(measure: PolicyMeasure, labels: Readonly<Record<string, string>>, amount: number): void;
 }
 
 /** What resolves a policy's `projects:` and `groups:` to what they cover now (the engine's ProjectDiscovery). */
@@ -169,8 +59,8 @@ export interface PolicyContext {
    * a policy whose command means "now, whatever the schedule" (a backup). Absent in contexts built by hand: schedule.
    */
   readonly occasion?: 'schedule' | 'command';
-  /** Where a policy reports its own measures; absent in contexts built by hand. */
-  readonly metrics?: PolicyMetrics;
+  /** Where a policy publishes the measures its runner declares (`PolicyRunner.measures`). */
+  readonly measures: PolicyMeasures;
   /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */
   readonly progress: (message: string) => void;
   /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */
@@ -321,5 +211,7 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   readonly actions: Readonly<Record<string, PolicyAction>>;
   /** How many actions one pass may take (a policy may set `max_actions_per_run`). */
   maxActionsPerRun(config: Config): number;
+  /** The figures the type publishes through `context.measures`, exported with the policy's label. */
+  readonly measures?: readonly PolicyMeasure[];
 }
 

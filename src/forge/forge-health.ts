@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { APP_CONFIG, CONFIG_FILE } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { ApiError, ForbiddenError, GitlabClient, isAdminView, UnauthorizedError } from '../gitlab';
 import { MetricsService } from '../metrics/metrics.service';
-import { REDIS } from '../redis/redis.module';
+import { REDIS, type RedisConnection } from '../redis/redis.module';
 
 /** Who the token is, as `GET /user` says. */
 export interface TokenIdentity {
@@ -43,7 +42,7 @@ export class ForgeHealth implements OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CONFIG_FILE) private readonly configFile: string,
-    @Inject(REDIS) redis: Redis,
+    @Inject(REDIS) redis: RedisConnection,
     private readonly metrics: MetricsService,
   ) {
     this.client = new GitlabClient({

@@ -1,10 +1,9 @@
 import { Global, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { MetricsService } from '../metrics/metrics.service';
 import { GitlabClient } from '../gitlab/client';
-import { REDIS } from '../redis/redis.module';
+import { REDIS, type RedisConnection } from '../redis/redis.module';
 import { ForgeHealth } from './forge-health';
 
 @Injectable()
@@ -27,7 +26,7 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
     {
       provide: GitlabClient,
       inject: [APP_CONFIG, REDIS, MetricsService],
-      useFactory: (config: AppConfig, redis: Redis, metrics: MetricsService) =>
+      useFactory: (config: AppConfig, redis: RedisConnection, metrics: MetricsService) =>
         new GitlabClient({
           url: config.gitlab.url,
           token: config.gitlab.token,

@@ -1,5 +1,5 @@
-import type Redis from 'ioredis';
 import type { Dispatcher } from 'undici';
+import type { SharedBudgetRedis } from './transport/rate-limit';
 import { AccessRequestsResource } from './resources/access-requests';
 import {
   ExternalApprovalRulesResource,
@@ -46,7 +46,7 @@ export interface GitlabClientOptions {
   /** Minimum spacing between writes of this process. Default 250 ms. */
   minWriteIntervalMs?: number;
   /** Holds the shared request budget; without it the budget is per process. */
-  redis?: Redis;
+  redis?: SharedBudgetRedis;
   /** Default `forgewarden`. */
   redisPrefix?: string;
   retry?: Partial<RetryOptions>;

@@ -2,21 +2,16 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import type Redis from 'ioredis';
 import { CLOCK, type Clock } from '../clock';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { EVENT_LABELS, forgeEventJob, readForgeEvent } from '../engine/events';
-import { EngineKeys } from '../engine/keys';
+import { WebhookDeliveries } from '../engine/stores/webhook-deliveries';
 import { MetricsService } from '../metrics/metrics.service';
 import { QueueService } from '../queue/queue.service';
-import { REDIS } from '../redis/redis.module';
 
 /** The largest delivery taken. A pipeline event lists every job of the pipeline; a few hundred fit in well under this. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
-
-/** A delivery is remembered this long: the forge re-sends a failed one within hours, never days later. */
-const SEEN_SECONDS = 24 * 60 * 60;
 
 /**
  * The forge's webhooks (design.md, "Webhooks"): `POST webhooks.path` on the HTTP server. It answers within
@@ -28,18 +23,16 @@ const SEEN_SECONDS = 24 * 60 * 60;
 @Injectable()
 export class WebhookReceiver implements OnModuleInit {
   private readonly logger = new Logger('webhooks');
-  private readonly keys: EngineKeys;
   private readonly secret: Buffer | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(REDIS) private readonly redis: Redis,
+    private readonly deliveries: WebhookDeliveries,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly adapterHost: HttpAdapterHost,
     private readonly queue: QueueService,
     private readonly metrics: MetricsService,
   ) {
-    this.keys = EngineKeys.of(config);
     const token = config.webhooks.secret_token;
     this.secret = token === undefined ? undefined : digest(token);
   }
@@ -80,15 +73,13 @@ export class WebhookReceiver implements OnModuleInit {
     // Newer forges send an Idempotency-Key that stays the same when a delivery is sent again; older ones the event's UUID.
     const identity = request.header('idempotency-key') || request.header('x-gitlab-event-uuid') || createHash('sha256').update(raw).digest('hex');
     const id = createHash('sha256').update(identity).digest('hex');
-    const seenKey = this.keys.webhookDelivery(id);
     try {
-      const first = await this.redis.set(seenKey, String(this.clock.now()), 'EX', SEEN_SECONDS, 'NX');
-      if (first === null) return answer(200, 'duplicate', { status: 'duplicate' });
+      if (!(await this.deliveries.first(id, this.clock.now()))) return answer(200, 'duplicate', { status: 'duplicate' });
       try {
         await this.queue.enqueue(forgeEventJob, { event: read.event, receivedAt: this.clock.now() }, { jobId: `webhook:${id}`, attempts: 3 });
       } catch (error) {
         // Not queued, so not seen either: the forge's next attempt must get through.
-        await this.redis.del(seenKey).catch(() => undefined);
+        await this.deliveries.forget(id).catch(() => undefined);
         throw error;
       }
     } catch (error) {

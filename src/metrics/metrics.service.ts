@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
+import type { PolicyMeasure } from './policy-measure';
 import { VERSION } from '../version';
 
 /**
@@ -37,10 +38,6 @@ export class MetricsService {
   readonly policyInterval: Gauge<'policy'>;
   /** 1 while the forge accepted the token at the last check. */
   readonly forgeUp: Gauge;
-  /** Cluster-wide, read from Redis: when each group's last backup verified; absent until its first. */
-  readonly lastBackup: Gauge<'policy' | 'group'>;
-  /** Bytes of verified backups this replica wrote (archives and relations files). */
-  readonly backupBytes: Counter<'policy' | 'group'>;
   /**
    * Webhook deliveries by event (`job`, `pipeline`, `other`) and result: `accepted` (queued), `duplicate`, `ignored`
    * (another kind, or no failure), `unauthorized`, `rejected` (bad body), `unavailable` (Redis down: the forge sends it
@@ -50,6 +47,7 @@ export class MetricsService {
   /** From a job's failure (`build_finished_at`) to the action a webhook led to, per policy. */
   readonly failureToAction: Histogram<'policy'>;
   private readonly policies: Gauge<'type' | 'mode'>;
+  private readonly measures = new Map<string, Gauge | Counter>();
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     collectDefaultMetrics({ register: this.registry });
@@ -137,18 +135,6 @@ export class MetricsService {
       help: '1 while the forge answered GET /user and accepted the token at the last check (every 30 s), else 0.',
       registers: [this.registry],
     });
-    this.lastBackup = new Gauge({
-      name: 'forgewarden_backup_last_success_timestamp_seconds',
-      help: 'When the last backup of the group verified and was put in place, on any replica (read from Redis); absent until the first.',
-      labelNames: ['policy', 'group'],
-      registers: [this.registry],
-    });
-    this.backupBytes = new Counter({
-      name: 'forgewarden_backup_bytes_written_total',
-      help: 'Bytes of verified backups written (archives and relations files), by policy and group.',
-      labelNames: ['policy', 'group'],
-      registers: [this.registry],
-    });
     new Gauge({
       name: 'forgewarden_api_request_budget_per_minute',
       help: 'Requests per minute all replicas may send together (gitlab.max_requests_per_minute).',
@@ -180,6 +166,20 @@ export class MetricsService {
     // A removed policy's last pass is no longer news (an alert on it would never clear); the engine sets the
     // configured ones again from Redis within seconds.
     this.lastSuccessfulPass.reset();
+  }
+
+  /**
+   * The metric of a measure a policy type declares (`PolicyRunner.measures`), made the first time it is asked for:
+   * `forgewarden_<name>` with the labels `policy` and the measure's own. The engine names no policy or measure.
+   */
+  policyMeasure(measure: PolicyMeasure): Gauge | Counter {
+    const name = `forgewarden_${measure.name}`;
+    const known = this.measures.get(name);
+    if (known) return known;
+    const options = { name, help: measure.help, labelNames: ['policy', ...measure.labels], registers: [this.registry] };
+    const made = measure.kind === 'gauge' ? new Gauge(options) : new Counter(options);
+    this.measures.set(name, made);
+    return made;
   }
 
   get contentType(): string {

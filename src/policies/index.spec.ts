@@ -1,4 +1,4 @@
-import { PolicyRegistry } from '../engine/policy-registry';
+import { KnownPolicies } from '../engine/known-policies';
 import { accessRequestsPolicy } from './access-requests/access-requests.schema';
 import { groupBackupPolicy } from './group-backup/group-backup.schema';
 import { jobRetryPolicy } from './job-retry/job-retry.schema';
@@ -14,12 +14,12 @@ describe('the list of policy types', () => {
   });
 
   it('gives the engine each runner once, by its type', () => {
-    const registry = new PolicyRegistry(POLICIES);
+    const registry = new KnownPolicies(POLICIES);
     for (const runner of POLICIES) {
       expect(registry.get(runner.definition.type)).toBe(runner);
       expect(policyRunner(runner.definition.type)).toBe(runner);
     }
-    expect(() => new PolicyRegistry([...POLICIES, ...POLICIES.slice(0, 1)])).toThrow('policy type "job_retry" is registered twice');
+    expect(() => new KnownPolicies([...POLICIES, ...POLICIES.slice(0, 1)])).toThrow('policy type "job_retry" is registered twice');
     expect(policyRunner('nope')).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@ import { BullModule } from '@nestjs/bull';
 import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
-import { BullConnections, BullConnectionsModule } from './bull-connections';
+import { BullConnections, BullConnectionsModule } from '../redis/bull-connections';
 import { QueueService, WORK_QUEUE } from './queue.service';
 
 @Global()

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnModu
 import type { Job, Queue } from 'bull';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
-import { BullConnections } from './bull-connections';
+import { BullConnections } from '../redis/bull-connections';
 import { definedJobNames, type EnqueueOptions, type JobDefinition, type JobHandler, type ScheduleEntry } from './jobs';
 
 /** The one Bull queue the daemon works from; job kinds are told apart by name. */

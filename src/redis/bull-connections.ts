@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import Redis from 'ioredis';
-import { longLivedOptions } from '../redis/connection';
+import { longLivedOptions } from './connection';
 
 /**
  * Bull leaves the connections made through a custom `createClient` open on close (it assumes they are shared), so

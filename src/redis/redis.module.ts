@@ -9,6 +9,12 @@ import { longLivedOptions } from './connection';
 /** The daemon's shared Redis connection (ledgers, locks, audit trail, rate-limit budget). */
 export const REDIS = Symbol('Redis');
 
+/**
+ * The connection's type, for code that only hands it on (the forge client's shared budget): only src/redis/ and the
+ * engine's stores import ioredis (a lint rule says so).
+ */
+export type RedisConnection = Redis;
+
 /** Tells whether Redis answers now; `/readyz` asks it. */
 @Injectable()
 export class RedisHealth {
@@ -52,7 +58,7 @@ class RedisMonitor implements OnApplicationBootstrap {
 }
 
 @Injectable()
-class RedisConnection implements OnApplicationShutdown {
+class RedisConnectionLifecycle implements OnApplicationShutdown {
   constructor(@Inject(REDIS) private readonly redis: Redis) {}
 
   async onApplicationShutdown(): Promise<void> {
@@ -87,7 +93,7 @@ class RedisConnection implements OnApplicationShutdown {
     },
     RedisHealth,
     RedisMonitor,
-    RedisConnection,
+    RedisConnectionLifecycle,
   ],
   exports: [REDIS, RedisHealth],
 })

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseConfig } from '../../src/config/load';
 import { MetricsService } from '../../src/metrics/metrics.service';
-import { POLICY_TYPES } from '../../src/policies';
+import { POLICIES, POLICY_TYPES } from '../../src/policies';
 import { testConfig } from '../support/config';
 
 /**
@@ -16,6 +16,8 @@ const read = (file: string) => readFileSync(resolve(DEPLOY, file), 'utf8');
 /** Names of the series the daemon exports, as Prometheus sees them: a histogram is its _bucket, _sum and _count. */
 async function exportedNames(): Promise<Set<string>> {
   const metrics = new MetricsService(testConfig({ prefix: 'deploy-spec' }));
+  // The figures policy types publish, as the daemon registers them at start for the policies it runs.
+  for (const runner of POLICIES) for (const measure of runner.measures ?? []) metrics.policyMeasure(measure);
   const names = new Set<string>();
   for (const metric of await metrics.registry.getMetricsAsJSON()) {
     // prom-client's types call `type` a numeric enum; at run time it is the type's name.

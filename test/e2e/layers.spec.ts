@@ -43,6 +43,17 @@ describe('the layers npm run lint enforces', () => {
     ]);
   });
 
+  it('only src/redis/ and the engine’s stores import ioredis (and the rate limiter, for its script)', () => {
+    for (const path of ['src/cli/new-file.ts', 'src/engine/new-file.ts', 'src/http/new-file.ts', 'src/policies/job-retry/new-file.ts', 'src/queue/new-file.ts', 'src/gitlab/client.ts']) {
+      expect([path, refused(path, ['ioredis'])]).toEqual([path, ['ioredis']]);
+    }
+    for (const path of ['src/redis/new-file.ts', 'src/engine/stores/new-file.ts', 'src/gitlab/transport/rate-limit.ts']) {
+      expect([path, refused(path, ['ioredis'])]).toEqual([path, []]);
+    }
+    // The stores keep the engine's own rule.
+    expect(refused('src/engine/stores/new-file.ts', ['../../policies/job-retry/job-retry.runner'])).toEqual(['../../policies/job-retry/job-retry.runner']);
+  });
+
   it('the forge client imports no Nest and no test helpers', () => {
     expect(refused('src/gitlab/transport/new-file.ts', ['@nestjs/common', '@nestjs/core', '../testing/fake-clock', './errors', 'undici'])).toEqual([
       '@nestjs/common',

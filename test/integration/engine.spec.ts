@@ -1,10 +1,10 @@
 import Redis from 'ioredis';
 import { createApp } from '../../src/bootstrap';
 import { parseConfig } from '../../src/config/load';
-import { AuditTrail } from '../../src/engine/audit';
+import { AuditTrail } from '../../src/engine/stores/audit';
 import { type Clock, systemClock } from '../../src/clock';
 import { EngineService, policyTickJob } from '../../src/engine/engine.service';
-import { Lease } from '../../src/engine/lease';
+import { Lease } from '../../src/engine/stores/lease';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { AppLogger } from '../../src/logging/logger';
 import { QueueService } from '../../src/queue/queue.service';

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AuditTrail } from '../../src/engine/audit';
+import { AuditTrail } from '../../src/engine/stores/audit';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { POLICY_TYPES } from '../../src/policies';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';

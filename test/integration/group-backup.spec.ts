@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { MovableClock } from '../../src/clock';
-import { AuditTrail } from '../../src/engine/audit';
+import { AuditTrail } from '../../src/engine/stores/audit';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { POLICY_TYPES } from '../../src/policies';
@@ -15,6 +15,9 @@ import { groupTransferOf } from '../../src/sandbox/group-transfer-state';
 import { useEngineHarness } from '../support/engine-harness';
 import { nightlyBackupPolicy, useBackupFolder } from '../support/group-backup';
 import { acmeGroup, baseWorld } from '../support/world-builders';
+
+/** Where the cluster-wide last-backup gauge of policy nightly and group acme is kept in Redis. */
+const LAST_BACKUP_FIELD = JSON.stringify(['nightly', 'backup_last_success_timestamp_seconds', { group: 'acme' }]);
 
 /**
  * group_backup end to end: the real engine, Redis and executor against the sandbox's group export, with its
@@ -92,7 +95,7 @@ describe('group_backup against the sandbox with a real Redis', () => {
     const metrics = await engineApp.get(MetricsService).render();
     expect(metrics).toContain(`forgewarden_backup_last_success_timestamp_seconds{policy="nightly",group="acme"} ${finished}`);
     expect(metrics).toContain(`forgewarden_backup_bytes_written_total{policy="nightly",group="acme"} ${bytes.length}`);
-    expect(await harness.redis.hget(`${harness.prefix}:backups:last_ok`, 'nightly\tacme')).toBe(String(finished));
+    expect(await harness.redis.hget(`${harness.prefix}:measures`, LAST_BACKUP_FIELD)).toBe(String(finished));
   });
 
   it('keeps what the rules say after each new backup and prunes the rest, files and manifest alike', async () => {
@@ -246,7 +249,7 @@ describe('group_backup against the sandbox with a real Redis', () => {
     const deadline = Date.now() + 20_000;
     // Done when the backup is recorded and the pass has ended (its mark is cleared as it ends, after the action).
     const ended = async () =>
-      (await harness.redis.hget(`${harness.prefix}:backups:last_ok`, 'nightly\tacme')) !== null && (await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')) === null;
+      (await harness.redis.hget(`${harness.prefix}:measures`, LAST_BACKUP_FIELD)) !== null && (await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')) === null;
     while (!(await ended()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(manifest().archives).toHaveLength(1);
     expect(await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')).toBeNull();

@@ -1,4 +1,4 @@
-import { AuditTrail } from '../../src/engine/audit';
+import { AuditTrail } from '../../src/engine/stores/audit';
 import { EngineService } from '../../src/engine/engine.service';
 import { POLICY_TYPES } from '../../src/policies';
 import type { World } from '../../src/sandbox';

@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { AuditTrail } from '../../src/engine/audit';
+import { AuditTrail } from '../../src/engine/stores/audit';
 import { EngineService } from '../../src/engine/engine.service';
 import { QueueService } from '../../src/queue/queue.service';
 import { POLICY_TYPES } from '../../src/policies';

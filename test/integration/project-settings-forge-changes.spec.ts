@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { INestApplicationContext } from '@nestjs/common';
-import { AuditTrail } from '../../src/engine/audit';
+import { AuditTrail } from '../../src/engine/stores/audit';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
 import { UnobservedList } from '../../src/engine/observe-targets';
 import { SKIP } from '../../src/engine/policy';

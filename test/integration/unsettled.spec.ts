@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import type { ActionRecord, Outcome } from '../../src/engine/policy';
-import { UnsettledTargets } from '../../src/engine/unsettled';
+import { UnsettledTargets } from '../../src/engine/stores/unsettled';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { testConfig } from '../support/config';
 

@@ -4,7 +4,7 @@ import { definePolicyType } from '../../src/config/policy-type';
 import { duration } from '../../src/config/validators';
 import { defineAction, param, readParams } from '../../src/engine/action-params';
 import type { ActionParams, Decision, PolicyRunner } from '../../src/engine/policy';
-import { PolicyRegistry } from '../../src/engine/policy-registry';
+import { KnownPolicies } from '../../src/engine/known-policies';
 import { ForbiddenError, NotFoundError, ServerError } from '../../src/gitlab';
 import { observeTargets } from '../../src/engine/observe-targets';
 
@@ -89,7 +89,7 @@ function forbidden(method: 'GET' | 'POST', target: string): ForbiddenError {
 
 @Injectable()
 class FakeRegistration implements OnModuleInit {
-  constructor(private readonly registry: PolicyRegistry) {}
+  constructor(private readonly registry: KnownPolicies) {}
 
   onModuleInit(): void {
     this.registry.register(fakeRunner);

@@ -82,6 +82,7 @@ export function usePolicySandbox(options: PolicySandboxOptions): PolicySandbox {
         mode: 'act',
         progress: () => undefined,
         unsettled: [],
+        measures: { set: async () => undefined, add: () => undefined },
         ...fields,
       };
     },

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { APP_CONFIG } from '../config/config.module';
-import type { AppConfig } from '../config/schema';
-import { redactor } from '../logging/redact';
-import { REDIS } from '../redis/redis.module';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/schema';
+import { redactor } from '../../logging/redact';
+import { REDIS } from '../../redis/redis.module';
 import { EngineKeys } from './keys';
 
 /** Entries kept; the stream is trimmed approximately, which Redis does cheaply. */

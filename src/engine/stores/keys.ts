@@ -1,4 +1,4 @@
-import type { AppConfig } from '../config/schema';
+import type { AppConfig } from '../../config/schema';
 
 /** Every Redis key of the engine, under the configured prefix so deployments can share a Redis. */
 export class EngineKeys {
@@ -39,9 +39,9 @@ export class EngineKeys {
     return `${this.prefix}:passes:last_ok`;
   }
 
-  /** When each group's last backup verified (epoch seconds), by policy and group: one hash every replica reports. */
-  lastBackups(): string {
-    return `${this.prefix}:backups:last_ok`;
+  /** The cluster-wide gauges policies publish (PolicyRunner.measures), by policy, measure and labels. */
+  policyMeasures(): string {
+    return `${this.prefix}:measures`;
   }
 
   /**

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import { APP_CONFIG } from '../config/config.module';
-import type { AppConfig } from '../config/schema';
-import { REDIS } from '../redis/redis.module';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/schema';
+import { REDIS } from '../../redis/redis.module';
 import { EngineKeys } from './keys';
 import { Lease } from './lease';
 

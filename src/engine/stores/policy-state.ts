@@ -1,9 +1,13 @@
+import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
-import type { PolicyState } from './policy';
-import type { EngineKeys } from './keys';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/schema';
+import { REDIS } from '../../redis/redis.module';
+import type { PolicyState } from '../policy';
+import { EngineKeys } from './keys';
 
 /** A policy's own small state in Redis (watermarks), one key each under the policy's name. */
-export class RedisPolicyState implements PolicyState {
+class RedisPolicyState implements PolicyState {
   constructor(
     private readonly redis: Redis,
     private readonly keys: EngineKeys,
@@ -24,21 +28,19 @@ export class RedisPolicyState implements PolicyState {
   }
 }
 
-/**
- * A value a policy stored as JSON, or undefined when it is missing or damaged: policies then treat it as never
- * written (a first poll, no open cleanup) rather than fail the pass on a broken key.
- */
-export function readJson(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
+/** Every policy's state, each policy under its own name. */
+@Injectable()
+export class PolicyStates {
+  private readonly keys: EngineKeys;
 
-/** Like readJson, for a stored object. */
-export function readJsonObject(text: string | undefined): Record<string, unknown> | undefined {
-  const value = readJson(text);
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.keys = EngineKeys.of(config);
+  }
+
+  of(policy: string): PolicyState {
+    return new RedisPolicyState(this.redis, this.keys, policy);
+  }
 }

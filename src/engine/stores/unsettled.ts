@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { APP_CONFIG } from '../config/config.module';
-import type { AppConfig } from '../config/schema';
-import { MetricsService } from '../metrics/metrics.service';
-import { REDIS } from '../redis/redis.module';
-import type { ActionRecord, Outcome, Refusal, UnsettledTarget } from './policy';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/schema';
+import { MetricsService } from '../../metrics/metrics.service';
+import { REDIS } from '../../redis/redis.module';
+import type { ActionRecord, Outcome, Refusal, UnsettledTarget } from '../policy';
 import { EngineKeys } from './keys';
 
 /**

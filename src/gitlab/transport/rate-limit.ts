@@ -11,6 +11,9 @@ import { parseRateLimitState, type ResponseHeaders, serverWaitHintMs } from './h
  * - slowing down when the forge's `RateLimit-Remaining` runs low against `RateLimit-Limit`, and pausing everyone
  *   after a 429 that said how long to wait.
  */
+/** The Redis connection the shared budget is kept on (the daemon's own, handed in). */
+export type SharedBudgetRedis = Redis;
+
 export interface RateLimitOptions {
   /** Requests per window for all replicas together; 0 or less means unlimited. */
   maxRequestsPerMinute: number;

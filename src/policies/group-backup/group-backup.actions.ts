@@ -25,6 +25,7 @@ import {
   writeManifest,
 } from './group-backup.files';
 import { groupFolder, inflightKey, readInflight } from './group-backup.observer';
+import { BACKUP_BYTES, LAST_BACKUP } from './group-backup.measures';
 import { planPrune, type PrunePlan } from './group-backup.retention';
 import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema';
 
@@ -119,7 +120,9 @@ class Backup {
     }
     const { pruned, notes } = await this.record(entry, fresh);
     await this.context.state.delete(inflightKey(this.params.group_id));
-    await this.context.metrics?.backupWritten(this.params.group_path, entry.bytes + (entry.relations ?? []).reduce((sum, file) => sum + file.bytes, 0), new Date(entry.finished_at));
+    const group = { group: this.params.group_path };
+    this.context.measures.add(BACKUP_BYTES, group, entry.bytes + (entry.relations ?? []).reduce((sum, file) => sum + file.bytes, 0));
+    await this.context.measures.set(LAST_BACKUP, group, Date.parse(entry.finished_at) / 1000);
     const said = [...notes, ...(this.dropped ? [this.dropped] : [])];
     return `${this.params.group_path}/${entry.file}: ${entry.bytes} bytes, sha256 ${entry.sha256}${entry.relations ? `, ${entry.relations.length} relations files` : ''}; ${pruned.length === 0 ? 'nothing pruned' : `pruned ${pruned.join(', ')}`}${said.map((line) => `; ${line}`).join('')}`;
   }

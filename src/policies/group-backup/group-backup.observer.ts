@@ -4,7 +4,7 @@ import { selectGroups } from '../../engine/discovery';
 import { observeTargets } from '../../engine/observe-targets';
 import { NetworkError, RateLimitedError, ServerError, UnauthorizedError } from '../../gitlab/transport/errors';
 import type { PolicyContext } from '../../engine/policy';
-import { readJsonObject } from '../../engine/policy-state';
+import { readJsonObject } from '../../engine/json';
 import type { GroupBackupSnapshot, GroupSnapshot, InflightBackup } from './group-backup.decide';
 import { archiveName, archiveProblem, folderContents, type ManifestEntry, readManifest, stampOf } from './group-backup.files';
 import type { GroupBackupConfig } from './group-backup.schema';

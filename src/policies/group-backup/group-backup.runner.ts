@@ -2,6 +2,7 @@ import type { PolicyRunner } from '../../engine/policy';
 import { groupSelectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { groupBackupActions } from './group-backup.actions';
+import { GROUP_BACKUP_MEASURES } from './group-backup.measures';
 import { decideGroupBackups, followUpPass, type GroupBackupSnapshot } from './group-backup.decide';
 import { observeGroupBackups } from './group-backup.observer';
 import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema';
@@ -37,4 +38,5 @@ export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnaps
   // Every group due is backed up in the pass: a backup left for later would be a backup missed.
   maxActionsPerRun: () => Number.MAX_SAFE_INTEGER,
   actionConcurrency: (config) => config.concurrency,
+  measures: GROUP_BACKUP_MEASURES,
 };

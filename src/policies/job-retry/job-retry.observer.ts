@@ -19,7 +19,7 @@ import { selectProjects } from '../../engine/discovery';
 import type { EventProject, ForgeEvent } from '../../engine/events';
 import { mapLimited } from '../../engine/map-limited';
 import { observeTargets } from '../../engine/observe-targets';
-import { readJsonObject } from '../../engine/policy-state';
+import { readJsonObject } from '../../engine/json';
 
 /**
  * Reading what the job_retry rules need, and no more: one page of a project's failed jobs when nothing is new, a

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { PolicyState } from '../../engine/policy';
 import { KEY_TYPES, type KeyType } from './openssh';
-import { readJson, readJsonObject } from '../../engine/policy-state';
+import { readJson, readJsonObject } from '../../engine/json';
 
 /**
  * Each rotation is a small state machine kept in the policy's Redis state, one record per old key:

@@ -1,6 +1,6 @@
 import { configOf, defineAction } from '../../engine/action-params';
 import { type ActionParams, type ActionResult, type PolicyAction, type PolicyContext, SKIP } from '../../engine/policy';
-import { readJsonObject } from '../../engine/policy-state';
+import { readJsonObject } from '../../engine/json';
 import { ApiError, ConflictError, NetworkError, NotFoundError, ServerError, ValidationError } from '../../gitlab/transport/errors';
 import { INTEGRATION_SLUGS, integrationParameters, type IntegrationParamsBySlug, type IntegrationSlug } from '../../gitlab/types/integrations';
 import type { ProtectBranchParams, ProtectedBranchAllowedTo } from '../../gitlab/types/protected-branches';

@@ -2,12 +2,14 @@ import type { ProjectRef } from '../../config/validators';
 import { selectProjects } from '../../engine/discovery';
 import { observeTargets } from '../../engine/observe-targets';
 import type { PolicyContext } from '../../engine/policy';
-import { readJsonObject } from '../../engine/policy-state';
+import { readJsonObject } from '../../engine/json';
 import { ForbiddenError, NotFoundError, UnexpectedAnswerError } from '../../gitlab/transport/errors';
 import type { ProjectApprovalSettings } from '../../gitlab/types/approvals';
 import {
+  INTEGRATION_SETTINGS_EVENT_FLAGS,
   INTEGRATION_SLUGS,
   integrationParameters,
+  LIST_ONLY_INTEGRATION_EVENT_FLAGS,
   type IntegrationListEntry,
   type IntegrationSettings,
   type IntegrationSlug,
@@ -38,24 +40,6 @@ const APPROVAL_SETTINGS = [
   'merge_requests_disable_committers_approval',
   'require_password_to_approve',
 ] as const satisfies readonly (keyof ProjectApprovalSettings)[];
-
-/**
- * The event flags the forge answers beside `properties` (spec 03 §2). The single service's answer lacks
- * `commit_events` and `confidential_note_events`: those come from the list entry.
- */
-const EVENT_FLAGS = [
-  'push_events',
-  'issues_events',
-  'confidential_issues_events',
-  'merge_requests_events',
-  'tag_push_events',
-  'note_events',
-  'pipeline_events',
-  'wiki_page_events',
-  'job_events',
-  'comment_on_event_enabled',
-] as const satisfies readonly (keyof IntegrationSettings)[];
-const LIST_ONLY_FLAGS = ['commit_events', 'confidential_note_events'] as const satisfies readonly (keyof IntegrationListEntry)[];
 
 const KNOWN_SLUGS: ReadonlySet<string> = new Set(INTEGRATION_SLUGS);
 
@@ -304,9 +288,10 @@ function integrationProperties(slug: IntegrationSlug, settings: IntegrationSetti
     properties[name] = value;
   }
   const answer: Record<string, unknown> = { ...settings };
-  for (const flag of EVENT_FLAGS) if (typeof answer[flag] === 'boolean' && !Object.hasOwn(properties, flag)) properties[flag] = answer[flag];
+  // The event flags: beside `properties` in the service's answer, the list-only ones in the list entry (spec 03 §2).
+  for (const flag of INTEGRATION_SETTINGS_EVENT_FLAGS) if (typeof answer[flag] === 'boolean' && !Object.hasOwn(properties, flag)) properties[flag] = answer[flag];
   const listed: Record<string, unknown> = { ...entry };
-  for (const flag of LIST_ONLY_FLAGS) if (typeof listed[flag] === 'boolean' && !Object.hasOwn(properties, flag)) properties[flag] = listed[flag];
+  for (const flag of LIST_ONLY_INTEGRATION_EVENT_FLAGS) if (typeof listed[flag] === 'boolean' && !Object.hasOwn(properties, flag)) properties[flag] = listed[flag];
   return properties;
 }
 

@@ -4,7 +4,7 @@
  * and counts a cleanup's follow-up calls.
  */
 
-import { readJsonObject } from '../../engine/policy-state';
+import { readJsonObject } from '../../engine/json';
 
 /** The forge refuses a second bulk deletion of a repository within this long of the last (spec 01 §8.1). */
 export const BULK_CALL_INTERVAL_MS = 60 * 60 * 1000;

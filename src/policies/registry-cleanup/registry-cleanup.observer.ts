@@ -16,7 +16,7 @@ import {
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, FOLLOW_UP_MARGIN_MS, ledgerKey, parseLedger } from './registry-cleanup.ledger';
 import { needsCreationTimes, nameFilter, type PreviewTag } from './registry-cleanup.preview';
 import type { RegistryCleanupConfig } from './registry-cleanup.schema';
-import { readJsonObject } from '../../engine/policy-state';
+import { readJsonObject } from '../../engine/json';
 
 /**
  * Reading what the registry_cleanup rules need, and no more: the repositories of the configured projects and groups,

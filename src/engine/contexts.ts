@@ -1,0 +1,80 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CLOCK, type Clock } from '../clock';
+import type { PolicyConfig } from '../config/policy-type';
+import { GitlabClient } from '../gitlab/client';
+import { ActiveConfig } from './active-config';
+import { ProjectDiscovery } from './discovery';
+import { evenPace, SPREAD_FRACTION, type TargetPace } from './pace';
+import type { PolicyContext } from './policy';
+import { RedisDiscoveryCache } from './stores/discovery-cache';
+import { PolicyStates } from './stores/policy-state';
+import { PolicyMeasureStore } from './stores/policy-measures';
+
+/**
+ * The context every policy's observe, commit and actions are handed: the forge's client, the policy's own state,
+ * its logger, the engine's clock, discovery of the policy file's globs, and where it publishes its measures. One
+ * discovery for every policy, so a group several policies match is listed once per `discovery_interval`.
+ */
+@Injectable()
+export class PolicyContexts {
+  private readonly logger = new Logger('Engine');
+  private discovery: ProjectDiscovery;
+
+  constructor(
+    private readonly active: ActiveConfig,
+    private readonly client: GitlabClient,
+    private readonly states: PolicyStates,
+    private readonly discoveryCache: RedisDiscoveryCache,
+    private readonly measures: PolicyMeasureStore,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {
+    this.discovery = this.discoveryFor();
+  }
+
+  /** After a reload: `discovery_interval` may have changed. */
+  reloaded(): void {
+    this.discovery = this.discoveryFor();
+  }
+
+  private discoveryFor(): ProjectDiscovery {
+    return new ProjectDiscovery(this.client, this.discoveryCache, this.clock, this.active.current.discovery_interval, new Logger('discovery'));
+  }
+
+  for(policy: PolicyConfig, mode: 'plan' | 'act'): PolicyContext {
+    return {
+      client: this.client,
+      state: this.states.of(policy.name),
+      logger: new Logger(`policy:${policy.name}`),
+      now: new Date(this.clock.now()),
+      currentTime: () => new Date(this.clock.now()),
+      mode,
+      progress: () => undefined,
+      unsettled: [],
+      concurrency: this.active.current.gitlab.concurrency,
+      discovery: this.discovery,
+      policy,
+      measures: this.measures.of(policy.name),
+    };
+  }
+
+  /**
+   * The pace of a scheduled pass of an `every:` policy: its targets spread over part of the interval (see TargetPace).
+   * A pass that cannot read them all within the interval at the budget's pace says so: ticks would be skipped.
+   */
+  pace(policy: PolicyConfig): ((count: number) => TargetPace) | undefined {
+    const trigger = this.active.runner(policy).trigger(policy);
+    if (!('every' in trigger)) return undefined;
+    const budget = this.active.current.gitlab.max_requests_per_minute;
+    const spread = { clock: this.clock, windowMs: trigger.every * SPREAD_FRACTION, requestsPerMinute: budget };
+    return (count) => {
+      const pace = evenPace(spread, count);
+      if (pace.lastStartMs > trigger.every) {
+        this.logger.warn(
+          `${policy.name}: ${count} targets at most ${budget} requests a minute take longer than its interval; ` +
+            'passes will be skipped: raise its interval or gitlab.max_requests_per_minute',
+        );
+      }
+      return pace;
+    };
+  }
+}

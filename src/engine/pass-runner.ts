@@ -1,0 +1,206 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CLOCK, type Clock } from '../clock';
+import type { PolicyConfig } from '../config/policy-type';
+import { ApiError } from '../gitlab/transport/errors';
+import { withPurpose } from '../gitlab/transport/purpose';
+import { MetricsService } from '../metrics/metrics.service';
+import { ActiveConfig } from './active-config';
+import { PolicyContexts } from './contexts';
+import type { ForgeEvent } from './events';
+import { Executor } from './executor';
+import { UnobservedList } from './observe-targets';
+import type { ActionRecord, Decision, PolicyContext, PolicyRunner, Refusal, UnobservedTarget, UnsettledTarget } from './policy';
+import { DataMarker } from './stores/data-marker';
+import { type Lease, LeaseLostError } from './stores/lease';
+import { PassHistory } from './stores/pass-history';
+import { UnsettledTargets } from './stores/unsettled';
+
+/** What one pass of one policy decided and, when acting, what came of each decision. */
+export interface PassResult {
+  readonly policy: string;
+  readonly type: string;
+  readonly dryRun: boolean;
+  readonly decisions: readonly Decision[];
+  /** Empty in `plan`. */
+  readonly records: readonly ActionRecord[];
+  /** Set when the pass itself failed (the forge unreachable, Redis away); the daemon goes on. */
+  readonly error?: string;
+  /**
+   * Targets the pass could not read (a 403, a project gone, an odd answer), each with the forge's answer; the others
+   * were decided and acted on. With any of these, or an action the forge refused for good, the pass is `partial`.
+   */
+  readonly unobserved?: readonly UnobservedTarget[];
+  /** In `plan`: decisions parked after a final refusal of the forge, by key. */
+  readonly parked?: Readonly<Record<string, Refusal>>;
+  /** When the next pass is due sooner than the trigger says (a follow-up, open targets, a failed pass). */
+  readonly nextPassAt?: Date;
+  /** The projects the pass looked at, when the policy says (its globs resolved): `plan` shows them. */
+  readonly covered?: readonly string[];
+  /** The groups the pass looked at, when globs chose them: `plan` shows them. */
+  readonly coveredGroups?: readonly string[];
+}
+
+/** A pass as the runner reports it to whoever plans the next one (the scheduler). */
+export interface PassReport extends PassResult {
+  /** The targets left open after an acting pass (failed, refused, waiting…). */
+  readonly open: readonly UnsettledTarget[];
+  /** When the policy itself asked for an extra pass (a follow-up after the forge's hourly limit). */
+  readonly policyNextPass?: Date;
+  /** The pass stopped because its lease was lost: another replica holds the policy, and its pass is the one that counts. */
+  readonly leaseLost?: true;
+}
+
+export interface PassOptions {
+  readonly mode: 'plan' | 'act';
+  /** `queue`: a delayed action waits in Bull (the daemon); `inline`: the pass sleeps (one-shot commands). */
+  readonly delays: 'queue' | 'inline';
+  /** What started it: the daemon's schedule, or a person's command (`plan`, `once`). */
+  readonly occasion: 'schedule' | 'command';
+  /** Progress of long reads, for a person watching a terminal. */
+  readonly progress?: (message: string) => void;
+  /** The pass lease: no action starts once it is lost. */
+  readonly lease?: Lease;
+}
+
+/**
+ * One pass of one policy: observe → decide → act, the same path for the daemon's scheduled passes, `plan`, `once` and
+ * a webhook's event. It reports what it found (decisions, outcomes, open targets, failure, the policy's own request
+ * for a next pass) and leaves planning the next pass to the scheduler.
+ */
+@Injectable()
+export class PassRunner {
+  private readonly logger = new Logger('Engine');
+
+  constructor(
+    private readonly active: ActiveConfig,
+    private readonly contexts: PolicyContexts,
+    private readonly executor: Executor,
+    private readonly unsettled: UnsettledTargets,
+    private readonly history: PassHistory,
+    private readonly marker: DataMarker,
+    private readonly metrics: MetricsService,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async run(name: string, options: PassOptions): Promise<PassReport> {
+    const policy = this.active.policy(name);
+    const runner = this.active.runner(policy);
+    const dryRun = this.active.dryRun(policy);
+    const stopTimer = this.metrics.policyRunSeconds.startTimer({ policy: name });
+    const base = { policy: name, type: policy.type, dryRun, open: [] };
+    try {
+      const unsettled = await this.unsettled.read(name);
+      const lostAt = await this.marker.lostAt();
+      const pace = options.occasion === 'schedule' ? this.contexts.pace(policy) : undefined;
+      const unobserved = new UnobservedList();
+      const context: PolicyContext = {
+        ...this.contexts.for(policy, options.mode),
+        occasion: options.occasion,
+        progress: options.progress ?? (() => undefined),
+        unsettled,
+        unobserved,
+        ...(lostAt ? { redisDataLostAt: lostAt } : {}),
+        ...(pace ? { pace } : {}),
+      };
+      const observed = await this.observe(policy, runner, context);
+      const seen = unobserved.list().length > 0 ? { unobserved: unobserved.list() } : {};
+      const covered = runner.covered?.(policy, observed.snapshot);
+      const coveredGroups = runner.coveredGroups?.(policy, observed.snapshot);
+      const cover = { ...(coveredGroups ? { coveredGroups } : {}), ...(covered ? { covered } : {}) };
+      if (options.mode === 'plan') {
+        this.metrics.passes.inc({ policy: name, result: seen.unobserved ? 'partial' : 'ok' });
+        const parked = Object.fromEntries(unsettled.flatMap((target) => (target.refusal ? [[target.key, target.refusal] as const] : [])));
+        return { ...base, decisions: observed.decisions, records: [], ...seen, ...(Object.keys(parked).length > 0 ? { parked } : {}), ...cover };
+      }
+      await this.executor.reportUnobserved(name, unobserved.list(), dryRun);
+      const records = await this.executor.execute(policy, runner, observed.decisions, context, { dryRun, delays: options.delays, passLease: options.lease });
+      const partial = seen.unobserved !== undefined || records.some((record) => record.outcome === 'refused');
+      this.metrics.passes.inc({ policy: name, result: partial ? 'partial' : 'ok' });
+      // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
+      let open: readonly UnsettledTarget[] = [];
+      let policyNextPass: Date | undefined;
+      if (!dryRun) {
+        await runner.commit?.(policy, observed.snapshot, context, records);
+        open = await this.unsettled.replace(name, records, unsettled, context.now, { partial: seen.unobserved !== undefined });
+        policyNextPass = runner.nextPass?.(policy, observed.snapshot, context.now);
+      }
+      // Observing, deciding and acting went through (actions may have failed; those are counted per decision).
+      await this.history.recordSuccess(name, this.clock.now() / 1000);
+      this.metrics.lastSuccessfulPass.set({ policy: name }, this.clock.now() / 1000);
+      const left = seen.unobserved ? `; ${seen.unobserved.length} not read: ${seen.unobserved.map((target) => target.target).join(', ')}` : '';
+      this.logger.log(`${name}: pass done: looked at ${runner.summarize?.(policy, observed.snapshot) ?? 'the forge'}; ${passTally(records)}${left}`);
+      return { ...base, decisions: observed.decisions, records, ...seen, ...cover, open, ...(policyNextPass ? { policyNextPass } : {}) };
+    } catch (error) {
+      const message = errorText(error);
+      // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.
+      this.logger.error(`${name}: pass failed: ${message}`);
+      this.logger.debug(`${name}: pass failed`, error instanceof Error ? error.stack : undefined);
+      return { ...base, decisions: [], records: [], error: message, ...(error instanceof LeaseLostError ? { leaseLost: true as const } : {}) };
+    } finally {
+      stopTimer();
+    }
+  }
+
+  /**
+   * A webhook's event, for every policy that takes events and covers its project: just what it concerns is observed,
+   * decided and acted on, through the same executor as a poll (dry run, delay, ledger, preconditions, audit). Nothing
+   * is committed: the poll's marks stay, and the ledger keeps the poll from acting on the same target again.
+   */
+  async event(event: ForgeEvent): Promise<PassResult[]> {
+    try {
+      const results = await this.eventPasses(event);
+      this.metrics.webhookDeliveries.inc({ event: event.kind, result: results.length > 0 ? 'acted' : 'not_covered' });
+      return results;
+    } catch (error) {
+      this.metrics.webhookDeliveries.inc({ event: event.kind, result: 'failed' });
+      throw error;
+    }
+  }
+
+  private async eventPasses(event: ForgeEvent): Promise<PassResult[]> {
+    const results: PassResult[] = [];
+    for (const policy of this.active.policies) {
+      const runner = this.active.runner(policy);
+      if (!runner.observeEvent) continue;
+      const dryRun = this.active.dryRun(policy);
+      const context = this.contexts.for(policy, 'act');
+      const snapshot = await withPurpose({ policy: policy.name, phase: 'observe' }, async () => runner.observeEvent?.(policy, event, context));
+      if (snapshot === undefined) continue;
+      const decisions = runner.decide(policy, snapshot, context.now);
+      const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays: 'queue' });
+      if (!dryRun) await this.unsettled.merge(policy.name, records, context.now);
+      const finishedAt = event.kind === 'job' && event.finishedAt ? Date.parse(event.finishedAt) : undefined;
+      for (const record of records) {
+        if (record.outcome === 'done' && finishedAt !== undefined) this.metrics.failureToAction.observe({ policy: policy.name }, Math.max(0, this.clock.now() - finishedAt) / 1000);
+      }
+      this.logger.log(`${policy.name}: ${event.kind} event for project ${event.project.path ?? event.project.id}: ${passTally(records)}`);
+      results.push({ policy: policy.name, type: policy.type, dryRun, decisions, records });
+    }
+    return results;
+  }
+
+  /** Observe and decide; either failing is the pass failing as a whole (failed actions are counted per decision). */
+  private async observe(policy: PolicyConfig, runner: PolicyRunner, context: PolicyContext): Promise<{ snapshot: unknown; decisions: Decision[] }> {
+    try {
+      const snapshot = await withPurpose({ policy: policy.name, phase: 'observe' }, () => runner.observe(policy, context));
+      return { snapshot, decisions: runner.decide(policy, snapshot, context.now) };
+    } catch (error) {
+      this.metrics.passes.inc({ policy: policy.name, result: 'failed' });
+      throw error;
+    }
+  }
+}
+
+/** `2 done, 1 failed, 5 skipped`, or `nothing to do`. */
+export function passTally(records: readonly ActionRecord[]): string {
+  const counts = new Map<string, number>();
+  for (const record of records) counts.set(record.outcome, (counts.get(record.outcome) ?? 0) + 1);
+  if (counts.size === 0) return 'nothing to do';
+  return [...counts].map(([outcome, n]) => `${n} ${outcome.replace('_', ' ')}`).join(', ');
+}
+
+/** A forge's refusal says which request it was (`GET projects/acme%2Fgone/jobs → 404: ...`): it names the target. */
+export function errorText(error: unknown): string {
+  if (error instanceof ApiError) return error.summary;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,172 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { CLOCK, type Clock } from '../clock';
+import type { PolicyConfig } from '../config/policy-type';
+import { defineJob } from '../queue/jobs';
+import { QueueService } from '../queue/queue.service';
+import { ActiveConfig } from './active-config';
+import { PolicyContexts } from './contexts';
+import { forgeEventJob } from './events';
+import type { Trigger } from './policy';
+import { Executor, policyActionJob, type QueuedAction } from './executor';
+import { errorText, PassRunner, type PassReport, type PassResult } from './pass-runner';
+import { nextRunAfter } from './schedule-runs';
+import type { Lease } from './stores/lease';
+import { PassHistory } from './stores/pass-history';
+import { UnsettledTargets, wantsRetry } from './stores/unsettled';
+
+export const policyTickJob = defineJob<{ policy: string }>('policy.tick');
+
+/**
+ * The pass lease: renewed while a pass runs, so a pass killed with its process holds the policy back by seconds; a
+ * pass that loses it (Redis unreachable for that long) starts no further action.
+ */
+const PASS_LEASE_MS = 15_000;
+
+/**
+ * When a pass leaves targets open, or fails as a whole, the next pass comes at most this long after (then 10, 20…
+ * minutes for passes that keep failing), however long the policy's interval or cron period.
+ */
+const RETRY_PASS_MS = 5 * 60_000;
+
+/**
+ * What a tick runs, and what follows: a scheduled pass under the policy's lock, the extra pass a policy or its open
+ * targets ask for, backoff after a failed pass, and delayed actions whose wait ended. The schedules themselves are
+ * DaemonSchedules'; the passes the PassRunner's.
+ */
+@Injectable()
+export class Scheduler implements OnModuleInit {
+  private readonly logger = new Logger('Engine');
+  /** Policies with a pass running in this process: a tick that finds its own pass still running is no news. */
+  private readonly running = new Set<string>();
+
+  constructor(
+    private readonly active: ActiveConfig,
+    private readonly runner: PassRunner,
+    private readonly contexts: PolicyContexts,
+    private readonly executor: Executor,
+    private readonly unsettled: UnsettledTargets,
+    private readonly history: PassHistory,
+    private readonly queue: QueueService,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    this.queue.handle(policyTickJob, ({ policy }) => this.tick(policy));
+    this.queue.handle(policyActionJob, (action) => this.performQueued(action));
+    this.queue.handle(forgeEventJob, async (delivery) => {
+      await this.runner.event(delivery.event);
+    });
+  }
+
+  /**
+   * A scheduled pass (a tick's, or the daemon's first): marked as running while it runs, so one killed with its process
+   * is run again at the next start, then followed by the extra pass it needs, if any.
+   */
+  async scheduledPass(name: string, lease?: Lease): Promise<PassResult> {
+    let marked = false;
+    try {
+      await this.history.markRunning(name, new Date(this.clock.now()));
+      marked = true;
+      const report = await this.runner.run(name, { mode: 'act', delays: 'queue', occasion: 'schedule', ...(lease ? { lease } : {}) });
+      const nextPassAt = await this.followUp(report);
+      return { ...withoutReport(report), ...(nextPassAt ? { nextPassAt } : {}) };
+    } finally {
+      // Ended, well or not: only a killed pass leaves its mark.
+      if (marked) await this.history.clearRunning(name).catch(() => undefined);
+    }
+  }
+
+  /**
+   * When the next pass comes sooner than the trigger, queued once however many replicas ask: the earliest of what the
+   * policy asked for and a retry of its open targets (not the parked ones), or, after a pass that failed as a whole, a
+   * retry with backoff (not when it lost its lease: another replica holds the policy, and its pass counts).
+   */
+  private async followUp(report: PassReport): Promise<Date | undefined> {
+    const policy = this.active.policy(report.policy);
+    const now = new Date(this.clock.now());
+    if (report.error !== undefined) return report.leaseLost ? undefined : this.retryFailedPass(policy, now);
+    const at = this.nextPassOf(report);
+    if (at) await this.extraPass(policy.name, at, now);
+    return at;
+  }
+
+  /** When the pass reported asks for the next one, sooner than the trigger (nothing is queued here). */
+  nextPassOf(report: PassReport): Date | undefined {
+    const policy = this.active.policy(report.policy);
+    const retry = retryPassAt(this.active.runner(policy).trigger(policy), report.open.filter(wantsRetry).length, new Date(this.clock.now()));
+    const times = [report.policyNextPass, retry].filter((date): date is Date => date !== undefined).map((date) => date.getTime());
+    return times.length === 0 ? undefined : new Date(Math.min(...times));
+  }
+
+  /**
+   * A scheduled pass that failed as a whole (the forge or Redis away while it observed) is tried again rather than left
+   * to the next scheduled run: 5 minutes later, then 10, 20 and so on while it keeps failing, as long as that comes
+   * before the next scheduled run. A nightly backup missed at 02:00 is taken at 02:05; a pass that cannot work (a
+   * token without the role) is not run every 5 minutes all day. A success starts the count again.
+   */
+  private async retryFailedPass(policy: PolicyConfig, now: Date): Promise<Date | undefined> {
+    try {
+      const failures = await this.history.countFailure(policy.name);
+      const trigger = this.active.runner(policy).trigger(policy);
+      const nextRun = 'every' in trigger ? now.getTime() + trigger.every : nextRunAfter(trigger, now)?.getTime();
+      const at = roundedUp(now.getTime() + RETRY_PASS_MS * 2 ** Math.min(failures - 1, 20));
+      if (nextRun !== undefined && at.getTime() >= nextRun) return undefined;
+      await this.extraPass(policy.name, at, now);
+      return at;
+    } catch (error) {
+      this.logger.warn(`${policy.name}: the failed pass could not be queued again (${errorText(error)}); it runs at its next scheduled time`);
+      return undefined;
+    }
+  }
+
+  /** One extra pass at `at`; the job id makes the request once, however many replicas make it. */
+  private async extraPass(name: string, at: Date, now: Date): Promise<void> {
+    await this.queue.enqueue(policyTickJob, { policy: name }, { jobId: `extra:${name}:${at.getTime()}`, delayMs: Math.max(0, at.getTime() - now.getTime()) });
+    this.logger.log(`${name}: next pass at ${at.toISOString()}`);
+  }
+
+  private async tick(name: string): Promise<void> {
+    if (!this.active.find(name)) return; // removed since it was scheduled
+    const lease = await this.history.lock(name, PASS_LEASE_MS);
+    if (!lease) {
+      if (this.running.has(name)) this.logger.debug(`${name}: the previous pass is still running; skipping this tick`);
+      else this.logger.log(`${name}: a pass of this policy is running on another replica; skipping this tick`);
+      return;
+    }
+    this.running.add(name);
+    try {
+      await this.scheduledPass(name, lease);
+    } finally {
+      this.running.delete(name);
+      await lease.release();
+    }
+  }
+
+  /** A delayed action whose wait ended; what became of it joins the policy's open targets (a refusal parks it). */
+  private async performQueued({ policy: name, decision, attempts }: QueuedAction): Promise<void> {
+    const policy = this.active.find(name);
+    if (!policy) {
+      this.logger.warn(`${name}: policy removed; dropping its queued ${decision.action} of ${decision.target}`);
+      return;
+    }
+    const record = await this.executor.perform(policy, this.active.runner(policy), decision, this.contexts.for(policy, 'act'), { attempts: attempts ?? 0 });
+    await this.unsettled.merge(name, [record], new Date(this.clock.now()));
+  }
+}
+
+/** An extra pass for open targets when the policy's own schedule would leave them longer than RETRY_PASS_MS. */
+export function retryPassAt(trigger: Trigger, open: number, now: Date): Date | undefined {
+  if (open === 0) return undefined;
+  if ('every' in trigger && trigger.every <= RETRY_PASS_MS) return undefined;
+  return roundedUp(now.getTime() + RETRY_PASS_MS);
+}
+
+/** Rounded up to the minute, so replicas asking in the same minute queue one pass between them. */
+function roundedUp(ms: number): Date {
+  return new Date(Math.ceil(ms / 60_000) * 60_000);
+}
+
+/** The pass as the commands and tests see it: without what only the scheduler needs. */
+export function withoutReport({ open: _open, policyNextPass: _next, leaseLost: _lost, ...result }: PassReport): PassResult {
+  return result;
+}

@@ -1,0 +1,46 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/schema';
+import { REDIS } from '../../redis/redis.module';
+import { readJsonObject } from '../json';
+import { EngineKeys } from './keys';
+
+/**
+ * The marker the daemon writes into Redis when it starts: while it is there, Redis holds the daemon's data; when it is
+ * gone, Redis lost it (restarted without persistence, failed over, flushed). It also keeps when a running daemon
+ * last found the data lost, which a policy whose forge-side limits Redis recorded needs to know.
+ */
+@Injectable()
+export class DataMarker {
+  private readonly keys: EngineKeys;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.keys = EngineKeys.of(config);
+  }
+
+  /** Writes the marker unless one is there (another replica's, perhaps with the time of a loss it noticed). */
+  async ensure(now: Date): Promise<void> {
+    await this.redis.set(this.keys.marker(), JSON.stringify({ since: now.toISOString() }), 'NX');
+  }
+
+  async present(): Promise<boolean> {
+    return (await this.redis.exists(this.keys.marker())) === 1;
+  }
+
+  /** The marker again, with the time the loss was found (unless another replica wrote it first). */
+  async markLost(now: Date): Promise<void> {
+    const at = now.toISOString();
+    await this.redis.set(this.keys.marker(), JSON.stringify({ since: at, data_lost_at: at }), 'NX');
+  }
+
+  /** When a running daemon last found Redis without its data, if one did. */
+  async lostAt(): Promise<Date | undefined> {
+    const marker = readJsonObject((await this.redis.get(this.keys.marker())) ?? undefined);
+    const at = typeof marker?.data_lost_at === 'string' ? new Date(marker.data_lost_at) : undefined;
+    return at && !Number.isNaN(at.getTime()) ? at : undefined;
+  }
+}

@@ -1,0 +1,64 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type Redis from 'ioredis';
+import type { Counter, Gauge } from 'prom-client';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/schema';
+import { MetricsService } from '../../metrics/metrics.service';
+import type { PolicyMeasure } from '../../metrics/policy-measure';
+import { REDIS } from '../../redis/redis.module';
+import type { PolicyMeasures } from '../policy';
+import { EngineKeys } from './keys';
+
+/**
+ * The measures policies publish (PolicyRunner.measures): counters of this replica, and gauges, of which the
+ * cluster-wide ones are kept in one Redis hash (field: policy, measure and labels) that every replica exports alike.
+ */
+@Injectable()
+export class PolicyMeasureStore {
+  private readonly key: string;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
+    this.key = EngineKeys.of(config).policyMeasures();
+  }
+
+  of(policy: string): PolicyMeasures {
+    return {
+      set: async (measure, labels, value) => {
+        (this.metrics.policyMeasure(measure) as Gauge).set({ policy, ...labels }, value);
+        if (measure.clusterWide) await this.redis.hset(this.key, JSON.stringify([policy, measure.name, labels]), String(value));
+      },
+      add: (measure, labels, amount) => {
+        (this.metrics.policyMeasure(measure) as Counter).inc({ policy, ...labels }, amount);
+      },
+    };
+  }
+
+  /**
+   * Sets every cluster-wide gauge as Redis holds it, for the configured policies whose type declares the measure
+   * (`measuresOf` names them by policy): whichever replica wrote it, each exports the same.
+   */
+  async refresh(measuresOf: (policy: string) => readonly PolicyMeasure[] | undefined): Promise<void> {
+    for (const [field, text] of Object.entries(await this.redis.hgetall(this.key))) {
+      const entry = readField(field);
+      const value = Number(text);
+      const measure = entry && measuresOf(entry.policy)?.find((candidate) => candidate.name === entry.name && candidate.clusterWide);
+      if (!entry || !measure || !Number.isFinite(value)) continue;
+      (this.metrics.policyMeasure(measure) as Gauge).set({ policy: entry.policy, ...entry.labels }, value);
+    }
+  }
+}
+
+/** A field as written by `set`; anything else (damaged, or of an older layout) is skipped. */
+function readField(field: string): { policy: string; name: string; labels: Record<string, string> } | undefined {
+  try {
+    const [policy, name, labels] = JSON.parse(field) as unknown[];
+    if (typeof policy !== 'string' || typeof name !== 'string' || typeof labels !== 'object' || labels === null) return undefined;
+    return { policy, name, labels: Object.fromEntries(Object.entries(labels).map(([label, value]) => [label, String(value)])) };
+  } catch {
+    return undefined;
+  }
+}

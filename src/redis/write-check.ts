@@ -1,0 +1,26 @@
+import Redis from 'ioredis';
+
+/** A connection for a one-shot check (`doctor`): it gives up at once instead of reconnecting. */
+export function openCheckConnection(url: string, timeoutMs: number): Redis {
+  const connection = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: timeoutMs });
+  connection.on('error', () => undefined);
+  return connection;
+}
+
+/**
+ * Whether Redis takes a write and gives it back (a read-only replica, or a full disk, refuses writes): undefined when
+ * it does, else what went wrong.
+ */
+export async function writeProblem(connection: Redis, key: string): Promise<string | undefined> {
+  try {
+    const written = `doctor ${Date.now()}`;
+    await connection.set(key, written, 'PX', 10_000);
+    const read = await connection.get(key);
+    await connection.del(key);
+    return read === written ? undefined : 'answers, but a value written could not be read back';
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const hint = /READONLY/.test(message) ? ' (a read-only replica? point REDIS_URL at the primary)' : '';
+    return `answers, but refuses writes: ${message}${hint}`;
+  }
+}
