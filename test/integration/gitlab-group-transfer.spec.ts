@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { acmeGroup, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import { groupTransferOf, readArchive } from '../../src/sandbox/group-transfer-state';
-import { ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError, ValidationError } from '../../src/gitlab';
+import { ForbiddenError, GitlabClient, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from '../../src/gitlab';
+import { FakeClock } from '../support/gitlab/fake-clock';
 import { useSandboxClients } from '../support/sandbox-clients';
 
 /** Group export, download, import and relations export (spec 01 §4) through the client over real HTTP. */
@@ -63,6 +64,18 @@ describe('GitlabClient group transfer against the sandbox', () => {
         description: 'The Acme group',
         subgroups: [{ path: 'platform', name: 'Platform', subgroups: [] }],
       });
+    });
+
+    it('a second download within the minute is that download’s own 429: the client pauses no other request for it', async () => {
+      const clock = new FakeClock(forge.sandbox.state.clock.now());
+      const gl = forge.client(undefined, { clock, maxRequestsPerMinute: 0 });
+      await exportedArchive();
+      const limited = await gl.groupTransfer.downloadExport('acme', join(dir, 'again.tar.gz')).catch((error: unknown) => error);
+      expect(limited).toBeInstanceOf(RateLimitedError);
+      expect(limited).toMatchObject({ status: 429, headers: { 'retry-after': expect.stringMatching(/^\d+$/) } });
+      // Another group's read goes out at once: the limiter waited for nothing.
+      await expect(gl.groups.show('acme/platform')).resolves.toMatchObject({ id: 11 });
+      expect(clock.sleeps).toEqual([]);
     });
 
     it('a 404 leaves an existing destination file untouched', async () => {

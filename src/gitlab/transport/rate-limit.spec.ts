@@ -92,5 +92,18 @@ describe('rate-limit layer', () => {
       await limiter.schedule('GET', async () => undefined);
       expect(clock.sleeps).toEqual([5000]);
     });
+
+    it('pauses no other request after one endpoint’s own 429 (JSON, without the throttle’s RateLimit headers)', async () => {
+      const clock = new FakeClock();
+      const limiter = new RateLimiter(base, clock);
+      // The forge's answer to a second group export download within its limit.
+      limiter.observe(429, { 'content-type': 'application/json', 'retry-after': '60' });
+      await limiter.schedule('GET', async () => undefined);
+      expect(clock.sleeps).toEqual([]);
+      // The instance's throttle says it with its headers, whatever the body: everyone waits.
+      limiter.observe(429, { 'content-type': 'application/json', 'retry-after': '7', 'ratelimit-limit': '600', 'ratelimit-remaining': '0' });
+      await limiter.schedule('GET', async () => undefined);
+      expect(clock.sleeps).toEqual([7000]);
+    });
   });
 });

@@ -9,7 +9,7 @@ import { parseRateLimitState, type ResponseHeaders, serverWaitHintMs } from './h
  * - a concurrency cap per process;
  * - writes spaced by a minimum interval;
  * - slowing down when the forge's `RateLimit-Remaining` runs low against `RateLimit-Limit`, and pausing everyone
- *   after a 429 that said how long to wait.
+ *   after a 429 of the instance's throttle that said how long to wait (one endpoint's own 429 pauses only itself).
  */
 /** The Redis connection the shared budget is kept on (the daemon's own, handed in). */
 export type SharedBudgetRedis = Redis;
@@ -62,6 +62,16 @@ function isWrite(method: HttpMethod): boolean {
   return method !== 'GET' && method !== 'HEAD';
 }
 
+/**
+ * A 429 that is one endpoint's own limit, not the instance's: the forge's application limits (group export, its
+ * download, import: per user and resource) answer from the API as JSON, without the `RateLimit-*` headers its
+ * instance-wide throttle and proxies send with their plain-text "Retry later". Only that request waits (the retry layer
+ * honours its `Retry-After`); pausing everyone would stall every policy for one group's download.
+ */
+function isEndpointLimit(headers: ResponseHeaders, carriesThrottleHeaders: boolean): boolean {
+  return !carriesThrottleHeaders && /^application\/json\b/i.test(headers['content-type'] ?? '');
+}
+
 export class RateLimiter {
   private readonly options: RateLimitOptions;
   private inFlight = 0;
@@ -109,7 +119,7 @@ export class RateLimiter {
         resetAt: now + (state.resetInMs ?? this.options.windowMs),
       };
     }
-    if (status === 429) {
+    if (status === 429 && !isEndpointLimit(headers, state !== undefined)) {
       const wait = serverWaitHintMs(headers, now);
       if (wait !== undefined) this.pausedUntil = Math.max(this.pausedUntil, now + wait);
     }
