@@ -27,6 +27,7 @@ import { Gitlab } from '@gitbeaker/rest';
 import { Pool } from 'undici';
 import { parseConfig } from '../src/config/load';
 import type { PolicyConfig } from '../src/config/policy-type';
+import { handContext } from '../src/engine/hand-context';
 import type { PolicyContext, PolicyState } from '../src/engine/policy';
 import { GitlabClient } from '../src/gitlab';
 import { POLICY_TYPES, policyRunner } from '../src/policies';
@@ -487,8 +488,8 @@ class MemoryState implements PolicyState {
 const quietLogger = { log() {}, warn() {}, error() {}, debug() {}, verbose() {}, fatal() {} } as unknown as Logger;
 
 /** A pass's context as the engine builds it: observers read `concurrency` targets at once, the client's cap. */
-function context(client: GitlabClient, concurrency: number, progress: (message: string) => void = () => {}): PolicyContext {
-  return { client, state: new MemoryState(), logger: quietLogger, now: new Date(), mode: 'plan', progress, unsettled: [], concurrency, measures: { set: async () => undefined, add: () => undefined } };
+function context(client: GitlabClient, policy: PolicyConfig, concurrency: number, progress: (message: string) => void = () => {}): PolicyContext {
+  return handContext(client, policy, new MemoryState(), { logger: quietLogger, mode: 'plan', progress, concurrency });
 }
 
 type WorkerMessage =
@@ -501,7 +502,7 @@ async function pollWorker(url: string): Promise<void> {
   const projects = Array.from({ length: POLL_PROJECTS }, (_, i) => i + 2);
   const config = jobRetryConfig(projects);
   const client = new GitlabClient({ url, token: TOKEN, concurrency: POLL_CONCURRENCY, maxRequestsPerMinute: 0 });
-  const ctx = context(client, POLL_CONCURRENCY);
+  const ctx = context(client, config, POLL_CONCURRENCY);
   gc();
   const rssBefore = process.memoryUsage().rss;
   send({ kind: 'started', rss: rssBefore });
@@ -553,7 +554,7 @@ async function registryWorker(url: string): Promise<void> {
   const policy: PolicyConfig = config.policies[0];
   const runner = policyRunner(policy.type);
   if (!runner) throw new Error('registry_cleanup is not a policy type of this build');
-  const ctx = context(client, gitlab.concurrency, (message) => send({ kind: 'progress', message, at: performance.now() }));
+  const ctx = context(client, policy, gitlab.concurrency, (message) => send({ kind: 'progress', message, at: performance.now() }));
   gc();
   const rssBefore = process.memoryUsage().rss;
   send({ kind: 'started', rss: rssBefore });

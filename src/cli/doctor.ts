@@ -113,7 +113,7 @@ async function policyChecks(config: AppConfig, administrator: boolean, client: G
     if (!runner) continue; // validation knows every type this build runs
     const needs = runner.needsAdministrator?.(policy);
     if (needs && !administrator) checks.push({ ok: false, line: `${policy.name}: needs an administrator's token: ${needs}` });
-    for (const probe of runner.probes?.(policy) ?? []) checks.push(await runProbe(policy.name, probe, client));
+    for (const probe of runner.probes(policy)) checks.push(await runProbe(policy.name, probe, client));
   }
   return checks;
 }

@@ -4,7 +4,8 @@ import type { PolicyConfig } from '../config/policy-type';
 import { GitlabClient } from '../gitlab/client';
 import { ActiveConfig } from './active-config';
 import { ProjectDiscovery } from './discovery';
-import { evenPace, SPREAD_FRACTION, type TargetPace } from './pace';
+import { UnobservedList } from './observe-targets';
+import { evenPace, SPREAD_FRACTION, type TargetPace, unpaced } from './pace';
 import type { PolicyContext } from './policy';
 import { RedisDiscoveryCache } from './stores/discovery-cache';
 import { PolicyStates } from './stores/policy-state';
@@ -40,20 +41,28 @@ export class PolicyContexts {
     return new ProjectDiscovery(this.client, this.discoveryCache, this.clock, this.active.current.discovery_interval, new Logger('discovery'));
   }
 
-  for(policy: PolicyConfig, mode: 'plan' | 'act'): PolicyContext {
+  /**
+   * A context for `policy`: `schedule` paces an `every:` policy's reads over its interval (see pace below); a
+   * person's command reads as fast as the concurrency allows. The pass runner adds what it read before (unsettled).
+   */
+  for(policy: PolicyConfig, mode: 'plan' | 'act', occasion: 'schedule' | 'command' = 'schedule'): PolicyContext {
+    const clock = this.clock;
     return {
       client: this.client,
+      policy,
       state: this.states.of(policy.name),
       logger: new Logger(`policy:${policy.name}`),
-      now: new Date(this.clock.now()),
-      currentTime: () => new Date(this.clock.now()),
+      now: new Date(clock.now()),
+      clock: { now: () => new Date(clock.now()), sleep: (ms) => clock.sleep(ms) },
       mode,
+      occasion,
+      measures: this.measures.of(policy.name),
       progress: () => undefined,
       unsettled: [],
+      unobserved: new UnobservedList(),
       concurrency: this.active.current.gitlab.concurrency,
       discovery: this.discovery,
-      policy,
-      measures: this.measures.of(policy.name),
+      pace: (occasion === 'schedule' ? this.pace(policy) : undefined) ?? unpaced,
     };
   }
 
@@ -61,7 +70,7 @@ export class PolicyContexts {
    * The pace of a scheduled pass of an `every:` policy: its targets spread over part of the interval (see TargetPace).
    * A pass that cannot read them all within the interval at the budget's pace says so: ticks would be skipped.
    */
-  pace(policy: PolicyConfig): ((count: number) => TargetPace) | undefined {
+  private pace(policy: PolicyConfig): ((count: number) => TargetPace) | undefined {
     const trigger = this.active.runner(policy).trigger(policy);
     if (!('every' in trigger)) return undefined;
     const budget = this.active.current.gitlab.max_requests_per_minute;

@@ -33,14 +33,9 @@ interface Resolved extends DiscoveredProject {
   readonly ref: ProjectRef;
 }
 
-/**
- * The projects `selection` covers, for an observer: through the engine's discovery when the context has it, else
- * (a context built by hand) only the projects listed by id or path.
- */
+/** The projects `selection` covers, for an observer: through the engine's discovery. */
 export async function selectProjects(context: PolicyContext, selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
-  if (context.discovery) return context.discovery.select(selection, includeArchived);
-  if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error('project globs and excludes need the engine\'s discovery');
-  return explicitRefs(selection);
+  return context.discovery.select(selection, includeArchived);
 }
 
 /** A group a selection resolved to, with the reference the policy uses for it. */
@@ -49,15 +44,25 @@ interface ResolvedGroup extends DiscoveredGroup {
   readonly ref: GroupRef;
 }
 
-/**
- * The groups `selection` covers (access_requests' `groups:`), as `selectProjects` for projects: through the engine's
- * discovery when the context has it, else only the groups listed by id or path.
- */
+/** The groups `selection` covers (access_requests' `groups:`), as `selectProjects` for projects. */
 export async function selectGroups(context: PolicyContext, selection: GroupSelection): Promise<GroupRef[]> {
-  if (context.discovery) return context.discovery.selectGroups(selection);
-  if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error('group globs and excludes need the engine\'s discovery');
-  return explicitRefs(selection);
+  return context.discovery.selectGroups(selection);
 }
+
+/**
+ * Discovery without the forge, for a context built by hand (a test, a benchmark): the projects and groups listed by
+ * id or path, as written; a glob or an exclude needs the engine's discovery.
+ */
+export const LISTED_ONLY: ProjectDiscoverer = {
+  select: async (selection) => {
+    if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error("project globs and excludes need the engine's discovery");
+    return explicitRefs(selection);
+  },
+  selectGroups: async (selection) => {
+    if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error("group globs and excludes need the engine's discovery");
+    return explicitRefs(selection);
+  },
+};
 
 /**
  * The ids and paths a selection lists, as written, each once (a path in any case is the same project or group): used as

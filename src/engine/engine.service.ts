@@ -63,9 +63,9 @@ export class EngineService implements OnApplicationBootstrap {
   async webhookProjects(): Promise<Array<{ project: ProjectRef; policies: string[] }>> {
     const found = new Map<string, { project: ProjectRef; policies: string[] }>();
     for (const policy of this.active.policies) {
-      const runner = this.active.runner(policy);
-      if (!runner.eventProjects) continue;
-      for (const project of await runner.eventProjects(policy, this.contexts.for(policy, 'plan'))) {
+      const events = this.active.runner(policy).events;
+      if (!events) continue;
+      for (const project of await events.projects(policy, this.contexts.for(policy, 'plan', 'command'))) {
         const key = String(project).toLowerCase();
         const known = found.get(key);
         if (known) known.policies.push(policy.name);

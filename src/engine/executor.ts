@@ -12,7 +12,7 @@ import { CLOCK, type Clock } from '../clock';
 import { type LedgerState, Ledger } from './stores/ledger';
 import { mapUntilFailure } from './map-limited';
 import type { Lease } from './stores/lease';
-import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal, type UnobservedTarget } from './policy';
+import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal } from './policy';
 import { UnsettledTargets } from './stores/unsettled';
 import { actionId, withPurpose } from '../gitlab/transport/purpose';
 
@@ -80,13 +80,14 @@ export class Executor {
         throw new Error(`policy type "${runner.definition.type}" decided "${decision.action}" but has no effect for it`);
       }
     }
-    const cap = runner.maxActionsPerRun(policy);
+    const limits = runner.limits(policy);
+    const cap = limits.actionsPerPass;
     // Counted between awaits (a check and its increment run together), so actions running side by side share it.
     const taken = { count: 0 };
     // Delays count from the decision, not from the previous action: ten retries with `delay: 30s` wait 30 s, not 5 min.
     const decidedAt = this.clock.now();
     const one = (decision: Decision): Promise<ActionRecord> => this.executeOne(policy, runner, decision, context, options, { cap, taken, decidedAt });
-    const concurrency = Math.max(1, runner.actionConcurrency?.(policy) ?? 1);
+    const concurrency = Math.max(1, limits.sideBySide ?? 1);
     // Side by side, a failure (Redis away, the lease lost) starts no further action and returns only once the started
     // ones ended: nothing of a pass acts after the pass is over.
     if (concurrency > 1) return mapUntilFailure(decisions, concurrency, one);
@@ -217,17 +218,6 @@ export class Executor {
       }
     } finally {
       claim.lease.stop();
-    }
-  }
-
-  /**
-   * The targets a pass could not read, in the audit trail: one entry each, with the forge's answer, so a person finds
-   * why a project was left out without reading logs.
-   */
-  async reportUnobserved(policy: string, targets: readonly UnobservedTarget[], dryRun: boolean): Promise<void> {
-    for (const { target, reason } of targets) {
-      await this.audit.record({ time: new Date(this.clock.now()).toISOString(), policy, target, action: 'observe', reason: 'could not be read; the other targets went on', outcome: 'unobserved', dry_run: dryRun, detail: reason });
-      this.logger.warn(`${policy}: ${target} could not be read: ${reason}`);
     }
   }
 

@@ -19,13 +19,13 @@ export async function mapTargets<T, R>(
   items: readonly T[],
   fn: (item: T) => Promise<R>,
 ): Promise<R[]> {
-  const pace = context.pace?.(items.length);
-  const run = limitedRunner(context.concurrency ?? 1);
+  const pace = context.pace(items.length);
+  const run = limitedRunner(context.concurrency);
   return Promise.all(
     items.map((item, index) =>
       run(async () => {
         // Waiting inside the slot is harmless: slots are taken in order, so the holders are the next targets due.
-        await pace?.turn(index);
+        await pace.turn(index);
         return fn(item);
       }),
     ),

@@ -20,8 +20,7 @@ export interface TargetLabel {
  * `read` over the targets of a pass, as mapTargets does (the pass's concurrency and pace, results in order), each on
  * its own: a target whose read the forge refuses or answers oddly is recorded in `context.unobserved` and comes back
  * undefined, and a target a glob found that is gone since discovery (404) drops out with one line. Anything that is
- * not the forge's answer (Redis away, a bug) still fails the pass: it is no one target's problem. A context built by
- * hand, without `unobserved`, fails on the first such target as before.
+ * not the forge's answer (Redis away, a bug) still fails the pass: it is no one target's problem.
  */
 export async function observeTargets<T, R>(
   context: Pick<PolicyContext, 'concurrency' | 'pace' | 'unobserved' | 'logger'>,
@@ -40,7 +39,6 @@ export async function observeTargets<T, R>(
         context.logger.warn(`${target} is gone (deleted or moved since discovery); left out of this pass`);
         return undefined;
       }
-      if (!context.unobserved) throw error;
       // Said once: the engine logs and audits the pass's unread targets (plan prints them).
       context.unobserved.record(target, error);
       context.logger.debug(`${target} could not be read (${error.summary}); the other targets go on`);

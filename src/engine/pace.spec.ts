@@ -1,6 +1,6 @@
 import { FakeClock } from '../../test/support/gitlab/fake-clock';
 import { mapTargets } from './map-limited';
-import { evenPace, MAX_GAP_MS } from './pace';
+import { evenPace, MAX_GAP_MS, unpaced } from './pace';
 
 /** When each of `count` targets started, ms after the pass began, read `concurrency` at a time at `pace`. */
 async function starts(count: number, settings: { windowMs: number; requestsPerMinute: number }, concurrency = 4): Promise<number[]> {
@@ -44,7 +44,7 @@ describe('evenPace', () => {
 describe('mapTargets without a pace', () => {
   it('starts every target at once, up to the concurrency', async () => {
     const clock = new FakeClock();
-    const times = await mapTargets({ concurrency: 2 }, [1, 2, 3], async () => clock.now());
+    const times = await mapTargets({ concurrency: 2, pace: unpaced }, [1, 2, 3], async () => clock.now());
     expect(new Set(times).size).toBe(1);
     expect(clock.sleeps).toEqual([]);
   });

@@ -46,3 +46,8 @@ export function evenPace({ clock, windowMs, requestsPerMinute }: PaceOptions, co
     },
   };
 }
+
+/** No pace: every target may be read at once (`plan`, `once`, cron passes), as fast as the concurrency allows. */
+export function unpaced(): TargetPace {
+  return { lastStartMs: 0, turn: async () => undefined };
+}

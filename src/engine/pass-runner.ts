@@ -8,8 +8,8 @@ import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import type { ForgeEvent } from './events';
 import { Executor } from './executor';
-import { UnobservedList } from './observe-targets';
 import type { ActionRecord, Decision, PolicyContext, PolicyRunner, Refusal, UnobservedTarget, UnsettledTarget } from './policy';
+import { AuditTrail } from './stores/audit';
 import { DataMarker } from './stores/data-marker';
 import { type Lease, LeaseLostError } from './stores/lease';
 import { PassHistory } from './stores/pass-history';
@@ -78,6 +78,7 @@ export class PassRunner {
     private readonly unsettled: UnsettledTargets,
     private readonly history: PassHistory,
     private readonly marker: DataMarker,
+    private readonly audit: AuditTrail,
     private readonly metrics: MetricsService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -91,28 +92,23 @@ export class PassRunner {
     try {
       const unsettled = await this.unsettled.read(name);
       const lostAt = await this.marker.lostAt();
-      const pace = options.occasion === 'schedule' ? this.contexts.pace(policy) : undefined;
-      const unobserved = new UnobservedList();
       const context: PolicyContext = {
-        ...this.contexts.for(policy, options.mode),
-        occasion: options.occasion,
+        ...this.contexts.for(policy, options.mode, options.occasion),
         progress: options.progress ?? (() => undefined),
         unsettled,
-        unobserved,
         ...(lostAt ? { redisDataLostAt: lostAt } : {}),
-        ...(pace ? { pace } : {}),
       };
       const observed = await this.observe(policy, runner, context);
-      const seen = unobserved.list().length > 0 ? { unobserved: unobserved.list() } : {};
-      const covered = runner.covered?.(policy, observed.snapshot);
-      const coveredGroups = runner.coveredGroups?.(policy, observed.snapshot);
+      const unread = context.unobserved.list();
+      const seen = unread.length > 0 ? { unobserved: unread } : {};
+      const { projects: covered, groups: coveredGroups } = runner.covered(policy, observed.snapshot);
       const cover = { ...(coveredGroups ? { coveredGroups } : {}), ...(covered ? { covered } : {}) };
       if (options.mode === 'plan') {
         this.metrics.passes.inc({ policy: name, result: seen.unobserved ? 'partial' : 'ok' });
         const parked = Object.fromEntries(unsettled.flatMap((target) => (target.refusal ? [[target.key, target.refusal] as const] : [])));
         return { ...base, decisions: observed.decisions, records: [], ...seen, ...(Object.keys(parked).length > 0 ? { parked } : {}), ...cover };
       }
-      await this.executor.reportUnobserved(name, unobserved.list(), dryRun);
+      await this.reportUnobserved(name, unread, dryRun);
       const records = await this.executor.execute(policy, runner, observed.decisions, context, { dryRun, delays: options.delays, passLease: options.lease });
       const partial = seen.unobserved !== undefined || records.some((record) => record.outcome === 'refused');
       this.metrics.passes.inc({ policy: name, result: partial ? 'partial' : 'ok' });
@@ -122,13 +118,13 @@ export class PassRunner {
       if (!dryRun) {
         await runner.commit?.(policy, observed.snapshot, context, records);
         open = await this.unsettled.replace(name, records, unsettled, context.now, { partial: seen.unobserved !== undefined });
-        policyNextPass = runner.nextPass?.(policy, observed.snapshot, context.now);
+        policyNextPass = runner.nextPass?.(policy, observed.snapshot, context.now, observed.decisions);
       }
       // Observing, deciding and acting went through (actions may have failed; those are counted per decision).
       await this.history.recordSuccess(name, this.clock.now() / 1000);
       this.metrics.lastSuccessfulPass.set({ policy: name }, this.clock.now() / 1000);
       const left = seen.unobserved ? `; ${seen.unobserved.length} not read: ${seen.unobserved.map((target) => target.target).join(', ')}` : '';
-      this.logger.log(`${name}: pass done: looked at ${runner.summarize?.(policy, observed.snapshot) ?? 'the forge'}; ${passTally(records)}${left}`);
+      this.logger.log(`${name}: pass done: looked at ${runner.summarize(policy, observed.snapshot, observed.decisions)}; ${passTally(records)}${left}`);
       return { ...base, decisions: observed.decisions, records, ...seen, ...cover, open, ...(policyNextPass ? { policyNextPass } : {}) };
     } catch (error) {
       const message = errorText(error);
@@ -161,10 +157,11 @@ export class PassRunner {
     const results: PassResult[] = [];
     for (const policy of this.active.policies) {
       const runner = this.active.runner(policy);
-      if (!runner.observeEvent) continue;
+      const events = runner.events;
+      if (!events) continue;
       const dryRun = this.active.dryRun(policy);
       const context = this.contexts.for(policy, 'act');
-      const snapshot = await withPurpose({ policy: policy.name, phase: 'observe' }, async () => runner.observeEvent?.(policy, event, context));
+      const snapshot = await withPurpose({ policy: policy.name, phase: 'observe' }, () => events.observe(policy, event, context));
       if (snapshot === undefined) continue;
       const decisions = runner.decide(policy, snapshot, context.now);
       const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays: 'queue' });
@@ -177,6 +174,17 @@ export class PassRunner {
       results.push({ policy: policy.name, type: policy.type, dryRun, decisions, records });
     }
     return results;
+  }
+
+  /**
+   * The targets a pass could not read, in the audit trail: one entry each, with the forge's answer, so a person finds
+   * why a project was left out without reading logs.
+   */
+  private async reportUnobserved(policy: string, targets: readonly UnobservedTarget[], dryRun: boolean): Promise<void> {
+    for (const { target, reason } of targets) {
+      await this.audit.record({ time: new Date(this.clock.now()).toISOString(), policy, target, action: 'observe', reason: 'could not be read; the other targets went on', outcome: 'unobserved', dry_run: dryRun, detail: reason });
+      this.logger.warn(`${policy}: ${target} could not be read: ${reason}`);
+    }
   }
 
   /** Observe and decide; either failing is the pass failing as a whole (failed actions are counted per decision). */

@@ -40,65 +40,62 @@ export interface ProjectDiscoverer {
   selectGroups(selection: GroupSelection): Promise<GroupRef[]>;
 }
 
-/** What observe, commit and actions are given. */
+/** The engine's clock as a policy sees it: time read afresh, and a wait that moves with the engine's time in tests. */
+export interface PolicyClock {
+  now(): Date;
+  sleep(ms: number): Promise<void>;
+}
+
+/**
+ * What observe, commit, preconditions and actions are given. Every member is always there; contexts built by hand (a
+ * test, a benchmark) fill in the plain ones (`handContext` in engine/hand-context.ts).
+ */
 export interface PolicyContext {
   readonly client: GitlabClient;
+  /**
+   * The policy's configuration as the file says it now: what a precondition applies its rules with, and what an action
+   * needs that its params must not carry (a secret: params are printed by `plan --json` and kept in Redis).
+   */
+  readonly policy: PolicyConfig;
   readonly state: PolicyState;
   readonly logger: Logger;
   /** The pass's clock reading (an action's: when it began); decide receives the same instant. */
   readonly now: Date;
-  /**
-   * The engine's clock read afresh, for an action that must record when something happened after it began (a call
-   * the client retried for a while). Absent in contexts built by hand, where `now` stands in.
-   */
-  readonly currentTime?: () => Date;
+  /** The engine's clock, for an action that waits (an export being prepared) or records when something ended. */
+  readonly clock: PolicyClock;
   /** `plan` observes without committing anything; `act` may commit watermarks after the pass. */
   readonly mode: 'plan' | 'act';
-  /**
-   * What started the pass: its schedule (the daemon's ticks and follow-ups), or a person's command (`plan`, `once`), for
-   * a policy whose command means "now, whatever the schedule" (a backup). Absent in contexts built by hand: schedule.
-   */
-  readonly occasion?: 'schedule' | 'command';
+  /** What started the pass: its schedule (the daemon's ticks and follow-ups), or a person's command (`plan`, `once`). */
+  readonly occasion: 'schedule' | 'command';
   /** Where a policy publishes the measures its runner declares (`PolicyRunner.measures`). */
   readonly measures: PolicyMeasures;
   /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */
   readonly progress: (message: string) => void;
   /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */
   readonly unsettled: readonly UnsettledTarget[];
-  /**
-   * Where observe records a target it could not read (see observeTargets): the pass goes on with the others. Absent
-   * in contexts built by hand, where such an error fails the observe as it did before.
-   */
-  readonly unobserved?: UnobservedTargets;
+  /** Where observe records a target it could not read (see observeTargets): the pass goes on with the others. */
+  readonly unobserved: UnobservedTargets;
   /**
    * How many targets (projects, repositories) observe reads at once: the client's `gitlab.concurrency`, so a policy
-   * of thousands of projects keeps every connection busy while the client's cap still bounds the requests. Absent in
-   * contexts built by hand: one at a time.
+   * of thousands of projects keeps every connection busy while the client's cap still bounds the requests.
    */
-  readonly concurrency?: number;
+  readonly concurrency: number;
   /**
-   * Resolves the project globs of the policy file (shared by every policy and replica, refreshed every
-   * `discovery_interval`). Absent in contexts built by hand: then only projects listed by id or path can be selected
-   * (see selectProjects).
+   * Resolves the project and group globs of the policy file (shared by every policy and replica, refreshed every
+   * `discovery_interval`); see selectProjects.
    */
-  readonly discovery?: ProjectDiscoverer;
+  readonly discovery: ProjectDiscoverer;
   /**
-   * A scheduled pass of an `every:` policy spreads its reads of many targets over part of its interval (see
-   * TargetPace); `plan`, `once` and cron passes read them as fast as `concurrency` allows. Given the number of targets.
+   * When each of `count` targets may be read: a scheduled pass of an `every:` policy spreads them over part of its
+   * interval (see TargetPace); `plan`, `once` and cron passes read them as fast as `concurrency` allows.
    */
-  readonly pace?: (count: number) => TargetPace;
+  readonly pace: (count: number) => TargetPace;
   /**
    * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
    * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe
    * (the hourly bulk deletion) assumes they may still hold.
    */
   readonly redisDataLostAt?: Date;
-  /**
-   * The policy's configuration as the file says it now, for an action that needs what its params must not carry (a
-   * secret an integration is set with: params are printed by `plan --json` and kept in Redis). Set by the engine for
-   * passes and queued actions alike; absent in contexts built by hand. Other actions read their params only.
-   */
-  readonly policy?: PolicyConfig;
 }
 
 /** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */
@@ -150,9 +147,40 @@ export interface TargetProbe {
 /** When a policy's passes run: every interval, or on a cron schedule (cluster-wide either way). */
 export type Trigger = { readonly every: number } | { readonly cron: string; readonly timezone?: string };
 
+/** The projects and groups a pass looked at where globs chose them, for `plan`; none where the file lists them. */
+export interface Covered {
+  readonly projects?: readonly string[];
+  readonly groups?: readonly string[];
+}
+
+/** How much of a pass's work may run: actions per pass (`max_actions_per_run`), and how many side by side. */
+export interface PassLimits {
+  readonly actionsPerPass: number;
+  /**
+   * How many of a pass's actions may run side by side; one after the other when absent. For actions that mostly wait
+   * on the forge (an export being prepared), not for writes the client spaces anyway. The per-pass cap then goes to
+   * whichever actions reach it first, not to the first decisions: a type that orders its decisions for the cap
+   * (unprotected branches first) runs them one after the other.
+   */
+  readonly sideBySide?: number;
+}
+
+/** A policy type that also acts on the forge's webhook events (a failed job), besides its polls. */
+export interface PolicyEvents<Config extends PolicyConfig, Snapshot> {
+  /**
+   * The snapshot of just what the event concerns (the failed job, its pipeline's jobs, its log tail), for decide and
+   * the executor as after a poll; undefined when the policy does not cover it. Such a pass commits nothing: the
+   * poll's marks stay where they are, and the ledger keeps the poll from acting on the same target again.
+   */
+  observe(config: Config, event: ForgeEvent, context: PolicyContext): Promise<Snapshot | undefined>;
+  /** The projects whose events it acts on: where `hooks install` registers the daemon's webhook. */
+  projects(config: Config, context: PolicyContext): Promise<ProjectRef[]>;
+}
+
 /**
  * A policy type as the engine runs it. `Config` is the output of the type's own schema; the engine hands each
- * configured policy of this type to these functions.
+ * configured policy of this type to these functions. The required members are every policy's steps and reports;
+ * the optional ones are capabilities only some types have.
  */
 export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapshot = unknown> {
   /**
@@ -166,52 +194,38 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   /** Pure: no I/O, no clock, no Nest. Skips are decisions too. */
   decide(config: Config, snapshot: Snapshot, now: Date): Decision[];
   /**
+   * Each action this policy decides, by action name: its precondition and effect (see defineAction); the executor is
+   * the only caller, and checks the precondition after claiming the action's key, so one replica re-reads and acts.
+   */
+  readonly actions: Readonly<Record<string, PolicyAction>>;
+  /** How many actions one pass may take, and how many side by side. */
+  limits(config: Config): PassLimits;
+  /**
+   * Pure: what one pass looked at, for the one line every pass logs (`3 projects, 12 failed jobs`), given what it
+   * decided (so it never decides again).
+   */
+  summarize(config: Config, snapshot: Snapshot, decisions: readonly Decision[]): string;
+  /** Pure: the projects and groups a pass looked at where globs chose them, for `plan`. */
+  covered(config: Config, snapshot: Snapshot): Covered;
+  /** Pure: the reads that show each target exists and the token may work on it (`doctor`). */
+  probes(config: Config): TargetProbe[];
+
+  /**
    * After an acting pass that was not a dry run: remember what was seen, e.g. advance watermarks. `records` say what
    * became of each decision, so commit never decides again. Marks may move past every target the pass decided on: the
    * engine keeps the unsettled ones itself and hands them to the next observe.
    */
   commit?(config: Config, snapshot: Snapshot, context: PolicyContext, records: readonly ActionRecord[]): Promise<void>;
   /**
-   * A webhook's event: the snapshot of just what it concerns (the failed job, its pipeline's jobs, its log tail), for
-   * decide and the executor as after a poll; undefined when the policy does not cover it. Such a pass commits
-   * nothing: the poll's marks stay where they are, and the ledger keeps the poll from acting on the same target again.
+   * Pure: when the next pass should run sooner than the trigger would (a follow-up after the forge's hourly limit, a
+   * grace period ending), or undefined, given what the pass decided. The engine queues one extra pass for that time,
+   * once however many replicas ask.
    */
-  observeEvent?(config: Config, event: ForgeEvent, context: PolicyContext): Promise<Snapshot | undefined>;
-  /** The projects whose events `observeEvent` acts on: where `hooks install` registers the daemon's webhook. */
-  eventProjects?(config: Config, context: PolicyContext): Promise<ProjectRef[]>;
-  /**
-   * Pure: when the next pass should run sooner than the trigger would (a follow-up after the forge's hourly limit),
-   * or undefined. The engine queues one extra pass for that time, once however many replicas ask.
-   */
-  nextPass?(config: Config, snapshot: Snapshot, now: Date): Date | undefined;
-  /**
-   * Pure: what one pass looked at, for the one line every pass logs (`3 projects, 12 failed jobs`): an idle pass must
-   * say it ran.
-   */
-  summarize?(config: Config, snapshot: Snapshot): string;
-  /** Pure: the projects a pass looked at where globs chose them, for `plan`; undefined where the file lists them. */
-  covered?(config: Config, snapshot: Snapshot): string[] | undefined;
-  /**
-   * How many of a pass's actions may run side by side; one after the other when absent. For actions that mostly wait
-   * on the forge (an export being prepared), not for writes the client spaces anyway. The max_actions_per_run cap then
-   * goes to whichever actions reach it first, not to the first decisions: a type that orders its decisions for the
-   * cap (unprotected branches first) runs them one after the other.
-   */
-  actionConcurrency?(config: Config): number;
-  /** Pure: the groups a pass looked at where globs chose them (access_requests' `groups:`), for `plan`. */
-  coveredGroups?(config: Config, snapshot: Snapshot): string[] | undefined;
+  nextPass?(config: Config, snapshot: Snapshot, now: Date, decisions: readonly Decision[]): Date | undefined;
+  /** Webhook events the type acts on, besides its polls. */
+  readonly events?: PolicyEvents<Config, Snapshot>;
   /** Pure: why this policy needs an administrator's token, or undefined; said at start when the token is not one. */
   needsAdministrator?(config: Config): string | undefined;
-  /** Pure: the reads that show each target exists and the token may work on it (`doctor`). */
-  probes?(config: Config): TargetProbe[];
-  /**
-   * Each action this policy decides, by action name: its precondition and effect (see defineAction); the executor is
-   * the only caller, and checks the precondition after claiming the action's key, so one replica re-reads and acts.
-   */
-  readonly actions: Readonly<Record<string, PolicyAction>>;
-  /** How many actions one pass may take (a policy may set `max_actions_per_run`). */
-  maxActionsPerRun(config: Config): number;
   /** The figures the type publishes through `context.measures`, exported with the policy's label. */
   readonly measures?: readonly PolicyMeasure[];
 }
-

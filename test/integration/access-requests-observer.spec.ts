@@ -1,4 +1,3 @@
-import { ForbiddenError } from '../../src/gitlab/transport/errors';
 import { isAdminView } from '../../src/gitlab/types/users';
 import type { AccessRequestsSnapshot } from '../../src/policies/access-requests/access-requests.decide';
 import { observeAccessRequests } from '../../src/policies/access-requests/access-requests.observer';
@@ -82,8 +81,12 @@ describe('access_requests observer, against the sandbox forge', () => {
     expect([...snapshot.users.values()].flatMap((user) => (user ? [user.username] : []))).toEqual(['user001']);
   });
 
-  it('fails the pass when the token may not manage a group’s requests, rather than decide on part of them', async () => {
-    await expect(observe(config, USER_TOKEN)).rejects.toBeInstanceOf(ForbiddenError);
+  it('leaves out, and names, each group and project whose requests the token may not manage, rather than fail the others', async () => {
+    const context = forge.context({ client: forge.clientWith(USER_TOKEN), mode: 'plan' });
+    const snapshot = await observeAccessRequests(config, context);
+    expect(snapshot.sources).toEqual([]);
+    expect(context.unobserved.list().map((unread) => unread.target)).toEqual(['group acme', 'group beta', 'project acme/api']);
+    expect(context.unobserved.list()[0].reason).toMatch(/403/);
   });
 
   it('reads no user when nothing is pending', async () => {

@@ -4,6 +4,7 @@ import { parseConfig } from '../../src/config/load';
 import { AuditTrail } from '../../src/engine/stores/audit';
 import { type Clock, systemClock } from '../../src/clock';
 import { EngineService, policyTickJob } from '../../src/engine/engine.service';
+import { EngineGauges } from '../../src/engine/gauges';
 import { Lease } from '../../src/engine/stores/lease';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { AppLogger } from '../../src/logging/logger';
@@ -424,6 +425,23 @@ describe('the engine on a real Redis', () => {
       expect(sleeps).toEqual([1_000]);
     } finally {
       await engineApp.close();
+    }
+  });
+
+  it('exports a measure a policy publishes, cluster-wide: a replica that did not act exports the same value', async () => {
+    const now = Date.parse('2026-11-27T10:00:00Z');
+    const clock: Clock = { ...systemClock, now: () => now };
+    const policy = '  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }';
+    const [acting, other] = [await app(policy, false, clock), await app(policy, false, clock)];
+    try {
+      await acting.get(EngineService).runPass('touch', 'act');
+      const line = 'forgewarden_fake_last_touch_timestamp_seconds{policy="touch",target="a"} 1795773600';
+      expect(await acting.get(MetricsService).render()).toContain(line);
+      expect(await other.get(MetricsService).render()).not.toContain(line);
+      await other.get(EngineGauges).refresh();
+      expect(await other.get(MetricsService).render()).toContain(line);
+    } finally {
+      await Promise.all([acting.close(), other.close()]);
     }
   });
 

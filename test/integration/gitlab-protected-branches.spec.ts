@@ -12,6 +12,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/gitlab';
+import { DEFAULT_RETRY_OPTIONS } from '../../src/gitlab/transport/retry';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 
 /** Protected branches (spec 02 §4) through the client against the sandbox over real HTTP. */
@@ -154,6 +155,22 @@ describe('GitlabClient protected branches against the sandbox', () => {
     expect(conflict).toBeInstanceOf(ConflictError);
     expect((conflict as ConflictError).body).toEqual({ message: "Protected branch 'main' already exists" });
     expect((await logged('POST')).map((r) => r.status)).toEqual([201, 201, 201, 409]);
+  });
+
+  it('sends a protect again after a lost answer, since the forge refuses a second one with 409: one protection, never two', async () => {
+    const mia = forge.client(MAINTAINER_TOKEN, { retry: { ...DEFAULT_RETRY_OPTIONS } });
+    // The forge protects main, and the answer is lost on the way (a proxy's 502): the client sends it again.
+    const fault = await request(`${forge.sandbox.url}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'POST', path: '/protected_branches$', sequence: [{ status: 502, after: true }] }),
+    });
+    expect(fault.statusCode).toBe(201);
+    const answer = await mia.protectedBranches.protect('acme/web', { name: 'main' }).catch((error: unknown) => error);
+    // The repeat meets the protection the first one made: the caller sees the 409, which says it is in place.
+    expect(answer).toBeInstanceOf(ConflictError);
+    expect((await logged('POST')).map((entry) => entry.status)).toEqual([502, 409]);
+    expect([...forge.sandbox.state.protectedBranches.values()].filter((branch) => branch.project_id === 2 && branch.name === 'main')).toHaveLength(1);
   });
 
   it('rejects invalid access levels (400 parameter error) and users or groups without access (400 validation)', async () => {

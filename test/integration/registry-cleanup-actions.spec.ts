@@ -16,7 +16,11 @@ function world() {
 
 describe('registry_cleanup actions, against the sandbox forge', () => {
   const forge = usePolicySandbox({ world, token: MAINTAINER_TOKEN, sandbox: { bulkDeleteDelayMs: 0 } });
-  const context = () => forge.context();
+  /** A context whose clock stands still at the sandbox's time, so the times the ledger records are exact. */
+  const context = () => {
+    const now = forge.sandbox.state.clock.date();
+    return forge.context({ now, clock: { now: () => now, sleep: async () => undefined } });
+  };
 
   const bulkCalls = () => forge.sandbox.state.requestLog.filter((r) => r.method === 'DELETE' && r.path.endsWith('/tags'));
   const ledger = (): unknown => JSON.parse(forge.state.values.get(ledgerKey(12)) ?? 'null');
@@ -38,7 +42,7 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
     forge.sandbox.state.faults.add({ method: 'DELETE', path: '/tags$', status: 429, retry_after: 0, times: 2 });
     const started = forge.sandbox.state.clock.date();
     const ended = new Date(started.getTime() + 3 * 60_000);
-    const ctx = { ...context(), now: started, currentTime: () => ended };
+    const ctx = { ...context(), now: started, clock: { now: () => ended, sleep: async () => undefined } };
     await registryCleanupRunner.actions[BULK_DELETE].run(BULK, ctx);
     expect(bulkCalls()).toHaveLength(3);
     expect(ledger()).toMatchObject({ last_call_at: ended.toISOString(), cleanup_started_at: started.toISOString() });
@@ -90,7 +94,7 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
     // With a clock that moved on during the call, its end counts.
     forge.state.values.clear();
     const ended = new Date(ctx.now.getTime() + 60_000);
-    await expect(registryCleanupRunner.actions[BULK_DELETE].run(BULK, { ...context(), currentTime: () => ended })).rejects.toThrow();
+    await expect(registryCleanupRunner.actions[BULK_DELETE].run(BULK, { ...context(), clock: { now: () => ended, sleep: async () => undefined } })).rejects.toThrow();
     expect(ledger()).toMatchObject({ last_call_at: ended.toISOString() });
   });
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { definePolicyType } from '../../src/config/policy-type';
 import { duration } from '../../src/config/validators';
 import { defineAction, param, readParams } from '../../src/engine/action-params';
-import type { ActionParams, Decision, PolicyRunner } from '../../src/engine/policy';
+import type { ActionParams, Decision, PolicyMeasure, PolicyRunner } from '../../src/engine/policy';
 import { KnownPolicies } from '../../src/engine/known-policies';
 import { ForbiddenError, NotFoundError, ServerError } from '../../src/gitlab';
 import { observeTargets } from '../../src/engine/observe-targets';
@@ -37,6 +37,9 @@ export const seen: { unsettled: string[][]; commits: string[][]; redisDataLostAt
 };
 /** Targets whose precondition finds the action no longer needed (a person changed the forge meanwhile). */
 export const stale = new Set<string>();
+
+/** A measure the fake type publishes, cluster-wide: when each target was last touched. */
+export const LAST_TOUCH: PolicyMeasure = { name: 'fake_last_touch_timestamp_seconds', help: 'When each target was last touched.', kind: 'gauge', labels: ['target'], clusterWide: true };
 
 const touchParams = z.object({ target: param.text() });
 const readTouch = (params: ActionParams): string => readParams('fake_touch', touchParams, params).target;
@@ -76,11 +79,16 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
         if (failure === 'gone') throw new NotFoundError({ status: 404, method: 'POST', path: `things/${target}`, body: { message: '404 Not Found' }, message: '404 Not Found' });
         if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
         if (failure === 'refused') throw forbidden('POST', target);
+        await context.measures.set(LAST_TOUCH, { target }, context.now.getTime() / 1000);
         return { detail: `touched ${target}` };
       },
     }),
   },
-  maxActionsPerRun: (config) => config.max_actions_per_run,
+  limits: (config) => ({ actionsPerPass: config.max_actions_per_run }),
+  measures: [LAST_TOUCH],
+  summarize: (_config, targets) => `${targets.length} things`,
+  covered: () => ({}),
+  probes: () => [],
 };
 
 function forbidden(method: 'GET' | 'POST', target: string): ForbiddenError {

@@ -1,5 +1,9 @@
-import { Logger } from '@nestjs/common';
+import { handContext } from '../../src/engine/hand-context';
 import type { PolicyContext, PolicyState } from '../../src/engine/policy';
+import type { PolicyConfig } from '../../src/config/policy-type';
+
+/** The policy of a context a test builds without naming one. */
+const UNTYPED_POLICY: PolicyConfig = { name: 'policy-sandbox', type: 'none' };
 import type { GitlabClient } from '../../src/gitlab';
 import { DEFAULT_RETRY_OPTIONS } from '../../src/gitlab/transport/retry';
 import type { RunningSandbox, SandboxOptions, World } from '../../src/sandbox';
@@ -40,7 +44,10 @@ export interface PolicySandbox {
   readonly state: MemoryState;
   /** Another client of the sandbox, with `token`. */
   clientWith(token: string): GitlabClient;
-  /** What the engine hands observe, commit and actions: the client, the state and the sandbox's time; `fields` replace parts. */
+  /**
+   * What the engine hands observe, commit and actions: the client, the state and the sandbox's time (see handContext);
+   * `fields` replace parts.
+   */
   context(fields?: Partial<PolicyContext>): PolicyContext;
   /** Starts the test's sandbox on `world` (without the `world` option). */
   start(world: World): Promise<void>;
@@ -74,17 +81,13 @@ export function usePolicySandbox(options: PolicySandboxOptions): PolicySandbox {
     },
     clientWith,
     context(fields = {}) {
-      return {
-        client: policyClient(),
-        state,
-        logger: new Logger('policy-sandbox'),
-        now: forge.sandbox.state.clock.date(),
-        mode: 'act',
-        progress: () => undefined,
-        unsettled: [],
-        measures: { set: async () => undefined, add: () => undefined },
+      // The sandbox's time; a policy of no type unless the test gives one (an action that reads its configuration needs it).
+      const clock = forge.sandbox.state.clock;
+      return handContext(policyClient(), fields.policy ?? UNTYPED_POLICY, state, {
+        now: clock.date(),
+        clock: { now: () => clock.date(), sleep: (ms) => clock.sleep(ms) },
         ...fields,
-      };
+      });
     },
     start: (world) => forge.start(world),
   };

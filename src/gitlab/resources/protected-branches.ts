@@ -39,6 +39,10 @@ export class ProtectedBranchesResource {
       method: 'POST',
       endpoint: endpoint`projects/${project}/protected_branches`,
       body: params,
+      // Safe to send again after a lost answer: the forge refuses a second protection of the same name with 409, so
+      // a repeat never makes two. The retry layer may then repeat it like a PUT (a branch left unprotected after an
+      // unprotect is what a caller wants closed at once).
+      idempotent: true,
     });
   }
 

@@ -53,7 +53,7 @@ export async function observeAccessRequests(config: AccessRequestsConfig, contex
       users.set(id, await readUser(context, id));
     } catch (error) {
       // That requester's requests are left this pass (a rule on an unread record never holds); the others go on.
-      if (!(error instanceof ApiError) || !context.unobserved) throw error;
+      if (!(error instanceof ApiError)) throw error;
       context.unobserved.record(`user ${id}`, error);
     }
     if (++read % PROGRESS_EVERY === 0) context.progress(`${read}/${userIds.length} requesters read`);

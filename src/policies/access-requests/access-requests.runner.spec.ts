@@ -8,8 +8,8 @@ describe('access_requests runner', () => {
     const config = aPolicy({ interval: '10m', max_actions_per_run: 7 });
     expect(accessRequestsRunner.definition).toBe(accessRequestsPolicy);
     expect(accessRequestsRunner.trigger(config)).toEqual({ every: 600_000 });
-    expect(accessRequestsRunner.maxActionsPerRun(config)).toBe(7);
-    expect(accessRequestsRunner.maxActionsPerRun(aPolicy())).toBe(100);
+    expect(accessRequestsRunner.limits(config).actionsPerPass).toBe(7);
+    expect(accessRequestsRunner.limits(aPolicy()).actionsPerPass).toBe(100);
     expect(Object.keys(accessRequestsRunner.actions).sort()).toEqual([APPROVE, DENY]);
   });
 });

@@ -1,7 +1,6 @@
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { configOf, defineAction, param, readParams } from '../../engine/action-params';
 import type { PolicyAction, PolicyContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
@@ -82,7 +81,7 @@ class Backup {
   }
 
   private now(): Date {
-    return this.context.currentTime?.() ?? new Date();
+    return this.context.clock.now();
   }
 
   /** The archive's name: the time its export was requested, to the second. Known once it was. */
@@ -178,9 +177,8 @@ class Backup {
       const last = this.inflight.last_download_at ? Date.parse(this.inflight.last_download_at) : undefined;
       const dueAt = last === undefined ? requestedAt + Math.min(FIRST_TRY_MS, this.config.download_interval) : last + this.config.download_interval;
       const wait = dueAt - this.now().getTime();
-      // The engine's clock is read (currentTime) but cannot be slept on from an action: the context offers no sleep.
-      // Real time it is, and the wait is measured again on the engine's clock after it.
-      if (wait > 0) await sleep(Math.min(wait, this.config.download_interval));
+      // On the engine's clock: a test's fake clock moves through the wait instead of sleeping it.
+      if (wait > 0) await this.context.clock.sleep(Math.min(wait, this.config.download_interval));
       if (this.now().getTime() - requestedAt > this.config.timeout) {
         await this.save({ export_requested_at: undefined, last_download_at: undefined });
         throw new Error(`the export of ${this.params.group_path} was not ready ${Math.round(this.config.timeout / 60_000)} min after it was requested; it is requested again next pass`);

@@ -65,7 +65,6 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
         return { id: group.id, fullPath: group.full_path, ...(await observeFolder(config, group.full_path, inflight)), ...(inflight ? { inflight } : {}) };
       } catch (error) {
         // A manifest that cannot be read, a folder the daemon may not open: that group's problem, said against it.
-        if (!context.unobserved) throw error;
         context.unobserved.record(`group ${group.full_path}`, error);
         context.logger.warn(`group ${group.full_path}: its backup folder could not be read (${error instanceof Error ? error.message : String(error)}); the other groups go on`);
         return undefined;

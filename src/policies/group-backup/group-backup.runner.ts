@@ -25,7 +25,7 @@ export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnaps
     const resumed = snapshot.groups.filter((group) => group.inflight !== undefined).length;
     return `${count(snapshot.groups.length, 'group')}${resumed > 0 ? `, ${count(resumed, 'backup')} to carry on` : ''}`;
   },
-  coveredGroups: (_config, snapshot) => (snapshot.covered ? [...snapshot.covered] : undefined),
+  covered: (_config, snapshot) => (snapshot.covered ? { groups: [...snapshot.covered] } : {}),
   probes: (config) =>
     groupSelectionProbes(config.groups, {
       what: 'group export',
@@ -36,7 +36,6 @@ export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnaps
       },
     }),
   // Every group due is backed up in the pass: a backup left for later would be a backup missed.
-  maxActionsPerRun: () => Number.MAX_SAFE_INTEGER,
-  actionConcurrency: (config) => config.concurrency,
+  limits: (config) => ({ actionsPerPass: Number.MAX_SAFE_INTEGER, sideBySide: config.concurrency }),
   measures: GROUP_BACKUP_MEASURES,
 };

@@ -8,7 +8,7 @@ describe('job_retry runner', () => {
     const config = aConfig({ interval: '5m', max_actions_per_run: 7 });
     expect(jobRetryRunner.definition).toBe(jobRetryPolicy);
     expect(jobRetryRunner.trigger(config)).toEqual({ every: 300_000 });
-    expect(jobRetryRunner.maxActionsPerRun(config)).toBe(7);
+    expect(jobRetryRunner.limits(config).actionsPerPass).toBe(7);
     expect(Object.keys(jobRetryRunner.actions)).toEqual(['retry']);
   });
 

@@ -745,8 +745,12 @@ interface DeployView {
  * Pure: when the next pass should run sooner than the interval, namely when an old key's grace period ends (a
  * rotation verified this pass counts from now), so the old key goes on time and not up to an interval late.
  */
-export function nextKeyRotationPass(config: KeyRotationConfig, snapshot: KeyRotationSnapshot, now: Date): Date | undefined {
-  const decisions = decideKeyRotation(config, snapshot, now);
+export function nextKeyRotationPass(
+  config: KeyRotationConfig,
+  snapshot: KeyRotationSnapshot,
+  now: Date,
+  decisions: readonly Decision[] = decideKeyRotation(config, snapshot, now),
+): Date | undefined {
   const graceOfNew = new Map<string, number>();
   for (const decision of decisions) {
     const rotation = rotationOf(decision);

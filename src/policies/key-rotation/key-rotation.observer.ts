@@ -168,8 +168,7 @@ async function readDeployKeys(
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
         if (listed.has(refKey(project))) {
-          // Named in the file: its absence is reported; a context built by hand fails as before.
-          if (!context.unobserved) throw error;
+          // Named in the file: its absence is reported against it.
           context.unobserved.record(`project ${project}`, error);
         } else {
           // A project a glob found may be deleted or moved before discovery runs again; a moved one is found again.

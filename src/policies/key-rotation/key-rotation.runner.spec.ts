@@ -14,7 +14,7 @@ describe('key_rotation runner', () => {
         { ...DEPLOY, projects: ['acme/api', 'acme/platform/**', '!acme/platform/legacy-*'] },
       ],
     });
-    expect(keyRotationRunner.probes?.(config).map((probe) => `${probe.target}: ${probe.needs}`)).toEqual([
+    expect(keyRotationRunner.probes(config).map((probe) => `${probe.target}: ${probe.needs}`)).toEqual([
       `secrets_dir ${config.secrets_dir}: a folder the daemon's user may write`,
       'project acme/api (deploy keys): Maintainer role or higher',
       'project acme/web (deploy keys): Maintainer role or higher',
@@ -24,11 +24,11 @@ describe('key_rotation runner', () => {
 
   it('says which projects it looked at only where a glob or an exclude chose them', () => {
     const listed = aRotationConfig({ deploy_keys: [{ ...DEPLOY, projects: ['acme/api', 42] }] });
-    expect(keyRotationRunner.covered?.(listed, observed('acme/api', 42))).toBeUndefined();
+    expect(keyRotationRunner.covered(listed, observed('acme/api', 42))).toEqual({});
     const globbed = aRotationConfig({
       deploy_keys: [{ ...DEPLOY, projects: ['acme/api'] }, { ...DEPLOY, projects: ['acme/*'] }],
     });
-    expect(keyRotationRunner.covered?.(globbed, observed('acme/api', 'acme/web', 'acme/worker'))).toEqual(['acme/api', 'acme/web', 'acme/worker']);
+    expect(keyRotationRunner.covered(globbed, observed('acme/api', 'acme/web', 'acme/worker'))).toEqual({ projects: ['acme/api', 'acme/web', 'acme/worker'] });
   });
 
   it('checks the forge before every step that gives or takes access; the others say why they need not', () => {

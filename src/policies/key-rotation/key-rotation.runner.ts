@@ -67,8 +67,8 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationObser
   // Only where globs or excludes decide which projects these are: a list written out needs no echo.
   covered: (config, snapshot) =>
     config.deploy_keys.some((entry) => entry.projects.globs.length + entry.projects.excludes.length > 0)
-      ? snapshot.deployProjects.map((project) => String(project))
-      : undefined,
+      ? { projects: snapshot.deployProjects.map((project) => String(project)) }
+      : {},
   needsAdministrator: (config) => {
     const others = config.ssh_keys.filter((entry) => entry.user !== 'self').map((entry) => String(entry.user));
     return others.length === 0 ? undefined : `it rotates the SSH keys of ${others.join(', ')}, which only an administrator's token may`;
@@ -100,7 +100,7 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationObser
       ),
     ),
   ],
-  maxActionsPerRun: (config) => config.max_actions_per_run,
+  limits: (config) => ({ actionsPerPass: config.max_actions_per_run }),
 };
 
 /** Each probe once: a project (or a glob's group) several `deploy_keys` entries name is probed once, where first named. */

@@ -1,7 +1,7 @@
 import { configOf, defineAction } from '../../engine/action-params';
 import { type ActionParams, type ActionResult, type PolicyAction, type PolicyContext, SKIP } from '../../engine/policy';
 import { readJsonObject } from '../../engine/json';
-import { ApiError, ConflictError, NetworkError, NotFoundError, ServerError, ValidationError } from '../../gitlab/transport/errors';
+import { ApiError, ConflictError, NotFoundError, ValidationError } from '../../gitlab/transport/errors';
 import { INTEGRATION_SLUGS, integrationParameters, type IntegrationParamsBySlug, type IntegrationSlug } from '../../gitlab/types/integrations';
 import type { ProtectBranchParams, ProtectedBranchAllowedTo } from '../../gitlab/types/protected-branches';
 import {
@@ -191,11 +191,10 @@ function integrationSubject(slug: IntegrationSlug) {
 // ---- protected branches ---------------------------------------------------------------------------------------------
 
 /**
- * Protects a branch, sending the request a second time at once only when the first failed in a way that may pass and
- * may not have reached the forge's decision (a 5xx, no answer): an unprotected declared branch is what this policy
- * repairs first. A refusal (403, 400/422, 404, 405, 429) is not repeated: the same request would meet it again, and
- * the executor parks a final one. A 409 means the branch is protected: by the first attempt whose answer was lost when
- * it comes on the second.
+ * Protects a branch. The client sends it again after a 5xx or a lost answer (a second protection of the same name is
+ * refused with 409, so a repeat makes no second one): an unprotected declared branch is what this policy repairs
+ * first. A 409 means the branch is protected already: by someone, or by an attempt whose answer was lost. A refusal
+ * (403, 400/422) reaches the executor, which parks it.
  */
 async function protect(context: PolicyContext, project: number, protection: ProtectBranchParams): Promise<'protected' | 'already'> {
   try {
@@ -203,14 +202,6 @@ async function protect(context: PolicyContext, project: number, protection: Prot
     return 'protected';
   } catch (error) {
     if (error instanceof ConflictError) return 'already';
-    if (!(error instanceof ServerError || error instanceof NetworkError)) throw error;
-    context.logger.warn(`project ${project}: protecting ${protection.name} failed (${error.summary}); trying again at once`);
-  }
-  try {
-    await context.client.protectedBranches.protect(project, protection);
-    return 'protected';
-  } catch (error) {
-    if (error instanceof ConflictError) return 'protected';
     throw error;
   }
 }

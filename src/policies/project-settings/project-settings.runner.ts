@@ -17,18 +17,18 @@ export const projectSettingsRunner: PolicyRunner<ProjectSettingsConfig, ProjectS
   observe: observeProjectSettings,
   decide: decideProjectSettings,
   actions: projectSettingsActions,
-  summarize: (config, snapshot) => {
-    const drifts = decideProjectSettings(config, snapshot, new Date(0)).filter((decision) => decision.action !== SKIP).length;
+  summarize: (_config, snapshot, decisions) => {
+    const drifts = decisions.filter((decision) => decision.action !== SKIP).length;
     return `${count(snapshot.projects.length, 'project')}, ${count(drifts, 'drift')}`;
   },
   // Only where globs or excludes decide which projects these are: a list written out needs no echo.
   covered: (config, snapshot) =>
-    config.projects.globs.length + config.projects.excludes.length > 0 ? snapshot.projects.map((project) => String(project.project)) : undefined,
+    config.projects.globs.length + config.projects.excludes.length > 0 ? { projects: snapshot.projects.map((project) => String(project.project)) } : {},
   probes: (config) =>
     selectionProbes(config.projects, {
       what: 'protected branches',
       needs: 'Maintainer role or higher',
       read: (client, project) => readFirstPage(client.protectedBranches.all(project, {}, onePage())),
     }),
-  maxActionsPerRun: (config) => config.max_actions_per_run,
+  limits: (config) => ({ actionsPerPass: config.max_actions_per_run }),
 };

@@ -9,7 +9,7 @@ describe('registry_cleanup runner', () => {
     expect(registryCleanupRunner.definition).toBe(registryCleanupPolicy);
     expect(registryCleanupRunner.trigger(config)).toEqual({ cron: '30 2 * * *', timezone: 'Europe/Berlin' });
     expect(registryCleanupRunner.trigger(aCleanupConfig())).toEqual({ cron: '0 3 * * *' });
-    expect(registryCleanupRunner.maxActionsPerRun(config)).toBe(7);
+    expect(registryCleanupRunner.limits(config).actionsPerPass).toBe(7);
     expect(Object.keys(registryCleanupRunner.actions).sort()).toEqual([BULK_DELETE, DELETE_REPOSITORY, DELETE_TAG].sort());
   });
 });
