@@ -6,7 +6,7 @@ import { ActiveConfig } from './active-config';
 import { ProjectDiscovery } from './discovery';
 import { UnobservedList } from './observe-targets';
 import { evenPace, SPREAD_FRACTION, type TargetPace, unpaced } from './pace';
-import type { PolicyContext } from './policy';
+import type { PassOccasion, PolicyContext } from './policy';
 import { RedisDiscoveryCache } from './stores/discovery-cache';
 import { PolicyStates } from './stores/policy-state';
 import { PolicyMeasureStore } from './stores/policy-measures';
@@ -45,7 +45,7 @@ export class PolicyContexts {
    * A context for `policy`: `schedule` paces an `every:` policy's reads over its interval (see pace below); a
    * person's command reads as fast as the concurrency allows. The pass runner adds what it read before (unsettled).
    */
-  for(policy: PolicyConfig, mode: 'plan' | 'act', occasion: 'schedule' | 'command' = 'schedule'): PolicyContext {
+  for(policy: PolicyConfig, mode: 'plan' | 'act', occasion: PassOccasion): PolicyContext {
     const clock = this.clock;
     return {
       client: this.client,

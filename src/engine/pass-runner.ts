@@ -7,8 +7,8 @@ import { MetricsService } from '../metrics/metrics.service';
 import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import type { ForgeEvent } from './events';
-import { Executor } from './executor';
-import type { ActionRecord, Decision, PolicyContext, PolicyRunner, Refusal, UnobservedTarget, UnsettledTarget } from './policy';
+import { type ExecuteOptions, Executor } from './executor';
+import type { ActionRecord, Decision, PassOccasion, PolicyContext, PolicyRunner, Refusal, UnobservedTarget, UnsettledTarget } from './policy';
 import { AuditTrail } from './stores/audit';
 import { DataMarker } from './stores/data-marker';
 import { type Lease, LeaseLostError } from './stores/lease';
@@ -55,7 +55,7 @@ export interface PassOptions {
   /** `queue`: a delayed action waits in Bull (the daemon); `inline`: the pass sleeps (one-shot commands). */
   readonly delays: 'queue' | 'inline';
   /** What started it: the daemon's schedule, or a person's command (`plan`, `once`). */
-  readonly occasion: 'schedule' | 'command';
+  readonly occasion: Exclude<PassOccasion, 'event'>;
   /** Progress of long reads, for a person watching a terminal. */
   readonly progress?: (message: string) => void;
   /** The pass lease: no action starts once it is lost. */
@@ -98,34 +98,34 @@ export class PassRunner {
         unsettled,
         ...(lostAt ? { redisDataLostAt: lostAt } : {}),
       };
-      const observed = await this.observe(policy, runner, context);
+      const act = options.mode === 'act' ? { dryRun, delays: options.delays, passLease: options.lease } : undefined;
+      const snapshot = await this.read(policy, () => runner.observe(policy, context));
+      const { decisions, records } = await this.decideAndAct(policy, runner, snapshot, context, act);
       const unread = context.unobserved.list();
       const seen = unread.length > 0 ? { unobserved: unread } : {};
-      const { projects: covered, groups: coveredGroups } = runner.covered(policy, observed.snapshot);
+      const { projects: covered, groups: coveredGroups } = runner.covered(policy, snapshot);
       const cover = { ...(coveredGroups ? { coveredGroups } : {}), ...(covered ? { covered } : {}) };
       if (options.mode === 'plan') {
         this.metrics.passes.inc({ policy: name, result: seen.unobserved ? 'partial' : 'ok' });
         const parked = Object.fromEntries(unsettled.flatMap((target) => (target.refusal ? [[target.key, target.refusal] as const] : [])));
-        return { ...base, decisions: observed.decisions, records: [], ...seen, ...(Object.keys(parked).length > 0 ? { parked } : {}), ...cover };
+        return { ...base, decisions, records, ...seen, ...(Object.keys(parked).length > 0 ? { parked } : {}), ...cover };
       }
-      await this.reportUnobserved(name, unread, dryRun);
-      const records = await this.executor.execute(policy, runner, observed.decisions, context, { dryRun, delays: options.delays, passLease: options.lease });
       const partial = seen.unobserved !== undefined || records.some((record) => record.outcome === 'refused');
       this.metrics.passes.inc({ policy: name, result: partial ? 'partial' : 'ok' });
       // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
       let open: readonly UnsettledTarget[] = [];
       let policyNextPass: Date | undefined;
       if (!dryRun) {
-        await runner.commit?.(policy, observed.snapshot, context, records);
+        await runner.commit?.(policy, snapshot, context, records);
         open = await this.unsettled.replace(name, records, unsettled, context.now, { partial: seen.unobserved !== undefined });
-        policyNextPass = runner.nextPass?.(policy, observed.snapshot, context.now, observed.decisions);
+        policyNextPass = runner.nextPass?.(policy, snapshot, context.now, decisions);
       }
       // Observing, deciding and acting went through (actions may have failed; those are counted per decision).
       await this.history.recordSuccess(name, this.clock.now() / 1000);
       this.metrics.lastSuccessfulPass.set({ policy: name }, this.clock.now() / 1000);
       const left = seen.unobserved ? `; ${seen.unobserved.length} not read: ${seen.unobserved.map((target) => target.target).join(', ')}` : '';
-      this.logger.log(`${name}: pass done: looked at ${runner.summarize(policy, observed.snapshot, observed.decisions)}; ${passTally(records)}${left}`);
-      return { ...base, decisions: observed.decisions, records, ...seen, ...cover, open, ...(policyNextPass ? { policyNextPass } : {}) };
+      this.logger.log(`${name}: pass done: looked at ${runner.summarize(policy, snapshot, decisions)}; ${passTally(records)}${left}`);
+      return { ...base, decisions, records, ...seen, ...cover, open, ...(policyNextPass ? { policyNextPass } : {}) };
     } catch (error) {
       const message = errorText(error);
       // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.
@@ -160,11 +160,10 @@ export class PassRunner {
       const events = runner.events;
       if (!events) continue;
       const dryRun = this.active.dryRun(policy);
-      const context = this.contexts.for(policy, 'act');
-      const snapshot = await withPurpose({ policy: policy.name, phase: 'observe' }, () => events.observe(policy, event, context));
+      const context = this.contexts.for(policy, 'act', 'event');
+      const snapshot = await this.read(policy, () => events.observe(policy, event, context));
       if (snapshot === undefined) continue;
-      const decisions = runner.decide(policy, snapshot, context.now);
-      const records = await this.executor.execute(policy, runner, decisions, context, { dryRun, delays: 'queue' });
+      const { decisions, records } = await this.decideAndAct(policy, runner, snapshot, context, { dryRun, delays: 'queue' });
       if (!dryRun) await this.unsettled.merge(policy.name, records, context.now);
       const finishedAt = event.kind === 'job' && event.finishedAt ? Date.parse(event.finishedAt) : undefined;
       for (const record of records) {
@@ -187,11 +186,34 @@ export class PassRunner {
     }
   }
 
-  /** Observe and decide; either failing is the pass failing as a whole (failed actions are counted per decision). */
-  private async observe(policy: PolicyConfig, runner: PolicyRunner, context: PolicyContext): Promise<{ snapshot: unknown; decisions: Decision[] }> {
+  /**
+   * The one path of every pass, a poll's or an event's, after its read: decide, and when acting (`act`), report what
+   * could not be read and hand the decisions to the executor. Deciding failing is the pass failing as a whole (failed
+   * actions are counted per decision).
+   */
+  private async decideAndAct(
+    policy: PolicyConfig,
+    runner: PolicyRunner,
+    snapshot: unknown,
+    context: PolicyContext,
+    act: ExecuteOptions | undefined,
+  ): Promise<{ decisions: Decision[]; records: ActionRecord[] }> {
+    let decisions: Decision[];
     try {
-      const snapshot = await withPurpose({ policy: policy.name, phase: 'observe' }, () => runner.observe(policy, context));
-      return { snapshot, decisions: runner.decide(policy, snapshot, context.now) };
+      decisions = runner.decide(policy, snapshot, context.now);
+    } catch (error) {
+      this.metrics.passes.inc({ policy: policy.name, result: 'failed' });
+      throw error;
+    }
+    if (!act) return { decisions, records: [] };
+    await this.reportUnobserved(policy.name, context.unobserved.list(), act.dryRun);
+    return { decisions, records: await this.executor.execute(policy, runner, decisions, context, act) };
+  }
+
+  /** A pass's read of the forge, its requests labelled as observing; its failure is the pass's. */
+  private async read<S>(policy: PolicyConfig, observe: () => Promise<S>): Promise<S> {
+    try {
+      return await withPurpose({ policy: policy.name, phase: 'observe' }, observe);
     } catch (error) {
       this.metrics.passes.inc({ policy: policy.name, result: 'failed' });
       throw error;

@@ -40,6 +40,8 @@ export interface ProjectDiscoverer {
   selectGroups(selection: GroupSelection): Promise<GroupRef[]>;
 }
 
+export type PassOccasion = 'schedule' | 'command' | 'event';
+
 /** The engine's clock as a policy sees it: time read afresh, and a wait that moves with the engine's time in tests. */
 export interface PolicyClock {
   now(): Date;
@@ -65,8 +67,11 @@ export interface PolicyContext {
   readonly clock: PolicyClock;
   /** `plan` observes without committing anything; `act` may commit watermarks after the pass. */
   readonly mode: 'plan' | 'act';
-  /** What started the pass: its schedule (the daemon's ticks and follow-ups), or a person's command (`plan`, `once`). */
-  readonly occasion: 'schedule' | 'command';
+  /**
+   * What started the pass: its schedule (the daemon's ticks and follow-ups), a person's command (`plan`, `once`), or
+   * a webhook's event.
+   */
+  readonly occasion: PassOccasion;
   /** Where a policy publishes the measures its runner declares (`PolicyRunner.measures`). */
   readonly measures: PolicyMeasures;
   /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */

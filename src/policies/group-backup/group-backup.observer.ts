@@ -77,7 +77,8 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
   const found = groups.filter((group): group is GroupSnapshot => group !== undefined);
   return {
     groups: found,
-    occasion: context.occasion ?? 'schedule',
+    // A person's command backs up now; anything else (this type takes no webhook events) keeps to the schedule.
+    occasion: context.occasion === 'command' ? 'command' : 'schedule',
     ...(globbed ? { covered: found.map((group) => group.fullPath) } : {}),
     ...(unreachable.length > 0 ? { unreachable: unreachable.length } : {}),
   };
