@@ -235,6 +235,14 @@ describe('splitting items', () => {
     expect(selection.excludes.map((entry) => entry.written)).toEqual(['!acme/old', '!9']);
   });
 
+  it('names a project or group only where an id or a path is written (ignoring case), never where a glob found it', () => {
+    const selection = projects('acme/tools/*', 42, 'Acme/API', '!acme/old');
+    expect([42, '42', 'acme/api', 'ACME/api'].map((ref) => selection.names(ref))).toEqual([true, true, true, true]);
+    expect(['acme/tools/cli', 'acme/old', 7].map((ref) => selection.names(ref))).toEqual([false, false, false]);
+    expect(groups('acme/**', 'beta').names('beta')).toBe(true);
+    expect(groups('acme/**', 'beta').names('acme/sub')).toBe(false);
+  });
+
   it('prints back as written', () => {
     expect(JSON.stringify({ projects: projects(42, '!acme/old', 'acme/*') })).toBe('{"projects":[42,"!acme/old","acme/*"]}');
   });

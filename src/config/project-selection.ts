@@ -283,6 +283,15 @@ abstract class Selection {
       .map(([, root]) => ({ ...root }));
   }
 
+  /**
+   * Whether the file names `ref` itself, as it is written (an id, or a path ignoring case), rather than a glob having
+   * found it: a target named so that is gone is an error for it, one a glob found drops out.
+   */
+  names(ref: string | number): boolean {
+    const wanted = String(ref).toLowerCase();
+    return this.explicit.some((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase() === wanted);
+  }
+
   /** Whether an include glob matches `fullPath` (case-insensitive). Ids and exact paths are not globs: see `select`. */
   matches(fullPath: string): boolean {
     return this.globs.some((glob) => glob.matcher.test(fullPath));

@@ -7,7 +7,6 @@ import { selectGroups, selectProjects } from '../../engine/discovery';
 import { mapLimited } from '../../engine/map-limited';
 import { observeTargets } from '../../engine/observe-targets';
 import type { RequestTarget } from './access-requests.params';
-import type { GroupSelection, ProjectSelection } from '../../config/project-selection';
 
 /**
  * Reading what the access_requests rules need: the pending requests of every configured group and project
@@ -31,8 +30,8 @@ export async function observeAccessRequests(config: AccessRequestsConfig, contex
   const groups = config.groups ? await selectGroups(context, config.groups) : [];
   const projects = config.projects ? await selectProjects(context, config.projects, config.include_archived) : [];
   const wanted = [
-    ...groups.map((ref) => ({ kind: 'group' as const, ref, listed: isListed(config.groups, ref) })),
-    ...projects.map((ref) => ({ kind: 'project' as const, ref, listed: isListed(config.projects, ref) })),
+    ...groups.map((ref) => ({ kind: 'group' as const, ref, listed: config.groups?.names(ref) ?? false })),
+    ...projects.map((ref) => ({ kind: 'project' as const, ref, listed: config.projects?.names(ref) ?? false })),
   ];
   // Several groups and projects at once, in the order selected, each on its own: a 403 for a token that may not
   // manage one group's requests, or a 404 for a group the file names that is gone, is that group's, and the pass goes
@@ -97,10 +96,4 @@ async function readUser(context: PolicyContext, id: number): Promise<Requester> 
     if (error instanceof NotFoundError) return null;
     throw error;
   }
-}
-
-/** Whether the file names `ref` itself (by id or path), rather than a glob having found it. */
-function isListed(selection: ProjectSelection | GroupSelection | undefined, ref: string | number): boolean {
-  const wanted = String(ref).toLowerCase();
-  return (selection?.explicit ?? []).some((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase() === wanted);
 }

@@ -42,7 +42,6 @@ function isDate(value: unknown): value is string {
 export async function observeGroupBackups(config: GroupBackupConfig, context: PolicyContext): Promise<GroupBackupSnapshot> {
   const refs = await selectGroups(context, config.groups);
   const globbed = config.groups.globs.length + config.groups.excludes.length > 0;
-  const listed = new Set(config.groups.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
   // Groups the forge did not answer for because of itself (away, overloaded, the token refused), not the group.
   const unreachable: unknown[] = [];
   // Each group on its own: one the token may not read (403), or one the file names that is gone or hidden (404), is
@@ -51,7 +50,7 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
   const groups = await observeTargets(
     context,
     refs,
-    (ref) => ({ target: `group ${ref}`, listed: listed.has(String(ref).toLowerCase()) }),
+    (ref) => ({ target: `group ${ref}`, listed: config.groups.names(ref) }),
     async (ref): Promise<GroupSnapshot | undefined> => {
       let group: Awaited<ReturnType<typeof context.client.groups.show>>;
       try {

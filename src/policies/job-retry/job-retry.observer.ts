@@ -46,13 +46,12 @@ export async function observeJobRetries(config: JobRetryConfig, context: PolicyC
   // latency, not its throughput, and the client's concurrency cap and budget still hold every request. A scheduled
   // pass spreads them over half its interval instead of bursting at the tick (see TargetPace).
   const selected = await selectProjects(context, config.projects, config.include_archived);
-  const listed = new Set(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
   // Each project on its own: one the token may no longer read (or archived, deleted, moved) is recorded against that
   // project and the others go on. Its watermark stays, and its open retries are kept for the pass that reads it.
   const projects = await observeTargets(
     context,
     selected,
-    (project) => ({ target: `project ${project}`, listed: listed.has(String(project).toLowerCase()) }),
+    (project) => ({ target: `project ${project}`, listed: config.projects.names(project) }),
     (project) => observeProject(config, project, context, open.get(String(project)) ?? []),
   );
   return { projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined) };

@@ -154,20 +154,20 @@ async function readDeployKeys(
   context: PolicyContext,
 ): Promise<{ byEntry: ListedDeployKey[][]; unread: UnreadProject[][]; projects: ProjectRef[] }> {
   const selected = await Promise.all(config.deploy_keys.map((rule) => selectProjects(context, rule.projects, rule.include_archived)));
-  const listed = new Set(config.deploy_keys.flatMap((rule) => rule.projects.explicit.map((item) => refKey(item.kind === 'id' ? item.id : item.path))));
+  const named = (project: ProjectRef): boolean => config.deploy_keys.some((rule) => rule.projects.names(project));
   const distinct = new Map<string, ProjectRef>();
   for (const project of selected.flat()) if (!distinct.has(refKey(project))) distinct.set(refKey(project), project);
   const read = await observeTargets(
     context,
     [...distinct.values()],
-    (project) => ({ target: `project ${project}`, listed: listed.has(refKey(project)) }),
+    (project) => ({ target: `project ${project}`, listed: named(project) }),
     async (project): Promise<DeployKey[] | 'gone'> => {
       const keys: DeployKey[] = [];
       try {
         for await (const key of context.client.deployKeys.all(project)) keys.push(key);
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
-        if (listed.has(refKey(project))) {
+        if (named(project)) {
           // Named in the file: its absence is reported against it.
           context.unobserved.record(`project ${project}`, error);
         } else {

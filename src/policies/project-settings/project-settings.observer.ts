@@ -49,14 +49,13 @@ function isKnownSlug(slug: string): slug is IntegrationSlug {
 
 export async function observeProjectSettings(config: ProjectSettingsConfig, context: PolicyContext): Promise<ProjectSettingsSnapshot> {
   const selected = await selectProjects(context, config.projects, config.include_archived);
-  const listed = new Set(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
   // Each project on its own: one the token may not read (403), one the file names that is gone (404), one answered
   // oddly, is recorded against that project and the others are decided and acted on (the pass ends partial). One a
   // glob found that is gone since discovery drops out with one line.
   const projects = await observeTargets(
     context,
     selected,
-    (project) => ({ target: `project ${project}`, listed: listed.has(String(project).toLowerCase()) }),
+    (project) => ({ target: `project ${project}`, listed: config.projects.names(project) }),
     (project) => observeProject(config, project, context),
   );
   return { projects: projects.filter((project): project is ProjectSettingsProjectSnapshot => project !== undefined) };

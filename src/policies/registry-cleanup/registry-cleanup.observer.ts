@@ -53,9 +53,8 @@ export async function observeRegistryCleanup(config: RegistryCleanupConfig, cont
 async function listRepositories(config: RegistryCleanupConfig, projects: readonly ProjectRef[], context: PolicyContext): Promise<RegistryRepository[]> {
   const { registry } = context.client;
   // tags_count lets progress say how far a large repository's listing is.
-  const listed = new Set(config.projects?.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path).toLowerCase()));
   const sources = [
-    ...projects.map((project) => ({ target: `project ${project}`, listed: listed.has(String(project).toLowerCase()), list: () => registry.all(project, { tags_count: true }) })),
+    ...projects.map((project) => ({ target: `project ${project}`, listed: config.projects?.names(project) ?? false, list: () => registry.all(project, { tags_count: true }) })),
     // Groups are always named in the file.
     ...(config.groups ?? []).map((group) => ({ target: `group ${group}`, listed: true, list: () => registry.allForGroup(group, { tags_count: true }) })),
   ];
