@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -76,9 +76,13 @@ describe('forgewarden validate with several files', () => {
   });
 
   it('without an argument, -c or FORGEWARDEN_CONFIG checks config/policies.yml of the working directory', async () => {
-    const inRepo = await runCliIn(REPO, ['validate'], childEnv({ GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-e2e-0000' }));
-    expect(inRepo.code).toBe(0);
-    expect(inRepo.stdout).toMatch(/^config\/policies\.yml: valid, \d+ polic(y|ies)\n$/);
+    // What a user does first: their own config/policies.yml from the example the repository ships.
+    const workdir = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-own-'));
+    mkdirSync(join(workdir, 'config'));
+    copyFileSync(join(REPO, 'config/example.yml'), join(workdir, 'config/policies.yml'));
+    const own = await runCliIn(workdir, ['validate'], childEnv({ GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-e2e-0000' }));
+    expect(own.code).toBe(0);
+    expect(own.stdout).toMatch(/^config\/policies\.yml: valid, \d+ polic(y|ies)\n$/);
 
     const elsewhere = await runCliIn(mkdtempSync(join(tmpdir(), 'forgewarden-e2e-empty-')), ['validate'], childEnv());
     expect(elsewhere.code).toBe(2);
