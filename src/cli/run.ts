@@ -122,6 +122,7 @@ async function reloadPolicies(app: INestApplicationContext, file: string, runnin
   if ('problems' in loaded) {
     for (const problem of loaded.problems) logger.error(problem, 'Reload');
     logger.error(`SIGHUP: ${file} has ${loaded.problems.length} problem${loaded.problems.length === 1 ? '' : 's'}; the running configuration stays`, 'Reload');
+    app.get(EngineService).reloadRejected(file, loaded.problems.length);
     return;
   }
   const { config } = loaded;

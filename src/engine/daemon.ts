@@ -28,9 +28,18 @@ export interface EngineReadiness {
 }
 
 /**
+ * Whether the policies that run are those of the policy file: not after a refused reload (the file has problems, or
+ * names a policy type this build lacks) while the previous policies go on, until a reload is taken again.
+ */
+export interface ConfigStatus {
+  readonly ok: boolean;
+  readonly reason?: string;
+}
+
+/**
  * The daemon's schedules: one Bull repeatable job per policy (each fires once cluster-wide), a first pass at start,
  * reloads, the repair of broken schedules, and the watch that notices Redis without its data. Readiness says when
- * it is set up. What a tick then runs is the Scheduler's.
+ * it is set up, and whether the last reload was taken. What a tick then runs is the Scheduler's.
  */
 @Injectable()
 export class DaemonSchedules implements OnModuleDestroy {
@@ -38,6 +47,7 @@ export class DaemonSchedules implements OnModuleDestroy {
   private watch: NodeJS.Timeout | undefined;
   /** Not ready until the daemon has set itself up in Redis: /readyz must not say 200 before the work can start. */
   private readinessState: EngineReadiness = { ready: false, reason: 'starting' };
+  private configState: ConfigStatus = { ok: true };
 
   constructor(
     private readonly active: ActiveConfig,
@@ -62,6 +72,9 @@ export class DaemonSchedules implements OnModuleDestroy {
    * a restart, finding from the forge what is done.
    */
   async start(): Promise<void> {
+    // The file the process started with is its first successful load, as Prometheus counts its own (a broken one
+    // ended the start with exit 2 before this), so the time of the last good load has a value from the start.
+    this.configTaken();
     await this.syncSchedules();
     await this.marker.ensure(new Date(this.clock.now()));
     this.gauges.describe();
@@ -85,7 +98,15 @@ export class DaemonSchedules implements OnModuleDestroy {
    */
   async reload(config: AppConfig): Promise<void> {
     const before = new Map(this.active.policies.map((policy) => [policy.name, this.triggerKey(policy)]));
-    this.active.replace(config);
+    try {
+      this.active.replace(config);
+    } catch (error) {
+      this.reloadFailed(errorText(error));
+      throw error;
+    }
+    // Taken from here on, even if Redis fails the schedules below: the file is what runs, and the repair puts the
+    // schedules right within 30 s.
+    this.configTaken();
     this.contexts.reloaded();
     this.gauges.describe();
     await this.syncSchedules();
@@ -93,8 +114,20 @@ export class DaemonSchedules implements OnModuleDestroy {
     await this.firstPasses(this.active.policies.filter((policy) => before.get(policy.name) !== this.triggerKey(policy)));
   }
 
+  /**
+   * A reload (SIGHUP) refused for the file's problems: the previous policies go on, and /readyz and the metrics say
+   * that the file on disk is not what runs (a restart would now fail on it).
+   */
+  reloadRejected(file: string, problems: number): void {
+    this.reloadFailed(`${problems} problem${problems === 1 ? '' : 's'} in ${file}`);
+  }
+
   readiness(): EngineReadiness {
     return this.readinessState;
+  }
+
+  configStatus(): ConfigStatus {
+    return this.configState;
   }
 
   /** The daemon's schedules: one per configured policy, and (unless `prune` is false) none for removed ones. */
@@ -153,6 +186,17 @@ export class DaemonSchedules implements OnModuleDestroy {
       const slot = Math.floor(now / Math.min(trigger.every, 60_000));
       await this.queue.enqueue(policyTickJob, { policy: policy.name }, { jobId: `start:${policy.name}:${slot}` });
     }
+  }
+
+  private configTaken(): void {
+    this.configState = { ok: true };
+    this.metrics.configLastReloadSuccessful.set(1);
+    this.metrics.configLastReloadSuccessTimestamp.set(this.clock.now() / 1000);
+  }
+
+  private reloadFailed(why: string): void {
+    this.configState = { ok: false, reason: `reload failed at ${new Date(this.clock.now()).toISOString()}: ${why}` };
+    this.metrics.configLastReloadSuccessful.set(0);
   }
 
   private triggerKey(policy: PolicyConfig): string {

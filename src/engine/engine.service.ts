@@ -5,12 +5,12 @@ import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import type { ForgeEvent } from './events';
 import { PassRunner, type PassResult } from './pass-runner';
-import { DaemonSchedules, type EngineReadiness } from './daemon';
+import { DaemonSchedules, type ConfigStatus, type EngineReadiness } from './daemon';
 import { Scheduler, withoutReport } from './scheduler';
 import type { Lease } from './stores/lease';
 
 export type { PassResult } from './pass-runner';
-export type { EngineReadiness } from './daemon';
+export type { ConfigStatus, EngineReadiness } from './daemon';
 export { policyTickJob } from './scheduler';
 
 /**
@@ -83,8 +83,16 @@ export class EngineService implements OnApplicationBootstrap {
     return this.schedules.reload(config);
   }
 
+  reloadRejected(file: string, problems: number): void {
+    this.schedules.reloadRejected(file, problems);
+  }
+
   readiness(): EngineReadiness {
     return this.schedules.readiness();
+  }
+
+  configStatus(): ConfigStatus {
+    return this.schedules.configStatus();
   }
 
   checkRedisData(repairSchedules = false): Promise<void> {

@@ -24,19 +24,22 @@ export class HealthController {
   /**
    * Ready: the configuration is loaded (it is, or the daemon would not run), Redis answers, the engine is set up in it
    * (not while it makes its schedules again after Redis lost its data), and the forge accepted the token at its last
-   * check (every 30 s): a daemon that cannot reach the forge does no work, and says so.
+   * check (every 30 s): a daemon that cannot reach the forge does no work, and says so. A reload the file's problems
+   * refused leaves it ready (the previous policies serve), but the config check says so: the file on disk is not what
+   * runs, and a restart would fail on it.
    */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) response: Response): Promise<{ status: string; checks: Record<string, string> }> {
     const redis = await this.redis.answers();
     const engine = this.engine.readiness();
     const forge = this.forge.status();
+    const config = this.engine.configStatus();
     const ready = redis && engine.ready && forge?.state === 'ok';
     response.status(ready ? 200 : 503);
     return {
       status: ready ? 'ok' : 'unavailable',
       checks: {
-        config: 'ok',
+        config: config.ok ? 'ok' : (config.reason ?? 'reload failed'),
         redis: redis ? 'ok' : 'not answering',
         schedules: engine.ready ? 'ok' : (engine.reason ?? 'not ready'),
         forge: forge === undefined ? 'not checked yet' : forge.state === 'ok' ? 'ok' : forge.message,

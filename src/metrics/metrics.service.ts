@@ -39,6 +39,13 @@ export class MetricsService {
   /** 1 while the forge accepted the token at the last check. */
   readonly forgeUp: Gauge;
   /**
+   * 1 when the last load of the policy file (at start or on SIGHUP) was taken, 0 when a reload was refused and the
+   * previous policies still run. Per replica: each reloads its own file.
+   */
+  readonly configLastReloadSuccessful: Gauge;
+  /** When the policy file was last taken, at start or on SIGHUP. */
+  readonly configLastReloadSuccessTimestamp: Gauge;
+  /**
    * Webhook deliveries by event (`job`, `pipeline`, `other`) and result: `accepted` (queued), `duplicate`, `ignored`
    * (another kind, or no failure), `unauthorized`, `rejected` (bad body), `unavailable` (Redis down: the forge sends it
    * again); then, once handled, `acted` (a policy covered it) or `not_covered`, or `failed`.
@@ -133,6 +140,18 @@ export class MetricsService {
     this.forgeUp = new Gauge({
       name: 'forgewarden_forge_up',
       help: '1 while the forge answered GET /user and accepted the token at the last check (every 30 s), else 0.',
+      registers: [this.registry],
+    });
+    // Named as Prometheus names its own (prometheus_config_last_reload_successful, ..._success_timestamp_seconds), so
+    // the alerts and panels operators already have for it read the same.
+    this.configLastReloadSuccessful = new Gauge({
+      name: 'forgewarden_config_last_reload_successful',
+      help: 'Whether the last load of the policy file (at start or on SIGHUP) succeeded: 1, or 0 when it had problems and the previous policies still run.',
+      registers: [this.registry],
+    });
+    this.configLastReloadSuccessTimestamp = new Gauge({
+      name: 'forgewarden_config_last_reload_success_timestamp_seconds',
+      help: 'When the policy file was last loaded successfully, at start or on SIGHUP.',
       registers: [this.registry],
     });
     new Gauge({

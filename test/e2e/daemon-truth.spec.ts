@@ -47,6 +47,23 @@ async function metricsOf(httpPort: number): Promise<string> {
   }
 }
 
+/** The two reload gauges as /metrics shows them; NaN for one that is not there. */
+function reloadGauges(metrics: string): { successful: number; timestamp: number } {
+  return {
+    successful: Number(/^forgewarden_config_last_reload_successful (\S+)$/m.exec(metrics)?.[1]),
+    timestamp: Number(/^forgewarden_config_last_reload_success_timestamp_seconds (\S+)$/m.exec(metrics)?.[1]),
+  };
+}
+
+async function readyzOf(httpPort: number): Promise<{ status: number; checks: Record<string, string> }> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
+    return { status: response.status, checks: ((await response.json()) as { checks: Record<string, string> }).checks };
+  } catch {
+    return { status: 0, checks: {} };
+  }
+}
+
 describe('the daemon tells the truth about itself', () => {
   const prefixes: string[] = [];
   const running: CliProcess[] = [];
@@ -161,5 +178,49 @@ describe('the daemon tells the truth about itself', () => {
     expect(await retriesReceived(forge.url)).toEqual(['/api/v4/projects/1/jobs/1002/retry', '/api/v4/projects/2/jobs/2002/retry']);
     const result = await daemon.stop();
     expect(result.code).toBe(0);
+  });
+
+  it('says on /readyz and in its metrics that a SIGHUP reload was refused, until a reload is taken', async () => {
+    const forge = await startSandbox();
+    const httpPort = await freePort();
+    const good = policyFile({ forge: forge.url, prefix: prefix('reload-state'), httpPort, policies: [retryPolicy('retry-api', 'acme/api', '1h')] });
+    const file = writeTempFile('policies.yml', good);
+    const beforeStart = Date.now() / 1000;
+    const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }));
+    running.push(daemon);
+    await waitUntil('the daemon is ready', async () => (await readyzOf(httpPort)).status === 200, 20_000);
+    expect((await readyzOf(httpPort)).checks.config).toBe('ok');
+    // The load at start is the first successful one.
+    const atStart = reloadGauges(await metricsOf(httpPort));
+    expect(atStart.successful).toBe(1);
+    expect(atStart.timestamp).toBeGreaterThanOrEqual(beforeStart);
+    expect(atStart.timestamp).toBeLessThanOrEqual(Date.now() / 1000);
+
+    // Two problems: the old policies go on serving, so it stays ready, and says the file on disk is not what runs.
+    writeFileSync(file, good.replace('interval: 1h', 'interval: often').replace('max_retries: 2', 'max_retries: many'));
+    const brokenSent = Date.now();
+    daemon.child.kill('SIGHUP');
+    await waitUntil('the config check reports the refused reload', async () => (await readyzOf(httpPort)).checks.config?.startsWith('reload failed') === true);
+    const refused = await readyzOf(httpPort);
+    expect(refused.status).toBe(200);
+    const reported = /^reload failed at (\S+): 2 problems in (.+)$/.exec(refused.checks.config);
+    expect(reported?.[2]).toBe(file);
+    const failedAt = new Date(reported?.[1] ?? '');
+    expect(failedAt.toISOString()).toBe(reported?.[1]);
+    expect(failedAt.getTime()).toBeGreaterThanOrEqual(brokenSent);
+    expect(failedAt.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(reloadGauges(await metricsOf(httpPort))).toEqual({ successful: 0, timestamp: atStart.timestamp });
+
+    // Fixed: taken, and the check and the gauges say so.
+    writeFileSync(file, good);
+    const fixedSent = Date.now() / 1000;
+    daemon.child.kill('SIGHUP');
+    await waitUntil('the config check is ok again', async () => (await readyzOf(httpPort)).checks.config === 'ok');
+    expect((await readyzOf(httpPort)).status).toBe(200);
+    const fixed = reloadGauges(await metricsOf(httpPort));
+    expect(fixed.successful).toBe(1);
+    expect(fixed.timestamp).toBeGreaterThan(atStart.timestamp);
+    expect(fixed.timestamp).toBeGreaterThanOrEqual(fixedSent);
+    expect(daemon.running).toBe(true);
   });
 });

@@ -354,6 +354,50 @@ describe('the engine on a real Redis', () => {
     }
   });
 
+  it('says whether the running policies are those of the file: taken at start and by a reload, not after a refused one', async () => {
+    let now = Date.parse('2030-01-01T03:00:00.000Z');
+    const clock: Clock = { ...systemClock, now: () => now };
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [] }', false, clock);
+    const gauges = async () => {
+      const text = await engineApp.get(MetricsService).render();
+      return {
+        successful: Number(/^forgewarden_config_last_reload_successful (\S+)$/m.exec(text)?.[1]),
+        timestamp: Number(/^forgewarden_config_last_reload_success_timestamp_seconds (\S+)$/m.exec(text)?.[1]),
+      };
+    };
+    try {
+      const engine = engineApp.get(EngineService);
+      await engine.startDaemon();
+      expect(engine.configStatus()).toEqual({ ok: true });
+      expect(await gauges()).toEqual({ successful: 1, timestamp: Date.parse('2030-01-01T03:00:00.000Z') / 1000 });
+
+      now += 60_000;
+      engine.reloadRejected('/etc/forgewarden/policies.yml', 1);
+      expect(engine.configStatus()).toEqual({ ok: false, reason: 'reload failed at 2030-01-01T03:01:00.000Z: 1 problem in /etc/forgewarden/policies.yml' });
+      expect(await gauges()).toEqual({ successful: 0, timestamp: Date.parse('2030-01-01T03:00:00.000Z') / 1000 });
+
+      // A valid file this build cannot run (a policy type it lacks): refused too, and the running policies stay.
+      now += 60_000;
+      const lacking = config('  - { name: other, type: fake_touch, interval: 1m, targets: [] }');
+      await expect(engine.reload({ ...lacking, policies: lacking.policies.map((policy) => ({ ...policy, type: 'not_built' })) })).rejects.toThrow(
+        'no runner for policy type "not_built"',
+      );
+      expect(engine.configStatus()).toEqual({
+        ok: false,
+        reason: 'reload failed at 2030-01-01T03:02:00.000Z: no runner for policy type "not_built"; is it in the list of policies/index.ts?',
+      });
+      expect(engine.policyNames()).toEqual(['touch']);
+      expect((await gauges()).successful).toBe(0);
+
+      now += 60_000;
+      await engine.reload(config('  - { name: touch, type: fake_touch, interval: 2h, targets: [] }'));
+      expect(engine.configStatus()).toEqual({ ok: true });
+      expect(await gauges()).toEqual({ successful: 1, timestamp: Date.parse('2030-01-01T03:03:00.000Z') / 1000 });
+    } finally {
+      await engineApp.close();
+    }
+  });
+
   it('in dry run records would-be actions and calls nothing', async () => {
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b], skip: [b] }', true);
     try {
