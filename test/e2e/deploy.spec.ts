@@ -206,6 +206,7 @@ describe('deploy/grafana-dashboard.json', () => {
     for (const metric of [
       'forgewarden_forge_up',
       'forgewarden_redis_up',
+      'forgewarden_config_last_reload_successful',
       'forgewarden_passes_total',
       'forgewarden_last_successful_pass_timestamp_seconds',
       'forgewarden_decisions_total',
