@@ -62,14 +62,16 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
 
   const serve = (): Promise<ServedDaemon> => harness.serve({ webhookToken: SECRET, policies: POLICY });
 
+  /** `headers` override the forge's; one given as undefined is not sent at all. */
   async function deliver(
     daemon: ServedDaemon,
     body: unknown,
-    headers: Record<string, string> = {},
+    headers: Record<string, string | undefined> = {},
   ): Promise<{ status: number; body: Record<string, string> }> {
+    const sent = { 'content-type': 'application/json', 'x-gitlab-event': 'Job Hook', 'x-gitlab-token': SECRET, 'x-gitlab-event-uuid': randomUUID(), ...headers };
     const answer = await request(`${daemon.url}/webhooks/gitlab`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-gitlab-event': 'Job Hook', 'x-gitlab-token': SECRET, 'x-gitlab-event-uuid': randomUUID(), ...headers },
+      headers: Object.fromEntries(Object.entries(sent).filter((entry): entry is [string, string] => entry[1] !== undefined)),
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
     return { status: answer.statusCode, body: (await answer.body.json()) as Record<string, string> };
@@ -103,13 +105,16 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
     expect(await counted(daemon, 'job', 'accepted')).toBe(1);
   });
 
-  it('answers a wrong or missing token with 401 and acts on nothing', async () => {
+  it('answers a wrong token, an empty one and a delivery without X-Gitlab-Token with 401 and acts on nothing', async () => {
     const daemon = await serve();
-    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-token': 'not-the-secret' })).status).toBe(401);
-    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-token': '' })).status).toBe(401);
+    const refused = { status: 401, body: { message: '401 Unauthorized' } };
+    expect(await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-token': 'not-the-secret' })).toEqual(refused);
+    expect(await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-token': '' })).toEqual(refused);
+    // A header that is not there at all is another path through the check than an empty one.
+    expect(await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-token': undefined })).toEqual(refused);
     expect(await settledRetries()).toEqual([]);
     expect(await harness.redis.keys(`${harness.prefix}:webhook:*`)).toEqual([]);
-    expect(await counted(daemon, 'job', 'unauthorized')).toBe(2);
+    expect(await counted(daemon, 'job', 'unauthorized')).toBe(3);
   });
 
   it('retries once for the same delivery twice, and once for a delivery and a poll', async () => {
