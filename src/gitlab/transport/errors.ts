@@ -1,3 +1,4 @@
+import { redactor } from '../../logging/redact';
 import { type ResponseHeaders, serverWaitHintMs } from './headers';
 
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -16,6 +17,10 @@ export interface ApiErrorInit {
  * Every failure the client reports is an ApiError; callers decide by `instanceof`, never by parsing the message.
  * `status` is the HTTP status, or 0 when no response arrived (NetworkError, TimeoutError).
  * `path` is the request path and query; tokens travel in headers only, so it never holds one.
+ * `message` quotes the forge's answer, which a forge or a proxy may have filled with the request's own credential; it
+ * is masked here, where the answer enters, because from here it goes to places the logger never sees: the commands'
+ * output (`plan`, `once`, `--json`), the refusals kept in Redis and shown again by later passes. `body` stays as
+ * answered, for code that reads it.
  */
 export class ApiError extends Error {
   readonly status: number;
@@ -26,7 +31,7 @@ export class ApiError extends Error {
   readonly headers: ResponseHeaders;
 
   constructor(init: ApiErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    super(redactor.redactText(init.message), init.cause === undefined ? undefined : { cause: init.cause });
     this.name = new.target.name;
     this.status = init.status;
     this.method = init.method;
