@@ -413,6 +413,28 @@ describe('the engine on a real Redis', () => {
     }
   });
 
+  it('keeps an audit entry with the configured token and forge tokens masked in its reason and detail', async () => {
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }');
+    try {
+      // Reasons and details quote the forge's answers and the policy's inputs; what they quote is not the trail's to keep.
+      await engineApp.get(AuditTrail).record({
+        time: new Date().toISOString(),
+        policy: 'touch',
+        target: 'a',
+        action: 'touch',
+        reason: 'the forge said PRIVATE-TOKEN: hunter2-from-a-header',
+        outcome: 'failed',
+        dry_run: false,
+        detail: 'POST things/a → 500: rejected glpat-engine-test-000000 and glpat-AnotherForgeToken99',
+      });
+      const stored = JSON.stringify(await redis.xrange(`${prefix}:audit`, '-', '+'));
+      expect(stored).toContain('the forge said PRIVATE-TOKEN: [REDACTED]');
+      for (const secret of ['hunter2-from-a-header', 'glpat-engine-test-000000', 'AnotherForgeToken99']) expect(stored).not.toContain(secret);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
   it('a policy-level dry_run overrides the file', async () => {
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a], dry_run: true }', false);
     try {
