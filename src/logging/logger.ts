@@ -41,7 +41,8 @@ export class AppLogger implements LoggerService {
   constructor(options: LoggerOptions = {}) {
     const redaction = options.redactor ?? redactor;
     const redactFields = winston.format((info) => {
-      for (const key of Object.keys(info)) info[key] = redaction.redact(info[key]);
+      // By key too: a top-level `password` is as secret as a nested one.
+      for (const key of Object.keys(info)) info[key] = redaction.redactField(key, info[key]);
       return info;
     });
     const redactLine = winston.format((info) => {

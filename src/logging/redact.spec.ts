@@ -24,6 +24,7 @@ describe('Redactor', () => {
     ['a bearer header', 'authorization: Bearer eyJhbGciOi', `authorization: Bearer ${REDACTED}`],
     ['token= in a URL', 'GET https://x/api/v4/jobs?private_token=s3cr3t&page=2', `GET https://x/api/v4/jobs?private_token=${REDACTED}&page=2`],
     ['a password in a URL', 'redis://:hunter2@redis.internal:6379/0', `redis://:${REDACTED}@redis.internal:6379/0`],
+    ['a runner registration token', 'register with GR1348941aBcDeFgHiJkLmNoP now', `register with ${REDACTED} now`],
   ])('masks %s', (_what, text, expected) => {
     expect(redactor.redactText(text)).toBe(expected);
   });
@@ -51,6 +52,28 @@ describe('Redactor', () => {
     expect(output.error.stack).not.toContain(CONFIGURED_TOKEN);
     expect(input.headers['PRIVATE-TOKEN']).toBe('short');
     expect(error.message).toContain(CONFIGURED_TOKEN);
+  });
+
+  it('masks every value under a secret-named key, whatever it looks like', () => {
+    const input = { password: 'correct-horse', Secret: 'battery-staple', cookie: 'session=abc', 'set-cookie': 'id=1', access_token: 'x1', private_key: 'k', empty: '' };
+    expect(redactor.redact(input)).toEqual({
+      password: REDACTED,
+      Secret: REDACTED,
+      cookie: REDACTED,
+      'set-cookie': REDACTED,
+      access_token: REDACTED,
+      private_key: REDACTED,
+      empty: '',
+    });
+  });
+
+  it("masks an error's own fields and its cause, as an ApiError carries the forge's answer in `body`", () => {
+    const cause = Object.assign(new Error(`connect failed for ${CONFIGURED_TOKEN}`), { password: 'from-the-cause' });
+    const error = Object.assign(new Error('request failed', { cause }), { body: { message: `echoed ${FORGE_TOKEN}` }, token: 'own-field-token' });
+    const output = JSON.stringify(redactor.redact(error));
+    for (const secret of [CONFIGURED_TOKEN, 'Ab3dEf6hIj9kLm2nOp5q', 'from-the-cause', 'own-field-token']) expect(output).not.toContain(secret);
+    expect(output).toContain(`echoed glpat-${REDACTED}`);
+    expect(output).toContain(`connect failed for ${REDACTED}`);
   });
 
   it('survives cycles', () => {
@@ -86,6 +109,17 @@ describe('AppLogger', () => {
       expect(text).toContain(level);
     }
     expect(text.split(REDACTED).length - 1).toBeGreaterThanOrEqual(9);
+  });
+
+  // The two passes each catch what the other cannot: a secret-named field holds a value no pattern knows, and a key
+  // (never a value) can hold a configured secret.
+  it.each(['json', 'pretty'] as const)('masks a secret-named field and a configured secret used as a key (%s)', async (format) => {
+    const { stream, logger } = capture(format);
+    logger.warn({ message: 'login', password: 'correct-horse', seen: { [CONFIGURED_TOKEN]: true } }, 'Ctx');
+    await logger.flush();
+    expect(stream.text).toContain('login');
+    expect(stream.text).not.toContain('correct-horse');
+    expect(stream.text).not.toContain(CONFIGURED_TOKEN);
   });
 
   it('writes JSON lines with level, context, message and error stack', async () => {

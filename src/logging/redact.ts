@@ -70,7 +70,8 @@ export class Redactor {
     return copy;
   }
 
-  private redactField(key: string, field: unknown, seen: WeakSet<object>): unknown {
+  /** `field` as it may be shown under `key`: wholly masked under a secret-named key, else redacted like any value. */
+  redactField(key: string, field: unknown, seen: WeakSet<object> = new WeakSet()): unknown {
     if (SECRET_KEY.test(key) && field !== null && field !== undefined && field !== '') return REDACTED;
     return this.redact(field, seen);
   }
