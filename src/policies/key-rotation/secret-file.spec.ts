@@ -1,7 +1,21 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unusableDirectory, writeFileAtomic } from './secret-file';
+
+/** What each file looked like when its final mode was about to be set; chmod itself still happens. */
+const beforeChmod: Array<{ file: string; content: string; mode: number }> = [];
+jest.mock('node:fs/promises', () => {
+  const actual = jest.requireActual<typeof import('node:fs/promises')>('node:fs/promises');
+  return {
+    ...actual,
+    chmod: async (file: string, mode: number) => {
+      beforeChmod.push({ file, content: await actual.readFile(file, 'utf8'), mode: (await actual.stat(file)).mode & 0o777 });
+      return actual.chmod(file, mode);
+    },
+  };
+});
 
 describe('writeFileAtomic', () => {
   let dir: string;
@@ -28,6 +42,23 @@ describe('writeFileAtomic', () => {
     expect(readFileSync(path, 'utf8')).toBe('new');
     expect(modeOf(path)).toBe(0o600);
     expect(readdirSync(dir)).toEqual(['key']);
+  });
+
+  it('keeps the secret in a file of mode 0600 from its first byte, before the file gets its final mode', async () => {
+    const path = join(dir, 'key.pub');
+    beforeChmod.length = 0;
+    // With no umask the mode given at creation is the mode the file gets: a umask of 077 would hide a wider one.
+    const umask = process.umask(0);
+    try {
+      // Asked for 0644 in the end (a public key): still 0600 while it is written.
+      await writeFileAtomic(path, 'secret\n', 0o644);
+    } finally {
+      process.umask(umask);
+    }
+    expect(beforeChmod).toEqual([{ file: expect.stringContaining(dir), content: 'secret\n', mode: 0o600 }]);
+    expect(beforeChmod[0]?.file).not.toBe(path);
+    expect(await readFile(path, 'utf8')).toBe('secret\n');
+    expect(modeOf(path)).toBe(0o644);
   });
 
   it('gives a public key 0644 when asked', async () => {
