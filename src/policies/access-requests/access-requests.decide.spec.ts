@@ -48,6 +48,7 @@ describe('access_requests decide: each condition, and failing closed', () => {
     ['email unknown to an ordinary token', { policy: rule({ email_domains: ['acme.com'] }), user: publicAlice }, SKIP, `leave: no rule matched (rule 1: email unknown: ${NOT_ADMIN})`],
     ['a public email does not stand in for the primary one', { policy: rule({ email_domains: ['acme.com'] }), user: aPublicUser({ public_email: 'alice@acme.com' }) }, SKIP, `leave: no rule matched (rule 1: email unknown: ${NOT_ADMIN})`],
     ['an administrator view without email', { policy: rule({ email_domains: ['acme.com'] }), user: withoutField('email') }, SKIP, 'leave: no rule matched (rule 1: email unknown: the user record does not show it)'],
+    ['an email without @ has no domain, though it reads like a listed one', { policy: rule({ email_domains: ['acme.com'] }), user: anAdminUser({ email: 'acme.com' }) }, SKIP, 'leave: no rule matched (rule 1: email unknown: the user record does not show it)'],
     // two_factor
     ['two-factor on, wanted on', { policy: rule({ two_factor: true }) }, APPROVE, 'approve as developer: rule 1 (two-factor on)'],
     ['two-factor off, wanted on', { policy: rule({ two_factor: true }), user: anAdminUser({ two_factor_enabled: false }) }, SKIP, 'leave: no rule matched (rule 1: two-factor off)'],
@@ -71,6 +72,7 @@ describe('access_requests decide: each condition, and failing closed', () => {
     ['not confirmed, wanted not confirmed', { policy: rule({ confirmed: false }, { deny: true }), user: anAdminUser({ confirmed_at: null as unknown as string }) }, DENY, 'deny: rule 1 (email not confirmed)'],
     ['confirmation unknown to an ordinary token', { policy: rule({ confirmed: true }), user: publicAlice }, SKIP, `leave: no rule matched (rule 1: confirmed unknown: ${NOT_ADMIN})`],
     ['an administrator view without confirmed_at', { policy: rule({ confirmed: true }), user: withoutField('confirmed_at') }, SKIP, 'leave: no rule matched (rule 1: confirmed unknown: the user record does not show it)'],
+    ['a missing confirmed_at is not taken for "not confirmed" either', { policy: rule({ confirmed: false }, { deny: true }), user: withoutField('confirmed_at') }, SKIP, 'leave: no rule matched (rule 1: confirmed unknown: the user record does not show it)'],
     // state
     ['active, wanted active', { policy: rule({ state: 'active' }) }, APPROVE, 'approve as developer: rule 1 (state active)'],
     ['blocked, wanted active', { policy: rule({ state: 'active' }), user: anAdminUser({ state: 'blocked' }) }, SKIP, 'leave: no rule matched (rule 1: state blocked)'],

@@ -126,6 +126,8 @@ describe('access_requests schema', () => {
     ['an unknown state', [...VALID, 'rules: [{ deny: true, when: { state: banned } }]'], 'policies.yml:8:42 policies[0].rules[0].when.state: expected active or blocked'],
     ['an approve rule for blocked users', [...VALID, 'rules: [{ approve: guest, when: { state: blocked } }]'], 'policies.yml:8:46 policies[0].rules[0].when.state: rule 1 can never approve: a blocked user is never approved'],
     ['an unknown condition, with a suggestion', [...VALID, 'rules: [{ approve: guest, when: { email_domain: [acme.com] } }]'], 'policies.yml:8:39 policies[0].rules[0].when.email_domain: unknown key "email_domain"; did you mean "email_domains"?'],
+    // Dropped silently, a misspelt `when` would leave a rule without conditions: one that approves everyone.
+    ['an unknown key in a rule, with a suggestion', [...VALID, 'rules: [{ approve: guest, wehn: { email_domains: [acme.com] } }]'], 'policies.yml:8:31 policies[0].rules[0].wehn: unknown key "wehn"; did you mean "when"?'],
     ['an unknown otherwise', [...VALID, RULE, 'otherwise: approve'], 'policies.yml:9:16 policies[0].otherwise: expected leave or deny'],
     ['max_actions_per_run 0', [...VALID, RULE, 'max_actions_per_run: 0'], 'policies.yml:9:26 policies[0].max_actions_per_run: max_actions_per_run must be at least 1'],
     ['a policy that would never act', [...VALID], 'policies.yml:4:5 policies[0].rules: missing: this policy would never act: give rules, otherwise: deny, or deny_pending_after'],
