@@ -60,6 +60,39 @@ describe('access_requests while people work on the forge', () => {
     expect(isMember(11)).toBe(false);
   });
 
+  it('does not approve at the level it decided when the rules now grant a lower one', async () => {
+    const engine = (
+      await harness.app({
+        gitlab: 'max_requests_per_minute: 100000, timeout: 30s',
+        policies: [
+          '  - name: gate',
+          '    type: access_requests',
+          '    groups: [acme, acme/tools]',
+          '    interval: 1m',
+          '    rules:',
+          '      - { approve: maintainer, when: { two_factor: true } }',
+          '      - { approve: guest }',
+          ],
+      })
+    ).get(EngineService);
+    // olaf turns two-factor off while the bot reads his record again before approving him as maintainer.
+    const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '^/api/v4/users/4$', after: 1 }, () => engine.runPass('gate', 'act'), async () => {
+      harness.sandbox.state.users.get(4)!.two_factor_enabled = false;
+    });
+    // Still an approval, but not the one decided: nothing is sent, and the next pass approves at the level due now.
+    expect(pass.records.map((r) => `${r.outcome} ${r.detail ?? ''}`)).toEqual([
+      'stale the rules decide otherwise now: approve as guest: rule 2 (no conditions)',
+      'stale the rules decide otherwise now: approve as guest: rule 2 (no conditions)',
+    ]);
+    expect(botApprovals()).toEqual([]);
+    expect(isMember(10)).toBe(false);
+    expect(isMember(11)).toBe(false);
+
+    await engine.runPass('gate', 'act');
+    const olaf = harness.sandbox.state.users.get(4)!;
+    expect([10, 11].map((group) => harness.sandbox.state.groupAccessLevel(olaf, harness.sandbox.state.groups.get(group)!))).toEqual([10, 10]);
+  });
+
   it('goes on with the other group when one is closed to the token', async () => {
     expect(await control(harness.sandbox, 'POST', '/access', { user: 'root', group: 'acme/tools', level: 0 })).toBe(200);
     const engine = (await app()).get(EngineService);
