@@ -99,16 +99,28 @@ describe('sandbox forge: pagination, ids and error shapes', () => {
     expect(namespace.json).toMatchObject({ id: 10, kind: 'group', full_path: 'acme' });
   });
 
-  it('authenticates with PRIVATE-TOKEN, Bearer and private_token, and answers 401 otherwise', async () => {
+  it('authenticates with PRIVATE-TOKEN, Bearer, private_token and access_token, and answers 401 otherwise, a blocked user’s token included', async () => {
+    const privateToken = await apiClient(sandbox.url, USER_TOKEN)('/user');
     const header = await call(sandbox.url, '/api/v4/user', { headers: { Authorization: `Bearer ${USER_TOKEN}` } });
     const query = await call(sandbox.url, `/api/v4/user?private_token=${USER_TOKEN}`);
-    expect([header.status, query.status]).toEqual([200, 200]);
+    const accessToken = await call(sandbox.url, `/api/v4/user?access_token=${USER_TOKEN}`);
+    expect([privateToken.status, header.status, query.status, accessToken.status]).toEqual([200, 200, 200, 200]);
     expect((query.json as { username: string }).username).toBe('alice');
 
     for (const token of [undefined, 'glpat-wrong']) {
       const response = await apiClient(sandbox.url, token)('/projects/1/jobs');
       expect(response.status).toBe(401);
       expect(response.json).toEqual({ message: '401 Unauthorized' });
+    }
+
+    // As on the forge, a blocked account's tokens stop working at once; the others' go on.
+    const outsider = [...sandbox.state.users.values()].find((user) => user.tokens.includes(OUTSIDER_TOKEN))!;
+    outsider.state = 'blocked';
+    try {
+      expect(await apiClient(sandbox.url, OUTSIDER_TOKEN)('/user')).toMatchObject({ status: 401, json: { message: '401 Unauthorized' } });
+      expect((await apiClient(sandbox.url, USER_TOKEN)('/user')).status).toBe(200);
+    } finally {
+      outsider.state = 'active';
     }
   });
 

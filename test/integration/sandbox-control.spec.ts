@@ -14,6 +14,9 @@ interface LogEntry {
   duration_ms: number;
 }
 
+/** Not the token of any job in the world: a refused request is logged as any other. */
+const JOB_TOKEN = 'job-token-for-the-log-test';
+
 /** The sandbox of the current test: each block below starts its own, on its own world. */
 let sandbox: RunningSandbox;
 const alice = (): ReturnType<typeof apiClient> => apiClient(sandbox.url, USER_TOKEN);
@@ -36,13 +39,24 @@ describe('sandbox forge: control API, faults and request log', () => {
     await call(sandbox.url, `/api/v4/user?private_token=${USER_TOKEN}`);
     await call(sandbox.url, '/api/v4/user', { headers: { Authorization: `Bearer ${USER_TOKEN}` } });
     await alice()('/user/keys', { method: 'POST', body: { title: 'x', key: 'bad' } });
+    // Every other way a credential travels: a job token (refused or not, the request is logged) and access_token.
+    await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': JOB_TOKEN } });
+    await call(sandbox.url, `/api/v4/job?job_token=${JOB_TOKEN}`);
+    await call(sandbox.url, `/api/v4/user?access_token=${USER_TOKEN}`);
     const entries = await log();
     expect(entries.map((e) => [e.method, e.path, e.status])).toEqual([
       ['GET', '/api/v4/projects/1/jobs', 200],
       ['GET', '/api/v4/user', 200],
       ['GET', '/api/v4/user', 200],
       ['POST', '/api/v4/user/keys', 400],
+      ['GET', '/api/v4/job', 401],
+      ['GET', '/api/v4/job', 401],
+      ['GET', '/api/v4/user', 200],
     ]);
+    expect(entries[4].headers['job-token']).toBe('[redacted]');
+    expect(entries[5].query).toEqual({ job_token: '[redacted]' });
+    expect(entries[6].query).toEqual({ access_token: '[redacted]' });
+    expect(JSON.stringify(entries)).not.toContain(JOB_TOKEN);
     expect(entries[0]).toMatchObject({
       query: { 'scope[]': 'failed' },
       headers: { 'private-token': '[redacted]', 'user-agent': 'forgewarden-test' },
