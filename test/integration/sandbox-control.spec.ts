@@ -17,6 +17,8 @@ interface LogEntry {
 /** Not the token of any job in the world: a refused request is logged as any other. */
 const JOB_TOKEN = 'job-token-for-the-log-test';
 
+const BODY_SECRET = 'secret-in-a-request-body';
+
 /** The sandbox of the current test: each block below starts its own, on its own world. */
 let sandbox: RunningSandbox;
 const alice = (): ReturnType<typeof apiClient> => apiClient(sandbox.url, USER_TOKEN);
@@ -34,7 +36,7 @@ describe('sandbox forge: control API, faults and request log', () => {
   });
   afterEach(() => sandbox.close());
 
-  it('records requests without token values, and clears the log', async () => {
+  it('records requests without the credentials in their headers, parameters and bodies, and clears the log', async () => {
     await alice()('/projects/1/jobs?scope[]=failed', { headers: { 'User-Agent': 'forgewarden-test' } });
     await call(sandbox.url, `/api/v4/user?private_token=${USER_TOKEN}`);
     await call(sandbox.url, '/api/v4/user', { headers: { Authorization: `Bearer ${USER_TOKEN}` } });
@@ -43,6 +45,12 @@ describe('sandbox forge: control API, faults and request log', () => {
     await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': JOB_TOKEN } });
     await call(sandbox.url, `/api/v4/job?job_token=${JOB_TOKEN}`);
     await call(sandbox.url, `/api/v4/user?access_token=${USER_TOKEN}`);
+    // Secrets written in bodies: an integration's password, a webhook's token, custom header and URL variable values.
+    await alice()('/projects/1/services/issue-tracker-b', { method: 'PUT', body: { url: 'https://jira.test', username: 'jira', password: BODY_SECRET } });
+    await alice()('/projects/1/hooks', {
+      method: 'POST',
+      body: { url: 'https://x.test/{path}', token: BODY_SECRET, custom_headers: [{ key: 'X-Team', value: BODY_SECRET }], url_variables: [{ key: 'path', value: BODY_SECRET }] },
+    });
     const entries = await log();
     expect(entries.map((e) => [e.method, e.path, e.status])).toEqual([
       ['GET', '/api/v4/projects/1/jobs', 200],
@@ -52,11 +60,21 @@ describe('sandbox forge: control API, faults and request log', () => {
       ['GET', '/api/v4/job', 401],
       ['GET', '/api/v4/job', 401],
       ['GET', '/api/v4/user', 200],
+      ['PUT', '/api/v4/projects/1/services/issue-tracker-b', 403],
+      ['POST', '/api/v4/projects/1/hooks', 403],
     ]);
     expect(entries[4].headers['job-token']).toBe('[redacted]');
     expect(entries[5].query).toEqual({ job_token: '[redacted]' });
     expect(entries[6].query).toEqual({ access_token: '[redacted]' });
     expect(JSON.stringify(entries)).not.toContain(JOB_TOKEN);
+    expect(entries[7].body).toEqual({ url: 'https://jira.test', username: 'jira', password: '[redacted]' });
+    expect(entries[8].body).toEqual({
+      url: 'https://x.test/{path}',
+      token: '[redacted]',
+      custom_headers: [{ key: 'X-Team', value: '[redacted]' }],
+      url_variables: [{ key: 'path', value: '[redacted]' }],
+    });
+    expect(JSON.stringify(entries)).not.toContain(BODY_SECRET);
     expect(entries[0]).toMatchObject({
       query: { 'scope[]': 'failed' },
       headers: { 'private-token': '[redacted]', 'user-agent': 'forgewarden-test' },
