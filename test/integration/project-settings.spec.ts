@@ -350,6 +350,25 @@ describe('project_settings against the sandbox with a real Redis', () => {
       expectNoSecret([refused, parked, next], await redisText());
     });
 
+    it('a read that echoes the secret, while observing or before acting, is reported without it', async () => {
+      const echo = { status: 500, body: { message: `upstream said ${SECRET}` } };
+      // Every read of the integration while observing (a GET is tried again after a 500) ...
+      await fault({ method: 'GET', path: '/services/chat-notifications-a$', ...echo, times: 8 });
+      const engineApp = await app(chat(SECRET));
+      const unread = await act(engineApp);
+      expect(unread.unobserved).toEqual([{ target: 'project acme/api', reason: 'GET projects/1/services/chat-notifications-a → 500: upstream said (secret)' }]);
+
+      // ... then the reads of the precondition, once observing went through.
+      await call(harness.sandbox.url, '/__sandbox/faults', { method: 'DELETE' });
+      await fault({ method: 'GET', path: '/services$', sequence: ['pass', ...Array.from({ length: 8 }, () => echo)] });
+      const unchecked = await act(engineApp);
+      expect(unchecked.records.map((record) => [record.outcome, record.detail])).toEqual([
+        ['failed', 'not sent: its precondition could not be read: GET projects/1/services → 500: upstream said (secret)'],
+      ]);
+      expect(puts()).toBe(0);
+      expectNoSecret([unread, unchecked], await redisText());
+    });
+
     it('prune false leaves an undeclared integration alone; prune true removes it', async () => {
       const api = apiClient(harness.sandbox.url, ADMIN_TOKEN);
       const wiki = await api('/projects/1/services/external-wiki', { method: 'PUT', body: { external_wiki_url: 'https://wiki.example.test/acme' } });

@@ -1,5 +1,5 @@
 import { ApiError, ForbiddenError, NetworkError, NotFoundError, ValidationError } from '../../gitlab/transport/errors';
-import { withoutSecrets } from './project-settings.actions';
+import { withoutSecrets } from './project-settings.secrets';
 
 const SECRET = 'https://chat.example.com/hooks/T0/B0/s3cr3t-webhook';
 

@@ -1,8 +1,8 @@
 import { configOf, defineAction } from '../../engine/action-params';
 import { type ActionParams, type ActionResult, type PolicyAction, type PolicyContext, SKIP } from '../../engine/policy';
 import { readJsonObject } from '../../engine/json';
-import { ApiError, ConflictError, NotFoundError, ValidationError } from '../../gitlab/transport/errors';
-import { INTEGRATION_SLUGS, integrationParameters, type IntegrationParamsBySlug, type IntegrationSlug } from '../../gitlab/types/integrations';
+import { ConflictError, NotFoundError, ValidationError } from '../../gitlab/transport/errors';
+import { type IntegrationParamsBySlug, type IntegrationSlug } from '../../gitlab/types/integrations';
 import type { ProtectBranchParams, ProtectedBranchAllowedTo } from '../../gitlab/types/protected-branches';
 import {
   CREATE_APPROVAL_RULE,
@@ -42,6 +42,7 @@ import {
   settingsTarget,
 } from './project-settings.params';
 import { branchLevelName, type DeclaredIntegrations, type ProjectSettingsConfig, projectSettingsPolicy } from './project-settings.schema';
+import { declaredSecrets, hider, withoutSecrets } from './project-settings.secrets';
 
 /**
  * The effects of the project_settings decisions, one per action; the executor is their only caller. Details name
@@ -447,43 +448,6 @@ const deleteApprovalRule = checkedAction({
 });
 
 // ---- integrations ---------------------------------------------------------------------------------------------------
-
-/** Every secret value the policy declares, whatever the integration: any answer of the forge may echo one. */
-function declaredSecrets(config: ProjectSettingsConfig): string[] {
-  const declared = (config.integrations ?? {}) as Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>>;
-  return INTEGRATION_SLUGS.flatMap((slug) => {
-    const parameters = integrationParameters(slug);
-    return Object.entries(declared[slug] ?? {}).flatMap(([name, value]) => (parameters[name]?.secret === true && typeof value === 'string' && value !== '' ? [value] : []));
-  });
-}
-
-function hider(secrets: readonly string[]): (text: string) => string {
-  const forms = secrets.flatMap((secret) => [secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)]).filter((form) => form !== '');
-  return (text) => forms.reduce((result, form) => result.split(form).join('(secret)'), text);
-}
-
-/**
- * The error without any secret: the executor logs and audits the error's message, and a forge may echo what it was
- * sent. A forge error keeps its class, status, method and path (a 403 or 400 is still a refusal the executor parks, a
- * 404 its `gone`), with the message, the per-field messages and the stack hidden and the answer's body and cause
- * dropped; anything else becomes a plain Error with its message hidden.
- */
-export function withoutSecrets(error: unknown, secrets: readonly string[]): unknown {
-  const hide = hider(secrets);
-  if (!(error instanceof ApiError)) return new Error(hide(error instanceof Error ? error.message : String(error)));
-  const copy = Object.create(Object.getPrototypeOf(error) as object) as ApiError;
-  // The own fields (status, method, path, headers, name, and a subclass's own such as retryAfterMs).
-  Object.assign(copy, error);
-  const replace = (name: string, value: unknown) => Object.defineProperty(copy, name, { value, writable: true, configurable: true, enumerable: name !== 'message' && name !== 'stack' });
-  replace('message', hide(error.message));
-  replace('stack', error.stack === undefined ? undefined : hide(error.stack));
-  replace('body', undefined);
-  replace('path', hide(error.path));
-  if (error instanceof ValidationError) {
-    replace('fields', Object.fromEntries(Object.entries(error.fields).map(([field, messages]) => [field, messages.map(hide)])));
-  }
-  return copy;
-}
 
 /** A precondition of an integration: its reads and its reason never show a secret. */
 async function secretSafe(context: PolicyContext, check: () => Promise<string | undefined>): Promise<string | undefined> {

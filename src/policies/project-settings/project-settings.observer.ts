@@ -3,7 +3,7 @@ import { selectProjects } from '../../engine/discovery';
 import { observeTargets } from '../../engine/observe-targets';
 import type { PolicyContext } from '../../engine/policy';
 import { readJsonObject } from '../../engine/json';
-import { ForbiddenError, NotFoundError, UnexpectedAnswerError } from '../../gitlab/transport/errors';
+import { ApiError, ForbiddenError, NotFoundError, UnexpectedAnswerError } from '../../gitlab/transport/errors';
 import type { ProjectApprovalSettings } from '../../gitlab/types/approvals';
 import {
   INTEGRATION_SETTINGS_EVENT_FLAGS,
@@ -25,6 +25,7 @@ import type {
 } from './project-settings.decide';
 import { type BranchProtection, fingerprintStateKey, interruptedStateKey, storedProtection } from './project-settings.params';
 import type { ProjectSettingsConfig } from './project-settings.schema';
+import { declaredSecrets, withoutSecrets } from './project-settings.secrets';
 
 /**
  * Reading what the project_settings decisions need, section by section and only for the sections the policy declares:
@@ -83,7 +84,11 @@ export async function observeProject(
     approvals?.rules ? readApprovalRules(context, projectId) : undefined,
     config.integrations ? readIntegrations(config, context, projectId) : undefined,
     readFingerprints(context, projectId),
-  ]);
+  ]).catch((error: unknown) => {
+    // The forge's answer becomes the reason this project was not read, shown by plan and once and logged: an answer
+    // that quotes a declared secret must not bring it there, as the actions' answers do not.
+    throw error instanceof ApiError ? withoutSecrets(error, declaredSecrets(config)) : error;
+  });
   const parked = parkedDecisions(context, projectId);
   return {
     project,
