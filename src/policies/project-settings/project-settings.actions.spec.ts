@@ -33,6 +33,13 @@ describe('project_settings withoutSecrets', () => {
     expect(`${(hidden as ApiError).summary} ${JSON.stringify(hidden)}`).not.toContain('s3cr3t');
   });
 
+  it('hides a secret the answer quotes JSON-escaped, as the message of a body of unknown shape does', () => {
+    const password = 'pa"ss\\word-91';
+    const body = { unexpected: { echo: password } };
+    const error = new ApiError({ status: 500, method: 'GET', path: 'projects/1/services/x', body, message: JSON.stringify(body) });
+    expect((withoutSecrets(error, [password]) as ApiError).message).toBe('{"unexpected":{"echo":"(secret)"}}');
+  });
+
   it('turns anything else into a plain Error without the secret', () => {
     const hidden = withoutSecrets(new TypeError(`bad ${SECRET}`), [SECRET]);
     expect(hidden).toEqual(new Error('bad (secret)'));
