@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
+import { redisText } from '../support/redis-text';
 
 /**
  * Not shaped like a forge token (no `glpat-` prefix): only the daemon's knowledge that this is its configured token
@@ -74,23 +75,10 @@ describe('the configured token, echoed by the forge, never leaves the daemon', (
     expect(response.status).toBe(201);
   };
 
-  /** Every value kept under the test's prefix, whatever its Redis type. */
-  async function redisText(): Promise<string> {
+  async function keptInRedis(): Promise<string> {
     const redis = new Redis(process.env.REDIS_URL!);
     try {
-      const parts: string[] = [];
-      for (const key of await redis.keys(`${prefix}:*`)) {
-        const type = await redis.type(key);
-        parts.push(key);
-        if (type === 'string') parts.push((await redis.get(key)) ?? '');
-        else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
-        else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
-        else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
-        else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1)));
-        else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
-        else parts.push(`(${type})`);
-      }
-      return parts.join('\n');
+      return await redisText(redis, prefix);
     } finally {
       await redis.quit();
     }
@@ -118,6 +106,6 @@ describe('the configured token, echoed by the forge, never leaves the daemon', (
     expect(planJson.stdout).toContain('403: upstream refused credential [REDACTED]');
     expect(auditJson.stdout).toContain('403: upstream refused credential [REDACTED]');
     for (const result of [once, onceJson, plan, planJson, audit, auditJson]) expect(output(result)).not.toContain(TOKEN);
-    expect(await redisText()).not.toContain(TOKEN);
+    expect(await keptInRedis()).not.toContain(TOKEN);
   });
 });

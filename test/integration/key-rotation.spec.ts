@@ -12,6 +12,7 @@ import { parseSshPublicKey } from '../../src/sandbox/ssh-key';
 import { call } from '../support/sandbox-http';
 import { aPublicKey } from '../support/builders/keys';
 import { useEngineHarness } from '../support/engine-harness';
+import { redisText } from '../support/redis-text';
 import { MovableClock } from '../../src/clock';
 
 const HOUR_MS = 3_600_000;
@@ -224,8 +225,8 @@ describe('key_rotation against the sandbox with a real Redis', () => {
     await advanceHours(24);
     await pass(engine);
     expectRotated(false);
-    // The private key appears in no answer the engine gives (plan output, audit details).
-    const everything = JSON.stringify([plan, first, during, after]);
+    // The private key is on disk only: in no answer the engine gives (plan output, audit details), nor in what it keeps.
+    const everything = `${JSON.stringify([plan, first, during, after])}\n${await redisText(harness.redis, harness.prefix)}`;
     expect(everything).not.toContain('PRIVATE KEY');
     expect(everything).not.toContain(readFileSync(paths.root(), 'utf8').split('\n')[2]);
   });

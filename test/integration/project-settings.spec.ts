@@ -10,6 +10,7 @@ import { integrationsOf } from '../../src/sandbox/integrations-state';
 import { useEngineHarness } from '../support/engine-harness';
 import { apiClient, call } from '../support/sandbox-http';
 import { ADMIN_TOKEN, apiProject, baseWorld, webProject } from '../support/world-builders';
+import { redisText as keptInRedis } from '../support/redis-text';
 
 /**
  * project_settings end to end: the real engine, Redis and executor against the sandbox. Each section's drift is shown
@@ -238,23 +239,7 @@ describe('project_settings against the sandbox with a real Redis', () => {
     const service = (slug: string) => integrationsOf(harness.sandbox.state).get(1, slug);
     const puts = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'PUT' && entry.path.endsWith('/services/chat-notifications-a')).length;
 
-    /** Every value the daemon keeps under the test's prefix, whatever its Redis type. */
-    async function redisText(): Promise<string> {
-      const { redis, prefix } = harness;
-      const parts: string[] = [];
-      for (const key of await redis.keys(`${prefix}:*`)) {
-        const type = await redis.type(key);
-        parts.push(key);
-        if (type === 'string') parts.push((await redis.get(key)) ?? '');
-        else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
-        else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
-        else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
-        else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1)));
-        else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
-        else parts.push(`(${type})`);
-      }
-      return parts.join('\n');
-    }
+    const redisText = (): Promise<string> => keptInRedis(harness.redis, harness.prefix);
 
     function expectNoSecret(passes: readonly PassResult[], text: string): void {
       for (const secret of [SECRET, OTHER_SECRET]) {
