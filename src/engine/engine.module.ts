@@ -2,6 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import { DaemonSchedules } from './daemon';
+import { RecordsOwner } from './records-owner';
 import { EngineService } from './engine.service';
 import { Executor } from './executor';
 import { EngineGauges } from './gauges';
@@ -14,13 +15,14 @@ import { DataMarker } from './stores/data-marker';
 import { RedisDiscoveryCache } from './stores/discovery-cache';
 import { Ledger } from './stores/ledger';
 import { PassHistory } from './stores/pass-history';
+import { RecordedForge } from './stores/recorded-forge';
 import { PolicyMeasureStore } from './stores/policy-measures';
 import { PolicyStates } from './stores/policy-state';
 import { UnsettledTargets } from './stores/unsettled';
 import { WebhookDeliveries } from './stores/webhook-deliveries';
 
 /** The stores: every record the engine keeps in Redis, each behind a class named after what it keeps. */
-const STORES = [AuditTrail, DataMarker, RedisDiscoveryCache, Ledger, PassHistory, PolicyMeasureStore, PolicyStates, UnsettledTargets, WebhookDeliveries];
+const STORES = [AuditTrail, DataMarker, RedisDiscoveryCache, Ledger, PassHistory, PolicyMeasureStore, PolicyStates, RecordedForge, UnsettledTargets, WebhookDeliveries];
 
 @Global()
 @Module({})
@@ -40,6 +42,7 @@ export class EngineModule {
         EngineGauges,
         Scheduler,
         DaemonSchedules,
+        RecordsOwner,
         EngineService,
       ],
       exports: [KnownPolicies, AuditTrail, WebhookDeliveries, EngineService],

@@ -8,9 +8,13 @@ import { PassRunner, type PassResult } from './pass-runner';
 import { DaemonSchedules, type ConfigStatus, type EngineReadiness } from './daemon';
 import { Scheduler, withoutReport } from './scheduler';
 import type { Lease } from './stores/lease';
+import { RecordsOwner, type RecordsSettled } from './records-owner';
+import type { ForgeFingerprint } from './stores/recorded-forge';
 
 export type { PassResult } from './pass-runner';
 export type { ConfigStatus, EngineReadiness } from './daemon';
+export type { RecordsSettled } from './records-owner';
+export type { ForgeFingerprint } from './stores/recorded-forge';
 export { policyTickJob } from './scheduler';
 
 /**
@@ -27,11 +31,20 @@ export class EngineService implements OnApplicationBootstrap {
     private readonly scheduler: Scheduler,
     private readonly schedules: DaemonSchedules,
     private readonly contexts: PolicyContexts,
+    private readonly records: RecordsOwner,
   ) {}
 
   /** Fails the start when a configured policy's type has no runner: better loud at boot than silent later. */
   onApplicationBootstrap(): void {
     for (const policy of this.active.policies) this.active.runner(policy);
+  }
+
+  /**
+   * Before anything reads the records: whether they were made against this forge, dropped when they were made against
+   * another (see RecordsOwner). Every command that meets the forge calls it once the token is accepted.
+   */
+  settleRecords(forge: ForgeFingerprint): Promise<RecordsSettled> {
+    return this.records.settle(forge);
   }
 
   policyNames(): string[] {

@@ -34,6 +34,11 @@ export class EngineKeys {
     return `${this.prefix}:marker`;
   }
 
+  /** Which forge the records under this prefix were made against (see RecordedForge). */
+  recordedForge(): string {
+    return `${this.prefix}:forge`;
+  }
+
   /** When each policy's last successful pass ended (epoch seconds), by policy: one hash every replica reports. */
   lastSuccessfulPasses(): string {
     return `${this.prefix}:passes:last_ok`;
