@@ -1,6 +1,6 @@
 import { protectSecrets } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
-import { askForge, oneShotClientRetry, type ForgeStatus } from '../forge/forge-health';
+import { askForge, startClientRetry, startTimeoutMs, type ForgeStatus } from '../forge/forge-health';
 import { EngineKeys } from '../engine/stores/keys';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
@@ -44,11 +44,11 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
     token: config.gitlab.token,
     timeoutMs: config.gitlab.timeout,
     connectTimeoutMs: config.gitlab.connect_timeout,
-    retry: oneShotClientRetry(),
+    retry: startClientRetry(config),
     ...(redis.connection ? { redis: redis.connection, redisPrefix: config.redis.prefix, maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
   });
   try {
-    const status = await askForge(client, config.gitlab.url, file);
+    const status = await askForge(client, config.gitlab.url, file, startTimeoutMs(config));
     for (const check of forgeChecks(config, status)) {
       checks.push(check);
       print(check);
@@ -59,7 +59,7 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
         print(check);
       }
     } else if (config.policies.length > 0) {
-      const check = { ok: false, line: `policies: not checked, the forge ${status.state === 'refused' ? 'refused the token' : 'did not answer'}` };
+      const check = { ok: false, line: `policies: not checked, ${NOT_CHECKED_BECAUSE[status.state]}` };
       checks.push(check);
       print(check);
     }
@@ -89,12 +89,18 @@ async function checkRedis(config: AppConfig): Promise<{ check: Check; connection
   return { check: problem === undefined ? { ok: true, line: `${where}: answers and accepts writes` } : { ok: false, line: `${where}: ${problem}` }, connection };
 }
 
+const NOT_CHECKED_BECAUSE = {
+  unreachable: 'the forge did not answer',
+  not_gitlab: 'the URL is not a GitLab API',
+  refused: 'the forge refused the token',
+} as const;
+
 function forgeChecks(config: AppConfig, status: ForgeStatus): Check[] {
   const forge = `forge at ${config.gitlab.url}`;
-  if (status.state === 'unreachable') {
+  if (status.state === 'unreachable' || status.state === 'not_gitlab') {
     return [
       { ok: false, line: status.message },
-      { ok: false, line: 'token: not checked, the forge did not answer' },
+      { ok: false, line: `token: not checked, ${NOT_CHECKED_BECAUSE[status.state]}` },
     ];
   }
   if (status.state === 'refused') return [{ ok: true, line: `${forge}: answers` }, { ok: false, line: `token: ${status.message}` }];

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createApp } from '../bootstrap';
 import { EngineService } from '../engine/engine.service';
-import { ForgeHealth, type TokenIdentity } from '../forge/forge-health';
+import { ForgeHealth, forgeFingerprint, type TokenIdentity } from '../forge/forge-health';
 import { policyRunner } from '../policies';
 import { configWarnings } from '../config/load';
 import { formatWarning } from '../config/problems';
@@ -48,24 +48,35 @@ export async function runCommand(options: { config?: string }): Promise<number> 
   }
   const { app, httpUrl } = started;
   const forge = app.get(ForgeHealth);
+  // One look, not the commands' retried one: a forge that cannot answer now does not hold the daemon back, whose
+  // watch asks again every 5 s while /readyz says why it is not ready.
   const status = await forge.check();
   if (stopping) return shutDown(app, config, logger, stopping);
-  if (status.state === 'refused') {
+  if (status.state === 'refused' || status.state === 'not_gitlab') {
     // Waiting mends nothing here: say it once, plainly, and let the supervisor show the exit.
     await app.close();
     await logger.flush();
     process.stderr.write(`forgewarden run: ${status.message}\n`);
     return 1;
   }
-  if (status.state === 'ok') {
-    describeToken(logger, config, status.identity);
-  } else {
-    logger.warn(`${status.message}; starting anyway: /readyz answers 503 until the forge answers`, 'Forgewarden');
-    forge.onceIdentified((identity) => describeToken(logger, config, identity));
-  }
-  forge.watch();
+  const engine = app.get(EngineService);
   try {
-    await app.get(EngineService).startDaemon();
+    if (status.state === 'ok') {
+      describeToken(logger, config, status.identity);
+      await engine.settleRecords(forgeFingerprint(config, status.identity));
+    } else {
+      logger.warn(`${status.message}; starting anyway: /readyz answers 503 until the forge answers`, 'Forgewarden');
+      forge.onceIdentified((identity) => {
+        describeToken(logger, config, identity);
+        // Records of another forge found only now are dropped under running schedules: make them again at once.
+        void engine
+          .settleRecords(forgeFingerprint(config, identity))
+          .then((settled) => (settled.state === 'dropped' ? engine.checkRedisData(true) : undefined))
+          .catch((error: unknown) => logger.error(`could not compare the records in Redis with the forge: ${error instanceof Error ? error.message : String(error)}`, 'Records'));
+      });
+    }
+    forge.watch();
+    await engine.startDaemon();
   } catch (error) {
     // Redis went away between its start-up check and the schedules: one line, and the supervisor starts it again.
     await app.close().catch(() => undefined);

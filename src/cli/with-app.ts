@@ -1,7 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createApp } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
-import { ForgeHealth } from '../forge/forge-health';
+import { EngineService } from '../engine/engine.service';
+import { ForgeHealth, forgeFingerprint } from '../forge/forge-health';
 import { AppLogger, loggerOptionsFromEnv } from '../logging/logger';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 
@@ -16,7 +17,7 @@ export interface AppCommandOptions {
  * stderr, at warn unless LOG_LEVEL says otherwise, because stdout is the command's result.
  *
  * With `forge: 'check'` the forge is asked first who the token is: a refused token or an unreachable forge ends the
- * command with one line (exit 1) before any pass starts. `audit` passes `forge: 'none'`: it reads only Redis, so it
+ * command with one line (exit 1) before any pass starts; records in Redis made against another forge are dropped. `audit` passes `forge: 'none'`: it reads only Redis, so it
  * runs without GITLAB_URL and GITLAB_TOKEN.
  */
 export async function withApp(
@@ -41,11 +42,12 @@ export async function withApp(
   }
   try {
     if (forge === 'check') {
-      const status = await app.get(ForgeHealth).check();
+      const status = await app.get(ForgeHealth).checkAtStart();
       if (status.state !== 'ok') {
         process.stderr.write(`forgewarden ${command}: ${status.message}\n`);
         return 1;
       }
+      await app.get(EngineService).settleRecords(forgeFingerprint(config, status.identity));
     }
     return await body(app, config);
   } finally {

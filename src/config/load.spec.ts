@@ -259,7 +259,7 @@ describe('hostile files', () => {
     const text = [...head, 'policies:', '  - &p { name: p1, type: example, interval: 1h, patterns: &pats ["^a"] }', '  - { name: p2, type: example, interval: 1h, patterns: *pats }'];
     expect(parseConfig(text.join('\n'), 'f.yml', { policyTypes: types, env }).policies.map((p) => p.name)).toEqual(['p1', 'p2']);
     expect(problemsOf(['version: 1', 'gitlab: &g { url: "https://x.example", self: *g }'].join('\n'))).toEqual([
-      'policies.yml:2:40 gitlab.self: unknown key "self"; known keys: url, token, timeout, connect_timeout, max_requests_per_minute, concurrency',
+      'policies.yml:2:40 gitlab.self: unknown key "self"; known keys: url, token, timeout, connect_timeout, start_timeout, max_requests_per_minute, concurrency',
     ]);
   });
 

@@ -18,6 +18,9 @@ const gitlabSchema = z
     // At least 1s: undici reads a zero timeout as "no timeout at all", the opposite of what `0s` seems to say.
     timeout: duration({ min: MIN_PERIOD_MS }).prefault('30s').describe('How long one request may take, connection included.'),
     connect_timeout: duration({ min: MIN_PERIOD_MS }).prefault('10s').describe('How long connecting to the forge may take.'),
+    start_timeout: duration({ min: MIN_PERIOD_MS })
+      .optional()
+      .describe('How long a command\'s first look at the forge retries a 429, a 5xx or a failed connection (default: timeout).'),
     max_requests_per_minute: z
       .number()
       .int()

@@ -1,23 +1,29 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, CONFIG_FILE } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
-import { ApiError, ForbiddenError, GitlabClient, isAdminView, UnauthorizedError } from '../gitlab';
+import { ApiError, ForbiddenError, GitlabClient, isAdminView, NotFoundError, UnauthorizedError } from '../gitlab';
+import type { RetryOptions } from '../gitlab/transport/retry';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, type RedisConnection } from '../redis/redis.module';
 
 /** Who the token is, as `GET /user` says. */
 export interface TokenIdentity {
+  readonly userId: number;
   readonly username: string;
+  /** When the token's user was made: with the id, it tells one forge's user from another's that shares the id. */
+  readonly userCreatedAt: string;
   readonly administrator: boolean;
 }
 
 /**
  * What the last look at the forge found: it accepted the token; it refused the token (401, or 403 for a token without
- * the `api`/`read_user` scope), which no waiting mends; or it could not be asked (down, unreachable, answering 5xx).
+ * the `api`/`read_user` scope) or is no GitLab API at all (404 on `GET /api/v4/user`), which no waiting mends; or it
+ * could not be asked (down, unreachable, answering 429 or 5xx).
  */
 export type ForgeStatus =
   | { readonly state: 'ok'; readonly identity: TokenIdentity }
   | { readonly state: 'refused'; readonly message: string }
+  | { readonly state: 'not_gitlab'; readonly message: string }
   | { readonly state: 'unreachable'; readonly message: string };
 
 /** How often a running daemon looks at the forge again: `forgewarden_forge_up` and `/readyz` are this fresh. */
@@ -27,13 +33,15 @@ export const FORGE_RECHECK_MS = 5_000;
 
 /**
  * The forge's health as the daemon sees it: `GET /user` with the token, at start and every 30 s while the daemon
- * runs. It has a client of its own that tries once (no retries, no backoff), so a start with a wrong token ends in
- * seconds and an unreachable forge is reported within `gitlab.connect_timeout`; it still spends the shared budget.
+ * runs. The watch's client tries once (no retries, no backoff), so `/readyz` follows the forge within seconds; a
+ * command's first look retries passing faults within `gitlab.start_timeout`. Both spend the shared budget.
  */
 @Injectable()
 export class ForgeHealth implements OnModuleDestroy {
   private readonly logger = new Logger('Forge');
   private readonly client: GitlabClient;
+  /** The first look's client: it waits out what the forge's retry layer waits out, within `gitlab.start_timeout`. */
+  private readonly startClient: GitlabClient;
   private last: ForgeStatus | undefined;
   private timer: NodeJS.Timeout | undefined;
   private watching = false;
@@ -45,25 +53,28 @@ export class ForgeHealth implements OnModuleDestroy {
     @Inject(REDIS) redis: RedisConnection,
     private readonly metrics: MetricsService,
   ) {
-    this.client = new GitlabClient({
-      url: config.gitlab.url,
-      token: config.gitlab.token,
-      timeoutMs: config.gitlab.timeout,
-      connectTimeoutMs: config.gitlab.connect_timeout,
-      maxRequestsPerMinute: config.gitlab.max_requests_per_minute,
-      redis,
-      redisPrefix: config.redis.prefix,
-      retry: oneShotClientRetry(),
-      onResponse: ({ method, route, status, durationMs }) => {
-        metrics.apiRequests.inc({ method, status: String(status) });
-        metrics.apiRequestDuration.observe({ method, route }, durationMs / 1000);
-      },
-    });
+    const client = (retry: Partial<RetryOptions>) =>
+      new GitlabClient({
+        url: config.gitlab.url,
+        token: config.gitlab.token,
+        timeoutMs: config.gitlab.timeout,
+        connectTimeoutMs: config.gitlab.connect_timeout,
+        maxRequestsPerMinute: config.gitlab.max_requests_per_minute,
+        redis,
+        redisPrefix: config.redis.prefix,
+        retry,
+        onResponse: ({ method, route, status, durationMs }) => {
+          metrics.apiRequests.inc({ method, status: String(status) });
+          metrics.apiRequestDuration.observe({ method, route }, durationMs / 1000);
+        },
+      });
+    this.client = client(oneShotClientRetry());
+    this.startClient = client(startClientRetry(config));
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopWatching();
-    await this.client.close();
+    await Promise.all([this.client.close(), this.startClient.close()]);
   }
 
   /** The last status, or undefined before the first check. */
@@ -71,9 +82,22 @@ export class ForgeHealth implements OnModuleDestroy {
     return this.last;
   }
 
-  /** Asks the forge who the token is and sets `forgewarden_forge_up`; the caller says what the answer means. */
-  async check(): Promise<ForgeStatus> {
-    const status = await this.ask();
+  /**
+   * A command's first look: like `check`, but a 429, a 5xx or a failed connection is tried again as the client's retry
+   * layer does (honouring `Retry-After`) until `gitlab.start_timeout` has passed, so a passing fault does not end a
+   * cron-driven `once`. Only a refused token, a URL that is no GitLab API, or that bound run out ends the command.
+   */
+  checkAtStart(): Promise<ForgeStatus> {
+    return this.look(this.startClient, startTimeoutMs(this.config));
+  }
+
+  /** Asks the forge once who the token is and sets `forgewarden_forge_up`; the caller says what the answer means. */
+  check(): Promise<ForgeStatus> {
+    return this.look(this.client);
+  }
+
+  private async look(client: GitlabClient, retriedForMs?: number): Promise<ForgeStatus> {
+    const status = await askForge(client, this.config.gitlab.url, this.configFile, retriedForMs);
     this.metrics.forgeUp.set(status.state === 'ok' ? 1 : 0);
     this.last = status;
     if (status.state === 'ok') {
@@ -118,20 +142,25 @@ export class ForgeHealth implements OnModuleDestroy {
     if (status.state === 'ok') this.logger.log(`the forge at ${this.config.gitlab.url} answers and accepts the token again`);
     else this.logger.error(`${status.message}; /readyz answers 503 until it does`);
   }
-
-  private ask(): Promise<ForgeStatus> {
-    return askForge(this.client, this.config.gitlab.url, this.configFile);
-  }
 }
 
 /**
  * `GET /user` with the token: who it is, or why the forge cannot be used. The messages name the settings to fix
- * (GITLAB_URL, GITLAB_TOKEN and where the file reads them), never the token itself.
+ * (GITLAB_URL, GITLAB_TOKEN and where the file reads them), never the token itself. `retriedForMs`, for a client that
+ * retries, is its bound: a forge still unanswering is said to be so after that long.
  */
-export async function askForge(client: GitlabClient, url: string, configFile: string): Promise<ForgeStatus> {
+export async function askForge(client: GitlabClient, url: string, configFile: string, retriedForMs?: number): Promise<ForgeStatus> {
   try {
     const me = await client.users.current();
-    return { state: 'ok', identity: { username: me.username, administrator: isAdminView(me) && me.is_admin === true } };
+    return {
+      state: 'ok',
+      identity: {
+        userId: me.id,
+        username: me.username,
+        userCreatedAt: String(me.created_at ?? 'unknown'),
+        administrator: isAdminView(me) && me.is_admin === true,
+      },
+    };
   } catch (error) {
     if (error instanceof UnauthorizedError) {
       return {
@@ -142,14 +171,37 @@ export async function askForge(client: GitlabClient, url: string, configFile: st
     if (error instanceof ForbiddenError) {
       return { state: 'refused', message: `the forge at ${url} refused the token (403 Forbidden: ${error.message}): GITLAB_TOKEN needs the api scope` };
     }
-    if (error instanceof ApiError && error.status !== 0) {
-      return { state: 'unreachable', message: `the forge at ${url} (GITLAB_URL) cannot answer now: ${error.status} ${error.message}` };
+    if (error instanceof NotFoundError) {
+      // A web server that is not the forge, or the forge under another path: no waiting mends that.
+      return {
+        state: 'not_gitlab',
+        message: `${url} does not look like a GitLab API (GET /api/v4/user answered 404): check GITLAB_URL (gitlab.url in ${configFile})`,
+      };
     }
-    return { state: 'unreachable', message: `cannot reach the forge at ${url} (GITLAB_URL): ${error instanceof Error ? error.message : String(error)}` };
+    const bound = retriedForMs === undefined ? '' : `; still so after retrying up to gitlab.start_timeout (${retriedForMs / 1000}s)`;
+    if (error instanceof ApiError && error.status !== 0) {
+      return { state: 'unreachable', message: `the forge at ${url} (GITLAB_URL) cannot answer now: ${error.status} ${error.message}${bound}` };
+    }
+    return { state: 'unreachable', message: `cannot reach the forge at ${url} (GITLAB_URL): ${error instanceof Error ? error.message : String(error)}${bound}` };
   }
 }
 
-/** The options of a client that asks once: a check must answer in seconds, not after the retry layer's backoff. */
-export function oneShotClientRetry(): { maxAttempts: number } {
+/** What tells this forge from another for the records in Redis (see RecordsOwner): its URL and the token's user. */
+export function forgeFingerprint(config: AppConfig, identity: TokenIdentity): { url: string; userId: number; userCreatedAt: string } {
+  return { url: config.gitlab.url, userId: identity.userId, userCreatedAt: identity.userCreatedAt };
+}
+
+/** The options of a client that asks once: the daemon's watch must answer in seconds, not after the retry layer's backoff. */
+export function oneShotClientRetry(): Partial<RetryOptions> {
   return { maxAttempts: 1 };
+}
+
+/** `gitlab.start_timeout`, else `gitlab.timeout`. */
+export function startTimeoutMs(config: AppConfig): number {
+  return config.gitlab.start_timeout ?? config.gitlab.timeout;
+}
+
+/** The options of a command's first look: retries as the client's, for as long as `gitlab.start_timeout` allows. */
+export function startClientRetry(config: AppConfig): Partial<RetryOptions> {
+  return { maxAttempts: Number.MAX_SAFE_INTEGER, deadlineMs: startTimeoutMs(config) };
 }

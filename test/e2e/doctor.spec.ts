@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -121,16 +121,17 @@ describe('forgewarden doctor against the sandbox', () => {
     expect(lines.at(-1)).toBe('1 check failed');
   });
 
-  it('fails when the forge does not answer, naming GITLAB_URL, and says the token and policies were not checked', async () => {
+  it('fails when the forge does not answer within gitlab.start_timeout, naming GITLAB_URL and the bound, and says the token and policies were not checked', async () => {
     const deadForge = `http://127.0.0.1:${await freePort()}`;
-    const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ GITLAB_URL: deadForge }));
+    const file = writeTempFile('policies.yml', readFileSync(DEMO_CONFIG, 'utf8').replace(/^gitlab:\n/m, 'gitlab:\n  start_timeout: 2s\n'));
+    const result = await runCli(['doctor', '-c', file], demoEnv({ GITLAB_URL: deadForge }));
     expect(result.code).toBe(1);
     const lines = linesOf(result);
     expect(lines.slice(0, 2)).toEqual([
-      `✓ policy file ${DEMO_CONFIG}: valid, 5 policies`,
+      `✓ policy file ${file}: valid, 5 policies`,
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
     ]);
-    expect(lines[2]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+`));
+    expect(lines[2]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+; still so after retrying up to gitlab\\.start_timeout \\(2s\\)$`));
     expect(lines.slice(3)).toEqual([
       '✗ token: not checked, the forge did not answer',
       '✗ policies: not checked, the forge did not answer',
