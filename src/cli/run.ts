@@ -144,7 +144,10 @@ async function reloadPolicies(app: INestApplicationContext, file: string, runnin
     await app.get(EngineService).reload(config);
     logger.log(`SIGHUP: reloaded ${file}: ${startupLine(config, undefined).replace(/^started with /, '').replace(/; HTTP off$/, '')}`, 'Reload');
   } catch (error) {
-    logger.error(`SIGHUP: ${file} could not be applied: ${error instanceof Error ? error.message : String(error)}; the schedules are repaired within 30 s`, 'Reload');
+    // Refused before it was swapped in (the running configuration stays), or taken with its schedules not yet in Redis.
+    const taken = app.get(EngineService).configStatus().ok;
+    const after = taken ? 'it runs, and its schedules are repaired within 30 s' : 'the running configuration stays';
+    logger.error(`SIGHUP: ${file} could not be applied: ${error instanceof Error ? error.message : String(error)}; ${after}`, 'Reload');
   }
 }
 
