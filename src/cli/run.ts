@@ -10,6 +10,7 @@ import { AppLogger, loggerOptionsFromEnv } from '../logging/logger';
 import { QueueService } from '../queue/queue.service';
 import { RedisUnavailableError } from '../redis/connection';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport, reportedProblems } from './config-file';
+import { startedByPackageScript, watchParent } from './parent-watch';
 
 /**
  * The daemon: starts, asks the forge who the token is (a refused token ends it at once), says once what it runs,
@@ -27,15 +28,19 @@ export async function runCommand(options: { config?: string }): Promise<number> 
   for (const warning of configWarnings(config, file)) logger.warn(formatWarning(warning), 'Config');
   // Signals are taken from the first moment: one that comes while the daemon starts (asking the forge may take the
   // connect timeout) ends it as cleanly as one that comes later. SIGHUP has nothing to reload until it runs.
-  let stopping: NodeJS.Signals | undefined;
-  const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      stopping = signal;
-      resolve(signal);
+  let stopping: string | undefined;
+  let stop: (why: string) => void = () => undefined;
+  const stopSignal = new Promise<string>((resolve) => {
+    stop = (why: string) => {
+      stopping ??= why;
+      resolve(stopping);
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
   });
+  process.once('SIGTERM', () => stop('SIGTERM received'));
+  process.once('SIGINT', () => stop('SIGINT received'));
+  // Under `npm start` the daemon must not outlive npm: npm may die without passing its signal on (or be killed), and
+  // a daemon left behind would run unsupervised. Its parent's end counts as a SIGTERM.
+  const unwatch = startedByPackageScript(process.env) ? watchParent(() => stop('its parent process (npm) ended')) : () => undefined;
   const ignore = () => undefined;
   process.on('SIGHUP', ignore);
   let started;
@@ -89,21 +94,22 @@ export async function runCommand(options: { config?: string }): Promise<number> 
 
   const reload = () => void reloadPolicies(app, file, config, logger);
   process.on('SIGHUP', reload);
-  const signal = await stopSignal;
+  const why = await stopSignal;
+  unwatch();
   // A reload during shutdown would start schedules on a closing app; SIGHUP now does nothing rather than end the process.
   process.off('SIGHUP', reload);
-  return shutDown(app, config, logger, signal);
+  return shutDown(app, config, logger, why);
 }
 
 /** Stops taking work, lets running work finish within `shutdown_timeout`, closes everything; a second signal exits. */
-async function shutDown(app: INestApplicationContext, config: AppConfig, logger: AppLogger, signal: NodeJS.Signals): Promise<number> {
+async function shutDown(app: INestApplicationContext, config: AppConfig, logger: AppLogger, why: string): Promise<number> {
   const forceExit = () => {
     process.stderr.write('forgewarden run: second signal, exiting without waiting for running work\n');
     process.exit(1);
   };
   process.once('SIGTERM', forceExit);
   process.once('SIGINT', forceExit);
-  logger.log(`${signal} received: finishing running work (up to ${config.shutdown_timeout / 1000}s), then exiting`, 'Forgewarden');
+  logger.log(`${why}: finishing running work (up to ${config.shutdown_timeout / 1000}s), then exiting`, 'Forgewarden');
   await app.close();
   logger.log('stopped', 'Forgewarden');
   await logger.flush();
