@@ -5,7 +5,7 @@ import { EngineKeys } from '../engine/stores/keys';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
 import { policyRunner } from '../policies';
-import { displayRedisUrl, waitForRedis } from '../redis/connection';
+import { displayRedisUrl, RedisUnavailableError, waitForRedis } from '../redis/connection';
 import { openCheckConnection, writeProblem } from '../redis/write-check';
 import { configPath, loadOrReport } from './config-file';
 
@@ -80,9 +80,10 @@ function print(check: Check): void {
 async function checkRedis(config: AppConfig): Promise<{ check: Check; connection?: ReturnType<typeof openCheckConnection> }> {
   const where = `Redis at ${displayRedisUrl(config.redis.url)}`;
   try {
-    await waitForRedis(config.redis.url, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS));
+    await waitForRedis(config.redis.url, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS), { giveUpWhenRefused: true });
   } catch (error) {
-    return { check: { ok: false, line: `${where}: does not answer (${error instanceof Error ? error.message : String(error)})` } };
+    const reason = error instanceof RedisUnavailableError ? error.reason : error instanceof Error ? error.message : String(error);
+    return { check: { ok: false, line: `${where} (REDIS_URL): does not answer: ${reason}` } };
   }
   const connection = openCheckConnection(config.redis.url, REDIS_CHECK_MS);
   const problem = await writeProblem(connection, `${new EngineKeys(config.redis.prefix).marker()}:doctor:${process.pid}`);

@@ -33,11 +33,12 @@ export async function withApp(
   const logger = new AppLogger({ ...loggerOptionsFromEnv(process.env, process.stderr), level: process.env.LOG_LEVEL || 'warn' });
   let app: INestApplicationContext;
   try {
-    ({ app } = await createApp(config, file, logger, { http: false }));
+    // A person or a cron job waits on a one-shot command: a refused Redis ends it at once, not after connect_timeout.
+    ({ app } = await createApp(config, file, logger, { http: false, giveUpWhenRefused: true }));
   } catch (error) {
+    logger.debug(`forgewarden ${command}`, error instanceof Error ? error.stack : undefined);
     await logger.flush();
     process.stderr.write(`forgewarden ${command}: ${error instanceof Error ? error.message : String(error)}\n`);
-    logger.debug(`forgewarden ${command}`, error instanceof Error ? error.stack : undefined);
     return 1;
   }
   try {

@@ -37,6 +37,8 @@ export function parseLogLevel(level: string | undefined): Level {
  */
 export class AppLogger implements LoggerService {
   private readonly winston: winston.Logger;
+  /** Set by flush(): winston's stream is ended, and a write to it would throw "write after end". */
+  private ended: Promise<void> | undefined;
 
   constructor(options: LoggerOptions = {}) {
     const redaction = options.redactor ?? redactor;
@@ -92,15 +94,21 @@ export class AppLogger implements LoggerService {
     if (mostVerbose) this.winston.level = mostVerbose;
   }
 
-  /** Resolves once every entry written so far has reached the stream (before exiting the process). */
+  /**
+   * Ends the logger: resolves once every entry written so far has reached the stream (before exiting the process).
+   * What is logged afterwards is dropped: shutdown closes the logger last, and a straggler (a library's late
+   * callback) must not turn a clean exit into a crash.
+   */
   async flush(): Promise<void> {
-    await new Promise<void>((resolve) => {
+    this.ended ??= new Promise<void>((resolve) => {
       this.winston.once('finish', resolve);
       this.winston.end();
     });
+    await this.ended;
   }
 
   private write(level: Level, message: unknown, params: unknown[]): void {
+    if (this.ended) return;
     const entry: Record<string, unknown> = { level };
     // Nest's Logger appends the context (the class name) as the last string parameter.
     const rest = [...params];

@@ -1,13 +1,13 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { Redactor } from '../logging/redact';
 
-/** Startup could not reach Redis within its deadline; the message names where and why. */
+/** Startup could not reach Redis within its deadline; the message names where (and the setting that says so) and why. */
 export class RedisUnavailableError extends Error {
   constructor(
     readonly url: string,
     readonly reason: string,
   ) {
-    super(`cannot reach Redis at ${url}: ${reason}`);
+    super(`cannot reach Redis at ${url} (REDIS_URL): ${reason}`);
     this.name = 'RedisUnavailableError';
   }
 }
@@ -40,11 +40,17 @@ export function longLivedOptions(connectionName: string, blocking = false): Redi
   };
 }
 
+/** Answers no wait mends for a one-shot command: nothing listens there, no such host, or the password is wrong. */
+const FINAL_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'WRONGPASS', 'NOAUTH']);
+
 /**
  * Waits until Redis answers PING or `timeoutMs` passes. Startup uses this to fail fast with a clear message rather
  * than hang in ioredis' reconnect loop; the connections the daemon then keeps are made separately.
+ *
+ * The daemon waits out a Redis that is starting with it (`redis.connect_timeout`); a one-shot command
+ * (`giveUpWhenRefused`) ends at the first refusal instead, since a person or a cron job is waiting on it.
  */
-export async function waitForRedis(url: string, timeoutMs: number): Promise<void> {
+export async function waitForRedis(url: string, timeoutMs: number, options: { giveUpWhenRefused?: boolean } = {}): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let reason = 'no answer';
   for (;;) {
@@ -66,7 +72,9 @@ export async function waitForRedis(url: string, timeoutMs: number): Promise<void
       await probe.ping();
       return;
     } catch (error) {
-      reason = describeRedisError(cause ?? error);
+      const failure = cause ?? error;
+      reason = describeRedisError(failure);
+      if (options.giveUpWhenRefused && FINAL_CODES.has(errorCode(failure) ?? '')) throw new RedisUnavailableError(displayRedisUrl(url), reason);
     } finally {
       probe.disconnect();
     }
@@ -75,10 +83,30 @@ export async function waitForRedis(url: string, timeoutMs: number): Promise<void
   }
 }
 
-function describeRedisError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
+const CODE_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'timed out',
+};
+
+/** The error's code (a socket's, or the first word of a Redis error reply such as WRONGPASS). */
+function errorCode(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code) return code;
   const message = error instanceof Error ? error.message : String(error);
   if (/connect ETIMEDOUT|timed? ?out/i.test(message)) return 'ETIMEDOUT';
-  return message;
+  return /^(WRONGPASS|NOAUTH)\b/.exec(message)?.[1];
+}
+
+/** The cause in words, with its code for a search: `connection refused (ECONNREFUSED)`. */
+function describeRedisError(error: unknown): string {
+  const code = errorCode(error);
+  const words = code ? CODE_WORDS[code] : undefined;
+  if (words) return `${words} (${code})`;
+  const message = error instanceof Error ? error.message : String(error);
+  return code && !message.startsWith(code) ? `${message} (${code})` : message;
 }

@@ -91,7 +91,7 @@ describe('graceful shutdown with a real Redis', () => {
     const port = await freePort();
     const config = testConfig({ prefix, redisUrl: `redis://127.0.0.1:${port}` });
     await expect(createApp(config, 'test.yml', quietLogger())).rejects.toThrow(
-      new RedisUnavailableError(`redis://127.0.0.1:${port}`, 'ECONNREFUSED'),
+      new RedisUnavailableError(`redis://127.0.0.1:${port}`, 'connection refused (ECONNREFUSED)'),
     );
   });
 });

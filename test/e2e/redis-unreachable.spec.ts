@@ -1,0 +1,90 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { pack } from 'tar-stream';
+import { childEnv, runCli, startSandboxCommand, type CliProcess } from '../support/cli';
+import { freePort } from '../support/redis-server';
+
+/** A small but valid group export archive: `restore` verifies the archive before it needs Redis. */
+async function archiveFile(dir: string): Promise<string> {
+  const tar = pack();
+  tar.entry({ name: 'VERSION' }, '0.2.4\n');
+  tar.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of tar) chunks.push(chunk as Buffer);
+  const file = join(dir, 'acme.tar.gz');
+  writeFileSync(file, gzipSync(Buffer.concat(chunks)));
+  return file;
+}
+
+/**
+ * Every one-shot command against a Redis that refuses connections: one line naming REDIS_URL (its password hidden)
+ * and the cause, nothing else, exit 1, and at once rather than after `redis.connect_timeout` (10 s here).
+ *
+ * The requirement is 2 s from the refusal; the bound below is 5 s of wall time per command because it includes Node
+ * starting and loading the application on a loaded 2-core machine (about 1-1.5 s there). Before, each command took
+ * the full 10 s, so the bound still tells the two apart.
+ */
+describe('one-shot commands when Redis refuses connections', () => {
+  const BOUND_MS = 5_000;
+  let sandbox: CliProcess;
+  let file: string;
+  let archive: string;
+  let deadRedis: string;
+
+  beforeAll(async () => {
+    const started = await startSandboxCommand();
+    sandbox = started.process;
+    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-redis-unreachable-'));
+    file = join(dir, 'policies.yml');
+    writeFileSync(
+      file,
+      [
+        'version: 1',
+        `gitlab: { url: "${started.url}", token: "glpat-sandbox-admin-token" }`,
+        'redis: { connect_timeout: 10s }',
+        'policies: []',
+        '',
+      ].join('\n'),
+    );
+    archive = await archiveFile(dir);
+    deadRedis = `127.0.0.1:${await freePort()}`;
+  });
+
+  afterAll(async () => {
+    await sandbox.stop();
+  });
+
+  const commands: Array<[string, () => string[]]> = [
+    ['plan', () => ['plan']],
+    ['once', () => ['once']],
+    ['audit', () => ['audit']],
+    ['hooks list', () => ['hooks', 'list', '--url', 'http://forgewarden.example/webhooks/gitlab']],
+    ['restore', () => ['restore', '--from', archive, '--group', 'restored']],
+  ];
+
+  it.each(commands)('%s: one line naming REDIS_URL without its password, exit 1, at once', async (name, args) => {
+    const started = Date.now();
+    const result = await runCli([...args(), '-c', file], childEnv({ REDIS_URL: `redis://user:secret-password@${deadRedis}` }));
+    const elapsed = Date.now() - started;
+    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `forgewarden ${name}: cannot reach Redis at redis://user:[REDACTED]@${deadRedis} (REDIS_URL): connection refused (ECONNREFUSED)\n`,
+    });
+    expect(elapsed).toBeLessThan(BOUND_MS);
+  });
+
+  it('doctor: its Redis check fails at once, naming REDIS_URL without its password, and the rest is checked', async () => {
+    const started = Date.now();
+    const result = await runCli(['doctor', '-c', file], childEnv({ REDIS_URL: `redis://user:secret-password@${deadRedis}` }));
+    const elapsed = Date.now() - started;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('');
+    const failed = result.stdout.split('\n').filter((line) => line.startsWith('✗'));
+    expect(failed).toEqual([`✗ Redis at redis://user:[REDACTED]@${deadRedis} (REDIS_URL): does not answer: connection refused (ECONNREFUSED)`]);
+    expect(result.stdout).not.toContain('secret-password');
+    expect(elapsed).toBeLessThan(BOUND_MS);
+  });
+});
