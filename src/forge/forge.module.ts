@@ -3,7 +3,7 @@ import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { MetricsService } from '../metrics/metrics.service';
 import { GitlabClient } from '../gitlab/client';
-import { REDIS, type RedisConnection } from '../redis/redis.module';
+import { REDIS, type RedisConnection, RedisUsers } from '../redis/redis.module';
 import { ForgeHealth } from './forge-health';
 
 @Injectable()
@@ -25,9 +25,9 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
   providers: [
     {
       provide: GitlabClient,
-      inject: [APP_CONFIG, REDIS, MetricsService],
-      useFactory: (config: AppConfig, redis: RedisConnection, metrics: MetricsService) =>
-        new GitlabClient({
+      inject: [APP_CONFIG, REDIS, MetricsService, RedisUsers],
+      useFactory: (config: AppConfig, redis: RedisConnection, metrics: MetricsService, redisUsers: RedisUsers) => {
+        const client = new GitlabClient({
           url: config.gitlab.url,
           token: config.gitlab.token,
           timeoutMs: config.gitlab.timeout,
@@ -41,7 +41,11 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
             metrics.apiRequests.inc({ method, status: String(status) });
             metrics.apiRequestDuration.observe({ method, route }, durationMs / 1000);
           },
-        }),
+        });
+        // The shared request budget is kept in Redis: the connection must outlast the requests in flight.
+        redisUsers.add(() => client.close());
+        return client;
+      },
     },
     GitlabClientLifecycle,
     ForgeHealth,

@@ -57,12 +57,38 @@ class RedisMonitor implements OnApplicationBootstrap {
   }
 }
 
+/**
+ * What must be done with the shared connection before it closes: the forge client's budget calls go through it, and a
+ * command sent after QUIT fails ("Connection is closed"). Nest orders shutdown hooks by module, not by use, so the
+ * order is kept here: the connection closes after every user has drained.
+ */
+@Injectable()
+export class RedisUsers {
+  private readonly drains: Array<() => Promise<void>> = [];
+
+  /** `drain` stops the user's new work and resolves once its Redis calls have ended; it may be called twice. */
+  add(drain: () => Promise<void>): void {
+    this.drains.push(drain);
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.drains.map((drain) => drain()));
+  }
+}
+
 @Injectable()
 class RedisConnectionLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly users: RedisUsers,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    await this.users.drain();
     if (this.redis.status === 'end') return;
+    // Closing is not losing the connection: what the socket reports from now on is not news.
+    this.redis.removeAllListeners('error');
+    this.redis.on('error', () => undefined);
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }
@@ -93,8 +119,9 @@ class RedisConnectionLifecycle implements OnApplicationShutdown {
     },
     RedisHealth,
     RedisMonitor,
+    RedisUsers,
     RedisConnectionLifecycle,
   ],
-  exports: [REDIS, RedisHealth],
+  exports: [REDIS, RedisHealth, RedisUsers],
 })
 export class RedisModule {}

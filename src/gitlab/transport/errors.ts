@@ -65,6 +65,16 @@ export class ConflictError extends ApiError {}
  */
 export class BulkDeleteAlreadyRequestedError extends ValidationError {}
 
+/**
+ * The client was closed (the command ended, or the daemon is shutting down) before this request was sent: it never
+ * reached the forge, and it is not retried.
+ */
+export class ClientClosedError extends ApiError {
+  constructor(init: Omit<ApiErrorInit, 'status' | 'body' | 'message'>) {
+    super({ ...init, status: 0, body: undefined, message: 'not sent: the client is closed (shutting down)' });
+  }
+}
+
 export class RateLimitedError extends ApiError {
   /** The wait the server asked for (`Retry-After`, else `RateLimit-Reset`), undefined when it gave none. */
   readonly retryAfterMs: number | undefined;

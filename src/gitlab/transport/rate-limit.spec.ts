@@ -1,6 +1,6 @@
 import { FakeClock } from '../../../test/support/gitlab/fake-clock';
 import { MockForge, OPEN_LIMITER } from '../../../test/support/gitlab/mock-forge';
-import { RateLimiter } from './rate-limit';
+import { LimiterClosedError, RateLimiter } from './rate-limit';
 
 const base = OPEN_LIMITER;
 
@@ -31,6 +31,29 @@ describe('rate-limit layer', () => {
     await done;
     expect(peak).toBe(2);
     expect(limiter.activeRequests).toBe(0);
+  });
+
+  it('on close, lets the request under way finish, starts none of those waiting, and resolves after the first', async () => {
+    const limiter = new RateLimiter({ ...base, concurrency: 1 }, new FakeClock());
+    let release: () => void = () => undefined;
+    const started: number[] = [];
+    const send = (id: number) => async () => {
+      started.push(id);
+      if (id === 1) await new Promise<void>((resolve) => (release = resolve));
+      return id;
+    };
+    const outcomes = [1, 2].map((id) => limiter.schedule('GET', send(id)).catch((error: unknown) => error));
+    await new Promise((resolve) => setImmediate(resolve));
+    let closed = false;
+    const closing = limiter.close().then(() => (closed = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(false);
+    release();
+    await closing;
+    expect(await outcomes[0]).toBe(1);
+    expect(await outcomes[1]).toBeInstanceOf(LimiterClosedError);
+    expect(started).toEqual([1]);
+    await expect(limiter.schedule('GET', send(3))).rejects.toBeInstanceOf(LimiterClosedError);
   });
 
   it('spaces writes but not reads', async () => {

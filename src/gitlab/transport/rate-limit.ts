@@ -72,9 +72,21 @@ function isEndpointLimit(headers: ResponseHeaders, carriesThrottleHeaders: boole
   return !carriesThrottleHeaders && /^application\/json\b/i.test(headers['content-type'] ?? '');
 }
 
+/** The limiter was closed before the request could start; the transport turns it into a ClientClosedError. */
+export class LimiterClosedError extends Error {
+  constructor() {
+    super('the rate limiter is closed');
+    this.name = 'LimiterClosedError';
+  }
+}
+
 export class RateLimiter {
   private readonly options: RateLimitOptions;
   private inFlight = 0;
+  private closed = false;
+  /** Shared-budget calls (Redis) and sends under way: close() waits for these, never for a request still waiting. */
+  private busy = 0;
+  private readonly idle: Array<() => void> = [];
   private readonly waiting: Array<() => void> = [];
   private nextWriteAt = 0;
   private pausedUntil = 0;
@@ -95,16 +107,41 @@ export class RateLimiter {
     }
   }
 
-  /** Runs `send` once a slot, the write spacing, the forge's remaining budget and the shared budget allow it. */
+  /**
+   * Runs `send` once a slot, the write spacing, the forge's remaining budget and the shared budget allow it. Rejects
+   * with LimiterClosedError when the limiter is closed before `send` starts.
+   */
   async schedule<T>(method: HttpMethod, send: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new LimiterClosedError();
     await this.acquireSlot();
     try {
       await this.waitForWriteTurn(method);
       await this.waitForForge();
       await this.takeBudget();
-      return await send();
+      return await this.tracked(send);
     } finally {
       this.releaseSlot();
+    }
+  }
+
+  /**
+   * Takes no more work and resolves once the shared-budget calls and the requests already sent have ended. Requests
+   * still waiting (for a slot, their write turn, the forge or the next window) are not sent: they reject when they
+   * wake. The owner closes the Redis connection only after this, so no budget call meets a closed connection.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.busy === 0) return;
+    await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  private async tracked<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new LimiterClosedError();
+    this.busy++;
+    try {
+      return await work();
+    } finally {
+      if (--this.busy === 0) for (const resolve of this.idle.splice(0)) resolve();
     }
   }
 
@@ -177,7 +214,7 @@ export class RateLimiter {
     for (;;) {
       const now = this.clock.now();
       const index = Math.floor(now / this.options.windowMs);
-      if (await this.tryTake(index, limit)) return;
+      if (await this.tracked(() => this.tryTake(index, limit))) return;
       // Budget spent: wait for the next window rather than polling Redis.
       await this.clock.sleep((index + 1) * this.options.windowMs - now);
     }

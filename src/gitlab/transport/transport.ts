@@ -4,6 +4,7 @@ import { buildQuery, type Endpoint, type Query } from './endpoint';
 import { purposeHeaders } from './purpose';
 import {
   ApiError,
+  ClientClosedError,
   errorFromResponse,
   type HttpMethod,
   NetworkError,
@@ -24,7 +25,7 @@ import {
   parseTotalPages,
   withPageNumber,
 } from './pagination';
-import type { RateLimiter } from './rate-limit';
+import { LimiterClosedError, type RateLimiter } from './rate-limit';
 import type { Clock } from '../../clock';
 import { type RetryOptions, withRetry } from './retry';
 import { checkShape, type Shape } from './shape';
@@ -192,6 +193,7 @@ export class Transport {
   private readonly prefix: string;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
+  private closing: Promise<void> | undefined;
 
   constructor(private readonly options: TransportOptions) {
     if (!options.token) throw new TypeError('a token is required');
@@ -209,8 +211,13 @@ export class Transport {
       });
   }
 
+  /** Sends nothing more, lets the requests already sent finish, then closes the connections it opened. */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    this.closing ??= (async () => {
+      await this.options.limiter.close();
+      if (this.ownsDispatcher) await this.dispatcher.close();
+    })();
+    await this.closing;
   }
 
   /** A JSON request; 204 and empty bodies give `undefined` (unless a `shape` asks for a record). */
@@ -377,6 +384,16 @@ export class Transport {
     return headers;
   }
 
+  /** Through the limiter; a request the closing client will not send fails as a ClientClosedError. */
+  private async scheduled<R>(method: HttpMethod, pathAndQuery: string, send: () => Promise<R>): Promise<R> {
+    try {
+      return await this.options.limiter.schedule(method, send);
+    } catch (error) {
+      if (error instanceof LimiterClosedError) throw new ClientClosedError({ method, path: pathAndQuery });
+      throw error;
+    }
+  }
+
   /**
    * `abandoned`: a page read ahead for a listing the consumer has left. It is not sent if it has not been yet: it may
    * still be waiting for a limiter slot or a retry, and its answer would be thrown away. One already sent is let
@@ -397,7 +414,7 @@ export class Transport {
       { method, idempotent: spec.idempotent },
       async () => {
         abandoned?.throwIfAborted();
-        return this.options.limiter.schedule(method, async () => {
+        return this.scheduled(method, pathAndQuery, async () => {
           abandoned?.throwIfAborted();
           const started = performance.now();
           const report = (status: number | 'network_error') =>
