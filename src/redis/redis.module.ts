@@ -39,24 +39,6 @@ export class RedisHealth {
   }
 }
 
-/** Keeps `forgewarden_redis_up` current, so an alert does not depend on someone polling /readyz. */
-@Injectable()
-class RedisMonitor implements OnApplicationBootstrap {
-  constructor(
-    private readonly health: RedisHealth,
-    private readonly metrics: MetricsService,
-  ) {}
-
-  async onApplicationBootstrap(): Promise<void> {
-    await this.check();
-  }
-
-  @Interval(10_000)
-  async check(): Promise<void> {
-    this.metrics.redisUp.set((await this.health.answers()) ? 1 : 0);
-  }
-}
-
 /**
  * What must be done with the shared connection before it closes: the forge client's budget calls go through it, and a
  * command sent after QUIT fails ("Connection is closed"). Nest orders shutdown hooks by module, not by use, so the
@@ -73,6 +55,33 @@ export class RedisUsers {
 
   async drain(): Promise<void> {
     await Promise.all(this.drains.map((drain) => drain()));
+  }
+}
+
+/** Keeps `forgewarden_redis_up` current, so an alert does not depend on someone polling /readyz. */
+@Injectable()
+class RedisMonitor implements OnApplicationBootstrap {
+  /** Set when the connection is about to close: the timer may outlive it by a tick (Nest clears it in its own hook). */
+  private stopped = false;
+
+  constructor(
+    private readonly health: RedisHealth,
+    private readonly metrics: MetricsService,
+    users: RedisUsers,
+  ) {
+    users.add(async () => {
+      this.stopped = true;
+    });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.check();
+  }
+
+  @Interval(10_000)
+  async check(): Promise<void> {
+    if (this.stopped) return;
+    this.metrics.redisUp.set((await this.health.answers()) ? 1 : 0);
   }
 }
 
