@@ -40,5 +40,33 @@ export class Re2Pattern {
 function describeSyntaxError(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   // re2js prefixes its messages with "error parsing regexp: "; the caller already says it is a regexp.
-  return text.replace(/^error parsing regexp:\s*/i, '');
+  const message = text.replace(/^error parsing regexp:\s*/i, '');
+  const construct = unsupportedConstruct(message);
+  return construct ? `RE2 does not support ${construct}` : message;
+}
+
+/**
+ * What Perl and JavaScript have and RE2 leaves out, by the fragment re2js quotes: re2js says "invalid named capture"
+ * for a look-behind and "invalid escape sequence" for a back-reference, which sends the operator looking for a
+ * mistake in a pattern that would be right elsewhere.
+ */
+function unsupportedConstruct(message: string): string | undefined {
+  const fragment = /`([^`]*)/.exec(message)?.[1] ?? '';
+  if (message.startsWith('invalid named capture')) {
+    if (fragment.startsWith('(?<=')) return 'look-behind `(?<=`';
+    if (fragment.startsWith('(?<!')) return 'negative look-behind `(?<!`';
+  }
+  if (message.startsWith('invalid or unsupported Perl syntax')) {
+    if (fragment.startsWith('(?=')) return 'look-ahead `(?=`';
+    if (fragment.startsWith('(?!')) return 'negative look-ahead `(?!`';
+    if (fragment.startsWith('(?>')) return 'atomic groups `(?>`';
+  }
+  if (message.startsWith('invalid escape sequence')) {
+    if (/^\\[1-9]/.test(fragment)) return `back-references \`${fragment}\``;
+    if (fragment.startsWith('\\k')) return 'named back-references `\\k<name>`';
+  }
+  if (message.startsWith('invalid nested repetition operator') && /[*+?}]\+$/.test(fragment)) {
+    return `possessive quantifiers \`${fragment}\``;
+  }
+  return undefined;
 }

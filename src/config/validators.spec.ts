@@ -75,9 +75,24 @@ describe('RE2 expressions', () => {
   });
 
   it.each([
-    ['look-ahead', 'foo(?=bar)'],
-    ['look-behind', '(?<=a)b'],
-    ['back-reference', '(a)\\1'],
+    ['(?<=a)b', 'RE2 does not support look-behind `(?<=`'],
+    ['x(?<!a)b', 'RE2 does not support negative look-behind `(?<!`'],
+    ['foo(?=bar)', 'RE2 does not support look-ahead `(?=`'],
+    ['foo(?!bar)', 'RE2 does not support negative look-ahead `(?!`'],
+    ['(a)\\1', 'RE2 does not support back-references `\\1`'],
+    ['(?<n>a)\\k<n>', 'RE2 does not support named back-references `\\k<name>`'],
+    ['(?>ab)c', 'RE2 does not support atomic groups `(?>`'],
+    ['a++', 'RE2 does not support possessive quantifiers `++`'],
+    ['a{2}+', 'RE2 does not support possessive quantifiers `{2}+`'],
+    // Mistakes of any dialect keep re2js's own words.
+    ['(abc', 'missing closing ): `(abc`'],
+    ['a**', 'invalid nested repetition operator: `**`'],
+  ])('names what RE2 does not support in %j', (source, reason) => {
+    const result = re2().safeParse(source);
+    expect(result.error?.issues[0]?.message).toBe(`invalid RE2 regular expression: ${reason}`);
+  });
+
+  it.each([
     ['unbalanced group', '(abc'],
     ['bad repetition', '*x'],
   ])('rejects a %s', (_what, source) => {

@@ -106,13 +106,13 @@ const CASES: Record<string, Case> = {
   'proto-key.yml': { outcome: 'invalid' },
   're2-backreference.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:11:24 policies[0].name_regex_delete: invalid RE2 regular expression: invalid escape sequence: `\\1`', 'FILE: 1 problem'],
+    stderr: ['FILE:11:24 policies[0].name_regex_delete: invalid RE2 regular expression: RE2 does not support back-references `\\1`', 'FILE: 1 problem'],
   },
   're2-catastrophic.yml': { outcome: 'valid' },
   're2-huge-repeat.yml': { outcome: 'invalid' },
   're2-lookahead.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:12:19 policies[0].match.job_names[0]: invalid RE2 regular expression: invalid or unsupported Perl syntax: `(?=`', 'FILE: 1 problem'],
+    stderr: ['FILE:12:19 policies[0].match.job_names[0]: invalid RE2 regular expression: RE2 does not support look-ahead `(?=`', 'FILE: 1 problem'],
   },
   'rotate-after-zero.yml': {
     outcome: 'invalid',

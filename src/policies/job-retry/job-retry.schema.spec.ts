@@ -77,7 +77,7 @@ describe('job_retry schema', () => {
     ['max_retries 1.5', ['projects: [acme/api]', 'interval: 1m', 'max_retries: 1.5'], 'policies.yml:8:18 policies[0].max_retries: max_retries must be a whole number'],
     ['a bad log_tail', ['projects: [acme/api]', 'interval: 1m', 'log_tail: lots'], 'policies.yml:8:15 policies[0].log_tail: expected a size such as 65536, 64KiB or 1MiB'],
     ['max_actions_per_run 0', ['projects: [acme/api]', 'interval: 1m', 'max_actions_per_run: 0'], 'policies.yml:8:26 policies[0].max_actions_per_run: max_actions_per_run must be at least 1'],
-    ['a bad RE2 in failure_log', ['projects: [acme/api]', 'interval: 1m', 'match: { failure_log: ["(?=reset)"] }'], 'policies.yml:8:28 policies[0].match.failure_log[0]: invalid RE2 regular expression: invalid or unsupported Perl syntax: `(?=`'],
+    ['a bad RE2 in failure_log', ['projects: [acme/api]', 'interval: 1m', 'match: { failure_log: ["(?=reset)"] }'], 'policies.yml:8:28 policies[0].match.failure_log[0]: invalid RE2 regular expression: RE2 does not support look-ahead `(?=`'],
     ['a bad RE2 in job_names', ['projects: [acme/api]', 'interval: 1m', 'match: { job_names: ["(test"] }'], 'policies.yml:8:26 policies[0].match.job_names[0]: invalid RE2 regular expression: missing closing ): `(test`'],
     ['an empty stages list', ['projects: [acme/api]', 'interval: 1m', 'match: { stages: [] }'], 'policies.yml:8:22 policies[0].match.stages: give at least one expression, or leave the key out'],
     ['refs that is not a list', ['projects: [acme/api]', 'interval: 1m', 'match: { refs: "^main$" }'], 'policies.yml:8:20 policies[0].match.refs: Invalid input: expected array, received string'],
