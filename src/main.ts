@@ -30,7 +30,8 @@ program
   .description('check policy files; prints each problem as FILE:LINE:COL key.path: message (exit 2 when one is invalid)')
   .argument('[files...]', 'policy files (default: -c FILE, $FORGEWARDEN_CONFIG or config/policies.yml)')
   .option(...configOption)
-  .action(async (files: string[], options: { config?: string }) => {
+  .option('--no-env', 'without the environment: every ${VAR} is taken as set, and only the checks of its value are skipped')
+  .action(async (files: string[], options: { config?: string; env?: boolean }) => {
     const { validateCommand } = await import('./cli/validate');
     process.exitCode = validateCommand(files, options);
   });

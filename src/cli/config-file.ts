@@ -1,4 +1,4 @@
-import { loadConfigFile } from '../config/load';
+import { checkConfigFile, type CheckedConfig } from '../config/load';
 import { ConfigError, formatProblem } from '../config/problems';
 import type { AppConfig } from '../config/schema';
 import { POLICY_TYPES } from '../policies';
@@ -12,8 +12,23 @@ export const EXIT_INVALID_CONFIG = 2;
 
 /** Loads the policy file: the configuration, or each problem as one `FILE:LINE:COL key.path: message` line. */
 export function reportedProblems(file: string, env: NodeJS.ProcessEnv = process.env): { config: AppConfig } | { problems: string[] } {
+  const checked = checkedOrProblems(file, { env });
+  if ('problems' in checked) return checked;
+  // Read with the environment, every value is known: a file without problems has its configuration.
+  if (!checked.config) throw new Error(`${file}: checked without a configuration`);
+  return { config: checked.config };
+}
+
+/**
+ * Checks the policy file, with the environment or (`assumeEnvironment`, for `validate --no-env`) taking every
+ * variable as set: what was checked, or each problem as one `FILE:LINE:COL key.path: message` line.
+ */
+export function checkedOrProblems(
+  file: string,
+  options: { env?: NodeJS.ProcessEnv; assumeEnvironment?: boolean },
+): CheckedConfig | { problems: string[] } {
   try {
-    return { config: loadConfigFile(file, { policyTypes: POLICY_TYPES, env }) };
+    return checkConfigFile(file, { policyTypes: POLICY_TYPES, env: options.env ?? process.env, assumeEnvironment: options.assumeEnvironment });
   } catch (error) {
     if (error instanceof ConfigError) return { problems: error.problems.map(formatProblem) };
     // A bug in checking, not in the file; still the operator gets one located line (and exit 2), not a stack trace.
@@ -28,12 +43,16 @@ export function reportedProblems(file: string, env: NodeJS.ProcessEnv = process.
 export function loadOrReport(file: string, env: NodeJS.ProcessEnv = process.env): AppConfig | undefined {
   const loaded = reportedProblems(file, env);
   if ('config' in loaded) return loaded.config;
-  const { problems } = loaded;
+  printProblems(file, loaded.problems);
+  return undefined;
+}
+
+/** Each problem on its own line to stderr, then their count. */
+export function printProblems(file: string, problems: readonly string[]): void {
   process.stderr.write(`${problems.slice(0, MAX_LISTED).join('\n')}\n`);
   const count = problems.length;
   const listed = count > MAX_LISTED ? ` (the first ${MAX_LISTED} are listed)` : '';
   process.stderr.write(`${file}: ${count} problem${count === 1 ? '' : 's'}${listed}\n`);
-  return undefined;
 }
 
 /** A megabyte of mistakes could fill a terminal many times over; the first ones are what the operator fixes first. */

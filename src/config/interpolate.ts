@@ -5,22 +5,32 @@ export interface InterpolationProblem {
   readonly message: string;
 }
 
+export interface InterpolationResult {
+  readonly problems: InterpolationProblem[];
+  /** With `assumeSet`: the scalars that read the environment, left as written; their values are unknown. */
+  readonly unknown: Scalar[];
+}
+
 /**
  * Replaces environment references in every string scalar of `doc`, in place, keeping each node's source range so
  * that later errors still point at the line the operator wrote. A plain (unquoted) scalar that becomes a number or
  * a boolean takes that type, so `port: ${PORT:-9464}` is a number as it would be written literally.
  */
-export function interpolateEnvironment(doc: Document, env: NodeJS.ProcessEnv): InterpolationProblem[] {
+export function interpolateEnvironment(doc: Document, env: NodeJS.ProcessEnv, options: { assumeSet?: boolean } = {}): InterpolationResult {
   const problems: InterpolationProblem[] = [];
+  const unknown: Scalar[] = [];
   visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== 'string' || !node.value.includes('${')) return;
-      const { text, problems: found } = substitute(node.value, env);
+      const { text, problems: found, references } = substitute(node.value, env, options);
       for (const message of found) problems.push({ node, message });
-      if (found.length === 0) node.value = node.type === Scalar.PLAIN ? retype(text) : text;
+      if (found.length > 0) return;
+      // Without the environment a value that reads it is not known: it stays as written, and its checks are skipped.
+      if (options.assumeSet && references > 0) unknown.push(node);
+      else node.value = node.type === Scalar.PLAIN ? retype(text) : text;
     },
   });
-  return problems;
+  return { problems, unknown };
 }
 
 const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
@@ -33,8 +43,13 @@ const MAX_PROBLEMS_PER_VALUE = 5;
  * reads each character a bounded number of times, not a regular expression: the backtracking one took quadratic time
  * on a long value full of unclosed `${`.
  */
-export function substitute(value: string, env: NodeJS.ProcessEnv): { text: string; problems: string[] } {
+export function substitute(
+  value: string,
+  env: NodeJS.ProcessEnv,
+  options: { assumeSet?: boolean } = {},
+): { text: string; problems: string[]; references: number } {
   const problems: string[] = [];
+  let references = 0;
   let text = '';
   let position = 0;
   while (problems.length < MAX_PROBLEMS_PER_VALUE) {
@@ -67,15 +82,19 @@ export function substitute(value: string, env: NodeJS.ProcessEnv): { text: strin
     }
     if (escaped) {
       text += value.slice(position, start - 1) + value.slice(start, end + 1);
+    } else if (options.assumeSet) {
+      // Taken as set (`validate --no-env`): what it holds is for the environment the file will run in to say.
+      references++;
+      text += value.slice(position, end + 1);
     } else {
       const set = env[name!];
       if (set !== undefined && set !== '') text += value.slice(position, start) + set;
       else if (fallback !== undefined) text += value.slice(position, start) + fallback;
-      else problems.push(`environment variable ${name} is not set (write \${${name}:-default} to give a default)`);
+      else problems.push(`environment variable ${name} ${set === '' ? 'is empty' : 'is not set'} (write \${${name}:-default} to give a default)`);
     }
     position = end + 1;
   }
-  return { text: text + value.slice(position), problems };
+  return { text: text + value.slice(position), problems, references };
 }
 
 const REFERENCE_FORMS = 'write ${NAME} or ${NAME:-default} (a name is letters, digits and _), or $${ for a literal ${';

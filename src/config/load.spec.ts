@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { substitute } from './interpolate';
-import { configWarnings, loadConfigFile, MAX_POLICY_FILE_BYTES, parseConfig } from './load';
+import { checkConfig, configWarnings, loadConfigFile, MAX_POLICY_FILE_BYTES, parseConfig } from './load';
 import { definePolicyType } from './policy-type';
 import { ConfigError, formatProblem } from './problems';
 import { configJsonSchema } from './schema';
@@ -201,6 +201,20 @@ describe('environment interpolation', () => {
     ]);
   });
 
+  it('says an empty variable is empty, not unset, at its line', () => {
+    const problems = problemsOf(base('  url: https://x.example\n  token: ${EMPTY_TOKEN}'), { env: { EMPTY_TOKEN: '' } });
+    expect(problems).toEqual([
+      'policies.yml:4:10 gitlab.token: environment variable EMPTY_TOKEN is empty (write ${EMPTY_TOKEN:-default} to give a default)',
+    ]);
+  });
+
+  it('says GITLAB_TOKEN is empty when it stands in for a token the file leaves out', () => {
+    const problems = problemsOf(base('  url: https://x.example'), { env: { GITLAB_TOKEN: '' } });
+    expect(problems).toEqual([
+      'policies.yml:2:1 gitlab.token: environment variable GITLAB_TOKEN is empty; it stands in for gitlab.token, which the file leaves out',
+    ]);
+  });
+
   it('treats an empty variable as unset and lets $${...} stand for itself', () => {
     const config = parseConfig(base('  url: https://x.example\n  token: "$${LITERAL}-${EMPTY:-fallback}"'), 'f.yml', {
       policyTypes: types,
@@ -217,6 +231,75 @@ describe('environment interpolation', () => {
     expect(config.gitlab.url).toBe('https://env.example');
     expect(config.gitlab.token).toBe('env-token');
     expect(config.redis.url).toBe('redis://10.0.0.1:6380');
+  });
+});
+
+describe('checking without the environment (validate --no-env)', () => {
+  const check = (text: string) => checkConfig(text, 'policies.yml', { policyTypes: types, env: {}, assumeEnvironment: true });
+  const problemsWithoutEnv = (text: string): string[] => {
+    try {
+      check(text);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems.map(formatProblem);
+      throw error;
+    }
+    throw new Error('expected the file to be invalid');
+  };
+
+  it('takes every ${VAR} as set, GITLAB_URL and GITLAB_TOKEN for the keys left out too, and skips only their checks', () => {
+    const text = [
+      'version: 1',
+      'gitlab:',
+      '  timeout: "${TIMEOUT}"',
+      '  concurrency: ${CONCURRENCY:-8}',
+      'http:',
+      '  port: ${PORT}',
+      'policies:',
+      '  - { name: "${NAME}", type: example, interval: "${INTERVAL}", patterns: ["${PATTERN}", "^ok"] }',
+      '  - { name: "${NAME}", type: example, interval: 5m }',
+    ].join('\n');
+    expect(check(text)).toEqual({ policies: 2 });
+    // The same file read with an empty environment: every reference is an error, as without the flag.
+    const withEnv = problemsOf(text, { env: {} });
+    expect(withEnv).toHaveLength(8);
+    for (const problem of withEnv) expect(problem).toMatch(/is not set|missing: expected/);
+  });
+
+  it('returns the configuration when the file reads no variable', () => {
+    const checked = check('version: 1\ngitlab: { url: "https://x.example", token: t }\npolicies: [{ name: a, type: example, interval: 1m }]');
+    expect(checked.policies).toBe(1);
+    expect(checked.config?.gitlab.url).toBe('https://x.example');
+  });
+
+  it('still reports every problem that does not depend on a variable, at its line', () => {
+    const text = [
+      'version: 1', //                                                                1
+      'gitlab: { url: "${GITLAB_URL}", timeout: 5 minutes }', //                      2
+      'dry_rn: true', //                                                              3
+      'policies:', //                                                                 4
+      '  - { name: a, type: example, interval: "${I}", patterns: ["(?<=x)y"] }', //  5
+      '  - { name: a, type: example, interval: 1m, limit: "${LIMIT}" }', //          6
+      '  - { name: b, type: exampel }', //                                           7
+      '  - { name: c, type: example, interval: "${UNCLOSED" }', //                   8
+    ].join('\n');
+    const problems = problemsWithoutEnv(text).map((line) => line.replace(/: .*$/, ''));
+    expect(problems).toEqual([
+      'policies.yml:2:42 gitlab.timeout',
+      'policies.yml:3:1 dry_rn',
+      'policies.yml:5:60 policies[0].patterns[0]',
+      'policies.yml:6:13 policies[1].name',
+      'policies.yml:7:22 policies[2].type',
+      'policies.yml:8:41 policies[3].interval',
+    ]);
+  });
+
+  it('does not read the environment even when it is there', () => {
+    const checked = checkConfig('version: 1\ngitlab: { url: "${FORGE}", token: t }', 'policies.yml', {
+      policyTypes: types,
+      env: { FORGE: 'not a url' },
+      assumeEnvironment: true,
+    });
+    expect(checked).toEqual({ policies: 0 });
   });
 });
 
@@ -346,7 +429,7 @@ describe('environment references, hostile', () => {
     ['${MISSING:-}', ''],
     ['${MISSING:-{x}', '{x'],
   ])('reads %j as %j', (written, expected) => {
-    expect(substitute(written, { A: 'a' })).toEqual({ text: expected, problems: [] });
+    expect(substitute(written, { A: 'a' })).toMatchObject({ text: expected, problems: [] });
   });
 
   it('reports each unclosed ${ of a long value once, reading on', () => {

@@ -8,6 +8,17 @@ import { YamlSource } from './yaml-source';
 export interface LoadOptions {
   readonly policyTypes: readonly PolicyTypeDefinition[];
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * `validate --no-env`: the environment is not read. Every `${VAR}` is taken as set, and so are GITLAB_URL and
+   * GITLAB_TOKEN for the keys the file leaves out; the checks of those values are skipped, every other check is made.
+   */
+  readonly assumeEnvironment?: boolean;
+}
+
+/** A file checked without the environment: its configuration when every value was known, and its policy count. */
+export interface CheckedConfig {
+  readonly config?: AppConfig;
+  readonly policies: number;
 }
 
 /**
@@ -105,45 +116,108 @@ function formatBytes(bytes: number): string {
 const sources = new WeakMap<AppConfig, YamlSource>();
 
 export function parseConfig(text: string, file: string, options: LoadOptions): AppConfig {
-  const env = options.env ?? process.env;
-  const source = YamlSource.parse(text, file);
-  const problems: ConfigProblem[] = interpolateEnvironment(source.doc, env).map(({ node, message }) =>
-    source.problemAt(source.pathOf(node), message),
-  );
+  // Parsed here, not a call deeper: how deep a file may nest before the parser says so depends on the stack left.
+  const { config } = checkSource(YamlSource.parse(text, file), { ...options, assumeEnvironment: false });
+  // Every value is known when the environment is read: a file without problems has a configuration.
+  if (!config) throw new Error(`${file}: checked without a configuration`);
+  return config;
+}
+
+/** Like loadConfigFile, and with `assumeEnvironment` the file is checked without reading the environment. */
+export function checkConfigFile(file: string, options: LoadOptions): CheckedConfig {
+  return checkSource(YamlSource.parse(readSourceFile(file, 'policy file', MAX_POLICY_FILE_BYTES), file), options);
+}
+
+export function checkConfig(text: string, file: string, options: LoadOptions): CheckedConfig {
+  return checkSource(YamlSource.parse(text, file), options);
+}
+
+function checkSource(source: YamlSource, options: LoadOptions): CheckedConfig {
+  const env = options.assumeEnvironment ? {} : (options.env ?? process.env);
+  const interpolated = interpolateEnvironment(source.doc, env, { assumeSet: options.assumeEnvironment });
+  const problems: ConfigProblem[] = interpolated.problems.map(({ node, message }) => source.problemAt(source.pathOf(node), message));
+  /** The key paths whose values come from the environment and are not known here. */
+  const unknown = new Set(interpolated.unknown.map((node) => formatPath(source.pathOf(node))));
 
   const data: unknown = source.toData(1000);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new ConfigError([...problems, source.problemAt([], 'expected a mapping with version, gitlab and policies')]);
   }
-  applyEnvironmentDefaults(data as Record<string, unknown>, env);
+  if (options.assumeEnvironment) {
+    for (const path of assumeForgeVariables(data as Record<string, unknown>)) unknown.add(path);
+  } else {
+    problems.push(...emptyForgeVariables(source, data as Record<string, unknown>, env));
+    applyEnvironmentDefaults(data as Record<string, unknown>, env);
+  }
 
-  problems.push(...duplicateNames(source, data as Record<string, unknown>));
+  // A name whose variable is unknown or missing is no name yet: two such are not the same name.
+  const unresolvedNames = new Set([...unknown, ...interpolated.problems.map(({ node }) => formatPath(source.pathOf(node)))]);
+  problems.push(...duplicateNames(source, data as Record<string, unknown>, unresolvedNames));
 
   const schema = buildConfigSchema(options.policyTypes);
   const result = schema.safeParse(data);
-  if (result.success && problems.length === 0) {
+  // An issue about a value nobody knows yet (a duration from ${INTERVAL}) is no issue of the file.
+  const isKnown = (path: readonly PropertyKey[]) => !path.some((_, index) => unknown.has(formatPath(path.slice(0, index + 1))));
+  const issues = (result.error?.issues ?? []).filter((issue) => isKnown(issue.path));
+  if (issues.length === 0 && problems.length === 0) {
+    const policies = Array.isArray((data as Record<string, unknown>).policies) ? ((data as Record<string, unknown>).policies as unknown[]).length : 0;
+    if (!result.success) return { policies };
     const config = result.data as AppConfig;
     sources.set(config, source);
-    return config;
+    return { config, policies: config.policies.length };
   }
 
   // A variable that is not set also makes its value invalid; the first problem says what to fix.
   const alreadyReported = new Set(problems.map((p) => `${p.line}:${p.col}`));
   const schemaProblems = source
-    .schemaProblems(result.error?.issues ?? [], schema, data)
+    .schemaProblems(issues, schema, data)
     .filter((problem) => !alreadyReported.has(`${problem.line}:${problem.col}`));
   throw new ConfigError([...problems, ...schemaProblems].sort((a, b) => a.line - b.line || a.col - b.col));
 }
 
-/** Each policy name used a second time, reported at that second use. */
-function duplicateNames(source: YamlSource, data: Record<string, unknown>): ConfigProblem[] {
+/**
+ * Without the environment, GITLAB_URL and GITLAB_TOKEN are taken as set: the keys the file leaves out get a stand-in,
+ * and their paths are returned as unknown.
+ */
+function assumeForgeVariables(data: Record<string, unknown>): string[] {
+  const gitlab = data.gitlab ?? {};
+  if (typeof gitlab !== 'object' || gitlab === null || Array.isArray(gitlab)) return [];
+  const record = { ...(gitlab as Record<string, unknown>) };
+  const assumed: string[] = [];
+  for (const [key, variable] of [['url', 'GITLAB_URL'], ['token', 'GITLAB_TOKEN']] as const) {
+    if (record[key] !== undefined) continue;
+    record[key] = `\${${variable}}`;
+    assumed.push(formatPath(['gitlab', key]));
+  }
+  data.gitlab = record;
+  return assumed;
+}
+
+/** GITLAB_URL or GITLAB_TOKEN set to nothing while the file leaves their key out: said as such, at the section. */
+function emptyForgeVariables(source: YamlSource, data: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigProblem[] {
+  const gitlab = data.gitlab;
+  const record = typeof gitlab === 'object' && gitlab !== null && !Array.isArray(gitlab) ? (gitlab as Record<string, unknown>) : {};
+  return (
+    [
+      ['url', 'GITLAB_URL'],
+      ['token', 'GITLAB_TOKEN'],
+    ] as const
+  )
+    .filter(([key, variable]) => record[key] === undefined && env[variable] === '')
+    .map(([key, variable]) =>
+      source.problemAt(['gitlab', key], `environment variable ${variable} is empty; it stands in for gitlab.${key}, which the file leaves out`),
+    );
+}
+
+/** Each policy name used a second time, reported at that second use; `unresolved` names (key paths) are not known. */
+function duplicateNames(source: YamlSource, data: Record<string, unknown>, unresolved: ReadonlySet<string>): ConfigProblem[] {
   const policies = data.policies;
   if (!Array.isArray(policies)) return [];
   const firstUse = new Map<string, number>();
   const problems: ConfigProblem[] = [];
   policies.forEach((policy: unknown, index) => {
     const name = typeof policy === 'object' && policy !== null ? (policy as Record<string, unknown>).name : undefined;
-    if (typeof name !== 'string') return;
+    if (typeof name !== 'string' || unresolved.has(formatPath(['policies', index, 'name']))) return;
     const first = firstUse.get(name);
     if (first === undefined) firstUse.set(name, index);
     else problems.push(source.problemAt(['policies', index, 'name'], `duplicate policy name ${quote(name)} (policies[${first}] has it already)`));

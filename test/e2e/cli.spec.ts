@@ -65,6 +65,49 @@ describe('forgewarden validate', () => {
     ]);
   });
 
+  it('--no-env checks the example file without GITLAB_URL and GITLAB_TOKEN; without the flag they are errors', async () => {
+    const example = resolve(__dirname, '../../config/example.yml');
+    const env = childEnv();
+    expect(env.GITLAB_URL).toBeUndefined();
+    expect(env.GITLAB_TOKEN).toBeUndefined();
+    expect(await runCli(['validate', '--no-env', example], env)).toMatchObject({ code: 0, stdout: `${example}: valid, 6 policies\n`, stderr: '' });
+
+    const withEnv = await runCli(['validate', example], env);
+    expect(withEnv.code).toBe(2);
+    expect(withEnv.stderr).toMatch(/^\S+:11:8 gitlab\.url: environment variable GITLAB_URL is not set /m);
+    // An empty variable is said to be empty.
+    const empty = await runCli(['validate', example], childEnv({ GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: '' }));
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe(
+      `${example}:12:10 gitlab.token: environment variable GITLAB_TOKEN is empty (write \${GITLAB_TOKEN:-default} to give a default)\n${example}: 1 problem\n`,
+    );
+  });
+
+  it('--no-env still reports what is wrong whatever the environment holds, and skips only the checks of its values', async () => {
+    const file = writeTempFile(
+      'no-env.yml',
+      [
+        'version: 1',
+        'gitlab:',
+        '  timeout: ${FORGE_TIMEOUT}',
+        'policies:',
+        '  - name: retry',
+        '    type: job_retry',
+        '    projects: [acme/api]',
+        '    interval: ${RETRY_INTERVAL:-1m}',
+        '    match: { job_names: ["${JOB_PATTERN}", "(?<=x)y"] }',
+        '    delay: 30 seconds',
+      ].join('\n'),
+    );
+    const result = await runCli(['validate', '--no-env', file], childEnv({ FORGE_TIMEOUT: 'not a duration' }));
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toBe(`${file}:9:44 policies[0].match.job_names[1]: invalid RE2 regular expression: RE2 does not support look-behind \`(?<=\``);
+    expect(lines[1]).toMatch(new RegExp(`^${file}:10:12 policies\\[0\\]\\.delay: expected a duration`));
+    expect(lines[2]).toBe(`${file}: 2 problems`);
+  });
+
   it('says so when the file does not exist', async () => {
     const result = await runCli(['validate', '-c', '/nonexistent/policies.yml']);
     expect(result.code).toBe(2);
