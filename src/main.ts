@@ -6,6 +6,9 @@ import { VERSION } from './version';
 // Each command loads its own code when it runs: `validate`, `schema` and `--version` start without Nest, Bull,
 // Redis or the sandbox, and the daemon's start pays only for what it uses.
 
+/** A usage error of ours (not commander's), whose one line main prints itself. */
+const USAGE_ERROR = 'forgewarden.usage';
+
 const program = new Command('forgewarden')
   .description('Applies policies written in YAML to a GitLab-compatible forge.')
   .version(VERSION)
@@ -15,15 +18,26 @@ const program = new Command('forgewarden')
   // A bad LOG_LEVEL or LOG_FORMAT is the same mistake in every command, so every command says it the same way.
   .hook('preAction', () => {
     const problem = logSettingsProblem(process.env);
-    if (problem) throw new CommanderError(EXIT_USAGE, 'forgewarden.logSettings', `error: ${problem}`);
+    if (problem) throw new CommanderError(EXIT_USAGE, USAGE_ERROR, `error: ${problem}`);
   });
 
 const configOption = ['-c, --config <file>', 'policy file (default: $FORGEWARDEN_CONFIG or config/policies.yml)'] as const;
 
-const dryRunOptions = [
-  ['--dry-run', 'record what would be done and change nothing, whatever the file says'],
-  ['--no-dry-run', 'act, whatever the file says'],
-] as const;
+/**
+ * `--dry-run` and `--no-dry-run`, which share one value: given together, commander would keep the last one silently,
+ * so the pair is a usage error (exit 2) before the command starts.
+ */
+function withDryRunOptions(command: Command): Command {
+  const given = new Set<string>();
+  return command
+    .option('--dry-run', 'record what would be done and change nothing, whatever the file says')
+    .option('--no-dry-run', 'act, whatever the file says')
+    .on('option:dry-run', () => given.add('--dry-run'))
+    .on('option:no-dry-run', () => given.add('--no-dry-run'))
+    .hook('preAction', () => {
+      if (given.size > 1) throw new CommanderError(EXIT_USAGE, USAGE_ERROR, 'error: --dry-run and --no-dry-run cannot be used together');
+    });
+}
 
 program
   .command('validate')
@@ -62,34 +76,31 @@ program
     process.exitCode = await runCommand(options);
   });
 
-program
+const plan = program
   .command('plan')
   .description('one observe and decide pass of every policy; prints each decision and its reason, changes nothing')
   .option(...configOption)
   .option('--policy <name>', 'only this policy')
-  .option('--json', 'print JSON instead of a table')
-  .option(...dryRunOptions[0])
-  .option(...dryRunOptions[1])
+  .option('--json', 'print JSON instead of a table');
+withDryRunOptions(plan)
   .option('--exit-code', 'exit 3 when at least one action would be taken, 0 when none')
   .action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean; exitCode?: boolean }) => {
     const { planCommand } = await import('./cli/plan');
     process.exitCode = await planCommand(options);
   });
 
-program
+const once = program
   .command('once')
   .description('one acting pass of every policy, then exit (for cron or CI)')
   .option(...configOption)
   .option('--policy <name>', 'only this policy')
-  .option('--json', 'print JSON instead of a summary')
-  .option(...dryRunOptions[0])
-  .option(...dryRunOptions[1])
-  .action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean }) => {
+  .option('--json', 'print JSON instead of a summary');
+withDryRunOptions(once).action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean }) => {
     const { onceCommand } = await import('./cli/once');
     process.exitCode = await onceCommand(options);
   });
 
-program
+const restore = program
   .command('restore')
   .description('create a group from a backup archive through the forge\'s group import (dry run unless --no-dry-run or dry_run: false)')
   .option(...configOption)
@@ -97,10 +108,8 @@ program
   .option('--group <path>', 'the path of the group to create: a slug (under --parent-id when given) or a full path whose parent exists')
   .option('--name <name>', "the new group's name (default: the last segment of --group)")
   .option('--parent-id <id>', 'the id of the parent group')
-  .option('--wait <seconds>', 'how long to wait for the forge to create the group', '600')
-  .option(...dryRunOptions[0])
-  .option(...dryRunOptions[1])
-  .action(async (options: { config?: string; from?: string; group?: string; name?: string; parentId?: string; wait?: string; dryRun?: boolean }) => {
+  .option('--wait <seconds>', 'how long to wait for the forge to create the group', '600');
+withDryRunOptions(restore).action(async (options: { config?: string; from?: string; group?: string; name?: string; parentId?: string; wait?: string; dryRun?: boolean }) => {
     const { restoreCommand } = await import('./cli/restore');
     process.exitCode = await restoreCommand(options);
   });
@@ -129,7 +138,7 @@ for (const [action, description] of [
     .description(description)
     .option(...configOption)
     .requiredOption('--url <url>', "the daemon's webhook URL as the forge reaches it, such as https://forgewarden.example.com/webhooks/gitlab");
-  if (action !== 'list') command.option(...dryRunOptions[0]).option(...dryRunOptions[1]);
+  if (action !== 'list') withDryRunOptions(command);
   if (action === 'install') command.option('--reset-token', 'also give hooks already in place the secret token of the file (after changing it)');
   command.action(async (options: { config?: string; url: string; dryRun?: boolean; resetToken?: boolean }) => {
     const { hooksCommand } = await import('./cli/hooks');
@@ -172,7 +181,7 @@ program.parseAsync(process.argv).then(
     if (error instanceof CommanderError) {
       // Help and --version "fail" with exit code 0; commander has printed the message (and the help) already,
       // except for ours.
-      if (error.code === 'forgewarden.logSettings') process.stderr.write(`${error.message}\n`);
+      if (error.code === USAGE_ERROR) process.stderr.write(`${error.message}\n`);
       exitAfterOutput(error.exitCode === 0 ? 0 : EXIT_USAGE);
       return;
     }

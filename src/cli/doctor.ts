@@ -7,7 +7,7 @@ import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedErro
 import { policyRunner } from '../policies';
 import { displayRedisUrl, RedisUnavailableError, waitForRedis } from '../redis/connection';
 import { openCheckConnection, writeProblem } from '../redis/write-check';
-import { configPath, loadOrReport } from './config-file';
+import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 
 /** Redis gets this long at most: a doctor that waits the full connect timeout for a dead Redis feels hung. */
 const REDIS_CHECK_MS = 5_000;
@@ -22,14 +22,15 @@ interface Check {
 /**
  * Checks what the daemon needs, one line per check, in plain words: the policy file, Redis (answers and takes
  * writes), the forge (answers), the token (accepted, whose, administrator or not), and for each policy whether its
- * targets exist and the token may work on them. Exit 1 when any check fails. Nothing on the forge changes.
+ * targets exist and the token may work on them. Exit 1 when any check fails, 2 for an invalid file (as every command
+ * says it, before contacting Redis or the forge). Nothing on the forge changes.
  */
 export async function doctorCommand(options: { config?: string }): Promise<number> {
   const file = configPath(options.config);
   const config = loadOrReport(file);
   if (!config) {
     print({ ok: false, line: `policy file ${file}: invalid (the problems are listed above)` });
-    return 1;
+    return EXIT_INVALID_CONFIG;
   }
   protectSecrets(config);
   const checks: Check[] = [{ ok: true, line: `policy file ${file}: valid, ${config.policies.length} polic${config.policies.length === 1 ? 'y' : 'ies'}` }];

@@ -1,3 +1,4 @@
+import type { AppConfig } from '../config/schema';
 import type { ProjectRef } from '../config/validators';
 import { EngineService } from '../engine/engine.service';
 import { GitlabClient } from '../gitlab/client';
@@ -37,12 +38,13 @@ export async function hooksCommand(action: 'install' | 'list' | 'remove', option
     process.stderr.write(`forgewarden hooks ${action}: --url must be the daemon's webhook URL as the forge reaches it, such as https://forgewarden.example.com/webhooks/gitlab\n`);
     return EXIT_INVALID_CONFIG;
   }
+  // Installing needs the file's webhooks section: said from the file alone, before contacting Redis or the forge.
+  const notEnabled = (config: AppConfig): string | undefined =>
+    action === 'install' && (!config.webhooks.enabled || config.webhooks.secret_token === undefined)
+      ? 'webhooks are not enabled in the policy file; set webhooks.enabled: true and webhooks.secret_token first'
+      : undefined;
   return withApp(`hooks ${action}`, options, async (app, config) => {
     const secret = config.webhooks.secret_token;
-    if (action === 'install' && (!config.webhooks.enabled || secret === undefined)) {
-      process.stderr.write(`forgewarden hooks install: webhooks are not enabled in the policy file; set webhooks.enabled: true and webhooks.secret_token first\n`);
-      return EXIT_INVALID_CONFIG;
-    }
     const projects = await app.get(EngineService).webhookProjects();
     if (projects.length === 0) {
       process.stdout.write('no policy takes webhook events (job_retry does); nothing to do\n');
@@ -64,7 +66,7 @@ export async function hooksCommand(action: 'install' | 'list' | 'remove', option
     process.stdout.write(`${renderTable(['PROJECT', 'HOOK', 'STATUS'], lines.map((line) => [String(line.project), line.hook, line.status]))}\n`);
     process.stdout.write(summary(action, lines, dryRun));
     return lines.some((line) => line.failed) ? 1 : 0;
-  });
+  }, 'check', notEnabled);
 }
 
 /** The project's hooks whose URL is the daemon's (the forge keeps URLs as given; compared without a trailing slash). */

@@ -1,5 +1,5 @@
 import { EngineService, type PassResult } from '../engine/engine.service';
-import { EXIT_PARTIAL, isPartial, passJson, selectPolicies, type PassOptions, unobservedLines } from './plan';
+import { EXIT_PARTIAL, isPartial, passJson, selectPolicies, type PassOptions, unknownPolicy, unobservedLines } from './plan';
 import { renderTable } from './table';
 import { withApp } from './with-app';
 
@@ -15,7 +15,7 @@ export async function onceCommand(options: PassOptions & { json?: boolean }): Pr
     const failed = results.some((result) => result.error !== undefined || result.records.some((record) => record.outcome === 'failed'));
     if (failed) return 1;
     return results.some(isPartial) ? EXIT_PARTIAL : 0;
-  });
+  }, 'check', unknownPolicy(options.policy));
 }
 
 export function renderSummary(results: readonly PassResult[]): string {

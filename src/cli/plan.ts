@@ -1,3 +1,4 @@
+import type { AppConfig } from '../config/schema';
 import { EngineService, type PassResult } from '../engine/engine.service';
 import { count } from '../engine/words';
 import { SKIP } from '../engine/policy';
@@ -22,7 +23,19 @@ export function isPartial(result: PassResult): boolean {
   return (result.unobserved?.length ?? 0) > 0 || result.records.some((record) => record.outcome === 'refused');
 }
 
-/** Which policies a one-shot command runs: all, or the one named by --policy (an unknown name is an error). */
+/**
+ * An unknown `--policy`, naming the configured ones: a usage error found in the file alone, so `plan` and `once` say it
+ * (exit 2) before contacting Redis or the forge.
+ */
+export function unknownPolicy(wanted: string | undefined): (config: AppConfig) => string | undefined {
+  return (config) => {
+    const names = config.policies.map((policy) => policy.name);
+    if (wanted === undefined || names.includes(wanted)) return undefined;
+    return `no policy named "${wanted}"; configured: ${names.join(', ') || 'none'}`;
+  };
+}
+
+/** Which policies a one-shot command runs: all, or the one named by --policy (checked against the file already). */
 export function selectPolicies(engine: EngineService, wanted: string | undefined, command: string): string[] | undefined {
   const names = engine.policyNames();
   if (wanted === undefined) return names;
@@ -44,7 +57,7 @@ export async function planCommand(options: PassOptions & { json?: boolean; exitC
     const pending = results.some((result) => result.decisions.some((decision) => decision.action !== SKIP));
     if (options.exitCode && pending) return EXIT_CHANGES_PENDING;
     return results.some(isPartial) ? EXIT_PARTIAL : 0;
-  });
+  }, 'check', unknownPolicy(options.policy));
 }
 
 /** Progress of long reads on one rewritten stderr line, only when a person watches a terminal. */

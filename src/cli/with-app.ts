@@ -5,6 +5,7 @@ import { EngineService } from '../engine/engine.service';
 import { ForgeHealth, forgeFingerprint } from '../forge/forge-health';
 import { AppLogger, loggerOptionsFromEnv } from '../logging/logger';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
+import { EXIT_USAGE } from './usage';
 
 export interface AppCommandOptions {
   config?: string;
@@ -19,16 +20,25 @@ export interface AppCommandOptions {
  * With `forge: 'check'` the forge is asked first who the token is: a refused token or an unreachable forge ends the
  * command with one line (exit 1) before any pass starts; records in Redis made against another forge are dropped. `audit` passes `forge: 'none'`: it reads only Redis, so it
  * runs without GITLAB_URL and GITLAB_TOKEN.
+ *
+ * `usageProblem` checks the arguments against the loaded file (an unknown `--policy`): a problem ends the command with
+ * one line and exit 2 before anything contacts Redis or the forge, as an invalid file does.
  */
 export async function withApp(
   command: string,
   options: AppCommandOptions,
   body: (app: INestApplicationContext, config: AppConfig) => Promise<number>,
   forge: 'check' | 'none' = 'check',
+  usageProblem?: (config: AppConfig) => string | undefined,
 ): Promise<number> {
   const file = configPath(options.config);
   const loaded = loadOrReport(file, forge === 'none' ? withoutForge(process.env) : process.env);
   if (!loaded) return EXIT_INVALID_CONFIG;
+  const problem = usageProblem?.(loaded);
+  if (problem !== undefined) {
+    process.stderr.write(`forgewarden ${command}: ${problem}\n`);
+    return EXIT_USAGE;
+  }
   const config = options.dryRun === undefined ? loaded : overrideDryRun(loaded, options.dryRun);
   const logger = new AppLogger({ ...loggerOptionsFromEnv(process.env, process.stderr), level: process.env.LOG_LEVEL || 'warn' });
   let app: INestApplicationContext;

@@ -247,10 +247,10 @@ describe('forgewarden doctor against the sandbox', () => {
     ]);
   });
 
-  it('reports an invalid policy file on stderr and fails with exit 1 without checking anything else', async () => {
+  it('reports an invalid policy file on stderr and exits 2 (as every command does) without checking anything else', async () => {
     const file = writeTempFile('invalid.yml', ['version: 2', `gitlab: { url: "${sandboxUrl}", token: ${ADMIN_TOKEN} }`, ''].join('\n'));
     const result = await runCli(['doctor', '-c', file], childEnv());
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toBe(`✗ policy file ${file}: invalid (the problems are listed above)\n`);
     expect(result.stderr).toContain(`${file}:1:10 version: expected version: 1`);
     expect(result.stderr).toContain(`${file}: 1 problem`);
