@@ -7,9 +7,9 @@ import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import { forgeEventJob } from './events';
 import type { Trigger } from './policy';
+import { extraPassAt, nextTriggerRun } from './trigger-period';
 import { Executor, policyActionJob, type QueuedAction } from './executor';
 import { errorText, PassRunner, type PassReport, type PassResult } from './pass-runner';
-import { nextRunAfter } from './schedule-runs';
 import type { Lease } from './stores/lease';
 import { PassHistory } from './stores/pass-history';
 import { UnsettledTargets, wantsRetry } from './stores/unsettled';
@@ -93,9 +93,9 @@ export class Scheduler implements OnModuleInit {
   /** When the pass reported asks for the next one, sooner than the trigger (nothing is queued here). */
   nextPassOf(report: PassReport): Date | undefined {
     const policy = this.active.policy(report.policy);
-    const retry = retryPassAt(this.active.runner(policy).trigger(policy), report.open.filter(wantsRetry).length, new Date(this.clock.now()));
-    const times = [report.policyNextPass, retry].filter((date): date is Date => date !== undefined).map((date) => date.getTime());
-    return times.length === 0 ? undefined : new Date(Math.min(...times));
+    const trigger = this.active.runner(policy).trigger(policy);
+    const now = new Date(this.clock.now());
+    return extraPassAt(trigger, [report.policyNextPass, retryPassAt(trigger, report.open.filter(wantsRetry).length, now)], now);
   }
 
   /**
@@ -107,8 +107,7 @@ export class Scheduler implements OnModuleInit {
   private async retryFailedPass(policy: PolicyConfig, now: Date): Promise<Date | undefined> {
     try {
       const failures = await this.history.countFailure(policy.name);
-      const trigger = this.active.runner(policy).trigger(policy);
-      const nextRun = 'every' in trigger ? now.getTime() + trigger.every : nextRunAfter(trigger, now)?.getTime();
+      const nextRun = nextTriggerRun(this.active.runner(policy).trigger(policy), now)?.getTime();
       const at = roundedUp(now.getTime() + RETRY_PASS_MS * 2 ** Math.min(failures - 1, 20));
       if (nextRun !== undefined && at.getTime() >= nextRun) return undefined;
       await this.extraPass(policy.name, at, now);

@@ -1,5 +1,5 @@
 import type { Trigger } from './policy';
-import { nextRuns } from './schedule-runs';
+import { nextRunAfter, nextRuns } from './schedule-runs';
 
 /** Runs of a cron schedule looked at: a year of a weekly schedule, enough to see the gaps of any common one. */
 const CRON_RUNS_SAMPLED = 60;
@@ -17,4 +17,26 @@ export function triggerPeriodMs(trigger: Trigger, from: Date): number {
     longest = Math.max(longest, (runs[index]?.getTime() ?? 0) - (runs[index - 1]?.getTime() ?? 0));
   }
   return longest;
+}
+
+/**
+ * The trigger's first run after `now`: the next multiple of an interval (Bull's repeat runs at multiples of `every`),
+ * or the cron schedule's next run; undefined when a schedule has none left.
+ */
+export function nextTriggerRun(trigger: Trigger, now: Date): Date | undefined {
+  if ('every' in trigger) return new Date((Math.floor(now.getTime() / trigger.every) + 1) * trigger.every);
+  return nextRunAfter(trigger, now);
+}
+
+/**
+ * The extra pass to queue: the earliest of the times asked for (the policy's own follow-up, a retry of open targets),
+ * when it comes before the trigger's next run. Later than that it is no extra pass: the trigger's run comes first and
+ * decides again, and a "next pass at" naming tomorrow for a policy that runs every hour would be false.
+ */
+export function extraPassAt(trigger: Trigger, asked: ReadonlyArray<Date | undefined>, now: Date): Date | undefined {
+  const times = asked.filter((date): date is Date => date !== undefined).map((date) => date.getTime());
+  if (times.length === 0) return undefined;
+  const earliest = Math.min(...times);
+  const scheduled = nextTriggerRun(trigger, now)?.getTime();
+  return scheduled !== undefined && earliest >= scheduled ? undefined : new Date(earliest);
 }

@@ -663,6 +663,20 @@ describe('the engine on a real Redis', () => {
     }
   });
 
+  it('queues no extra pass that the trigger would come before: a 1h policy asking for a pass in a day gets none', async () => {
+    const clock: Clock = { ...systemClock, now: () => Date.parse('2030-01-01T03:20:00.000Z') };
+    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [a], follow_up: 1d }', false, clock);
+    try {
+      const pass = await engineApp.get(EngineService).runPass('touch', 'act', 'queue');
+      expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
+      // The hourly pass at 04:00 comes first and asks again; a "next pass at" naming tomorrow would be false.
+      expect(pass.nextPassAt).toBeUndefined();
+      expect(await redis.zrange(`${prefix}:work:delayed`, 0, -1)).toEqual([]);
+    } finally {
+      await engineApp.close();
+    }
+  });
+
   it('queues the extra pass a policy asks for, at the time of the app clock, once', async () => {
     const clock: Clock = { ...systemClock, now: () => Date.parse('2030-01-01T03:00:00.000Z') };
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1d, targets: [a], follow_up: 1h }', false, clock);
