@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
-import { childEnv, CLI, CliProcess, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliResult } from '../support/cli';
+import { childEnv, CLI, CliProcess, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliResult, DEMO_RETRY_POLICIES } from '../support/cli';
 import { freePort } from '../support/redis-server';
 
 const REPO = resolve(__dirname, '../..');
@@ -161,18 +161,7 @@ describe('plan, once and audit options against the sandbox', () => {
         `redis: { url: "${redisUrl()}", prefix: ${filePrefix} }`,
         'dry_run: true',
         'policies:',
-        '  - name: retry-network',
-        '    type: job_retry',
-        '    projects: [acme/api, acme/web]',
-        '    interval: 5m',
-        '    lookback: 2d',
-        '    match: { stages: [test], failure_log: ["(?i)connection reset", "ETIMEDOUT"] }',
-        '  - name: retry-full-disk',
-        '    type: job_retry',
-        '    projects: [acme/api, acme/web]',
-        '    interval: 5m',
-        '    lookback: 2d',
-        '    match: { failure_log: ["(?i)no space left on device"] }',
+        ...DEMO_RETRY_POLICIES,
       ].join('\n'),
     );
     envFile = writeTempFile(

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Redis from 'ioredis';
-import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
+import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess, type CliResult, DEMO_RETRY_POLICIES } from '../support/cli';
+import { dropKeys } from '../support/redis-server';
 
 const REPO = resolve(__dirname, '../..');
 const ADMIN_TOKEN = 'glpat-sandbox-admin-token';
@@ -67,18 +67,7 @@ describe('the exit codes, as the README lists them', () => {
         `redis: { url: "\${REDIS_URL}", prefix: ${prefix} }`,
         'dry_run: true',
         'policies:',
-        '  - name: retry-network',
-        '    type: job_retry',
-        '    projects: [acme/api, acme/web]',
-        '    interval: 5m',
-        '    lookback: 2d',
-        '    match: { stages: [test], failure_log: ["(?i)connection reset", "ETIMEDOUT"] }',
-        '  - name: retry-full-disk',
-        '    type: job_retry',
-        '    projects: [acme/api, acme/web]',
-        '    interval: 5m',
-        '    lookback: 2d',
-        '    match: { failure_log: ["(?i)no space left on device"] }',
+        ...DEMO_RETRY_POLICIES,
       ].join('\n'),
     );
     invalidFile = writeTempFile('invalid.yml', ['version: 1', 'dry_rn: true', ''].join('\n'));
@@ -87,10 +76,7 @@ describe('the exit codes, as the README lists them', () => {
 
   afterAll(async () => {
     await sandbox.stop();
-    const redis = new Redis(process.env.REDIS_URL!);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropKeys(prefix);
   });
 
   const invalidLines = () => [`${invalidFile}:2:1 dry_rn: unknown key "dry_rn"; did you mean "dry_run"?`, `${invalidFile}: 1 problem`];

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Redis from 'ioredis';
 import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess } from '../support/cli';
+import { dropKeys } from '../support/redis-server';
 
 /**
  * A command's first look at the forge (`GET /user`): a passing fault (429, 5xx, a refused connection) is waited out
@@ -11,7 +11,6 @@ import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess }
 describe('the first look at the forge', () => {
   const ADMIN_TOKEN = 'glpat-sandbox-admin-token';
   const prefix = `e2e-forge-start-${process.pid}`;
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   let sandbox: { process: CliProcess; url: string };
 
   beforeAll(async () => {
@@ -23,9 +22,7 @@ describe('the first look at the forge', () => {
   });
   afterAll(async () => {
     await sandbox.process.stop('SIGTERM');
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropKeys(prefix);
   });
 
   function policyFile(forge: string, gitlabExtra = '', token = ADMIN_TOKEN): string {

@@ -1,5 +1,5 @@
-import Redis from 'ioredis';
 import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess } from '../support/cli';
+import { dropKeys } from '../support/redis-server';
 
 /**
  * `plan` and `once` on a forge a person changed: a project closed to the token and a project archived. The other
@@ -18,10 +18,7 @@ describe('a partial pass, as the commands show it', () => {
 
   afterAll(async () => {
     await sandbox.stop();
-    const redis = new Redis(process.env.REDIS_URL!);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropKeys(prefix);
   });
 
   const control = async (method: string, path: string, body?: unknown) => {

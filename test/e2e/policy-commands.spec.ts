@@ -1,9 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import Redis from 'ioredis';
 import { childEnv, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
-import { freePort } from '../support/redis-server';
+import { freePort, dropKeys } from '../support/redis-server';
 
 const DEMO_CONFIG = resolve(__dirname, '../../config/demo.yml');
 
@@ -26,10 +25,7 @@ describe('plan, once and audit against the sandbox command', () => {
 
   afterAll(async () => {
     await sandbox.stop();
-    const redis = new Redis(process.env.REDIS_URL!);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropKeys(prefix);
   });
 
   const retriesReceived = async () => {
@@ -165,10 +161,7 @@ describe('the daemon with a job_retry policy', () => {
     } finally {
       if (daemon?.running) await daemon.stop('SIGKILL');
       await sandbox.stop();
-      const redis = new Redis(process.env.REDIS_URL!);
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      await dropKeys(prefix);
     }
   });
 });

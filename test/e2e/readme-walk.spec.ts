@@ -1,9 +1,8 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import Redis from 'ioredis';
 import { childEnv, runCli, startCli, statusOf, waitUntil, type CliProcess } from '../support/cli';
-import { freePort } from '../support/redis-server';
+import { freePort, dropKeys } from '../support/redis-server';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -129,10 +128,7 @@ function curlRequest(args: readonly string[]): { url: string; method: string; he
 describe("the README's walk against the sandbox", () => {
   const prefix = `e2e-readme-walk-${process.pid}`;
   afterAll(async () => {
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropKeys(prefix);
   });
 
   it('can be done twice in a row exactly as written: the second walk retries, installs and answers as the first', async () => {

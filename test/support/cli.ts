@@ -101,3 +101,22 @@ export async function startSandboxCommand(args: string[] = []): Promise<{ proces
   await waitUntil('the sandbox answers', async () => (await statusOf(`${url}/api/v4/user`)) === 401);
   return { process, url };
 }
+
+/**
+ * Two job_retry policies over the demo world's acme/api and acme/web, as lines of a policy file after `policies:`:
+ * the first matches the world's network failures, the second its full disks.
+ */
+export const DEMO_RETRY_POLICIES: readonly string[] = [
+  '  - name: retry-network',
+  '    type: job_retry',
+  '    projects: [acme/api, acme/web]',
+  '    interval: 5m',
+  '    lookback: 2d',
+  '    match: { stages: [test], failure_log: ["(?i)connection reset", "ETIMEDOUT"] }',
+  '  - name: retry-full-disk',
+  '    type: job_retry',
+  '    projects: [acme/api, acme/web]',
+  '    interval: 5m',
+  '    lookback: 2d',
+  '    match: { failure_log: ["(?i)no space left on device"] }',
+];

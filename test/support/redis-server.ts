@@ -12,6 +12,17 @@ export interface ThrowawayRedis {
   stop(): Promise<void>;
 }
 
+/** Deletes every key a test wrote under its prefix, on the tests' Redis (REDIS_URL) unless told another. */
+export async function dropKeys(prefix: string, url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    await redis.quit();
+  }
+}
+
 export function redisServerInstalled(): boolean {
   return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 }
