@@ -69,7 +69,7 @@ describe('registry_cleanup decide, after Redis lost the records of bulk calls', 
     const [decision] = decideRegistryCleanup(aCleanupConfig(KEEP_MAIN), aSnapshot(aRepository(TAGS, { recordsLostAt: lostAgo(10) })), NOW);
     expect(decision).toMatchObject({
       action: SKIP,
-      reason: "skip: this policy's records were lost with Redis's data at 11:50:00Z; a call made before may hold the forge's hourly limit until 12:50:00Z",
+      reason: "skip: this policy's records went at 11:50:00Z (Redis lost its data, or held another forge's); a call made before may hold the forge's hourly limit until 12:50:00Z",
     });
     expect(nextRegistryCleanupPass(aCleanupConfig(KEEP_MAIN), aSnapshot(aRepository(TAGS, { recordsLostAt: lostAgo(10) })), NOW)?.toISOString()).toBe('2025-06-02T12:51:00.000Z');
   });

@@ -135,7 +135,7 @@ function decideBulk(config: RegistryCleanupConfig, repository: RepositorySnapsho
       return skip(`skip: nothing to delete (${total} ${plural(total, 'tag')} kept)`);
     case 'blocked':
       if (status.recordsLost) {
-        return skip(`skip: this policy's records were lost with Redis's data at ${clockTime(status.lastMs)}; a call made before may hold the forge's hourly limit until ${clockTime(status.untilMs)}`);
+        return skip(`skip: this policy's records went at ${clockTime(status.lastMs)} (Redis lost its data, or held another forge's); a call made before may hold the forge's hourly limit until ${clockTime(status.untilMs)}`);
       }
       return skip(`skip: the forge allows the next bulk call at ${clockTime(status.untilMs)} (last at ${clockTime(status.lastMs)})`);
     case 'exhausted':
