@@ -6,7 +6,8 @@ import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
 import { policyRunner } from '../policies';
 import { displayRedisUrl, RedisUnavailableError, waitForRedis } from '../redis/connection';
-import { openCheckConnection, writeProblem } from '../redis/write-check';
+import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from '../redis/eviction';
+import { type CheckConnection, openCheckConnection, writeProblem } from '../redis/write-check';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 
 /** Redis gets this long at most: a doctor that waits the full connect timeout for a dead Redis feels hung. */
@@ -37,8 +38,10 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
   print(checks[0]);
 
   const redis = await checkRedis(config);
-  checks.push(redis.check);
-  print(redis.check);
+  for (const check of redis.checks) {
+    checks.push(check);
+    print(check);
+  }
 
   const client = new GitlabClient({
     url: config.gitlab.url,
@@ -77,18 +80,36 @@ function print(check: Check): void {
   process.stdout.write(`${check.ok ? (check.warning ? '!' : '✓') : '✗'} ${check.line}\n`);
 }
 
-/** Redis answers, and takes a write and gives it back (a replica or a full disk refuses writes). */
-async function checkRedis(config: AppConfig): Promise<{ check: Check; connection?: ReturnType<typeof openCheckConnection> }> {
+/**
+ * Redis answers, and takes a write and gives it back (a replica or a full disk refuses writes); then whether it may
+ * evict the daemon's records.
+ */
+async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connection?: CheckConnection }> {
   const where = `Redis at ${displayRedisUrl(config.redis.url)}`;
   try {
     await waitForRedis(config.redis.url, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS), { giveUpWhenRefused: true });
   } catch (error) {
     const reason = error instanceof RedisUnavailableError ? error.reason : error instanceof Error ? error.message : String(error);
-    return { check: { ok: false, line: `${where} (REDIS_URL): does not answer: ${reason}` } };
+    return { checks: [{ ok: false, line: `${where} (REDIS_URL): does not answer: ${reason}` }] };
   }
   const connection = openCheckConnection(config.redis.url, REDIS_CHECK_MS);
   const problem = await writeProblem(connection, `${new EngineKeys(config.redis.prefix).marker()}:doctor:${process.pid}`);
-  return { check: problem === undefined ? { ok: true, line: `${where}: answers and accepts writes` } : { ok: false, line: `${where}: ${problem}` }, connection };
+  if (problem !== undefined) return { checks: [{ ok: false, line: `${where}: ${problem}` }], connection };
+  return { checks: [{ ok: true, line: `${where}: answers and accepts writes` }, await evictionCheck(connection)], connection };
+}
+
+/** Whether Redis may evict the daemon's records (see evictionRisk): a ✗ for any policy but noeviction. */
+async function evictionCheck(connection: CheckConnection): Promise<Check> {
+  let policy: string | undefined;
+  try {
+    policy = await evictionPolicy(connection);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { ok: true, warning: true, line: `Redis maxmemory-policy: not readable (INFO memory: ${reason}); it must be ${SAFE_EVICTION_POLICY}` };
+  }
+  if (policy === undefined) return { ok: true, warning: true, line: `Redis maxmemory-policy: not told by INFO memory; it must be ${SAFE_EVICTION_POLICY}` };
+  const risk = evictionRisk(policy);
+  return risk ? { ok: false, line: `Redis ${risk}` } : { ok: true, line: `Redis maxmemory-policy: ${policy}` };
 }
 
 const NOT_CHECKED_BECAUSE = {

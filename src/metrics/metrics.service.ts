@@ -20,6 +20,7 @@ export class MetricsService {
   readonly policyRunSeconds: Histogram<'policy'>;
   /** 1 while this replica's Redis connection answers; alert on 0. */
   readonly redisUp: Gauge;
+  readonly redisNoEviction: Gauge;
   /** Targets whose decision is still open after the last acting pass; alert when one stays open for long. */
   readonly unsettledTargets: Gauge<'policy'>;
   /** Cluster-wide, read from Redis: targets parked after a final refusal of the forge (403, "not retryable"...). */
@@ -87,6 +88,11 @@ export class MetricsService {
     this.redisUp = new Gauge({
       name: 'forgewarden_redis_up',
       help: '1 while Redis answered the last check (every 10 s), else 0.',
+      registers: [this.registry],
+    });
+    this.redisNoEviction = new Gauge({
+      name: 'forgewarden_redis_noeviction',
+      help: "1 while Redis's maxmemory-policy is noeviction, 0 while another policy may evict the daemon's ledgers (an evicted ledger key is an action done twice); absent when Redis does not say.",
       registers: [this.registry],
     });
     this.unsettledTargets = new Gauge({

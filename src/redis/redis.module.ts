@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { MetricsService } from '../metrics/metrics.service';
 import type { AppConfig } from '../config/schema';
 import { longLivedOptions } from './connection';
+import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from './eviction';
 
 /** The daemon's shared Redis connection (ledgers, locks, audit trail, rate-limit budget). */
 export const REDIS = Symbol('Redis');
@@ -58,15 +59,21 @@ export class RedisUsers {
   }
 }
 
-/** Keeps `forgewarden_redis_up` current, so an alert does not depend on someone polling /readyz. */
+/**
+ * Keeps `forgewarden_redis_up` and `forgewarden_redis_noeviction` current, so an alert does not depend on someone
+ * polling /readyz; says once, and again after each change, when Redis may evict the daemon's records.
+ */
 @Injectable()
 class RedisMonitor implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Redis');
   /** Set when the connection is about to close: the timer may outlive it by a tick (Nest clears it in its own hook). */
   private stopped = false;
+  private lastEvictionPolicy: string | undefined;
 
   constructor(
     private readonly health: RedisHealth,
     private readonly metrics: MetricsService,
+    @Inject(REDIS) private readonly redis: Redis,
     users: RedisUsers,
   ) {
     users.add(async () => {
@@ -81,7 +88,24 @@ class RedisMonitor implements OnApplicationBootstrap {
   @Interval(10_000)
   async check(): Promise<void> {
     if (this.stopped) return;
-    this.metrics.redisUp.set((await this.health.answers()) ? 1 : 0);
+    const up = await this.health.answers();
+    this.metrics.redisUp.set(up ? 1 : 0);
+    if (up) await this.checkEviction();
+  }
+
+  private async checkEviction(): Promise<void> {
+    let policy: string | undefined;
+    try {
+      policy = await evictionPolicy(this.redis);
+    } catch {
+      return; // INFO denied, or Redis gone since the PING: nothing known, nothing said
+    }
+    if (policy === undefined || this.stopped) return;
+    this.metrics.redisNoEviction.set(policy === SAFE_EVICTION_POLICY ? 1 : 0);
+    if (policy === this.lastEvictionPolicy) return;
+    this.lastEvictionPolicy = policy;
+    const risk = evictionRisk(policy);
+    if (risk) this.logger.warn(risk);
   }
 }
 

@@ -1,7 +1,10 @@
 import Redis from 'ioredis';
 
+/** The connection of a one-shot check, for code outside src/redis that only hands it on. */
+export type CheckConnection = Redis;
+
 /** A connection for a one-shot check (`doctor`): it gives up at once instead of reconnecting. */
-export function openCheckConnection(url: string, timeoutMs: number): Redis {
+export function openCheckConnection(url: string, timeoutMs: number): CheckConnection {
   const connection = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: timeoutMs });
   connection.on('error', () => undefined);
   return connection;

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
-import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
-import { freePort } from '../support/redis-server';
+import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
+import { freePort, startRedisServer } from '../support/redis-server';
 
 const DEMO_CONFIG = resolve(__dirname, '../../config/demo.yml');
 const ADMIN_TOKEN = 'glpat-sandbox-admin-token';
@@ -56,6 +56,7 @@ describe('forgewarden doctor against the sandbox', () => {
     expect(linesOf(result)).toEqual([
       `✓ policy file ${DEMO_CONFIG}: valid, 5 policies`,
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
+      '✓ Redis maxmemory-policy: noeviction',
       `✓ forge at ${sandboxUrl}: answers`,
       '✓ token: accepted, user root, an administrator',
       '✓ retry-transient-failures: project acme/api (jobs)',
@@ -93,6 +94,7 @@ describe('forgewarden doctor against the sandbox', () => {
     expect(linesOf(result)).toEqual([
       `✓ policy file ${DEMO_CONFIG}: valid, 5 policies`,
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
+      '✓ Redis maxmemory-policy: noeviction',
       `✓ forge at ${sandboxUrl}: answers`,
       `✗ token: the forge at ${sandboxUrl} refused the token (401 Unauthorized): check GITLAB_TOKEN (gitlab.token in ${DEMO_CONFIG}) and that GITLAB_URL (gitlab.url) is the forge it belongs to`,
       '✗ policies: not checked, the forge refused the token',
@@ -121,18 +123,50 @@ describe('forgewarden doctor against the sandbox', () => {
     expect(lines.at(-1)).toBe('1 check failed');
   });
 
+  it('fails on a Redis that may evict keys, naming maxmemory-policy; the daemon on it says so in forgewarden_redis_noeviction', async () => {
+    const evicting = await startRedisServer();
+    const connection = new Redis(evicting.url);
+    try {
+      await connection.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ REDIS_URL: evicting.url }));
+      expect(result.code).toBe(1);
+      expect(linesOf(result).filter((line) => line.startsWith('✗'))).toEqual([
+        '✗ Redis maxmemory-policy is allkeys-lru: Redis may evict a ledger or claim key when memory runs short, and an evicted ledger key is an action done twice; set maxmemory-policy noeviction',
+      ]);
+
+      // A daemon with no policies: it acts on nothing, so the sandbox stays unchanged for the last test.
+      const httpPort = await freePort();
+      const idle = writeTempFile('idle.yml', ['version: 1', `redis: { prefix: ${prefix} }`, `http: { port: ${httpPort} }`, 'policies: []', ''].join('\n'));
+      const daemon = startCli(['run', '-c', idle], demoEnv({ REDIS_URL: evicting.url }));
+      try {
+        const gauge = async () => /^forgewarden_redis_noeviction (\S+)$/m.exec(await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text())?.[1];
+        await waitUntil('the daemon reports the eviction policy', async () => (await gauge().catch(() => undefined)) !== undefined, 30_000);
+        expect(await gauge()).toBe('0');
+        await connection.config('SET', 'maxmemory-policy', 'noeviction');
+        // Looked at again with the Redis check, every 10 s.
+        await waitUntil('the daemon sees noeviction', async () => (await gauge()) === '1', 30_000);
+      } finally {
+        expect((await daemon.stop('SIGTERM')).code).toBe(0);
+      }
+    } finally {
+      await connection.quit();
+      await evicting.stop();
+    }
+  }, 90_000);
+
   it('fails when the forge does not answer within gitlab.start_timeout, naming GITLAB_URL and the bound, and says the token and policies were not checked', async () => {
     const deadForge = `http://127.0.0.1:${await freePort()}`;
     const file = writeTempFile('policies.yml', readFileSync(DEMO_CONFIG, 'utf8').replace(/^gitlab:\n/m, 'gitlab:\n  start_timeout: 2s\n'));
     const result = await runCli(['doctor', '-c', file], demoEnv({ GITLAB_URL: deadForge }));
     expect(result.code).toBe(1);
     const lines = linesOf(result);
-    expect(lines.slice(0, 2)).toEqual([
+    expect(lines.slice(0, 3)).toEqual([
       `✓ policy file ${file}: valid, 5 policies`,
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
+      '✓ Redis maxmemory-policy: noeviction',
     ]);
-    expect(lines[2]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+; still so after retrying up to gitlab\\.start_timeout \\(2s\\)$`));
-    expect(lines.slice(3)).toEqual([
+    expect(lines[3]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+; still so after retrying up to gitlab\\.start_timeout \\(2s\\)$`));
+    expect(lines.slice(4)).toEqual([
       '✗ token: not checked, the forge did not answer',
       '✗ policies: not checked, the forge did not answer',
       '3 checks failed',
@@ -165,7 +199,7 @@ describe('forgewarden doctor against the sandbox', () => {
     );
     const result = await runCli(['doctor', '-c', file], childEnv());
     expect(result.code).toBe(1);
-    expect(linesOf(result).slice(4)).toEqual([
+    expect(linesOf(result).slice(5)).toEqual([
       '✓ retry-nope: project acme/api (jobs)',
       "✗ retry-nope: project acme/nope (jobs): not found, or the token cannot see it (check the path and that the token's user is a member)",
       '1 check failed',
@@ -188,7 +222,7 @@ describe('forgewarden doctor against the sandbox', () => {
     );
     const result = await runCli(['doctor', '-c', file], childEnv());
     expect(result.code).toBe(0);
-    expect(linesOf(result).slice(4)).toEqual([
+    expect(linesOf(result).slice(5)).toEqual([
       '! retry-globs: projects acme/*, acme/nothing-* (group acme): acme/nothing-* matches no project the token can see',
       'all checks passed',
     ]);
@@ -198,7 +232,7 @@ describe('forgewarden doctor against the sandbox', () => {
     const result = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv({ GITLAB_TOKEN: USER_TOKEN }));
     expect(result.code).toBe(1);
     // alice: Developer of the group acme (so of acme/web), Maintainer of acme/api.
-    expect(linesOf(result).slice(3)).toEqual([
+    expect(linesOf(result).slice(4)).toEqual([
       '✓ token: accepted, user alice, not an administrator',
       '✓ retry-transient-failures: project acme/api (jobs)',
       '✓ retry-transient-failures: project acme/web (jobs)',
@@ -239,7 +273,7 @@ describe('forgewarden doctor against the sandbox', () => {
 
     const asAdmin = await runCli(['doctor', '-c', file], childEnv({ GITLAB_TOKEN: ADMIN_TOKEN }));
     expect(asAdmin.code).toBe(0);
-    expect(linesOf(asAdmin).slice(3)).toEqual([
+    expect(linesOf(asAdmin).slice(4)).toEqual([
       '✓ token: accepted, user root, an administrator',
       `✓ rotate-carol: secrets_dir ${secretsDir}`,
       '✓ rotate-carol: SSH keys of user carol',
