@@ -393,6 +393,35 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       expectOthersUntouched();
     });
 
+    it('lost after on_rotate ran: the hook does not run again for the same keys (its run is kept beside each key file)', async () => {
+      const hookLog = join(secrets, 'hook-runs.log');
+      const onRotate = `echo "$FORGEWARDEN_KEY_FINGERPRINT" >> ${hookLog}`;
+      const hookRuns = () => readFileSync(hookLog, 'utf8').trim().split('\n').sort();
+      const engine = await app({ onRotate });
+      await pass(engine);
+      expectRotated(true);
+      const ranOnce = hookRuns();
+      expect(ranOnce).toHaveLength(3);
+      for (const path of [paths.root(), paths.alice(), paths.deploy()]) expect(statSync(`${path}.on_rotate`).mode & 0o777).toBe(0o600);
+      await close(engine);
+      await loseRedisData();
+
+      const restarted = await app({ onRotate });
+      const again = await pass(restarted);
+      expect(again.records.filter((r) => r.decision.action === 'run_on_rotate').map((r) => `${r.outcome}: ${r.detail}`)).toEqual([
+        expect.stringMatching(/^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/),
+        expect.stringMatching(/^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/),
+        expect.stringMatching(/^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/),
+      ]);
+      expect(hookRuns()).toEqual(ranOnce);
+
+      // And the rotations still end as ever: the old keys go after the grace period.
+      await advanceHours(25);
+      await pass(restarted);
+      expectRotated(false);
+      expect(hookRuns()).toEqual(ranOnce);
+    });
+
     it('never overwrites a file at the path that holds no readable key, and uploads nothing for that rotation', async () => {
       mkdirSync(join(secrets, 'rotate'), { recursive: true, mode: 0o700 });
       writeFileSync(paths.root(), 'someone else\'s notes\n', { mode: 0o600 });

@@ -3,6 +3,7 @@ import { readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { param, readParams } from '../../engine/action-params';
+import { readJsonObject } from '../../engine/json';
 import type { ActionParams, ActionResult, PolicyContext } from '../../engine/policy';
 import { ApiError, ForbiddenError, NotFoundError, ValidationError } from '../../gitlab/transport/errors';
 import {
@@ -166,12 +167,22 @@ export async function verifyKey(params: ActionParams, context: PolicyContext): P
   });
 }
 
-/** verified → hooked: on_rotate ran with the new key's path, title and id; a failure is retried next pass. */
+/**
+ * verified → hooked: on_rotate ran with the new key's path, title and id; a failure is retried next pass. That it ran
+ * is also written beside the key file (`<path>.on_rotate`, with the key's fingerprint), where it outlives Redis: the
+ * forge cannot show that a hook ran, and a rotation taken up again after Redis lost its records would otherwise run
+ * it a second time for the same key.
+ */
 export async function runOnRotate(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
   const read = readParams(POLICY, runOnRotateSchema, params);
   const started = await begin(context, read, ['verified']);
   if ('already' in started) return started.already;
   const record = started.record;
+  const ran = await hookRanFor(record);
+  if (ran) {
+    await saveRecord(context.state, { ...record, step: 'hooked', last_error: null });
+    return { detail: `on_rotate already ran for key ${record.fingerprint ?? '?'} at ${ran} (recorded in ${hookMarkerPath(record.path)}); not run again` };
+  }
   const passed = read.env ? read.env.split(',') : [];
   const failure = await runCommand(read.command, passed, {
     FORGEWARDEN_KEY_PATH: record.path,
@@ -185,8 +196,30 @@ export async function runOnRotate(params: ActionParams, context: PolicyContext):
     await saveRecord(context.state, { ...record, last_error: `on_rotate ${failure}` });
     throw new Error(`on_rotate ${failure}; retried next pass; the new key stays at ${record.path} and the old key is kept`);
   }
+  // The file first: a crash between the two leaves the record at verified, and the next pass finds the file.
+  await writeFileAtomic(hookMarkerPath(record.path), `${JSON.stringify({ fingerprint: record.fingerprint, new_key_id: record.new_key_id, ran_at: context.now.toISOString() })}\n`, 0o600);
   await saveRecord(context.state, { ...record, step: 'hooked', last_error: null });
   return { detail: `on_rotate ran for key ${record.new_key_id ?? '?'}` };
+}
+
+/** Where the fact that on_rotate ran for a rotation's key is kept: beside its key file. */
+function hookMarkerPath(keyPath: string): string {
+  return `${keyPath}.on_rotate`;
+}
+
+/** When on_rotate ran for this very key (the marker's fingerprint is the record's), or undefined. */
+async function hookRanFor(record: RotationRecord): Promise<string | undefined> {
+  if (!record.fingerprint) return undefined;
+  let text: string;
+  try {
+    text = await readFile(hookMarkerPath(record.path), 'utf8');
+  } catch (error) {
+    if (isCode(error, 'ENOENT')) return undefined;
+    throw error;
+  }
+  const marker = readJsonObject(text);
+  // Another key's marker (a closed rotation's, at the same path) or an unreadable one: the hook has not run for this key.
+  return marker?.fingerprint === record.fingerprint && typeof marker.ran_at === 'string' ? marker.ran_at : undefined;
 }
 
 /**
@@ -446,7 +479,7 @@ async function begin(context: PolicyContext, read: { rotation: string; generatio
 }
 
 /**
- * Moves a closed rotation's key files aside: `<path>.closed-<time>` (and its `.pub`), so the private key is kept (a
+ * Moves a closed rotation's key files aside: `<path>.closed-<time>` (and its `.pub` and `.on_rotate`), so the private key is kept (a
  * person may want it) but never adopted by a later rotation. Answers the new path, or undefined when there was no file.
  */
 async function moveAside(path: string, now: Date): Promise<string | undefined> {
@@ -457,9 +490,11 @@ async function moveAside(path: string, now: Date): Promise<string | undefined> {
     if (isCode(error, 'ENOENT')) return undefined;
     throw error;
   }
-  await rename(`${path}.pub`, `${aside}.pub`).catch((error: unknown) => {
-    if (!isCode(error, 'ENOENT')) throw error;
-  });
+  for (const suffix of ['.pub', '.on_rotate']) {
+    await rename(`${path}${suffix}`, `${aside}${suffix}`).catch((error: unknown) => {
+      if (!isCode(error, 'ENOENT')) throw error;
+    });
+  }
   return aside;
 }
 
