@@ -6,7 +6,7 @@ import type { AppConfig } from './config/schema';
 import type { Clock } from './clock';
 import type { AppLogger } from './logging/logger';
 import { redactor } from './logging/redact';
-import { redisUrlPassword, waitForRedis } from './redis/connection';
+import { redisTarget, redisUrlPassword, waitForRedis } from './redis/connection';
 
 export interface StartedApp {
   readonly app: INestApplicationContext;
@@ -18,6 +18,7 @@ export interface StartedApp {
 export function protectSecrets(config: AppConfig): void {
   redactor.addSecret(config.gitlab.token);
   redactor.addSecret(redisUrlPassword(config.redis.url));
+  redactor.addSecret(config.redis.password);
   if (config.webhooks.secret_token) redactor.addSecret(config.webhooks.secret_token);
 }
 
@@ -33,7 +34,7 @@ export async function createApp(
   options: { http?: boolean; modules?: readonly Type[]; clock?: Clock; giveUpWhenRefused?: boolean } = {},
 ): Promise<StartedApp> {
   protectSecrets(config);
-  await waitForRedis(config.redis.url, config.redis.connect_timeout, { giveUpWhenRefused: options.giveUpWhenRefused });
+  await waitForRedis(redisTarget(config.redis), config.redis.connect_timeout, { giveUpWhenRefused: options.giveUpWhenRefused });
   const module = AppModule.forRoot(config, configFile, options.modules, options.clock);
   if (config.http.port === 0 || options.http === false) {
     const app = await NestFactory.createApplicationContext(module, { logger, abortOnError: false });

@@ -5,7 +5,7 @@ import { EngineKeys } from '../engine/stores/keys';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
 import { policyRunner } from '../policies';
-import { displayRedisUrl, RedisUnavailableError, waitForRedis } from '../redis/connection';
+import { displayRedisUrl, redisTarget, RedisUnavailableError, waitForRedis } from '../redis/connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from '../redis/eviction';
 import { type CheckConnection, openCheckConnection, writeProblem } from '../redis/write-check';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
@@ -87,12 +87,12 @@ function print(check: Check): void {
 async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connection?: CheckConnection }> {
   const where = `Redis at ${displayRedisUrl(config.redis.url)}`;
   try {
-    await waitForRedis(config.redis.url, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS), { giveUpWhenRefused: true });
+    await waitForRedis(redisTarget(config.redis), Math.min(config.redis.connect_timeout, REDIS_CHECK_MS), { giveUpWhenRefused: true });
   } catch (error) {
     const reason = error instanceof RedisUnavailableError ? error.reason : error instanceof Error ? error.message : String(error);
     return { checks: [{ ok: false, line: `${where} (REDIS_URL): does not answer: ${reason}` }] };
   }
-  const connection = openCheckConnection(config.redis.url, REDIS_CHECK_MS);
+  const connection = openCheckConnection(redisTarget(config.redis), REDIS_CHECK_MS);
   const problem = await writeProblem(connection, `${new EngineKeys(config.redis.prefix).marker()}:doctor:${process.pid}`);
   if (problem !== undefined) return { checks: [{ ok: false, line: `${where}: ${problem}` }], connection };
   return { checks: [{ ok: true, line: `${where}: answers and accepts writes` }, await evictionCheck(connection)], connection };

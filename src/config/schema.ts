@@ -52,6 +52,19 @@ const redisSchema = z
     connect_timeout: duration()
       .prefault('10s')
       .describe('How long startup waits for Redis before giving up.'),
+    username: z.string().min(1, { error: 'the username is empty' }).optional().describe('An ACL user (Redis 6 or later); also possible in the URL.'),
+    password: z
+      .string()
+      .min(1, { error: 'the password is empty' })
+      .optional()
+      .describe('The password (of the ACL user, or requirepass); write password: ${REDIS_PASSWORD}. Masked in every log line.'),
+    tls: z
+      .strictObject({
+        ca_file: z.string().min(1).optional().describe('PEM file of the CA that signed the server certificate (default: the system CAs).'),
+        server_name: z.string().min(1).optional().describe('The name the server certificate must carry, when the URL names the host otherwise.'),
+      })
+      .optional()
+      .describe('Connects with TLS (as a rediss:// URL does), verifying the server certificate.'),
   })
   .describe('Queues, schedules, ledgers and the audit trail live here; replicas on one Redis act as one.');
 

@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import Redis from 'ioredis';
-import { longLivedOptions } from './connection';
+import { longLivedOptions, type RedisTarget } from './connection';
 
 /**
  * Bull leaves the connections made through a custom `createClient` open on close (it assumes they are shared), so
@@ -10,9 +10,9 @@ import { longLivedOptions } from './connection';
 export class BullConnections {
   private readonly clients = new Set<Redis>();
 
-  create(url: string, type: 'client' | 'subscriber' | 'bclient'): Redis {
+  create(target: RedisTarget, type: 'client' | 'subscriber' | 'bclient'): Redis {
     // Bull's blocking and subscriber connections must wait out a Redis restart rather than fail commands.
-    const client = new Redis(url, longLivedOptions(`forgewarden-bull-${type}`, type !== 'client'));
+    const client = new Redis(target.url, { ...target.options, ...longLivedOptions(`forgewarden-bull-${type}`, type !== 'client') });
     this.clients.add(client);
     return client;
   }

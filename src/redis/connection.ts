@@ -1,5 +1,43 @@
+import { readFileSync } from 'node:fs';
 import Redis, { type RedisOptions } from 'ioredis';
+import type { AppConfig } from '../config/schema';
 import { Redactor } from '../logging/redact';
+
+/** Where Redis is and how to be let in: the URL, and the ACL user, password and TLS the file adds to it. */
+export interface RedisTarget {
+  readonly url: string;
+  readonly options: RedisOptions;
+}
+
+/**
+ * The `redis` section as a connection target. `redis.tls` turns TLS on (as `rediss://` does) and verifies the server
+ * against `ca_file` when given; `username` and `password` are sent as AUTH, in place of those in the URL.
+ */
+export function redisTarget(settings: AppConfig['redis']): RedisTarget {
+  const useTls = settings.tls !== undefined || settings.url.startsWith('rediss://');
+  const tls = useTls
+    ? {
+        ...(settings.tls?.ca_file ? { ca: readCaFile(settings.tls.ca_file, settings.url) } : {}),
+        ...(settings.tls?.server_name ? { servername: settings.tls.server_name } : {}),
+      }
+    : undefined;
+  return {
+    url: settings.url,
+    options: {
+      ...(settings.username ? { username: settings.username } : {}),
+      ...(settings.password ? { password: settings.password } : {}),
+      ...(tls ? { tls } : {}),
+    },
+  };
+}
+
+function readCaFile(file: string, url: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new RedisUnavailableError(displayRedisUrl(url), `redis.tls.ca_file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
 
 /** Startup could not reach Redis within its deadline; the message names where (and the setting that says so) and why. */
 export class RedisUnavailableError extends Error {
@@ -40,8 +78,21 @@ export function longLivedOptions(connectionName: string, blocking = false): Redi
   };
 }
 
-/** Answers no wait mends for a one-shot command: nothing listens there, no such host, or the password is wrong. */
-const FINAL_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'WRONGPASS', 'NOAUTH']);
+/**
+ * Answers no wait mends for a one-shot command: nothing listens there, no such host, the password is wrong, or the
+ * server's certificate is not one to trust.
+ */
+const FINAL_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'WRONGPASS',
+  'NOAUTH',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 /**
  * Waits until Redis answers PING or `timeoutMs` passes. Startup uses this to fail fast with a clear message rather
@@ -50,12 +101,14 @@ const FINAL_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'WRONGPASS', 'NOAUTH']
  * The daemon waits out a Redis that is starting with it (`redis.connect_timeout`); a one-shot command
  * (`giveUpWhenRefused`) ends at the first refusal instead, since a person or a cron job is waiting on it.
  */
-export async function waitForRedis(url: string, timeoutMs: number, options: { giveUpWhenRefused?: boolean } = {}): Promise<void> {
+export async function waitForRedis(target: RedisTarget, timeoutMs: number, options: { giveUpWhenRefused?: boolean } = {}): Promise<void> {
+  const { url } = target;
   const deadline = Date.now() + timeoutMs;
   let reason = 'no answer';
   for (;;) {
     const remaining = deadline - Date.now();
     const probe = new Redis(url, {
+      ...target.options,
       lazyConnect: true,
       retryStrategy: () => null,
       maxRetriesPerRequest: 0,

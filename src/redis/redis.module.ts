@@ -4,7 +4,7 @@ import Redis from 'ioredis';
 import { APP_CONFIG } from '../config/config.module';
 import { MetricsService } from '../metrics/metrics.service';
 import type { AppConfig } from '../config/schema';
-import { longLivedOptions } from './connection';
+import { longLivedOptions, redisTarget } from './connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from './eviction';
 
 /** The daemon's shared Redis connection (ledgers, locks, audit trail, rate-limit budget). */
@@ -134,7 +134,8 @@ class RedisConnectionLifecycle implements OnApplicationShutdown {
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => {
         const logger = new Logger('Redis');
-        const redis = new Redis(config.redis.url, longLivedOptions('forgewarden'));
+        const target = redisTarget(config.redis);
+        const redis = new Redis(target.url, { ...target.options, ...longLivedOptions('forgewarden') });
         // ioredis reports every failed reconnect attempt; an operator needs the transitions, not each attempt.
         let lost = false;
         redis.on('error', (error: Error) => {

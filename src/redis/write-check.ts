@@ -1,11 +1,12 @@
 import Redis from 'ioredis';
+import type { RedisTarget } from './connection';
 
 /** The connection of a one-shot check, for code outside src/redis that only hands it on. */
 export type CheckConnection = Redis;
 
 /** A connection for a one-shot check (`doctor`): it gives up at once instead of reconnecting. */
-export function openCheckConnection(url: string, timeoutMs: number): CheckConnection {
-  const connection = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: timeoutMs });
+export function openCheckConnection(target: RedisTarget, timeoutMs: number): CheckConnection {
+  const connection = new Redis(target.url, { ...target.options, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: timeoutMs });
   connection.on('error', () => undefined);
   return connection;
 }
