@@ -62,16 +62,15 @@ describe('the first look at the forge', () => {
   it('ends after gitlab.start_timeout when the forge keeps answering 503, naming the bound', async () => {
     await addFault({ method: 'GET', path: '/user$', status: 503 });
     const file = policyFile(sandbox.url, ', start_timeout: 2s');
-    const started = Date.now();
+    // The first look retries without an attempt limit: only the bound ends it, within runCli's 30 s or not at all.
     const result = await runCli(['plan', '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }), 30_000);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
       new RegExp(`^forgewarden plan: the forge at ${sandbox.url.replace(/\./g, '\\.')} \\(GITLAB_URL\\) cannot answer now: 503 .+; still so after retrying up to gitlab\\.start_timeout \\(2s\\)\\n$`),
     );
-    // More than one try, and none started past the bound.
+    // More than one try before the bound ran out.
     expect(await userRequests()).toBeGreaterThan(1);
-    expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it('does not retry a refused token: one request, exit 1', async () => {

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import Redis from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
 import { childEnv, DEMO_RETRY_POLICIES, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
-import { freePort } from '../support/redis-server';
+import { freePort, redisAnswers } from '../support/redis-server';
 
 const FIXTURES = resolve(__dirname, '../fixtures/redis-tls');
 const CA_FILE = join(FIXTURES, 'ca.crt');
@@ -24,6 +24,11 @@ function startTlsRedis(port: number): { pidFile: string } | undefined {
     { stdio: 'ignore' },
   );
   return started.status === 0 ? { pidFile } : undefined;
+}
+
+/** How a test's own connection gets in: the ACL user, over TLS checked against the test CA. */
+function aclOverTls(): RedisOptions {
+  return { username: ACL_USER, password: ACL_PASSWORD, tls: { ca: readFileSync(CA_FILE), servername: 'redis.test' } };
 }
 
 /**
@@ -52,18 +57,7 @@ if (tlsBuilt) describe('Redis over TLS with an ACL user', () => {
     const started = startTlsRedis(port);
     if (!started) throw new Error('redis-server did not start with TLS');
     server = started;
-    await waitUntil('the TLS Redis answers', async () => {
-      const probe = new Redis({ port, host: '127.0.0.1', username: ACL_USER, password: ACL_PASSWORD, tls: { ca: readFileSync(CA_FILE), servername: 'redis.test' }, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-      probe.on('error', () => undefined);
-      try {
-        await probe.connect();
-        return (await probe.ping()) === 'PONG';
-      } catch {
-        return false;
-      } finally {
-        probe.disconnect();
-      }
-    });
+    await waitUntil('the TLS Redis answers', () => redisAnswers(`rediss://127.0.0.1:${port}`, 1_000, aclOverTls()));
     ({ process: sandbox, url: sandboxUrl } = await startSandboxCommand());
   });
 
@@ -113,7 +107,7 @@ if (tlsBuilt) describe('Redis over TLS with an ACL user', () => {
     expect(once.code).toBe(0);
     expect(once.stdout).toMatch(/^would_act +retry +acme\/api job 1002 /m);
     // What once recorded is in that Redis, under the prefix.
-    const redis = new Redis({ port, host: '127.0.0.1', username: ACL_USER, password: ACL_PASSWORD, tls: { ca: readFileSync(CA_FILE), servername: 'redis.test' } });
+    const redis = new Redis(`rediss://127.0.0.1:${port}`, aclOverTls());
     try {
       expect((await redis.keys(`${prefix}:*`)).length).toBeGreaterThan(0);
       await redis.flushdb();

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import Redis from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
 
 /** A redis-server process owned by a test, on a port of its own. */
 export interface ThrowawayRedis {
@@ -40,8 +40,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function redisAnswers(url: string, timeoutMs = 1000): Promise<boolean> {
+/** Whether Redis at `url` answers PING within `timeoutMs`; `options` add what it takes to be let in (ACL user, TLS). */
+export async function redisAnswers(url: string, timeoutMs = 1000, options: RedisOptions = {}): Promise<boolean> {
   const client = new Redis(url, {
+    ...options,
     lazyConnect: true,
     connectTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
