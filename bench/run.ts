@@ -480,6 +480,10 @@ class MemoryState implements PolicyState {
     this.values.set(key, value);
   }
 
+  async setGuard(key: string, value: string): Promise<void> {
+    this.values.set(key, value);
+  }
+
   async delete(key: string): Promise<void> {
     this.values.delete(key);
   }

@@ -17,8 +17,9 @@ export interface StartedApp {
 /** Registers the configuration's secrets with the redactor before anything can log them. */
 export function protectSecrets(config: AppConfig): void {
   redactor.addSecret(config.gitlab.token);
-  redactor.addSecret(redisUrlPassword(config.redis.url));
+  if (config.redis.url) redactor.addSecret(redisUrlPassword(config.redis.url));
   redactor.addSecret(config.redis.password);
+  redactor.addSecret(config.redis.sentinel_password);
   if (config.webhooks.secret_token) redactor.addSecret(config.webhooks.secret_token);
 }
 

@@ -5,7 +5,7 @@ import { EngineKeys } from '../engine/stores/keys';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
 import { policyRunner } from '../policies';
-import { displayRedisUrl, redisTarget, RedisUnavailableError, waitForRedis } from '../redis/connection';
+import { describeRedis, redisKeyPrefix, redisTarget, type RedisTarget, RedisUnavailableError, waitForRedis } from '../redis/connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from '../redis/eviction';
 import { type CheckConnection, openCheckConnection, writeProblem } from '../redis/write-check';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
@@ -49,7 +49,7 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
     timeoutMs: config.gitlab.timeout,
     connectTimeoutMs: config.gitlab.connect_timeout,
     retry: startClientRetry(config),
-    ...(redis.connection ? { redis: redis.connection, redisPrefix: config.redis.prefix, maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
+    ...(redis.connection ? { redis: redis.connection, redisPrefix: redisKeyPrefix(config.redis), maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
   });
   try {
     const status = await askForge(client, config.gitlab.url, file, startTimeoutMs(config));
@@ -85,15 +85,18 @@ function print(check: Check): void {
  * evict the daemon's records.
  */
 async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connection?: CheckConnection }> {
-  const where = `Redis at ${displayRedisUrl(config.redis.url)}`;
+  let target: RedisTarget;
   try {
-    await waitForRedis(redisTarget(config.redis), Math.min(config.redis.connect_timeout, REDIS_CHECK_MS), { giveUpWhenRefused: true });
+    target = redisTarget(config.redis);
+    await waitForRedis(target, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS), { giveUpWhenRefused: true });
   } catch (error) {
     const reason = error instanceof RedisUnavailableError ? error.reason : error instanceof Error ? error.message : String(error);
-    return { checks: [{ ok: false, line: `${where} (REDIS_URL): does not answer: ${reason}` }] };
+    const setting = config.redis.sentinels ? 'redis.sentinels' : config.redis.cluster ? 'redis.cluster' : 'REDIS_URL';
+    return { checks: [{ ok: false, line: `Redis at ${describeRedis(config.redis)} (${setting}): does not answer: ${reason}` }] };
   }
-  const connection = openCheckConnection(redisTarget(config.redis), REDIS_CHECK_MS);
-  const problem = await writeProblem(connection, `${new EngineKeys(config.redis.prefix).marker()}:doctor:${process.pid}`);
+  const where = `Redis at ${target.where}`;
+  const connection = openCheckConnection(target, REDIS_CHECK_MS);
+  const problem = await writeProblem(connection, `${new EngineKeys(redisKeyPrefix(config.redis)).marker()}:doctor:${process.pid}`);
   if (problem !== undefined) return { checks: [{ ok: false, line: `${where}: ${problem}` }], connection };
   return { checks: [{ ok: true, line: `${where}: answers and accepts writes` }, await evictionCheck(connection)], connection };
 }

@@ -44,7 +44,7 @@ describe('loading a policy file', () => {
       max_requests_per_minute: 600,
       concurrency: 4,
     });
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'forgewarden', connect_timeout: 10_000 });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'forgewarden', connect_timeout: 10_000, replica_ack_timeout: 1_000 });
     expect(config.http).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(config.shutdown_timeout).toBe(30_000);
     expect(config.policies).toEqual([{ name: 'p1', type: 'example', interval: 300_000, limit: 3 }]);
@@ -146,6 +146,47 @@ describe('loading a policy file', () => {
 
   it('rejects an empty file', () => {
     expect(problemsOf('')).toEqual(['policies.yml:1:1 (root): expected a mapping with version, gitlab and policies']);
+  });
+
+  describe('where Redis is: one server, sentinels or a cluster', () => {
+    const withRedis = (...lines: string[]) => ['version: 1', 'gitlab: { url: "https://x.example" }', 'redis:', ...lines].join('\n');
+
+    it('takes sentinels with the primary\'s name, and then REDIS_URL does not stand in for a url', () => {
+      const config = parseConfig(withRedis('  sentinels: ["10.0.0.5:26379", "[::1]:26380"]', '  master_name: forge-redis', '  min_replicas_acked: 2'), 'policies.yml', {
+        policyTypes: types,
+        env: { ...env, REDIS_URL: 'redis://elsewhere:6379' },
+      });
+      expect(config.redis).toEqual({
+        sentinels: ['10.0.0.5:26379', '[::1]:26380'],
+        master_name: 'forge-redis',
+        min_replicas_acked: 2,
+        prefix: 'forgewarden',
+        connect_timeout: 10_000,
+        replica_ack_timeout: 1_000,
+      });
+    });
+
+    it('takes cluster nodes without a url', () => {
+      const config = parseConfig(withRedis('  cluster: ["node-a:7000", "node-b:7000"]'), 'policies.yml', { policyTypes: types, env });
+      expect(config.redis.cluster).toEqual(['node-a:7000', 'node-b:7000']);
+      expect(config.redis.url).toBeUndefined();
+    });
+
+    it('wants exactly one of url, sentinels and cluster, a primary name with sentinels, and host:port nodes, each at its line', () => {
+      expect(problemsOf(withRedis('  url: redis://a:6379', '  cluster: ["b:7000"]'))).toEqual([
+        'policies.yml:5:12 redis.cluster: give exactly one of redis.url, redis.sentinels and redis.cluster (this file gives redis.url and redis.cluster)',
+      ]);
+      expect(problemsOf(withRedis('  sentinels: ["a:26379"]'))).toEqual([
+        'policies.yml:4:14 redis.sentinels: name the primary the sentinels monitor: add redis.master_name',
+      ]);
+      expect(problemsOf(withRedis('  master_name: forge-redis'))).toEqual(['policies.yml:4:16 redis.master_name: redis.master_name applies only with redis.sentinels']);
+      expect(problemsOf(withRedis('  cluster: ["a:7000", "b"]'))).toEqual([
+        'policies.yml:4:23 redis.cluster[1]: expected "host:port", such as "10.0.0.5:26379"',
+      ]);
+      expect(problemsOf(withRedis('  url: redis://a:6379', '  replica_ack_timeout: 0s'))).toEqual([
+        'policies.yml:5:24 redis.replica_ack_timeout: must be at least 1s, got 0s',
+      ]);
+    });
   });
 
   it('rejects a policy without a type, listing the known ones', () => {

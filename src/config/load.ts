@@ -237,7 +237,9 @@ function applyEnvironmentDefaults(data: Record<string, unknown>, env: NodeJS.Pro
   };
   fill('gitlab', 'url', 'GITLAB_URL');
   fill('gitlab', 'token', 'GITLAB_TOKEN');
-  fill('redis', 'url', 'REDIS_URL');
+  // REDIS_URL names one server: a file that names sentinels or a cluster has said where Redis is.
+  const redis = data.redis as Record<string, unknown> | undefined;
+  if (redis?.sentinels === undefined && redis?.cluster === undefined) fill('redis', 'url', 'REDIS_URL');
 }
 
 /**

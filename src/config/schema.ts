@@ -38,12 +38,38 @@ const gitlabSchema = z
   })
   .describe('The forge Forgewarden talks to.');
 
+/** One server as `host:port` (an IPv6 address in brackets), as Sentinel and Cluster nodes are named. */
+const redisNode = z
+  .string({ error: 'expected "host:port"' })
+  .regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):\d{1,5}$/, { error: 'expected "host:port", such as "10.0.0.5:26379"' });
+
+const redisTlsSchema = z.strictObject({
+  ca_file: z.string().min(1).optional().describe('PEM file of the CA that signed the server certificate (default: the system CAs).'),
+  server_name: z.string().min(1).optional().describe('The name the server certificate must carry, when the address names the host otherwise.'),
+});
+
+const TOPOLOGIES = ['url', 'sentinels', 'cluster'] as const;
+
 const redisSchema = z
   .strictObject({
     url: z
       .string()
       .regex(/^rediss?:\/\//, { error: 'expected a redis:// or rediss:// URL' })
-      .default(DEFAULT_REDIS_URL),
+      .optional()
+      .describe(`One Redis server (or a managed service's single endpoint); ${DEFAULT_REDIS_URL} when neither sentinels nor cluster is given.`),
+    sentinels: z
+      .array(redisNode)
+      .min(1, { error: 'name at least one sentinel' })
+      .optional()
+      .describe('Sentinels that know the primary (with master_name): the daemon follows the primary they name across a failover.'),
+    master_name: z.string().min(1, { error: 'the name is empty' }).optional().describe('The name the sentinels monitor the primary under.'),
+    sentinel_password: z.string().min(1, { error: 'the password is empty' }).optional().describe('The sentinels\' own password, when they have one; masked in every log line.'),
+    sentinel_tls: redisTlsSchema.optional().describe('Connects to the sentinels with TLS, verifying their certificate.'),
+    cluster: z
+      .array(redisNode)
+      .min(1, { error: 'name at least one cluster node' })
+      .optional()
+      .describe('Nodes of a Redis Cluster (any of them; the rest are found). Every key then carries the hash tag {prefix}.'),
     prefix: z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/, { error: 'a prefix is letters, digits, "_" or "-"' })
@@ -58,15 +84,38 @@ const redisSchema = z
       .min(1, { error: 'the password is empty' })
       .optional()
       .describe('The password (of the ACL user, or requirepass); write password: ${REDIS_PASSWORD}. Masked in every log line.'),
-    tls: z
-      .strictObject({
-        ca_file: z.string().min(1).optional().describe('PEM file of the CA that signed the server certificate (default: the system CAs).'),
-        server_name: z.string().min(1).optional().describe('The name the server certificate must carry, when the URL names the host otherwise.'),
-      })
+    tls: redisTlsSchema.optional().describe('Connects with TLS (as a rediss:// URL does), verifying the server certificate.'),
+    min_replicas_acked: z
+      .number({ error: 'expected a number of replicas' })
+      .int()
+      .min(0)
+      .max(16)
       .optional()
-      .describe('Connects with TLS (as a rediss:// URL does), verifying the server certificate.'),
+      .describe(
+        'Replicas that must hold a claim before its action is sent (Redis WAIT), so a failover cannot lose it. Default: 1 with sentinels, or when the primary has replicas at startup; else 0.',
+      ),
+    replica_ack_timeout: duration({ min: MIN_PERIOD_MS })
+      .prefault('1s')
+      .describe('How long a claim waits for its replicas; an action whose claim they did not confirm is deferred to the next pass.'),
   })
-  .describe('Queues, schedules, ledgers and the audit trail live here; replicas on one Redis act as one.');
+  .superRefine((redis, ctx) => {
+    const given = TOPOLOGIES.filter((key) => redis[key] !== undefined);
+    if (given.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [given[1]],
+        message: `give exactly one of redis.url, redis.sentinels and redis.cluster (this file gives ${given.map((key) => `redis.${key}`).join(' and ')})`,
+      });
+    }
+    if (redis.sentinels && !redis.master_name) {
+      ctx.addIssue({ code: 'custom', path: ['sentinels'], message: 'name the primary the sentinels monitor: add redis.master_name' });
+    }
+    for (const key of ['master_name', 'sentinel_password', 'sentinel_tls'] as const) {
+      if (redis[key] !== undefined && !redis.sentinels) ctx.addIssue({ code: 'custom', path: [key], message: `redis.${key} applies only with redis.sentinels` });
+    }
+  })
+  .transform((redis) => (redis.sentinels || redis.cluster || redis.url ? redis : { ...redis, url: DEFAULT_REDIS_URL }))
+  .describe('Queues, schedules, ledgers and the audit trail live here; replicas on one Redis act as one. One server (url), Sentinel (sentinels) or Cluster (cluster).');
 
 const httpSchema = z
   .strictObject({

@@ -7,6 +7,7 @@ import { fingerprintOf, isFinalRefusal, park, parkedText } from './refusals';
 import { MetricsService } from '../metrics/metrics.service';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
+import { ReplicationUnconfirmedError } from '../redis/replication';
 import { AuditTrail } from './stores/audit';
 import { CLOCK, type Clock } from '../clock';
 import { type LedgerState, Ledger } from './stores/ledger';
@@ -164,12 +165,14 @@ export class Executor {
     // let the next call go out before the forge's hour is over.
     // The policy as the file says now: a precondition applies its rules to what it reads again.
     const context: PolicyContext = { ...passContext, now: new Date(this.clock.now()), policy: policyConfig };
-    const claim = await this.ledger.claim(policy, decision.key, options.attempts ?? 0, context.now);
-    if (!claim) {
+    const claimed = await this.ledger.claim(policy, decision.key, options.attempts ?? 0, context.now);
+    if (claimed.kind === 'unconfirmed') return this.finish(policy, decision, 'deferred', false, `not sent: its claim is not on the replicas yet (${claimed.reason})`);
+    if (claimed.kind === 'taken') {
       this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);
       const view = await this.ledger.inspect(policy, decision.key, context.now);
       return this.count(policy, { decision, outcome: view.kind === 'settled' ? 'duplicate' : 'in_progress' });
     }
+    const { claim } = claimed;
     const settle = (state: Exclude<LedgerState, 'claimed'>) => this.ledger.settle(policy, decision.key, claim, state, new Date(this.clock.now()));
     const action = runner.actions[decision.action];
     // Every request of the precondition and the action names them (X-Forgewarden-* headers), for the forge's logs.
@@ -202,6 +205,10 @@ export class Executor {
         await settle(outcome === 'done' ? 'done' : 'released');
         return await this.finish(policy, decision, outcome, false, result?.detail);
       } catch (error) {
+        if (error instanceof ReplicationUnconfirmedError) {
+          await settle('released');
+          return await this.finish(policy, decision, 'deferred', false, `not sent: what guards it is not on the replicas yet (${error.reason})`);
+        }
         if (error instanceof NotFoundError) {
           await settle('gone');
           return await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');

@@ -23,6 +23,12 @@ export { SKIP } from './decision';
 export interface PolicyState {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string, ttlMs?: number): Promise<void>;
+  /**
+   * Sets a value that guards an action about to be sent (the record that keeps a bulk deletion to one an hour): it
+   * returns once the replicas `redis.min_replicas_acked` asks for hold it, and throws ReplicationUnconfirmedError
+   * otherwise; the executor then reports the action deferred.
+   */
+  setGuard(key: string, value: string): Promise<void>;
   delete(key: string): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import { ApiError, ForbiddenError, GitlabClient, isAdminView, NotFoundError, Una
 import type { RetryOptions } from '../gitlab/transport/retry';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, type RedisConnection } from '../redis/redis.module';
+import { redisKeyPrefix } from '../redis/connection';
 
 /** Who the token is, as `GET /user` says. */
 export interface TokenIdentity {
@@ -61,7 +62,7 @@ export class ForgeHealth implements OnModuleDestroy {
         connectTimeoutMs: config.gitlab.connect_timeout,
         maxRequestsPerMinute: config.gitlab.max_requests_per_minute,
         redis,
-        redisPrefix: config.redis.prefix,
+        redisPrefix: redisKeyPrefix(config.redis),
         retry,
         onResponse: ({ method, route, status, durationMs }) => {
           metrics.apiRequests.inc({ method, status: String(status) });

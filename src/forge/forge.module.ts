@@ -5,6 +5,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { GitlabClient } from '../gitlab/client';
 import { REDIS, type RedisConnection, RedisUsers } from '../redis/redis.module';
 import { ForgeHealth } from './forge-health';
+import { redisKeyPrefix } from '../redis/connection';
 
 @Injectable()
 class GitlabClientLifecycle implements OnApplicationShutdown {
@@ -35,7 +36,7 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
           concurrency: config.gitlab.concurrency,
           maxRequestsPerMinute: config.gitlab.max_requests_per_minute,
           redis,
-          redisPrefix: config.redis.prefix,
+          redisPrefix: redisKeyPrefix(config.redis),
           warn: (message) => new Logger('GitlabClient').warn(message),
           onResponse: ({ method, route, status, durationMs }) => {
             metrics.apiRequests.inc({ method, status: String(status) });

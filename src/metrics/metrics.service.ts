@@ -21,6 +21,8 @@ export class MetricsService {
   /** 1 while this replica's Redis connection answers; alert on 0. */
   readonly redisUp: Gauge;
   readonly redisNoEviction: Gauge;
+  /** Times the primary this replica writes to was found to be another server (a Sentinel or Cluster failover). */
+  readonly redisFailovers: Counter;
   /** Targets whose decision is still open after the last acting pass; alert when one stays open for long. */
   readonly unsettledTargets: Gauge<'policy'>;
   /** Cluster-wide, read from Redis: targets parked after a final refusal of the forge (403, "not retryable"...). */
@@ -93,6 +95,11 @@ export class MetricsService {
     this.redisNoEviction = new Gauge({
       name: 'forgewarden_redis_noeviction',
       help: "1 while Redis's maxmemory-policy is noeviction, 0 while another policy may evict the daemon's ledgers (an evicted ledger key is an action done twice); absent when Redis does not say.",
+      registers: [this.registry],
+    });
+    this.redisFailovers = new Counter({
+      name: 'forgewarden_redis_failovers_total',
+      help: 'Times this replica found its Redis primary replaced by another server (a Sentinel or Cluster failover) and went on with the new one.',
       registers: [this.registry],
     });
     this.unsettledTargets = new Gauge({

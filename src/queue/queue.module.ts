@@ -3,7 +3,7 @@ import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { BullConnections, BullConnectionsModule } from '../redis/bull-connections';
-import { redisTarget } from '../redis/connection';
+import { redisKeyPrefix, redisTarget } from '../redis/connection';
 import { QueueService, WORK_QUEUE } from './queue.service';
 
 @Global()
@@ -14,7 +14,7 @@ import { QueueService, WORK_QUEUE } from './queue.service';
       imports: [BullConnectionsModule],
       inject: [APP_CONFIG, BullConnections],
       useFactory: (config: AppConfig, connections: BullConnections) => ({
-        prefix: config.redis.prefix,
+        prefix: redisKeyPrefix(config.redis),
         createClient: (type) => connections.create(redisTarget(config.redis), type),
       }),
     }),

@@ -16,6 +16,14 @@ export const WORK_QUEUE = 'work';
  */
 const WORKER_CONCURRENCY = 16;
 
+/**
+ * The worker is looked at this often; jobs ready to run while the worker has free slots and takes none for
+ * `STUCK_AFTER_MS` mean its blocking connection did not come back (Bull 4 can stay waiting on a socket a failed-over
+ * primary never closed), and that connection is made anew.
+ */
+const WATCHDOG_INTERVAL_MS = 5_000;
+const STUCK_AFTER_MS = 15_000;
+
 /** Finished jobs kept for inspection; failed ones longer, as they are what an operator looks at. */
 const KEEP_COMPLETED = { age: 3_600, count: 1_000 };
 const KEEP_FAILED = { age: 7 * 86_400, count: 5_000 };
@@ -30,6 +38,10 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly handlers = new Map<string, JobHandler<object>>();
   private working = false;
   private active = 0;
+  private lastTakenAt = Date.now();
+  /** Since when jobs have been waiting with slots free and none taken; undefined while the worker keeps up. */
+  private waitingSince: number | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
 
   constructor(
     @InjectQueue(WORK_QUEUE) private readonly queue: Queue,
@@ -122,6 +134,33 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
     void this.queue.process('*', WORKER_CONCURRENCY, (job: Job<object>) => this.dispatch(job)).catch((error: Error) => {
       this.logger.error(`worker stopped: ${error.message}`, error.stack);
     });
+    this.watchdog = setInterval(() => void this.watchWorker(), WATCHDOG_INTERVAL_MS);
+    this.watchdog.unref();
+  }
+
+  /** Renews the worker's blocking connection when jobs wait, slots are free and none was taken for a while. */
+  private async watchWorker(): Promise<void> {
+    let waiting: number;
+    try {
+      waiting = await this.queue.getWaitingCount();
+    } catch {
+      return; // Redis away: nothing to judge the worker by
+    }
+    const now = Date.now();
+    if (!this.working || waiting === 0 || this.active >= WORKER_CONCURRENCY) {
+      this.waitingSince = undefined;
+      return;
+    }
+    // A job taken since the last look: the worker keeps up, and the watch starts again from now.
+    if (this.waitingSince === undefined || this.lastTakenAt >= this.waitingSince) {
+      this.waitingSince = now;
+      return;
+    }
+    const stuckMs = now - this.waitingSince;
+    if (stuckMs < STUCK_AFTER_MS) return;
+    this.logger.warn(`${waiting} job(s) ready and none taken for ${Math.round(stuckMs / 1000)}s: renewing the worker's Redis connection`);
+    this.waitingSince = undefined;
+    await this.connections.renewBlocking();
   }
 
   get activeJobs(): number {
@@ -135,6 +174,7 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
    */
   async beforeApplicationShutdown(): Promise<void> {
     let finished = true;
+    clearInterval(this.watchdog);
     if (this.working) {
       this.working = false;
       const bound = this.config.shutdown_timeout;
@@ -155,6 +195,7 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
   private async dispatch(job: Job<object>): Promise<void> {
     const handler = this.handlers.get(job.name);
     if (!handler) throw new Error(`no handler for job "${job.name}"`);
+    this.lastTakenAt = Date.now();
     this.active++;
     try {
       await handler(job.data, { jobId: String(job.id), attempt: job.attemptsMade + 1 });

@@ -1,6 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import Redis from 'ioredis';
-import { longLivedOptions, type RedisTarget } from './connection';
+import { longLivedOptions, openRedis, type RedisClient, type RedisTarget } from './connection';
 
 /**
  * Bull leaves the connections made through a custom `createClient` open on close (it assumes they are shared), so
@@ -8,13 +7,37 @@ import { longLivedOptions, type RedisTarget } from './connection';
  */
 @Injectable()
 export class BullConnections {
-  private readonly clients = new Set<Redis>();
+  private readonly clients = new Set<RedisClient>();
+  private readonly blocking = new Set<RedisClient>();
 
-  create(target: RedisTarget, type: 'client' | 'subscriber' | 'bclient'): Redis {
+  create(target: RedisTarget, type: 'client' | 'subscriber' | 'bclient'): RedisClient {
     // Bull's blocking and subscriber connections must wait out a Redis restart rather than fail commands.
-    const client = new Redis(target.url, { ...target.options, ...longLivedOptions(`forgewarden-bull-${type}`, type !== 'client') });
+    const client = openRedis(target, longLivedOptions(`forgewarden-bull-${type}`, type !== 'client'));
     this.clients.add(client);
+    if (type === 'bclient') this.blocking.add(client);
     return client;
+  }
+
+  /**
+   * Drops the blocking connection the worker takes jobs on and opens it again, as Bull itself does on pause: the
+   * command it waits in fails ("Connection is closed"), and Bull's worker asks again on the new connection. For a
+   * worker whose connection never came back from a failover (a socket the old primary never closed).
+   */
+  async renewBlocking(): Promise<void> {
+    await Promise.all(
+      [...this.blocking].map(async (client) => {
+        if (client.status !== 'end') {
+          const ended = new Promise<void>((resolve) => {
+            client.once('end', () => resolve());
+            setTimeout(resolve, 2_000).unref();
+          });
+          client.disconnect();
+          await ended;
+        }
+        // From here it reconnects on its own if Redis is not there yet.
+        await client.connect().catch(() => undefined);
+      }),
+    );
   }
 
   async closeAll(): Promise<void> {

@@ -1,51 +1,140 @@
 import { readFileSync } from 'node:fs';
-import Redis, { type RedisOptions } from 'ioredis';
-import type { AppConfig } from '../config/schema';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
+import type { RedisConfig } from '../config/schema';
 import { Redactor } from '../logging/redact';
 
-/** Where Redis is and how to be let in: the URL, and the ACL user, password and TLS the file adds to it. */
+/** A connection to whichever topology the file names: one server or a Sentinel-watched primary, or a Cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** How Redis is deployed: one server (`url`), a primary the sentinels name (`sentinels`), or a Cluster (`cluster`). */
+export type RedisTopology = 'server' | 'sentinel' | 'cluster';
+
+/** Where Redis is and how to be let in: the topology and its addresses, and the ACL user, password and TLS. */
 export interface RedisTarget {
-  readonly url: string;
+  readonly topology: RedisTopology;
+  /** Where, as it may be shown: the URL without its password, or the sentinels' or nodes' addresses. */
+  readonly where: string;
+  /** The setting that names it, for a message that says what to fix. */
+  readonly setting: string;
+  /** The server's URL (`server` only). */
+  readonly url?: string;
+  readonly nodes: ReadonlyArray<{ host: string; port: number }>;
+  readonly masterName?: string;
+  /** What every data connection adds: ACL user, password, TLS. */
   readonly options: RedisOptions;
+  /** What connections to the sentinels add: their password and TLS. */
+  readonly sentinelOptions: Pick<RedisOptions, 'sentinelPassword' | 'sentinelTLS'>;
 }
 
 /**
  * The `redis` section as a connection target. `redis.tls` turns TLS on (as `rediss://` does) and verifies the server
  * against `ca_file` when given; `username` and `password` are sent as AUTH, in place of those in the URL.
  */
-export function redisTarget(settings: AppConfig['redis']): RedisTarget {
-  const useTls = settings.tls !== undefined || settings.url.startsWith('rediss://');
-  const tls = useTls
-    ? {
-        ...(settings.tls?.ca_file ? { ca: readCaFile(settings.tls.ca_file, settings.url) } : {}),
-        ...(settings.tls?.server_name ? { servername: settings.tls.server_name } : {}),
-      }
-    : undefined;
+export function redisTarget(settings: RedisConfig): RedisTarget {
+  const url = settings.url;
+  const topology: RedisTopology = settings.sentinels ? 'sentinel' : settings.cluster ? 'cluster' : 'server';
+  const where = describeRedis(settings);
+  const setting = topology === 'sentinel' ? 'redis.sentinels' : topology === 'cluster' ? 'redis.cluster' : 'REDIS_URL';
+  const useTls = settings.tls !== undefined || url?.startsWith('rediss://') === true;
+  const tls = useTls ? tlsOptions(settings.tls, where, setting, 'redis.tls') : undefined;
+  const sentinelTls = settings.sentinel_tls ? tlsOptions(settings.sentinel_tls, where, setting, 'redis.sentinel_tls') : undefined;
   return {
-    url: settings.url,
+    topology,
+    where,
+    setting,
+    ...(url !== undefined && topology === 'server' ? { url } : {}),
+    nodes: (settings.sentinels ?? settings.cluster ?? []).map(parseNode),
+    ...(settings.master_name ? { masterName: settings.master_name } : {}),
     options: {
       ...(settings.username ? { username: settings.username } : {}),
       ...(settings.password ? { password: settings.password } : {}),
       ...(tls ? { tls } : {}),
     },
+    sentinelOptions: {
+      ...(settings.sentinel_password ? { sentinelPassword: settings.sentinel_password } : {}),
+      ...(sentinelTls ? { sentinelTLS: sentinelTls } : {}),
+    },
   };
 }
 
-function readCaFile(file: string, url: string): Buffer {
+/**
+ * The prefix of every key, Forgewarden's and Bull's. In a Cluster it is a hash tag (`{forgewarden}`): every key then
+ * lives in one slot, so the ledger's two-key scripts and Bull's many-key ones run there (CROSSSLOT otherwise).
+ */
+export function redisKeyPrefix(settings: Pick<RedisConfig, 'prefix' | 'cluster'>): string {
+  return settings.cluster ? `{${settings.prefix}}` : settings.prefix;
+}
+
+/** Where Redis is, as it may be shown: the URL without its password, or the addresses the file names. */
+export function describeRedis(settings: Pick<RedisConfig, 'url' | 'sentinels' | 'master_name' | 'cluster'>): string {
+  if (settings.sentinels) return `${settings.master_name ?? '?'} via sentinels ${settings.sentinels.join(',')}`;
+  if (settings.cluster) return `cluster ${settings.cluster.join(',')}`;
+  return displayRedisUrl(settings.url ?? '');
+}
+
+/**
+ * Opens a connection of the kind `tuning` describes (reconnecting or not, blocking or not) to the target's topology.
+ * A Sentinel connection asks the sentinels for the primary on every (re)connect and drops its connection when they
+ * announce a new one; a Cluster finds the node of each key's slot itself.
+ */
+export function openRedis(target: RedisTarget, tuning: RedisOptions): RedisClient {
+  switch (target.topology) {
+    case 'server':
+      return new Redis(target.url ?? '', { ...target.options, ...tuning });
+    case 'sentinel':
+      return new Redis({
+        ...target.options,
+        ...tuning,
+        ...target.sentinelOptions,
+        sentinels: [...target.nodes],
+        name: target.masterName,
+        role: 'master',
+        // TLS toward the primary the sentinels name, not only toward the sentinels.
+        ...(target.options.tls ? { enableTLSForSentinelMode: true } : {}),
+        sentinelRetryStrategy: tuning.retryStrategy === undefined ? undefined : (attempt) => tuning.retryStrategy?.(attempt) ?? null,
+        failoverDetector: true,
+      });
+    case 'cluster': {
+      const { retryStrategy, lazyConnect, enableOfflineQueue, enableReadyCheck, ...nodeTuning } = tuning;
+      return new Cluster([...target.nodes], {
+        redisOptions: { ...target.options, ...nodeTuning },
+        ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: (attempt) => retryStrategy?.(attempt) ?? null }),
+        ...(lazyConnect === undefined ? {} : { lazyConnect }),
+        ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+        ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
+      });
+    }
+  }
+}
+
+function parseNode(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(':');
+  return { host: address.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(address.slice(colon + 1)) };
+}
+
+function tlsOptions(tls: RedisConfig['tls'], where: string, setting: string, key: string): NonNullable<RedisOptions['tls']> {
+  return {
+    ...(tls?.ca_file ? { ca: readCaFile(tls.ca_file, where, setting, key) } : {}),
+    ...(tls?.server_name ? { servername: tls.server_name } : {}),
+  };
+}
+
+function readCaFile(file: string, where: string, setting: string, key: string): Buffer {
   try {
     return readFileSync(file);
   } catch (error) {
-    throw new RedisUnavailableError(displayRedisUrl(url), `redis.tls.ca_file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new RedisUnavailableError(where, `${key}.ca_file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, setting);
   }
 }
 
 /** Startup could not reach Redis within its deadline; the message names where (and the setting that says so) and why. */
 export class RedisUnavailableError extends Error {
   constructor(
-    readonly url: string,
+    readonly where: string,
     readonly reason: string,
+    setting = 'REDIS_URL',
   ) {
-    super(`cannot reach Redis at ${url} (REDIS_URL): ${reason}`);
+    super(`cannot reach Redis at ${where} (${setting}): ${reason}`);
     this.name = 'RedisUnavailableError';
   }
 }
@@ -67,6 +156,10 @@ export function redisUrlPassword(url: string): string | undefined {
 /**
  * Options for long-lived connections: reconnect forever with a capped backoff, so a Redis restart costs the daemon
  * a pause, not its life. Blocking and subscriber connections (Bull's) must not give up on queued commands.
+ *
+ * READONLY means the server took a write as a replica: after a failover the old primary was demoted under this
+ * connection. That is no failed command but a connection to drop: it reconnects (asking the sentinels anew) and
+ * sends the command again to the primary.
  */
 export function longLivedOptions(connectionName: string, blocking = false): RedisOptions {
   return {
@@ -75,12 +168,17 @@ export function longLivedOptions(connectionName: string, blocking = false): Redi
     maxRetriesPerRequest: blocking ? null : 3,
     enableReadyCheck: !blocking,
     connectTimeout: 5_000,
+    reconnectOnError: (error) => (isReadOnlyError(error) ? 2 : false),
   };
 }
 
+export function isReadOnlyError(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('READONLY');
+}
+
 /**
- * Answers no wait mends for a one-shot command: nothing listens there, no such host, the password is wrong, or the
- * server's certificate is not one to trust.
+ * Answers no wait mends for a one-shot command: nothing listens there, no such host, the password is wrong, the
+ * server's certificate is not one to trust, or the sentinels know no primary of that name.
  */
 const FINAL_CODES = new Set([
   'ECONNREFUSED',
@@ -92,7 +190,13 @@ const FINAL_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
   'CERT_HAS_EXPIRED',
   'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNKNOWN_MASTER',
 ]);
+
+/** A connection that tries once: for a probe or a one-shot check, never a reconnect loop. */
+export function oneTryOptions(connectTimeoutMs: number): RedisOptions {
+  return { retryStrategy: () => null, maxRetriesPerRequest: 1, connectTimeout: connectTimeoutMs };
+}
 
 /**
  * Waits until Redis answers PING or `timeoutMs` passes. Startup uses this to fail fast with a clear message rather
@@ -102,23 +206,24 @@ const FINAL_CODES = new Set([
  * (`giveUpWhenRefused`) ends at the first refusal instead, since a person or a cron job is waiting on it.
  */
 export async function waitForRedis(target: RedisTarget, timeoutMs: number, options: { giveUpWhenRefused?: boolean } = {}): Promise<void> {
-  const { url } = target;
   const deadline = Date.now() + timeoutMs;
   let reason = 'no answer';
   for (;;) {
     const remaining = deadline - Date.now();
-    const probe = new Redis(url, {
-      ...target.options,
+    const probe = openRedis(target, {
+      ...oneTryOptions(Math.max(100, Math.min(remaining, 2_000))),
       lazyConnect: true,
-      retryStrategy: () => null,
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
-      connectTimeout: Math.max(100, Math.min(remaining, 2_000)),
     });
-    // connect() rejects with a bare "Connection is closed"; the cause (ECONNREFUSED...) comes as an error event.
+    // connect() rejects with a bare "Connection is closed"; the cause (ECONNREFUSED...) comes as an error event, and
+    // a sentinel that knows no such primary only as a sentinelError.
     let cause: unknown;
-    probe.on('error', (error) => {
+    probe.on('error', (error: Error) => {
       cause ??= error;
+    });
+    probe.on('sentinelError', (error: Error) => {
+      if (/invalid reply/.test(error.message)) cause = new UnknownMasterError(target.masterName ?? '');
     });
     try {
       await probe.connect();
@@ -127,12 +232,21 @@ export async function waitForRedis(target: RedisTarget, timeoutMs: number, optio
     } catch (error) {
       const failure = cause ?? error;
       reason = describeRedisError(failure);
-      if (options.giveUpWhenRefused && FINAL_CODES.has(errorCode(failure) ?? '')) throw new RedisUnavailableError(displayRedisUrl(url), reason);
+      if (options.giveUpWhenRefused && FINAL_CODES.has(errorCode(failure) ?? '')) throw new RedisUnavailableError(target.where, reason, target.setting);
     } finally {
       probe.disconnect();
     }
-    if (Date.now() + 250 >= deadline) throw new RedisUnavailableError(displayRedisUrl(url), reason);
+    if (Date.now() + 250 >= deadline) throw new RedisUnavailableError(target.where, reason, target.setting);
     await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** The sentinels answer, but monitor no primary by the name the file gives. */
+class UnknownMasterError extends Error {
+  readonly code = 'UNKNOWN_MASTER';
+
+  constructor(name: string) {
+    super(`the sentinels know no primary named "${name}" (redis.master_name)`);
   }
 }
 
@@ -150,13 +264,20 @@ const CODE_WORDS: Record<string, string> = {
 function errorCode(error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code) return code;
+  // A Cluster that reached no node says so, and keeps what the last node answered.
+  const lastNodeError = (error as { lastNodeError?: unknown } | undefined)?.lastNodeError;
+  if (lastNodeError) return errorCode(lastNodeError);
   const message = error instanceof Error ? error.message : String(error);
   if (/connect ETIMEDOUT|timed? ?out/i.test(message)) return 'ETIMEDOUT';
+  // "All sentinels are unreachable ... Last error: connect ECONNREFUSED 10.0.0.5:26379"
+  const socketCode = /\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/.exec(message)?.[1];
+  if (socketCode) return socketCode;
   return /^(WRONGPASS|NOAUTH)\b/.exec(message)?.[1];
 }
 
 /** The cause in words, with its code for a search: `connection refused (ECONNREFUSED)`. */
 function describeRedisError(error: unknown): string {
+  if (error instanceof UnknownMasterError) return error.message;
   const code = errorCode(error);
   const words = code ? CODE_WORDS[code] : undefined;
   if (words) return `${words} (${code})`;

@@ -1,25 +1,20 @@
 import { Global, Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import Redis from 'ioredis';
 import { APP_CONFIG } from '../config/config.module';
-import { MetricsService } from '../metrics/metrics.service';
 import type { AppConfig } from '../config/schema';
-import { longLivedOptions, redisTarget } from './connection';
+import { MetricsService } from '../metrics/metrics.service';
+import { isReadOnlyError, longLivedOptions, openRedis, redisKeyPrefix, type RedisClient, redisTarget } from './connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from './eviction';
+import { REDIS } from './redis-token';
+import { ReplicaAcks } from './replication';
+import { infoField, serverOf } from './topology';
 
-/** The daemon's shared Redis connection (ledgers, locks, audit trail, rate-limit budget). */
-export const REDIS = Symbol('Redis');
-
-/**
- * The connection's type, for code that only hands it on (the forge client's shared budget): only src/redis/ and the
- * engine's stores import ioredis (a lint rule says so).
- */
-export type RedisConnection = Redis;
+export { REDIS, type RedisConnection } from './redis-token';
 
 /** Tells whether Redis answers now; `/readyz` asks it. */
 @Injectable()
 export class RedisHealth {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisClient) {}
 
   async answers(timeoutMs = 1_000): Promise<boolean> {
     // A connection still (re)connecting queues the PING; the timeout decides, not the momentary status.
@@ -61,7 +56,9 @@ export class RedisUsers {
 
 /**
  * Keeps `forgewarden_redis_up` and `forgewarden_redis_noeviction` current, so an alert does not depend on someone
- * polling /readyz; says once, and again after each change, when Redis may evict the daemon's records.
+ * polling /readyz; says once, and again after each change, when Redis may evict the daemon's records. Behind
+ * sentinels or in a Cluster it also notices when the primary holding the daemon's keys became another server (by its
+ * run id), each time the connection is ready again and at every check, and counts it.
  */
 @Injectable()
 class RedisMonitor implements OnApplicationBootstrap {
@@ -69,16 +66,27 @@ class RedisMonitor implements OnApplicationBootstrap {
   /** Set when the connection is about to close: the timer may outlive it by a tick (Nest clears it in its own hook). */
   private stopped = false;
   private lastEvictionPolicy: string | undefined;
+  private primaryRunId: string | undefined;
+  private readonly keyOfRecords: string;
+  private readonly followsFailovers: boolean;
 
   constructor(
     private readonly health: RedisHealth,
     private readonly metrics: MetricsService,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
+    @Inject(APP_CONFIG) config: AppConfig,
     users: RedisUsers,
   ) {
+    this.keyOfRecords = `${redisKeyPrefix(config.redis)}:marker`;
+    // One server restarted is the same server, not a failover; its lost data is the engine's to notice.
+    this.followsFailovers = config.redis.sentinels !== undefined || config.redis.cluster !== undefined;
     users.add(async () => {
       this.stopped = true;
     });
+    if (this.followsFailovers) {
+      redis.on('ready', () => void this.checkPrimary());
+      redis.on('+node', () => void this.checkPrimary());
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -90,13 +98,32 @@ class RedisMonitor implements OnApplicationBootstrap {
     if (this.stopped) return;
     const up = await this.health.answers();
     this.metrics.redisUp.set(up ? 1 : 0);
-    if (up) await this.checkEviction();
+    if (!up) return;
+    await this.checkPrimary();
+    await this.checkEviction();
+  }
+
+  /** Counts a failover when the primary that holds the daemon's keys answers with another run id than before. */
+  private async checkPrimary(): Promise<void> {
+    if (!this.followsFailovers || this.stopped) return;
+    let runId: string | undefined;
+    try {
+      runId = await infoField(await serverOf(this.redis, this.keyOfRecords), 'server', 'run_id');
+    } catch {
+      return; // between two primaries: the next ready event or check tells
+    }
+    if (runId === undefined || runId === this.primaryRunId || this.stopped) return;
+    if (this.primaryRunId !== undefined) {
+      this.metrics.redisFailovers.inc();
+      this.logger.warn('Redis primary changed (failover); working on with the new one');
+    }
+    this.primaryRunId = runId;
   }
 
   private async checkEviction(): Promise<void> {
     let policy: string | undefined;
     try {
-      policy = await evictionPolicy(this.redis);
+      policy = await evictionPolicy(await serverOf(this.redis, this.keyOfRecords));
     } catch {
       return; // INFO denied, or Redis gone since the PING: nothing known, nothing said
     }
@@ -112,7 +139,7 @@ class RedisMonitor implements OnApplicationBootstrap {
 @Injectable()
 class RedisConnectionLifecycle implements OnApplicationShutdown {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly users: RedisUsers,
   ) {}
 
@@ -134,12 +161,12 @@ class RedisConnectionLifecycle implements OnApplicationShutdown {
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => {
         const logger = new Logger('Redis');
-        const target = redisTarget(config.redis);
-        const redis = new Redis(target.url, { ...target.options, ...longLivedOptions('forgewarden') });
+        const redis = openRedis(redisTarget(config.redis), longLivedOptions('forgewarden'));
         // ioredis reports every failed reconnect attempt; an operator needs the transitions, not each attempt.
         let lost = false;
         redis.on('error', (error: Error) => {
-          if (lost) return;
+          // A write that met a demoted primary: the connection reconnects and sends it again (reconnectOnError).
+          if (isReadOnlyError(error) || lost) return;
           lost = true;
           logger.warn(`connection to Redis lost (${(error as NodeJS.ErrnoException).code ?? error.message}); reconnecting`);
         });
@@ -155,7 +182,8 @@ class RedisConnectionLifecycle implements OnApplicationShutdown {
     RedisMonitor,
     RedisUsers,
     RedisConnectionLifecycle,
+    ReplicaAcks,
   ],
-  exports: [REDIS, RedisHealth, RedisUsers],
+  exports: [REDIS, RedisHealth, RedisUsers, ReplicaAcks],
 })
 export class RedisModule {}

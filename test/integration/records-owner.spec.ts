@@ -9,8 +9,9 @@ import { testConfig } from '../support/config';
 describe('records in Redis belong to the forge they were made against', () => {
   const prefix = `it-records-owner-${process.pid}`;
   const neighbour = `${prefix}-neighbour`;
-  const config = testConfig({ prefix, redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
-  const redis = new Redis(config.redis.url);
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const config = testConfig({ prefix, redisUrl });
+  const redis = new Redis(redisUrl);
   const clock = new FakeClock(Date.parse('2026-11-27T12:00:00Z'));
   const audit = new AuditTrail(redis, config);
   const marker = new DataMarker(redis, config);

@@ -11,8 +11,9 @@ const record = (key: string, outcome: Outcome): ActionRecord => ({
 
 describe('unsettled targets in Redis: full passes replace, webhook passes merge', () => {
   const prefix = `it-unsettled-${process.pid}`;
-  const config = testConfig({ prefix, redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
-  const redis = new Redis(config.redis.url);
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const config = testConfig({ prefix, redisUrl });
+  const redis = new Redis(redisUrl);
   const targets = new UnsettledTargets(redis, config, new MetricsService(config));
   const now = new Date('2026-01-01T00:00:00Z');
   const keys = async () => (await targets.read('flaky')).map((target) => `${target.key} ${target.outcome}`);

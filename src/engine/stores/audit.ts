@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/schema';
 import { redactor } from '../../logging/redact';
-import { REDIS } from '../../redis/redis.module';
+import { REDIS, type RedisConnection } from '../../redis/redis.module';
 import { EngineKeys } from './keys';
 
 /** Entries kept; the stream is trimmed approximately, which Redis does cheaply. */
@@ -30,7 +29,7 @@ export class AuditTrail {
   private readonly key: string;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.key = EngineKeys.of(config).audit();

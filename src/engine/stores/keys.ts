@@ -1,11 +1,12 @@
 import type { AppConfig } from '../../config/schema';
+import { redisKeyPrefix } from '../../redis/connection';
 
 /** Every Redis key of the engine, under the configured prefix so deployments can share a Redis. */
 export class EngineKeys {
   constructor(private readonly prefix: string) {}
 
   static of(config: AppConfig): EngineKeys {
-    return new EngineKeys(config.redis.prefix);
+    return new EngineKeys(redisKeyPrefix(config.redis));
   }
 
   ledger(policy: string, key: string): string {

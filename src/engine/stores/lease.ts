@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type Redis from 'ioredis';
+import type { RedisConnection } from '../../redis/redis.module';
 
 /**
  * A lease in Redis: a key that exists while its holder renews it, and expires on its own within `ttlMs` of the
@@ -15,7 +15,7 @@ export class Lease {
   private lostBecause: string | undefined;
 
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     readonly key: string,
     readonly token: string,
     private readonly ttlMs: number,
@@ -27,14 +27,14 @@ export class Lease {
   }
 
   /** Takes the lease when nobody holds it; undefined when someone does. */
-  static async acquire(redis: Redis, key: string, ttlMs: number): Promise<Lease | undefined> {
+  static async acquire(redis: RedisConnection, key: string, ttlMs: number): Promise<Lease | undefined> {
     const token = randomUUID();
     if ((await redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') return undefined;
     return new Lease(redis, key, token, ttlMs);
   }
 
   /** Starts renewing a lease whose key the caller has already written with `token` (in a script of its own). */
-  static adopt(redis: Redis, key: string, token: string, ttlMs: number): Lease {
+  static adopt(redis: RedisConnection, key: string, token: string, ttlMs: number): Lease {
     return new Lease(redis, key, token, ttlMs);
   }
 

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/schema';
-import { REDIS } from '../../redis/redis.module';
+import { REDIS, type RedisConnection } from '../../redis/redis.module';
+import { ReplicaAcks } from '../../redis/replication';
 import { EngineKeys } from './keys';
 import { Lease } from './lease';
 
@@ -40,6 +40,15 @@ export interface Claim {
   readonly attempts: number;
   readonly lease: Lease;
 }
+
+/**
+ * How a claim went: this process holds it; someone else claimed or settled the key meanwhile; or the claim was
+ * written but its replicas did not confirm it (then it is released again, and the action waits for another pass).
+ */
+export type ClaimResult =
+  | { readonly kind: 'claimed'; readonly claim: Claim }
+  | { readonly kind: 'taken' }
+  | { readonly kind: 'unconfirmed'; readonly reason: string };
 
 /** How long an action's key is remembered: far longer than any failure stays visible to a policy. */
 const LEDGER_TTL_MS = 90 * 86_400_000;
@@ -98,8 +107,9 @@ export class Ledger {
   private readonly keys: EngineKeys;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly replicas: ReplicaAcks,
   ) {
     this.keys = EngineKeys.of(config);
   }
@@ -127,17 +137,24 @@ export class Ledger {
   }
 
   /**
-   * Claims the next attempt of an action, given the number of attempts the caller saw (0 for a key never claimed):
-   * undefined when someone else claimed or settled it meanwhile. The claim's lease is renewed until settled.
+   * Claims the next attempt of an action, given the number of attempts the caller saw (0 for a key never claimed).
+   * The claim's lease is renewed until settled. Where replicas must hold a claim (`redis.min_replicas_acked`), it
+   * counts only once they confirm it: a claim that a failover could still lose is no claim.
    */
-  async claim(policy: string, key: string, seenAttempts: number, now: Date): Promise<Claim | undefined> {
+  async claim(policy: string, key: string, seenAttempts: number, now: Date): Promise<ClaimResult> {
     const token = randomUUID();
+    const ledgerKey = this.keys.ledger(policy, key);
     const leaseKey = this.keys.claimLease(policy, key);
     const attempts = seenAttempts + 1;
     const entry: LedgerEntry = { ...this.entry('claimed', now, attempts), owner: token };
-    const claimed = await this.redis.eval(CLAIM, 2, this.keys.ledger(policy, key), leaseKey, String(seenAttempts), JSON.stringify(entry), String(LEDGER_TTL_MS), token, String(CLAIM_LEASE_MS));
-    if (claimed !== 1) return undefined;
-    return { attempts, lease: Lease.adopt(this.redis, leaseKey, token, CLAIM_LEASE_MS) };
+    const claimed = await this.redis.eval(CLAIM, 2, ledgerKey, leaseKey, String(seenAttempts), JSON.stringify(entry), String(LEDGER_TTL_MS), token, String(CLAIM_LEASE_MS));
+    if (claimed !== 1) return { kind: 'taken' };
+    const claim = { attempts, lease: Lease.adopt(this.redis, leaseKey, token, CLAIM_LEASE_MS) };
+    const unconfirmed = await this.replicas.confirm(ledgerKey, async () => parseEntry(await this.redis.get(ledgerKey))?.owner === token);
+    if (unconfirmed === undefined) return { kind: 'claimed', claim };
+    // Nothing was sent: the key is free again for the pass that finds the replicas back.
+    await this.settle(policy, key, claim, 'released', now).catch(() => claim.lease.stop());
+    return { kind: 'unconfirmed', reason: unconfirmed };
   }
 
   /** Records how a claimed attempt ended and drops its lease; false when the claim was no longer this caller's. */

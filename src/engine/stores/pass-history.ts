@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/schema';
-import { REDIS } from '../../redis/redis.module';
+import { REDIS, type RedisConnection } from '../../redis/redis.module';
 import { EngineKeys } from './keys';
 import { Lease } from './lease';
 
@@ -16,7 +15,7 @@ export class PassHistory {
   private readonly keys: EngineKeys;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.keys = EngineKeys.of(config);

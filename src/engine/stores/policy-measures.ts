@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import type { Counter, Gauge } from 'prom-client';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/schema';
 import { MetricsService } from '../../metrics/metrics.service';
 import type { PolicyMeasure } from '../../metrics/policy-measure';
-import { REDIS } from '../../redis/redis.module';
+import { REDIS, type RedisConnection } from '../../redis/redis.module';
 import type { PolicyMeasures } from '../policy';
 import { EngineKeys } from './keys';
 
@@ -18,7 +17,7 @@ export class PolicyMeasureStore {
   private readonly key: string;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: MetricsService,
   ) {

@@ -1,17 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/schema';
-import { REDIS } from '../../redis/redis.module';
+import { REDIS, type RedisConnection } from '../../redis/redis.module';
+import { ReplicaAcks } from '../../redis/replication';
 import type { PolicyState } from '../policy';
 import { EngineKeys } from './keys';
 
 /** A policy's own small state in Redis (watermarks), one key each under the policy's name. */
 class RedisPolicyState implements PolicyState {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: EngineKeys,
     private readonly policy: string,
+    private readonly replicas: ReplicaAcks,
   ) {}
 
   async get(key: string): Promise<string | undefined> {
@@ -21,6 +22,12 @@ class RedisPolicyState implements PolicyState {
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
     if (ttlMs) await this.redis.set(this.keys.state(this.policy, key), value, 'PX', ttlMs);
     else await this.redis.set(this.keys.state(this.policy, key), value);
+  }
+
+  async setGuard(key: string, value: string): Promise<void> {
+    const stateKey = this.keys.state(this.policy, key);
+    await this.redis.set(stateKey, value);
+    await this.replicas.require(stateKey, async () => (await this.redis.get(stateKey)) === value);
   }
 
   async delete(key: string): Promise<void> {
@@ -34,13 +41,14 @@ export class PolicyStates {
   private readonly keys: EngineKeys;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly replicas: ReplicaAcks,
   ) {
     this.keys = EngineKeys.of(config);
   }
 
   of(policy: string): PolicyState {
-    return new RedisPolicyState(this.redis, this.keys, policy);
+    return new RedisPolicyState(this.redis, this.keys, policy, this.replicas);
   }
 }

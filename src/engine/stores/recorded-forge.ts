@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/schema';
-import { REDIS } from '../../redis/redis.module';
+import { redisKeyPrefix } from '../../redis/connection';
+import { REDIS, type RedisConnection } from '../../redis/redis.module';
+import { scanKeys } from '../../redis/topology';
 import { readJsonObject } from '../json';
 import { EngineKeys } from './keys';
 
@@ -40,11 +41,11 @@ export class RecordedForge {
   private readonly prefix: string;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.keys = EngineKeys.of(config);
-    this.prefix = config.redis.prefix;
+    this.prefix = redisKeyPrefix(config.redis);
   }
 
   /** Claims the records for `current` when none has them; says whether another forge had them. */
@@ -66,8 +67,7 @@ export class RecordedForge {
    */
   async startAfresh(current: ForgeFingerprint, now: Date): Promise<number> {
     let removed = 0;
-    const stream = this.redis.scanStream({ match: `${this.prefix}:*`, count: DELETE_BATCH });
-    for await (const batch of stream as AsyncIterable<string[]>) {
+    for await (const batch of scanKeys(this.redis, `${this.prefix}:*`, DELETE_BATCH)) {
       if (batch.length > 0) removed += await this.redis.unlink(...batch);
     }
     await this.redis.set(this.keys.recordedForge(), JSON.stringify({ ...current, since: now.toISOString() }));

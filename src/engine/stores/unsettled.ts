@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type Redis from 'ioredis';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/schema';
 import { MetricsService } from '../../metrics/metrics.service';
-import { REDIS } from '../../redis/redis.module';
+import { REDIS, type RedisConnection } from '../../redis/redis.module';
 import type { ActionRecord, Outcome, Refusal, UnsettledTarget } from '../policy';
 import { EngineKeys } from './keys';
 
@@ -34,7 +33,7 @@ export class UnsettledTargets {
   private readonly keys: EngineKeys;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: MetricsService,
   ) {

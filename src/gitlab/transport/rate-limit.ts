@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock';
-import type Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { HttpMethod } from './errors';
 import { parseRateLimitState, type ResponseHeaders, serverWaitHintMs } from './headers';
 
@@ -12,7 +12,7 @@ import { parseRateLimitState, type ResponseHeaders, serverWaitHintMs } from './h
  *   after a 429 of the instance's throttle that said how long to wait (one endpoint's own 429 pauses only itself).
  */
 /** The Redis connection the shared budget is kept on (the daemon's own, handed in). */
-export type SharedBudgetRedis = Redis;
+export type SharedBudgetRedis = Redis | Cluster;
 
 export interface RateLimitOptions {
   /** Requests per window for all replicas together; 0 or less means unlimited. */
@@ -25,7 +25,7 @@ export interface RateLimitOptions {
   lowRemainingRatio: number;
   /** Budget window length; a minute unless a test says otherwise. */
   windowMs: number;
-  redis?: Redis;
+  redis?: SharedBudgetRedis;
   /** Key prefix; the budget lives under `${redisPrefix}:ratelimit:<window>`. */
   redisPrefix: string;
   /** Where the limiter says it had to fall back (Redis unavailable); the daemon passes its logger. */
@@ -56,7 +56,7 @@ return 1
 
 const REDIS_RETRY_MS = 30_000;
 
-type RedisWithTake = Redis & { forgewardenTake(key: string, limit: number, ttlMs: number): Promise<number> };
+type RedisWithTake = SharedBudgetRedis & { forgewardenTake(key: string, limit: number, ttlMs: number): Promise<number> };
 
 function isWrite(method: HttpMethod): boolean {
   return method !== 'GET' && method !== 'HEAD';

@@ -32,7 +32,13 @@ async function bulkDelete(target: BulkDeleteTarget, context: PolicyContext): Pro
     tags_before: opening ? target.tagsBefore : (previous?.tags_before ?? target.tagsBefore),
     planned: opening ? target.planned : (previous?.planned ?? target.planned),
   };
-  await context.state.set(key, JSON.stringify(entry));
+  try {
+    await context.state.setGuard(key, JSON.stringify(entry));
+  } catch (error) {
+    // Not on the replicas, so not sent: the record goes back to what it was, and the executor defers the deletion.
+    await restore(context, key, previousText);
+    throw error;
+  }
   // The forge's hour runs from when it accepted the call, which may be well after the entry above was written (the
   // client waits out 429s before the forge takes it): once the call is over, its end is recorded instead, the
   // latest moment the forge can have taken it.
@@ -58,8 +64,7 @@ async function bulkDelete(target: BulkDeleteTarget, context: PolicyContext): Pro
     // never sent: the hour has not started.
     if (certainlyNotActed(error) || error instanceof ForbiddenError || error instanceof ValidationError) {
       // As it was: the next decision has the same key, so a parked refusal keeps it parked.
-      if (previousText === undefined) await context.state.delete(key);
-      else await context.state.set(key, previousText);
+      await restore(context, key, previousText);
     } else {
       await recordEnd();
     }
@@ -67,6 +72,11 @@ async function bulkDelete(target: BulkDeleteTarget, context: PolicyContext): Pro
   }
   const followUp = target.followUp > 0 ? `, follow-up ${target.followUp}` : '';
   return { detail: `${target.tagsBefore} tags before, ${target.planned} planned${followUp}; the forge deletes them in the background` };
+}
+
+async function restore(context: PolicyContext, key: string, previousText: string | undefined): Promise<void> {
+  if (previousText === undefined) await context.state.delete(key);
+  else await context.state.set(key, previousText);
 }
 
 /**
