@@ -254,6 +254,9 @@ class RunningSentinelTopology implements SentinelTopology {
 
   async failover(): Promise<{ from: number; to: number }> {
     const from = await this.agreedPrimary();
+    if (this.dataPorts.every((port) => port === from || this.killed.has(port))) {
+      throw new Error(`no replica of ${from} is running to be promoted: restart a killed one first`);
+    }
     const asked = this.sentinels[0].port;
     // A sentinel that has just settled may still refuse for a moment (a replica's INFO not refreshed yet).
     await waitFor(`sentinel ${asked} accepts SENTINEL FAILOVER ${this.masterName}`, async () => {
@@ -432,8 +435,11 @@ class RunningCluster implements RedisClusterTopology {
   }
 }
 
-/** No persistence: a restarted or promoted server must hold only what replication gave it. */
-const DATA_SERVER_ARGS = ['--save', '', '--appendonly', 'no'];
+/**
+ * No persistence: a restarted or promoted server must hold only what replication gave it. No diskless-sync delay:
+ * it waits (5 s by default) for more replicas to share one transfer, and a demoted primary always needs a full one.
+ */
+const DATA_SERVER_ARGS = ['--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0'];
 
 /**
  * A port below the usual ephemeral range (32768 and up), so no outgoing connection takes it while a killed server
