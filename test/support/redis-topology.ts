@@ -31,7 +31,10 @@ export interface SentinelTopology {
   readonly dataPorts: number[];
   /** The primary the sentinels name now. */
   primaryPort(): Promise<number>;
-  /** A requested failover, done once the old primary replicates from the new one, so another can follow. */
+  /**
+   * A requested failover, done once the new primary serves and the old one (unless killed) replicates from it, so
+   * another failover can follow. Takes about 10 s: Sentinel waits that long before it demotes the old primary.
+   */
   failover(): Promise<{ from: number; to: number }>;
   /** SIGKILLs the primary and returns at once: what happens next is the test's to watch. */
   killPrimary(): Promise<{ killed: number }>;
