@@ -219,8 +219,8 @@ class RunningSentinelTopology implements SentinelTopology {
     const primary = await this.processes.claimPort();
     const replica = await this.processes.claimPort();
     this.dataPorts.push(primary, replica);
-    await this.processes.launch(primary, 'data', DATA_SERVER_ARGS);
-    await this.processes.launch(replica, 'data', [...DATA_SERVER_ARGS, '--replicaof', HOST, String(primary)]);
+    await this.processes.launch(primary, 'data', this.dataServerArgs(primary));
+    await this.processes.launch(replica, 'data', [...this.dataServerArgs(replica), '--replicaof', HOST, String(primary)]);
     // Before the sentinels start: a sentinel learns of replicas from the primary's INFO, which it asks every 10 s.
     await waitFor(`replica ${replica} syncs with primary ${primary}`, () => this.replicatesFrom(replica, primary),
       SETTLE_MS, this.dataLogs());
@@ -300,7 +300,7 @@ class RunningSentinelTopology implements SentinelTopology {
     if (!this.killed.has(port)) throw new Error(`port ${port} is not a killed data server of this topology`);
     const primary = await this.agreedPrimary();
     if (primary === port) throw new Error(`the sentinels still name ${port} the primary: wait for the promotion first`);
-    await this.processes.launch(port, 'data', [...DATA_SERVER_ARGS, '--replicaof', HOST, String(primary)]);
+    await this.processes.launch(port, 'data', [...this.dataServerArgs(port), '--replicaof', HOST, String(primary)]);
     this.killed.delete(port);
     await this.settle(primary);
   }
@@ -367,6 +367,17 @@ class RunningSentinelTopology implements SentinelTopology {
 
   private async replication(port: number): Promise<Record<string, string>> {
     return parseInfo(await ask(port, (client) => client.info('replication')));
+  }
+
+  /**
+   * A directory apiece, emptied at each start: a replica keeps the RDB of its last full sync there, and a server
+   * started anywhere else would load (and leave) a dump.rdb in the test's working directory.
+   */
+  private dataServerArgs(port: number): string[] {
+    const dir = join(this.processes.dir, `data-${port}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
+    return [...DATA_SERVER_ARGS, '--dir', dir];
   }
 
   private dataLogs(): string[] {
