@@ -85,7 +85,8 @@ export async function startSentinelTopology(options: SentinelTopologyOptions = {
   try {
     await topology.start();
   } catch (error) {
-    await topology.stop();
+    // The error that stopped the start is the one worth reporting, not one from cleaning up after it.
+    await topology.stop().catch(() => undefined);
     throw error;
   }
   return topology;
@@ -100,7 +101,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<RedisC
   try {
     await cluster.start();
   } catch (error) {
-    await cluster.stop();
+    // The error that stopped the start is the one worth reporting, not one from cleaning up after it.
+    await cluster.stop().catch(() => undefined);
     throw error;
   }
   return cluster;
@@ -112,7 +114,7 @@ class OwnedProcesses {
   /** pid → port, for every process ever started here. */
   private readonly started = new Map<number, number>();
   private readonly ports = new Set<number>();
-  /** port → what runs there ("primary-12345", "sentinel-12347"), which names its pid and log files. */
+  /** port → what runs there ("data-12345", "sentinel-12347"), which names its pid and log files. */
   private readonly names = new Map<number, string>();
 
   constructor(prefix: string) {
