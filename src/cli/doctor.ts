@@ -7,6 +7,8 @@ import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedErro
 import { policyRunner } from '../policies';
 import { describeRedis, redisKeyPrefix, redisTarget, type RedisTarget, RedisUnavailableError, waitForRedis } from '../redis/connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from '../redis/eviction';
+import { connectedReplicas, requiredReplicaAcks } from '../redis/replication';
+import { serverOf } from '../redis/topology';
 import { type CheckConnection, openCheckConnection, writeProblem } from '../redis/write-check';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 
@@ -96,16 +98,38 @@ async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connect
   }
   const where = `Redis at ${target.where}`;
   const connection = openCheckConnection(target, REDIS_CHECK_MS);
-  const problem = await writeProblem(connection, `${new EngineKeys(redisKeyPrefix(config.redis)).marker()}:doctor:${process.pid}`);
+  const markerKey = new EngineKeys(redisKeyPrefix(config.redis)).marker();
+  const problem = await writeProblem(connection, `${markerKey}:doctor:${process.pid}`);
   if (problem !== undefined) return { checks: [{ ok: false, line: `${where}: ${problem}` }], connection };
-  return { checks: [{ ok: true, line: `${where}: answers and accepts writes` }, await evictionCheck(connection)], connection };
+  const checks: Check[] = [{ ok: true, line: `${where}: answers and accepts writes` }, await evictionCheck(connection, markerKey)];
+  const replicas = await replicaCheck(config, connection, markerKey);
+  return { checks: replicas ? [...checks, replicas] : checks, connection };
+}
+
+/**
+ * Whether the replicas a claim waits for (redis.min_replicas_acked) are there: without them every action is deferred.
+ * Nothing is said where no claim waits for a replica.
+ */
+async function replicaCheck(config: AppConfig, connection: CheckConnection, key: string): Promise<Check | undefined> {
+  let connected: number;
+  try {
+    connected = await connectedReplicas(connection, key);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const required = requiredReplicaAcks(config.redis, 0);
+    return required === 0 ? undefined : { ok: true, warning: true, line: `Redis replicas: not readable (INFO replication: ${reason}); a claim waits for ${required}` };
+  }
+  const required = requiredReplicaAcks(config.redis, connected);
+  if (required === 0) return undefined;
+  const line = `Redis replicas: ${connected} connected; a claim waits for ${required} before its action is sent (redis.min_replicas_acked)`;
+  return connected >= required ? { ok: true, line } : { ok: true, warning: true, line: `${line}: until then every action is deferred` };
 }
 
 /** Whether Redis may evict the daemon's records (see evictionRisk): a ✗ for any policy but noeviction. */
-async function evictionCheck(connection: CheckConnection): Promise<Check> {
+async function evictionCheck(connection: CheckConnection, key: string): Promise<Check> {
   let policy: string | undefined;
   try {
-    policy = await evictionPolicy(connection);
+    policy = await evictionPolicy(await serverOf(connection, key));
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     return { ok: true, warning: true, line: `Redis maxmemory-policy: not readable (INFO memory: ${reason}); it must be ${SAFE_EVICTION_POLICY}` };

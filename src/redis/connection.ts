@@ -223,7 +223,8 @@ export async function waitForRedis(target: RedisTarget, timeoutMs: number, optio
       cause ??= error;
     });
     probe.on('sentinelError', (error: Error) => {
-      if (/invalid reply/.test(error.message)) cause = new UnknownMasterError(target.masterName ?? '');
+      // Redis 7 answers "ERR No such master with that name"; older sentinels a null address ("invalid reply").
+      if (/invalid reply|no such master/i.test(error.message)) cause = new UnknownMasterError(target.masterName ?? '');
     });
     try {
       await probe.connect();

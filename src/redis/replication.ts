@@ -57,7 +57,7 @@ export class ReplicaAcks implements OnApplicationBootstrap {
     try {
       const server = await serverOf(this.redis, key);
       if (this.degraded) {
-        const connected = Number((await infoField(server, 'replication', 'connected_slaves')) ?? 0);
+        const connected = await connectedReplicas(this.redis, key);
         if (connected < this.required) return this.shortOf(connected, 'connected');
       }
       const acked = Number(await server.wait(this.required, timeoutMs));
@@ -85,20 +85,28 @@ export class ReplicaAcks implements OnApplicationBootstrap {
     return reason;
   }
 
-  /**
-   * The file's `min_replicas_acked`, or by default 1 where there are replicas to wait for: always behind sentinels
-   * (they fail over to a replica), and otherwise when the primary has one connected at startup.
-   */
   private async requiredAcks(): Promise<number> {
-    const configured = this.config.redis.min_replicas_acked;
-    if (configured !== undefined) return configured;
-    if (this.config.redis.sentinels) return 1;
+    let connected = 0;
     try {
-      const server = await serverOf(this.redis, `${redisKeyPrefix(this.config.redis)}:marker`);
-      const connected = Number((await infoField(server, 'replication', 'connected_slaves')) ?? 0);
-      return connected > 0 ? 1 : 0;
+      connected = await connectedReplicas(this.redis, `${redisKeyPrefix(this.config.redis)}:marker`);
     } catch {
-      return 0;
+      // INFO denied, or no answer yet: only the file and the topology decide.
     }
+    return requiredReplicaAcks(this.config.redis, connected);
   }
+}
+
+/**
+ * The file's `min_replicas_acked`, or by default 1 where there are replicas to wait for: always behind sentinels
+ * (they fail over to a replica), and otherwise when the primary has one connected at startup.
+ */
+export function requiredReplicaAcks(settings: Pick<AppConfig['redis'], 'min_replicas_acked' | 'sentinels'>, connected: number): number {
+  if (settings.min_replicas_acked !== undefined) return settings.min_replicas_acked;
+  if (settings.sentinels) return 1;
+  return connected > 0 ? 1 : 0;
+}
+
+/** Replicas connected to the primary that holds `key`, as it says (INFO replication). */
+export async function connectedReplicas(client: RedisClient, key: string): Promise<number> {
+  return Number((await infoField(await serverOf(client, key), 'replication', 'connected_slaves')) ?? 0);
 }

@@ -1,43 +1,17 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Redis from 'ioredis';
 import { childEnv, DEMO_RETRY_POLICIES, runCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
-import { freePort, isAlive, redisAnswers, startRedisServer, type ThrowawayRedis } from '../support/redis-server';
+import { startRedisServer, type ThrowawayRedis } from '../support/redis-server';
 
-/** A replica of the server on `primaryPort`, daemonized like startRedisServer's; stop() kills it. */
-async function startReplica(primaryPort: number): Promise<{ port: number; stop(): Promise<void> }> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'forgewarden-replica-'));
-  const pidFile = join(dir, 'redis.pid');
-  const started = spawnSync(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--pidfile', pidFile,
-      '--dir', dir, '--logfile', join(dir, 'redis.log'), '--replicaof', '127.0.0.1', String(primaryPort)],
-    { stdio: 'ignore' },
-  );
-  if (started.status !== 0) throw new Error(`the replica did not start on port ${port}`);
-  await waitUntil('the replica answers', () => redisAnswers(`redis://127.0.0.1:${port}`, 500));
-  const replica = new Redis(port, '127.0.0.1');
+/** A replica of the server on `primaryPort`, once it is in sync. */
+async function startReplica(primaryPort: number): Promise<ThrowawayRedis> {
+  const replica = await startRedisServer(undefined, { replicaOf: primaryPort });
+  const connection = new Redis(replica.url);
   try {
-    await waitUntil('the replica is in sync', async () => /master_link_status:up/.test(await replica.info('replication')), 30_000);
+    await waitUntil('the replica is in sync', async () => /master_link_status:up/.test(await connection.info('replication')), 30_000);
   } finally {
-    replica.disconnect();
+    connection.disconnect();
   }
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  return {
-    port,
-    stop: async () => {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-      while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return replica;
 }
 
 async function retriesReceived(forge: string): Promise<string[]> {
@@ -100,7 +74,7 @@ describe('a claim is acted on only once a replica holds it (redis.min_replicas_a
       expect(retries).toHaveLength(deferredLines.length);
       expect(new Set(retries).size).toBe(retries.length);
       // What the claims settled into is on the replica too.
-      const onReplica = new Redis(replica.port, '127.0.0.1');
+      const onReplica = new Redis(replica.url);
       try {
         const entries = await Promise.all((await onReplica.keys('e2e-replicas:ledger:*')).map((key) => onReplica.get(key)));
         expect(entries.filter((entry) => entry?.includes('"state":"done"'))).toHaveLength(deferredLines.length);

@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { childEnv, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import { childEnv, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
 import { freePort } from '../support/redis-server';
 import { startSentinelTopology, stopAllTopologies, type SentinelTopology } from '../support/redis-topology';
 
@@ -30,7 +30,9 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
   let httpPort: number;
 
   beforeAll(async () => {
-    topology = await startSentinelTopology();
+    // Sentinels that judge a primary down after 3 s, not 1: a loaded test machine stalls for a second now and then,
+    // and a failover nobody asked for would change the primary under the test.
+    topology = await startSentinelTopology({ downAfterMs: 3_000 });
     ({ process: sandbox, url: forge } = await startSandboxCommand());
     httpPort = await freePort();
   }, 90_000);
@@ -41,7 +43,7 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     await stopAllTopologies();
   }, 60_000);
 
-  function policyFile(): string {
+  function policyFile(options: { masterName?: string } = {}): string {
     return writeTempFile(
       'policies.yml',
       [
@@ -49,7 +51,7 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
         `gitlab: { url: "${forge}", token: glpat-sandbox-admin-token, max_requests_per_minute: 100000 }`,
         'redis:',
         `  sentinels: [${topology.sentinelAddresses.map((address) => `"${address}"`).join(', ')}]`,
-        `  master_name: ${topology.masterName}`,
+        `  master_name: ${options.masterName ?? topology.masterName}`,
         '  prefix: e2e-sentinel',
         `http: { port: ${httpPort} }`,
         'dry_run: false',
@@ -174,6 +176,19 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
   function duplicatesOf(paths: readonly string[]): string[] {
     return paths.filter((path, index) => paths.indexOf(path) !== index);
   }
+
+  it('doctor and plan find the primary through the sentinels; a master name they do not know is one line and exit 1', async () => {
+    const where = `${topology.masterName} via sentinels ${topology.sentinelAddresses.join(',')}`;
+    const doctor = await runCli(['doctor', '-c', policyFile()], childEnv());
+    expect(doctor.stdout).toContain(`✓ Redis at ${where}: answers and accepts writes\n`);
+    expect(doctor.stdout).toContain('✓ Redis replicas: 1 connected; a claim waits for 1 before its action is sent (redis.min_replicas_acked)\n');
+
+    const plan = await runCli(['plan', '-c', policyFile({ masterName: 'no-such-primary' })], childEnv());
+    expect(plan.code).toBe(1);
+    expect(plan.stderr).toBe(
+      `forgewarden plan: cannot reach Redis at no-such-primary via sentinels ${topology.sentinelAddresses.join(',')} (redis.sentinels): the sentinels know no primary named "no-such-primary" (redis.master_name)\n`,
+    );
+  }, 60_000);
 
   it('goes on after SENTINEL FAILOVER in the middle of a pass: ready again by itself, new failures retried, nothing twice', async () => {
     const hold = await holdNextRetry();

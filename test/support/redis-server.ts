@@ -61,17 +61,19 @@ export async function redisAnswers(url: string, timeoutMs = 1000, options: Redis
 }
 
 /**
- * Starts redis-server on `port` (a free one by default) and waits until it answers. It runs daemonized, so no child
+ * Starts redis-server on `port` (a free one by default), a replica of the one on `replicaOf` if given, and waits until
+ * it answers. It runs daemonized, so no child
  * handle keeps the test process alive; stop() ends it through its pid file.
  */
-export async function startRedisServer(port?: number): Promise<ThrowawayRedis> {
+export async function startRedisServer(port?: number, options: { replicaOf?: number } = {}): Promise<ThrowawayRedis> {
   const chosen = port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-redis-'));
   const pidFile = join(dir, 'redis.pid');
   const started = spawnSync(
     'redis-server',
     ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes',
-      '--pidfile', pidFile, '--dir', dir, '--logfile', join(dir, 'redis.log')],
+      '--pidfile', pidFile, '--dir', dir, '--logfile', join(dir, 'redis.log'),
+      ...(options.replicaOf === undefined ? [] : ['--replicaof', '127.0.0.1', String(options.replicaOf)])],
     { stdio: 'ignore' },
   );
   if (started.status !== 0) throw new Error(`redis-server did not start on port ${chosen}`);
