@@ -175,6 +175,7 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     let finished = true;
     clearInterval(this.watchdog);
+    this.connections.closing();
     if (this.working) {
       this.working = false;
       const bound = this.config.shutdown_timeout;

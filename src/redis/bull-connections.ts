@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { longLivedOptions, openRedis, type RedisClient, type RedisTarget } from './connection';
+import { closingOnPurpose, keepConnected, longLivedOptions, openRedis, type RedisClient, type RedisTarget } from './connection';
 
 /**
  * Bull leaves the connections made through a custom `createClient` open on close (it assumes they are shared), so
@@ -13,9 +13,15 @@ export class BullConnections {
   create(target: RedisTarget, type: 'client' | 'subscriber' | 'bclient'): RedisClient {
     // Bull's blocking and subscriber connections must wait out a Redis restart rather than fail commands.
     const client = openRedis(target, longLivedOptions(`forgewarden-bull-${type}`, type !== 'client'));
+    keepConnected(client);
     this.clients.add(client);
     if (type === 'bclient') this.blocking.add(client);
     return client;
+  }
+
+  /** The queue is about to close its connections: from now on they may end. */
+  closing(): void {
+    for (const client of this.clients) closingOnPurpose(client);
   }
 
   /**

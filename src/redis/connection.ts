@@ -172,6 +172,29 @@ export function longLivedOptions(connectionName: string, blocking = false): Redi
   };
 }
 
+/** Connections the daemon is closing on purpose: keepConnected leaves them closed. */
+const closing = new WeakSet<RedisClient>();
+
+/**
+ * Keeps a long-lived connection open until the daemon closes it. ioredis gives a connection up for good (`end`) when
+ * its connector fails while connecting: a Sentinel connection whose failover detector heard of a new primary while it
+ * was still asking the sentinels for one fails that way ("Connection is closed."), and would never reconnect.
+ */
+export function keepConnected(client: RedisClient): void {
+  client.on('end', () => {
+    if (closing.has(client)) return;
+    const timer = setTimeout(() => {
+      if (!closing.has(client) && client.status === 'end') client.connect().catch(() => undefined);
+    }, 1_000);
+    timer.unref();
+  });
+}
+
+/** Says that `client` is being closed on purpose, so that keepConnected lets it end. */
+export function closingOnPurpose(client: RedisClient): void {
+  closing.add(client);
+}
+
 export function isReadOnlyError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('READONLY');
 }

@@ -3,7 +3,7 @@ import { Interval } from '@nestjs/schedule';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { MetricsService } from '../metrics/metrics.service';
-import { isReadOnlyError, longLivedOptions, openRedis, redisKeyPrefix, type RedisClient, redisTarget } from './connection';
+import { closingOnPurpose, isReadOnlyError, keepConnected, longLivedOptions, openRedis, redisKeyPrefix, type RedisClient, redisTarget } from './connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from './eviction';
 import { REDIS } from './redis-token';
 import { ReplicaAcks } from './replication';
@@ -145,6 +145,7 @@ class RedisConnectionLifecycle implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.users.drain();
+    closingOnPurpose(this.redis);
     if (this.redis.status === 'end') return;
     // Closing is not losing the connection: what the socket reports from now on is not news.
     this.redis.removeAllListeners('error');
@@ -162,6 +163,7 @@ class RedisConnectionLifecycle implements OnApplicationShutdown {
       useFactory: (config: AppConfig) => {
         const logger = new Logger('Redis');
         const redis = openRedis(redisTarget(config.redis), longLivedOptions('forgewarden'));
+        keepConnected(redis);
         // ioredis reports every failed reconnect attempt; an operator needs the transitions, not each attempt.
         let lost = false;
         redis.on('error', (error: Error) => {

@@ -126,7 +126,8 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     let last = startedAt;
     let watching = true;
     const loop = (async () => {
-      while (watching) {
+      // Bounded, so a test that failed before stop() leaves nothing polling.
+      while (watching && Date.now() < startedAt + 180_000) {
         const ready = (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200;
         const now = Date.now();
         if (!ready) notReadyMs += now - last;
@@ -140,9 +141,7 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
         try {
           await waitUntil('the daemon is ready on the new primary', () => readyMs >= 0, 60_000);
         } catch (error) {
-          const readyz = await fetch(`http://127.0.0.1:${httpPort}/readyz`).then((response) => response.text(), String);
-          const log = `${daemon?.stdout ?? ''}${daemon?.stderr ?? ''}`.split('\n').filter((line) => /Redis|redis|queue/.test(line)).slice(-30).join('\n');
-          throw new Error(`${String(error)}; /readyz: ${readyz}; failovers counted: ${await metric('forgewarden_redis_failovers_total')}\n${log}`);
+          throw new Error(`${String(error)}; ${await diagnosis()}`);
         } finally {
           watching = false;
           await loop;
@@ -152,19 +151,30 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     };
   }
 
+  /** What the daemon says of itself, for a failure's message: /readyz, the failovers it counted, its last log lines. */
+  async function diagnosis(): Promise<string> {
+    const readyz = await fetch(`http://127.0.0.1:${httpPort}/readyz`).then((response) => response.text(), String);
+    const log = `${daemon?.stdout ?? ''}${daemon?.stderr ?? ''}`.split('\n').slice(-40).join('\n');
+    return `/readyz: ${readyz}; failovers counted: ${await metric('forgewarden_redis_failovers_total')}; the daemon's last lines:\n${log}`;
+  }
+
   /** When the first retry of `jobs` reached the forge, once all of them did. */
   async function retriedAt(startedAt: number, jobs: ReadonlyArray<{ project: number; job: number }>): Promise<number> {
     let firstRetryMs = -1;
     const wanted = jobs.map(({ project, job }) => `/api/v4/projects/${project}/jobs/${job}/retry`);
-    await waitUntil(
-      'the jobs failed after the failover are retried',
-      async () => {
-        const done = await retries();
-        if (firstRetryMs < 0 && wanted.some((path) => done.includes(path))) firstRetryMs = Date.now() - startedAt;
-        return wanted.every((path) => done.includes(path));
-      },
-      90_000,
-    );
+    try {
+      await waitUntil(
+        'the jobs failed after the failover are retried',
+        async () => {
+          const done = await retries();
+          if (firstRetryMs < 0 && wanted.some((path) => done.includes(path))) firstRetryMs = Date.now() - startedAt;
+          return wanted.every((path) => done.includes(path));
+        },
+        90_000,
+      );
+    } catch (error) {
+      throw new Error(`${String(error)}; ${await diagnosis()}`);
+    }
     return firstRetryMs;
   }
 
