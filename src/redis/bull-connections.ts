@@ -2,6 +2,15 @@ import { Injectable, Module } from '@nestjs/common';
 import { closingOnPurpose, keepConnected, longLivedOptions, openRedis, type RedisClient, type RedisTarget } from './connection';
 
 /**
+ * How long a renewal waits for the blocking connection to end. A socket the peer never closes (a primary gone
+ * silent) ends only when ioredis destroys it, `disconnectTimeout` (2 s by default) after disconnect(); the wait must
+ * outlast that. Were it the same 2 s, it would give up first: connect() is then refused ("already connected"), the
+ * socket ends a moment later for good (a disconnect() does not reconnect), and the worker fails on a closed
+ * connection every few seconds until the next renewal.
+ */
+const END_WAIT_MS = 5_000;
+
+/**
  * Bull leaves the connections made through a custom `createClient` open on close (it assumes they are shared), so
  * the queue module makes them here and closes them itself once the queue is closed.
  */
@@ -35,7 +44,7 @@ export class BullConnections {
         if (client.status !== 'end') {
           const ended = new Promise<void>((resolve) => {
             client.once('end', () => resolve());
-            setTimeout(resolve, 2_000).unref();
+            setTimeout(resolve, END_WAIT_MS).unref();
           });
           client.disconnect();
           await ended;
