@@ -56,6 +56,7 @@ export class BullConnections {
   }
 
   async closeAll(): Promise<void> {
+    this.closing();
     await Promise.all(
       [...this.clients].map(async (client) => {
         if (client.status === 'end') return;
