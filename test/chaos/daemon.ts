@@ -12,7 +12,10 @@ export interface DaemonEnvironment {
   clockFile: string;
   forgeUrl: string;
   token: string;
-  redisUrl: string;
+  /** REDIS_URL, for a policy file that reads it (not with sentinels, which the file names). */
+  redisUrl?: string;
+  /** FORGEWARDEN_CHAOS_HTTP_PORT, for a policy file that serves /metrics there (policyFile's `metrics`). */
+  httpPort?: number;
   logDir: string;
 }
 
@@ -62,7 +65,8 @@ export class Daemon {
         HOME: process.env.HOME ?? '/tmp',
         GITLAB_URL: this.env.forgeUrl,
         GITLAB_TOKEN: this.env.token,
-        REDIS_URL: this.env.redisUrl,
+        ...(this.env.redisUrl === undefined ? {} : { REDIS_URL: this.env.redisUrl }),
+        ...(this.env.httpPort === undefined ? {} : { FORGEWARDEN_CHAOS_HTTP_PORT: String(this.env.httpPort) }),
         FORGEWARDEN_CHAOS_CLOCK_FILE: this.env.clockFile,
         LOG_FORMAT: 'json',
         LOG_LEVEL: 'debug',
@@ -88,6 +92,26 @@ export class Daemon {
       await sleep(50);
     }
     return false;
+  }
+
+  /**
+   * One counter or gauge of the running process's /metrics (summed over its label sets), or undefined when it serves
+   * none, does not answer within `timeoutMs` or does not report the metric.
+   */
+  async metric(name: string, timeoutMs = 3_000): Promise<number | undefined> {
+    if (this.env.httpPort === undefined || !this.running) return undefined;
+    try {
+      const response = await fetch(`http://127.0.0.1:${this.env.httpPort}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+      if (!response.ok) return undefined;
+      let sum: number | undefined;
+      for (const line of (await response.text()).split('\n')) {
+        const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+        if (match?.[1] === name) sum = (sum ?? 0) + Number(match[3]);
+      }
+      return sum;
+    } catch {
+      return undefined;
+    }
   }
 
   /** SIGKILL: no shutdown hook runs, as in a crash or an OOM kill. */

@@ -14,7 +14,8 @@ export const POLICIES = {
  * The daemons' policy file. Intervals are 1s so a pass that a fault broke is tried again at once; the request budget
  * is far above what the suite sends, so the shared budget never slows a run (the suite tests faults, not throttling).
  * The timeout is short because a reset or a lost answer must not hold a pass for the default 30 s.
- * The forge URL, token and Redis URL come from the environment, as they do in production.
+ * The forge URL, token and Redis URL come from the environment, as they do in production; a Sentinel topology is
+ * named in the file (its sentinels' ports are the suite's to choose).
  */
 export interface PolicyFileOptions {
   /** The humans scenario backs up one group too. */
@@ -24,11 +25,23 @@ export interface PolicyFileOptions {
    * (bulk deletions are evaluated by the forge when they run, so a person deleting tags cannot make them wrong).
    */
   registryMode?: 'bulk' | 'per_tag';
+  /**
+   * The Redis section's topology: one server from REDIS_URL (the default), or a primary the sentinels at
+   * `sentinels` ("host:port") monitor under `masterName` (the failover scenario). With sentinels the claims wait for
+   * the default number of replicas (one): that default is part of what the scenario tests.
+   */
+  redis?: { sentinels: readonly string[]; masterName: string };
+  /**
+   * Serve /metrics on the port in FORGEWARDEN_CHAOS_HTTP_PORT, which each daemon gets its own of, so the suite can read
+   * their counters at the end (the failover scenario). Without it no HTTP server runs.
+   */
+  metrics?: boolean;
 }
 
 export function policyFile(secretsDir: string, options: PolicyFileOptions = {}): string {
-  const { backup, registryMode = 'bulk' } = options;
+  const { backup, registryMode = 'bulk', redis, metrics = false } = options;
   const list = (items: readonly string[]): string => `[${items.map((i) => JSON.stringify(i)).join(', ')}]`;
+  const topology = redis ? `sentinels: ${list(redis.sentinels)}\n  master_name: ${JSON.stringify(redis.masterName)}` : 'url: ${REDIS_URL}';
   return `version: 1
 gitlab:
   url: \${GITLAB_URL}
@@ -38,12 +51,12 @@ gitlab:
   max_requests_per_minute: 100000
   concurrency: 8
 redis:
-  url: \${REDIS_URL}
+  ${topology}
   prefix: chaos
   connect_timeout: 5s
 dry_run: false
 http:
-  port: 0
+  port: ${metrics ? '${FORGEWARDEN_CHAOS_HTTP_PORT}' : '0'}
 shutdown_timeout: 5s
 policies:
   - name: ${POLICIES.jobRetry}

@@ -68,62 +68,14 @@ export class ChaosRedis {
     }
   }
 
-  /**
-   * What the daemons left in Redis, for a scenario that did not reach the expected outcome: every key with its type,
-   * size and time to live, and the members of the queue's lists (which jobs are active, waiting, delayed, failed).
-   */
-  async describe(): Promise<string> {
-    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    const lines: string[] = [];
-    try {
-      await client.connect();
-      const keys = (await client.keys('*')).sort();
-      for (const key of keys.slice(0, 500)) {
-        const type = await client.type(key);
-        const ttl = await client.pttl(key);
-        let size = '';
-        let members: string[] = [];
-        if (type === 'list') {
-          size = String(await client.llen(key));
-          members = await client.lrange(key, 0, 20);
-        } else if (type === 'zset') {
-          size = String(await client.zcard(key));
-          members = await client.zrange(key, 0, 20, 'WITHSCORES');
-        } else if (type === 'string') {
-          members = [(await client.get(key))?.slice(0, 200) ?? ''];
-        } else if (type === 'hash') size = String(await client.hlen(key));
-        lines.push(`${key} ${type}${size ? ` (${size})` : ''} ttl=${ttl}${members.length > 0 ? ` ${members.join(' ')}` : ''}`);
-      }
-      if (keys.length > 500) lines.push(`… ${keys.length - 500} more keys`);
-    } catch (error) {
-      lines.push(`Redis could not be read: ${error instanceof Error ? error.message : String(error)}`);
-    } finally {
-      client.disconnect();
-    }
-    return `${lines.join('\n')}\n`;
+  /** What the daemons left in it (describeRedis), for a scenario that did not reach the expected outcome. */
+  describe(): Promise<string> {
+    return describeRedis(this.url);
   }
 
-  /** The daemons' audit trail (prefix `chaos`), counted by policy and outcome. */
-  async auditOutcomes(): Promise<Map<string, Map<string, number>>> {
-    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    const counts = new Map<string, Map<string, number>>();
-    try {
-      await client.connect();
-      for (const [, fields] of await client.xrange('chaos:audit', '-', '+')) {
-        const entry: Record<string, string> = {};
-        for (let i = 0; i + 1 < fields.length; i += 2) entry[fields[i]] = fields[i + 1];
-        const byOutcome = counts.get(entry.policy) ?? new Map<string, number>();
-        byOutcome.set(entry.outcome, (byOutcome.get(entry.outcome) ?? 0) + 1);
-        counts.set(entry.policy, byOutcome);
-      }
-    } catch {
-      // Redis unreadable: the figures read 0, and the rows still judge the forge.
-    } finally {
-      client.disconnect();
-    }
-    return counts;
+  /** The daemons' audit trail (auditOutcomes). */
+  auditOutcomes(): Promise<Map<string, Map<string, number>>> {
+    return auditOutcomes(this.url);
   }
 
   /** SIGKILL, through its own pid: connections drop as in a crash, and whatever it did not save is gone. */
@@ -146,4 +98,63 @@ export class ChaosRedis {
     await this.down();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What the daemons left in the Redis at `url`, for a scenario that did not reach the expected outcome: every key with
+ * its type, size and time to live, and the members of the queue's lists (which jobs are active, waiting, delayed,
+ * failed).
+ */
+export async function describeRedis(url: string): Promise<string> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  const lines: string[] = [];
+  try {
+    await client.connect();
+    const keys = (await client.keys('*')).sort();
+    for (const key of keys.slice(0, 500)) {
+      const type = await client.type(key);
+      const ttl = await client.pttl(key);
+      let size = '';
+      let members: string[] = [];
+      if (type === 'list') {
+        size = String(await client.llen(key));
+        members = await client.lrange(key, 0, 20);
+      } else if (type === 'zset') {
+        size = String(await client.zcard(key));
+        members = await client.zrange(key, 0, 20, 'WITHSCORES');
+      } else if (type === 'string') {
+        members = [(await client.get(key))?.slice(0, 200) ?? ''];
+      } else if (type === 'hash') size = String(await client.hlen(key));
+      lines.push(`${key} ${type}${size ? ` (${size})` : ''} ttl=${ttl}${members.length > 0 ? ` ${members.join(' ')}` : ''}`);
+    }
+    if (keys.length > 500) lines.push(`… ${keys.length - 500} more keys`);
+  } catch (error) {
+    lines.push(`Redis could not be read: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    client.disconnect();
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The daemons' audit trail (prefix `chaos`) in the Redis at `url`, counted by policy and outcome. */
+export async function auditOutcomes(url: string): Promise<Map<string, Map<string, number>>> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  const counts = new Map<string, Map<string, number>>();
+  try {
+    await client.connect();
+    for (const [, fields] of await client.xrange('chaos:audit', '-', '+')) {
+      const entry: Record<string, string> = {};
+      for (let i = 0; i + 1 < fields.length; i += 2) entry[fields[i]] = fields[i + 1];
+      const byOutcome = counts.get(entry.policy) ?? new Map<string, number>();
+      byOutcome.set(entry.outcome, (byOutcome.get(entry.outcome) ?? 0) + 1);
+      counts.set(entry.policy, byOutcome);
+    }
+  } catch {
+    // Redis unreadable: the figures read 0, and the rows still judge the forge.
+  } finally {
+    client.disconnect();
+  }
+  return counts;
 }

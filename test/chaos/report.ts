@@ -83,6 +83,10 @@ export interface Summary {
     requests: number;
     faults: number;
     notes: string[];
+    /** The failover scenario: failovers made (requested or after a kill), primary changes nobody asked for. */
+    failovers?: { made: number; unrequested: number };
+    /** The failover scenario: each daemon's forgewarden_redis_failovers_total at the end (null: not read). */
+    redis_failovers_total?: Record<string, number | null>;
   }[];
 }
 
@@ -107,5 +111,7 @@ export function scenarioSummary(name: string, result: ScenarioResult): Summary['
     requests: result.requests,
     faults: Object.values(result.outcome.faults).reduce((a, b) => a + b, 0),
     notes: result.notes,
+    ...(result.failovers ? { failovers: result.failovers } : {}),
+    ...(result.redisFailoversTotal ? { redis_failovers_total: result.redisFailoversTotal } : {}),
   };
 }

@@ -20,6 +20,7 @@ import { Random } from './random';
 import { differences, races, scenarioSummary, table, writeSummary, type Summary } from './report';
 import { DAEMON_DID_NOT_START, runScenario, type ScenarioPlan, type ScenarioResult } from './scenario';
 import { closeAllRedis } from './redis';
+import { stopAllTopologies } from '../support/redis-topology';
 import { buildDesign } from './world';
 
 const REPO = resolve(__dirname, '../../../..');
@@ -51,12 +52,27 @@ const PLANS: ScenarioPlan[] = [
     ],
     timeLimitMs: 125_000,
   },
+  // Redis behind Sentinel, failed over while the work is under way: first while keys wait out their grace and the
+  // first bulk deletions are within their hour, then once by SIGKILL to the primary (restarted as a replica, so the
+  // later ones have a replica to promote), then twice more. The clock stands still until each has settled.
+  {
+    name: 'failover',
+    daemons: 2,
+    faults: false,
+    failovers: [
+      { afterHourSteps: 0, delayMs: 3_000, kind: 'failover' },
+      { afterHourSteps: 1, delayMs: 1_000, kind: 'kill-primary' },
+      { afterHourSteps: 2, delayMs: 1_000, kind: 'failover' },
+      { afterHourSteps: 3, delayMs: 1_000, kind: 'failover' },
+    ],
+    timeLimitMs: 170_000,
+  },
   // A person at work beside one daemon under the same faults (humans.ts): the rows judge each harmful write of the
   // daemon at the moment the forge handles it, and the work on the targets the person left alone.
   { name: 'humans', daemons: 1, faults: true, humans: { forMs: 45_000, gapMs: [250, 900] }, timeLimitMs: 110_000 },
 ];
 /** The order lanes take scenarios in: the longest first, so the lanes end close together. */
-const LANE_ORDER = ['redis-outage', 'kills', 'humans', 'faults', 'replicas'];
+const LANE_ORDER = ['failover', 'redis-outage', 'kills', 'humans', 'faults', 'replicas'];
 
 interface Options {
   seed: number;
@@ -181,6 +197,10 @@ function describe(plan: ScenarioPlan): string {
   const parts = [`${plan.daemons} daemon${plan.daemons === 1 ? '' : 's'}`, plan.faults ? `${FAULT_PERCENT}% faults` : 'no faults'];
   if (plan.killCycles) parts.push(`${plan.killCycles} SIGKILL/restart cycles`);
   for (const outage of plan.redisOutages ?? []) parts.push(`Redis down for ${outage.forMs / 1000} s, back ${outage.data === 'empty' ? 'empty' : 'with its data'}`);
+  if (plan.failovers) {
+    const kills = plan.failovers.filter((event) => event.kind === 'kill-primary').length;
+    parts.push(`Redis behind Sentinel, failed over ${plan.failovers.length - kills} time(s) on request${kills > 0 ? ` and ${kills} by SIGKILL to the primary` : ''}`);
+  }
   if (plan.humans) parts.push(`a person at work for ${plan.humans.forMs / 1000} s`);
   parts.push(`at most ${plan.timeLimitMs / 1000} s`);
   return parts.join(', ');
@@ -190,7 +210,7 @@ function describe(plan: ScenarioPlan): string {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     process.stderr.write(`chaos: ${signal}: stopping the daemons and redis-servers\n`);
-    void Promise.all([killAllDaemons(), closeAllRedis()]).finally(() => process.exit(130));
+    void Promise.allSettled([killAllDaemons(), closeAllRedis(), stopAllTopologies()]).finally(() => process.exit(130));
   });
 }
 
@@ -198,6 +218,7 @@ main().then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`chaos: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
+    // Other lanes may still run: their daemons and (daemonized) redis-servers would outlive the suite.
+    void Promise.allSettled([killAllDaemons(), closeAllRedis(), stopAllTopologies()]).finally(() => process.exit(1));
   },
 );

@@ -2,6 +2,8 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { ADMIN_TOKEN } from '../support/world-builders';
+import { startSentinelTopology, type SentinelTopology } from '../support/redis-topology';
+import { freePort } from '../support/redis-server';
 import { compare, converged, type Row } from './compare';
 import { Daemon, sleep } from './daemon';
 import { faultRules } from './fault-mix';
@@ -9,7 +11,7 @@ import { readOutcome, type Outcome, type Seeded } from './outcome';
 import { POLICIES, policyFile } from './policy-file';
 import { readSettings, seededRuleIds, seedSettings } from './project-settings';
 import type { Random } from './random';
-import { ChaosRedis } from './redis';
+import { auditOutcomes, ChaosRedis, describeRedis } from './redis';
 import type { Design } from './world';
 import { BACKUP, checkBackups, HUMANS_BACKUP_POLICY, humansRows, Judge, Person } from './humans';
 
@@ -34,6 +36,13 @@ export interface ScenarioPlan {
    * back without its data, or with what it held when it went (saved just before).
    */
   redisOutages?: RedisOutage[];
+  /**
+   * Redis behind Sentinel (a primary, a replica and three sentinels; the daemons' policy file names the sentinels)
+   * instead of one server, and these failovers, one after the other. Each starts as an outage does (after
+   * `afterHourSteps` hour steps, `delayMs` after the last one or the daemons' start or the end of the failover
+   * before), and the clock stands still until the topology has settled again.
+   */
+  failovers?: FailoverEvent[];
   /** Bound of the active phase (before the quiet period). */
   timeLimitMs: number;
   /**
@@ -50,6 +59,18 @@ export interface RedisOutage {
   data: 'empty' | 'with-data';
 }
 
+/**
+ * `failover`: SENTINEL FAILOVER, done once the new primary serves and the old one replicates from it (about 10 s:
+ * Sentinel waits that long before it demotes the old primary). `kill-primary`: SIGKILL to the primary, then the wait
+ * for the sentinels to promote the replica, then the killed server restarted (empty) as the new primary's replica, so
+ * a later failover has one to promote.
+ */
+export interface FailoverEvent {
+  afterHourSteps: number;
+  delayMs: number;
+  kind: 'failover' | 'kill-primary';
+}
+
 export interface ScenarioResult {
   rows: Row[];
   outcome: Outcome;
@@ -59,6 +80,10 @@ export interface ScenarioResult {
   daemonStarts: number;
   requests: number;
   notes: string[];
+  /** With a Sentinel topology: the failovers made (requested or after a kill), and those that happened unasked. */
+  failovers?: { made: number; unrequested: number };
+  /** With a Sentinel topology: each daemon's forgewarden_redis_failovers_total at the end (null: not read). */
+  redisFailoversTotal?: Record<string, number | null>;
 }
 
 export interface ScenarioContext {
@@ -91,6 +116,8 @@ const HOLD_MAX_MS = 5_000;
  * a ledger or a rotation record that was lost shows as a second bulk deletion or a second key.
  */
 const AFTER_REDIS_HOLD_MS = 12_000;
+/** The daemons' count of the primary changes they noticed (src/redis/redis.module.ts). */
+const FAILOVERS_METRIC = 'forgewarden_redis_failovers_total';
 const HOUR_STEP_EVERY = 4;
 const HOUR_STEP_MS = 61 * 60_000;
 const MINUTE_STEP_MS = 61_000;
@@ -114,14 +141,25 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
   const configFile = join(dir, 'policies.yml');
   const backupFolder = join(dir, 'backups', BACKUP.group);
   const backup = plan.humans ? { destination: join(dir, 'backups'), group: BACKUP.group, schedule: BACKUP.schedule, keepLast: BACKUP.keepLast, policy: HUMANS_BACKUP_POLICY } : undefined;
-  writeFileSync(configFile, policyFile(secretsDir, plan.humans ? { backup, registryMode: 'per_tag' } : {}));
   const clockFile = join(dir, 'clock-offset-ms');
   const notes: string[] = [];
 
-  const redis = await ChaosRedis.start();
+  let redis: ChaosRedis | undefined;
+  let topology: SentinelTopology | undefined;
   let sandbox: RunningSandbox | undefined;
   const daemons: Daemon[] = [];
   try {
+    if (plan.failovers) topology = await startSentinelTopology();
+    else redis = await ChaosRedis.start();
+    writeFileSync(
+      configFile,
+      policyFile(secretsDir, {
+        ...(plan.humans ? { backup, registryMode: 'per_tag' } : {}),
+        ...(topology ? { redis: { sentinels: topology.sentinelAddresses, masterName: topology.masterName }, metrics: true } : {}),
+      }),
+    );
+    /** Where the daemons' data is now: the one server, or the primary the sentinels name. */
+    const redisUrl = async (): Promise<string> => (redis ? redis.url : `redis://127.0.0.1:${await topology?.primaryPort()}`);
     sandbox = await startSandbox({ world: ctx.design.world });
     const state = sandbox.state;
     const writeClock = (): void => {
@@ -141,7 +179,9 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
           clockFile,
           forgeUrl: sandbox.url,
           token: ADMIN_TOKEN,
-          redisUrl: redis.url,
+          redisUrl: redis?.url,
+          // With sentinels each daemon serves /metrics, for its count of failovers at the end.
+          httpPort: topology ? await freePort() : undefined,
           logDir: dir,
         }),
       );
@@ -183,16 +223,26 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     let lastBulkAt = 0;
     let holdingSince: number | undefined;
     let noHourStepBefore = 0;
+    const failovers = new Failovers(topology, plan.failovers ?? [], (line) => ctx.log(`  ${plan.name}: ${line}`));
 
     while (Date.now() < activeUntil) {
       const now = Date.now();
       const outage = outages[0];
-      if (redisBackAt === undefined && outage && steps >= outage.afterHourSteps && now >= lastStepAt + outage.delayMs) {
+      const failover = failovers.next;
+      if (failover && !failovers.busy && steps >= failover.afterHourSteps && now >= lastStepAt + failover.delayMs) {
+        failovers.start(`${Math.round((now - started) / 1000)} s in, after ${steps} hour step(s)`);
+      } else if (failovers.settled()) {
+        // As after an outage: the clock stood still, and the hour of the last bulk deletion and the keys' grace go on.
+        nextTickAt = Date.now() + TICK_MS;
+        lastStepAt = Date.now();
+        noHourStepBefore = Date.now() + AFTER_REDIS_HOLD_MS;
+      }
+      if (redis && redisBackAt === undefined && outage && steps >= outage.afterHourSteps && now >= lastStepAt + outage.delayMs) {
         if (outage.data === 'with-data') await redis.snapshot();
         await redis.down();
         redisBackAt = Date.now() + outage.forMs;
         ctx.log(`  ${plan.name}: Redis stopped (${Math.round((Date.now() - started) / 1000)} s in, after ${steps} hour step(s)); back ${outage.data === 'empty' ? 'empty' : 'with its data'} in ${outage.forMs / 1000} s`);
-      } else if (redisBackAt !== undefined && outage && now >= redisBackAt) {
+      } else if (redis && redisBackAt !== undefined && outage && now >= redisBackAt) {
         await redis.up(outage.data);
         outages.shift();
         redisBackAt = undefined;
@@ -202,7 +252,8 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         noHourStepBefore = Date.now() + AFTER_REDIS_HOLD_MS;
         ctx.log(`  ${plan.name}: Redis is back`);
       }
-      const redisDown = redisBackAt !== undefined;
+      // During a failover too: until the topology has settled, the primary has no replica to confirm a claim.
+      const redisDown = redisBackAt !== undefined || failovers.busy;
       for (; logIndex < state.requestLog.length; logIndex++) {
         const entry = state.requestLog[logIndex];
         if (entry.method === 'DELETE' && /\/registry\/repositories\/\d+\/tags$/.test(entry.path)) lastBulkAt = now;
@@ -234,26 +285,35 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       if (now >= checkAt) {
         checkAt = now + CHECK_EVERY_MS;
         done = judge ? healthyDone() : converged(expected, readOutcome(state, ctx.design, secretsDir, seeded));
-        if (done && killsLeft === 0 && outages.length === 0 && steps >= MIN_HOUR_STEPS) break;
+        if (done && killsLeft === 0 && outages.length === 0 && failovers.over && steps >= MIN_HOUR_STEPS) break;
       }
       await sleep(POLL_MS);
     }
     if (!done && startedOk) {
       notes.push(`did not reach the expected outcome within ${Math.round(plan.timeLimitMs / 1000)} s; Redis keys in redis-at-end.txt`);
-      writeFileSync(join(dir, 'redis-at-end.txt'), await redis.describe());
     }
+    // A failover under way when the time ran out ends first: the quiet period is for the daemons, not the topology.
+    await failovers.finish();
+    if (!done && startedOk) writeFileSync(join(dir, 'redis-at-end.txt'), await describeRedis(await redisUrl()).catch((error: unknown) => `${String(error)}\n`));
 
     await personWork;
     state.faults.clear();
-    if (redisBackAt !== undefined) await redis.up(outages[0]?.data ?? 'empty');
+    if (redis && redisBackAt !== undefined) await redis.up(outages[0]?.data ?? 'empty');
     await sleep(QUIET_MS);
+    let redisFailoversTotal: Record<string, number | null> | undefined;
+    if (topology) {
+      notes.push(...(await failovers.report()));
+      redisFailoversTotal = {};
+      for (const daemon of daemons) redisFailoversTotal[daemon.name] = (await daemon.metric(FAILOVERS_METRIC)) ?? null;
+      notes.push(`${FAILOVERS_METRIC}: ${Object.entries(redisFailoversTotal).map(([name, value]) => `${name} ${value ?? 'not read'}`).join(', ')}`);
+    }
     const outcome = readOutcome(state, ctx.design, secretsDir, seeded);
     if (judge && person) checkBackups(judge, backupFolder, person.deletedBackups);
     // What the forge recorded, for the evidence behind a failing row (one JSON object a line).
     writeFileSync(join(dir, 'forge-requests.jsonl'), state.requestLog.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
     let rows: Row[];
     if (judge) {
-      const audit = await redis.auditOutcomes();
+      const audit = await auditOutcomes(await redisUrl());
       rows = humansRows(plan.name, expected, outcome, judge, state, backupFolder, audit).map(({ area, ...row }) => ({
         ...row,
         faults: area === 'backup' ? 0 : outcome.faults[area],
@@ -277,11 +337,13 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       daemonStarts: daemons.reduce((sum, d) => sum + d.startCount, 0),
       requests: state.requestLog.length,
       notes,
+      ...(topology ? { failovers: { made: failovers.made, unrequested: failovers.unrequested }, redisFailoversTotal } : {}),
     };
   } finally {
     await Promise.all(daemons.map((d) => d.stop(6_000)));
     await sandbox?.close();
-    await redis.close();
+    await redis?.close();
+    await topology?.stop();
   }
 }
 
@@ -299,4 +361,120 @@ export async function seedForge(sandbox: RunningSandbox, design: Design): Promis
   const wrong = design.settings.filter(({ item, before }) => held.get(item) !== before).map(({ item, before }) => `${item}: design ${before}, forge ${held.get(item) ?? 'absent'}`);
   if (wrong.length > 0) throw new Error(`chaos world: the forge's settings before the run are not the design's:\n  ${wrong.join('\n  ')}`);
   return seeded;
+}
+
+/**
+ * The failover scenario's events, one at a time in the background (each takes 10 to 30 s, and the scenario's loop goes
+ * on checking the forge meanwhile). It also notices a primary that changed without being asked (a sentinel that
+ * missed a PING on a loaded machine): the daemons must survive that too, but the clock did not stand still for it.
+ */
+class Failovers {
+  private readonly pending: FailoverEvent[];
+  private running: Promise<void> | undefined;
+  private finished = false;
+  /** The primary the last event left, to tell an unrequested failover by. */
+  private primary: number | undefined;
+  private readonly lines: string[] = [];
+  private failed = false;
+  private count = 0;
+  made = 0;
+  unrequested = 0;
+
+  constructor(
+    private readonly topology: SentinelTopology | undefined,
+    events: readonly FailoverEvent[],
+    private readonly log: (line: string) => void,
+  ) {
+    this.pending = topology ? [...events] : [];
+    this.primary = topology?.dataPorts[0];
+  }
+
+  /** The event due next; none after one failed (the topology is then in no state to go on). */
+  get next(): FailoverEvent | undefined {
+    return this.failed ? undefined : this.pending[0];
+  }
+
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** No event left to make and none under way. */
+  get over(): boolean {
+    return this.next === undefined && !this.busy;
+  }
+
+  start(when: string): void {
+    const event = this.pending.shift();
+    const topology = this.topology;
+    if (!event || !topology) return;
+    const number = ++this.count;
+    const began = Date.now();
+    const seconds = (): string => ((Date.now() - began) / 1000).toFixed(1);
+    this.log(`failover ${number}: ${event.kind === 'failover' ? 'SENTINEL FAILOVER' : 'SIGKILL to the primary'} (${when})`);
+    this.running = (async () => {
+      let line: string;
+      if (event.kind === 'failover') {
+        const { from, to } = await topology.failover();
+        this.noticeUnrequested(from);
+        line = `requested: ${from} → ${to}, settled in ${seconds()} s`;
+        this.primary = to;
+      } else {
+        const { killed } = await topology.killPrimary();
+        this.noticeUnrequested(killed);
+        const to = await topology.waitForPrimaryOtherThan(killed);
+        const promoted = seconds();
+        await topology.restart(killed);
+        line = `${killed} SIGKILLed: ${to} promoted after ${promoted} s, ${killed} back as its replica after ${seconds()} s`;
+        this.primary = to;
+      }
+      this.made += 1;
+      this.lines.push(line);
+      this.log(`failover ${number}: ${line}`);
+    })().catch((error: unknown) => {
+      this.failed = true;
+      const line = `failover ${number} (${event.kind}) FAILED after ${seconds()} s, no further failovers made: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+      this.lines.push(line);
+      this.log(line);
+    }).finally(() => {
+      this.finished = true;
+    });
+  }
+
+  /** True once, when the event under way has ended: the clock may move again. */
+  settled(): boolean {
+    if (!this.running || !this.finished) return false;
+    this.running = undefined;
+    this.finished = false;
+    return true;
+  }
+
+  /** Waits for the event under way, if any. */
+  async finish(): Promise<void> {
+    await this.running;
+    this.settled();
+  }
+
+  /** The notes for the scenario's report; checks once more for a primary changed unasked. */
+  async report(): Promise<string[]> {
+    if (!this.topology) return [];
+    try {
+      if (!this.failed) this.noticeUnrequested(await this.topology.primaryPort());
+    } catch (error) {
+      this.lines.push(`no sentinel named a primary at the end: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const left = this.pending.length;
+    return [
+      `${this.made} failovers made${left > 0 ? ` (${left} not made: the time ran out or one failed)` : ''}${this.unrequested > 0 ? `, and ${this.unrequested} primary change(s) nobody asked for` : ''}`,
+      ...this.lines,
+    ];
+  }
+
+  private noticeUnrequested(primaryNow: number): void {
+    if (this.primary === undefined || primaryNow === this.primary) return;
+    this.unrequested += 1;
+    const line = `the primary moved from ${this.primary} to ${primaryNow} without a failover being asked for (the clock did not stand still for it)`;
+    this.lines.push(line);
+    this.log(line);
+    this.primary = primaryNow;
+  }
 }
