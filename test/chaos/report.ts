@@ -87,6 +87,8 @@ export interface Summary {
     failovers?: { made: number; unrequested: number };
     /** The failover scenario: each daemon's forgewarden_redis_failovers_total at the end (null: not read). */
     redis_failovers_total?: Record<string, number | null>;
+    /** The failover scenario: each daemon's forgewarden_redis_up at the end (0: its Redis connection never came back). */
+    redis_up?: Record<string, number | null>;
   }[];
 }
 
@@ -112,6 +114,11 @@ export function scenarioSummary(name: string, result: ScenarioResult): Summary['
     faults: Object.values(result.outcome.faults).reduce((a, b) => a + b, 0),
     notes: result.notes,
     ...(result.failovers ? { failovers: result.failovers } : {}),
-    ...(result.redisFailoversTotal ? { redis_failovers_total: result.redisFailoversTotal } : {}),
+    ...(result.redisMetrics
+      ? {
+          redis_failovers_total: Object.fromEntries(Object.entries(result.redisMetrics).map(([name, m]) => [name, m.failovers])),
+          redis_up: Object.fromEntries(Object.entries(result.redisMetrics).map(([name, m]) => [name, m.up])),
+        }
+      : {}),
   };
 }

@@ -82,8 +82,11 @@ export interface ScenarioResult {
   notes: string[];
   /** With a Sentinel topology: the failovers made (requested or after a kill), and those that happened unasked. */
   failovers?: { made: number; unrequested: number };
-  /** With a Sentinel topology: each daemon's forgewarden_redis_failovers_total at the end (null: not read). */
-  redisFailoversTotal?: Record<string, number | null>;
+  /**
+   * With a Sentinel topology: each daemon's forgewarden_redis_failovers_total and forgewarden_redis_up at the end (null:
+   * not read). A daemon whose Redis connection never came back reports up 0.
+   */
+  redisMetrics?: Record<string, { failovers: number | null; up: number | null }>;
 }
 
 export interface ScenarioContext {
@@ -116,8 +119,9 @@ const HOLD_MAX_MS = 5_000;
  * a ledger or a rotation record that was lost shows as a second bulk deletion or a second key.
  */
 const AFTER_REDIS_HOLD_MS = 12_000;
-/** The daemons' count of the primary changes they noticed (src/redis/redis.module.ts). */
+/** The daemons' count of the primary changes they noticed, and whether Redis answered their last check (every 10 s). */
 const FAILOVERS_METRIC = 'forgewarden_redis_failovers_total';
+const REDIS_UP_METRIC = 'forgewarden_redis_up';
 const HOUR_STEP_EVERY = 4;
 const HOUR_STEP_MS = 61 * 60_000;
 const MINUTE_STEP_MS = 61_000;
@@ -300,12 +304,17 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     state.faults.clear();
     if (redis && redisBackAt !== undefined) await redis.up(outages[0]?.data ?? 'empty');
     await sleep(QUIET_MS);
-    let redisFailoversTotal: Record<string, number | null> | undefined;
+    let redisMetrics: ScenarioResult['redisMetrics'];
     if (topology) {
       notes.push(...(await failovers.report()));
-      redisFailoversTotal = {};
-      for (const daemon of daemons) redisFailoversTotal[daemon.name] = (await daemon.metric(FAILOVERS_METRIC)) ?? null;
-      notes.push(`${FAILOVERS_METRIC}: ${Object.entries(redisFailoversTotal).map(([name, value]) => `${name} ${value ?? 'not read'}`).join(', ')}`);
+      redisMetrics = {};
+      for (const daemon of daemons) {
+        redisMetrics[daemon.name] = { failovers: (await daemon.metric(FAILOVERS_METRIC)) ?? null, up: (await daemon.metric(REDIS_UP_METRIC)) ?? null };
+      }
+      const figures = Object.entries(redisMetrics);
+      const shown = (value: number | null): string => (value === null ? 'not read' : String(value));
+      notes.push(`${FAILOVERS_METRIC}: ${figures.map(([name, { failovers: value }]) => `${name} ${shown(value)}`).join(', ')}`);
+      notes.push(`${REDIS_UP_METRIC}: ${figures.map(([name, { up }]) => `${name} ${shown(up)}`).join(', ')}`);
     }
     const outcome = readOutcome(state, ctx.design, secretsDir, seeded);
     if (judge && person) checkBackups(judge, backupFolder, person.deletedBackups);
@@ -337,7 +346,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       daemonStarts: daemons.reduce((sum, d) => sum + d.startCount, 0),
       requests: state.requestLog.length,
       notes,
-      ...(topology ? { failovers: { made: failovers.made, unrequested: failovers.unrequested }, redisFailoversTotal } : {}),
+      ...(topology ? { failovers: { made: failovers.made, unrequested: failovers.unrequested }, redisMetrics } : {}),
     };
   } finally {
     await Promise.all(daemons.map((d) => d.stop(6_000)));
