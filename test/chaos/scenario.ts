@@ -1,9 +1,9 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { ADMIN_TOKEN } from '../support/world-builders';
 import { startSentinelTopology, type SentinelTopology } from '../support/redis-topology';
-import { freePort } from '../support/redis-server';
+import { freePort, isAlive } from '../support/redis-server';
 import { compare, converged, type Row } from './compare';
 import { Daemon, sleep } from './daemon';
 import { faultRules } from './fault-mix';
@@ -352,7 +352,13 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     await Promise.all(daemons.map((d) => d.stop(6_000)));
     await sandbox?.close();
     await redis?.close();
-    await topology?.stop();
+    if (topology) {
+      // The servers' and sentinels' logs (who was promoted when, who saw whom down) go with the topology: keep a copy.
+      const logs = join(dir, 'redis-topology');
+      mkdirSync(logs, { recursive: true });
+      for (const file of topology.logFiles()) if (existsSync(file)) copyFileSync(file, join(logs, basename(file)));
+      await topology.stop();
+    }
   }
 }
 
@@ -441,7 +447,8 @@ class Failovers {
       this.log(`failover ${number}: ${line}`);
     })().catch((error: unknown) => {
       this.failed = true;
-      const line = `failover ${number} (${event.kind}) FAILED after ${seconds()} s, no further failovers made: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+      const alive = topology.pids().filter(isAlive).length;
+      const line = `failover ${number} (${event.kind}) FAILED after ${seconds()} s (${alive} of the topology's ${topology.pids().length} processes alive), no further failovers made: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
       this.lines.push(line);
       this.log(line);
     }).finally(() => {

@@ -44,6 +44,8 @@ export interface SentinelTopology {
   restart(port: number): Promise<void>;
   /** Every process the topology started, killed ones included, for a test to check that none outlives stop(). */
   pids(): number[];
+  /** The log file of each data server and sentinel (gone after stop(): copy them first to keep them). */
+  logFiles(): string[];
   stop(): Promise<void>;
 }
 
@@ -309,6 +311,10 @@ class RunningSentinelTopology implements SentinelTopology {
 
   pids(): number[] {
     return this.processes.pids();
+  }
+
+  logFiles(): string[] {
+    return [...this.dataLogs(), ...this.sentinelLogs()];
   }
 
   stop(): Promise<void> {
