@@ -119,6 +119,13 @@ const HOLD_MAX_MS = 5_000;
  * a ledger or a rotation record that was lost shows as a second bulk deletion or a second key.
  */
 const AFTER_REDIS_HOLD_MS = 12_000;
+/**
+ * How long a sentinel waits for a PING reply before it calls a server down. The topology's default (1 s) let a loaded
+ * two-core box fail over unasked: a primary just promoted, busy with the full sync of the restarted server and the
+ * daemons' reconnections, missed a sentinel's PING for a second and was failed over to that half-synced replica.
+ * A killed primary is promoted about 2 s later than with 1 s.
+ */
+const SENTINEL_DOWN_AFTER_MS = 3_000;
 /** The daemons' count of the primary changes they noticed, and whether Redis answered their last check (every 10 s). */
 const FAILOVERS_METRIC = 'forgewarden_redis_failovers_total';
 const REDIS_UP_METRIC = 'forgewarden_redis_up';
@@ -153,7 +160,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
   let sandbox: RunningSandbox | undefined;
   const daemons: Daemon[] = [];
   try {
-    if (plan.failovers) topology = await startSentinelTopology();
+    if (plan.failovers) topology = await startSentinelTopology({ downAfterMs: SENTINEL_DOWN_AFTER_MS });
     else redis = await ChaosRedis.start();
     writeFileSync(
       configFile,
