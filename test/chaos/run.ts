@@ -65,7 +65,7 @@ const PLANS: ScenarioPlan[] = [
       { afterHourSteps: 2, delayMs: 1_000, kind: 'failover' },
       { afterHourSteps: 3, delayMs: 1_000, kind: 'failover' },
     ],
-    timeLimitMs: 170_000,
+    timeLimitMs: 150_000,
   },
   // A person at work beside one daemon under the same faults (humans.ts): the rows judge each harmful write of the
   // daemon at the moment the forge handles it, and the work on the targets the person left alone.
