@@ -399,6 +399,8 @@ class Failovers {
   private readonly lines: string[] = [];
   private failed = false;
   private count = 0;
+  /** Processes of the topology this scenario SIGKILLed (a killed primary; its restart is a new process). */
+  private killed = 0;
   made = 0;
   unrequested = 0;
 
@@ -442,6 +444,7 @@ class Failovers {
         this.primary = to;
       } else {
         const { killed } = await topology.killPrimary();
+        this.killed += 1;
         this.noticeUnrequested(killed);
         const to = await topology.waitForPrimaryOtherThan(killed);
         const promoted = seconds();
@@ -454,8 +457,7 @@ class Failovers {
       this.log(`failover ${number}: ${line}`);
     })().catch((error: unknown) => {
       this.failed = true;
-      const alive = topology.pids().filter(isAlive).length;
-      const line = `failover ${number} (${event.kind}) FAILED after ${seconds()} s (${alive} of the topology's ${topology.pids().length} processes alive), no further failovers made: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+      const line = `failover ${number} (${event.kind}) FAILED after ${seconds()} s${this.vanished()}, no further failovers made: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
       this.lines.push(line);
       this.log(line);
     }).finally(() => {
@@ -486,10 +488,23 @@ class Failovers {
       this.lines.push(`no sentinel named a primary at the end: ${error instanceof Error ? error.message : String(error)}`);
     }
     const left = this.pending.length;
+    const vanished = this.vanished();
+    if (vanished) this.lines.push(`at the end${vanished}`);
     return [
       `${this.made} failovers made${left > 0 ? ` (${left} not made: the time ran out or one failed)` : ''}${this.unrequested > 0 ? `, and ${this.unrequested} primary change(s) nobody asked for` : ''}`,
       ...this.lines,
     ];
+  }
+
+  /**
+   * Processes of the topology gone that the scenario did not kill: a crash, or something outside the suite ending
+   * them (twice, on a machine shared with other test runs, all but one went at once without a line in their logs).
+   */
+  private vanished(): string {
+    if (!this.topology) return '';
+    const pids = this.topology.pids();
+    const gone = pids.length - pids.filter(isAlive).length - this.killed;
+    return gone > 0 ? ` (${gone} of the topology's processes died that the scenario did not kill: see redis-topology/)` : '';
   }
 
   private noticeUnrequested(primaryNow: number): void {
