@@ -26,6 +26,7 @@ export class ReplicationUnconfirmedError extends Error {
 @Injectable()
 export class ReplicaAcks implements OnApplicationBootstrap {
   private readonly logger = new Logger('Redis');
+  /** Replicas a guarding write must reach; 0 turns confirmation off. */
   private required = 0;
   /** Set after a confirmation failed: the next one asks how many replicas are connected before blocking on WAIT. */
   private degraded = false;
@@ -38,11 +39,6 @@ export class ReplicaAcks implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     this.required = await this.requiredAcks();
     if (this.required > 0) this.logger.log(`claims wait for ${this.required} replica(s) to hold them before an action is sent (redis.min_replicas_acked)`);
-  }
-
-  /** Replicas a guarding write must reach; 0 turns confirmation off. */
-  get requiredReplicas(): number {
-    return this.required;
   }
 
   /**
