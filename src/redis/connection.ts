@@ -214,6 +214,7 @@ const FINAL_CODES = new Set([
   'CERT_HAS_EXPIRED',
   'ERR_TLS_CERT_ALTNAME_INVALID',
   'UNKNOWN_MASTER',
+  'NO_SENTINEL',
 ]);
 
 /** A connection that tries once: for a probe or a one-shot check, never a reconnect loop. */
@@ -296,6 +297,8 @@ function errorCode(error: unknown): string | undefined {
   // "All sentinels are unreachable ... Last error: connect ECONNREFUSED 10.0.0.5:26379"
   const socketCode = /\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/.exec(message)?.[1];
   if (socketCode) return socketCode;
+  // ioredis keeps no cause when no sentinel could be asked (their sockets' errors are swallowed).
+  if (/^All sentinels are unreachable/.test(message)) return 'NO_SENTINEL';
   return /^(WRONGPASS|NOAUTH)\b/.exec(message)?.[1];
 }
 
@@ -303,6 +306,7 @@ function errorCode(error: unknown): string | undefined {
 function describeRedisError(error: unknown): string {
   if (error instanceof UnknownMasterError) return error.message;
   const code = errorCode(error);
+  if (code === 'NO_SENTINEL') return 'none of the sentinels answered';
   const words = code ? CODE_WORDS[code] : undefined;
   if (words) return `${words} (${code})`;
   const message = error instanceof Error ? error.message : String(error);

@@ -43,14 +43,14 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     await stopAllTopologies();
   }, 60_000);
 
-  function policyFile(options: { masterName?: string } = {}): string {
+  function policyFile(options: { masterName?: string; sentinels?: string[] } = {}): string {
     return writeTempFile(
       'policies.yml',
       [
         'version: 1',
         `gitlab: { url: "${forge}", token: glpat-sandbox-admin-token, max_requests_per_minute: 100000 }`,
         'redis:',
-        `  sentinels: [${topology.sentinelAddresses.map((address) => `"${address}"`).join(', ')}]`,
+        `  sentinels: [${(options.sentinels ?? topology.sentinelAddresses).map((address) => `"${address}"`).join(', ')}]`,
         `  master_name: ${options.masterName ?? topology.masterName}`,
         '  prefix: e2e-sentinel',
         `http: { port: ${httpPort} }`,
@@ -187,7 +187,7 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     return paths.filter((path, index) => paths.indexOf(path) !== index);
   }
 
-  it('doctor and plan find the primary through the sentinels; a master name they do not know is one line and exit 1', async () => {
+  it('doctor and plan find the primary through the sentinels; a master name they do not know, or no sentinel, is one line and exit 1', async () => {
     const where = `${topology.masterName} via sentinels ${topology.sentinelAddresses.join(',')}`;
     const doctor = await runCli(['doctor', '-c', policyFile()], childEnv());
     expect(doctor.stdout).toContain(`✓ Redis at ${where}: answers and accepts writes\n`);
@@ -198,6 +198,13 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     expect(plan.stderr).toBe(
       `forgewarden plan: cannot reach Redis at no-such-primary via sentinels ${topology.sentinelAddresses.join(',')} (redis.sentinels): the sentinels know no primary named "no-such-primary" (redis.master_name)\n`,
     );
+
+    const nobody = `127.0.0.1:${await freePort()}`;
+    const unanswered = await runCli(['plan', '-c', policyFile({ sentinels: [nobody] })], childEnv());
+    expect([unanswered.code, unanswered.stderr]).toEqual([
+      1,
+      `forgewarden plan: cannot reach Redis at ${topology.masterName} via sentinels ${nobody} (redis.sentinels): none of the sentinels answered\n`,
+    ]);
   }, 60_000);
 
   it('goes on after SENTINEL FAILOVER in the middle of a pass: ready again by itself, new failures retried, nothing twice', async () => {
