@@ -24,7 +24,10 @@ export class BullConnections {
     const client = openRedis(target, longLivedOptions(`forgewarden-bull-${type}`, type !== 'client'));
     keepConnected(client);
     this.clients.add(client);
-    if (type === 'bclient') this.blocking.add(client);
+    if (type === 'bclient') {
+      this.blocking.add(client);
+      forgiveUnawaitedSetName(client);
+    }
     return client;
   }
 
@@ -66,6 +69,20 @@ export class BullConnections {
     );
     this.clients.clear();
   }
+}
+
+/**
+ * Bull names its blocking connection (CLIENT SETNAME) in a promise nobody waits for (Queue#setWorkerName, when the
+ * worker starts). A SIGTERM or SIGINT within a moment of start closes that connection before the name is set, the
+ * rejection goes unhandled, and Node ends the process with exit 1 instead of the orderly 0. The name only labels the
+ * connection in CLIENT LIST, so a SETNAME that fails on a closing connection is let go.
+ */
+function forgiveUnawaitedSetName(client: RedisClient): void {
+  const send = client.client.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  (client as unknown as { client: (...args: unknown[]) => Promise<unknown> }).client = (...args: unknown[]) => {
+    const answer = send(...args);
+    return String(args[0]).toLowerCase() === 'setname' ? answer.catch(() => 'OK') : answer;
+  };
 }
 
 @Module({ providers: [BullConnections], exports: [BullConnections] })
