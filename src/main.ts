@@ -125,6 +125,27 @@ program
     process.exitCode = await auditCommand(options);
   });
 
+program
+  .command('pause')
+  .description('stop every replica from starting actions for a policy (passes still observe and decide) until resumed')
+  .argument('<policy>', 'the policy\'s name')
+  .option(...configOption)
+  .option('--reason <text>', 'why: shown in the console and the audit trail')
+  .action(async (policy: string, options: { config?: string; reason?: string }) => {
+    const { pauseCommand } = await import('./cli/pause');
+    process.exitCode = await pauseCommand(policy, options);
+  });
+
+program
+  .command('resume')
+  .description('let a paused policy act again, on every replica')
+  .argument('<policy>', 'the policy\'s name')
+  .option(...configOption)
+  .action(async (policy: string, options: { config?: string }) => {
+    const { resumeCommand } = await import('./cli/pause');
+    process.exitCode = await resumeCommand(policy, options);
+  });
+
 const hooks = program
   .command('hooks')
   .description("the daemon's webhook on every project a policy takes events for: install, list or remove it");

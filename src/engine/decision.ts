@@ -46,10 +46,12 @@ export interface UnsettledTarget {
   readonly action: string;
   readonly target: string;
   readonly params: ActionParams;
-  /** What happened last: failed, refused, uncertain, deferred, scheduled, rate_limited, in_progress. */
+  /** What happened last: failed, refused, uncertain, deferred, scheduled, rate_limited, in_progress, paused. */
   readonly outcome: string;
   /** When the target was first left open, ISO 8601. */
   readonly since: string;
+  /** What the last attempt said (the forge's answer, why it waits), as the audit trail has it. */
+  readonly detail?: string;
   /** With `refused`: what the forge said and when the target is looked at again. */
   readonly refusal?: Refusal;
 }
@@ -62,7 +64,8 @@ export interface UnsettledTarget {
  * a 400 saying it will not do it); the target is parked and looked at again with backoff · scheduled: queued to run
  * after its delay · deferred: over `max_actions_per_run`, decided again next pass · rate_limited: the forge refused
  * for now and did nothing · in_progress: another replica is acting on it right now · uncertain: an earlier attempt
- * may have acted, and the forge has not been looked at since; the next pass decides.
+ * may have acted, and the forge has not been looked at since; the next pass decides · paused: the policy is paused
+ * (`forgewarden pause`); nothing was sent, and the target stays open until it is resumed.
  */
 export type Outcome =
   | 'skipped'
@@ -75,6 +78,7 @@ export type Outcome =
   | 'refused'
   | 'scheduled'
   | 'deferred'
+  | 'paused'
   | 'rate_limited'
   | 'in_progress'
   | 'uncertain';

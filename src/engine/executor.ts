@@ -15,6 +15,7 @@ import { mapUntilFailure } from './map-limited';
 import type { Lease } from './stores/lease';
 import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal } from './policy';
 import { UnsettledTargets } from './stores/unsettled';
+import { type Pause, PolicyPauses } from './stores/pauses';
 import { actionId, withPurpose } from '../gitlab/transport/purpose';
 
 export interface ExecuteOptions {
@@ -63,6 +64,7 @@ export class Executor {
     private readonly metrics: MetricsService,
     private readonly queue: QueueService,
     private readonly unsettled: UnsettledTargets,
+    private readonly pauses: PolicyPauses,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -110,6 +112,9 @@ export class Executor {
       this.logger.debug(`${policy.name}: ${decision.target}: ${decision.reason}`);
       return this.count(policy.name, { decision, outcome: 'skipped' });
     }
+    // A paused policy decides (the pass shows what it would do) but starts nothing, not even a dry run's record.
+    const pause = await this.pauses.of(policy.name);
+    if (pause) return this.paused(policy.name, decision, pause);
     let attempts = 0;
     if (!options.dryRun) {
       // Actions settled or under way do not count against the cap, or a deferred one could wait behind them forever.
@@ -165,6 +170,9 @@ export class Executor {
     // let the next call go out before the forge's hour is over.
     // The policy as the file says now: a precondition applies its rules to what it reads again.
     const context: PolicyContext = { ...passContext, now: new Date(this.clock.now()), policy: policyConfig };
+    // Read again at the moment of acting: a pause made while a long pass runs holds from its next action on.
+    const pause = await this.pauses.of(policy);
+    if (pause) return this.paused(policy, decision, pause);
     const claimed = await this.ledger.claim(policy, decision.key, options.attempts ?? 0, context.now);
     if (claimed.kind === 'unconfirmed') return this.finish(policy, decision, 'deferred', false, `not sent: its claim is not on the replicas yet (${claimed.reason})`);
     if (claimed.kind === 'taken') {
@@ -244,6 +252,12 @@ export class Executor {
     else if (outcome === 'uncertain' || outcome === 'refused' || outcome === 'stale') this.logger.warn(line);
     else this.logger.log(line);
     return this.count(policy, { decision, outcome, ...(detail !== undefined ? { detail } : {}), ...(refusal ? { refusal } : {}) });
+  }
+
+  /** Not sent, and not in the audit trail (the pause is): a pass every few seconds would fill it with the same lines. */
+  private paused(policy: string, decision: Decision, pause: Pause): ActionRecord {
+    this.logger.log(`${policy}: paused: would ${decision.action} ${decision.target} (${decision.reason})`);
+    return this.count(policy, { decision, outcome: 'paused', detail: `paused since ${pause.since} (${pause.reason}): would ${decision.action} ${decision.target}` });
   }
 
   private count(policy: string, record: ActionRecord): ActionRecord {

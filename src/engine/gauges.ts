@@ -3,6 +3,7 @@ import { CLOCK, type Clock } from '../clock';
 import { MetricsService } from '../metrics/metrics.service';
 import { ActiveConfig } from './active-config';
 import { PassHistory } from './stores/pass-history';
+import { PolicyPauses } from './stores/pauses';
 import { PolicyMeasureStore } from './stores/policy-measures';
 import { UnsettledTargets } from './stores/unsettled';
 import { triggerPeriodMs } from './trigger-period';
@@ -19,9 +20,18 @@ export class EngineGauges {
     private readonly history: PassHistory,
     private readonly unsettled: UnsettledTargets,
     private readonly measures: PolicyMeasureStore,
+    private readonly pauses: PolicyPauses,
     private readonly metrics: MetricsService,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    metrics.beforeScrape(() => this.refreshPauses());
+  }
+
+  /** `forgewarden_policy_paused` of every configured policy, as Redis says now: a pause on any replica shows on all. */
+  async refreshPauses(): Promise<void> {
+    const paused = await this.pauses.all();
+    for (const policy of this.active.policies) this.metrics.policyPaused.set({ policy: policy.name }, paused.has(policy.name) ? 1 : 0);
+  }
 
   /** The configured policies by mode, and how long each may go between passes: at start and after a reload. */
   describe(): void {

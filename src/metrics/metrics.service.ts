@@ -37,6 +37,8 @@ export class MetricsService {
   readonly passes: Counter<'policy' | 'result'>;
   /** Cluster-wide, read from Redis: absent until a policy's first successful pass. */
   readonly lastSuccessfulPass: Gauge<'policy'>;
+  /** Cluster-wide, read from Redis when scraped: 1 while the policy is paused (`forgewarden pause`), else 0. */
+  readonly policyPaused: Gauge<'policy'>;
   /** The interval, or the longest gap between two runs of a cron schedule: "no pass for 3 intervals" alerts on it. */
   readonly policyInterval: Gauge<'policy'>;
   /** 1 while the forge accepted the token at the last check. */
@@ -58,6 +60,8 @@ export class MetricsService {
   readonly failureToAction: Histogram<'policy'>;
   private readonly policies: Gauge<'type' | 'mode'>;
   private readonly measures = new Map<string, Gauge | Counter>();
+  /** Read what Redis holds before a scrape is answered (see `beforeScrape`). */
+  private readonly scrapeReaders: Array<() => Promise<void>> = [];
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     collectDefaultMetrics({ register: this.registry });
@@ -144,6 +148,12 @@ export class MetricsService {
       labelNames: ['policy'],
       registers: [this.registry],
     });
+    this.policyPaused = new Gauge({
+      name: 'forgewarden_policy_paused',
+      help: '1 while the policy is paused (forgewarden pause, or the console): it decides but starts no action; 0 while it runs.',
+      labelNames: ['policy'],
+      registers: [this.registry],
+    });
     this.policyInterval = new Gauge({
       name: 'forgewarden_policy_interval_seconds',
       help: 'The policy\'s interval, or the longest gap between two runs of its cron schedule.',
@@ -198,6 +208,15 @@ export class MetricsService {
     // A removed policy's last pass is no longer news (an alert on it would never clear); the engine sets the
     // configured ones again from Redis within seconds.
     this.lastSuccessfulPass.reset();
+    this.policyPaused.reset();
+  }
+
+  /**
+   * `read` runs before each scrape is answered, so a gauge that one replica's action changes cluster-wide (a pause) is
+   * as fresh on every replica as Redis is. A failing read leaves the gauges as they were.
+   */
+  beforeScrape(read: () => Promise<void>): void {
+    this.scrapeReaders.push(read);
   }
 
   /**
@@ -219,6 +238,7 @@ export class MetricsService {
   }
 
   async render(): Promise<string> {
+    await Promise.all(this.scrapeReaders.map((read) => read().catch(() => undefined)));
     return this.registry.metrics();
   }
 }

@@ -8,10 +8,10 @@ import { EngineKeys } from './keys';
 
 /**
  * Outcomes that leave a target's decision open: the action failed or may have failed, was refused (parked), waits (a
- * delay, the per-run cap, the forge's own limit), is under way elsewhere, or its outcome is not known yet. Such a
+ * delay, the per-run cap, the forge's own limit, a pause), is under way elsewhere, or its outcome is not known yet. Such a
  * target is looked at again by the next acting pass, whatever a policy's progress marks (watermarks) say.
  */
-const UNSETTLED: ReadonlySet<Outcome> = new Set<Outcome>(['failed', 'refused', 'scheduled', 'deferred', 'rate_limited', 'in_progress', 'uncertain']);
+const UNSETTLED: ReadonlySet<Outcome> = new Set<Outcome>(['failed', 'refused', 'scheduled', 'deferred', 'rate_limited', 'in_progress', 'uncertain', 'paused']);
 
 export function isUnsettled(outcome: Outcome): boolean {
   return UNSETTLED.has(outcome);
@@ -88,6 +88,15 @@ export class UnsettledTargets {
     return [...open.values()];
   }
 
+  /** How many targets each policy named has open, in one round trip (the console's overview). */
+  async sizes(policies: readonly string[]): Promise<Map<string, number>> {
+    if (policies.length === 0) return new Map();
+    const batch = this.redis.pipeline();
+    for (const policy of policies) batch.hlen(this.keys.unsettled(policy));
+    const answers = (await batch.exec()) ?? [];
+    return new Map(policies.map((policy, index) => [policy, Number(answers[index]?.[1] ?? 0) || 0]));
+  }
+
   /** How many targets are open, and how many of them parked after a refusal (for the gauges, cluster-wide). */
   async counts(policy: string): Promise<{ open: number; refused: number }> {
     const values = await this.redis.hvals(this.keys.unsettled(policy));
@@ -115,7 +124,7 @@ export class UnsettledTargets {
 function openTargets(records: readonly ActionRecord[], previous: readonly UnsettledTarget[], now: Date): Map<string, UnsettledTarget> {
   const since = new Map(previous.map((target) => [target.key, target.since]));
   const open = new Map<string, UnsettledTarget>();
-  for (const { decision, outcome, refusal } of records) {
+  for (const { decision, outcome, refusal, detail } of records) {
     if (!isUnsettled(outcome)) continue;
     open.set(decision.key, {
       key: decision.key,
@@ -124,6 +133,7 @@ function openTargets(records: readonly ActionRecord[], previous: readonly Unsett
       params: decision.params,
       outcome,
       since: since.get(decision.key) ?? now.toISOString(),
+      ...(detail !== undefined ? { detail } : {}),
       ...(outcome === 'refused' && refusal ? { refusal } : {}),
     });
   }
@@ -135,7 +145,8 @@ function parseTarget(key: string, text: string): UnsettledTarget | undefined {
     const raw = JSON.parse(text) as Partial<UnsettledTarget>;
     if (typeof raw.action !== 'string' || typeof raw.target !== 'string' || typeof raw.params !== 'object' || raw.params === null) return undefined;
     const refusal = readRefusal(raw.refusal);
-    return { key, action: raw.action, target: raw.target, params: raw.params, outcome: String(raw.outcome ?? 'failed'), since: String(raw.since ?? ''), ...(refusal ? { refusal } : {}) };
+    const detail = typeof raw.detail === 'string' ? { detail: raw.detail } : {};
+    return { key, action: raw.action, target: raw.target, params: raw.params, outcome: String(raw.outcome ?? 'failed'), since: String(raw.since ?? ''), ...detail, ...(refusal ? { refusal } : {}) };
   } catch {
     // A damaged entry is dropped: the policy's own observation still finds the target if it needs action.
     return undefined;
