@@ -247,6 +247,17 @@ function applyEnvironmentDefaults(data: Record<string, unknown>, env: NodeJS.Pro
  * prints these and still exits 0; the daemon logs them at startup. Pure: it reads only the configuration and the
  * positions remembered when the file was loaded (a configuration built in code points at line 1).
  */
+/**
+ * A policy as its entry in the file reads, variables filled in and defaults left out, for people (the console):
+ * undefined for a configuration that was not loaded from a file.
+ */
+export function writtenPolicy(config: AppConfig, name: string): Record<string, unknown> | undefined {
+  const data = sources.get(config)?.toData(1000) as { policies?: unknown } | undefined;
+  const policies = Array.isArray(data?.policies) ? (data.policies as unknown[]) : [];
+  const found = policies.find((entry) => typeof entry === 'object' && entry !== null && (entry as Record<string, unknown>).name === name);
+  return found as Record<string, unknown> | undefined;
+}
+
 export function configWarnings(config: AppConfig, file: string): ConfigProblem[] {
   const warnings: ConfigProblem[] = [];
   const at = (path: PropertyKey[], message: string): ConfigProblem =>

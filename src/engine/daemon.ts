@@ -11,6 +11,7 @@ import { errorText } from './pass-runner';
 import { policyTickJob } from './scheduler';
 import { DataMarker } from './stores/data-marker';
 import { PassHistory } from './stores/pass-history';
+import { ReplicaPresence } from './stores/replicas';
 
 /** How often the daemon checks that Redis still holds its data (the marker key). */
 const REDIS_WATCH_MS = 5_000;
@@ -55,6 +56,7 @@ export class DaemonSchedules implements OnModuleDestroy {
     private readonly history: PassHistory,
     private readonly marker: DataMarker,
     private readonly gauges: EngineGauges,
+    private readonly presence: ReplicaPresence,
     private readonly queue: QueueService,
     private readonly metrics: MetricsService,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -81,8 +83,11 @@ export class DaemonSchedules implements OnModuleDestroy {
     await this.gauges.refresh();
     await this.firstPasses(this.active.policies);
     this.readinessState = { ready: true };
+    await this.presence.beat(Date.now()).catch(() => undefined);
     let sinceRepair = 0;
     this.watch = setInterval(() => {
+      // Wall-clock time, not the engine's clock: the console counts the replicas seen in the last real minute.
+      void this.presence.beat(Date.now()).catch(() => undefined);
       sinceRepair += REDIS_WATCH_MS;
       const repair = sinceRepair >= SCHEDULE_REPAIR_MS;
       if (repair) sinceRepair = 0;

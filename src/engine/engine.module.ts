@@ -15,6 +15,10 @@ import { DataMarker } from './stores/data-marker';
 import { RedisDiscoveryCache } from './stores/discovery-cache';
 import { Ledger } from './stores/ledger';
 import { PassHistory } from './stores/pass-history';
+import { PassLog } from './stores/pass-log';
+import { PolicyPauses } from './stores/pauses';
+import { ReplicaPresence } from './stores/replicas';
+import { PauseSwitch } from './pause-switch';
 import { RecordedForge } from './stores/recorded-forge';
 import { PolicyMeasureStore } from './stores/policy-measures';
 import { PolicyStates } from './stores/policy-state';
@@ -22,7 +26,21 @@ import { UnsettledTargets } from './stores/unsettled';
 import { WebhookDeliveries } from './stores/webhook-deliveries';
 
 /** The stores: every record the engine keeps in Redis, each behind a class named after what it keeps. */
-const STORES = [AuditTrail, DataMarker, RedisDiscoveryCache, Ledger, PassHistory, PolicyMeasureStore, PolicyStates, RecordedForge, UnsettledTargets, WebhookDeliveries];
+const STORES = [
+  AuditTrail,
+  DataMarker,
+  RedisDiscoveryCache,
+  Ledger,
+  PassHistory,
+  PassLog,
+  PolicyMeasureStore,
+  PolicyPauses,
+  PolicyStates,
+  RecordedForge,
+  ReplicaPresence,
+  UnsettledTargets,
+  WebhookDeliveries,
+];
 
 @Global()
 @Module({})
@@ -44,8 +62,9 @@ export class EngineModule {
         DaemonSchedules,
         RecordsOwner,
         EngineService,
+        PauseSwitch,
       ],
-      exports: [KnownPolicies, AuditTrail, WebhookDeliveries, EngineService],
+      exports: [KnownPolicies, AuditTrail, WebhookDeliveries, EngineService, PauseSwitch, PassHistory, PassLog, PolicyPauses, ReplicaPresence, UnsettledTargets, ActiveConfig],
     };
   }
 }

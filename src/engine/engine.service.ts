@@ -61,6 +61,7 @@ export class EngineService implements OnApplicationBootstrap {
     if (mode === 'act' && delays === 'queue') return this.scheduler.scheduledPass(name, lease);
     const report = await this.runner.run(name, { mode, delays, occasion: delays === 'queue' ? 'schedule' : 'command', ...(progress ? { progress } : {}), ...(lease ? { lease } : {}) });
     const nextPassAt = mode === 'act' && report.error === undefined ? this.scheduler.nextPassOf(report) : undefined;
+    if (mode === 'act') await this.runner.logPass(report, 'command', nextPassAt);
     return { ...withoutReport(report), ...(nextPassAt ? { nextPassAt } : {}) };
   }
 

@@ -13,6 +13,8 @@ import { AuditTrail } from './stores/audit';
 import { DataMarker } from './stores/data-marker';
 import { type Lease, LeaseLostError } from './stores/lease';
 import { PassHistory } from './stores/pass-history';
+import { PassLog } from './stores/pass-log';
+import { THIS_REPLICA } from './stores/replicas';
 import { UnsettledTargets } from './stores/unsettled';
 
 /** What one pass of one policy decided and, when acting, what came of each decision. */
@@ -48,6 +50,10 @@ export interface PassReport extends PassResult {
   readonly policyNextPass?: Date;
   /** The pass stopped because its lease was lost: another replica holds the policy, and its pass is the one that counts. */
   readonly leaseLost?: true;
+  /** When the pass began, epoch ms. */
+  readonly startedMs: number;
+  /** What the pass looked at, in the policy's words (absent when it failed). */
+  readonly summary?: string;
 }
 
 export interface PassOptions {
@@ -79,6 +85,7 @@ export class PassRunner {
     private readonly history: PassHistory,
     private readonly marker: DataMarker,
     private readonly audit: AuditTrail,
+    private readonly passLog: PassLog,
     private readonly metrics: MetricsService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -88,7 +95,7 @@ export class PassRunner {
     const runner = this.active.runner(policy);
     const dryRun = this.active.dryRun(policy);
     const stopTimer = this.metrics.policyRunSeconds.startTimer({ policy: name });
-    const base = { policy: name, type: policy.type, dryRun, open: [] };
+    const base = { policy: name, type: policy.type, dryRun, open: [], startedMs: this.clock.now() };
     try {
       const unsettled = await this.unsettled.read(name);
       const lostAt = await this.marker.lostAt();
@@ -124,8 +131,9 @@ export class PassRunner {
       await this.history.recordSuccess(name, this.clock.now() / 1000);
       this.metrics.lastSuccessfulPass.set({ policy: name }, this.clock.now() / 1000);
       const left = seen.unobserved ? `; ${seen.unobserved.length} not read: ${seen.unobserved.map((target) => target.target).join(', ')}` : '';
-      this.logger.log(`${name}: pass done: looked at ${runner.summarize(policy, snapshot, decisions)}; ${passTally(records)}${left}`);
-      return { ...base, decisions, records, ...seen, ...cover, open, ...(policyNextPass ? { policyNextPass } : {}) };
+      const summary = runner.summarize(policy, snapshot, decisions);
+      this.logger.log(`${name}: pass done: looked at ${summary}; ${passTally(records)}${left}`);
+      return { ...base, decisions, records, ...seen, ...cover, open, summary, ...(policyNextPass ? { policyNextPass } : {}) };
     } catch (error) {
       const message = errorText(error);
       // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.
@@ -134,6 +142,34 @@ export class PassRunner {
       return { ...base, decisions: [], records: [], error: message, ...(error instanceof LeaseLostError ? { leaseLost: true as const } : {}) };
     } finally {
       stopTimer();
+    }
+  }
+
+  /**
+   * An acting pass in the policy's pass log, which the console shows (every replica reads it alike). Kept from
+   * failing anything: the pass is over, and its outcomes are in the audit trail already.
+   */
+  async logPass(report: PassReport, occasion: Exclude<PassOccasion, 'event'>, nextPassAt?: Date): Promise<void> {
+    const outcomes: Record<string, number> = {};
+    for (const record of report.records) outcomes[record.outcome] = (outcomes[record.outcome] ?? 0) + 1;
+    const unread = report.unobserved ?? [];
+    const partial = unread.length > 0 || report.records.some((record) => record.outcome === 'refused');
+    const error = report.error ?? (unread.length > 0 ? `not read: ${unread.map((target) => `${target.target} (${target.reason})`).join('; ')}` : undefined);
+    try {
+      await this.passLog.record(report.policy, {
+        started: new Date(report.startedMs).toISOString(),
+        took_ms: Math.max(0, this.clock.now() - report.startedMs),
+        occasion,
+        result: report.error !== undefined ? 'failed' : partial ? 'partial' : 'ok',
+        dry_run: report.dryRun,
+        outcomes,
+        ...(report.summary !== undefined ? { summary: report.summary } : {}),
+        ...(error !== undefined ? { error } : {}),
+        ...(nextPassAt ? { next_pass: nextPassAt.toISOString() } : {}),
+        replica: THIS_REPLICA,
+      });
+    } catch (failure) {
+      this.logger.warn(`${report.policy}: the pass could not be logged for the console: ${errorText(failure)}`);
     }
   }
 

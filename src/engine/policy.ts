@@ -235,6 +235,11 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   nextPass?(config: Config, snapshot: Snapshot, now: Date, decisions: readonly Decision[]): Date | undefined;
   /** Webhook events the type acts on, besides its polls. */
   readonly events?: PolicyEvents<Config, Snapshot>;
+  /**
+   * Pure: the secret values the policy's settings hold (an integration's password), which the console shows as
+   * `(secret)` wherever they appear. Settings under secret-sounding keys are hidden anyway.
+   */
+  secrets?(config: Config): string[];
   /** Pure: why this policy needs an administrator's token, or undefined; said at start when the token is not one. */
   needsAdministrator?(config: Config): string | undefined;
   /** The figures the type publishes through `context.measures`, exported with the policy's label. */

@@ -69,6 +69,7 @@ export class Scheduler implements OnModuleInit {
       marked = true;
       const report = await this.runner.run(name, { mode: 'act', delays: 'queue', occasion: 'schedule', ...(lease ? { lease } : {}) });
       const nextPassAt = await this.followUp(report);
+      await this.runner.logPass(report, 'schedule', nextPassAt);
       return { ...withoutReport(report), ...(nextPassAt ? { nextPassAt } : {}) };
     } finally {
       // Ended, well or not: only a killed pass leaves its mark.
@@ -166,6 +167,6 @@ function roundedUp(ms: number): Date {
 }
 
 /** The pass as the commands and tests see it: without what only the scheduler needs. */
-export function withoutReport({ open: _open, policyNextPass: _next, leaseLost: _lost, ...result }: PassReport): PassResult {
+export function withoutReport({ open: _open, policyNextPass: _next, leaseLost: _lost, startedMs: _started, summary: _summary, ...result }: PassReport): PassResult {
   return result;
 }

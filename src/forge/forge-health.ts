@@ -6,6 +6,8 @@ import type { RetryOptions } from '../gitlab/transport/retry';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, type RedisConnection } from '../redis/redis.module';
 import { redisKeyPrefix } from '../redis/connection';
+import { EngineKeys } from '../engine/stores/keys';
+import { THIS_REPLICA } from '../engine/stores/replicas';
 
 /** Who the token is, as `GET /user` says. */
 export interface TokenIdentity {
@@ -27,6 +29,21 @@ export type ForgeStatus =
   | { readonly state: 'not_gitlab'; readonly message: string }
   | { readonly state: 'unreachable'; readonly message: string };
 
+/** What the last look at the forge found, as every replica's console reads it from Redis. */
+export interface SharedForgeStatus {
+  readonly state: ForgeStatus['state'];
+  readonly username?: string;
+  readonly administrator?: boolean;
+  readonly message?: string;
+  readonly version?: string;
+  /** ISO 8601. */
+  readonly checked_at: string;
+  readonly replica: string;
+}
+
+/** Kept for ten minutes: a status no daemon has renewed for that long says nothing of the forge now. */
+const SHARED_STATUS_TTL_S = 600;
+
 /** How often a running daemon looks at the forge again: `forgewarden_forge_up` and `/readyz` are this fresh. */
 export const FORGE_CHECK_MS = 30_000;
 /** While the forge does not answer, it is asked more often, so the daemon is ready again soon after it does. */
@@ -47,11 +64,13 @@ export class ForgeHealth implements OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
   private watching = false;
   private identified: Array<(identity: TokenIdentity) => void> = [];
+  /** The forge's version, asked once the token is accepted (it does not change while the daemon runs, mostly). */
+  private version: string | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CONFIG_FILE) private readonly configFile: string,
-    @Inject(REDIS) redis: RedisConnection,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     private readonly metrics: MetricsService,
   ) {
     const client = (retry: Partial<RetryOptions>) =>
@@ -101,12 +120,44 @@ export class ForgeHealth implements OnModuleDestroy {
     const status = await askForge(client, this.config.gitlab.url, this.configFile, retriedForMs);
     this.metrics.forgeUp.set(status.state === 'ok' ? 1 : 0);
     this.last = status;
+    await this.share(status, client);
     if (status.state === 'ok') {
       const listeners = this.identified;
       this.identified = [];
       for (const listener of listeners) listener(status.identity);
     }
     return status;
+  }
+
+  /**
+   * The status in Redis, for the console every replica serves alike: up or why not, the forge's version and the
+   * token's user (never the token). Kept from failing the check: Redis away is `/readyz`'s news, not the forge's.
+   */
+  private async share(status: ForgeStatus, client: GitlabClient): Promise<void> {
+    try {
+      if (status.state === 'ok' && this.version === undefined) this.version = (await client.version.show()).version;
+    } catch {
+      // An older forge, or one that hides its version: the console says it is unknown.
+    }
+    const shared: SharedForgeStatus = {
+      state: status.state,
+      ...(status.state === 'ok' ? { username: status.identity.username, administrator: status.identity.administrator } : { message: status.message }),
+      ...(this.version !== undefined ? { version: this.version } : {}),
+      checked_at: new Date().toISOString(),
+      replica: THIS_REPLICA,
+    };
+    await this.redis.set(EngineKeys.of(this.config).forgeStatus(), JSON.stringify(shared), 'EX', SHARED_STATUS_TTL_S).catch(() => undefined);
+  }
+
+  /** What the last look at the forge found, by whichever replica looked last; undefined when none did lately. */
+  async shared(): Promise<SharedForgeStatus | undefined> {
+    const text = await this.redis.get(EngineKeys.of(this.config).forgeStatus());
+    if (text === null) return undefined;
+    try {
+      return JSON.parse(text) as SharedForgeStatus;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Calls `listener` once, at the first check that finds the forge accepting the token (a daemon started while it was away). */

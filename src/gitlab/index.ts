@@ -33,3 +33,4 @@ export type {
   ResourceWeightEventsResource,
 } from './resources/resource-events';
 export * from './types';
+export { sharedBudgetUsed } from './transport/rate-limit';

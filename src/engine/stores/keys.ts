@@ -85,4 +85,29 @@ export class EngineKeys {
   audit(): string {
     return `${this.prefix}:audit`;
   }
+
+  /** Paused policies (field: the policy, value: who paused it, when and why): every replica reads it before acting. */
+  pauses(): string {
+    return `${this.prefix}:paused`;
+  }
+
+  /** The last passes of a policy, newest first, as the console shows them. */
+  passLog(policy: string): string {
+    return `${this.prefix}:passes:log:${policy}`;
+  }
+
+  /** The replicas that ran lately (field: host and process), each with when it was last seen. */
+  replicas(): string {
+    return `${this.prefix}:replicas`;
+  }
+
+  /** What the last look at the forge found, whichever replica looked. */
+  forgeStatus(): string {
+    return `${this.prefix}:forge:status`;
+  }
+
+  /** Held while the console explains a policy: one explain at a time per policy, cluster-wide. */
+  explainLock(policy: string): string {
+    return `${this.prefix}:lock:explain:${policy}`;
+  }
 }

@@ -56,4 +56,9 @@ export class PassHistory {
   lock(policy: string, ttlMs: number): Promise<Lease | undefined> {
     return Lease.acquire(this.redis, this.keys.passLock(policy), ttlMs);
   }
+
+  /** The right to explain the policy now (the console), or undefined while an explain of it runs anywhere. */
+  explainLock(policy: string, ttlMs: number): Promise<Lease | undefined> {
+    return Lease.acquire(this.redis, this.keys.explainLock(policy), ttlMs);
+  }
 }

@@ -14,6 +14,9 @@ import { parseRateLimitState, type ResponseHeaders, serverWaitHintMs } from './h
 /** The Redis connection the shared budget is kept on (the daemon's own, handed in). */
 export type SharedBudgetRedis = Redis | Cluster;
 
+/** The shared budget's window: requests per minute. */
+const DEFAULT_WINDOW_MS = 60_000;
+
 export interface RateLimitOptions {
   /** Requests per window for all replicas together; 0 or less means unlimited. */
   maxRequestsPerMinute: number;
@@ -37,7 +40,7 @@ export const DEFAULT_RATE_LIMIT_OPTIONS: Omit<RateLimitOptions, 'redis'> = {
   concurrency: 8,
   minWriteIntervalMs: 250,
   lowRemainingRatio: 0.1,
-  windowMs: 60_000,
+  windowMs: DEFAULT_WINDOW_MS,
   redisPrefix: 'forgewarden',
   warn: (message) => process.emitWarning(message, 'ForgewardenRateLimit'),
 };
@@ -55,6 +58,17 @@ return 1
 `;
 
 const REDIS_RETRY_MS = 30_000;
+
+/** The shared budget's counter of one window (windows numbered from the epoch). */
+function sharedBudgetKey(prefix: string, windowIndex: number): string {
+  return `${prefix}:ratelimit:${windowIndex}`;
+}
+
+/** Requests all replicas sent in the minute-long window `nowMs` falls in, as the shared budget counts them. */
+export async function sharedBudgetUsed(redis: SharedBudgetRedis, prefix: string, nowMs: number): Promise<number> {
+  const used = await redis.get(sharedBudgetKey(prefix, Math.floor(nowMs / DEFAULT_WINDOW_MS)));
+  return Number(used ?? 0) || 0;
+}
 
 type RedisWithTake = SharedBudgetRedis & { forgewardenTake(key: string, limit: number, ttlMs: number): Promise<number> };
 
@@ -226,7 +240,7 @@ export class RateLimiter {
       try {
         // Windows are numbered from the epoch by each replica's clock; skew of a second or two only moves a few
         // requests across a window boundary.
-        const key = `${this.options.redisPrefix}:ratelimit:${index}`;
+        const key = sharedBudgetKey(this.options.redisPrefix, index);
         return (await redis.forgewardenTake(key, limit, this.options.windowMs * 2)) === 1;
       } catch (error) {
         // Without Redis the shared budget cannot be kept; count locally for a while rather than stop all work.

@@ -5,6 +5,7 @@ import { projectSettingsActions } from './project-settings.actions';
 import { decideProjectSettings, type ProjectSettingsSnapshot } from './project-settings.decide';
 import { observeProjectSettings } from './project-settings.observer';
 import { type ProjectSettingsConfig, projectSettingsPolicy } from './project-settings.schema';
+import { declaredSecrets } from './project-settings.secrets';
 
 /**
  * The project_settings policy as the engine runs it: every `interval`, read the declared sections of each project,
@@ -17,6 +18,7 @@ export const projectSettingsRunner: PolicyRunner<ProjectSettingsConfig, ProjectS
   observe: observeProjectSettings,
   decide: decideProjectSettings,
   actions: projectSettingsActions,
+  secrets: declaredSecrets,
   summarize: (_config, snapshot, decisions) => {
     const drifts = decisions.filter((decision) => decision.action !== SKIP).length;
     return `${count(snapshot.projects.length, 'project')}, ${count(drifts, 'drift')}`;
