@@ -6,6 +6,7 @@ import type { AppConfig } from './config/schema';
 import type { Clock } from './clock';
 import { ForgeModule } from './forge/forge.module';
 import { HttpModule } from './http/http.module';
+import { ConsoleModule } from './console/console.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { POLICIES } from './policies';
 import { QueueModule } from './queue/queue.module';
@@ -26,6 +27,7 @@ export class AppModule {
         // The engine runs the build's policy types, handed to it here: it imports none of them itself.
         EngineModule.forRoot(POLICIES),
         HttpModule,
+        ConsoleModule,
         // Modules a caller adds (tests bring policy types of their own).
         ...extraModules,
       ],

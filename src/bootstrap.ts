@@ -21,6 +21,7 @@ export function protectSecrets(config: AppConfig): void {
   redactor.addSecret(config.redis.password);
   redactor.addSecret(config.redis.sentinel_password);
   if (config.webhooks.secret_token) redactor.addSecret(config.webhooks.secret_token);
+  redactor.addSecret(config.http.console_token);
 }
 
 /**

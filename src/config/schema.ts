@@ -121,8 +121,13 @@ const httpSchema = z
   .strictObject({
     host: z.string().min(1).default('127.0.0.1'),
     port: z.number().int().min(0).max(65_535).default(9464).describe('0 turns the HTTP endpoints off.'),
+    console_token: z
+      .string({ error: 'expected the token people give to open the console (write console_token: ${FORGEWARDEN_CONSOLE_TOKEN})' })
+      .min(16, { error: 'the console token must be at least 16 characters: it is all that keeps the pause switch from anyone who reaches the port' })
+      .optional()
+      .describe('Opens the console (/, /policies, /audit) when host is not loopback, and is then asked for on every console page; write it as "${VARIABLE}".'),
   })
-  .describe('Serves /healthz, /readyz and /metrics.');
+  .describe('Serves /healthz, /readyz, /metrics and the console.');
 
 const webhooksSchema = z
   .strictObject({

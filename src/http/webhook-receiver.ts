@@ -9,6 +9,7 @@ import { EVENT_LABELS, forgeEventJob, readForgeEvent } from '../engine/events';
 import { WebhookDeliveries } from '../engine/stores/webhook-deliveries';
 import { MetricsService } from '../metrics/metrics.service';
 import { QueueService } from '../queue/queue.service';
+import { readBody } from './read-body';
 
 /** The largest delivery taken. A pipeline event lists every job of the pipeline; a few hundred fit in well under this. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -98,18 +99,4 @@ export class WebhookReceiver implements OnModuleInit {
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
-}
-
-/** The request's body, or undefined once it is larger than `limit` bytes (the rest is not read). */
-async function readBody(request: Request, limit: number): Promise<Buffer | undefined> {
-  const declared = Number(request.header('content-length'));
-  if (Number.isFinite(declared) && declared > limit) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
