@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run demo`: the sandbox forge with its demo world, and one acting pass of config/demo.yml against it, with a
-// summary of what was done and why. `npm run demo -- --watch` keeps the daemon running instead (Ctrl-C stops it).
+// summary of what was done and why; then the daemon runs on, and the demo ends by printing the address of its console
+// (Ctrl-C stops it). `npm run demo -- --once` exits after the summary; `npm run demo -- --watch` skips it.
 //
 // Redis: the one at REDIS_URL (default redis://127.0.0.1:6379) when it answers; otherwise a redis-server started
 // here on a free port and stopped afterwards. Each run uses a key prefix of its own and removes its keys at the end,
@@ -15,6 +16,7 @@ const Redis = require('ioredis');
 const { startSandbox } = require('../dist/sandbox');
 
 const watch = process.argv.includes('--watch');
+const onlyOnce = process.argv.includes('--once');
 const cli = resolve(__dirname, '../dist/main.js');
 const config = resolve(__dirname, '../config/demo.yml');
 
@@ -93,6 +95,34 @@ async function removeKeys(url, prefix) {
   await client.quit();
 }
 
+/** 9464 (the daemon's default) when it is free, else any free port. */
+async function consolePort() {
+  return new Promise((done) => {
+    const server = createServer();
+    server.on('error', () => freePort().then(done));
+    server.listen(9464, '127.0.0.1', () => server.close(() => done(9464)));
+  });
+}
+
+/** The daemon, on, with its console: the demo ends by saying where that is, and stops on Ctrl-C. */
+async function serveConsole(runCli) {
+  const port = Number(process.env.FORGEWARDEN_HTTP_PORT || (await consolePort()));
+  // Quiet unless something goes wrong: the console shows its passes, and its address stays the last line here.
+  const exited = runCli('run', { FORGEWARDEN_HTTP_PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL || 'warn' });
+  let running = true;
+  exited.then(() => (running = false));
+  const address = `http://127.0.0.1:${port}/`;
+  while (running) {
+    const up = await fetch(`${address}healthz`).then((answer) => answer.ok, () => false);
+    if (up) {
+      console.log(`\nThe daemon runs on. Its console: ${address}   (Ctrl-C stops the demo)`);
+      break;
+    }
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  return exited;
+}
+
 async function main() {
   const redis = await findRedis();
   const sandbox = await startSandbox({ port: Number(process.env.SANDBOX_PORT || 0) });
@@ -111,16 +141,20 @@ async function main() {
   };
   // A process group of its own: Ctrl-C reaches only this script, which passes it on once. Delivered to both, the
   // daemon would see two signals and take the second as "exit now, without draining".
-  const child = spawn(process.execPath, [cli, watch ? 'run' : 'once', '-c', config], { env, stdio: 'inherit', detached: true });
-  let forwarded = false;
+  let child;
+  let stopping = false;
   const forward = (signal) => {
-    if (forwarded) return;
-    forwarded = true;
-    child.kill(signal);
+    if (stopping) return;
+    stopping = true;
+    child?.kill(signal);
   };
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
-  const code = await new Promise((done) => child.on('exit', (exitCode) => done(exitCode ?? 1)));
+  const runCli = (command, extraEnv = {}) => {
+    child = spawn(process.execPath, [cli, command, '-c', config], { env: { ...env, ...extraEnv }, stdio: 'inherit', detached: true });
+    return new Promise((done) => child.on('exit', (exitCode) => done(exitCode ?? 1)));
+  };
+  let code = watch ? 0 : await runCli('once');
   if (!watch && code === 0) {
     const log = sandbox.state.requestLog;
     const retried = log.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry'));
@@ -144,8 +178,9 @@ async function main() {
       console.log(`Key file ${file.path.slice(secrets.length + 1)}: mode ${file.mode.toString(8)}`);
     }
     console.log('\nNext: `npx forgewarden sandbox` in one terminal, then `npx forgewarden plan -c config/demo.yml` in another shows' +
-      ' decisions without acting; `npm run demo -- --watch` keeps the daemon running.');
+      ' decisions without acting.');
   }
+  if (!onlyOnce && code === 0 && !stopping) code = await serveConsole(runCli);
   await sandbox.close();
   await removeKeys(redis.url, prefix);
   rmSync(secrets, { recursive: true, force: true });
