@@ -1,20 +1,32 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import Redis from 'ioredis';
-import { childEnv } from '../support/cli';
+import { childEnv, waitUntil } from '../support/cli';
+import { freePort } from '../support/redis-server';
 
 const DEMO = resolve(__dirname, '../../scripts/demo.js');
 
 describe('npm run demo', () => {
-  it('runs one acting pass against the sandbox, prints what it did and why, leaves no keys behind, exits 0', async () => {
+  it('runs one acting pass against the sandbox, prints what it did and why, ends by printing the console address; Ctrl-C leaves no keys behind and exits 0', async () => {
     const redis = new Redis(process.env.REDIS_URL!);
     const keysBefore = (await redis.keys('forgewarden-demo-*')).length;
-    const child = spawn(process.execPath, [DEMO], { env: childEnv({ REDIS_URL: process.env.REDIS_URL }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const port = await freePort();
+    const child = spawn(process.execPath, [DEMO], { env: childEnv({ REDIS_URL: process.env.REDIS_URL, FORGEWARDEN_HTTP_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const code = await new Promise<number | null>((done) => child.on('exit', done));
+    const exited = new Promise<number | null>((done) => child.on('exit', done));
     try {
-      expect(code).toBe(0);
+      const address = `http://127.0.0.1:${port}/`;
+      await waitUntil('the demo prints its console address', () => stdout.includes(`Its console: ${address}`) || child.exitCode !== null, 60_000);
+      expect(stdout.trimEnd().split('\n').at(-1)).toBe(`The daemon runs on. Its console: ${address}   (Ctrl-C stops the demo)`);
+      // The console shows the demo's policies with the results of their passes.
+      const overview = await (await fetch(address)).text();
+      for (const policy of ['retry-transient-failures', 'nightly-image-cleanup', 'staff-access', 'branch-baseline', 'ci-key-rotation']) {
+        expect(overview).toContain(`<tr data-policy="${policy}">`);
+      }
+      expect(overview).toContain('<span class="outcome done">2 done</span>');
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
       expect(stdout).toMatch(/^retry-transient-failures \(job_retry, acting\): 4 skipped, 2 done$/m);
       expect(stdout).toMatch(/^done +retry +acme\/web job 2002 \(e2e-chrome\) +retry 1 of 2: log matched "ETIMEDOUT" +new job \d+$/m);
       expect(stdout).toContain('2 of them job retries: projects/1/jobs/1002/retry, projects/2/jobs/2002/retry.');
@@ -37,6 +49,7 @@ describe('npm run demo', () => {
       );
       expect((await redis.keys('forgewarden-demo-*')).length).toBe(keysBefore);
     } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
       await redis.quit();
     }
   });
