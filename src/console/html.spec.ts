@@ -1,3 +1,4 @@
+import { redactor } from '../logging/redact';
 import { Html, html } from './html';
 
 describe('html', () => {
@@ -11,6 +12,14 @@ describe('html', () => {
   it('takes markup made by html as it is, and escapes the values inside it', () => {
     const rows = ['a&b', "<i>'x'</i>"].map((cell) => html`<li>${cell}</li>`);
     expect(html`<ul>${rows}</ul>`.text).toBe('<ul><li>a&amp;b</li><li>&lt;i&gt;&#39;x&#39;&lt;/i&gt;</li></ul>');
+  });
+
+  it('masks secrets as log lines are masked: a configured one, and anything shaped like a forge token', () => {
+    redactor.addSecret('configured-secret-value-42');
+    const page = html`<p>${'answer quoted configured-secret-value-42 and glpat-abcdefghijklmnopqrst'}</p>`;
+    expect(page.text).not.toContain('configured-secret-value-42');
+    expect(page.text).not.toContain('glpat-abcdefghijklmnopqrst');
+    expect(page.text).toContain('[REDACTED]');
   });
 
   it('prints nothing for absent values and false, and numbers as they are', () => {

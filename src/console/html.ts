@@ -1,8 +1,10 @@
 import escapeHtml from 'escape-html';
+import { redactor } from '../logging/redact';
 
 /**
  * Markup made by `html` (or a list of it): the only thing that reaches a page unescaped. Every other value
- * interpolated into `html` is escaped, whatever it holds (a job name, a reason quoting the forge, a query string).
+ * interpolated into `html` is escaped, whatever it holds (a job name, a reason quoting the forge, a query string), and
+ * masked like a log line first: a configured secret, or anything shaped like a token, never reaches a page.
  */
 export class Html {
   constructor(readonly text: string) {}
@@ -28,5 +30,5 @@ function render(value: Interpolated): string {
   if (value instanceof Html) return value.text;
   if (Array.isArray(value)) return (value as readonly Interpolated[]).map(render).join('');
   if (value === null || value === undefined || value === false) return '';
-  return escapeHtml(String(value));
+  return escapeHtml(typeof value === 'string' ? redactor.redactText(value) : String(value));
 }
