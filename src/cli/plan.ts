@@ -71,6 +71,7 @@ export function passJson(result: PassResult) {
     policy: result.policy,
     type: result.type,
     dry_run: result.dryRun,
+    ...(result.paused ? { paused: result.paused } : {}),
     ...(result.error !== undefined ? { error: result.error } : {}),
     ...(result.coveredGroups ? { covered_groups: result.coveredGroups } : {}),
     ...(result.covered ? { covered: result.covered } : {}),
@@ -109,7 +110,9 @@ function renderPlan(results: readonly PassResult[]): string {
   return results
     .map((result) => {
       const mode = result.dryRun ? 'dry run' : 'acting';
-      const head = `${result.policy} (${result.type}, ${mode})`;
+      // A paused policy's actions would not be started: said first, with who paused it and why.
+      const paused = result.paused ? `, paused since ${result.paused.since} by ${result.paused.by}: ${result.paused.reason}` : '';
+      const head = `${result.policy} (${result.type}, ${mode}${paused})`;
       if (result.error !== undefined) return `${head}: pass failed: ${result.error}\n`;
       const covers = [
         ...(result.coveredGroups ? [`${coveredLine(result.coveredGroups, 'group')}\n`] : []),

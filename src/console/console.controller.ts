@@ -86,7 +86,7 @@ export class ConsoleController {
       if (explained.kind === 'busy') {
         return { status: 409, page: messagePage('Explain is running', visit.frame, `An explain of ${name} is running already, here or on another replica; try again in a moment.`) };
       }
-      return explainPage(explained.result, explained.pause, explained.tookMs, visit.frame);
+      return explainPage(explained.result, explained.tookMs, visit.frame);
     });
   }
 

@@ -2,13 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, type Clock } from '../clock';
 import { EngineService, type PassResult } from '../engine/engine.service';
 import { PassHistory } from '../engine/stores/pass-history';
-import { type Pause, PolicyPauses } from '../engine/stores/pauses';
 
 /** Held while an explain runs, renewed meanwhile: one killed with its process frees the policy within this. */
 const EXPLAIN_LEASE_MS = 15_000;
 
 export type Explanation =
-  | { readonly kind: 'explained'; readonly result: PassResult; readonly pause?: Pause; readonly tookMs: number }
+  | { readonly kind: 'explained'; readonly result: PassResult; readonly tookMs: number }
   /** An explain of this policy runs already, here or on another replica. */
   | { readonly kind: 'busy' };
 
@@ -21,7 +20,6 @@ export class ConsoleExplain {
   constructor(
     private readonly engine: EngineService,
     private readonly history: PassHistory,
-    private readonly pauses: PolicyPauses,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -31,8 +29,7 @@ export class ConsoleExplain {
     try {
       const started = this.clock.now();
       const result = await this.engine.runPass(policy, 'plan');
-      const pause = await this.pauses.of(policy);
-      return { kind: 'explained', result, ...(pause ? { pause } : {}), tookMs: this.clock.now() - started };
+      return { kind: 'explained', result, tookMs: this.clock.now() - started };
     } finally {
       await lease.release().catch(() => undefined);
     }

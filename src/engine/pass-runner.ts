@@ -14,6 +14,7 @@ import { DataMarker } from './stores/data-marker';
 import { type Lease, LeaseLostError } from './stores/lease';
 import { PassHistory } from './stores/pass-history';
 import { PassLog } from './stores/pass-log';
+import { type Pause, PolicyPauses } from './stores/pauses';
 import { THIS_REPLICA } from './stores/replicas';
 import { UnsettledTargets } from './stores/unsettled';
 
@@ -40,6 +41,8 @@ export interface PassResult {
   readonly covered?: readonly string[];
   /** The groups the pass looked at, when globs chose them: `plan` shows them. */
   readonly coveredGroups?: readonly string[];
+  /** In `plan`: the policy is paused, so an acting pass now would start none of its actions. */
+  readonly paused?: Pause;
 }
 
 /** A pass as the runner reports it to whoever plans the next one (the scheduler). */
@@ -86,6 +89,7 @@ export class PassRunner {
     private readonly marker: DataMarker,
     private readonly audit: AuditTrail,
     private readonly passLog: PassLog,
+    private readonly pauses: PolicyPauses,
     private readonly metrics: MetricsService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -115,7 +119,8 @@ export class PassRunner {
       if (options.mode === 'plan') {
         this.metrics.passes.inc({ policy: name, result: seen.unobserved ? 'partial' : 'ok' });
         const parked = Object.fromEntries(unsettled.flatMap((target) => (target.refusal ? [[target.key, target.refusal] as const] : [])));
-        return { ...base, decisions, records, ...seen, ...(Object.keys(parked).length > 0 ? { parked } : {}), ...cover };
+        const paused = await this.pauses.of(name);
+        return { ...base, decisions, records, ...seen, ...(Object.keys(parked).length > 0 ? { parked } : {}), ...cover, ...(paused ? { paused } : {}) };
       }
       const partial = seen.unobserved !== undefined || records.some((record) => record.outcome === 'refused');
       this.metrics.passes.inc({ policy: name, result: partial ? 'partial' : 'ok' });

@@ -46,6 +46,10 @@ describe('pause and resume: `forgewarden pause` holds every replica back from ac
     expect(paused.stdout).toContain('flaky paused');
 
     let daemon = await app();
+    // `plan` and the console's explain say so.
+    const planned = await daemon.get(EngineService).runPass('flaky', 'plan');
+    expect(planned.paused).toMatchObject({ reason: 'incident 4711: the runners are being replaced' });
+    expect(planned.decisions.map((decision) => decision.action)).toEqual(['retry', 'retry']);
     const first = await pass(daemon);
     expect(first.error).toBeUndefined();
     expect(first.records.map((record) => record.outcome)).toEqual(['paused', 'paused']);

@@ -1,6 +1,5 @@
 import type { PassResult } from '../../engine/engine.service';
 import { SKIP } from '../../engine/policy';
-import type { Pause } from '../../engine/stores/pauses';
 import { type Html, html } from '../html';
 import { took, when } from './format';
 import { layout, type PageFrame } from './layout';
@@ -9,7 +8,8 @@ import { layout, type PageFrame } from './layout';
  * `/policies/<name>/plan`: what `plan` prints for the policy, decided now from the forge: every decision with its
  * reason, skips included; a paused policy's actions as "paused: would …".
  */
-export function explainPage(result: PassResult, pause: Pause | undefined, tookMs: number, frame: PageFrame): Html {
+export function explainPage(result: PassResult, tookMs: number, frame: PageFrame): Html {
+  const pause = result.paused;
   const actions = result.decisions.filter((decision) => decision.action !== SKIP).length;
   const body = html`
 <h1>Explain ${result.policy} <span class="muted">${result.type}, ${result.dryRun ? 'dry run' : 'acting'}</span></h1>
