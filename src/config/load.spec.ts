@@ -542,6 +542,18 @@ describe('warnings of a valid file', () => {
   });
 });
 
+describe('the console token', () => {
+  const file = (http: string) => ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: t }', http].join('\n');
+
+  it('is optional, and when given at least 16 characters, said at its line', () => {
+    expect(parseConfig(file('http: { host: 0.0.0.0 }'), 'policies.yml', { policyTypes: types, env }).http.console_token).toBeUndefined();
+    expect(parseConfig(file('http: { console_token: "${CONSOLE}" }'), 'policies.yml', { policyTypes: types, env: { ...env, CONSOLE: 'a-console-token-long-enough' } }).http.console_token).toBe('a-console-token-long-enough');
+    expect(problemsOf(file('http: { console_token: short }'))).toEqual([
+      'policies.yml:3:24 http.console_token: the console token must be at least 16 characters: it is all that keeps the pause switch from anyone who reaches the port',
+    ]);
+  });
+});
+
 describe('the webhooks section', () => {
   const file = (...webhooks: string[]) => ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: t }', ...webhooks].join('\n');
 
@@ -558,8 +570,11 @@ describe('the webhooks section', () => {
       "policies.yml:3:42 webhooks.secret_token: the secret token must be at least 16 characters: it is all that tells the forge's deliveries from anyone else's",
     ]);
     expect(problemsOf(file('webhooks: { enabled: true, secret_token: a-long-enough-secret, path: /metrics }'))).toEqual([
-      'policies.yml:3:70 webhooks.path: this path is taken by /healthz, /readyz or /metrics',
+      'policies.yml:3:70 webhooks.path: this path is taken by /healthz, /readyz, /metrics or the console (/, /audit, /policies/…, /login, /logout)',
     ]);
+    for (const path of ['/', '/login', '/policies/x/pause', '/audit/']) {
+      expect(problemsOf(file(`webhooks: { enabled: true, secret_token: a-long-enough-secret, path: "${path}" }`))).toHaveLength(1);
+    }
     expect(problemsOf(file('http: { port: 0 }', 'webhooks: { enabled: true, secret_token: a-long-enough-secret }'))).toEqual([
       'policies.yml:4:22 webhooks.enabled: webhooks are delivered to the HTTP server, which http.port: 0 turns off',
     ]);

@@ -129,6 +129,13 @@ const httpSchema = z
   })
   .describe('Serves /healthz, /readyz, /metrics and the console.');
 
+/** The HTTP server's own routes, which a webhook path must not shadow. */
+function takenPath(path: string): boolean {
+  const bare = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  if (['/', '/healthz', '/readyz', '/metrics', '/audit', '/audit.ndjson', '/console.css', '/login', '/logout', '/policies'].includes(bare)) return true;
+  return bare.startsWith('/policies/') || bare.startsWith('/audit/');
+}
+
 const webhooksSchema = z
   .strictObject({
     enabled: z.boolean({ error: 'expected true or false' }).default(false).describe('Whether the HTTP server takes the forge\'s webhooks.'),
@@ -140,7 +147,7 @@ const webhooksSchema = z
     path: z
       .string()
       .regex(/^\/[A-Za-z0-9._~\-/]*$/, { error: 'expected a path such as /webhooks/gitlab' })
-      .refine((path) => !['/healthz', '/readyz', '/metrics'].includes(path), { error: 'this path is taken by /healthz, /readyz or /metrics' })
+      .refine((path) => !takenPath(path), { error: 'this path is taken by /healthz, /readyz, /metrics or the console (/, /audit, /policies/…, /login, /logout)' })
       .default('/webhooks/gitlab')
       .describe('Where the forge POSTs its deliveries, on the HTTP server.'),
   })
