@@ -120,7 +120,8 @@ export class ForgeHealth implements OnModuleDestroy {
     const status = await askForge(client, this.config.gitlab.url, this.configFile, retriedForMs);
     this.metrics.forgeUp.set(status.state === 'ok' ? 1 : 0);
     this.last = status;
-    await this.share(status, client);
+    // Not awaited: what the console shows must never hold up a command or the readiness check.
+    void this.share(status);
     if (status.state === 'ok') {
       const listeners = this.identified;
       this.identified = [];
@@ -133,9 +134,10 @@ export class ForgeHealth implements OnModuleDestroy {
    * The status in Redis, for the console every replica serves alike: up or why not, the forge's version and the
    * token's user (never the token). Kept from failing the check: Redis away is `/readyz`'s news, not the forge's.
    */
-  private async share(status: ForgeStatus, client: GitlabClient): Promise<void> {
+  private async share(status: ForgeStatus): Promise<void> {
     try {
-      if (status.state === 'ok' && this.version === undefined) this.version = (await client.version.show()).version;
+      // Asked once, by the client that tries once: a forge that hides its version is not waited on.
+      if (status.state === 'ok' && this.version === undefined) this.version = (await this.client.version.show()).version;
     } catch {
       // An older forge, or one that hides its version: the console says it is unknown.
     }
