@@ -93,8 +93,8 @@ export class ConsoleController {
   @Get('audit')
   audit(@Req() request: Request, @Res() response: Response): Promise<void> {
     return this.serve(request, response, async (visit) => {
-      const { query, problem } = auditQuery(request);
-      const page = await this.reader.auditPage(query, text(request.query.before));
+      const { query, before, problem } = auditQuery(request);
+      const page = await this.reader.auditPage(query, before);
       return auditPage(query, page, this.reader.policyNames(), visit.frame, problem);
     });
   }
@@ -103,14 +103,14 @@ export class ConsoleController {
   @Get('audit.ndjson')
   async auditNdjson(@Req() request: Request, @Res() response: Response): Promise<void> {
     if (!this.admitted(request, response)) return;
-    const { query, problem } = auditQuery(request);
+    const { query, before, problem } = auditQuery(request);
     if (problem) {
       response.status(400).set(SECURITY_HEADERS).type('text/plain').send(`${problem}\n`);
       return;
     }
     try {
       const limit = Math.min(NDJSON_MAX, Math.max(1, Number(text(request.query.limit) ?? 100) || 100));
-      const page = await this.reader.auditPage(query, text(request.query.before), limit);
+      const page = await this.reader.auditPage(query, before, limit);
       if (page.before) {
         const next = new URLSearchParams(request.query as Record<string, string>);
         next.set('before', page.before);
@@ -264,15 +264,22 @@ export class ConsoleController {
   }
 }
 
-/** The filter of `/audit` and `/audit.ndjson`, and what is wrong with it, if anything. */
-function auditQuery(request: Request): { query: AuditQuery; problem?: string } {
+/** An audit entry's id as Redis writes it: `<milliseconds>-<sequence>`. */
+const AUDIT_ID = /^\d{1,15}-\d{1,19}$/;
+
+/** The filter of `/audit` and `/audit.ndjson`, where the page starts (`before`), and what is wrong with them, if anything. */
+function auditQuery(request: Request): { query: AuditQuery; before?: string; problem?: string } {
   const from = text(request.query.from);
   const to = text(request.query.to);
   const fromMs = from !== undefined ? moment(from) : undefined;
   const toMs = to !== undefined ? moment(to) : undefined;
+  // Checked here, not by Redis: a mistyped cursor is the asker's mistake (400), not a console that cannot read (503).
+  const given = text(request.query.before);
+  const before = given !== undefined && AUDIT_ID.test(given) ? given : undefined;
   const problems = [
     ...(from !== undefined && fromMs === undefined ? [`"from" is no time: write it as 2026-11-27T08:00 (UTC) or with a zone`] : []),
     ...(to !== undefined && toMs === undefined ? [`"to" is no time: write it as 2026-11-27T18:00 (UTC) or with a zone`] : []),
+    ...(given !== undefined && before === undefined ? [`"before" is no audit entry id: it is the id of a page's last entry, such as 1795806046225-0, as the "Older entries" link and the Link header carry it`] : []),
   ];
   const query: AuditQuery = {
     ...optional('policy', text(request.query.policy)),
@@ -284,7 +291,8 @@ function auditQuery(request: Request): { query: AuditQuery; problem?: string } {
     ...(fromMs !== undefined ? { fromMs } : {}),
     ...(toMs !== undefined ? { toMs } : {}),
   };
-  return problems.length > 0 ? { query, problem: problems.join('; ') } : { query };
+  const start = before !== undefined ? { before } : {};
+  return problems.length > 0 ? { query, ...start, problem: problems.join('; ') } : { query, ...start };
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
