@@ -44,9 +44,9 @@ describe('audit pages: newest first, filtered by a bounded scan, paged by id', (
   it('the first page is the newest entries, and `before` goes on exactly where it ended', async () => {
     const first = await trail.page({}, { limit: 50, scanLimit: 10_000 });
     expect(first.entries.map((e) => e.target)).toEqual(Array.from({ length: 50 }, (_, i) => `acme/p${999 - i}`));
-    expect(first.before).toBe(first.entries[49]!.id);
+    expect(first.before).toBe(first.entries[49].id);
     const second = await trail.page({}, { limit: 50, scanLimit: 10_000, before: first.before! });
-    expect(second.entries[0]!.target).toBe('acme/p949');
+    expect(second.entries[0].target).toBe('acme/p949');
     expect(second.entries).toHaveLength(50);
     // The last page says nothing is older.
     const last = await trail.page({}, { limit: 50, scanLimit: 10_000, before: `${base + 10 * 1000}-0` });

@@ -53,7 +53,7 @@ describe('pause and resume: `forgewarden pause` holds every replica back from ac
     const first = await pass(daemon);
     expect(first.error).toBeUndefined();
     expect(first.records.map((record) => record.outcome)).toEqual(['paused', 'paused']);
-    expect(first.records[0]!.detail).toMatch(/^paused since .* \(incident 4711: the runners are being replaced\): would retry acme\/svc job 2 \(flaky-2\)$/);
+    expect(first.records[0].detail).toMatch(/^paused since .* \(incident 4711: the runners are being replaced\): would retry acme\/svc job 2 \(flaky-2\)$/);
     expect(retries()).toEqual([]);
     // Open, so that resuming takes them up whatever the policy's marks say.
     expect((await daemon.get(UnsettledTargets).read('flaky')).map((target) => target.outcome)).toEqual(['paused', 'paused']);
@@ -80,7 +80,7 @@ describe('pause and resume: `forgewarden pause` holds every replica back from ac
       ['pause', 'flaky', 'incident 4711: the runners are being replaced'],
       ['resume', 'flaky', 'resumed'],
     ]);
-    expect(trail[0]!.detail).toMatch(/^by .+ \(command line\)$/);
+    expect(trail[0].detail).toMatch(/^by .+ \(command line\)$/);
   });
 
   it('a pause made while a pass runs holds from its next action on', async () => {
