@@ -15,7 +15,8 @@
  * python-gitlab is used when `python3` or /usr/bin/python3 (or $PYTHON) can import it; otherwise it is skipped.
  *
  * The daemon at scale (bench/scale.ts) runs last, alone: the real daemon over a 5,000-project sandbox world for ten
- * polls, measured from outside (RSS, requests per poll, requests per window against the budget).
+ * polls, measured from outside (RSS, requests per poll, requests per window against the budget). The console
+ * (bench/console.ts, `--only console`) times the daemon's console pages over 50 policies and a million audit entries.
  */
 import { type ChildProcess, fork, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,7 @@ import { observeJobRetries } from '../src/policies/job-retry/job-retry.observer'
 import { type JobRetryConfig, jobRetryPolicy } from '../src/policies/job-retry/job-retry.schema';
 import type { FixtureOptions, FixtureRequest, FixtureStats } from './fixture-server';
 import { backupBench } from './backup';
+import { consoleBench } from './console';
 import { scaleBench } from './scale';
 import { webhookLatencyBench } from './webhook-latency';
 
@@ -90,7 +92,7 @@ function log(line = ''): void {
 
 /** One row of the summary table. */
 interface Row {
-  /** The issue's numbering: 1 listing, 2 poll, 3 decide, 4 registry preview, 5 CLI start, 6 the daemon at scale, 7 failure → retry with webhooks. */
+  /** The issue's numbering: 1 listing, 2 poll, 3 decide, 4 registry preview, 5 CLI start, 6 the daemon at scale, 7 failure → retry with webhooks, 8 backups, 9 the console. */
   section: number;
   figure: string;
   forgewarden: string;
@@ -812,7 +814,7 @@ function gitbeakerVersion(): string {
 }
 
 /** What `--only` takes. */
-const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup'] as const;
+const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup', 'console'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 function onlySections(): ReadonlySet<SectionName> {
@@ -875,6 +877,12 @@ async function main(): Promise<void> {
     rows.push(...backup.rows.map((row) => ({ section: 8, ...row })));
     notes.push(...backup.notes);
   }
+  // The console over a full Redis: alone too, its figures are response times.
+  if (wants('console')) {
+    const console = await consoleBench(log);
+    rows.push(...console.rows.map((row) => ({ section: 9, ...row })));
+    notes.push(...console.notes);
+  }
   // Two daemons and two sandboxes that mostly wait: last, so that the figures above are not shared with them.
   if (wants('webhooks')) {
     const latency = await webhookLatencyBench(log);
@@ -888,6 +896,7 @@ async function main(): Promise<void> {
       ...(wants('listing') ? [`Listing: medians of interleaved rounds (${ROUNDS[0]} at 0 ms, ${ROUNDS[LATENCY_MS]} at ${LATENCY_MS} ms).`] : []),
       ...(wants('listing') || wants('poll') ? [`The request budget lifted for the listing and the poll${wants('poll') && !serial ? '; the poll ran alongside the other figures' : ''}.`] : []),
       ...(wants('scale') ? [`The daemon at scale: \`node dist/main.js run\` against the sandbox forge (\`node dist/main.js sandbox\`, no added latency), alone at the end.`] : []),
+      ...(wants('console') ? [`The console: \`node dist/main.js run\` with 50 dry-run policies against the sandbox forge, Redis filled by the bench (1,000,000 audit entries appended with the trail's own trim), alone.`] : []),
       ...(wants('webhooks') ? ['Failure → retry: two daemons, one with webhooks and one polling every minute, each on a sandbox forge of its own.'] : []),
     ].join(' '),
     '',
