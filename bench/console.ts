@@ -14,7 +14,7 @@
  * INFO commandstats, which counts every client of that Redis: its call count says whether another client read too).
  * For the audit routes, the same read (AuditTrail.page) and the same rendering (the console's views) are also timed
  * here, in the bench's process, to tell reading Redis from rendering, and the bounded scan of a filter that matches
- * nothing is timed at several scan limits (AUDIT_SCAN_LIMIT is 20,000; its chunk, SCAN_CHUNK, is 1,000 a round trip).
+ * nothing is timed at several scan limits (AUDIT_SCAN_LIMIT is 10,000; its chunk, SCAN_CHUNK, is 500 a round trip).
  * About a minute, most of it the filling.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -417,7 +417,7 @@ async function rawScan(redis: Redis, key: string, total: number): Promise<number
     const started = performance.now();
     let end = '+';
     for (let read = 0; read < total; ) {
-      const rows = await redis.xrevrange(key, end, '-', 'COUNT', Math.min(1_000, total - read));
+      const rows = await redis.xrevrange(key, end, '-', 'COUNT', Math.min(500, total - read));
       if (rows.length === 0) break;
       read += rows.length;
       end = `(${rows[rows.length - 1]?.[0] ?? ''}`;
@@ -497,7 +497,7 @@ export async function consoleBench(log: (line?: string) => void): Promise<{ rows
     for (const row of splits) log(`| ${row.label} | ${n(row.scanned)} | ${msText(row.readMs)} | ${msText(row.redisUs / 1000)} | ${msText(row.renderMs)} | ${msText(row.readMs + row.renderMs)} |`);
     const raw = await rawScan(redis, key, AUDIT_SCAN_LIMIT);
     log('');
-    log(`- the same ${n(AUDIT_SCAN_LIMIT)} entries as bare XREVRANGE round trips of 1,000, parsed by ioredis only: ${msText(raw)} (median of 20)`);
+    log(`- the same ${n(AUDIT_SCAN_LIMIT)} entries as bare XREVRANGE round trips of 500, parsed by ioredis only: ${msText(raw)} (median of 20)`);
 
     const [overview, first, filtered, noMatch, policyPage] = runs;
     const figures = (run: RouteRun) => `median ${msText(median(run.times))}, p95 ${msText(percentile(run.times, 0.95))}, max ${msText(Math.max(...run.times))}`;

@@ -22,7 +22,7 @@ import { REDIS, RedisHealth, type RedisConnection } from '../redis/redis.module'
 /** Entries one audit page shows. */
 export const AUDIT_PAGE_SIZE = 50;
 /** Entries a filtered page reads through at most before it says where it stopped. */
-export const AUDIT_SCAN_LIMIT = 20_000;
+export const AUDIT_SCAN_LIMIT = 10_000;
 /** A replica seen within this long counts as running. */
 const REPLICA_SEEN_MS = 60_000;
 

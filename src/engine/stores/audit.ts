@@ -51,8 +51,11 @@ export interface AuditPage {
   readonly stoppedAt?: string;
 }
 
-/** Entries read from Redis per round trip while a filter looks for matches. */
-const SCAN_CHUNK = 1_000;
+/**
+ * Entries read from Redis per round trip while a filter looks for matches. Parsing the entries is most of a scan's
+ * cost, and smaller replies keep the garbage of each one young (docs/benchmarks.md, the console rows).
+ */
+const SCAN_CHUNK = 500;
 
 /** The audit trail: a capped Redis stream that every replica appends to and `forgewarden audit` reads. */
 @Injectable()
