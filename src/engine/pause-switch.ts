@@ -34,7 +34,7 @@ export class PauseSwitch {
     const before = await this.pauses.pause(policy, after);
     await this.audit.record({ time: now, policy, target: `policy ${policy}`, action: 'pause', reason, outcome: 'done', dry_run: false, detail: `by ${by}` });
     this.metrics.policyPaused.set({ policy }, 1);
-    this.logger.warn(`${policy}: paused by ${by}: ${reason}`);
+    this.logger.log(`${policy}: paused by ${by}: ${reason}`);
     return { ...(before ? { before } : {}), after };
   }
 
@@ -44,7 +44,7 @@ export class PauseSwitch {
     if (before) {
       const paused = `paused since ${before.since} by ${before.by}: ${before.reason}`;
       await this.audit.record({ time: now, policy, target: `policy ${policy}`, action: 'resume', reason: 'resumed', outcome: 'done', dry_run: false, detail: `by ${by}; it was ${paused}` });
-      this.logger.warn(`${policy}: resumed by ${by}`);
+      this.logger.log(`${policy}: resumed by ${by}`);
     }
     this.metrics.policyPaused.set({ policy }, 0);
     return before ? { before } : {};
