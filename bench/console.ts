@@ -17,7 +17,7 @@
  * nothing is timed at several scan limits (AUDIT_SCAN_LIMIT is 10,000; its chunk, SCAN_CHUNK, is 500 a round trip).
  * About a minute, most of it the filling.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +34,7 @@ import { type AuditFilter, AuditTrail } from '../src/engine/stores/audit';
 import { EngineKeys } from '../src/engine/stores/keys';
 import { type PassEntry, PassLog, PASSES_KEPT } from '../src/engine/stores/pass-log';
 import { POLICY_TYPES } from '../src/policies';
-import { DAEMON_NODE_FLAGS, dropKeys, freePort, get, MAIN, memoryOf, metric, percentile, ROOT, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
+import { DAEMON_NODE_FLAGS, dropKeys, freePort, MAIN, memoryOf, percentile, type Sandbox, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
 
 // The world's administrator; the sandbox accepts it and no real forge does.
 const TOKEN = 'glpat-sandbox-console-admin';
@@ -242,21 +242,9 @@ function cpuOf(pid: number): number {
 }
 
 /** `node dist/main.js run`, as deployed, once every interval policy has made its first pass. */
-async function startDaemon(configFile: string, httpUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, MAIN, 'run', '-c', configFile], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_LEVEL: 'warn' },
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const scheduled = POLICY_LIST.filter((policy) => policy.kind !== 'registry_cleanup');
-  for (const deadline = Date.now() + 60_000; ; await sleep(200)) {
-    if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}: ${stderr.trim()}`);
-    if (Date.now() > deadline) throw new Error(`the daemon's first passes were not done in 60 s: ${stderr.trim()}`);
-    const metrics = await get(`${httpUrl}/metrics`);
-    if (metrics && scheduled.every(({ name }) => !Number.isNaN(metric(metrics, 'forgewarden_last_successful_pass_timestamp_seconds', { policy: name })))) return child;
-  }
+function startDaemon(configFile: string, httpUrl: string): Promise<ChildProcess> {
+  const scheduled = POLICY_LIST.filter((policy) => policy.kind !== 'registry_cleanup').map((policy) => policy.name);
+  return startDaemonWithPasses(configFile, httpUrl, { GITLAB_TOKEN: TOKEN }, scheduled, 60_000);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -187,3 +187,29 @@ export async function runCommand(args: readonly string[], env: NodeJS.ProcessEnv
   clearInterval(sampler);
   return { wallMs: performance.now() - started, peakRss, code, stderr, endedAt };
 }
+
+/**
+ * `node dist/main.js run -c FILE` as deployed (DAEMON_NODE_FLAGS, logs at warn), resolved once every policy named has
+ * made its first successful pass (its metric says so); the daemon's stderr is in the error when it exits or is late.
+ */
+export async function startDaemonWithPasses(
+  configFile: string,
+  httpUrl: string,
+  env: NodeJS.ProcessEnv,
+  policies: readonly string[],
+  timeoutMs: number,
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, MAIN, 'run', '-c', configFile], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  for (const deadline = Date.now() + timeoutMs; ; await sleep(100)) {
+    if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}: ${stderr.trim()}`);
+    if (Date.now() > deadline) throw new Error(`the daemon's first passes were not done in ${timeoutMs / 1000} s: ${stderr.trim()}`);
+    const metrics = await get(`${httpUrl}/metrics`);
+    if (metrics && policies.every((policy) => !Number.isNaN(metric(metrics, 'forgewarden_last_successful_pass_timestamp_seconds', { policy })))) return child;
+  }
+}

@@ -6,12 +6,12 @@
  * latency is the time from the control call that fails a job to the retry the sandbox logs for it.
  * About three and a half minutes: the two minutes of failures, then up to 80 s for the poll to catch the last ones.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { DAEMON_NODE_FLAGS, freePort, get, MAIN, metric, percentile, requestLog, ROOT, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
+import { freePort, percentile, requestLog, type Sandbox, sleep, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
 
 const TOKEN = 'glpat-sandbox-latency-admin';
 const SECRET = 'bench-webhook-secret-0123456789';
@@ -91,21 +91,9 @@ interface Daemon {
 }
 
 async function startDaemon(configFile: string, httpPort: number, prefix: string): Promise<Daemon> {
-  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, MAIN, 'run', '-c', configFile], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_LEVEL: 'warn' },
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const httpUrl = `http://127.0.0.1:${httpPort}`;
   // Ready, with its first pass (which finds nothing: no job has failed yet) behind it.
-  for (const deadline = Date.now() + 30_000; ; await sleep(100)) {
-    if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}: ${stderr.trim()}`);
-    if (Date.now() > deadline) throw new Error(`the daemon was not ready in 30 s: ${stderr.trim()}`);
-    const metrics = await get(`${httpUrl}/metrics`);
-    if (metrics && !Number.isNaN(metric(metrics, 'forgewarden_last_successful_pass_timestamp_seconds', { policy: 'latency' }))) break;
-  }
+  const child = await startDaemonWithPasses(configFile, httpUrl, { GITLAB_TOKEN: TOKEN }, ['latency'], 30_000);
   return { child, httpUrl, prefix };
 }
 
