@@ -11,7 +11,10 @@ describe('npm run demo', () => {
     const redis = new Redis(process.env.REDIS_URL!);
     const keysBefore = (await redis.keys('forgewarden-demo-*')).length;
     const port = await freePort();
-    const child = spawn(process.execPath, [DEMO], { env: childEnv({ REDIS_URL: process.env.REDIS_URL, FORGEWARDEN_HTTP_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+    // As a user runs it: no LOG_LEVEL, so the daemon that serves the console logs only what goes wrong.
+    const env = childEnv({ REDIS_URL: process.env.REDIS_URL, FORGEWARDEN_HTTP_PORT: String(port) });
+    delete env.LOG_LEVEL;
+    const child = spawn(process.execPath, [DEMO], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exited = new Promise<number | null>((done) => child.on('exit', done));
