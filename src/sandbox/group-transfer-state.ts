@@ -1,6 +1,6 @@
-import { createCipheriv, createHash } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import type { RelationExportStatus } from '../gitlab/types/group-transfer';
+import { ARCHIVE_VERSION, gunzipTar, gzipTar, padding, type TarEntry } from './archive';
 import type { GroupRecord, SandboxState } from './state';
 
 /**
@@ -130,20 +130,11 @@ function membersOf(state: SandboxState, group: GroupRecord): Record<string, unkn
  */
 export function exportArchive(state: SandboxState, group: GroupRecord, paddingBytes = 0): Buffer {
   const entries: TarEntry[] = [
-    { name: 'VERSION', data: Buffer.from('0.2.4\n') },
+    { name: 'VERSION', data: Buffer.from(`${ARCHIVE_VERSION}\n`) },
     { name: 'tree/group.json', data: Buffer.from(JSON.stringify(archivedGroup(state, group))) },
   ];
-  if (paddingBytes > 0) entries.push({ name: 'tree/padding.bin', data: padding(paddingBytes, group.id) });
-  return gzipSync(tar(entries));
-}
-
-/** `size` bytes of an AES-CTR keystream seeded by the group id: the same bytes for every export of that group. */
-function padding(size: number, groupId: number): Buffer {
-  const key = createHash('sha256').update('forgewarden sandbox export padding').digest().subarray(0, 16);
-  const iv = Buffer.alloc(16);
-  iv.writeUInt32BE(groupId >>> 0, 0);
-  const cipher = createCipheriv('aes-128-ctr', key, iv);
-  return Buffer.concat([cipher.update(Buffer.alloc(size)), cipher.final()]);
+  if (paddingBytes > 0) entries.push({ name: 'tree/padding.bin', data: padding(paddingBytes, 'group', group.id) });
+  return gzipTar(entries);
 }
 
 /**
@@ -152,7 +143,7 @@ function padding(size: number, groupId: number): Buffer {
  */
 export function readArchive(archive: Buffer): ArchivedGroup | undefined {
   try {
-    const entry = untar(gunzipSync(archive)).find((e) => e.name.replace(/^\.\//, '') === 'tree/group.json');
+    const entry = gunzipTar(archive).find((e) => e.name.replace(/^\.\//, '') === 'tree/group.json');
     if (!entry) return undefined;
     const group = JSON.parse(entry.data.toString('utf8')) as ArchivedGroup;
     return typeof group === 'object' && group !== null && Array.isArray(group.subgroups) ? group : undefined;
@@ -170,53 +161,4 @@ export function relationFile(state: SandboxState, group: GroupRecord, relation: 
     records = membersOf(state, group);
   }
   return gzipSync(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-}
-
-// ---- a minimal ustar writer and reader -----------------------------------------------------------------------
-
-interface TarEntry {
-  name: string;
-  data: Buffer;
-}
-
-function tar(entries: TarEntry[]): Buffer {
-  const blocks: Buffer[] = [];
-  for (const entry of entries) {
-    const header = Buffer.alloc(512);
-    header.write(entry.name, 0, 100, 'utf8');
-    header.write('0000644\0', 100);
-    header.write('0000000\0', 108);
-    header.write('0000000\0', 116);
-    header.write(`${entry.data.length.toString(8).padStart(11, '0')}\0`, 124);
-    header.write('00000000000\0', 136);
-    header.write('        ', 148); // checksum field counts as spaces while summing
-    header.write('0', 156);
-    header.write('ustar\0', 257);
-    header.write('00', 263);
-    let sum = 0;
-    for (const byte of header) sum += byte;
-    header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
-    blocks.push(header, entry.data, Buffer.alloc((512 - (entry.data.length % 512)) % 512));
-  }
-  blocks.push(Buffer.alloc(1024));
-  return Buffer.concat(blocks);
-}
-
-function untar(archive: Buffer): TarEntry[] {
-  const entries: TarEntry[] = [];
-  for (let offset = 0; offset + 512 <= archive.length; ) {
-    const header = archive.subarray(offset, offset + 512);
-    if (header.every((byte) => byte === 0)) break;
-    const ownName = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
-    // ustar keeps the directory part of a long name in `prefix` (offset 345).
-    const prefix = header.subarray(257, 263).toString('ascii').startsWith('ustar')
-      ? header.subarray(345, 500).toString('utf8').replace(/\0.*$/s, '')
-      : '';
-    const name = prefix ? `${prefix}/${ownName}` : ownName;
-    const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, '').trim() || '0', 8);
-    if (!Number.isFinite(size) || offset + 512 + size > archive.length) throw new Error('tar: truncated');
-    entries.push({ name, data: archive.subarray(offset + 512, offset + 512 + size) });
-    offset += 512 + Math.ceil(size / 512) * 512;
-  }
-  return entries;
 }
