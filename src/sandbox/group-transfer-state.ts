@@ -8,14 +8,12 @@ import type { GroupRecord, SandboxState } from './state';
  * are real gzip-compressed tar files the sandbox writes itself: `VERSION` and `tree/group.json` (the group and its
  * subgroups, recursively, with members), plus `tree/padding.bin` when `export_padding_bytes` asks for a large
  * archive; relation files are gzip-compressed NDJSON. Work completes after `exportDelayMs(state)`, like the
- * sandbox's other background jobs (`state.whenIdle()`). The endpoints' rate limits are counted here too.
+ * sandbox's other background jobs (`state.whenIdle()`). The endpoints' rate limits are counted in
+ * `export-limits.ts`.
  */
 
 /** How long a finished export archive can be downloaded: the forge removes it after 24 hours. */
 export const EXPORT_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** The forge's answer over a rate limit (`check_rate_limit!` → `render_api_error!({error: ...}, 429)`). */
-export const RATE_LIMIT_MESSAGE = 'This endpoint has been requested too many times. Try again later.';
 
 /** Top-level relations a relations export writes, one file each. */
 export const GROUP_RELATIONS = ['self', 'labels', 'milestones', 'badges', 'boards', 'members'] as const;
@@ -40,14 +38,6 @@ export interface ExportedArchive {
   madeAt: number;
 }
 
-/** One fixed window of a rate limit: it starts with the first request and lasts the setting's `window_ms`. */
-interface RateWindow {
-  startedAt: number;
-  count: number;
-}
-
-export type RateLimitedAction = 'groupExport' | 'groupDownloadExport' | 'groupImport';
-
 export class GroupTransferState {
   /** Group id → its finished export archive. */
   readonly exports = new Map<number, ExportedArchive>();
@@ -57,9 +47,6 @@ export class GroupTransferState {
   readonly relationExports = new Map<number, Map<string, RelationExportRecord>>();
   /** Relations whose export fails (tests set this to see status -1). */
   readonly failingRelations = new Set<string>();
-  /** `action:scope` → its current window. */
-  private readonly rateWindows = new Map<string, RateWindow>();
-
   /** The finished archive of a group, unless it has expired (then it is gone, as on the forge). */
   archive(groupId: number, now: number): ExportedArchive | undefined {
     const archive = this.exports.get(groupId);
@@ -68,26 +55,6 @@ export class GroupTransferState {
       return undefined;
     }
     return archive;
-  }
-
-  /**
-   * Counts one request of `action` for `scope` (a user id; user and group id for downloads) against `limit` per
-   * `windowMs`, GitLab's fixed-window counter (`Gitlab::ApplicationRateLimiter`). Answers the whole seconds until the
-   * window lets a request through when this one is over the limit, which is then not counted; undefined otherwise.
-   * A limit of 0 is off.
-   */
-  throttle(action: RateLimitedAction, scope: string, limit: number, windowMs: number, now: number): number | undefined {
-    if (limit <= 0) return undefined;
-    const key = `${action}:${scope}`;
-    let window = this.rateWindows.get(key);
-    // A clock set back before the window's start opens a new one, as an expired Redis key would.
-    if (!window || now >= window.startedAt + windowMs || now < window.startedAt) {
-      window = { startedAt: now, count: 0 };
-      this.rateWindows.set(key, window);
-    }
-    if (window.count >= limit) return Math.max(1, Math.ceil((window.startedAt + windowMs - now) / 1000));
-    window.count += 1;
-    return undefined;
   }
 }
 

@@ -82,32 +82,38 @@ export interface SandboxSettings {
   bulkDeleteDelayMs: number;
   /** Hosted-edition simulation: at most this many tags deleted per bulk call; null = no cap (self-managed). */
   bulkDeleteCap: number | null;
-  /** Delay of group export, import and relations export work; null = `bulkDeleteDelayMs`, as before it existed. */
+  /** Delay of export and import work (groups and projects); null = `bulkDeleteDelayMs`, as before it existed. */
   exportDelayMs: number | null;
-  /** Requests per window of the group import/export endpoints (`api/group-transfer.ts`). */
+  /** Requests per window of the import/export endpoints (`api/group-transfer.ts`, `api/project-transfer.ts`). */
   exportRateLimits: ExportRateLimits;
-  /** Size of the incompressible `tree/padding.bin` added to export archives; 0 = none. */
+  /** Size of the incompressible `tree/padding.bin` added to group and project export archives; 0 = none. */
   exportPaddingBytes: number;
   /** Pace of the API's binary answers (downloads); 0 = all at once. */
   downloadBytesPerSecond: number;
 }
 
 /**
- * GitLab's application rate limits for group import and export ("Rate limits for imports and exports of project and
- * groups"): requests per user (a download: per user and group) per window; 0 turns a limit off.
+ * GitLab's application rate limits for import and export ("Rate limits for imports and exports of project and
+ * groups"): requests per user (a download: per user and group, or user and project) per window; 0 turns a limit off.
  */
 export interface ExportRateLimits {
   groupExport: number;
   groupDownloadExport: number;
   groupImport: number;
+  projectExport: number;
+  projectDownloadExport: number;
+  projectImport: number;
   windowMs: number;
 }
 
-/** The forge's defaults: 6 exports, 1 download of a group's export and 6 imports a minute. */
+/** The forge's defaults: 6 exports, 1 download of one group's or project's export and 6 imports a minute. */
 export const DEFAULT_EXPORT_RATE_LIMITS: ExportRateLimits = {
   groupExport: 6,
   groupDownloadExport: 1,
   groupImport: 6,
+  projectExport: 6,
+  projectDownloadExport: 1,
+  projectImport: 6,
   windowMs: 60_000,
 };
 
@@ -117,6 +123,9 @@ export function exportRateLimits(input: WorldExportRateLimits): Partial<ExportRa
   if (input.group_export !== undefined) limits.groupExport = input.group_export;
   if (input.group_download_export !== undefined) limits.groupDownloadExport = input.group_download_export;
   if (input.group_import !== undefined) limits.groupImport = input.group_import;
+  if (input.project_export !== undefined) limits.projectExport = input.project_export;
+  if (input.project_download_export !== undefined) limits.projectDownloadExport = input.project_download_export;
+  if (input.project_import !== undefined) limits.projectImport = input.project_import;
   if (input.window_ms !== undefined) limits.windowMs = input.window_ms;
   return limits;
 }
@@ -132,6 +141,9 @@ export function settingsView(settings: SandboxSettings): Record<string, unknown>
       group_export: limits.groupExport,
       group_download_export: limits.groupDownloadExport,
       group_import: limits.groupImport,
+      project_export: limits.projectExport,
+      project_download_export: limits.projectDownloadExport,
+      project_import: limits.projectImport,
       window_ms: limits.windowMs,
     },
     export_padding_bytes: settings.exportPaddingBytes,

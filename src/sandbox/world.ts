@@ -359,18 +359,22 @@ const deployKeySchema = z.strictObject({
 });
 
 /**
- * Requests per user (a download: per user and group) per `window_ms` of the group import/export endpoints; 0 turns a
- * limit off. Omitted keys keep the forge's defaults (6, 1, 6 a minute). Also the body of `POST /__sandbox/settings`.
+ * Requests per user (a download: per user and group, or user and project) per `window_ms` of the group and project
+ * import/export endpoints; 0 turns a limit off. Omitted keys keep the forge's defaults (6 exports, 1 download, 6
+ * imports a minute). Also the body of `POST /__sandbox/settings`.
  */
 export const exportRateLimitsSchema = z.strictObject({
   group_export: z.number().int().nonnegative().optional(),
   group_download_export: z.number().int().nonnegative().optional(),
   group_import: z.number().int().nonnegative().optional(),
+  project_export: z.number().int().nonnegative().optional(),
+  project_download_export: z.number().int().nonnegative().optional(),
+  project_import: z.number().int().nonnegative().optional(),
   window_ms: z.number().int().positive().optional(),
 });
 export type WorldExportRateLimits = z.output<typeof exportRateLimitsSchema>;
 
-/** Bytes of `tree/padding.bin` in export archives; bounded, as the archive is built in memory. */
+/** Bytes of `tree/padding.bin` in group and project export archives; bounded, as the archive is built in memory. */
 export const exportPaddingBytes = z.number().int().nonnegative().max(256 * 1024 * 1024);
 
 /** Upper bound of generated projects: a typo (`projects_per_group: 50000`) must not exhaust memory. */
@@ -414,7 +418,7 @@ export const worldSchema = z
         bulk_delete_cap: z.number().int().positive().nullable().optional(),
         /** How long a webhook delivery may take; the forge's `webhook_timeout` is 10 s. */
         hook_timeout_ms: z.number().int().positive().optional(),
-        /** Delay of group export, import and relations export work; `bulk_delete_delay_ms` when omitted or null. */
+        /** Delay of export and import work (groups and projects); `bulk_delete_delay_ms` when omitted or null. */
         export_delay_ms: z.number().int().nonnegative().nullable().optional(),
         export_rate_limits: exportRateLimitsSchema.optional(),
         export_padding_bytes: exportPaddingBytes.optional(),

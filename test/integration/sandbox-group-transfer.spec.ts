@@ -136,7 +136,15 @@ describe('sandbox forge: group export and import rate limits', () => {
       bulk_delete_delay_ms: 0,
       bulk_delete_cap: null,
       export_delay_ms: null,
-      export_rate_limits: { group_export: 6, group_download_export: 1, group_import: 6, window_ms: 60000 },
+      export_rate_limits: {
+        group_export: 6,
+        group_download_export: 1,
+        group_import: 6,
+        project_export: 6,
+        project_download_export: 1,
+        project_import: 6,
+        window_ms: 60000,
+      },
       export_padding_bytes: 0,
       download_bytes_per_second: 0,
     };
@@ -145,7 +153,15 @@ describe('sandbox forge: group export and import rate limits', () => {
       ...defaults,
       export_rate_limits: { ...defaults.export_rate_limits, group_download_export: 0 },
     });
-    expect(sandbox.state.settings.exportRateLimits).toEqual({ groupExport: 6, groupDownloadExport: 0, groupImport: 6, windowMs: 60000 });
+    expect(sandbox.state.settings.exportRateLimits).toEqual({
+      groupExport: 6,
+      groupDownloadExport: 0,
+      groupImport: 6,
+      projectExport: 6,
+      projectDownloadExport: 1,
+      projectImport: 6,
+      windowMs: 60000,
+    });
     for (const bad of [{ export_rate_limits: { window_ms: 0 } }, { export_rate_limits: { group_export: -1 } }, { export_rate_limits: { other: 1 } }, { export_padding_bytes: -1 }, { download_bytes_per_second: 1.5 }]) {
       expect((await settings(bad)).status).toBe(400);
     }
@@ -228,7 +244,7 @@ describe('sandbox forge: group export and import rate limits', () => {
       bulkDeleteDelayMs: 0,
     });
     expect((await control('/settings')).json).toMatchObject({
-      export_rate_limits: { group_export: 2, group_download_export: 1, group_import: 6, window_ms: 10000 },
+      export_rate_limits: { group_export: 2, group_download_export: 1, group_import: 6, project_export: 6, window_ms: 10000 },
     });
     for (let i = 0; i < 2; i++) expect((await root()('/groups/acme/export', { method: 'POST' })).status).toBe(202);
     const refused = await root()('/groups/acme/export', { method: 'POST' });

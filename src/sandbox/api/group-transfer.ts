@@ -1,5 +1,5 @@
 import { VISIBILITIES, type Visibility } from '../../gitlab/types/common';
-import { ApiError, forbidden, intParam, notFound, ok, paramError, requiredParam, type Reply, type RequestContext } from '../http/context';
+import { ApiError, forbidden, intParam, notFound, ok, paramError, requiredParam, type RequestContext } from '../http/context';
 import { UploadedFile } from '../http/multipart';
 import type { Router } from '../http/router';
 import {
@@ -8,12 +8,11 @@ import {
   exportDelayMs,
   GROUP_RELATIONS,
   groupTransferOf,
-  RATE_LIMIT_MESSAGE,
-  type RateLimitedAction,
   readArchive,
   type RelationExportRecord,
   relationFile,
 } from '../group-transfer-state';
+import { rateLimited } from '../export-limits';
 import type { GroupRecord } from '../state';
 import { currentUser, findGroup, GUEST, MAINTAINER, OWNER } from './access';
 
@@ -99,17 +98,6 @@ export function registerGroupTransferRoutes(router: Router): void {
         headers: { 'Content-Type': 'application/gzip', 'Content-Disposition': `attachment; filename="${relation}.ndjson.gz"` },
       };
     });
-}
-
-/**
- * Counts the request against the caller's limit; over it, the forge's 429 with `Retry-After` (whole seconds until
- * the window lets a request through). Undefined when the request may proceed.
- */
-function rateLimited(ctx: RequestContext, action: RateLimitedAction, scope: string): Reply | undefined {
-  const { exportRateLimits: limits } = ctx.state.settings;
-  const retryAfter = groupTransferOf(ctx.state).throttle(action, scope, limits[action], limits.windowMs, ctx.state.clock.now());
-  if (retryAfter === undefined) return undefined;
-  return { status: 429, json: { message: { error: RATE_LIMIT_MESSAGE } }, headers: { 'Retry-After': String(retryAfter) } };
 }
 
 /** Least visible first. */
