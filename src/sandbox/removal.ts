@@ -1,5 +1,6 @@
 import { groupTransferOf } from './group-transfer-state';
 import { integrationsOf } from './integrations-state';
+import { projectTransferOf } from './project-transfer-state';
 import type {
   BranchAccessRecord,
   GroupRecord,
@@ -21,7 +22,7 @@ import { OWNER } from './api/access';
  * the user's id: the forge hands them to its ghost user, the sandbox shows `user: null`.
  */
 
-/** A project and everything of it: CI, registry, keys' links, branches, approvals, integrations, hooks, people. */
+/** A project and everything of it: CI, registry, keys' links, branches, approvals, integrations, hooks, exports, people. */
 export function deleteProject(state: SandboxState, project: ProjectRecord): void {
   const id = project.id;
   // First, while its jobs and pipelines still say which project they belong to.
@@ -39,6 +40,7 @@ export function deleteProject(state: SandboxState, project: ProjectRecord): void
   for (const [branchId, branch] of state.protectedBranches) if (branch.project_id === id) state.protectedBranches.delete(branchId);
   state.approvals.forgetProject(id);
   integrationsOf(state).byProject.delete(id);
+  projectTransferOf(state).forgetProject(id);
   deleteIssuables(state, id);
   for (const other of state.projects.values()) {
     // An agent lives in its configuration project, so the projects it served lose it.

@@ -9,6 +9,7 @@ import { registerHookRoutes } from './hooks';
 import { registerIntegrationRoutes } from './integrations';
 import { registerJobRoutes } from './jobs';
 import { registerNamespaceRoutes } from './namespaces';
+import { registerProjectTransferRoutes } from './project-transfer';
 import { registerProjectRoutes } from './projects';
 import { registerProtectedBranchRoutes } from './protected-branches';
 import { registerRegistryRoutes } from './registry';
@@ -19,8 +20,8 @@ import { registerUserRoutes } from './users';
 import { registerVersionRoutes } from './version';
 
 /**
- * Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups, version and
- * project webhooks.
+ * Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups, version,
+ * project webhooks and project export and import.
  */
 export function apiRouter(): Router {
   const router = new Router();
@@ -42,5 +43,6 @@ export function apiRouter(): Router {
   registerGroupRoutes(router);
   registerVersionRoutes(router);
   registerHookRoutes(router);
+  registerProjectTransferRoutes(router);
   return router;
 }
