@@ -16,6 +16,7 @@ import { IntegrationsResource } from './resources/integrations';
 import { JobsResource } from './resources/jobs';
 import { NamespacesResource } from './resources/namespaces';
 import { ProjectHooksResource } from './resources/project-hooks';
+import { ProjectTransferResource } from './resources/project-transfer';
 import { ProjectsResource } from './resources/projects';
 import { ProtectedBranchesResource } from './resources/protected-branches';
 import { RegistryResource } from './resources/registry';
@@ -63,7 +64,8 @@ export interface GitlabClientOptions {
 
 /**
  * The typed client of the forge's `/api/v4` (spec 01, 02 and 03): one object exposing every resource. `projects`,
- * `groups`, `version` and `projectHooks` follow GitLab's public API docs, which the specification does not cover.
+ * `groups`, `version`, `projectHooks` and `projectTransfer` follow GitLab's public API docs, which the specification
+ * does not cover.
  */
 export class GitlabClient {
   readonly jobs: JobsResource;
@@ -91,6 +93,7 @@ export class GitlabClient {
   readonly groups: GroupsResource;
   readonly version: VersionResource;
   readonly projectHooks: ProjectHooksResource;
+  readonly projectTransfer: ProjectTransferResource;
   readonly limiter: RateLimiter;
   private readonly transport: Transport;
 
@@ -147,6 +150,7 @@ export class GitlabClient {
     this.groups = new GroupsResource(this.transport);
     this.version = new VersionResource(this.transport);
     this.projectHooks = new ProjectHooksResource(this.transport);
+    this.projectTransfer = new ProjectTransferResource(this.transport);
   }
 
   /** Closes the connection pool the client opened; the Redis connection belongs to the caller. */

@@ -11,6 +11,7 @@ export type { ProjectsResource } from './resources/projects';
 export type { GroupsResource } from './resources/groups';
 export type { VersionResource } from './resources/version';
 export type { ProjectHooksResource } from './resources/project-hooks';
+export type { ProjectTransferResource } from './resources/project-transfer';
 export type { UsersResource } from './resources/users';
 export type { SshKeysResource } from './resources/ssh-keys';
 export type { DeployKeysResource } from './resources/deploy-keys';

@@ -1,9 +1,6 @@
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { endpoint, type Endpoint, type GroupId } from '../transport/endpoint';
+import { endpoint, type GroupId } from '../transport/endpoint';
 import type { Transport } from '../transport/transport';
+import { downloadToFile } from './download';
 import type {
   DownloadedFile,
   ImportGroupParams,
@@ -25,7 +22,7 @@ export class GroupTransferResource {
    * answers 404: a `NotFoundError`, and the destination is not touched.
    */
   downloadExport(group: GroupId, destination: string): Promise<DownloadedFile> {
-    return this.download(endpoint`groups/${group}/export/download`, {}, destination);
+    return downloadToFile(this.transport, endpoint`groups/${group}/export/download`, {}, destination);
   }
 
   /** Creates a group from an export archive on disk (multipart upload, 202). */
@@ -60,31 +57,6 @@ export class GroupTransferResource {
 
   /** Streams one relation's file (gzip-compressed newline-delimited JSON, kept compressed) to `destination`. */
   downloadRelation(group: GroupId, relation: string, destination: string): Promise<DownloadedFile> {
-    return this.download(endpoint`groups/${group}/export_relations/download`, { relation }, destination);
-  }
-
-  private async download(target: Endpoint, query: Record<string, string>, destination: string): Promise<DownloadedFile> {
-    let opened = false;
-    try {
-      return await this.transport.stream({ method: 'GET', endpoint: target, query }, async (chunks) => {
-        // A fresh file per attempt: a retried download starts over instead of appending.
-        let bytes = 0;
-        const counted = Readable.from(
-          (async function* () {
-            for await (const chunk of chunks) {
-              bytes += chunk.length;
-              yield chunk;
-            }
-          })(),
-        );
-        opened = true;
-        await pipeline(counted, createWriteStream(destination));
-        return { path: destination, bytes };
-      });
-    } catch (error) {
-      // Only a file this call started is removed; a 404 before any byte leaves an existing file alone.
-      if (opened) await rm(destination, { force: true });
-      throw error;
-    }
+    return downloadToFile(this.transport, endpoint`groups/${group}/export_relations/download`, { relation }, destination);
   }
 }

@@ -271,6 +271,29 @@ const cases: Case[] = [
   { name: 'groups.subgroups', call: (c) => list(c.groups.subgroups(10, { search: 'plat' })), method: 'GET', path: `${P}/groups/10/subgroups?search=plat&${page}`, reply: [] },
   { name: 'groups.descendantGroups', call: (c) => list(c.groups.descendantGroups('acme')), method: 'GET', path: `${P}/groups/acme/descendant_groups?${page}`, reply: [] },
   { name: 'version.show', call: (c) => c.version.show(), method: 'GET', path: `${P}/version`, reply: { version: '17.5.0', revision: 'abc' } },
+  // Project export and import (GitLab's public API docs)
+  { name: 'projectTransfer.scheduleExport', call: (c) => c.projectTransfer.scheduleExport('acme/api'), method: 'POST', path: `${P}/projects/acme%2Fapi/export` },
+  {
+    name: 'projectTransfer.scheduleExport description',
+    call: (c) => c.projectTransfer.scheduleExport(1, { description: 'For the vault' }),
+    method: 'POST',
+    path: `${P}/projects/1/export`,
+    body: { description: 'For the vault' },
+  },
+  {
+    name: 'projectTransfer.exportStatus',
+    call: (c) => c.projectTransfer.exportStatus('acme/api'),
+    method: 'GET',
+    path: `${P}/projects/acme%2Fapi/export`,
+    reply: { id: 1, export_status: 'none' },
+  },
+  {
+    name: 'projectTransfer.importStatus',
+    call: (c) => c.projectTransfer.importStatus('vault/api'),
+    method: 'GET',
+    path: `${P}/projects/vault%2Fapi/import`,
+    reply: { id: 7, path_with_namespace: 'vault/api', import_status: 'finished', import_error: null },
+  },
 ];
 
 describe('resources: every endpoint goes out as the spec says', () => {

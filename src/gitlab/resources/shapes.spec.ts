@@ -269,6 +269,34 @@ const cases: Case[] = [
     field: 'parent_id',
     item: 0,
   },
+  {
+    name: 'projectTransfer.exportStatus, no export_status',
+    call: (c) => c.projectTransfer.exportStatus('acme/api'),
+    method: 'GET',
+    path: `${P}/projects/acme%2Fapi/export`,
+    reply: { id: 1, path_with_namespace: 'acme/api' },
+    message: 'unexpected answer from GET projects/acme%2Fapi/export: field export_status missing',
+    field: 'export_status',
+  },
+  {
+    name: 'projectTransfer.import, an answer without the new project’s id',
+    // Any file will do: the client uploads what it is given, the forge judges it.
+    call: (c) => c.projectTransfer.import({ file: __filename, path: 'api-copy', namespace: 'vault' }),
+    method: 'POST',
+    path: `${P}/projects/import`,
+    reply: { path_with_namespace: 'vault/api-copy', import_status: 'scheduled', import_error: null },
+    message: 'unexpected answer from POST projects/import: field id missing',
+    field: 'id',
+  },
+  {
+    name: 'projectTransfer.importStatus, import_error neither text nor null',
+    call: (c) => c.projectTransfer.importStatus(7),
+    method: 'GET',
+    path: `${P}/projects/7/import`,
+    reply: { id: 7, path_with_namespace: 'vault/api-copy', import_status: 'failed', import_error: 5 },
+    message: 'unexpected answer from GET projects/7/import: field import_error must be a string or null, got 5',
+    field: 'import_error',
+  },
 ];
 
 describe('forge answers are checked against the shape the code relies on', () => {

@@ -5,6 +5,7 @@ import type { Group } from '../types/groups';
 import type { ProjectHook } from '../types/hooks';
 import type { Job, JobPipeline } from '../types/jobs';
 import type { DeployKey, SshKey } from '../types/keys';
+import type { ProjectExportStatus, ProjectImportStatus } from '../types/project-transfer';
 import type { Project, ProjectNamespace, SimpleProject } from '../types/projects';
 import type { RegistryRepository, RegistryTag, RegistryTagSummary } from '../types/registry';
 import type { AdminUser, AdminUserListItem, CurrentAdminUser, CurrentUser, PublicUser, UserSummary } from '../types/users';
@@ -123,4 +124,20 @@ export const projectHookShape = shapeOf<ProjectHook>()({
   pipeline_events: z.boolean(),
   alert_status: z.string(),
   disabled_until: z.string().nullable(),
+});
+
+/**
+ * Project export and import (GitLab's public API docs): a caller waiting for an export reads its status, one waiting
+ * for an import the new project's id, its status and why it failed.
+ */
+export const projectExportStatusShape = shapeOf<ProjectExportStatus>()({
+  id: z.number(),
+  export_status: z.string(),
+});
+
+export const projectImportStatusShape = shapeOf<ProjectImportStatus>()({
+  id: z.number(),
+  path_with_namespace: z.string(),
+  import_status: z.string(),
+  import_error: z.string().nullable(),
 });

@@ -15,3 +15,4 @@ export * from './projects';
 export * from './groups';
 export * from './version';
 export * from './hooks';
+export * from './project-transfer';
