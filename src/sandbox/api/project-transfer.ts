@@ -8,7 +8,7 @@ import { projectArchive, readProjectArchive, restoreProject } from '../project-a
 import { type ProjectImportRecord, projectTransferOf } from '../project-transfer-state';
 import { deleteProject } from '../removal';
 import type { ProjectRecord, UserRecord } from '../state';
-import { canSeeGroup, currentUser, findProject, groupLevel, MAINTAINER } from './access';
+import { canSeeGroup, currentUser, findProject, groupLevel, MAINTAINER, projectLevel } from './access';
 import { Presenter } from './presenters';
 
 const ACCEPTED = { message: '202 Accepted' };
@@ -206,7 +206,7 @@ function importNamespace(ctx: RequestContext, user: UserRecord): number {
 function importStatusView(ctx: RequestContext, project: ProjectRecord): Record<string, unknown> {
   const record = projectTransferOf(ctx.state).imports.get(project.id);
   const user = currentUser(ctx);
-  const mayReadError = user.is_admin || ctx.state.projectAccessLevel(user, project) >= MAINTAINER;
+  const mayReadError = projectLevel(ctx.state, user, project) >= MAINTAINER;
   const error = record?.error ?? null;
   return {
     ...new Presenter(ctx.state, ctx.baseUrl).projectSummary(project),
