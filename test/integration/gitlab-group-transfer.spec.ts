@@ -45,7 +45,11 @@ describe('GitlabClient group transfer against the sandbox', () => {
     it('schedules (202), answers 404 until the archive is ready, then streams it to the file', async () => {
       const gl = client();
       const file = join(dir, 'acme.tar.gz');
+      // Long enough that the download below surely comes before the archive is ready, even on a loaded machine.
+      const delay = forge.sandbox.state.settings.exportDelayMs;
+      forge.sandbox.state.settings.exportDelayMs = 2_000;
       await expect(gl.groupTransfer.scheduleExport('acme')).resolves.toEqual({ message: '202 Accepted' });
+      forge.sandbox.state.settings.exportDelayMs = delay;
       const early = gl.groupTransfer.downloadExport('acme', file);
       await expect(early).rejects.toBeInstanceOf(NotFoundError);
       await expect(early).rejects.toMatchObject({ status: 404, body: { message: '404 Not found or has expired' } });
