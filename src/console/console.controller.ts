@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { PauseSwitch } from '../engine/pause-switch';
+import { AUDIT_ID } from '../engine/stores/audit';
 import { readBody } from '../http/read-body';
 import { redactor } from '../logging/redact';
 import { type Admission, ConsoleAccess, SESSION_COOKIE, sameOrigin } from './access';
@@ -263,9 +264,6 @@ export class ConsoleController {
     else response.type('text/plain').send(`the console could not read what it shows: ${message}\n`);
   }
 }
-
-/** An audit entry's id as Redis writes it: `<milliseconds>-<sequence>`. */
-const AUDIT_ID = /^\d{1,15}-\d{1,19}$/;
 
 /** The filter of `/audit` and `/audit.ndjson`, where the page starts (`before`), and what is wrong with them, if anything. */
 function auditQuery(request: Request): { query: AuditQuery; before?: string; problem?: string } {

@@ -23,6 +23,9 @@ export interface AuditEntry {
 
 const FIELDS = ['time', 'policy', 'target', 'action', 'reason', 'outcome', 'dry_run', 'detail'] as const;
 
+/** An entry's id as Redis writes it: `<milliseconds>-<sequence>`. */
+export const AUDIT_ID = /^\d{1,15}-\d{1,19}$/;
+
 /** An entry with its place in the stream (`1764259200000-0`): a link to it, and where the next page starts. */
 export interface StoredAuditEntry extends AuditEntry {
   readonly id: string;
@@ -91,7 +94,7 @@ export class AuditTrail {
 
   /** One entry by its id, or undefined when it is not (or no longer) in the trail. */
   async entry(id: string): Promise<StoredAuditEntry | undefined> {
-    if (!/^\d{1,15}-\d{1,19}$/.test(id)) return undefined;
+    if (!AUDIT_ID.test(id)) return undefined;
     const rows = await this.redis.xrange(this.key, id, id);
     const row = rows[0];
     return row ? readEntry(row[0], row[1]) : undefined;
