@@ -2,6 +2,7 @@ import { protectSecrets } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
 import { askForge, startClientRetry, startTimeoutMs, type ForgeStatus } from '../forge/forge-health';
 import { EngineKeys } from '../engine/stores/keys';
+import { PolicyPauses } from '../engine/stores/pauses';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
 import { policyRunner } from '../policies';
@@ -103,7 +104,26 @@ async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connect
   if (problem !== undefined) return { checks: [{ ok: false, line: `${where}: ${problem}` }], connection };
   const checks: Check[] = [{ ok: true, line: `${where}: answers and accepts writes` }, await evictionCheck(connection, markerKey)];
   const replicas = await replicaCheck(config, connection, markerKey);
-  return { checks: replicas ? [...checks, replicas] : checks, connection };
+  return { checks: [...checks, ...(replicas ? [replicas] : []), ...(await pauseChecks(config, connection))], connection };
+}
+
+/**
+ * The configured policies someone paused: no check fails for it (a pause is deliberate), but whoever wonders why a
+ * policy does nothing reads it here.
+ */
+async function pauseChecks(config: AppConfig, connection: CheckConnection): Promise<Check[]> {
+  try {
+    const paused = await new PolicyPauses(connection, config).all();
+    return config.policies.flatMap((policy) => {
+      const pause = paused.get(policy.name);
+      if (!pause) return [];
+      const line = `policy ${policy.name}: paused since ${pause.since} by ${pause.by}: ${pause.reason}; it acts again after "forgewarden resume ${policy.name}"`;
+      return [{ ok: true, warning: true, line }];
+    });
+  } catch {
+    // Redis answered the checks above; a pause that cannot be read now is said by the daemon's console.
+    return [];
+  }
 }
 
 /**

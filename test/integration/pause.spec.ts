@@ -6,7 +6,7 @@ import { MetricsService } from '../../src/metrics/metrics.service';
 import { POLICY_TYPES } from '../../src/policies';
 import { childEnv, runCli, writeTempFile } from '../support/cli';
 import { useEngineHarness } from '../support/engine-harness';
-import { baseWorld } from '../support/world-builders';
+import { ADMIN_TOKEN, baseWorld } from '../support/world-builders';
 
 const RESET = 'Error: read ECONNRESET: connection reset by peer\n';
 
@@ -35,7 +35,7 @@ describe('pause and resume: `forgewarden pause` holds every replica back from ac
   const policyFile = () =>
     writeTempFile(
       'pause.yml',
-      ['version: 1', 'gitlab: { url: "http://127.0.0.1:9", token: "not-used-here" }', `redis: { url: "${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'}", prefix: "${harness.prefix}" }`, 'policies:', ...POLICIES].join('\n'),
+      ['version: 1', `gitlab: { url: "${harness.sandbox.url}", token: "${ADMIN_TOKEN}" }`, `redis: { url: "${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'}", prefix: "${harness.prefix}" }`, 'policies:', ...POLICIES].join('\n'),
     );
   const pass = (daemon: INestApplicationContext) => daemon.get(EngineService).runPass('flaky', 'act');
 
@@ -44,6 +44,11 @@ describe('pause and resume: `forgewarden pause` holds every replica back from ac
     const paused = await runCli(['pause', 'flaky', '-c', file, '--reason', 'incident 4711: the runners are being replaced'], childEnv());
     expect(paused.code).toBe(0);
     expect(paused.stdout).toContain('flaky paused');
+
+    // doctor says so, without failing for it.
+    const doctor = await runCli(['doctor', '-c', file], childEnv());
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toMatch(/^! policy flaky: paused since \S+ by .+ \(command line\): incident 4711: the runners are being replaced; it acts again after "forgewarden resume flaky"$/m);
 
     let daemon = await app();
     // `plan` and the console's explain say so.
