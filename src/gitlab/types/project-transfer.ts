@@ -1,4 +1,5 @@
 import type { Timestamp } from './common';
+import type { ProjectSummary } from './jobs';
 
 /**
  * Project export and import, as GitLab's public API docs describe them ("Project import and export API"); the forge's
@@ -6,16 +7,8 @@ import type { Timestamp } from './common';
  * `ProjectImportStatus`).
  */
 
-/** Who the answer is about: the forge's `ProjectIdentity`. */
-export interface ProjectIdentity {
-  id: number;
-  description: string | null;
-  name: string;
-  name_with_namespace: string;
-  path: string;
-  path_with_namespace: string;
-  created_at: Timestamp;
-}
+/** Who the answer is about: the forge's `ProjectIdentity`, the fields it also answers for a job token's agents. */
+export type ProjectIdentity = ProjectSummary;
 
 /**
  * `none`: no export; `queued`, `started`: one is being made; `finished`: the archive can be downloaded;
