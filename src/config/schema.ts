@@ -125,7 +125,7 @@ const httpSchema = z
       .string({ error: 'expected the token people give to open the console (write console_token: ${FORGEWARDEN_CONSOLE_TOKEN})' })
       .min(16, { error: 'the console token must be at least 16 characters: it is all that keeps the pause switch from anyone who reaches the port' })
       .optional()
-      .describe('Opens the console (/, /policies, /audit) when host is not loopback, and is then asked for on every console page; write it as "${VARIABLE}".'),
+      .describe('Once set, every console page (/, /policies, /audit) asks for it (a bearer header or the login form); on a host that is not loopback the console is off without it. Write it as "${VARIABLE}".'),
   })
   .describe('Serves /healthz, /readyz, /metrics and the console.');
 
