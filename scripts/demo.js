@@ -107,8 +107,10 @@ async function consolePort() {
 /** The daemon, on, with its console: the demo ends by saying where that is, and stops on Ctrl-C. */
 async function serveConsole(runCli) {
   const port = Number(process.env.FORGEWARDEN_HTTP_PORT || (await consolePort()));
-  // Quiet unless something goes wrong: the console shows its passes, and its address stays the last line here.
-  const exited = runCli('run', { FORGEWARDEN_HTTP_PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL || 'warn' });
+  // After the summary, quiet unless something goes wrong: the console shows its passes, and its address stays the last
+  // line here. With --watch there is no summary: its log is what there is to watch.
+  const level = process.env.LOG_LEVEL || (watch ? 'info' : 'warn');
+  const exited = runCli('run', { FORGEWARDEN_HTTP_PORT: String(port), LOG_LEVEL: level });
   let running = true;
   exited.then(() => (running = false));
   const address = `http://127.0.0.1:${port}/`;
