@@ -94,16 +94,16 @@ describe('GitlabClient project export and import against the sandbox', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Reads `read` every 10 ms until `done` says so (5 s at most); every distinct answer, in order, and the last one. */
+  /** Reads `read` every 10 ms until `done` says so (20 s at most); every distinct answer, in order, and the last one. */
   async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, key: (value: T) => string): Promise<{ seen: string[]; last: T }> {
     const seen: string[] = [];
-    for (const started = Date.now(); Date.now() - started < 5000; ) {
+    for (const started = Date.now(); Date.now() - started < 20_000; ) {
       const value = await read();
       if (seen[seen.length - 1] !== key(value)) seen.push(key(value));
       if (done(value)) return { seen, last: value };
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    throw new Error(`still waiting after 5 s; seen ${seen.join(' → ')}`);
+    throw new Error(`still waiting after 20 s; seen ${seen.join(' → ')}`);
   }
 
   const exportFinished = (gl: GitlabClient, project: number | string): Promise<{ seen: string[]; last: ProjectExportStatus }> =>

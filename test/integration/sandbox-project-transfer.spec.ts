@@ -114,13 +114,16 @@ describe('sandbox forge: a project export’s lifecycle', () => {
   });
 
   it('is queued, started halfway through export_delay_ms, then finished', async () => {
-    await settings({ export_delay_ms: 1000 });
+    // Long enough that a loaded machine still asks within each stage; the stage after `queued` is looked for, not slept to.
+    await settings({ export_delay_ms: 4000 });
     expect(await status()).toMatchObject({ export_status: 'none' });
     expect((await root()('/projects/acme%2Fapi/export', { method: 'POST' })).status).toBe(202);
     expect(await status()).toMatchObject({ export_status: 'queued' });
     expect(await status()).not.toHaveProperty('_links');
-    await sleep(700);
-    expect(await status()).toMatchObject({ export_status: 'started' });
+    const stage = async () => ((await status()) as { export_status?: string }).export_status;
+    let next = await stage();
+    for (const deadline = Date.now() + 10_000; next === 'queued' && Date.now() < deadline; next = await stage()) await sleep(50);
+    expect(next).toBe('started');
     await sandbox.state.whenIdle();
     expect(await status()).toMatchObject({ export_status: 'finished', _links: { api_url: expect.stringMatching(/\/api\/v4\/projects\/1\/export\/download$/) as string } });
   });
@@ -128,7 +131,8 @@ describe('sandbox forge: a project export’s lifecycle', () => {
   it('regenerates: the finished archive stays downloadable, without _links, until the new one replaces it', async () => {
     const first = await exported();
     sandbox.state.projects.get(1)!.description = 'Changed since';
-    await settings({ export_delay_ms: 400 });
+    // Long enough for the status and the old archive's download below on a loaded machine.
+    await settings({ export_delay_ms: 3000 });
     expect((await root()('/projects/1/export', { method: 'POST' })).status).toBe(202);
     const during = await status();
     expect(during).toMatchObject({ export_status: 'regeneration_in_progress' });
