@@ -10,6 +10,7 @@ import type { PassOccasion, PolicyContext } from './policy';
 import { RedisDiscoveryCache } from './stores/discovery-cache';
 import { PolicyStates } from './stores/policy-state';
 import { PolicyMeasureStore } from './stores/policy-measures';
+import { RedisForgeLimits } from './stores/forge-limits';
 
 /**
  * The context every policy's observe, commit and actions are handed: the forge's client, the policy's own state,
@@ -27,6 +28,7 @@ export class PolicyContexts {
     private readonly states: PolicyStates,
     private readonly discoveryCache: RedisDiscoveryCache,
     private readonly measures: PolicyMeasureStore,
+    private readonly forgeLimits: RedisForgeLimits,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.discovery = this.discoveryFor();
@@ -63,6 +65,7 @@ export class PolicyContexts {
       concurrency: this.active.current.gitlab.concurrency,
       discovery: this.discovery,
       pace: (occasion === 'schedule' ? this.pace(policy) : undefined) ?? unpaced,
+      forgeLimits: this.forgeLimits,
     };
   }
 

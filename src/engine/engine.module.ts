@@ -21,6 +21,7 @@ import { ReplicaPresence } from './stores/replicas';
 import { PauseSwitch } from './pause-switch';
 import { RecordedForge } from './stores/recorded-forge';
 import { PolicyMeasureStore } from './stores/policy-measures';
+import { RedisForgeLimits } from './stores/forge-limits';
 import { PolicyStates } from './stores/policy-state';
 import { UnsettledTargets } from './stores/unsettled';
 import { WebhookDeliveries } from './stores/webhook-deliveries';
@@ -34,6 +35,7 @@ const STORES = [
   PassHistory,
   PassLog,
   PolicyMeasureStore,
+  RedisForgeLimits,
   PolicyPauses,
   PolicyStates,
   RecordedForge,

@@ -6,11 +6,12 @@ import { LISTED_ONLY } from './discovery';
 import { UnobservedList } from './observe-targets';
 import { unpaced } from './pace';
 import type { PolicyContext, PolicyState } from './policy';
+import { localForgeLimits } from './stores/forge-limits';
 
 /**
  * A context built by hand, outside the engine (a test of one policy against the sandbox, a benchmark): the forge's
  * client, the policy and a state given, the rest plain: the system clock, listed projects only (no discovery of
- * globs), one target at a time, measures discarded. `fields` replace any part.
+ * globs), one target at a time, measures discarded, the forge's limits counted in memory. `fields` replace any part.
  */
 export function handContext(client: GitlabClient, policy: PolicyConfig, state: PolicyState, fields: Partial<PolicyContext> = {}): PolicyContext {
   return {
@@ -29,6 +30,7 @@ export function handContext(client: GitlabClient, policy: PolicyConfig, state: P
     concurrency: 1,
     discovery: LISTED_ONLY,
     pace: unpaced,
+    forgeLimits: localForgeLimits(),
     ...fields,
   };
 }

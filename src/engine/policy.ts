@@ -40,6 +40,33 @@ export interface PolicyMeasures {
   add(measure: PolicyMeasure, labels: Readonly<Record<string, string>>, amount: number): void;
 }
 
+/** One of the forge's per-user limits of an endpoint, such as its 6 project export requests a minute. */
+export interface ForgeLimit {
+  /** Names the counter: every policy and replica taking the same name shares it. */
+  readonly name: string;
+  readonly perMinute: number;
+}
+
+/** A request of a forge limit, taken (`waitMs` 0) or not yet (the milliseconds until the last minute has room). */
+export interface ForgeSlot {
+  readonly waitMs: number;
+  /**
+   * Says when the forge answered the request taken: its minute counts from then. The forge counts from when the request
+   * arrived, at or before its answer and perhaps well after it was taken (a slow network, a busy forge), so counting from
+   * the answer never lets the next request in before the forge's minute has passed. A no-op for a slot not taken.
+   */
+  answered(at: Date): Promise<void>;
+}
+
+/** The forge's per-user endpoint limits, counted for every replica (see RedisForgeLimits). */
+export interface ForgeLimits {
+  /**
+   * Takes one request of `limit` at `now` when the last minute has room for it; otherwise answers how long until it
+   * has, taking nothing. A request taken is counted whether or not it is then sent.
+   */
+  take(limit: ForgeLimit, now: Date): Promise<ForgeSlot>;
+}
+
 /** What resolves a policy's `projects:` and `groups:` to what they cover now (the engine's ProjectDiscovery). */
 export interface ProjectDiscoverer {
   select(selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]>;
@@ -101,6 +128,8 @@ export interface PolicyContext {
    * interval (see TargetPace); `plan`, `once` and cron passes read them as fast as `concurrency` allows.
    */
   readonly pace: (count: number) => TargetPace;
+  /** The forge's per-user limits of some endpoints, for an action that paces its requests to them (exports). */
+  readonly forgeLimits: ForgeLimits;
   /**
    * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
    * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe

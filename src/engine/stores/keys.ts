@@ -110,4 +110,9 @@ export class EngineKeys {
   explainLock(policy: string): string {
     return `${this.prefix}:lock:explain:${policy}`;
   }
+
+  /** The requests of one of the forge's per-user limits made in the last minute (see RedisForgeLimits). */
+  forgeLimit(name: string): string {
+    return `${this.prefix}:forge:limit:${name}`;
+  }
 }
