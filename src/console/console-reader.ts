@@ -10,6 +10,7 @@ import type { Trigger, UnsettledTarget } from '../engine/policy';
 import { type AuditFilter, type AuditPage, AuditTrail, type StoredAuditEntry } from '../engine/stores/audit';
 import { type PassEntry, PassLog } from '../engine/stores/pass-log';
 import { type Pause, PolicyPauses } from '../engine/stores/pauses';
+import { measureNotices } from '../engine/stores/policy-measures';
 import { ReplicaPresence, type ReplicaSeen } from '../engine/stores/replicas';
 import { UnsettledTargets } from '../engine/stores/unsettled';
 import { nextTriggerRun } from '../engine/trigger-period';
@@ -37,6 +38,8 @@ export interface PolicyRow {
   /** When the next pass is due: the trigger's next run, or sooner when the last pass asked for it. */
   readonly nextPass?: Date;
   readonly unsettled: number;
+  /** What the policy's flagging measures say now (a backup set running past the next), see PolicyMeasure.notice. */
+  readonly notices: readonly string[];
 }
 
 export interface Overview {
@@ -133,7 +136,16 @@ export class ConsoleReader {
 
   private async rows(policies: readonly PolicyConfig[], now: Date): Promise<PolicyRow[]> {
     const names = policies.map((policy) => policy.name);
-    const [last, paused, sizes] = await Promise.all([this.passLog.latest(names), this.pauses.all(), this.unsettled.sizes(names)]);
+    const measuresOf = (name: string) => {
+      const policy = this.active.find(name);
+      return policy ? this.active.runner(policy).measures : undefined;
+    };
+    const [last, paused, sizes, notices] = await Promise.all([
+      this.passLog.latest(names),
+      this.pauses.all(),
+      this.unsettled.sizes(names),
+      measureNotices(this.redis, this.config, measuresOf),
+    ]);
     return policies.map((policy) => {
       const trigger = this.active.runner(policy).trigger(policy);
       const entry = last.get(policy.name);
@@ -150,6 +162,7 @@ export class ConsoleReader {
         ...(entry ? { last: entry } : {}),
         ...(nextPass ? { nextPass } : {}),
         unsettled: sizes.get(policy.name) ?? 0,
+        notices: notices.get(policy.name) ?? [],
       };
     });
   }

@@ -12,5 +12,10 @@ export interface PolicyMeasure {
   readonly labels: readonly string[];
   /** A gauge kept in Redis and exported by every replica alike (a last success), so alerts see one truth. */
   readonly clusterWide?: boolean;
+  /**
+   * For a cluster-wide gauge that flags a condition (1 while it holds): what the console's overview says on the
+   * policy's row while it is not 0, in words for the labels (`the backup set of acme runs past the next one`).
+   */
+  readonly notice?: (labels: Readonly<Record<string, string>>) => string;
 }
 

@@ -51,6 +51,25 @@ export class PolicyMeasureStore {
   }
 }
 
+/**
+ * What the cluster-wide gauges that flag a condition say now (PolicyMeasure.notice), by policy: read from Redis, so
+ * every replica's console says the same.
+ */
+export async function measureNotices(
+  redis: RedisConnection,
+  config: AppConfig,
+  measuresOf: (policy: string) => readonly PolicyMeasure[] | undefined,
+): Promise<Map<string, string[]>> {
+  const notices = new Map<string, string[]>();
+  for (const [field, text] of Object.entries(await redis.hgetall(EngineKeys.of(config).policyMeasures()))) {
+    const entry = readField(field);
+    const measure = entry && measuresOf(entry.policy)?.find((candidate) => candidate.name === entry.name && candidate.clusterWide);
+    if (!entry || !measure?.notice || Number(text) === 0 || !Number.isFinite(Number(text))) continue;
+    notices.set(entry.policy, [...(notices.get(entry.policy) ?? []), measure.notice(entry.labels)]);
+  }
+  return notices;
+}
+
 /** A field as written by `set`; anything else (damaged, or of an older layout) is skipped. */
 function readField(field: string): { policy: string; name: string; labels: Record<string, string> } | undefined {
   try {
