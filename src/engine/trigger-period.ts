@@ -20,6 +20,20 @@ export function triggerPeriodMs(trigger: Trigger, from: Date): number {
 }
 
 /**
+ * The shortest time between two passes: its interval, or the shortest gap between two runs of its cron schedule
+ * (`0 2,3 * * *`: an hour). What a long piece of work must fit in not to run into the next pass.
+ */
+export function shortestTriggerGapMs(trigger: Trigger, from: Date): number {
+  if ('every' in trigger) return trigger.every;
+  const runs = nextRuns(trigger, CRON_RUNS_SAMPLED, from);
+  let shortest = Number.POSITIVE_INFINITY;
+  for (let index = 1; index < runs.length; index++) {
+    shortest = Math.min(shortest, (runs[index]?.getTime() ?? 0) - (runs[index - 1]?.getTime() ?? 0));
+  }
+  return Number.isFinite(shortest) ? shortest : 0;
+}
+
+/**
  * The trigger's first run after `now`: the next multiple of an interval (Bull's repeat runs at multiples of `every`),
  * or the cron schedule's next run; undefined when a schedule has none left.
  */

@@ -500,74 +500,80 @@ export class Person {
   }
 
   /**
-   * At most twice, and only while two archives exist: the newest archive file is deleted (the manifest still lists it).
-   * More often, and the group would never have enough backups for the daemon to prune, which is what this tests.
+   * At most twice, and only while two sets exist: the newest set's group archive is deleted (the manifest still lists
+   * the set). More often, and the group would never have enough backups for the daemon to prune, which is what this
+   * tests.
    */
   private async deleteNewestBackup(): Promise<boolean> {
-    const archives = archivesIn(this.backupFolder);
-    const newest = archives.at(-1);
-    if (newest === undefined || archives.length < 2 || this.deletedBackups.size >= 2) return false;
-    rmSync(join(this.backupFolder, newest), { force: true });
+    const sets = setsIn(this.backupFolder);
+    const newest = sets.at(-1);
+    if (newest === undefined || sets.length < 2 || this.deletedBackups.size >= 2) return false;
+    rmSync(join(this.backupFolder, newest, 'group.tar.gz'), { force: true });
     this.deletedBackups.add(newest);
     this.judge.human('backup', [`backup:${BACKUP.group}`]);
     return true;
   }
 }
 
-/** The archives in a group's backup folder, oldest first (their names sort by time). */
-function archivesIn(folder: string): string[] {
+/** The set folders in a group's backup folder, oldest first (their names sort by time). */
+function setsIn(folder: string): string[] {
   if (!existsSync(folder)) return [];
-  return readdirSync(folder)
-    .filter((name) => name.endsWith('.tar.gz') && !name.startsWith('.'))
+  return readdirSync(folder, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && /^\d{4}-\d\d-\d\dT\d{6}Z$/.test(entry.name))
+    .map((entry) => entry.name)
     .sort();
 }
 
-/** The archives the manifest lists that are on disk with their recorded size and SHA-256. */
-function verifiedArchives(folder: string): string[] {
-  let manifest: { archives?: Array<{ file?: unknown; bytes?: unknown; sha256?: unknown }> };
+/** The complete sets the manifest lists whose every file is on disk with its recorded size and SHA-256. */
+function verifiedSets(folder: string): string[] {
+  type Listed = { file?: unknown; bytes?: unknown; sha256?: unknown };
+  let manifest: { sets?: Array<{ set?: unknown; state?: unknown; group_archive?: Listed; relations?: Listed[]; projects?: Listed[] }> };
   try {
     manifest = JSON.parse(readFileSync(join(folder, 'manifest.json'), 'utf8')) as typeof manifest;
   } catch {
     return [];
   }
-  return (manifest.archives ?? []).flatMap((archive) => {
-    if (typeof archive.file !== 'string') return [];
-    const path = join(folder, archive.file);
+  const stands = (set: string, file: Listed | undefined): boolean => {
+    if (typeof file?.file !== 'string') return false;
+    const path = join(folder, set, file.file);
     try {
-      if (statSync(path).size !== archive.bytes) return [];
-      const sha = createHash('sha256').update(readFileSync(path)).digest('hex');
-      return sha === archive.sha256 ? [archive.file] : [];
+      return statSync(path).size === file.bytes && createHash('sha256').update(readFileSync(path)).digest('hex') === file.sha256;
     } catch {
-      return [];
+      return false;
     }
+  };
+  return (manifest.sets ?? []).flatMap((entry) => {
+    const set = entry.set;
+    if (typeof set !== 'string' || entry.state !== 'complete') return [];
+    return [entry.group_archive, ...(entry.relations ?? []), ...(entry.projects ?? [])].every((file) => stands(set, file)) ? [set] : [];
   });
 }
 
-/** What the last look at the backup folder found, to tell an archive the daemon pruned from one the person deleted. */
+/** What the last look at the backup folder found, to tell a set the daemon pruned from one the person broke. */
 // Keyed by folder: each scenario has its own.
-const seenArchives = new Map<string, Set<string>>();
+const seenSets = new Map<string, Set<string>>();
 
 /**
- * No backup pruned while fewer than `keep` verified archives exist: when an archive is gone that the person did not
- * delete, the daemon pruned it, and the verified archives left must be at least `keep.last`.
+ * No set pruned while fewer than `keep` verified complete sets exist: when a set is gone that the person did not
+ * break, the daemon pruned it, and the verified sets left must be at least `keep.last`.
  */
-export function checkBackups(judge: Judge, folder: string, deletedByPerson: ReadonlySet<string>): void {
-  const now = new Set(archivesIn(folder));
-  const before = seenArchives.get(folder) ?? new Set<string>();
-  seenArchives.set(folder, now);
-  const pruned = [...before].filter((name) => !now.has(name) && !deletedByPerson.has(name));
-  const verified = pruned.length === 0 ? [] : verifiedArchives(folder);
+export function checkBackups(judge: Judge, folder: string, brokenByPerson: ReadonlySet<string>): void {
+  const now = new Set(setsIn(folder));
+  const before = seenSets.get(folder) ?? new Set<string>();
+  seenSets.set(folder, now);
+  const pruned = [...before].filter((name) => !now.has(name) && !brokenByPerson.has(name));
+  const verified = pruned.length === 0 ? [] : verifiedSets(folder);
   judge.check(
     'backup',
     pruned.length === 0 || verified.length >= BACKUP.keepLast
       ? undefined
-      : `pruned ${pruned.join(', ')} with ${verified.length} verified archive(s) left, fewer than keep.last ${BACKUP.keepLast}`,
+      : `pruned ${pruned.join(', ')} with ${verified.length} verified set(s) left, fewer than keep.last ${BACKUP.keepLast}`,
   );
 }
 
-/** At the end: the group has a verified backup (the healthy target of group_backup). */
+/** At the end: the group has a verified complete set (the healthy target of group_backup). */
 export function backupDone(folder: string): boolean {
-  return verifiedArchives(folder).length > 0;
+  return verifiedSets(folder).length > 0;
 }
 
 /** Settings items (`acme/api branch main`) of branches the person touched, which the reference cannot judge. */

@@ -7,27 +7,51 @@ import type { Manifest } from '../../src/policies/group-backup/group-backup.file
 import { type RunningSandbox, startSandbox } from '../../src/sandbox';
 import { childEnv, runCli, startCli, waitUntil, writeTempFile } from '../support/cli';
 import { nightlyBackupPolicy, speedUpExports } from '../support/group-backup';
-import { acmeGroup, ADMIN_TOKEN, baseWorld } from '../support/world-builders';
+import { acmeGroup, ADMIN_TOKEN, aProject, baseWorld } from '../support/world-builders';
 
 /**
- * A backup killed with SIGKILL in the middle of its download, as a node losing power would be: the built command
- * against a forge whose archive is large and whose downloads are slow, so the kill lands while bytes are arriving.
+ * A backup set killed with SIGKILL in the middle of its projects, as a node losing power would be: the built command
+ * against a forge whose archives are large and whose downloads are slow, so the kill lands while bytes are arriving,
+ * with some projects in place and others not.
  */
 
-const PADDING_BYTES = 3_000_000;
-const BYTES_PER_SECOND = 400_000;
+const PADDING_BYTES = 1_000_000;
+const BYTES_PER_SECOND = 500_000;
+const PROJECTS = ['api', 'web', 'platform/auth', 'platform/billing', 'platform/edge/cdn'];
 
-describe('group_backup: a process killed mid-download', () => {
+describe('group_backup: a set killed mid-way', () => {
   let sandbox: RunningSandbox;
   let destination: string;
   let file: string;
   const prefix = `e2e-backup-crash-${process.pid}`;
   const env = () => childEnv({ GITLAB_URL: sandbox.url, GITLAB_TOKEN: ADMIN_TOKEN, REDIS_URL: process.env.REDIS_URL });
   const folder = () => join(destination, 'acme');
-  const names = () => (existsSync(folder()) ? readdirSync(folder()) : []);
+  const sets = () => (existsSync(folder()) ? readdirSync(folder()).filter((name) => /^\d{4}-\d\d-\d\dT\d{6}Z$/.test(name)) : []);
+  /** Every file under the set's folder, relative to it. */
+  const filesOfSet = (): string[] => {
+    const [set] = sets();
+    if (!set) return [];
+    const walk = (relative: string): string[] =>
+      readdirSync(join(folder(), set, relative), { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? walk(join(relative, entry.name)) : [join(relative, entry.name)],
+      );
+    return walk('').sort();
+  };
+  const finals = () => filesOfSet().filter((name) => !name.split('/').some((part) => part.startsWith('.')));
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ world: { ...baseWorld({ groups: [acmeGroup({ description: 'kept across a crash' })] }), now: undefined } });
+    sandbox = await startSandbox({
+      world: {
+        ...baseWorld({
+          groups: [acmeGroup({ description: 'kept across a crash' }), { id: 11, path: 'platform', parent: 'acme' }, { id: 12, path: 'edge', parent: 'acme/platform' }],
+          projects: PROJECTS.map((path, index) => {
+            const segments = path.split('/');
+            return { ...aProject(segments.at(-1) ?? path, { id: index + 1, name: `Project ${path}` }), namespace: ['acme', ...segments.slice(0, -1)].join('/') };
+          }),
+        }),
+        now: undefined,
+      },
+    });
     await speedUpExports(sandbox.url, { export_padding_bytes: PADDING_BYTES, download_bytes_per_second: BYTES_PER_SECOND });
     destination = mkdtempSync(join(tmpdir(), 'forgewarden-backup-crash-'));
     file = writeTempFile(
@@ -53,53 +77,63 @@ describe('group_backup: a process killed mid-download', () => {
     await redis.quit();
   });
 
-  it('leaves no file under a final name, and the next run carries the same backup on to a verified archive', async () => {
+  it('leaves no file under a final name half written, and the next run carries the same set on without exporting any project twice', async () => {
     const first = startCli(['once', '-c', file], env());
+    // Killed once some project's archive is in place and another's download has begun.
+    const projectArchives = () => finals().filter((name) => name.startsWith('projects/'));
     const partialBytes = (): number => {
-      const partial = names().find((name) => name.endsWith('.partial'));
-      return partial ? statSync(join(folder(), partial)).size : 0;
+      const partial = filesOfSet().find((name) => name.startsWith('projects/') && name.endsWith('.partial'));
+      return partial ? statSync(join(folder(), sets()[0] ?? '', partial)).size : 0;
     };
-    await waitUntil('the download has begun', () => partialBytes() > 100_000, 20_000);
+    await waitUntil('a project is in place and another is downloading', () => projectArchives().length >= 1 && partialBytes() > 50_000, 60_000);
     const killed = await first.stop('SIGKILL');
     expect(killed.signal).toBe('SIGKILL');
 
-    // Cut off mid-way: a partial file well short of the archive, nothing under a final name, no manifest.
-    expect(partialBytes()).toBeLessThan(PADDING_BYTES);
-    expect(names().filter((name) => !name.startsWith('.'))).toEqual([]);
+    // Cut off mid-way: one set folder, no set.json, no manifest; every archive under a final name is whole.
+    expect(sets()).toHaveLength(1);
+    const inPlace = finals();
+    expect(inPlace).not.toContain('set.json');
+    expect(inPlace.filter((name) => name.startsWith('projects/')).length).toBeLessThan(PROJECTS.length);
+    expect(existsSync(join(folder(), 'manifest.json'))).toBe(false);
+    const before = new Map(inPlace.map((name) => [name, readFileSync(join(folder(), sets()[0] ?? '', name))]));
 
     // The killed run's claim on the backup runs out within its lease; until then a run says it cannot act yet.
-    let finished = false;
     const runs: { code: number | null; stdout: string; stderr: string }[] = [];
     await waitUntil(
-      'a later run finishes the backup',
+      'a later run finishes the set',
       async () => {
-        const run = await runCli(['once', '-c', file], env(), 60_000);
+        const run = await runCli(['once', '-c', file], env(), 90_000);
         runs.push(run);
-        finished = names().some((name) => name.endsWith('.tar.gz'));
-        return finished;
+        return existsSync(join(folder(), 'manifest.json'));
       },
-      60_000,
+      120_000,
     );
     expect(runs.at(-1)?.code).toBe(0);
-    // Runs before that started no second download: the backup was in progress (the killed run's claim was live),
-    // then uncertain for one timeout after the claim ran out.
     for (const run of runs.slice(0, -1)) expect(run.stdout).toMatch(/^(in_progress|uncertain) +backup +group acme +carry on the backup begun at /m);
 
     const manifest = JSON.parse(readFileSync(join(folder(), 'manifest.json'), 'utf8')) as Manifest;
-    expect(manifest.archives).toHaveLength(1);
-    const entry = manifest.archives[0];
-    const bytes = readFileSync(join(folder(), entry.file));
-    expect(bytes.length).toBeGreaterThan(PADDING_BYTES);
-    expect(entry).toMatchObject({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
-    // The same backup, carried on: the one export the first run asked for, downloaded again in full.
-    const exports = sandbox.state.requestLog.filter((request) => request.method === 'POST' && request.path === '/api/v4/groups/10/export');
-    expect(exports).toHaveLength(1);
-    expect(names().filter((name) => name !== 'manifest.json')).toEqual([entry.file]);
+    expect(manifest.sets).toHaveLength(1);
+    const [set] = manifest.sets;
+    expect(set?.set).toBe(sets()[0]);
+    expect(set?.state).toBe('complete');
+    expect(set?.projects.map((project) => project.path)).toEqual([...PROJECTS].sort());
+    for (const entry of [set.group_archive, ...set.projects]) {
+      const bytes = readFileSync(join(folder(), set.set, entry.file));
+      expect(bytes.length).toBeGreaterThan(PADDING_BYTES);
+      expect(entry).toMatchObject({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+    }
+    // What was in place before the kill is what the set holds: carried on, not downloaded again.
+    for (const [name, bytes] of before) expect(readFileSync(join(folder(), set.set, name)).equals(bytes)).toBe(true);
+    // Each export asked for once: the group's, and every project's, across the kill.
+    const posts = sandbox.state.requestLog.filter((request) => request.method === 'POST' && request.path.endsWith('/export')).map((request) => request.path);
+    expect(posts.sort()).toEqual(['/api/v4/groups/10/export', ...PROJECTS.map((_path, index) => `/api/v4/projects/${index + 1}/export`)].sort());
+    expect(sandbox.state.requestLog.filter((request) => request.status === 429)).toEqual([]);
+    expect(filesOfSet().filter((name) => name.includes('.partial'))).toEqual([]);
     const redis = new Redis(process.env.REDIS_URL!);
     try {
-      expect(await redis.keys(`${prefix}:state:nightly:inflight:*`)).toEqual([]);
+      expect(await redis.keys(`${prefix}:state:nightly:*`)).toEqual([]);
     } finally {
       await redis.quit();
     }
-  }, 90_000);
+  }, 200_000);
 });

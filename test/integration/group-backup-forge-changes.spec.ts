@@ -40,7 +40,8 @@ describe('group_backup on a forge and a disk people change', () => {
   const app = (fields: string[] = []) => harness.app({ dryRun: false, clock: clock(), policies: nightlyBackupPolicy(backupFolder(), fields) });
   const folder = (group = 'acme') => join(backupFolder(), ...group.split('/'));
   const manifest = (group = 'acme'): Manifest => JSON.parse(readFileSync(join(folder(group), 'manifest.json'), 'utf8')) as Manifest;
-  const archivesOnDisk = (group = 'acme') => readdirSync(folder(group)).filter((name) => name.endsWith('.tar.gz')).sort();
+  const setsOnDisk = (group = 'acme') => readdirSync(folder(group)).filter((name) => /^\d{4}-\d\d-\d\dT\d{6}Z$/.test(name)).sort();
+  const sets = (group = 'acme') => manifest(group).sets.map((entry) => entry.set);
 
   /** A scheduled pass (as the daemon's cron runs it) at `at`; the pass itself must not fail. */
   async function scheduledPass(engineApp: INestApplicationContext, at: string): Promise<PassResult> {
@@ -60,72 +61,77 @@ describe('group_backup on a forge and a disk people change', () => {
   const exportRequests = (group: number) => harness.sandbox.state.requestLog.filter((request) => request.method === 'POST' && request.path === `/api/v4/groups/${group}/export`);
 
   describe('before a prune, the disk is trusted over the manifest', () => {
-    /** Two nightly backups under `keep: { last: 2 }`, the 27th's and the 28th's, listed and on disk. */
+    /** Two nightly sets under `keep: { last: 2 }`, the 27th's and the 28th's, listed and on disk. */
     async function twoNights(): Promise<{ engineApp: INestApplicationContext; older: string; newer: string }> {
       const engineApp = await app(['keep: { last: 2 }']);
       expect(outcomes(await scheduledPass(engineApp, night(27)))).toEqual([['group acme', 'done']]);
       expect(outcomes(await scheduledPass(engineApp, night(28)))).toEqual([['group acme', 'done']]);
-      const [newer, older] = manifest().archives.map((entry) => entry.file);
-      expect(archivesOnDisk()).toEqual([older, newer]);
+      const [newer, older] = sets();
+      expect(setsOnDisk()).toEqual([older, newer]);
       return { engineApp, older: older ?? '', newer: newer ?? '' };
     }
 
-    it('a listed archive a person removed is dropped from the manifest and not counted: the older real one is kept, not pruned', async () => {
+    it('a listed set whose archive a person removed is dropped from the manifest and not counted: the older real one is kept, not pruned', async () => {
       const { engineApp, older, newer } = await twoNights();
-      rmSync(join(folder(), newer));
+      rmSync(join(folder(), newer, 'projects', 'web.tar.gz'));
 
       const pass = await scheduledPass(engineApp, night(29));
       expect(outcomes(pass)).toEqual([['group acme', 'done']]);
-      const [fresh] = manifest().archives.map((entry) => entry.file);
-      expect(fresh).toMatch(/^2026-11-29T0200\d\dZ\.tar\.gz$/);
-      expect(manifest().archives.map((entry) => entry.file)).toEqual([fresh, older]);
-      expect(archivesOnDisk()).toEqual([older, fresh]);
+      const [fresh] = sets();
+      expect(fresh).toMatch(/^2026-11-29T0200\d\dZ$/);
+      expect(sets()).toEqual([fresh, older]);
+      // Not the daemon's to remove: what is left of it is a set the manifest no longer lists.
+      expect(setsOnDisk()).toEqual([older, newer, fresh]);
       expect(pass.records[0]?.detail).toContain('nothing pruned');
-      expect(pass.records[0]?.detail).toContain(`dropped from the manifest, not counted: ${newer} (missing from disk)`);
-      expect(await engineApp.get(AuditTrail).read(0)).toContainEqual(
-        expect.objectContaining({ action: 'backup', outcome: 'done', detail: expect.stringContaining(`dropped from the manifest, not counted: ${newer} (missing from disk)`) }),
-      );
+      const dropped = `dropped from the manifest, not counted: ${newer}/ (its file projects/web.tar.gz is missing from disk)`;
+      expect(pass.records[0]?.detail).toContain(dropped);
+      expect(await engineApp.get(AuditTrail).read(0)).toContainEqual(expect.objectContaining({ action: 'backup', outcome: 'done', detail: expect.stringContaining(dropped) }));
     });
 
-    it('plan counts only the listed archives on disk, names those it leaves out, and changes nothing', async () => {
+    it('plan counts only the listed sets on disk, names those it leaves out, and changes nothing', async () => {
       const { engineApp, newer } = await twoNights();
-      rmSync(join(folder(), newer));
+      rmSync(join(folder(), newer, 'group.tar.gz'));
       const before = manifest();
       clock().set(Date.parse(night(29)));
       const plan = await harness.pass(engineApp, 'nightly', 'plan');
-      expect(plan.decisions.map((decision) => [decision.action, decision.reason.replace(/;.*/, '')])).toEqual([['backup', `back up now, as asked (last backup ${before.archives[1]?.taken_at})`]]);
-      expect(plan.decisions[0]?.details).toEqual(['keeps all 2 backups with the new one', `listed in the manifest but not counted (missing from disk): ${newer}`]);
+      expect(plan.decisions.map((decision) => [decision.action, decision.reason.replace(/;.*/, '')])).toEqual([['backup', `back up now, as asked (last backup ${before.sets[1]?.taken_at})`]]);
+      expect(plan.decisions[0]?.details).toEqual([
+        'the set: the group archive and 2 projects, about 2 min at 6 project exports a minute',
+        'keeps all 2 sets with the new one',
+        `listed in the manifest but not counted (its group archive is missing from disk): ${newer}/`,
+      ]);
       expect(manifest()).toEqual(before);
     });
 
-    it('a listed archive whose bytes a person changed (same size) is dropped and left on disk; the prune is planned again on what is really there', async () => {
+    it('a listed set whose archive a person changed (same size) is dropped and left on disk; the prune is planned again on what is really there', async () => {
       const { engineApp, older, newer } = await twoNights();
-      const bytes = readFileSync(join(folder(), newer));
+      const api = join(folder(), newer, 'projects', 'api.tar.gz');
+      const bytes = readFileSync(api);
       bytes[bytes.length - 1] ^= 0xff;
-      writeFileSync(join(folder(), newer), bytes);
+      writeFileSync(api, bytes);
 
       const pass = await scheduledPass(engineApp, night(29));
       expect(outcomes(pass)).toEqual([['group acme', 'done']]);
-      const [fresh] = manifest().archives.map((entry) => entry.file);
-      expect(manifest().archives.map((entry) => entry.file)).toEqual([fresh, older]);
-      // Not the daemon's to remove: a person put it there. It is now an archive the manifest does not list.
-      expect(archivesOnDisk()).toEqual([older, newer, fresh]);
-      expect(pass.records[0]?.detail).toContain(`dropped from the manifest, not counted: ${newer} (has changed on disk: its SHA-256 is not the manifest's)`);
+      const [fresh] = sets();
+      expect(sets()).toEqual([fresh, older]);
+      // Not the daemon's to remove: a person changed it. It is now a set the manifest does not list.
+      expect(setsOnDisk()).toEqual([older, newer, fresh]);
+      expect(pass.records[0]?.detail).toContain(`dropped from the manifest, not counted: ${newer}/ (its file projects/api.tar.gz has changed on disk: its SHA-256 is not the manifest's)`);
       expect(pass.records[0]?.detail).toContain('nothing pruned');
     });
 
-    it('prunes as the rules say when every archive counted is on disk as recorded', async () => {
+    it('prunes as the rules say when every set kept is on disk as recorded', async () => {
       const { engineApp, older, newer } = await twoNights();
       const pass = await scheduledPass(engineApp, night(29));
-      const [fresh] = manifest().archives.map((entry) => entry.file);
-      expect(manifest().archives.map((entry) => entry.file)).toEqual([fresh, newer]);
-      expect(archivesOnDisk()).toEqual([newer, fresh]);
-      expect(pass.records[0]?.detail).toContain(`pruned ${older}`);
+      const [fresh] = sets();
+      expect(sets()).toEqual([fresh, newer]);
+      expect(setsOnDisk()).toEqual([newer, fresh]);
+      expect(pass.records[0]?.detail).toContain(`pruned ${older}/`);
       expect(pass.records[0]?.detail).not.toContain('dropped');
     });
   });
 
-  describe('a backup is named by when its data was exported', () => {
+  describe('a set is named by when its data was exported', () => {
     it('a backup refused one night and taken up two nights later is begun afresh, named and recorded by its own export', async () => {
       const engineApp = await app();
       await narrow(ACME, 20);
@@ -139,13 +145,13 @@ describe('group_backup on a forge and a disk people change', () => {
       // The sandbox's clock runs on between moves: the times are those of the night, to the second.
       const dropped = /the backup in progress begun at 2026-11-27T02:00:30\.\d{3}Z \(no export was requested\) is dropped, older than a period of the schedule/;
       expect(pass.records[0]?.decision.reason).toMatch(dropped);
-      const [entry] = manifest().archives;
-      expect(entry?.file).toMatch(/^2026-11-29T0200\d\dZ\.tar\.gz$/);
+      const [entry] = manifest().sets;
+      expect(entry?.set).toMatch(/^2026-11-29T0200\d\dZ$/);
       expect(entry?.taken_at.slice(0, 16)).toBe('2026-11-29T02:00');
       expect(await engineApp.get(AuditTrail).read(0)).toContainEqual(expect.objectContaining({ outcome: 'done', reason: expect.stringMatching(dropped) }));
     });
 
-    it('a backup carried on the next night keeps its key but is named and recorded by the export it downloaded', async () => {
+    it('a set carried on the next night keeps its key but is named and recorded by its first export request', async () => {
       const engineApp = await app();
       await narrow(ACME, 20);
       await scheduledPass(engineApp, night(27));
@@ -155,10 +161,10 @@ describe('group_backup on a forge and a disk people change', () => {
       expect(outcomes(pass)).toEqual([['group acme', 'done']]);
       expect(pass.records[0]?.decision.key).toBe('backup:10:2026-11-27T02:00:00.000Z');
       expect(pass.records[0]?.decision.reason).toMatch(/^carry on the backup begun at 2026-11-27T02:00:30\.\d{3}Z from the export;/);
-      const [entry] = manifest().archives;
-      expect(entry?.file).toMatch(/^2026-11-28T0200\d\dZ\.tar\.gz$/);
+      const [entry] = manifest().sets;
+      expect(entry?.set).toMatch(/^2026-11-28T0200\d\dZ$/);
       expect(entry?.taken_at.slice(0, 16)).toBe('2026-11-28T02:00');
-      expect(archivesOnDisk()).toEqual([entry?.file]);
+      expect(setsOnDisk()).toEqual([entry?.set]);
     });
   });
 
@@ -174,7 +180,7 @@ describe('group_backup on a forge and a disk people change', () => {
         ['group acme/platform/edge', 'refused'],
       ]);
       expect(pass.records[1]?.detail).toMatch(/POST groups\/12\/export → 403.*parked until 2026-11-27T03:00:30/);
-      expect(manifest().archives).toHaveLength(1);
+      expect(manifest().sets).toHaveLength(1);
       expect(existsSync(join(folder('acme/platform/edge'), 'manifest.json'))).toBe(false);
 
       // An hour later the refusal is still parked: nothing is asked of the forge for edge, and acme is not due.
@@ -226,8 +232,8 @@ describe('group_backup on a forge and a disk people change', () => {
         ['group acme/platform', 'refused'],
       ]);
       expect(pass.records[1]?.detail).toMatch(/GET groups\/11\/export\/download → 403/);
-      expect(manifest().archives).toHaveLength(2);
-      expect(manifest('acme/platform').archives).toHaveLength(1);
+      expect(manifest().sets).toHaveLength(2);
+      expect(manifest('acme/platform').sets).toHaveLength(1);
     });
   });
 });

@@ -58,43 +58,65 @@ describe('group_backup against the sandbox with a real Redis', () => {
 
   const manifest = (): Manifest => JSON.parse(readFileSync(join(backupFolder(), 'acme', 'manifest.json'), 'utf8')) as Manifest;
 
-  it('plan shows the backup and what retention keeps; once writes a verified archive of the group and its subgroups, listed in the manifest', async () => {
+  /** The newest set's folder. */
+  const setFolder = (): string => join(backupFolder(), 'acme', manifest().sets[0]?.set ?? '');
+
+  it('plan shows the set and what retention keeps; once writes a verified set of the group tree and its projects, listed in the manifest', async () => {
     const engineApp = await app();
     const plan = await harness.pass(engineApp, 'nightly', 'plan');
     expect(plan.decisions.map((decision) => [decision.action, decision.target])).toEqual([['backup', 'group acme']]);
     expect(plan.decisions[0]?.reason).toMatch(/^back up now, as asked \(last backup never\); next scheduled backup \d{4}-\d\d-\d\dT02:00:00.000Z$/);
-    expect(plan.decisions[0]?.details).toEqual(['keeps the new backup, the only one']);
+    expect(plan.decisions[0]?.details).toEqual(['the set: the group archive and 2 projects, about 2 min at 6 project exports a minute', 'keeps the new set, the only one']);
     expect(readdirSync(backupFolder())).toEqual([]);
 
     const pass = await harness.pass(engineApp, 'nightly', 'act');
     expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
-    const files = readdirSync(join(backupFolder(), 'acme'));
-    const archives = files.filter((name) => name.endsWith('.tar.gz'));
-    expect(archives).toHaveLength(1);
-    expect(archives[0]).toMatch(/^\d{4}-\d\d-\d\dT\d{6}Z\.tar\.gz$/);
-    expect(files.filter((name) => name.includes('partial'))).toEqual([]);
-    const bytes = readFileSync(join(backupFolder(), 'acme', archives[0] ?? ''));
+    const names = readdirSync(join(backupFolder(), 'acme')).sort();
+    expect(names).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT\d{6}Z$/), 'manifest.json']);
+    const set = names[0] ?? '';
+    expect(readdirSync(join(backupFolder(), 'acme', set)).sort()).toEqual(['group.tar.gz', 'projects', 'set.json']);
+    expect(readdirSync(join(backupFolder(), 'acme', set, 'projects')).sort()).toEqual(['api.tar.gz', 'web.tar.gz']);
+    const fingerprint = (file: string) => {
+      const bytes = readFileSync(join(backupFolder(), 'acme', set, file));
+      return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    };
+    const bytes = readFileSync(join(backupFolder(), 'acme', set, 'group.tar.gz'));
     expect(manifest()).toMatchObject({
-      version: 1,
+      version: 2,
       group: { id: 10, full_path: 'acme' },
-      archives: [{ file: archives[0], bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
+      sets: [
+        {
+          set,
+          state: 'complete',
+          group_archive: { file: 'group.tar.gz', ...fingerprint('group.tar.gz') },
+          projects: [
+            { id: 1, path: 'api', name: 'API', file: 'projects/api.tar.gz', ...fingerprint('projects/api.tar.gz') },
+            { id: 2, path: 'web', file: 'projects/web.tar.gz', ...fingerprint('projects/web.tar.gz') },
+          ],
+          missing: [],
+        },
+      ],
     });
+    // The set's own description says the same, with the group it was taken of.
+    const { sets, ...head } = manifest();
+    expect(JSON.parse(readFileSync(join(backupFolder(), 'acme', set, 'set.json'), 'utf8'))).toEqual({ version: 1, kind: 'forgewarden-backup-set', group: head.group, ...sets[0] });
     const content = groupJson(bytes);
     expect(content).toMatchObject({ path: 'acme', description: 'the acme group', subgroups: [{ path: 'platform', subgroups: [{ path: 'edge' }] }] });
-    // The forge was asked once for the export, and its download was never tried faster than the limit allows.
+    // The forge was asked once for each export, and never over its limits.
     const requests = harness.sandbox.state.requestLog.filter((entry) => entry.path.includes('/export'));
-    expect(requests.filter((entry) => entry.method === 'POST').map((entry) => entry.path)).toEqual(['/api/v4/groups/10/export']);
-    expect(requests.filter((entry) => entry.status === 429)).toEqual([]);
+    expect(requests.filter((entry) => entry.method === 'POST').map((entry) => entry.path).sort()).toEqual(['/api/v4/groups/10/export', '/api/v4/projects/1/export', '/api/v4/projects/2/export']);
+    expect(harness.sandbox.state.requestLog.filter((entry) => entry.status === 429)).toEqual([]);
     expect(pass.records[0]?.detail).toContain(`sha256 ${createHash('sha256').update(bytes).digest('hex')}`);
+    expect(pass.records[0]?.detail).toContain('complete, group archive and 2 of 2 projects');
     // Nothing left in progress.
-    expect(await harness.redis.keys(`${harness.prefix}:state:nightly:inflight:*`)).toEqual([]);
-    // The audit trail has the backup with its checksum; the metrics have its time and size, cluster-wide in Redis.
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
-    expect(await engineApp.get(AuditTrail).read(0)).toEqual([expect.objectContaining({ policy: 'nightly', action: 'backup', target: 'group acme', outcome: 'done', detail: expect.stringContaining(`sha256 ${sha256}`) })]);
-    const finished = Date.parse(manifest().archives[0]?.finished_at ?? '') / 1000;
+    expect(await harness.redis.keys(`${harness.prefix}:state:nightly:*`)).toEqual([]);
+    // The audit trail has the set; the metrics have its time and size, cluster-wide in Redis.
+    expect(await engineApp.get(AuditTrail).read(0)).toEqual([expect.objectContaining({ policy: 'nightly', action: 'backup', target: 'group acme', outcome: 'done', detail: expect.stringContaining(`acme/${set}/: complete`) })]);
+    const finished = Date.parse(manifest().sets[0]?.finished_at ?? '') / 1000;
+    const written = ['group.tar.gz', 'projects/api.tar.gz', 'projects/web.tar.gz'].reduce((sum, file) => sum + fingerprint(file).bytes, 0);
     const metrics = await engineApp.get(MetricsService).render();
     expect(metrics).toContain(`forgewarden_backup_last_success_timestamp_seconds{policy="nightly",group="acme"} ${finished}`);
-    expect(metrics).toContain(`forgewarden_backup_bytes_written_total{policy="nightly",group="acme"} ${bytes.length}`);
+    expect(metrics).toContain(`forgewarden_backup_bytes_written_total{policy="nightly",group="acme"} ${written}`);
     expect(await harness.redis.hget(`${harness.prefix}:measures`, LAST_BACKUP_FIELD)).toBe(String(finished));
   });
 
@@ -104,20 +126,20 @@ describe('group_backup against the sandbox with a real Redis', () => {
     for (let i = 0; i < 3; i++) {
       const pass = await harness.pass(engineApp, 'nightly', 'act');
       expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
-      taken.push(manifest().archives[0]?.file ?? '');
-      // Archives are named to the second.
+      taken.push(manifest().sets[0]?.set ?? '');
+      // Sets are named to the second.
       await new Promise((resolve) => setTimeout(resolve, 1100));
     }
     expect(new Set(taken).size).toBe(3);
-    expect(manifest().archives.map((entry) => entry.file)).toEqual([taken[2], taken[1]]);
-    expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => name.endsWith('.tar.gz')).sort()).toEqual([taken[1], taken[2]].sort());
-    for (const entry of manifest().archives) expect(statSync(join(backupFolder(), 'acme', entry.file)).size).toBe(entry.bytes);
+    expect(manifest().sets.map((entry) => entry.set)).toEqual([taken[2], taken[1]]);
+    expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => name !== 'manifest.json').sort()).toEqual([taken[1], taken[2]].sort());
+    for (const entry of manifest().sets) expect(statSync(join(backupFolder(), 'acme', entry.set, 'group.tar.gz')).size).toBe(entry.group_archive.bytes);
   });
 
   it('a backup restored by the import API recreates the group, and exporting it again gives the same content', async () => {
     const engineApp = await app();
     await harness.pass(engineApp, 'nightly', 'act');
-    const file = join(backupFolder(), 'acme', manifest().archives[0]?.file ?? '');
+    const file = join(setFolder(), 'group.tar.gz');
     const { GitlabClient } = await import('../../src/gitlab/client');
     const client = engineApp.get(GitlabClient);
     expect((await client.namespaces.exists('acme-restored')).exists).toBe(false);
@@ -139,11 +161,16 @@ describe('group_backup against the sandbox with a real Redis', () => {
     const engineApp = await app('{ last: 1 }');
     await harness.pass(engineApp, 'nightly', 'act');
     const before = manifest();
-    // Archives are named to the second.
+    // Sets are named to the second.
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const pass = await breakIt(engineApp);
     expect(manifest()).toEqual(before);
-    expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => !name.startsWith('.')).sort()).toEqual([before.archives[0]?.file, 'manifest.json']);
+    // The failed set is not finished: no group archive, no set.json; its projects' archives wait for the set to be
+    // carried on by a later pass.
+    const others = readdirSync(join(backupFolder(), 'acme')).filter((name) => !name.startsWith('.') && name !== 'manifest.json' && name !== before.sets[0]?.set);
+    expect(others).toHaveLength(1);
+    for (const other of others) expect(readdirSync(join(backupFolder(), 'acme', other)).filter((name) => !name.startsWith('.'))).toEqual(['projects']);
+    expect(readdirSync(join(backupFolder(), 'acme', before.sets[0]?.set ?? '')).sort()).toEqual(['group.tar.gz', 'projects', 'set.json']);
     return pass;
   }
 
@@ -159,7 +186,9 @@ describe('group_backup against the sandbox with a real Redis', () => {
       return running;
     });
     expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([['failed', expect.stringMatching(/truncated/)]]);
-    expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => name.endsWith('.partial'))).toEqual([]);
+    for (const name of readdirSync(join(backupFolder(), 'acme'))) {
+      if (name !== 'manifest.json') expect(readdirSync(join(backupFolder(), 'acme', name)).filter((file) => file.endsWith('.partial'))).toEqual([]);
+    }
   });
 
   it('a backup whose download the forge refuses prunes nothing', async () => {
@@ -179,14 +208,14 @@ describe('group_backup against the sandbox with a real Redis', () => {
       ['group acme/platform/edge', 'done'],
     ]);
     const log = harness.sandbox.state.requestLog;
-    const exports = log.flatMap((request, index) => (request.method === 'POST' && request.path.endsWith('/export') ? [index] : []));
-    const firstDownload = log.findIndex((request) => request.path.endsWith('/export/download') && request.status === 200);
+    const exports = log.flatMap((request, index) => (request.method === 'POST' && /^\/api\/v4\/groups\/\d+\/export$/.test(request.path) ? [index] : []));
+    const firstDownload = log.findIndex((request) => /^\/api\/v4\/groups\/\d+\/export\/download$/.test(request.path) && request.status === 200);
     expect(exports).toHaveLength(3);
     expect(Math.max(...exports)).toBeLessThan(firstDownload);
     for (const folder of ['acme', 'acme/platform', 'acme/platform/edge']) {
       const listed = JSON.parse(readFileSync(join(backupFolder(), folder, 'manifest.json'), 'utf8')) as Manifest;
       expect(listed.group.full_path).toBe(folder);
-      expect(listed.archives).toHaveLength(1);
+      expect(listed.sets).toHaveLength(1);
     }
   });
 
@@ -194,14 +223,13 @@ describe('group_backup against the sandbox with a real Redis', () => {
     const engineApp = await app('{ last: 2 }', ['relations: true']);
     const pass = await harness.pass(engineApp, 'nightly', 'act');
     expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
-    const [entry] = manifest().archives;
-    const stamp = entry?.file.replace(/\.tar\.gz$/, '') ?? '';
-    const folder = join(backupFolder(), 'acme', `${stamp}.relations`);
+    const [entry] = manifest().sets;
+    const folder = join(setFolder(), 'group.relations');
     const relations = ['badges', 'boards', 'labels', 'members', 'milestones', 'self'].map((relation) => `${relation}.ndjson.gz`);
     expect(readdirSync(folder).sort()).toEqual(relations);
-    expect(entry?.relations?.map((file) => file.file)).toEqual(relations.map((name) => `${stamp}.relations/${name}`));
+    expect(entry?.relations?.map((file) => file.file)).toEqual(relations.map((name) => `group.relations/${name}`));
     for (const file of entry?.relations ?? []) {
-      const bytes = readFileSync(join(backupFolder(), 'acme', file.file));
+      const bytes = readFileSync(join(setFolder(), file.file));
       expect(file).toMatchObject({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
       // Each line of each file is one JSON record.
       for (const line of gunzipSync(bytes).toString('utf8').split('\n').filter(Boolean)) expect(() => JSON.parse(line) as unknown).not.toThrow();
@@ -251,7 +279,7 @@ describe('group_backup against the sandbox with a real Redis', () => {
     const ended = async () =>
       (await harness.redis.hget(`${harness.prefix}:measures`, LAST_BACKUP_FIELD)) !== null && (await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')) === null;
     while (!(await ended()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(manifest().archives).toHaveLength(1);
+    expect(manifest().sets).toHaveLength(1);
     expect(await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')).toBeNull();
   });
 });

@@ -1,45 +1,38 @@
-import { randomBytes } from 'node:crypto';
-import { open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { sha256File } from './group-backup.archive';
+import { PARTIAL_SUFFIX, writeFileAtomically } from './group-backup.disk';
+import { type BackupSet, backupSetProblem, filesOf, GROUP_ARCHIVE, GROUP_RELATIONS, isSetFileName, isSetName } from './group-backup.set';
 
 /**
- * The backup folder of one group: `destination/GROUP_PATH/`, holding `YYYY-MM-DDTHHMMSSZ.tar.gz` archives (with
- * `YYYY-MM-DDTHHMMSSZ.relations/` beside them when relations are kept), `manifest.json`, and while a download runs a
- * dot-file ending in `.partial`. Nothing is ever written under a final name before it is complete: files are written
- * under a temporary name, flushed, and renamed into place.
+ * The backup folder of one group: `destination/GROUP_PATH/`, holding one folder per backup set,
+ * `YYYY-MM-DDTHHMMSSZ/` (see group-backup.set.ts), and `manifest.json`, which lists the sets with their state and
+ * every file's size and SHA-256. Archives of versions before sets, `YYYY-MM-DDTHHMMSSZ.tar.gz` (with
+ * `YYYY-MM-DDTHHMMSSZ.relations/` beside them), stay listed as sets of a group archive alone, kept and pruned alike.
+ * Nothing is ever written under a final name before it is complete: files are written under a dot-name ending in
+ * `.partial`, flushed, and renamed into place.
  */
 
 export const MANIFEST = 'manifest.json';
 const ARCHIVE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})(\d{2})(\d{2})Z\.tar\.gz$/;
-export const PARTIAL_SUFFIX = '.partial';
 
-/** A relations file kept beside an archive. */
-export interface ManifestFile {
-  readonly file: string;
-  readonly bytes: number;
-  readonly sha256: string;
-}
-
-/** One kept archive, as manifest.json lists it. */
-export interface ManifestEntry extends ManifestFile {
+/** A set as the group's manifest lists it. */
+export interface ListedSet extends BackupSet {
   /**
-   * When the export it holds was requested from the forge (the archive's name says the same, to the second): its data
-   * is at least this new. Archives written before this rule say when their backup began, which was the same moment
-   * unless the backup was carried on later.
+   * An archive of a version before sets: `STAMP.tar.gz` beside the manifest (its relations in `STAMP.relations/`),
+   * listed as a complete set of its group archive alone. Its files are named as a set's (`group.tar.gz`,
+   * `group.relations/NAME`) and found where that version wrote them (see pathOf).
    */
-  readonly taken_at: string;
-  /** When it was verified and put in place. */
-  readonly finished_at: string;
-  readonly relations?: readonly ManifestFile[];
+  readonly legacy?: true;
 }
 
 export interface Manifest {
-  readonly version: 1;
+  readonly version: 2;
   readonly group: { readonly id: number; readonly full_path: string };
   readonly updated_at: string;
   /** Newest first. */
-  readonly archives: readonly ManifestEntry[];
+  readonly sets: readonly ListedSet[];
 }
 
 /** `2026-11-24T02:00:00.123Z` → `2026-11-24T020000Z`: sortable, no colons (which some file systems refuse). */
@@ -55,9 +48,6 @@ export function relationsFolderName(stamp: string): string {
   return `${stamp}.relations`;
 }
 
-export function partialName(name: string): string {
-  return `.${name}${PARTIAL_SUFFIX}`;
-}
 
 export function isArchiveName(name: string): boolean {
   return ARCHIVE.test(name);
@@ -82,25 +72,74 @@ export async function readManifest(folder: string): Promise<Manifest | undefined
   } catch (error) {
     throw new Error(`${path}: not JSON (${(error as Error).message}); move it aside to start a new manifest`);
   }
-  if (!isManifest(manifest)) throw new Error(`${path}: not a backup manifest (version 1 with group and archives); move it aside to start a new one`);
-  return manifest;
+  const read = asManifest(manifest);
+  if (typeof read === 'string') throw new Error(`${path}: ${read}; move it aside to start a new one`);
+  return read;
 }
 
-function isManifest(value: unknown): value is Manifest {
-  if (typeof value !== 'object' || value === null) return false;
+/** The manifest, or what is wrong with it. A version 1 manifest (archives before sets) is read as sets of one archive. */
+function asManifest(value: unknown): Manifest | string {
+  if (typeof value !== 'object' || value === null) return 'not a backup manifest (a JSON object)';
   const record = value as Record<string, unknown>;
+  const group = record.group as Manifest['group'];
+  if (record.version === 1) {
+    if (!Array.isArray(record.archives) || !record.archives.every(isVersion1Archive)) return 'not a backup manifest (version 1 with group and archives)';
+    const sets = record.archives.map(fromVersion1);
+    for (const [index, set] of sets.entries()) {
+      const problem = backupSetProblem(set as unknown as Record<string, unknown>);
+      if (problem) return `archives[${index}]: ${problem}`;
+    }
+    return { version: 2, group, updated_at: String(record.updated_at), sets };
+  }
+  if (record.version !== 2 || !Array.isArray(record.sets)) return 'not a backup manifest (version 2 with group and sets)';
+  for (const [index, set] of (record.sets as unknown[]).entries()) {
+    const problem = typeof set === 'object' && set !== null ? backupSetProblem(set as Record<string, unknown>) : 'not an object';
+    if (problem) return `sets[${index}]: ${problem}`;
+  }
+  return record as unknown as Manifest;
+}
+
+interface Version1Archive {
+  readonly file: string;
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly taken_at: string;
+  readonly finished_at?: string;
+  readonly relations?: readonly { readonly file: string; readonly bytes: number; readonly sha256: string }[];
+}
+
+function isVersion1Archive(entry: unknown): entry is Version1Archive {
+  if (typeof entry !== 'object' || entry === null) return false;
+  const record = entry as Record<string, unknown>;
+  const isFile = (file: unknown) =>
+    typeof file === 'object' && file !== null && typeof (file as Record<string, unknown>).file === 'string' && typeof (file as Record<string, unknown>).bytes === 'number' && typeof (file as Record<string, unknown>).sha256 === 'string';
   return (
-    record.version === 1 &&
-    Array.isArray(record.archives) &&
-    record.archives.every(
-      (entry: unknown) =>
-        typeof entry === 'object' &&
-        entry !== null &&
-        typeof (entry as Record<string, unknown>).file === 'string' &&
-        typeof (entry as Record<string, unknown>).taken_at === 'string' &&
-        typeof (entry as Record<string, unknown>).sha256 === 'string',
-    )
+    isFile(record) &&
+    ARCHIVE.test(record.file as string) &&
+    typeof record.taken_at === 'string' &&
+    (record.relations === undefined || (Array.isArray(record.relations) && record.relations.every(isFile)))
   );
+}
+
+/** `STAMP.tar.gz` of version 1 as the set it is: its group archive alone, complete; relations under the set's names. */
+function fromVersion1(entry: Version1Archive): ListedSet {
+  const stamp = entry.file.replace(/\.tar\.gz$/, '');
+  const relationsPrefix = `${stamp}.relations/`;
+  return {
+    set: stamp,
+    legacy: true,
+    state: 'complete',
+    taken_at: entry.taken_at,
+    finished_at: entry.finished_at ?? entry.taken_at,
+    group_archive: { file: GROUP_ARCHIVE, bytes: entry.bytes, sha256: entry.sha256 },
+    // A name outside the archive's relations folder stays as it was, and fails the check (setProblem) rather than
+    // being read where it points.
+    ...(entry.relations
+      ? { relations: entry.relations.map((file) => ({ ...file, file: file.file.startsWith(relationsPrefix) ? `${GROUP_RELATIONS}/${file.file.slice(relationsPrefix.length)}` : file.file })) }
+      : {}),
+    projects: [],
+    missing: [],
+  };
 }
 
 /** Writes the manifest in place of the old one, atomically: a reader sees the old one or the new one, never half. */
@@ -108,107 +147,80 @@ export async function writeManifest(folder: string, manifest: Manifest): Promise
   await writeFileAtomically(join(folder, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
-/** Temp file beside the target, flushed to disk, renamed over it, and the folder flushed so the rename lasts. */
-export async function writeFileAtomically(path: string, content: string): Promise<void> {
-  const temporary = join(dirname(path), partialName(`${randomBytes(4).toString('hex')}.tmp`));
-  const handle = await open(temporary, 'w', 0o644);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, path);
-  await syncFolder(dirname(path));
-}
-
-/** Flushes a file already written (a download) before it is renamed into place. */
-export async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** A rename is durable once its folder is flushed; a file system that cannot flush a folder (some network ones) is let be. */
-export async function syncFolder(folder: string): Promise<void> {
-  try {
-    const handle = await open(folder, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // EISDIR/EINVAL/EPERM on file systems without directory fsync: the rename itself has happened.
-  }
-}
-
-/** What else lies in the group's folder: archives the manifest does not list, and leftovers of interrupted downloads. */
+/** What else lies in the group's folder: sets and archives the manifest does not list, leftovers of interrupted writes. */
 export interface FolderContents {
+  /** Set folders (`STAMP/`) and archives (`STAMP.tar.gz`) the manifest does not list. */
   readonly unlisted: string[];
   readonly partials: string[];
 }
 
 export async function folderContents(folder: string, manifest: Manifest | undefined): Promise<FolderContents> {
-  let names: string[];
+  let entries: Dirent[];
   try {
-    names = await readdir(folder);
+    entries = await readdir(folder, { withFileTypes: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { unlisted: [], partials: [] };
     throw error;
   }
-  const listed = new Set(manifest?.archives.map((entry) => entry.file) ?? []);
+  const listed = new Set(manifest?.sets.map((set) => setLabel(set)) ?? []);
+  const labels = entries.flatMap((entry) => (entry.isDirectory() && isSetName(entry.name) ? [`${entry.name}/`] : isArchiveName(entry.name) ? [entry.name] : []));
   return {
-    unlisted: names.filter((name) => isArchiveName(name) && !listed.has(name)).sort(),
-    partials: names.filter((name) => name.startsWith('.') && name.endsWith(PARTIAL_SUFFIX)).sort(),
+    unlisted: labels.filter((label) => !listed.has(label)).sort(),
+    partials: entries.map((entry) => entry.name).filter((name) => name.startsWith('.') && name.endsWith(PARTIAL_SUFFIX)).sort(),
   };
 }
 
+/** How a set is named to people and in the folder: `STAMP/`, or `STAMP.tar.gz` for an archive of before sets. */
+export function setLabel(set: Pick<ListedSet, 'set' | 'legacy'>): string {
+  return set.legacy ? archiveName(set.set) : `${set.set}/`;
+}
+
+/** Where a file of a set lies on disk: in the set's folder, or beside the manifest for an archive of before sets. */
+export function pathOf(folder: string, set: Pick<ListedSet, 'set' | 'legacy'>, file: string): string {
+  if (!set.legacy) return join(folder, set.set, file);
+  if (file === GROUP_ARCHIVE) return join(folder, archiveName(set.set));
+  return join(folder, relationsFolderName(set.set), file.slice(GROUP_RELATIONS.length + 1));
+}
+
 /**
- * How closely a listed archive is compared with the disk: `size` (present, with the recorded size of the archive and
- * of each relations file: a stat each) or `sha256` (read whole again, and hashed).
+ * How closely a listed set is compared with the disk: `size` (every file present, with its recorded size: a stat
+ * each) or `sha256` (every file read whole again, and hashed).
  */
 export type DiskCheck = 'size' | 'sha256';
 
 /**
- * Why a listed archive does not stand on disk as the manifest records it (missing, another size, other bytes, or a
- * name that is not one of this folder's archives), or undefined when it does. A name that is not an archive's is never
- * counted, so a hand-edited manifest cannot make a prune remove a file outside the group's archives.
+ * Why a listed set does not stand on disk as the manifest records it (a file missing, of another size, other bytes,
+ * or a name that is not one a set may list), or undefined when it does. A name that is not a set's is never counted,
+ * so a hand-edited manifest cannot make a prune remove, or a check read, anything outside the group's sets.
  */
-export async function archiveProblem(folder: string, entry: ManifestEntry, check: DiskCheck): Promise<string | undefined> {
-  if (!isArchiveName(entry.file)) return 'not the name of an archive of this folder';
-  const relationsFolder = `${relationsFolderName(entry.file.replace(/\.tar\.gz$/, ''))}/`;
-  for (const file of [entry, ...(entry.relations ?? [])]) {
-    if (file !== entry && !isRelationsFileOf(relationsFolder, file.file)) return `its relations file ${file.file} is not in ${relationsFolder}`;
-    const path = join(folder, file.file);
+export async function setProblem(folder: string, set: ListedSet, check: DiskCheck): Promise<string | undefined> {
+  if (!isSetName(set.set)) return 'not the name of a set of this folder';
+  if (set.legacy && set.projects.length > 0) return 'an archive of before sets cannot list projects';
+  for (const file of filesOf(set)) {
+    if (!isSetFileName(file.file)) return `${file.file} is not the name of a file of a set`;
+    const path = pathOf(folder, set, file.file);
+    const what = file.file === GROUP_ARCHIVE ? 'its group archive' : `its file ${file.file}`;
     let size: number;
     try {
       size = (await stat(path)).size;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return file === entry ? 'missing from disk' : `its relations file ${file.file} is missing from disk`;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `${what} is missing from disk`;
       throw error;
     }
-    const what = file === entry ? '' : `its relations file ${file.file} `;
-    if (typeof file.bytes === 'number' && size !== file.bytes) return `${what}is ${size} bytes on disk, ${file.bytes} in the manifest`;
-    if (check === 'sha256' && (await sha256File(path)).sha256 !== file.sha256) return `${what}has changed on disk: its SHA-256 is not the manifest's`;
+    if (size !== file.bytes) return `${what} is ${size} bytes on disk, ${file.bytes} in the manifest`;
+    if (check === 'sha256' && (await sha256File(path)).sha256 !== file.sha256) return `${what} has changed on disk: its SHA-256 is not the manifest's`;
   }
   return undefined;
 }
 
-/** `STAMP.relations/NAME`, NAME a plain file name: nothing a manifest lists leads out of the archive's own folder. */
-function isRelationsFileOf(relationsFolder: string, file: string): boolean {
-  const name = file.slice(relationsFolder.length);
-  return file.startsWith(relationsFolder) && /^[^/\\]+$/.test(name) && name !== '.' && name !== '..';
-}
-
-/** Removes an archive and its relations folder; one already gone is fine (a prune that was interrupted). */
-export async function removeBackup(folder: string, entry: Pick<ManifestEntry, 'file'>): Promise<void> {
+/** Removes a set: its folder, or an archive of before sets and its relations; one already gone is fine (a prune cut short). */
+export async function removeSet(folder: string, set: Pick<ListedSet, 'set' | 'legacy'>): Promise<void> {
   // Names come from the manifest and the policy's state, both of which a person can edit.
-  if (!isArchiveName(entry.file)) throw new Error(`${join(folder, entry.file)}: not the name of an archive; not removed`);
-  await rm(join(folder, entry.file), { force: true });
-  const stamp = entry.file.replace(/\.tar\.gz$/, '');
-  await rm(join(folder, relationsFolderName(stamp)), { recursive: true, force: true });
+  if (!isSetName(set.set)) throw new Error(`${join(folder, set.set)}: not the name of a backup set; not removed`);
+  if (set.legacy) {
+    await rm(join(folder, archiveName(set.set)), { force: true });
+    await rm(join(folder, relationsFolderName(set.set)), { recursive: true, force: true });
+    return;
+  }
+  await rm(join(folder, set.set), { recursive: true, force: true });
 }

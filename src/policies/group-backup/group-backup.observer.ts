@@ -6,13 +6,14 @@ import { NetworkError, RateLimitedError, ServerError, UnauthorizedError } from '
 import type { PolicyContext } from '../../engine/policy';
 import { readJsonObject } from '../../engine/json';
 import type { GroupBackupSnapshot, GroupSnapshot, InflightBackup } from './group-backup.decide';
-import { archiveName, archiveProblem, folderContents, type ManifestEntry, readManifest, stampOf } from './group-backup.files';
+import { folderContents, type ListedSet, readManifest, setLabel, setProblem } from './group-backup.files';
+import { isSetName, SET_FILE } from './group-backup.set';
 import type { GroupBackupConfig } from './group-backup.schema';
 
 /**
  * Reading what the backup decisions need: each selected group's id and full path (one read each: its folder is named
- * by the path), what its manifest lists and the disk really holds, and a backup begun and not finished, from the
- * policy's state.
+ * by the path), how many projects its set will export (one listing of the tree), what its manifest lists and the disk
+ * really holds, and a set begun and not finished, from the policy's state.
  */
 
 export function inflightKey(groupId: number): string {
@@ -28,6 +29,7 @@ export async function readInflight(context: PolicyContext, groupId: number): Pro
   // A record that is not one (written by hand, cut short) is ignored: the backup starts afresh rather than failing the
   // pass of every group on a date that cannot be read.
   if (!stored || typeof stored.key !== 'string' || !isDate(stored.taken_at)) return undefined;
+  if (stored.set !== undefined && !(typeof stored.set === 'string' && isSetName(stored.set))) return undefined;
   for (const field of ['export_requested_at', 'relations_requested_at', 'last_download_at'] as const) {
     if (stored[field] !== undefined && !isDate(stored[field])) return undefined;
   }
@@ -60,8 +62,9 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
         throw error;
       }
       const inflight = await readInflight(context, group.id);
+      const projects = config.projects ? { projects: await countProjects(config, context, group.id) } : {};
       try {
-        return { id: group.id, fullPath: group.full_path, ...(await observeFolder(config, group.full_path, inflight)), ...(inflight ? { inflight } : {}) };
+        return { id: group.id, fullPath: group.full_path, ...projects, ...(await observeFolder(config, group.full_path, inflight)), ...(inflight ? { inflight } : {}) };
       } catch (error) {
         // A manifest that cannot be read, a folder the daemon may not open: that group's problem, said against it.
         context.unobserved.record(`group ${group.full_path}`, error);
@@ -83,34 +86,51 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
   };
 }
 
+/** The projects of the group's tree the set exports: listed as the set lists them (see listSetProjects), counted. */
+async function countProjects(config: GroupBackupConfig, context: PolicyContext, groupId: number): Promise<number> {
+  let found = 0;
+  for await (const project of listSetProjects(config, context, groupId)) if (project) found += 1;
+  return found;
+}
+
+/** Every project of the group and its subgroups (archived ones with `include_archived`), its own only, not those shared with it. */
+export function listSetProjects(config: GroupBackupConfig, context: PolicyContext, groupId: number) {
+  return context.client.projects.allForGroup(groupId, { simple: true, with_shared: false, include_subgroups: true, ...(config.include_archived ? {} : { archived: false }) });
+}
+
 /** An answer about the forge itself rather than one group: it is away or overloaded (it passes), or refuses the token. */
 function isForgeWide(error: unknown): boolean {
   return error instanceof ServerError || error instanceof NetworkError || error instanceof RateLimitedError || error instanceof UnauthorizedError;
 }
 
 /**
- * The group's folder as the disk has it: what the manifest lists and is there with its recorded size (a stat each;
- * the SHA-256 is read again only before a prune, see group-backup.actions.ts), what it lists and is not, the archives
- * it does not list, and whether the backup in progress has its archive in place already.
+ * The group's folder as the disk has it: the sets the manifest lists and that are there with their recorded sizes (a
+ * stat a file; the SHA-256 is read again only before a prune, see group-backup.actions.ts), those listed and not
+ * there, what it does not list, and whether the set in progress is written already.
  */
 async function observeFolder(
   config: GroupBackupConfig,
   fullPath: string,
   inflight: InflightBackup | undefined,
-): Promise<Pick<GroupSnapshot, 'archives' | 'notOnDisk' | 'unlisted' | 'inflightArchived'>> {
+): Promise<Pick<GroupSnapshot, 'sets' | 'notOnDisk' | 'unlisted' | 'inflightArchived'>> {
   const folder = groupFolder(config, fullPath);
   const manifest = await readManifest(folder);
   const contents = await folderContents(folder, manifest);
-  const archives: ManifestEntry[] = [];
-  const notOnDisk: { file: string; problem: string }[] = [];
-  for (const entry of manifest?.archives ?? []) {
-    const problem = await archiveProblem(folder, entry, 'size');
-    if (problem === undefined) archives.push(entry);
-    else notOnDisk.push({ file: entry.file, problem });
+  const sets: ListedSet[] = [];
+  const notOnDisk: { set: string; problem: string }[] = [];
+  for (const set of manifest?.sets ?? []) {
+    const problem = await setProblem(folder, set, 'size');
+    if (problem === undefined) sets.push(set);
+    else notOnDisk.push({ set: setLabel(set), problem });
   }
-  const exportedAt = inflight?.export_requested_at;
-  const inflightArchived = exportedAt !== undefined && (await isFile(join(folder, archiveName(stampOf(new Date(exportedAt))))));
-  return { archives, unlisted: contents.unlisted, ...(notOnDisk.length > 0 ? { notOnDisk } : {}), ...(inflightArchived ? { inflightArchived } : {}) };
+  const inflightLabel = inflight?.set ? setLabel({ set: inflight.set }) : undefined;
+  const inflightArchived = inflight?.set !== undefined && (await isFile(join(folder, inflight.set, SET_FILE)));
+  return {
+    sets,
+    unlisted: contents.unlisted.filter((label) => label !== inflightLabel),
+    ...(notOnDisk.length > 0 ? { notOnDisk } : {}),
+    ...(inflightArchived ? { inflightArchived } : {}),
+  };
 }
 
 async function isFile(path: string): Promise<boolean> {

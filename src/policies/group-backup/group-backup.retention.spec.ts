@@ -1,4 +1,4 @@
-import { type Dated, fewestToPrune, isoWeek, NO_RULES_REASON, planPrune, planRetention, type RetentionRules } from './group-backup.retention';
+import { type Dated, fewestToPrune, isoWeek, NO_RULES_REASON, planPrune, planRetention, planSetPrune, type RetentionRules, type SetItem } from './group-backup.retention';
 
 /** A backup named by when it was taken, e.g. `2026-11-24T02:00Z`. */
 const backup = (at: string): Dated => ({ name: at, takenAt: new Date(at) });
@@ -292,6 +292,136 @@ describe('planPrune: the keep rules over the backups really there, never pruning
     [{ daily: 0 }, 0],
   ])('the fewest backups before a prune under %j is %i', (rules, fewest) => {
     expect(fewestToPrune(rules)).toBe(fewest);
+  });
+});
+
+describe('planSetPrune: the keep rules over backup sets, counting complete sets only', () => {
+  const complete = (at: string): SetItem => ({ name: at, takenAt: new Date(at), state: 'complete' });
+  const partial = (at: string): SetItem => ({ name: at, takenAt: new Date(at), state: 'partial' });
+  const names = (items: readonly Dated[]) => items.map((item) => item.name);
+  const outcome = (plan: { keep: readonly Dated[]; prune: readonly Dated[]; held?: string }) => ({ keep: names(plan.keep), prune: names(plan.prune), held: plan.held });
+
+  it('counts complete sets only: a partial set does not push a complete one out of `last`', () => {
+    const items = [complete('2026-11-24T02:00Z'), partial('2026-11-23T02:00Z'), complete('2026-11-22T02:00Z'), complete('2026-11-21T02:00Z')];
+    // Counted over every set, last 2 would keep the partial one and prune the 22nd's.
+    expect(names(planPrune(items, { last: 2 }).keep)).toEqual(['2026-11-24T02:00Z', '2026-11-23T02:00Z']);
+    expect(outcome(planSetPrune(items, { last: 2 }))).toEqual({
+      keep: ['2026-11-24T02:00Z', '2026-11-22T02:00Z'],
+      prune: ['2026-11-23T02:00Z', '2026-11-21T02:00Z'],
+      held: undefined,
+    });
+  });
+
+  it('keeps the newest complete set of each day, a partial set of a newer hour of the same day not taking its place', () => {
+    const items = [complete('2026-11-24T14:00Z'), partial('2026-11-24T10:00Z'), complete('2026-11-24T02:00Z'), complete('2026-11-23T02:00Z'), complete('2026-11-22T02:00Z')];
+    expect(outcome(planSetPrune(items, { daily: 2 }))).toEqual({
+      keep: ['2026-11-24T14:00Z', '2026-11-23T02:00Z'],
+      prune: ['2026-11-24T10:00Z', '2026-11-24T02:00Z', '2026-11-22T02:00Z'],
+      held: undefined,
+    });
+  });
+
+  it('keeps a partial set while no newer complete one exists, and prunes it once one does', () => {
+    const before = [partial('2026-11-24T02:00Z'), complete('2026-11-23T02:00Z'), complete('2026-11-22T02:00Z')];
+    expect(outcome(planSetPrune(before, { last: 1 }))).toEqual({
+      keep: ['2026-11-24T02:00Z', '2026-11-23T02:00Z', '2026-11-22T02:00Z'],
+      prune: [],
+      held: 'nothing pruned: the newest set, 2026-11-24T02:00Z, is partial',
+    });
+    const after = [complete('2026-11-25T02:00Z'), ...before];
+    expect(outcome(planSetPrune(after, { last: 1 }))).toEqual({
+      keep: ['2026-11-25T02:00Z'],
+      prune: ['2026-11-24T02:00Z', '2026-11-23T02:00Z', '2026-11-22T02:00Z'],
+      held: undefined,
+    });
+  });
+
+  it('prunes partial sets older than the newest complete one even when the rules prune no complete set', () => {
+    const items = [complete('2026-11-24T02:00Z'), partial('2026-11-23T02:00Z'), partial('2026-11-22T02:00Z'), complete('2026-11-21T02:00Z')];
+    expect(outcome(planSetPrune(items, { last: 2 }))).toEqual({
+      keep: ['2026-11-24T02:00Z', '2026-11-21T02:00Z'],
+      prune: ['2026-11-23T02:00Z', '2026-11-22T02:00Z'],
+      held: undefined,
+    });
+  });
+
+  it('keeps a partial set taken at the same instant as the newest complete one, which is not newer than it', () => {
+    // Of two sets of one instant the one of the greater name comes first: here the complete one, so nothing is held.
+    const items = [{ ...partial('2026-11-24T02:00Z'), name: 'a' }, { ...complete('2026-11-24T02:00Z'), name: 'b' }];
+    expect(outcome(planSetPrune(items, { last: 1 }))).toEqual({ keep: ['b', 'a'], prune: [], held: undefined });
+  });
+
+  it('prunes nothing while the newest set is partial, and names it in held', () => {
+    // The rules alone would keep the 23rd's only: a night whose set could not finish costs no older complete one.
+    const items = [complete('2026-11-21T02:00Z'), complete('2026-11-22T02:00Z'), complete('2026-11-23T02:00Z'), partial('2026-11-24T02:00Z')];
+    expect(outcome(planSetPrune(items, { last: 1 }))).toEqual({
+      keep: ['2026-11-24T02:00Z', '2026-11-23T02:00Z', '2026-11-22T02:00Z', '2026-11-21T02:00Z'],
+      prune: [],
+      held: 'nothing pruned: the newest set, 2026-11-24T02:00Z, is partial',
+    });
+  });
+
+  it('prunes nothing when every set is partial', () => {
+    const items = [partial('2026-11-24T02:00Z'), partial('2026-11-23T02:00Z')];
+    expect(outcome(planSetPrune(items, { last: 1 }))).toEqual({
+      keep: ['2026-11-24T02:00Z', '2026-11-23T02:00Z'],
+      prune: [],
+      held: 'nothing pruned: the newest set, 2026-11-24T02:00Z, is partial',
+    });
+  });
+
+  it('keeps everything, partial sets too, newest first, without rules', () => {
+    const items = [complete('2026-11-22T02:00Z'), partial('2026-11-23T02:00Z'), complete('2026-11-24T02:00Z'), partial('2026-11-25T02:00Z')];
+    expect(outcome(planSetPrune(items, undefined))).toEqual({
+      keep: ['2026-11-25T02:00Z', '2026-11-24T02:00Z', '2026-11-23T02:00Z', '2026-11-22T02:00Z'],
+      prune: [],
+      held: undefined,
+    });
+  });
+
+  it('carries over the held of planPrune: fewer complete sets than the largest keep count prune nothing, partial sets neither', () => {
+    // Four complete sets of one day: daily 5 alone would prune the two between the newest and the oldest.
+    const items = [complete('2026-11-24T20:00Z'), complete('2026-11-24T14:00Z'), partial('2026-11-24T10:00Z'), complete('2026-11-24T08:00Z'), complete('2026-11-24T02:00Z')];
+    expect(outcome(planSetPrune(items, { daily: 5 }))).toEqual({
+      keep: ['2026-11-24T20:00Z', '2026-11-24T14:00Z', '2026-11-24T10:00Z', '2026-11-24T08:00Z', '2026-11-24T02:00Z'],
+      prune: [],
+      held: 'nothing pruned: 4 backups on disk, fewer than 5 (the largest keep count)',
+    });
+  });
+
+  it('counts complete sets only towards the largest keep count, however many partial ones there are', () => {
+    const items = [complete('2026-11-24T20:00Z'), partial('2026-11-24T16:00Z'), partial('2026-11-24T12:00Z'), complete('2026-11-24T08:00Z'), complete('2026-11-24T02:00Z')];
+    // Five sets, but three complete ones under last 1 and daily 4: the rules' prune of two waits.
+    expect(planSetPrune(items, { last: 1, daily: 4 }).held).toBe('nothing pruned: 3 backups on disk, fewer than 4 (the largest keep count)');
+  });
+
+  it('plans nothing for no sets', () => {
+    expect(outcome(planSetPrune([], { last: 3 }))).toEqual({ keep: [], prune: [], held: undefined });
+  });
+
+  it('gives back the items it was given, with their other fields', () => {
+    const items = [{ ...complete('2026-11-24T02:00Z'), label: '2026-11-24T020000Z/' }, { ...partial('2026-11-23T02:00Z'), label: '2026-11-23T020000Z/' }];
+    const plan = planSetPrune(items, { last: 1 });
+    expect([plan.keep[0], plan.prune[0]]).toEqual([items[0], items[1]]);
+    expect(plan.keep[0]).toBe(items[0]);
+  });
+
+  it('applies last, weekly and monthly together to the complete sets, and prunes every partial set older than the newest', () => {
+    const items = [
+      complete('2026-11-24T02:00Z'),
+      partial('2026-11-23T12:00Z'),
+      complete('2026-11-23T02:00Z'),
+      complete('2026-11-16T02:00Z'),
+      partial('2026-11-10T02:00Z'),
+      complete('2026-11-09T02:00Z'),
+      complete('2026-10-31T02:00Z'),
+    ];
+    const plan = planSetPrune(items, { last: 1, weekly: 2, monthly: 2 });
+    expect(outcome(plan)).toEqual({
+      keep: ['2026-11-24T02:00Z', '2026-11-16T02:00Z', '2026-10-31T02:00Z'],
+      prune: ['2026-11-23T12:00Z', '2026-11-23T02:00Z', '2026-11-10T02:00Z', '2026-11-09T02:00Z'],
+      held: undefined,
+    });
   });
 });
 

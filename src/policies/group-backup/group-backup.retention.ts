@@ -177,3 +177,26 @@ export function planPrune<T extends Dated>(items: readonly T[], rules: Retention
 function sortedNewestFirst<T extends Dated>(items: readonly T[]): T[] {
   return [...items].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime() || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
 }
+
+/** A backup set for retention: complete (the group and every project), or partial. */
+export interface SetItem extends Dated {
+  readonly state: 'complete' | 'partial';
+}
+
+/**
+ * `planPrune` over backup sets: the keep rules count complete sets only (a partial set is not a backup of the whole
+ * tree, and must not push a complete one out); a partial set is kept until a complete set newer than it exists, then
+ * pruned; and nothing at all is pruned while the newest set is partial, so a night whose set could not finish never
+ * costs an older complete one.
+ */
+export function planSetPrune<T extends SetItem>(items: readonly T[], rules: RetentionRules | undefined, timezone?: string): PrunePlan<T> {
+  const sorted = sortedNewestFirst(items);
+  if (!rules) return { keep: sorted, prune: [] };
+  if (sorted[0]?.state === 'partial') return { keep: sorted, prune: [], held: `nothing pruned: the newest set, ${sorted[0].name}, is partial` };
+  const complete = sorted.filter((item) => item.state === 'complete');
+  const plan = planPrune(complete, rules, timezone);
+  if (plan.held) return { keep: sorted, prune: [], held: plan.held };
+  const newestComplete = complete[0]?.takenAt.getTime() ?? Number.NEGATIVE_INFINITY;
+  const pruned = new Set<T>([...plan.prune, ...sorted.filter((item) => item.state === 'partial' && item.takenAt.getTime() < newestComplete)]);
+  return { keep: sorted.filter((item) => !pruned.has(item)), prune: sorted.filter((item) => pruned.has(item)) };
+}

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomically } from './group-backup.files';
+import { writeFileAtomically } from './group-backup.disk';
 
 /**
  * A backup set: one run of group_backup for one group, in its own folder `destination/GROUP_PATH/STAMP/`:
@@ -72,8 +72,26 @@ export interface SetFileContent extends BackupSet {
 const SEGMENT = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
 const SET_NAME = /^\d{4}-\d{2}-\d{2}T\d{6}Z$/;
 
+/** A set's name: a real instant, to the second, in UTC (`2026-11-24T020000Z`). */
 export function isSetName(name: string): boolean {
-  return SET_NAME.test(name);
+  return SET_NAME.test(name) && stampTime(name) !== undefined;
+}
+
+/** When a set began, from its name: `2026-11-24T020000Z` → 2026-11-24T02:00:00.000Z. */
+export function setNameTime(set: string): Date {
+  const time = stampTime(set);
+  if (!time) throw new Error(`${set}: not the name of a backup set`);
+  return time;
+}
+
+/** The instant a stamp names, or undefined when it names none (a month 13, a 61st minute, February 30). */
+function stampTime(stamp: string): Date | undefined {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(stamp);
+  if (!match) return undefined;
+  const text = `${match[1]}T${match[2]}:${match[3]}:${match[4]}.000Z`;
+  const time = new Date(text);
+  // Date rolls an impossible date over (2026-02-30 → 2026-03-02); a stamp must name the instant it says.
+  return !Number.isNaN(time.getTime()) && time.toISOString() === text ? time : undefined;
 }
 
 /** Whether `path` is a project path relative to a group: slug segments, none `.` or `..`, so nothing leads outside. */
