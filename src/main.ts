@@ -102,14 +102,17 @@ withDryRunOptions(once).action(async (options: { config?: string; policy?: strin
 
 const restore = program
   .command('restore')
-  .description('create a group from a backup archive through the forge\'s group import (dry run unless --no-dry-run or dry_run: false)')
+  .description(
+    "create a group from a backup archive through the forge's group import, or a group and its projects from a backup set's folder (dry run unless --no-dry-run or dry_run: false)",
+  )
   .option(...configOption)
-  .option('--from <file>', 'the backup archive (GROUP_PATH/YYYY-MM-DDTHHMMSSZ.tar.gz)')
+  .option('--from <path>', "the backup archive (GROUP_PATH/YYYY-MM-DDTHHMMSSZ.tar.gz), or a backup set's folder (GROUP_PATH/YYYY-MM-DDTHHMMSSZ/, with set.json)")
   .option('--group <path>', 'the path of the group to create: a slug (under --parent-id when given) or a full path whose parent exists')
   .option('--name <name>', "the new group's name (default: the last segment of --group)")
   .option('--parent-id <id>', 'the id of the parent group')
-  .option('--wait <seconds>', 'how long to wait for the forge to create the group', '600');
-withDryRunOptions(restore).action(async (options: { config?: string; from?: string; group?: string; name?: string; parentId?: string; wait?: string; dryRun?: boolean }) => {
+  .option('--project <path>', "from a set: only this project (its path relative to the group, as set.json lists it, e.g. platform/api), into the existing group --group")
+  .option('--wait <seconds>', 'how long to wait for the forge to create the group, and from a set for its subgroups and each project import', '600');
+withDryRunOptions(restore).action(async (options: { config?: string; from?: string; group?: string; name?: string; parentId?: string; project?: string; wait?: string; dryRun?: boolean }) => {
     const { restoreCommand } = await import('./cli/restore');
     process.exitCode = await restoreCommand(options);
   });
