@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../clock';
+import { RedisForgeLimits } from '../engine/stores/forge-limits';
+import type { ForgeLimit, ForgeLimits, ForgeSlot } from '../engine/policy';
 import { GitlabClient } from '../gitlab/client';
 import { ApiError, NotFoundError, ValidationError } from '../gitlab/transport/errors';
 import type { GroupDetail } from '../gitlab/types/groups';
@@ -8,7 +10,6 @@ import type { ProjectImportFailedRelation } from '../gitlab/types/project-transf
 import { ArchiveInvalidError, verifyArchive } from '../policies/group-backup/group-backup.archive';
 import { type ProjectArchive, readSetFile, type SetFile, type SetFileContent } from '../policies/group-backup/group-backup.set';
 import { EXIT_INVALID_CONFIG } from './config-file';
-import { ImportPacer, PROJECT_IMPORTS_PER_WINDOW } from './import-pacer';
 import { findGroup, findPlace, type GroupTarget, importGroup, isProblem, mayHaveActed, pathTakenProblem } from './restore-group';
 import {
   allRestored,
@@ -54,6 +55,8 @@ export interface SetRestoreInput {
 const FIRST_POLL_MS = 250;
 const MAX_POLL_MS = 5_000;
 const NOT_RESTORED = 'the group was not restored';
+/** The forge's limit of project imports: 6 a minute per user, counted with the daemon's other requests of it. */
+const PROJECT_IMPORT_LIMIT: ForgeLimit = { name: 'project_import', perMinute: 6 };
 
 export async function restoreSet(input: SetRestoreInput): Promise<number> {
   const { from, folder, target } = input;
@@ -86,7 +89,7 @@ export async function restoreSet(input: SetRestoreInput): Promise<number> {
   for (const entry of selection.projects) archiveProblems.set(entry.path, archiveProblem('its archive', entry, await inspect(folder, entry)));
 
   return withApp('restore', input.options, async (app, config) => {
-    const restore = new SetRestore(app.get(GitlabClient), input, set, run, archiveProblems, config.dry_run);
+    const restore = new SetRestore(app.get(GitlabClient), app.get(RedisForgeLimits), input, set, run, archiveProblems, config.dry_run);
     try {
       return groupArchive ? await restore.asNewGroup(groupArchive) : await restore.intoExistingGroup();
     } catch (error) {
@@ -146,12 +149,11 @@ class SetRun {
 /** The steps that talk to the forge, for one run. */
 class SetRestore {
   private readonly clock: Clock = systemClock;
-  private readonly pacer = new ImportPacer(this.clock, (ms) =>
-    complain(`waiting ${Math.ceil(ms / 1000)} s before the next project import: the forge takes ${PROJECT_IMPORTS_PER_WINDOW} a minute from one user`),
-  );
 
   constructor(
     private readonly client: GitlabClient,
+    /** Counted in Redis: imports of a restore and of another process of the same token stay within one limit. */
+    private readonly limits: ForgeLimits,
     private readonly input: SetRestoreInput,
     private readonly set: SetFileContent,
     private readonly run: SetRun,
@@ -291,7 +293,7 @@ class SetRestore {
     try {
       const existing = await findProject(client, place.fullPath);
       if (existing) return ['skipped', this.taken(existing, entry)];
-      const answered = await this.pacer.turn();
+      const slot = await this.importTurn();
       let projectId: number;
       let lostAnswer: string | undefined;
       try {
@@ -309,12 +311,25 @@ class SetRestore {
         projectId = found.id;
         lostAnswer = error.summary;
       } finally {
-        answered();
+        await slot.answered(new Date(this.clock.now()));
       }
       return await this.followImport(entry, place, projectId, lostAnswer);
     } catch (error) {
       if (error instanceof ApiError) return ['failed', error.summary];
       throw error;
+    }
+  }
+
+  /**
+   * Waits until one more project import is within the forge's limit, saying so while it waits: a 429's retry would
+   * send the whole upload again.
+   */
+  private async importTurn(): Promise<ForgeSlot> {
+    for (;;) {
+      const slot = await this.limits.take(PROJECT_IMPORT_LIMIT, new Date(this.clock.now()));
+      if (slot.waitMs === 0) return slot;
+      complain(`waiting ${Math.ceil(slot.waitMs / 1000)} s before the next project import: the forge takes ${PROJECT_IMPORT_LIMIT.perMinute} a minute from one user`);
+      await this.clock.sleep(slot.waitMs);
     }
   }
 

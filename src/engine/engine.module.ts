@@ -66,7 +66,7 @@ export class EngineModule {
         EngineService,
         PauseSwitch,
       ],
-      exports: [KnownPolicies, AuditTrail, WebhookDeliveries, EngineService, PauseSwitch, PassHistory, PassLog, PolicyPauses, ReplicaPresence, UnsettledTargets, ActiveConfig],
+      exports: [KnownPolicies, RedisForgeLimits, AuditTrail, WebhookDeliveries, EngineService, PauseSwitch, PassHistory, PassLog, PolicyPauses, ReplicaPresence, UnsettledTargets, ActiveConfig],
     };
   }
 }

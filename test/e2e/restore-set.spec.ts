@@ -134,8 +134,18 @@ describe('restore: a whole backup set (the group, then each project in its place
     actingFile = policyFile('acting.yml', false);
   });
 
-  // Limits of a second between the tests: each test's imports start in a window of their own.
-  beforeEach(() => setLimits({ window_ms: 1_000 }));
+  // Limits of a second between the tests: each test's imports start in a window of their own, on the forge and in the
+  // count the daemon keeps in Redis for every process of the token (a minute's, as the forge's default).
+  beforeEach(async () => {
+    await setLimits({ window_ms: 1_000 });
+    const redis = new Redis(process.env.REDIS_URL!);
+    try {
+      const keys = await redis.keys(`${prefix}:forge:limit:*`);
+      if (keys.length > 0) await redis.del(...keys);
+    } finally {
+      await redis.quit();
+    }
+  });
 
   afterAll(async () => {
     await sandbox?.close();
