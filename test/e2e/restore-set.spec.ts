@@ -6,10 +6,9 @@ import { GitlabClient } from '../../src/gitlab';
 import { sha256File } from '../../src/policies/group-backup/group-backup.archive';
 import { GROUP_ARCHIVE, SET_FILE, type SetFileContent, writeSetFile } from '../../src/policies/group-backup/group-backup.set';
 import { type RequestLogEntry, type RunningSandbox, startSandbox } from '../../src/sandbox';
-import { archivedAttributes, archivedRelations } from '../../src/sandbox/project-archive';
 import { projectTransferOf } from '../../src/sandbox/project-transfer-state';
 import type { ProjectRecord } from '../../src/sandbox/state';
-import { type BackupSetFixture, makeBackupSet, setWorld } from '../support/backup-set';
+import { asImportedContents, type BackupSetFixture, makeBackupSet, projectContents, setWorld } from '../support/backup-set';
 import { childEnv, runCli, type CliResult } from '../support/cli';
 import { call } from '../support/sandbox-http';
 import { ADMIN_TOKEN, MAINTAINER_TOKEN } from '../support/world-builders';
@@ -96,29 +95,8 @@ describe('restore: a whole backup set (the group, then each project in its place
     return found;
   };
 
-  /** What the project archive carries of a project, without what an import makes anew (ids, creation time). */
-  const contents = (record: ProjectRecord) => {
-    const { created_at: _created, ...attributes } = archivedAttributes(sandbox.state, record);
-    const relations = archivedRelations(sandbox.state, record);
-    return {
-      ...relations,
-      attributes,
-      project_members: relations.project_members.map(({ username, access_level }) => ({ username, access_level })),
-      ci_pipelines: relations.ci_pipelines.map(({ id: _id, parent_pipeline_id: _parent, jobs, ...pipeline }) => ({
-        ...pipeline,
-        jobs: jobs.map(({ id: _jobId, downstream_pipeline_id: _downstream, ...job }) => job),
-      })),
-    };
-  };
-
-  /** The original's contents as the forge's import gives them back: the importer is no member, owners are maintainers. */
-  const asImported = (record: ProjectRecord) => {
-    const original = contents(record);
-    return {
-      ...original,
-      project_members: original.project_members.filter((member) => member.username !== 'root').map((member) => ({ ...member, access_level: Math.min(member.access_level, 40) })),
-    };
-  };
+  const contents = (record: ProjectRecord) => projectContents(sandbox.state, record);
+  const asImported = (record: ProjectRecord) => asImportedContents(sandbox.state, record);
 
   const expectRestoredAsOriginal = (groupPath: string, relativePath: string): void => {
     expect(contents(project(`${groupPath}/${relativePath}`))).toEqual(asImported(project(`acme/${relativePath}`)));

@@ -12,6 +12,8 @@ import {
   writeSetFile,
 } from '../../src/policies/group-backup/group-backup.set';
 import type { RunningSandbox, World } from '../../src/sandbox';
+import { archivedAttributes, archivedRelations } from '../../src/sandbox/project-archive';
+import type { ProjectRecord, SandboxState } from '../../src/sandbox/state';
 import { speedUpExports } from './group-backup';
 import { collect } from './sandbox-clients';
 import { ADMIN_TOKEN, baseWorld } from './world-builders';
@@ -164,4 +166,28 @@ export async function makeBackupSet(sandbox: RunningSandbox, destination: string
   } finally {
     await client.close();
   }
+}
+
+/** What the project archive carries of a project, without what an import makes anew (ids, creation time). */
+export function projectContents(state: SandboxState, record: ProjectRecord) {
+  const { created_at: _created, ...attributes } = archivedAttributes(state, record);
+  const relations = archivedRelations(state, record);
+  return {
+    ...relations,
+    attributes,
+    project_members: relations.project_members.map(({ username, access_level }) => ({ username, access_level })),
+    ci_pipelines: relations.ci_pipelines.map(({ id: _id, parent_pipeline_id: _parent, jobs, ...pipeline }) => ({
+      ...pipeline,
+      jobs: jobs.map(({ id: _jobId, downstream_pipeline_id: _downstream, ...job }) => job),
+    })),
+  };
+}
+
+/** The original's contents as the forge's import gives them back: the importer is no member, owners are maintainers. */
+export function asImportedContents(state: SandboxState, record: ProjectRecord) {
+  const original = projectContents(state, record);
+  return {
+    ...original,
+    project_members: original.project_members.filter((member) => member.username !== 'root').map((member) => ({ ...member, access_level: Math.min(member.access_level, 40) })),
+  };
 }
