@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { MovableClock } from '../../src/clock';
@@ -134,6 +134,41 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(manifest().sets.map((entry) => entry.set)).toEqual([taken[2], taken[1]]);
     expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => name !== 'manifest.json').sort()).toEqual([taken[1], taken[2]].sort());
     for (const entry of manifest().sets) expect(statSync(join(backupFolder(), 'acme', entry.set, 'group.tar.gz')).size).toBe(entry.group_archive.bytes);
+  });
+
+  it('takes archives of before sets (a version 1 manifest) as sets of their group archive: kept, counted and pruned alike', async () => {
+    const folder = join(backupFolder(), 'acme');
+    mkdirSync(folder, { recursive: true });
+    const archive = (stamp: string) => {
+      const bytes = Buffer.from(`archive of ${stamp}`);
+      writeFileSync(join(folder, `${stamp}.tar.gz`), bytes);
+      mkdirSync(join(folder, `${stamp}.relations`));
+      writeFileSync(join(folder, `${stamp}.relations`, 'self.ndjson.gz'), 'self');
+      const taken = `${stamp.slice(0, 13)}:${stamp.slice(13, 15)}:${stamp.slice(15, 17)}.000Z`;
+      return {
+        file: `${stamp}.tar.gz`,
+        bytes: bytes.length,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        taken_at: taken,
+        finished_at: taken,
+        relations: [{ file: `${stamp}.relations/self.ndjson.gz`, bytes: 4, sha256: createHash('sha256').update('self').digest('hex') }],
+      };
+    };
+    const older = archive('2026-11-20T020000Z');
+    const newer = archive('2026-11-21T020000Z');
+    writeFileSync(join(folder, 'manifest.json'), JSON.stringify({ version: 1, group: { id: 10, full_path: 'acme' }, updated_at: newer.taken_at, archives: [newer, older] }));
+
+    const engineApp = await app('{ last: 2 }');
+    const plan = await harness.pass(engineApp, 'nightly', 'plan');
+    expect(plan.decisions[0]?.details?.slice(1)).toEqual(['keeps 2 sets with the new one (3 complete sets counted)', `would prune ${older.file}`, 'if the new set ends partial, nothing is pruned']);
+    const pass = await harness.pass(engineApp, 'nightly', 'act');
+    expect(pass.records[0]?.detail).toContain(`pruned ${older.file}`);
+    const [fresh, legacy, ...rest] = manifest().sets;
+    expect(rest).toEqual([]);
+    expect(manifest().version).toBe(2);
+    expect(fresh).toMatchObject({ state: 'complete', projects: [{ path: 'api' }, { path: 'web' }] });
+    expect(legacy).toMatchObject({ set: '2026-11-21T020000Z', legacy: true, state: 'complete', group_archive: { file: 'group.tar.gz', bytes: newer.bytes, sha256: newer.sha256 }, relations: [{ file: 'group.relations/self.ndjson.gz' }] });
+    expect(readdirSync(folder).sort()).toEqual([fresh?.set, newer.file, '2026-11-21T020000Z.relations', 'manifest.json'].sort());
   });
 
   it('a backup restored by the import API recreates the group, and exporting it again gives the same content', async () => {
