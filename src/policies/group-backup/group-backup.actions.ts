@@ -109,13 +109,15 @@ class Backup {
       fresh = false;
     } else {
       const { projects, missing } = await this.archives();
+      const groupArchive = this.inflight.group_archive;
+      if (!groupArchive) throw new Error(`group_backup: the set of ${this.params.group_path} has no group archive after its download`);
       entry = {
         set: this.setName(),
         state: missing.length === 0 ? 'complete' : 'partial',
         // When the set began: its group export was first requested then, and every project's after.
         taken_at: this.setTime(),
         finished_at: this.now().toISOString(),
-        group_archive: this.inflight.group_archive!,
+        group_archive: groupArchive,
         ...(this.inflight.relations ? { relations: this.inflight.relations } : {}),
         projects,
         missing,
@@ -126,10 +128,11 @@ class Backup {
     await forgetProgress(this.context, this.params.group_id, entry.set);
     await this.context.state.delete(inflightKey(this.params.group_id));
     const group = { group: this.params.group_path };
-    if (fresh) this.context.measures.add(BACKUP_BYTES, group, filesOf(entry).reduce((sum, file) => sum + file.bytes, 0));
+    const bytes = filesOf(entry).reduce((sum, file) => sum + file.bytes, 0);
+    if (fresh) this.context.measures.add(BACKUP_BYTES, group, bytes);
+    // A partial set is no backup of the whole tree: the alert on the last backup keeps counting.
     if (entry.state === 'complete') await this.context.measures.set(LAST_BACKUP, group, Date.parse(entry.finished_at) / 1000);
     const said = [...notes, ...(this.dropped ? [this.dropped] : [])];
-    const bytes = filesOf(entry).reduce((sum, file) => sum + file.bytes, 0);
     const held = entry.missing.map((project) => `missing ${project.path}: ${project.reason}`);
     return (
       `${this.params.group_path}/${entry.set}/: ${entry.state}, group archive and ${entry.projects.length} of ${entry.projects.length + entry.missing.length} projects, ${bytes} bytes; ` +
