@@ -85,6 +85,9 @@ describe('group_backup sets within the forge’s limits', () => {
     const seen: { metric: string | null; notices: readonly string[] }[] = [];
     onSleep = async () => {
       const [row] = (await engineApp.get(ConsoleReader).overview()).policies;
+      const page = await engineApp.get(ConsoleReader).policy('nightly');
+      // The overview's row and the policy's page say the same.
+      expect(page?.row.notices).toEqual(row?.notices);
       seen.push({ metric: await harness.redis.hget(`${harness.prefix}:measures`, BEHIND_FIELD), notices: row?.notices ?? [] });
     };
     try {

@@ -11,6 +11,7 @@ export function policyPage(detail: PolicyDetail, frame: PageFrame): Html {
   const name = row.name;
   const body = html`
 <h1>${name} <span class="muted">${row.type}</span></h1>
+${row.notices.map((notice) => html`<p class="notice">${notice}</p>`)}
 <div class="cards">
   <div class="card"><h3>Trigger</h3>${row.trigger}<br>next pass: ${row.pause ? html`<span class="muted">acts once resumed</span>` : when(row.nextPass, now)}</div>
   <div class="card"><h3>Mode</h3>${row.dryRun ? html`<span class="state dryrun">dry run</span> records what it would do` : html`<span class="state running">acting</span>`}</div>
