@@ -106,7 +106,7 @@ const restore = program
     "create a group from a backup archive through the forge's group import, or a group and its projects from a backup set's folder (dry run unless --no-dry-run or dry_run: false)",
   )
   .option(...configOption)
-  .option('--from <path>', "the backup archive (GROUP_PATH/YYYY-MM-DDTHHMMSSZ.tar.gz), or a backup set's folder (GROUP_PATH/YYYY-MM-DDTHHMMSSZ/, with set.json)")
+  .option('--from <path>', "a group archive (a set's group.tar.gz, or GROUP_PATH/YYYY-MM-DDTHHMMSSZ.tar.gz of before sets), or a backup set's folder (GROUP_PATH/YYYY-MM-DDTHHMMSSZ/, with set.json)")
   .option('--group <path>', 'the path of the group to create: a slug (under --parent-id when given) or a full path whose parent exists')
   .option('--name <name>', "the new group's name (default: the last segment of --group)")
   .option('--parent-id <id>', 'the id of the parent group')

@@ -41,7 +41,7 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
     process.stderr.write(`forgewarden restore: ${message}\n`);
     return EXIT_INVALID_CONFIG;
   };
-  if (!options.from) return usage('--from FILE is required: the backup archive to restore');
+  if (!options.from) return usage('--from PATH is required: the backup archive, or the backup set folder, to restore');
   if (!options.group) return usage('--group PATH is required: the path of the group to create');
   const from = resolve(options.from);
   let found;

@@ -110,7 +110,7 @@ describe('the exit codes, as the README lists them', () => {
           stderr: ['error: --dry-run and --no-dry-run cannot be used together'],
         }),
       ),
-      { what: 'restore without --from', args: () => ['restore', '-c', file, '--group', 'restored'], env: 'usage', stderr: ['forgewarden restore: --from FILE is required: the backup archive to restore'] },
+      { what: 'restore without --from', args: () => ['restore', '-c', file, '--group', 'restored'], env: 'usage', stderr: ['forgewarden restore: --from PATH is required: the backup archive, or the backup set folder, to restore'] },
       { what: 'restore --from a file that does not exist', args: () => ['restore', '-c', file, '--from', '/nonexistent.tar.gz', '--group', 'restored'], env: 'usage', stderr: ['forgewarden restore: --from /nonexistent.tar.gz: no such file'] },
       { what: 'restore --wait that is no number', args: () => ['restore', '-c', file, '--from', notAnArchive, '--group', 'restored', '--wait', 'soon'], env: 'usage', stderr: ['forgewarden restore: --wait soon: expected a number of seconds'] },
       { what: 'hooks install with a bad --url', args: () => ['hooks', 'install', '-c', file, '--url', 'ftp://x'], env: 'usage', stderr: [/^forgewarden hooks install: --url must be the daemon's webhook URL/] },

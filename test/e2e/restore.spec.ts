@@ -256,7 +256,7 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     expect(absent.requests).toEqual([]);
 
     const noFrom = await restore(['-c', actingFile, '--group', 'ghost']);
-    expect([noFrom.code, message(noFrom)]).toEqual([2, ['forgewarden restore: --from FILE is required: the backup archive to restore']]);
+    expect([noFrom.code, message(noFrom)]).toEqual([2, ['forgewarden restore: --from PATH is required: the backup archive, or the backup set folder, to restore']]);
 
     const folder = await restore(['-c', actingFile, '--from', dir, '--group', 'ghost']);
     expect([folder.code, message(folder)]).toEqual([2, [`forgewarden restore: --from ${dir}: not a file`]]);
