@@ -170,8 +170,15 @@ export interface CommandRun {
   readonly endedAt: number;
 }
 
-/** `node [nodeFlags] dist/main.js ARGS` as a user runs it (JSON logs, warnings only), timed and watched from outside. */
-export async function runCommand(args: readonly string[], env: NodeJS.ProcessEnv, options: { nodeFlags?: readonly string[]; timeoutMs: number }): Promise<CommandRun> {
+/**
+ * `node [nodeFlags] dist/main.js ARGS` as a user runs it (JSON logs, warnings only), timed and watched from outside;
+ * `onSample` is handed each memory sample (every 100 ms) with the ms since the start, to follow the RSS over a long run.
+ */
+export async function runCommand(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: { nodeFlags?: readonly string[]; timeoutMs: number; onSample?: (memory: { rss: number; peak: number }, elapsedMs: number) => void },
+): Promise<CommandRun> {
   const started = performance.now();
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), MAIN, ...args], {
     cwd: ROOT,
@@ -181,7 +188,11 @@ export async function runCommand(args: readonly string[], env: NodeJS.ProcessEnv
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   let peakRss = 0;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, memoryOf(child.pid ?? -1).peak || 0)), 100);
+  const sampler = setInterval(() => {
+    const memory = memoryOf(child.pid ?? -1);
+    peakRss = Math.max(peakRss, memory.peak || 0);
+    if (!Number.isNaN(memory.rss)) options.onSample?.(memory, performance.now() - started);
+  }, 100);
   const code = await waitForExit(child, options.timeoutMs);
   const endedAt = Date.now();
   clearInterval(sampler);
