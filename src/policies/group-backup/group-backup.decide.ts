@@ -9,10 +9,10 @@ import type { GroupBackupConfig } from './group-backup.schema';
 
 /**
  * When a group is backed up (a backup set: its group archive and one archive per project): a set begun and not
- * finished is carried on first, unless it is older than a period of
- * its schedule (see abandonedBecause); otherwise a scheduled pass backs up each group that has no backup on disk since
- * the schedule's latest run, and a command (`once`) backs up every group now. The reasons say when the next scheduled
- * backup is, and the details what the retention rules would prune after it.
+ * finished is carried on first, unless it is older than a period of its schedule (see abandonedBecause); otherwise a
+ * scheduled pass backs up each group that has no set on disk since the schedule's latest run, and a command (`once`)
+ * backs up every group now. The details say what the set will hold and how long it takes at the forge's limits, and
+ * what the retention rules would prune after it; the reasons when the next scheduled backup is.
  */
 
 export const BACKUP = 'backup';
