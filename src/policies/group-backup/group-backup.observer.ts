@@ -55,14 +55,15 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
     (ref) => ({ target: `group ${ref}`, listed: config.groups.names(ref) }),
     async (ref): Promise<GroupSnapshot | undefined> => {
       let group: Awaited<ReturnType<typeof context.client.groups.show>>;
+      let projects: { projects?: number } = {};
       try {
         group = await context.client.groups.show(ref, { with_projects: false });
+        if (config.projects) projects = { projects: await countProjects(config, context, group.id) };
       } catch (error) {
         if (isForgeWide(error)) unreachable.push(error);
         throw error;
       }
       const inflight = await readInflight(context, group.id);
-      const projects = config.projects ? { projects: await countProjects(config, context, group.id) } : {};
       try {
         return { id: group.id, fullPath: group.full_path, ...projects, ...(await observeFolder(config, group.full_path, inflight)), ...(inflight ? { inflight } : {}) };
       } catch (error) {
@@ -89,7 +90,7 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
 /** The projects of the group's tree the set exports: listed as the set lists them (see listSetProjects), counted. */
 async function countProjects(config: GroupBackupConfig, context: PolicyContext, groupId: number): Promise<number> {
   let found = 0;
-  for await (const project of listSetProjects(config, context, groupId)) if (project) found += 1;
+  for await (const _project of listSetProjects(config, context, groupId)) found += 1;
   return found;
 }
 
