@@ -132,8 +132,8 @@ function fromVersion1(entry: Version1Archive): ListedSet {
     taken_at: entry.taken_at,
     finished_at: entry.finished_at ?? entry.taken_at,
     group_archive: { file: GROUP_ARCHIVE, bytes: entry.bytes, sha256: entry.sha256 },
-    // A name outside the archive's relations folder stays as it was, and fails the check (setProblem) rather than
-    // being read where it points.
+    // A name outside the archive's relations folder stays as it was, and the manifest is refused for it (see
+    // asManifest) rather than the file being read, or removed, where it points.
     ...(entry.relations
       ? { relations: entry.relations.map((file) => ({ ...file, file: file.file.startsWith(relationsPrefix) ? `${GROUP_RELATIONS}/${file.file.slice(relationsPrefix.length)}` : file.file })) }
       : {}),
