@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { MovableClock } from '../../src/clock';
@@ -232,6 +232,29 @@ describe('group_backup against the sandbox with a real Redis', () => {
       return harness.pass(engineApp, 'nightly', 'act');
     });
     expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([['failed', expect.stringMatching(/500/)]]);
+  });
+
+  it('a set carried on trusts the disk over its record: a project archive removed meanwhile is exported again, the others are not', async () => {
+    // The daemon on the forge's clock: the failed backup stays uncertain for a while, and the clock moves past it.
+    const clock = harness.sandbox.state.clock;
+    const engineApp = await harness.app({ dryRun: false, clock, policies: nightlyBackupPolicy(backupFolder()) });
+    // The group's download refused: the set stops with both projects in place and is carried on by the next pass.
+    harness.sandbox.state.faults.add({ method: 'GET', path: '^/api/v4/groups/10/export/download$', status: 500 });
+    const failed = await harness.pass(engineApp, 'nightly', 'act');
+    expect(failed.records.map((record) => record.outcome)).toEqual(['failed']);
+    harness.sandbox.state.faults.clear();
+    const [set] = readdirSync(join(backupFolder(), 'acme'));
+    expect(readdirSync(join(backupFolder(), 'acme', set ?? '', 'projects')).sort()).toEqual(['api.tar.gz', 'web.tar.gz']);
+    rmSync(join(backupFolder(), 'acme', set ?? '', 'projects', 'web.tar.gz'));
+
+    clock.advance(15 * 60_000);
+    const pass = await harness.pass(engineApp, 'nightly', 'act');
+    expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
+    expect(manifest().sets[0]).toMatchObject({ set, state: 'complete', projects: [{ path: 'api' }, { path: 'web' }] });
+    const web = readFileSync(join(backupFolder(), 'acme', set ?? '', 'projects', 'web.tar.gz'));
+    expect(manifest().sets[0]?.projects[1]).toMatchObject({ bytes: web.length, sha256: createHash('sha256').update(web).digest('hex') });
+    const exports = harness.sandbox.state.requestLog.filter((request) => request.method === 'POST' && request.path.startsWith('/api/v4/projects/')).map((request) => request.path);
+    expect(exports.sort()).toEqual(['/api/v4/projects/1/export', '/api/v4/projects/2/export', '/api/v4/projects/2/export']);
   });
 
   it('backs up a group tree `concurrency` groups side by side: every export is asked for before the first download', async () => {

@@ -151,9 +151,14 @@ export class SetProjects {
   }
 
   private async load(project: SetProject): Promise<Progress> {
-    const stored = readJsonObject(await this.context.state.get(this.keys.project(project.id)));
-    const progress: Progress = stored && typeof stored.attempts === 'number' ? (stored as unknown as Progress) : { attempts: 0 };
-    if (progress.done || progress.missing) return progress;
+    let progress = asProgress(readJsonObject(await this.context.state.get(this.keys.project(project.id))));
+    if (progress.missing) return progress;
+    if (progress.done) {
+      // The disk has the last word: an archive removed or cut since it was recorded is exported again, not listed.
+      if ((await sizeOf(this.archivePath(project))) === progress.done.bytes) return progress;
+      this.context.logger.warn(`${this.group.fullPath}/${project.path}: its archive is no longer on disk as recorded; it is exported again`);
+      progress = await this.save(project, { attempts: 0 });
+    }
     // In place but not recorded (killed between the rename and the record): verified again, and taken.
     const final = this.archivePath(project);
     if (await exists(final)) {
@@ -322,9 +327,33 @@ export class SetProjects {
   }
 }
 
+/**
+ * A project's progress as Redis holds it, or none when it is not one (edited by hand, cut short): the project starts
+ * over, rather than a time that cannot be read making its next look never due, or due at every turn.
+ */
+function asProgress(stored: Record<string, unknown> | undefined): Progress {
+  if (!stored || typeof stored.attempts !== 'number' || !Number.isInteger(stored.attempts) || stored.attempts < 0) return { attempts: 0 };
+  for (const field of ['requested_at', 'looked_at', 'downloaded_at'] as const) {
+    if (stored[field] !== undefined && (typeof stored[field] !== 'string' || Number.isNaN(Date.parse(stored[field])))) return { attempts: 0 };
+  }
+  const done = stored.done as Record<string, unknown> | undefined;
+  if (done !== undefined && (typeof done !== 'object' || done === null || typeof done.bytes !== 'number' || typeof done.sha256 !== 'string')) return { attempts: 0 };
+  if (stored.missing !== undefined && typeof stored.missing !== 'string') return { attempts: 0 };
+  return stored as unknown as Progress;
+}
+
 function isSetProject(value: unknown): value is SetProject {
   const record = value as Record<string, unknown> | null;
   return typeof record === 'object' && record !== null && typeof record.id === 'number' && typeof record.path === 'string' && isRelativeProjectPath(record.path) && typeof record.name === 'string';
+}
+
+async function sizeOf(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {
