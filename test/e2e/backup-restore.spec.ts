@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox';
 import type { ProjectRecord } from '../../src/sandbox/state';
@@ -9,6 +8,7 @@ import { asImportedContents, projectContents, setWorld } from '../support/backup
 import { childEnv, runCli, writeTempFile } from '../support/cli';
 import { speedUpExports } from '../support/group-backup';
 import { ADMIN_TOKEN } from '../support/world-builders';
+import { dropKeys } from '../support/redis-server';
 
 /**
  * What the README promises of a backup: group_backup's own set of a group tree (three levels, five projects, one of
@@ -55,10 +55,7 @@ describe('a backup set taken by group_backup and restored by restore', () => {
   afterAll(async () => {
     await sandbox?.close();
     rmSync(destination, { recursive: true, force: true });
-    const redis = new Redis(process.env.REDIS_URL!);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropKeys(prefix);
   });
 
   it('backs up the tree as one complete set and restores it into a new path with every project in place and its contents', async () => {

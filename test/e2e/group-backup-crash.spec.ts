@@ -8,6 +8,7 @@ import { type RunningSandbox, startSandbox } from '../../src/sandbox';
 import { childEnv, runCli, startCli, waitUntil, writeTempFile } from '../support/cli';
 import { nightlyBackupPolicy, speedUpExports } from '../support/group-backup';
 import { acmeGroup, ADMIN_TOKEN, aProject, baseWorld } from '../support/world-builders';
+import { dropKeys } from '../support/redis-server';
 
 /**
  * A backup set killed with SIGKILL in the middle of its projects, as a node losing power would be: the built command
@@ -71,10 +72,7 @@ describe('group_backup: a set killed mid-way', () => {
   afterAll(async () => {
     await sandbox?.close();
     rmSync(destination, { recursive: true, force: true });
-    const redis = new Redis(process.env.REDIS_URL!);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropKeys(prefix);
   });
 
   it('leaves no file under a final name half written, and the next run carries the same set on without exporting any project twice', async () => {

@@ -1,7 +1,6 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { GitlabClient } from '../../src/gitlab';
 import { sha256File } from '../../src/policies/group-backup/group-backup.archive';
 import { GROUP_ARCHIVE, SET_FILE, type SetFileContent, writeSetFile } from '../../src/policies/group-backup/group-backup.set';
@@ -12,6 +11,7 @@ import { asImportedContents, type BackupSetFixture, makeBackupSet, projectConten
 import { childEnv, runCli, type CliResult } from '../support/cli';
 import { call } from '../support/sandbox-http';
 import { ADMIN_TOKEN, MAINTAINER_TOKEN } from '../support/world-builders';
+import { dropKeys } from '../support/redis-server';
 
 const PROJECT_IMPORT_PATH = '/api/v4/projects/import';
 const GROUP_IMPORT_PATH = '/api/v4/groups/import';
@@ -116,22 +116,13 @@ describe('restore: a whole backup set (the group, then each project in its place
   // count the daemon keeps in Redis for every process of the token (a minute's, as the forge's default).
   beforeEach(async () => {
     await setLimits({ window_ms: 1_000 });
-    const redis = new Redis(process.env.REDIS_URL!);
-    try {
-      const keys = await redis.keys(`${prefix}:forge:limit:*`);
-      if (keys.length > 0) await redis.del(...keys);
-    } finally {
-      await redis.quit();
-    }
+    await dropKeys(`${prefix}:forge:limit`);
   });
 
   afterAll(async () => {
     await sandbox?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
-    const redis = new Redis(process.env.REDIS_URL!);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropKeys(prefix);
   });
 
   it('takes a real set of the sandbox: group archive, one archive per project in its folder, set.json listing them', () => {
