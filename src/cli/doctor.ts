@@ -2,6 +2,7 @@ import { protectSecrets } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
 import { askForge, startClientRetry, startTimeoutMs, type ForgeStatus } from '../forge/forge-health';
 import { EngineKeys } from '../engine/stores/keys';
+import { OwnHarm } from '../engine/stores/own-harm';
 import { PolicyPauses } from '../engine/stores/pauses';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
@@ -104,7 +105,25 @@ async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connect
   if (problem !== undefined) return { checks: [{ ok: false, line: `${where}: ${problem}` }], connection };
   const checks: Check[] = [{ ok: true, line: `${where}: answers and accepts writes` }, await evictionCheck(connection, markerKey)];
   const replicas = await replicaCheck(config, connection, markerKey);
-  return { checks: [...checks, ...(replicas ? [replicas] : []), ...(await pauseChecks(config, connection))], connection };
+  return { checks: [...checks, ...(replicas ? [replicas] : []), ...(await pauseChecks(config, connection)), ...(await harmChecks(config, connection))], connection };
+}
+
+/**
+ * The bot's own harm a policy's last acting pass left open (a branch unprotected by a cut reprotect): a failure, since
+ * it is a state nobody chose, mended first by every pass once the forge lets it.
+ */
+async function harmChecks(config: AppConfig, connection: CheckConnection): Promise<Check[]> {
+  try {
+    const open = await new OwnHarm(connection, config).all();
+    return config.policies.flatMap((policy) =>
+      (open.get(policy.name) ?? []).map((harm) => ({
+        ok: false,
+        line: `policy ${policy.name}: own harm open since ${harm.since}: ${harm.target}: ${harm.reason}; last repair ${harm.last}`,
+      })),
+    );
+  } catch {
+    return [];
+  }
 }
 
 /**

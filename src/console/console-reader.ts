@@ -8,6 +8,7 @@ import type { AppConfig } from '../config/schema';
 import { ActiveConfig } from '../engine/active-config';
 import type { Trigger, UnsettledTarget } from '../engine/policy';
 import { type AuditFilter, type AuditPage, AuditTrail, type StoredAuditEntry } from '../engine/stores/audit';
+import { type OpenHarm, OwnHarm } from '../engine/stores/own-harm';
 import { type PassEntry, PassLog } from '../engine/stores/pass-log';
 import { type Pause, PolicyPauses } from '../engine/stores/pauses';
 import { measureNotices } from '../engine/stores/policy-measures';
@@ -40,6 +41,8 @@ export interface PolicyRow {
   readonly unsettled: number;
   /** What the policy's flagging measures say now (a backup set running past the next), see PolicyMeasure.notice. */
   readonly notices: readonly string[];
+  /** The bot's own harm its last acting pass left open (see OwnHarm): said above everything else. */
+  readonly harm: readonly OpenHarm[];
 }
 
 export interface Overview {
@@ -72,6 +75,7 @@ export class ConsoleReader {
     private readonly passLog: PassLog,
     private readonly pauses: PolicyPauses,
     private readonly unsettled: UnsettledTargets,
+    private readonly ownHarm: OwnHarm,
     private readonly audit: AuditTrail,
     private readonly replicas: ReplicaPresence,
     private readonly forge: ForgeHealth,
@@ -140,11 +144,12 @@ export class ConsoleReader {
       const policy = this.active.find(name);
       return policy ? this.active.runner(policy).measures : undefined;
     };
-    const [last, paused, sizes, notices] = await Promise.all([
+    const [last, paused, sizes, notices, harm] = await Promise.all([
       this.passLog.latest(names),
       this.pauses.all(),
       this.unsettled.sizes(names),
       measureNotices(this.redis, this.config, measuresOf),
+      this.ownHarm.all(),
     ]);
     return policies.map((policy) => {
       const trigger = this.active.runner(policy).trigger(policy);
@@ -163,6 +168,7 @@ export class ConsoleReader {
         ...(nextPass ? { nextPass } : {}),
         unsettled: sizes.get(policy.name) ?? 0,
         notices: notices.get(policy.name) ?? [],
+        harm: harm.get(policy.name) ?? [],
       };
     });
   }

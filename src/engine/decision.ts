@@ -31,6 +31,11 @@ export interface Decision {
   readonly params: ActionParams;
   /** Lines `plan` prints under the decision, such as the tags one bulk deletion would remove. */
   readonly details?: readonly string[];
+  /**
+   * The kind of the bot's own harm this decision mends (a branch left unprotected by a cut reprotect), one the policy
+   * type declares in `harms`: it runs first, is never parked or capped, and is tried again within the pass.
+   */
+  readonly repairs?: string;
 }
 
 export const SKIP = 'skip';

@@ -16,6 +16,7 @@ import { RedisDiscoveryCache } from './stores/discovery-cache';
 import { Ledger } from './stores/ledger';
 import { PassHistory } from './stores/pass-history';
 import { PassLog } from './stores/pass-log';
+import { OwnHarm } from './stores/own-harm';
 import { PolicyPauses } from './stores/pauses';
 import { ReplicaPresence } from './stores/replicas';
 import { PauseSwitch } from './pause-switch';
@@ -32,6 +33,7 @@ const STORES = [
   DataMarker,
   RedisDiscoveryCache,
   Ledger,
+  OwnHarm,
   PassHistory,
   PassLog,
   PolicyMeasureStore,
@@ -66,7 +68,7 @@ export class EngineModule {
         EngineService,
         PauseSwitch,
       ],
-      exports: [KnownPolicies, RedisForgeLimits, AuditTrail, WebhookDeliveries, EngineService, PauseSwitch, PassHistory, PassLog, PolicyPauses, ReplicaPresence, UnsettledTargets, ActiveConfig],
+      exports: [KnownPolicies, RedisForgeLimits, AuditTrail, WebhookDeliveries, EngineService, PauseSwitch, PassHistory, PassLog, PolicyPauses, OwnHarm, ReplicaPresence, UnsettledTargets, ActiveConfig],
     };
   }
 }

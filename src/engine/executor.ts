@@ -49,6 +49,9 @@ export const policyActionJob = defineJob<QueuedAction>('policy.action');
  * rested on, and an action whose premise a person has changed meanwhile is not sent (`stale`). A final refusal (403,
  * a 400 that says the forge will not do it) parks the target with backoff instead of being tried every pass.
  */
+/** How long a repair that failed waits before it is tried again within the same pass (then the next pass tries). */
+export const REPAIR_WAITS_MS: readonly number[] = [2_000, 5_000];
+
 @Injectable()
 export class Executor {
   private readonly logger = new Logger('Executor');
@@ -82,7 +85,12 @@ export class Executor {
       if (decision.action !== SKIP && !runner.actions[decision.action]) {
         throw new Error(`policy type "${runner.definition.type}" decided "${decision.action}" but has no effect for it`);
       }
+      if (decision.repairs !== undefined && !runner.harms?.some((harm) => harm.kind === decision.repairs)) {
+        throw new Error(`policy type "${runner.definition.type}" decided a repair of "${decision.repairs}" but declares no such harm`);
+      }
     }
+    // The bot's own harm is mended before anything else is started (docs/architecture.md, "Own harm").
+    const ordered = [...decisions.filter((decision) => decision.repairs !== undefined), ...decisions.filter((decision) => decision.repairs === undefined)];
     const limits = runner.limits(policy);
     const cap = limits.actionsPerPass;
     // Counted between awaits (a check and its increment run together), so actions running side by side share it.
@@ -93,10 +101,11 @@ export class Executor {
     const concurrency = Math.max(1, limits.sideBySide ?? 1);
     // Side by side, a failure (Redis away, the lease lost) starts no further action and returns only once the started
     // ones ended: nothing of a pass acts after the pass is over.
-    if (concurrency > 1) return mapUntilFailure(decisions, concurrency, one);
-    const records: ActionRecord[] = [];
-    for (const decision of decisions) records.push(await one(decision));
-    return records;
+    const records = concurrency > 1 ? await mapUntilFailure(ordered, concurrency, one) : [];
+    if (concurrency <= 1) for (const decision of ordered) records.push(await one(decision));
+    // Records in the order decided, as callers and `plan` list them.
+    const byDecision = new Map(records.map((record) => [record.decision, record] as const));
+    return decisions.map((decision) => byDecision.get(decision) as ActionRecord);
   }
 
   /** One decision of a pass: skipped, answered from the ledger, deferred over the cap, recorded in dry run, or acted on. */
@@ -112,6 +121,7 @@ export class Executor {
       this.logger.debug(`${policy.name}: ${decision.target}: ${decision.reason}`);
       return this.count(policy.name, { decision, outcome: 'skipped' });
     }
+    if (decision.repairs !== undefined) return this.repair(policy, runner, decision, context, options);
     // A paused policy decides (the pass shows what it would do) but starts nothing, not even a dry run's record.
     const pause = await this.pauses.of(policy.name);
     if (pause) return this.paused(policy.name, decision, pause);
@@ -150,6 +160,28 @@ export class Executor {
       if (wait > 0) await this.clock.sleep(wait);
     }
     return this.perform(policy, runner, decision, context, { attempts, passLease: options.passLease });
+  }
+
+  /**
+   * A repair of the bot's own harm: never capped, never held back by a parked refusal, and tried again within the pass
+   * (REPAIR_WAITS_MS apart) while it fails; what is still open after that is tried again by the next pass. Its action
+   * is written to find the harm mended already, and its precondition re-reads the forge before every attempt, so an
+   * attempt that may have acted is followed by another only once the forge says it is still needed.
+   */
+  private async repair(policy: PolicyConfig, runner: PolicyRunner, decision: Decision, context: PolicyContext, options: ExecuteOptions): Promise<ActionRecord> {
+    const pause = await this.pauses.of(policy.name);
+    if (pause) return this.paused(policy.name, decision, pause);
+    if (options.dryRun) return this.finish(policy.name, decision, 'would_act', true);
+    let record: ActionRecord | undefined;
+    for (const wait of [0, ...REPAIR_WAITS_MS]) {
+      if (wait > 0) await this.clock.sleep(wait);
+      const view = await this.ledger.inspect(policy.name, decision.key, new Date(this.clock.now()));
+      if (view.kind === 'settled') return this.count(policy.name, { decision, outcome: 'duplicate' });
+      if (view.kind === 'in_progress') return this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` });
+      record = await this.perform(policy, runner, decision, context, { attempts: view.attempts, passLease: options.passLease });
+      if (record.outcome !== 'failed') return record;
+    }
+    return record as ActionRecord;
   }
 
   /**
@@ -192,7 +224,7 @@ export class Executor {
         try {
           changed = await withPurpose({ policy, phase: 'precondition', action: id }, () => precondition(decision.params, context));
         } catch (error) {
-          if (error instanceof NotFoundError) {
+          if (error instanceof NotFoundError && decision.repairs === undefined) {
             await settle('gone');
             return await this.finish(policy, decision, 'gone', false, `not found when read again before acting: ${errorText(error)}`);
           }
@@ -217,9 +249,19 @@ export class Executor {
           await settle('released');
           return await this.finish(policy, decision, 'deferred', false, `not sent: what guards it is not on the replicas yet (${error.reason})`);
         }
+        if (error instanceof NotFoundError && decision.repairs !== undefined) {
+          // Out of the token's sight is not gone: the harm stays open until the policy sees proof that its target is.
+          await settle('released');
+          return await this.finish(policy, decision, 'failed', false, `not visible now: ${errorText(error)}; tried again at every pass`);
+        }
         if (error instanceof NotFoundError) {
           await settle('gone');
           return await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');
+        }
+        if (isFinalRefusal(error) && decision.repairs !== undefined) {
+          // The bot's own harm is never parked: the forge may allow it again at any moment (rights given back).
+          await settle('released');
+          return await this.finish(policy, decision, 'failed', false, `${errorText(error)}; a repair of the bot's own harm is tried again, never parked`);
         }
         if (isFinalRefusal(error)) {
           await settle('released');

@@ -3,6 +3,7 @@ import { CLOCK, type Clock } from '../clock';
 import { MetricsService } from '../metrics/metrics.service';
 import { ActiveConfig } from './active-config';
 import { PassHistory } from './stores/pass-history';
+import { OwnHarm } from './stores/own-harm';
 import { PolicyPauses } from './stores/pauses';
 import { PolicyMeasureStore } from './stores/policy-measures';
 import { UnsettledTargets } from './stores/unsettled';
@@ -21,10 +22,22 @@ export class EngineGauges {
     private readonly unsettled: UnsettledTargets,
     private readonly measures: PolicyMeasureStore,
     private readonly pauses: PolicyPauses,
+    private readonly harm: OwnHarm,
     private readonly metrics: MetricsService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     metrics.beforeScrape(() => this.refreshPauses());
+    metrics.beforeScrape(() => this.refreshHarm());
+  }
+
+  /** `forgewarden_harm_open` of every configured policy and kind it declares, as Redis says now: 0 when mended. */
+  async refreshHarm(): Promise<void> {
+    const open = await this.harm.all();
+    for (const policy of this.active.policies) {
+      const counts = new Map<string, number>((this.active.runner(policy).harms ?? []).map((harm) => [harm.kind, 0]));
+      for (const harm of open.get(policy.name) ?? []) counts.set(harm.kind, (counts.get(harm.kind) ?? 0) + 1);
+      for (const [kind, count] of counts) this.metrics.harmOpen.set({ policy: policy.name, kind }, count);
+    }
   }
 
   /** `forgewarden_policy_paused` of every configured policy, as Redis says now: a pause on any replica shows on all. */

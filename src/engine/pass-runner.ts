@@ -12,6 +12,7 @@ import type { ActionRecord, Decision, PassOccasion, PolicyContext, PolicyRunner,
 import { AuditTrail } from './stores/audit';
 import { DataMarker } from './stores/data-marker';
 import { type Lease, LeaseLostError } from './stores/lease';
+import { type OpenHarm, OwnHarm } from './stores/own-harm';
 import { PassHistory } from './stores/pass-history';
 import { PassLog } from './stores/pass-log';
 import { type Pause, PolicyPauses } from './stores/pauses';
@@ -43,6 +44,8 @@ export interface PassResult {
   readonly coveredGroups?: readonly string[];
   /** In `plan`: the policy is paused, so an acting pass now would start none of its actions. */
   readonly paused?: Pause;
+  /** The bot's own harm the pass's repairs did not mend: the next pass comes within a minute (see Scheduler). */
+  readonly harm?: readonly OpenHarm[];
 }
 
 /** A pass as the runner reports it to whoever plans the next one (the scheduler). */
@@ -90,6 +93,7 @@ export class PassRunner {
     private readonly audit: AuditTrail,
     private readonly passLog: PassLog,
     private readonly pauses: PolicyPauses,
+    private readonly harm: OwnHarm,
     private readonly metrics: MetricsService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -122,6 +126,9 @@ export class PassRunner {
         const paused = await this.pauses.of(name);
         return { ...base, decisions, records, ...seen, ...(Object.keys(parked).length > 0 ? { parked } : {}), ...cover, ...(paused ? { paused } : {}) };
       }
+      // What the repairs left open is kept in dry run too: the harm is there whether or not this pass may mend it.
+      const harm = await this.harm.replace(name, records, context.now);
+      if (harm.length > 0) this.logger.error(`${name}: the bot's own harm is open: ${harm.map((entry) => `${entry.target} (${entry.kind}: ${entry.last})`).join('; ')}`);
       const partial = seen.unobserved !== undefined || records.some((record) => record.outcome === 'refused');
       this.metrics.passes.inc({ policy: name, result: partial ? 'partial' : 'ok' });
       // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
@@ -138,7 +145,7 @@ export class PassRunner {
       const left = seen.unobserved ? `; ${seen.unobserved.length} not read: ${seen.unobserved.map((target) => target.target).join(', ')}` : '';
       const summary = runner.summarize(policy, snapshot, decisions);
       this.logger.log(`${name}: pass done: looked at ${summary}; ${passTally(records)}${left}`);
-      return { ...base, decisions, records, ...seen, ...cover, open, summary, ...(policyNextPass ? { policyNextPass } : {}) };
+      return { ...base, decisions, records, ...seen, ...cover, open, summary, ...(policyNextPass ? { policyNextPass } : {}), ...(harm.length > 0 ? { harm } : {}) };
     } catch (error) {
       const message = errorText(error);
       // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.

@@ -184,6 +184,17 @@ export interface TargetProbe {
   read(client: GitlabClient): Promise<void | string>;
 }
 
+/**
+ * A state the bot itself can leave behind when a change made in two forge calls is cut in half (the first call made,
+ * the second refused or never sent). Decisions that mend it name it in `repairs` (docs/architecture.md, "Own harm").
+ */
+export interface HarmKind {
+  /** The `kind` label of `forgewarden_harm_open`: `branch_unprotected`. */
+  readonly kind: string;
+  /** What it is, for the metric's help, `doctor` and the console: `a declared branch left unprotected by a cut reprotect`. */
+  readonly says: string;
+}
+
 /** When a policy's passes run: every interval, or on a cron schedule (cluster-wide either way). */
 export type Trigger = { readonly every: number } | { readonly cron: string; readonly timezone?: string };
 
@@ -273,4 +284,6 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   needsAdministrator?(config: Config): string | undefined;
   /** The figures the type publishes through `context.measures`, exported with the policy's label. */
   readonly measures?: readonly PolicyMeasure[];
+  /** The kinds of its own harm the type's repairs mend (Decision.repairs names one). */
+  readonly harms?: readonly HarmKind[];
 }

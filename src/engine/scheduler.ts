@@ -28,6 +28,9 @@ const PASS_LEASE_MS = 15_000;
  */
 const RETRY_PASS_MS = 5 * 60_000;
 
+/** The bot's own harm left open by a pass is looked at again within a minute or two, whatever the schedule. */
+const HARM_PASS_MS = 60_000;
+
 /**
  * What a tick runs, and what follows: a scheduled pass under the policy's lock, the extra pass a policy or its open
  * targets ask for, backoff after a failed pass, and delayed actions whose wait ended. The schedules themselves are
@@ -96,7 +99,8 @@ export class Scheduler implements OnModuleInit {
     const policy = this.active.policy(report.policy);
     const trigger = this.active.runner(policy).trigger(policy);
     const now = new Date(this.clock.now());
-    return extraPassAt(trigger, [report.policyNextPass, retryPassAt(trigger, report.open.filter(wantsRetry).length, now)], now);
+    const harmPass = report.harm && report.harm.length > 0 ? retryPassAt(trigger, 1, now, HARM_PASS_MS) : undefined;
+    return extraPassAt(trigger, [report.policyNextPass, retryPassAt(trigger, report.open.filter(wantsRetry).length, now), harmPass], now);
   }
 
   /**
@@ -154,11 +158,11 @@ export class Scheduler implements OnModuleInit {
   }
 }
 
-/** An extra pass for open targets when the policy's own schedule would leave them longer than RETRY_PASS_MS. */
-export function retryPassAt(trigger: Trigger, open: number, now: Date): Date | undefined {
+/** An extra pass for open targets when the policy's own schedule would leave them longer than `afterMs`. */
+export function retryPassAt(trigger: Trigger, open: number, now: Date, afterMs = RETRY_PASS_MS): Date | undefined {
   if (open === 0) return undefined;
-  if ('every' in trigger && trigger.every <= RETRY_PASS_MS) return undefined;
-  return roundedUp(now.getTime() + RETRY_PASS_MS);
+  if ('every' in trigger && trigger.every <= afterMs) return undefined;
+  return roundedUp(now.getTime() + afterMs);
 }
 
 /** Rounded up to the minute, so replicas asking in the same minute queue one pass between them. */

@@ -39,6 +39,7 @@ export class MetricsService {
   readonly lastSuccessfulPass: Gauge<'policy'>;
   /** Cluster-wide, read from Redis when scraped: 1 while the policy is paused (`forgewarden pause`), else 0. */
   readonly policyPaused: Gauge<'policy'>;
+  readonly harmOpen: Gauge<'policy' | 'kind'>;
   /** The interval, or the longest gap between two runs of a cron schedule: "no pass for 3 intervals" alerts on it. */
   readonly policyInterval: Gauge<'policy'>;
   /** 1 while the forge accepted the token at the last check. */
@@ -154,6 +155,12 @@ export class MetricsService {
       labelNames: ['policy'],
       registers: [this.registry],
     });
+    this.harmOpen = new Gauge({
+      name: 'forgewarden_harm_open',
+      help: "Half-done changes of the bot's own (a branch left unprotected by a cut reprotect, a new key left where its old one was taken away) that the policy's last acting pass did not mend, by kind; mended first at every pass, never parked.",
+      labelNames: ['policy', 'kind'],
+      registers: [this.registry],
+    });
     this.policyInterval = new Gauge({
       name: 'forgewarden_policy_interval_seconds',
       help: 'The policy\'s interval, or the longest gap between two runs of its cron schedule.',
@@ -209,6 +216,7 @@ export class MetricsService {
     // configured ones again from Redis within seconds.
     this.lastSuccessfulPass.reset();
     this.policyPaused.reset();
+    this.harmOpen.reset();
   }
 
   /**

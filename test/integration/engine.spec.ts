@@ -613,6 +613,91 @@ describe('the engine on a real Redis', () => {
     });
   });
 
+  describe("a repair of the bot's own harm", () => {
+    it('runs first and outside the cap, is tried again within the pass and at every pass, never parked, and is shown until mended', async () => {
+      failures.set('a', 'refused');
+      let now = Date.parse('2026-11-27T10:00:00Z');
+      const slept: number[] = [];
+      const clock: Clock = {
+        ...systemClock,
+        now: () => now,
+        sleep: async (ms) => {
+          slept.push(ms);
+          now += ms;
+        },
+      };
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [b, a], repairs: [a], max_actions_per_run: 1 }', false, clock);
+      try {
+        const engine = engineApp.get(EngineService);
+        const gauges = engineApp.get(EngineGauges);
+        const metrics = engineApp.get(MetricsService);
+        const harmGauge = async () => {
+          await gauges.refreshHarm();
+          return (await metrics.registry.getSingleMetric('forgewarden_harm_open')?.get())?.values;
+        };
+        const first = await engine.runPass('touch', 'act', 'inline');
+        // Mended first, three times within the pass, and b still within the cap of one.
+        expect(touched).toEqual(['a', 'a', 'a', 'b']);
+        expect(slept).toEqual([2_000, 5_000]);
+        expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['b done', 'a failed']);
+        expect(first.records[1]?.detail).toBe("POST things/a → 403: 403 Forbidden; a repair of the bot's own harm is tried again, never parked");
+        expect(first.harm).toEqual([expect.objectContaining({ kind: 'half_touched', target: 'a', since: '2026-11-27T10:00:00.000Z' })]);
+        // Not parked: no refusal kept, and the next pass comes within two minutes, not at the hour.
+        expect(await redis.hget(`${prefix}:unsettled:touch`, 'a')).toContain('"outcome":"failed"');
+        expect(await redis.hget(`${prefix}:unsettled:touch`, 'a')).not.toContain('refusal');
+        expect(first.nextPassAt?.getTime()).toBeLessThanOrEqual(now + 120_000);
+        expect(await harmGauge()).toEqual([{ labels: { policy: 'touch', kind: 'half_touched' }, value: 1 }]);
+
+        // A minute later, still refused: tried again at once, whatever a parked refusal would have said.
+        now += 60_000;
+        const second = await engine.runPass('touch', 'act', 'inline');
+        expect(touched).toEqual(['a', 'a', 'a', 'b', 'a', 'a', 'a']);
+        expect(second.harm?.[0]?.since).toBe('2026-11-27T10:00:00.000Z');
+
+        // The forge takes it again (rights given back): mended by the next pass, and nothing is open any more.
+        failures.delete('a');
+        now += 60_000;
+        const third = await engine.runPass('touch', 'act', 'inline');
+        expect(third.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['b duplicate', 'a done']);
+        expect(third.harm).toBeUndefined();
+        expect(await redis.hget(`${prefix}:harm`, 'touch')).toBeNull();
+        expect(await harmGauge()).toEqual([{ labels: { policy: 'touch', kind: 'half_touched' }, value: 0 }]);
+      } finally {
+        await engineApp.close();
+      }
+    });
+
+    it('reads a 404 as out of sight, not as gone: the harm stays open and is tried again', async () => {
+      failures.set('a', 'gone');
+      let now = Date.parse('2026-11-27T10:00:00Z');
+      const clock: Clock = { ...systemClock, now: () => now, sleep: async (ms) => void (now += ms) };
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [a], repairs: [a] }', false, clock);
+      try {
+        const engine = engineApp.get(EngineService);
+        const first = await engine.runPass('touch', 'act', 'inline');
+        expect(first.records.map((record) => `${record.outcome} ${record.detail}`)).toEqual(["failed not visible now: POST things/a → 404: 404 Not Found; tried again at every pass"]);
+        expect((await redis.get(`${prefix}:ledger:touch:a`)) ?? '').not.toContain('"gone"');
+        failures.delete('a');
+        now += 60_000;
+        expect((await engine.runPass('touch', 'act', 'inline')).records.map((record) => record.outcome)).toEqual(['done']);
+      } finally {
+        await engineApp.close();
+      }
+    });
+
+    it('in dry run is shown as open, and acts on nothing', async () => {
+      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [a], repairs: [a] }', true);
+      try {
+        const result = await engineApp.get(EngineService).runPass('touch', 'act', 'inline');
+        expect(result.records.map((record) => record.outcome)).toEqual(['would_act']);
+        expect(touched).toEqual([]);
+        expect(result.harm).toEqual([expect.objectContaining({ kind: 'half_touched', target: 'a', last: 'would act' })]);
+      } finally {
+        await engineApp.close();
+      }
+    });
+  });
+
   describe('a target that cannot be read', () => {
     it('is recorded against that target; the others are decided and acted on, and the pass is partial', async () => {
       unreadable.add('b');

@@ -19,6 +19,8 @@ export const fakePolicy = definePolicyType('fake_touch', 'Touches targets, for e
   delay: duration().prefault('0s'),
   max_actions_per_run: z.number().int().default(100),
   follow_up: duration().optional(),
+  /** Targets whose touch mends a harm of the bot's own (Decision.repairs): run first, never parked or capped. */
+  repairs: z.array(z.string()).default([]),
 });
 type FakeConfig = z.output<typeof fakePolicy.schema>;
 
@@ -40,6 +42,9 @@ export const stale = new Set<string>();
 
 /** A measure the fake type publishes, cluster-wide: when each target was last touched. */
 export const LAST_TOUCH: PolicyMeasure = { name: 'fake_last_touch_timestamp_seconds', help: 'When each target was last touched.', kind: 'gauge', labels: ['target'], clusterWide: true };
+
+/** The harm the fake type's repairs mend. */
+export const FAKE_HARM = 'half_touched';
 
 const touchParams = z.object({ target: param.text() });
 const readTouch = (params: ActionParams): string => readParams('fake_touch', touchParams, params).target;
@@ -64,7 +69,15 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
     targets.map((target): Decision =>
       config.skip.includes(target)
         ? { action: 'skip', target, key: target, reason: `skip: ${target} is listed in skip`, params: {} }
-        : { action: 'touch', target, key: target, reason: `touch ${target}`, delayMs: config.delay, params: { target } },
+        : {
+            action: 'touch',
+            target,
+            key: target,
+            reason: `touch ${target}`,
+            delayMs: config.delay,
+            params: { target },
+            ...(config.repairs.includes(target) ? { repairs: FAKE_HARM } : {}),
+          },
     ),
   nextPass: (config, _targets, now) => (config.follow_up ? new Date(now.getTime() + config.follow_up) : undefined),
   actions: {
@@ -86,6 +99,7 @@ export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
   },
   limits: (config) => ({ actionsPerPass: config.max_actions_per_run }),
   measures: [LAST_TOUCH],
+  harms: [{ kind: FAKE_HARM, says: 'a thing left half touched' }],
   summarize: (_config, targets) => `${targets.length} things`,
   covered: () => ({}),
   probes: () => [],

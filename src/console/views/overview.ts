@@ -32,7 +32,7 @@ ${overview.policies.map((row) => policyRow(row, now))}
 function policyRow(row: PolicyRow, now: Date): Html {
   const last = row.last;
   return html`<tr data-policy="${row.name}">
-<td><a href="/policies/${row.name}">${row.name}</a>${row.notices.map((notice) => html`<br><span class="state partial">${notice}</span>`)}</td>
+<td><a href="/policies/${row.name}">${row.name}</a>${row.harm.map((harm) => html`<br><span class="state failed" data-harm="${harm.kind}">own harm open: ${harm.target} (since ${when(harm.since, now)})</span>`)}${row.notices.map((notice) => html`<br><span class="state partial">${notice}</span>`)}</td>
 <td>${row.type}</td>
 <td>${row.trigger}</td>
 <td>${row.dryRun ? html`<span class="state dryrun">dry run</span>` : html`<span class="state running">acting</span>`}</td>

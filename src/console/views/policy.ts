@@ -11,6 +11,7 @@ export function policyPage(detail: PolicyDetail, frame: PageFrame): Html {
   const name = row.name;
   const body = html`
 <h1>${name} <span class="muted">${row.type}</span></h1>
+${row.harm.map((harm) => html`<p class="notice harm" data-harm="${harm.kind}"><b>Own harm open</b> since ${when(harm.since, now)}: ${harm.target}: ${harm.reason}. Last repair: ${harm.last}. It is mended first at every pass.</p>`)}
 ${row.notices.map((notice) => html`<p class="notice">${notice}</p>`)}
 <div class="cards">
   <div class="card"><h3>Trigger</h3>${row.trigger}<br>next pass: ${row.pause ? html`<span class="muted">acts once resumed</span>` : when(row.nextPass, now)}</div>

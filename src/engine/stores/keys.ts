@@ -86,6 +86,11 @@ export class EngineKeys {
     return `${this.prefix}:audit`;
   }
 
+  /** The bot's own harm each policy's last acting pass left open (see OwnHarm), by policy. */
+  ownHarm(): string {
+    return `${this.prefix}:harm`;
+  }
+
   /** Paused policies (field: the policy, value: who paused it, when and why): every replica reads it before acting. */
   pauses(): string {
     return `${this.prefix}:paused`;
