@@ -8,9 +8,9 @@ import { approveParams, requestParams, type SourceKind } from './access-requests
 import { type AccessRequestsConfig, levelName, type Rule, type RuleConditions } from './access-requests.schema';
 
 /**
- * Deciding each pending access request: pure, no I/O, no clock. The first rule whose conditions all hold decides;
- * it fails closed: a condition on a field the token cannot see does not hold (and the reason says so), and a
- * blocked user is never approved, whatever a rule says.
+ * Deciding each pending access request: pure, no I/O, no clock. The first rule whose conditions all hold decides. A
+ * rule that needs a fact the token cannot read now, before any rule decided, leaves the request pending: neither an
+ * approval nor a denial rests on a guess. A blocked user is never approved, whatever a rule says.
  */
 
 export const APPROVE = 'approve';
@@ -49,6 +49,8 @@ export interface AccessRequestsSnapshot {
 interface Verdict {
   readonly holds: boolean;
   readonly text: string;
+  /** The fact could not be read (set only then), and why: the condition neither holds nor fails. */
+  readonly unknown?: { readonly what: string; readonly why: string };
 }
 
 /** What a condition needs to know about the requester. */
@@ -87,8 +89,8 @@ function publicField(subject: Subject, field: 'bot' | 'created_at' | 'state'): u
   return (user as Partial<Record<typeof field, unknown>>)[field];
 }
 
-function unknown(what: string, subject: Subject): Verdict {
-  return { holds: false, text: `${what} unknown: ${unknownWhy(subject)}` };
+function unknown(what: string, subject: Subject, why = unknownWhy(subject)): Verdict {
+  return { holds: false, unknown: { what, why }, text: `${what} unknown: ${why}` };
 }
 
 /** `{bot: true}` vs the record: the fact in words either way. */
@@ -134,7 +136,7 @@ function verdicts(when: RuleConditions | undefined, subject: Subject): Verdict[]
   if (when.bot !== undefined) {
     // The spec lists `bot` in the public view only; a record without it leaves the condition unknown.
     const bot = publicField(subject, 'bot');
-    out.push(typeof bot === 'boolean' ? { holds: bot === when.bot, text: bot ? 'a bot' : 'not a bot' } : { holds: false, text: `bot unknown: ${subject.user ? 'the user record does not show it' : unknownWhy(subject)}` });
+    out.push(typeof bot === 'boolean' ? { holds: bot === when.bot, text: bot ? 'a bot' : 'not a bot' } : unknown('bot', subject, subject.user ? 'the user record does not show it' : unknownWhy(subject)));
   }
   if (when.confirmed !== undefined) {
     const confirmedAt = adminField(subject, 'confirmed_at');
@@ -150,7 +152,7 @@ function verdicts(when: RuleConditions | undefined, subject: Subject): Verdict[]
     const createdAt = publicField(subject, 'created_at');
     const created = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
     if (Number.isNaN(created)) {
-      out.push({ holds: false, text: `account age unknown: ${subject.user ? 'the user record has no creation time' : unknownWhy(subject)}` });
+      out.push(unknown('account age', subject, subject.user ? 'the user record has no creation time' : unknownWhy(subject)));
     } else {
       const age = subject.now.getTime() - created;
       const min = formatDuration(when.min_account_age);
@@ -178,13 +180,23 @@ interface RuleResult {
   readonly decides: boolean;
   /** All conditions hold but the rule approves a blocked user. */
   readonly blockedApproval: boolean;
+  /** No condition fails, but one could not be read: whether the rule decides is not known. */
+  readonly undetermined: boolean;
 }
 
 function evaluate(rule: Rule, index: number, subject: Subject): RuleResult {
   const list = verdicts(rule.when, subject);
   const allHold = list.every((v) => v.holds);
   const blockedApproval = allHold && rule.approve !== undefined && effectiveState(subject) === 'blocked';
-  return { index, rule, verdicts: list, decides: allHold && !blockedApproval, blockedApproval };
+  const undetermined = list.every((v) => v.holds || v.unknown !== undefined) && list.some((v) => v.unknown !== undefined);
+  return { index, rule, verdicts: list, decides: allHold && !blockedApproval, blockedApproval, undetermined };
+}
+
+/** `email, two-factor unknown: the token is not an administrator's`: the facts missing, by why. */
+function unknownFacts(verdicts: readonly Verdict[]): string {
+  const byWhy = new Map<string, string[]>();
+  for (const { unknown } of verdicts) if (unknown) byWhy.set(unknown.why, [...(byWhy.get(unknown.why) ?? []), unknown.what]);
+  return [...byWhy].map(([why, whats]) => `${whats.join(', ')} unknown: ${why}`).join('; ');
 }
 
 /** `rule 1 (email domain acme.com, two-factor on)`: the rule and the facts that made it hold. */
@@ -202,8 +214,8 @@ function missText(result: RuleResult): string {
 
 /** One line per rule for `plan`: every condition's fact, so a person sees all that was looked at. */
 function detailLine(result: RuleResult): string {
-  const status = result.decides ? 'matched' : result.blockedApproval ? 'not applied (user is blocked)' : 'not matched';
-  const facts = result.verdicts.map((v) => `${v.holds ? '✓' : '✗'} ${v.text}`);
+  const status = result.decides ? 'matched' : result.blockedApproval ? 'not applied (user is blocked)' : result.undetermined ? 'not known' : 'not matched';
+  const facts = result.verdicts.map((v) => `${v.holds ? '✓' : v.unknown ? '?' : '✗'} ${v.text}`);
   return `rule ${result.index + 1} ${ruleAction(result.rule)}: ${status}${facts.length > 0 ? ` (${facts.join('; ')})` : ''}`;
 }
 
@@ -229,7 +241,12 @@ function decideOne(config: AccessRequestsConfig, source: SourceSnapshot, request
     ...results.map(detailLine),
   ];
 
-  const deciding = results.find((r) => r.decides);
+  // First match in the rules' order: a rule not known to match or not stops there, since it might have decided.
+  const first = results.find((r) => r.decides || r.undetermined);
+  if (first?.undetermined) {
+    return { ...base, action: SKIP, reason: `leave: rule ${first.index + 1} cannot be decided (${unknownFacts(first.verdicts)}); neither approved nor denied on a fact the token cannot read`, details };
+  }
+  const deciding = first;
   if (deciding?.rule.approve !== undefined) {
     return {
       ...base,
