@@ -225,7 +225,8 @@ export class Executor {
           changed = await withPurpose({ policy, phase: 'precondition', action: id }, () => precondition(decision.params, context));
         } catch (error) {
           if (error instanceof NotFoundError && decision.repairs === undefined) {
-            await settle('gone');
+            // Gone, or out of the token's sight: nothing was sent, and a pass that sees the target again decides afresh.
+            await settle('released');
             return await this.finish(policy, decision, 'gone', false, `not found when read again before acting: ${errorText(error)}`);
           }
           // Could not look, so nothing was sent: a later pass decides afresh rather than act on what may be stale.
@@ -255,8 +256,10 @@ export class Executor {
           return await this.finish(policy, decision, 'failed', false, `not visible now: ${errorText(error)}; tried again at every pass`);
         }
         if (error instanceof NotFoundError) {
-          await settle('gone');
-          return await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else');
+          // The forge did nothing: handled or removed by someone else, or out of the token's sight now, which a later
+          // pass that sees the target still needing it decides afresh (404 is not proof of absence).
+          await settle('released');
+          return await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else, or out of the token\'s sight');
         }
         if (isFinalRefusal(error) && decision.repairs !== undefined) {
           // The bot's own harm is never parked: the forge may allow it again at any moment (rights given back).

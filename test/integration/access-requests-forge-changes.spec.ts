@@ -10,14 +10,21 @@ import { acmeGroup, baseWorld } from '../support/world-builders';
  * approve it. What the bot grants was never revoked by a person after its decision.
  */
 
+const ADA_TOKEN = 'glpat-sandbox-second-admin';
+
 /** Group acme (10) and acme/tools (11), each with a pending request of olaf (4), who has two-factor on. */
 function world(): World {
   const base = baseWorld();
   return {
     ...base,
-    users: (base.users ?? []).map((user) => (user.username === 'olaf' ? { ...user, two_factor: true } : user)),
+    users: [
+      ...(base.users ?? []).map((user) => (user.username === 'olaf' ? { ...user, two_factor: true } : user)),
+      // A second administrator, who takes the bot's administrator flag away.
+      { id: 9, username: 'ada', name: 'Ada Admin', email: 'ada@acme.test', admin: true, tokens: [ADA_TOKEN] },
+    ],
     groups: [
-      acmeGroup({ access_requests: [{ user: 'olaf', requested_at: 'now-1h' }] }),
+      // The bot's user owns acme as well: without its administrator flag it still manages the requests.
+      acmeGroup({ access_requests: [{ user: 'olaf', requested_at: 'now-1h' }], members: [...(acmeGroup().members ?? []), { user: 'root', access_level: 'owner' }] }),
       { id: 11, path: 'tools', parent: 'acme', access_requests: [{ user: 'olaf', requested_at: 'now-1h' }] },
     ],
     now: undefined,
@@ -101,5 +108,42 @@ describe('access_requests while people work on the forge', () => {
     expect(pass.unobserved?.map((entry) => entry.target)).toEqual(['group acme/tools']);
     expect(pass.records.map((r) => `${r.decision.target} ${r.outcome}`)).toEqual(['acme: olaf (user 4) done']);
     expect(isMember(10)).toBe(true);
+  });
+
+  describe('a token that loses its administrator flag', () => {
+    const gate = (otherwise: string) =>
+      harness.app({
+        gitlab: 'max_requests_per_minute: 100000, timeout: 30s',
+        policies: ['  - name: gate', '    type: access_requests', '    groups: [acme, acme/tools]', '    interval: 1m', `    otherwise: ${otherwise}`, '    rules:', '      - { approve: developer, when: { email_domains: [acme.com] } }'],
+      });
+    const botDenials = () => harness.sandbox.state.requestLog.filter((r) => r.method === 'DELETE' && r.path.includes('/access_requests/'));
+    const demoteBot = async (admin: boolean) => expect((await asPerson(harness.sandbox, 'PUT', '/users/1', { admin }, ADA_TOKEN)).status).toBe(200);
+
+    it('denies nothing with otherwise: deny, since it can no longer read the emails the rule needs', async () => {
+      await demoteBot(false);
+      const engine = (await gate('deny')).get(EngineService);
+      const pass = await engine.runPass('gate', 'act');
+      expect(pass.records.map((r) => `${r.outcome} ${r.decision.reason}`)).toEqual([
+        "skipped leave: rule 1 cannot be decided (email unknown: the token is not an administrator's); neither approved nor denied on a fact the token cannot read",
+        "skipped leave: rule 1 cannot be decided (email unknown: the token is not an administrator's); neither approved nor denied on a fact the token cannot read",
+      ]);
+      expect(botDenials()).toEqual([]);
+      expect(harness.sandbox.state.accessRequests).toHaveLength(2);
+
+      // Its flag given back, the next pass decides on the facts: olaf's address is not acme.com.
+      await demoteBot(true);
+      expect((await engine.runPass('gate', 'act')).records.map((r) => `${r.outcome} ${r.decision.reason}`)).toEqual([
+        'done deny: no rule matched, otherwise deny (rule 1: email domain example.org not listed)',
+        'done deny: no rule matched, otherwise deny (rule 1: email domain example.org not listed)',
+      ]);
+    });
+
+    it('does not send a denial decided before the flag was taken away: read again, the rule cannot be decided', async () => {
+      const engine = (await gate('deny')).get(EngineService);
+      const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '^/api/v4/users/4$', after: 1 }, () => engine.runPass('gate', 'act'), () => demoteBot(false));
+      expect(pass.records[0]).toMatchObject({ outcome: 'stale', detail: expect.stringMatching(/^the rules decide otherwise now: leave: rule 1 cannot be decided \(email unknown/) });
+      expect(pass.records[1]?.outcome).toBe('stale');
+      expect(botDenials()).toEqual([]);
+    });
   });
 });

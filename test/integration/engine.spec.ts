@@ -190,14 +190,18 @@ describe('the engine on a real Redis', () => {
       }
     });
 
-    it('counts a 404 as handled by someone else, for good', async () => {
+    it('counts a 404 as gone, not as proof: a later pass that still sees the target and decides it acts', async () => {
       failures.set('a', 'gone');
       const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }');
       try {
         const engine = engineApp.get(EngineService);
         expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['gone']);
+        // Not left open either: the next pass decides afresh on what it reads.
+        expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual([]);
+        failures.delete('a');
+        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['done']);
         expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['duplicate']);
-        expect(touched).toEqual(['a']);
+        expect(touched).toEqual(['a', 'a']);
       } finally {
         await engineApp.close();
       }

@@ -43,11 +43,11 @@ export async function whileHeld<T>(sandbox: RunningSandbox, at: Moment, work: ()
   return running;
 }
 
-/** A request as a person makes it, with the administrator's token; answers status and JSON body. */
-export async function asPerson(sandbox: RunningSandbox, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+/** A request as a person makes it, with the administrator's token (or `token`); answers status and JSON body. */
+export async function asPerson(sandbox: RunningSandbox, method: string, path: string, body?: unknown, token = ADMIN_TOKEN): Promise<{ status: number; json: unknown }> {
   const response = await fetch(`${sandbox.url}/api/v4${path}`, {
     method,
-    headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { 'PRIVATE-TOKEN': token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await response.text();
