@@ -2,6 +2,7 @@ import type { AppConfig } from '../config/schema';
 import { EngineService, type PassResult } from '../engine/engine.service';
 import { count } from '../engine/words';
 import { SKIP } from '../engine/policy';
+import { leftPartial } from '../engine/pass-runner';
 import { renderTable } from './table';
 import { type AppCommandOptions, withApp } from './with-app';
 
@@ -20,7 +21,7 @@ export const EXIT_PARTIAL = 4;
 
 /** The pass could not read some of its targets (`plan`, `once`), or the forge refused one of its actions (`once`). */
 export function isPartial(result: PassResult): boolean {
-  return (result.unobserved?.length ?? 0) > 0 || result.records.some((record) => record.outcome === 'refused');
+  return (result.unobserved?.length ?? 0) > 0 || result.records.some(leftPartial);
 }
 
 /**
@@ -76,6 +77,7 @@ export function passJson(result: PassResult) {
     ...(result.coveredGroups ? { covered_groups: result.coveredGroups } : {}),
     ...(result.covered ? { covered: result.covered } : {}),
     ...(result.unobserved && result.unobserved.length > 0 ? { unobserved: result.unobserved } : {}),
+    ...(result.harm ? { harm_open: result.harm } : {}),
     decisions: result.decisions.map((decision) => {
       const parked = result.parked?.[decision.key];
       return {
@@ -87,6 +89,7 @@ export function passJson(result: PassResult) {
         params: decision.params,
         ...(decision.details ? { details: decision.details } : {}),
         ...(parked && decision.action !== SKIP ? { refused: parked } : {}),
+        ...(decision.repairs !== undefined ? { repairs: decision.repairs } : {}),
       };
     }),
     // What an acting pass (`once`) did with each decision that was not a skip.
@@ -99,6 +102,7 @@ export function passJson(result: PassResult) {
             outcome: record.outcome,
             ...(record.detail !== undefined ? { detail: record.detail } : {}),
             ...(record.refusal ? { refused: record.refusal } : {}),
+            ...(record.incomplete ? { incomplete: record.incomplete } : {}),
           })),
         }
       : {}),
@@ -145,5 +149,7 @@ function coveredLine(targets: readonly string[], noun: 'project' | 'group'): str
 
 /** The targets a pass could not read, one line each with the forge's answer: left out, not silently. */
 export function unobservedLines(result: PassResult): string {
-  return (result.unobserved ?? []).map(({ target, reason }) => `not read: ${target}: ${reason}\n`).join('');
+  const unread = (result.unobserved ?? []).map(({ target, reason }) => `not read: ${target}: ${reason}\n`);
+  const lacking = result.records.flatMap((record) => (record.incomplete ?? []).map((what) => `incomplete: ${record.decision.target}: ${what}\n`));
+  return [...unread, ...lacking].join('');
 }

@@ -109,6 +109,8 @@ export interface ActionRecord {
   readonly decision: Decision;
   readonly outcome: Outcome;
   readonly detail?: string;
+  /** What a done action could not do (the projects a backup set lacks): the pass is partial, and names them. */
+  readonly incomplete?: readonly string[];
   /** With `refused`: the refusal, as the unsettled targets keep it. */
   readonly refusal?: Refusal;
 }

@@ -244,7 +244,8 @@ export class Executor {
         const outcome = result?.outcome ?? 'done';
         // Rate limited or stale: the forge did nothing, and the next pass (or the policy's own record) takes it up.
         await settle(outcome === 'done' ? 'done' : 'released');
-        return await this.finish(policy, decision, outcome, false, result?.detail);
+        const record = await this.finish(policy, decision, outcome, false, result?.detail);
+        return result?.incomplete && result.incomplete.length > 0 ? { ...record, incomplete: result.incomplete } : record;
       } catch (error) {
         if (error instanceof ReplicationUnconfirmedError) {
           await settle('released');

@@ -129,7 +129,7 @@ export class PassRunner {
       // What the repairs left open is kept in dry run too: the harm is there whether or not this pass may mend it.
       const harm = await this.harm.replace(name, records, context.now);
       if (harm.length > 0) this.logger.error(`${name}: the bot's own harm is open: ${harm.map((entry) => `${entry.target} (${entry.kind}: ${entry.last})`).join('; ')}`);
-      const partial = seen.unobserved !== undefined || records.some((record) => record.outcome === 'refused');
+      const partial = seen.unobserved !== undefined || records.some(leftPartial);
       this.metrics.passes.inc({ policy: name, result: partial ? 'partial' : 'ok' });
       // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
       let open: readonly UnsettledTarget[] = [];
@@ -165,7 +165,7 @@ export class PassRunner {
     const outcomes: Record<string, number> = {};
     for (const record of report.records) outcomes[record.outcome] = (outcomes[record.outcome] ?? 0) + 1;
     const unread = report.unobserved ?? [];
-    const partial = unread.length > 0 || report.records.some((record) => record.outcome === 'refused');
+    const partial = unread.length > 0 || report.records.some(leftPartial);
     const error = report.error ?? (unread.length > 0 ? `not read: ${unread.map((target) => `${target.target} (${target.reason})`).join('; ')}` : undefined);
     try {
       await this.passLog.record(report.policy, {
@@ -267,6 +267,11 @@ export class PassRunner {
       throw error;
     }
   }
+}
+
+/** A decision that leaves its pass partial: refused for good, or done without all of it (a backup set lacking projects). */
+export function leftPartial(record: ActionRecord): boolean {
+  return record.outcome === 'refused' || (record.incomplete?.length ?? 0) > 0;
 }
 
 /** `2 done, 1 failed, 5 skipped`, or `nothing to do`. */

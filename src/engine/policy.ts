@@ -148,6 +148,8 @@ export interface ActionResult {
    * what changed.
    */
   readonly outcome?: 'rate_limited' | 'stale';
+  /** What the action could not do (a project missing from a backup set, and why): the pass is then partial. */
+  readonly incomplete?: readonly string[];
 }
 
 export type ActionEffect = (params: ActionParams, context: PolicyContext) => Promise<ActionResult | void>;

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { AuditTrail } from '../../src/engine/stores/audit';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
+import { isPartial, unobservedLines } from '../../src/cli/plan';
 import { POLICY_TYPES } from '../../src/policies';
 import type { Manifest } from '../../src/policies/group-backup/group-backup.files';
 import type { World } from '../../src/sandbox';
@@ -24,7 +25,8 @@ const EDGE = 12;
 
 function world(): World {
   return baseWorld({
-    groups: [acmeGroup(), { id: PLATFORM, path: 'platform', parent: 'acme' }, { id: EDGE, path: 'edge', parent: 'acme/platform' }],
+    // The bot's user (root) owns acme too, so that without its administrator flag it still exports the group.
+    groups: [acmeGroup({ members: [...(acmeGroup().members ?? []), { user: 'root', access_level: 'owner' }] }), { id: PLATFORM, path: 'platform', parent: 'acme' }, { id: EDGE, path: 'edge', parent: 'acme/platform' }],
     now: '2026-11-26T12:00:00.000Z',
   });
 }
@@ -165,6 +167,41 @@ describe('group_backup on a forge and a disk people change', () => {
       expect(entry?.set).toMatch(/^2026-11-28T0200\d\dZ$/);
       expect(entry?.taken_at.slice(0, 16)).toBe('2026-11-28T02:00');
       expect(setsOnDisk()).toEqual([entry?.set]);
+    });
+  });
+
+  describe('projects out of the token\'s sight are not gone', () => {
+    /** Project `project`'s level for root forced as a person would change it: 0 hides it (404). */
+    async function hide(project: number): Promise<void> {
+      expect((await call(harness.sandbox.url, '/__sandbox/access', { method: 'POST', body: { user: ROOT, project, level: 0 } })).status).toBe(200);
+    }
+    const setOf = (pass: PassResult) => manifest().sets.find((entry) => pass.records[0]?.detail?.startsWith(`acme/${entry.set}/`));
+
+    it('a set that cannot see a project of the last set lacks it, says why, and is partial; an administrator that no longer finds it leaves it out', async () => {
+      const engineApp = await app();
+      const first = await scheduledPass(engineApp, night(27));
+      expect(setOf(first)).toMatchObject({ state: 'complete', projects: [expect.objectContaining({ path: 'api' }), expect.objectContaining({ path: 'web' })] });
+
+      // The token loses its administrator flag (it still owns acme) and its sight of web: not listed, 404 by id.
+      harness.sandbox.state.users.get(ROOT)!.is_admin = false;
+      await hide(2);
+      const blind = await scheduledPass(engineApp, night(28));
+      expect(setOf(blind)).toMatchObject({ state: 'partial', projects: [expect.objectContaining({ path: 'api' })], missing: [{ id: 2, path: 'web', reason: expect.stringMatching(/^not visible to the token now \(GET projects\/2 → 404: .*\); it was in the set 2026-11-27T0200\d\dZ$/) }] });
+      expect(blind.records[0]?.incomplete).toEqual([expect.stringMatching(/^project web \(id 2\) is not in the set: not visible to the token now/)]);
+      // What once reports: the pass is partial (exit 4) and names the project.
+      expect(isPartial(blind)).toBe(true);
+      expect(unobservedLines(blind)).toMatch(/^incomplete: group acme: project web \(id 2\) is not in the set: not visible to the token now/);
+
+      // The next night it still cannot see web: still missing, not forgotten.
+      expect(setOf(await scheduledPass(engineApp, night(29)))).toMatchObject({ state: 'partial', missing: [expect.objectContaining({ id: 2 })] });
+
+      // Its rights given back and web deleted by a person: an administrator's 404 is proof, and the set is complete.
+      harness.sandbox.state.users.get(ROOT)!.is_admin = true;
+      expect((await call(harness.sandbox.url, '/__sandbox/access', { method: 'DELETE' })).status).toBe(204);
+      expect((await call(harness.sandbox.url, '/__sandbox/projects/2', { method: 'DELETE' })).status).toBeLessThan(300);
+      const after = await scheduledPass(engineApp, night(30));
+      expect(setOf(after)).toMatchObject({ state: 'complete', projects: [expect.objectContaining({ path: 'api' })], missing: [] });
+      expect(isPartial(after)).toBe(false);
     });
   });
 

@@ -2,7 +2,7 @@ import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { join } from 'node:path';
 import { configOf, defineAction, param, readParams } from '../../engine/action-params';
-import type { ForgeLimit, ForgeSlot, PolicyAction, PolicyContext } from '../../engine/policy';
+import type { ActionResult, ForgeLimit, ForgeSlot, PolicyAction, PolicyContext } from '../../engine/policy';
 import { nextRunAfter } from '../../engine/schedule-runs';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import { verifyArchive, verifyNdjsonGz } from './group-backup.archive';
@@ -94,7 +94,7 @@ class Backup {
     await this.context.state.set(inflightKey(this.params.group_id), JSON.stringify(this.inflight), INFLIGHT_TTL_MS);
   }
 
-  async run(): Promise<string> {
+  async run(): Promise<ActionResult> {
     await mkdir(this.folder, { recursive: true, mode: 0o750 });
     if (this.dropped) await this.dropStored();
     await this.save({});
@@ -134,11 +134,13 @@ class Backup {
     if (entry.state === 'complete') await this.context.measures.set(LAST_BACKUP, group, Date.parse(entry.finished_at) / 1000);
     const said = [...notes, ...(this.dropped ? [this.dropped] : [])];
     const held = entry.missing.map((project) => `missing ${project.path}: ${project.reason}`);
-    return (
+    return {
+      incomplete: entry.missing.map((project) => `project ${project.path} (id ${project.id}) is not in the set: ${project.reason}`),
+      detail:
       `${this.params.group_path}/${entry.set}/: ${entry.state}, group archive and ${entry.projects.length} of ${entry.projects.length + entry.missing.length} projects, ${bytes} bytes; ` +
       `group archive sha256 ${entry.group_archive.sha256}${entry.relations ? `, ${entry.relations.length} relations files` : ''}; ` +
-      `${pruned.length === 0 ? 'nothing pruned' : `pruned ${pruned.join(', ')}`}${[...held, ...said].map((line) => `; ${line}`).join('')}`
-    );
+      `${pruned.length === 0 ? 'nothing pruned' : `pruned ${pruned.join(', ')}`}${[...held, ...said].map((line) => `; ${line}`).join('')}`,
+    };
   }
 
   /** The set's time, from its name (`2026-11-24T020000Z` → 2026-11-24T02:00:00.000Z): its first export request. */
@@ -149,7 +151,21 @@ class Backup {
   private projects(): SetProjects {
     const schedule = { cron: this.config.schedule, ...(this.config.timezone ? { timezone: this.config.timezone } : {}) };
     const began = setNameTime(this.setName());
-    return new SetProjects(this.config, this.context, { id: this.params.group_id, fullPath: this.params.group_path }, this.setFolder(), this.setName(), nextRunAfter(schedule, began));
+    return new SetProjects(
+      this.config,
+      this.context,
+      { id: this.params.group_id, fullPath: this.params.group_path },
+      this.setFolder(),
+      this.setName(),
+      nextRunAfter(schedule, began),
+      () => this.lastSetProjects(),
+    );
+  }
+
+  /** The projects the newest set listed holds or lacks: a set after it expects them, unless the forge shows them gone. */
+  private async lastSetProjects(): Promise<{ set: string; projects: ReadonlyArray<{ readonly id: number; readonly path: string }> } | undefined> {
+    const last = (await readManifest(this.folder))?.sets.find((entry) => !entry.legacy && entry.set !== this.setName());
+    return last && { set: last.set, projects: [...last.projects, ...last.missing] };
   }
 
   /**
@@ -433,8 +449,7 @@ const backup = defineAction({
   run: async (params, context) => {
     // Where the backups go and how long to wait live in the file, as it says now; the params name the group only.
     const config = configOf<GroupBackupConfig>(context, groupBackupPolicy);
-    const detail = await new Backup(config, params, context, await readInflight(context, params.group_id)).run();
-    return { detail };
+    return new Backup(config, params, context, await readInflight(context, params.group_id)).run();
   },
 });
 

@@ -91,6 +91,8 @@ export class SetProjects {
     set: string,
     /** The schedule's next run after the set began: a set that would end after it says so (BACKUP_SET_BEHIND). */
     private readonly nextRun: Date | undefined,
+    /** The projects of the newest set before this one, which this one expects (see unseen). */
+    private readonly lastSet: () => Promise<{ set: string; projects: ReadonlyArray<{ readonly id: number; readonly path: string }> } | undefined> = async () => undefined,
   ) {
     this.keys = progressKeys(group.id, set);
     this.limit = { name: 'project_export', perMinute: config.project_exports_per_minute };
@@ -145,9 +147,46 @@ export class SetProjects {
     for await (const project of listSetProjects(this.config, this.context, this.group.id)) {
       projects.push({ id: project.id, path: relativeProjectPath(this.group.fullPath, project.path_with_namespace), name: project.name });
     }
+    const unseen = await this.unseen(projects);
+    projects.push(...unseen.map(({ project }) => project));
     projects.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     await this.context.state.set(this.keys.list, JSON.stringify({ projects }), PROGRESS_TTL_MS);
+    for (const { project, why } of unseen) await this.save(project, { attempts: 0, missing: why });
     return projects;
+  }
+
+  /**
+   * The last set's projects the listing no longer has, read by id: moved out of the tree or deleted (404 to an
+   * administrator) they are left out; out of the token's sight (404 or 403 otherwise) they are missing from this set
+   * too, so the set is partial rather than complete without them.
+   */
+  private async unseen(listed: readonly SetProject[]): Promise<Array<{ project: SetProject; why: string }>> {
+    const last = await this.lastSet();
+    const ids = new Set(listed.map((project) => project.id));
+    const gone = (last?.projects ?? []).filter((project) => !ids.has(project.id));
+    if (!last || gone.length === 0) return [];
+    const me = await this.context.client.users.current();
+    const administrator = 'is_admin' in me && me.is_admin === true;
+    const unseen: Array<{ project: SetProject; why: string }> = [];
+    for (const project of gone) {
+      const where = `${this.group.fullPath}/${project.path} (id ${project.id})`;
+      try {
+        const now = await this.context.client.projects.show(project.id);
+        if (!now.path_with_namespace.toLowerCase().startsWith(`${this.group.fullPath.toLowerCase()}/`)) {
+          this.context.logger.log(`${where}: moved out of ${this.group.fullPath} (now ${now.path_with_namespace}); not in this set`);
+          continue;
+        }
+        unseen.push({ project: { id: project.id, path: relativeProjectPath(this.group.fullPath, now.path_with_namespace), name: now.name }, why: `not listed by the forge now although it answers for it (${now.path_with_namespace})` });
+      } catch (error) {
+        if (!(error instanceof NotFoundError || error instanceof ForbiddenError)) throw error;
+        if (error instanceof NotFoundError && administrator) {
+          this.context.logger.log(`${where}: deleted (an administrator's token no longer finds it); not in this set`);
+          continue;
+        }
+        unseen.push({ project: { id: project.id, path: project.path, name: project.path }, why: `not visible to the token now (${error.summary}); it was in the set ${last.set}` });
+      }
+    }
+    return unseen;
   }
 
   private async load(project: SetProject): Promise<Progress> {
