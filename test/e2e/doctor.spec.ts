@@ -235,7 +235,7 @@ describe('forgewarden doctor against the sandbox', () => {
       '✓ retry-transient-failures: project acme/api (jobs)',
       '✓ retry-transient-failures: project acme/web (jobs)',
       '✓ nightly-image-cleanup: group acme (container registry)',
-      "✗ staff-access: needs an administrator's token: its rules look at email_domains, two_factor, external, which only an administrator's token can see",
+      "✗ staff-access: needs an administrator's token: its rules look at email_domains, two_factor, external, which only an administrator's token can see; until it can, the requests those rules would decide are left pending, neither approved nor denied",
       '✗ staff-access: group acme (access requests): the token may not work on it: needs Owner role, or Maintainer where the forge allows it',
       '✗ staff-access: project acme/web (access requests): the token may not work on it: needs Maintainer role or higher',
       '✓ branch-baseline: project acme/api (protected branches)',

@@ -30,8 +30,8 @@ export const accessRequestsRunner: PolicyRunner<AccessRequestsConfig, AccessRequ
     for (const rule of config.rules) {
       for (const fact of ADMIN_FACTS) if (rule.when?.[fact] !== undefined) facts.add(fact);
     }
-    // Without the administrator's view these facts are unknown, so rules on them never hold: nothing is approved.
-    return facts.size === 0 ? undefined : `its rules look at ${[...facts].join(', ')}, which only an administrator's token can see`;
+    // Without the administrator's view these facts are unknown: a request such a rule would decide is left pending.
+    return facts.size === 0 ? undefined : `its rules look at ${[...facts].join(', ')}, which only an administrator's token can see; until it can, the requests those rules would decide are left pending, neither approved nor denied`;
   },
   // Only where globs or excludes decide which groups and projects these are: a list written out needs no echo.
   covered: (config, snapshot) => {
