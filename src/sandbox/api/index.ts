@@ -9,6 +9,7 @@ import { registerHookRoutes } from './hooks';
 import { registerIntegrationRoutes } from './integrations';
 import { registerJobRoutes } from './jobs';
 import { registerNamespaceRoutes } from './namespaces';
+import { registerProjectEditRoutes } from './project-edits';
 import { registerProjectTransferRoutes } from './project-transfer';
 import { registerProjectRoutes } from './projects';
 import { registerProtectedBranchRoutes } from './protected-branches';
@@ -21,7 +22,7 @@ import { registerVersionRoutes } from './version';
 
 /**
  * Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups, version,
- * project webhooks and project export and import.
+ * project webhooks, project export and import, and renaming and moving projects as a person does.
  */
 export function apiRouter(): Router {
   const router = new Router();
@@ -44,5 +45,6 @@ export function apiRouter(): Router {
   registerVersionRoutes(router);
   registerHookRoutes(router);
   registerProjectTransferRoutes(router);
+  registerProjectEditRoutes(router);
   return router;
 }
