@@ -8,6 +8,7 @@ import { registerGroupRoutes } from './groups';
 import { registerHookRoutes } from './hooks';
 import { registerIntegrationRoutes } from './integrations';
 import { registerJobRoutes } from './jobs';
+import { registerMemberRoutes } from './members';
 import { registerNamespaceRoutes } from './namespaces';
 import { registerProjectEditRoutes } from './project-edits';
 import { registerProjectTransferRoutes } from './project-transfer';
@@ -22,7 +23,8 @@ import { registerVersionRoutes } from './version';
 
 /**
  * Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups, version,
- * project webhooks, project export and import, and renaming and moving projects as a person does.
+ * project webhooks, project export and import, and the edits a person makes: renaming and moving projects,
+ * editing members (blocking users is with the user writes).
  */
 export function apiRouter(): Router {
   const router = new Router();
@@ -46,5 +48,6 @@ export function apiRouter(): Router {
   registerHookRoutes(router);
   registerProjectTransferRoutes(router);
   registerProjectEditRoutes(router);
+  registerMemberRoutes(router);
   return router;
 }
