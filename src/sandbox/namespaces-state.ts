@@ -51,15 +51,47 @@ export class NamespacesState {
   readonly projects = new Map<number, ProjectRecord>();
   /** Project id → ids of the groups it is shared with. */
   readonly projectGroupLinks = new Map<number, Set<number>>();
+  /**
+   * The forge's redirect routes of projects: an old full path (lower case) of a moved or renamed project → its id.
+   * A project that takes the path drops the redirect, as the forge deletes conflicting redirects.
+   */
+  readonly projectRedirects = new Map<string, number>();
 
   constructor(private readonly people: PeopleState) {}
 
-  /** An integer id or a full path, as the API's `:id` (spec 01 §1 convention 2). */
-  project(ref: string | number): ProjectRecord | undefined {
+  /**
+   * An integer id or a full path, as the API's `:id` (spec 01 §1 convention 2). With `followRedirects`, a path no
+   * project has now names the project that last left it (the API's `find_project` follows redirect routes).
+   */
+  project(ref: string | number, options: { followRedirects?: boolean } = {}): ProjectRecord | undefined {
     if (typeof ref === 'number' || /^\d+$/.test(ref)) return this.projects.get(Number(ref));
     const lower = ref.toLowerCase();
     for (const project of this.projects.values()) if (this.projectFullPath(project).toLowerCase() === lower) return project;
-    return undefined;
+    const redirected = options.followRedirects ? this.projectRedirects.get(lower) : undefined;
+    return redirected !== undefined ? this.projects.get(redirected) : undefined;
+  }
+
+  /**
+   * Moves a project to another namespace or path, keeping its id and everything it holds: the old full path
+   * redirects to it, the new one stops redirecting elsewhere.
+   */
+  moveProject(project: ProjectRecord, to: { namespace_id?: number; path?: string }): void {
+    const oldPath = this.projectFullPath(project).toLowerCase();
+    project.namespace_id = to.namespace_id ?? project.namespace_id;
+    project.path = to.path ?? project.path;
+    if (this.projectFullPath(project).toLowerCase() === oldPath) return;
+    this.projectRedirects.set(oldPath, project.id);
+    this.claimProjectPath(project);
+  }
+
+  /** Drops the redirect of the path `project` now has: a project living there wins over a redirect. */
+  claimProjectPath(project: ProjectRecord): void {
+    this.projectRedirects.delete(this.projectFullPath(project).toLowerCase());
+  }
+
+  /** Drops the redirects to a deleted project. */
+  forgetProjectRedirects(projectId: number): void {
+    for (const [path, id] of this.projectRedirects) if (id === projectId) this.projectRedirects.delete(path);
   }
 
   group(ref: string | number): GroupRecord | undefined {

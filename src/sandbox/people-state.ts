@@ -50,6 +50,8 @@ export interface MemberRecord {
   user_id: number;
   access_level: number;
   created_at: string;
+  /** The day (`YYYY-MM-DD`) the membership ends, set through the members API; shown, not enforced. */
+  expires_at?: string | null;
 }
 
 export interface AccessRequestRecord {

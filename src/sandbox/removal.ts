@@ -47,6 +47,7 @@ export function deleteProject(state: SandboxState, project: ProjectRecord): void
     other.allowed_agents = other.allowed_agents.filter((agent) => agent.config_project_id !== id);
   }
   state.projectGroupLinks.delete(id);
+  state.namespaces.forgetProjectRedirects(id);
   forgetSource(state, 'project', id);
   state.projects.delete(id);
 }

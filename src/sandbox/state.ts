@@ -298,8 +298,8 @@ export class SandboxState {
     return this.people.gpgKeyWithFingerprint(fingerprint);
   }
 
-  project(ref: string | number): ProjectRecord | undefined {
-    return this.namespaces.project(ref);
+  project(ref: string | number, options: { followRedirects?: boolean } = {}): ProjectRecord | undefined {
+    return this.namespaces.project(ref, options);
   }
 
   group(ref: string | number): GroupRecord | undefined {

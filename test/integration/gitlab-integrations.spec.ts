@@ -222,14 +222,16 @@ describe('GitlabClient integrations against the sandbox', () => {
     expect(slash.properties).toEqual({ token: 'tok' });
   });
 
-  it('replaces the settings on a second PUT, keeping id and created_at', async () => {
+  it('changes only the parameters a second PUT gives, keeping id, created_at and the rest, as the forge does', async () => {
     const mia = client();
-    const first = await mia.integrations.edit('acme/api', 'group-chat-a', { token: 'a', room: 'dev', subdomain: 'acme' });
+    const first = await mia.integrations.edit('acme/api', 'group-chat-a', { token: 'a', room: 'dev', subdomain: 'acme', push_events: false });
     forge.sandbox.state.clock.advance(3_600_000);
     const second = await mia.integrations.edit('acme/api', 'group-chat-a', { token: 'b' });
-    expect(second).toMatchObject({ id: first.id, created_at: first.created_at });
+    expect(second).toMatchObject({ id: first.id, created_at: first.created_at, push_events: false });
     expect(second.updated_at).toMatch(/^2025-06-02T13:00:/);
-    expect(second.properties).toEqual({ token: 'b' });
+    expect(second.properties).toEqual({ token: 'b', room: 'dev', subdomain: 'acme' });
+    const third = await mia.integrations.edit('acme/api', 'group-chat-a', { token: 'b', room: '', push_events: true });
+    expect(third).toMatchObject({ push_events: true, properties: { token: 'b', room: '', subdomain: 'acme' } });
   });
 
   describe('issue-tracker-b `active` (spec 03 §3)', () => {

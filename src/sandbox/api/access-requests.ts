@@ -76,7 +76,7 @@ export function registerAccessRequestRoutes(router: Router): void {
         };
         ctx.state.members.push(member);
         removeRequest(ctx, request);
-        return ok(present(ctx).approvedMember(user, accessLevel, member.created_at));
+        return ok(present(ctx).member(user, member));
       })
       .delete(`${base}/:user_id`, (ctx) => {
         const source = findSource(ctx, kind, ADMIN_LEVEL[kind]);

@@ -63,10 +63,13 @@ export function canSeeGroup(state: SandboxState, user: UserRecord, group: GroupR
   return state.projectsInGroupTree(group).some((p) => state.projectAccessLevel(user, p) >= GUEST);
 }
 
-/** The project named by `:id` (id or URL-encoded path), visible to the caller and with at least `minLevel`. */
+/**
+ * The project named by `:id` (id or URL-encoded path, an old path of a moved or renamed project too, as the forge's
+ * `find_project` follows redirect routes), visible to the caller and with at least `minLevel`.
+ */
 export function findProject(ctx: RequestContext, minLevel = 0, paramName = 'id'): ProjectRecord {
   const user = currentUser(ctx);
-  const project = ctx.state.project(ctx.params[paramName] ?? '');
+  const project = ctx.state.project(ctx.params[paramName] ?? '', { followRedirects: true });
   if (!project || !canSeeProject(ctx.state, user, project)) throw notFound('Project');
   if (projectLevel(ctx.state, user, project) < minLevel) throw forbidden();
   return project;

@@ -8,7 +8,9 @@ import { registerGroupRoutes } from './groups';
 import { registerHookRoutes } from './hooks';
 import { registerIntegrationRoutes } from './integrations';
 import { registerJobRoutes } from './jobs';
+import { registerMemberRoutes } from './members';
 import { registerNamespaceRoutes } from './namespaces';
+import { registerProjectEditRoutes } from './project-edits';
 import { registerProjectTransferRoutes } from './project-transfer';
 import { registerProjectRoutes } from './projects';
 import { registerProtectedBranchRoutes } from './protected-branches';
@@ -21,7 +23,8 @@ import { registerVersionRoutes } from './version';
 
 /**
  * Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups, version,
- * project webhooks and project export and import.
+ * project webhooks, project export and import, and the edits a person makes: renaming and moving projects,
+ * editing members (blocking users is with the user writes).
  */
 export function apiRouter(): Router {
   const router = new Router();
@@ -44,5 +47,7 @@ export function apiRouter(): Router {
   registerVersionRoutes(router);
   registerHookRoutes(router);
   registerProjectTransferRoutes(router);
+  registerProjectEditRoutes(router);
+  registerMemberRoutes(router);
   return router;
 }

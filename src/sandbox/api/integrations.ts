@@ -75,35 +75,38 @@ export const INTEGRATION_SERVICES: Record<IntegrationSlug, ServiceDef> = {
 const SECRET_PROPERTIES = new Set(['password']);
 
 /**
- * Per-project integration settings (spec 03). Every endpoint needs Maintainer or Owner (§5). A PUT replaces the
- * whole record; only `issue-tracker-b` has an `active` parameter (default false), the other services are active
- * once configured. DELETE removes the settings; reading or deleting a service without settings answers
- * `404 Service Not Found`, an unknown slug the unknown-route 404.
+ * Per-project integration settings (spec 03), under `/services` and the forge's current name `/integrations` (GitLab's
+ * "Project integrations API"), the same handlers. Every endpoint needs Maintainer or Owner (§5). A PUT creates the
+ * settings or changes only the parameters it is given, as the forge does; only `issue-tracker-b` has an `active`
+ * parameter (default false), the other services are active once configured. DELETE removes the settings; reading or
+ * deleting a service without settings answers `404 Service Not Found`, an unknown slug the unknown-route 404.
  */
 export function registerIntegrationRoutes(router: Router): void {
-  router
-    .get('/projects/:id/services', (ctx) => {
-      const project = findProject(ctx, MAINTAINER);
-      const active = integrationsOf(ctx.state).of(project.id).filter((r) => r.active);
-      return ok(active.map(listEntry));
-    })
-    .get('/projects/:id/services/:slug', (ctx) => {
-      const slug = knownSlug(ctx);
-      const project = findProject(ctx, MAINTAINER);
-      return ok(settings(findRecord(ctx, project.id, slug)));
-    })
-    .put('/projects/:id/services/:slug', (ctx) => {
-      const slug = knownSlug(ctx);
-      const project = findProject(ctx, MAINTAINER);
-      return ok(settings(save(ctx, project.id, slug)));
-    })
-    .delete('/projects/:id/services/:slug', (ctx) => {
-      const slug = knownSlug(ctx);
-      const project = findProject(ctx, MAINTAINER);
-      findRecord(ctx, project.id, slug);
-      integrationsOf(ctx.state).delete(project.id, slug);
-      return noContent();
-    });
+  for (const base of ['/projects/:id/services', '/projects/:id/integrations']) {
+    router
+      .get(base, (ctx) => {
+        const project = findProject(ctx, MAINTAINER);
+        const active = integrationsOf(ctx.state).of(project.id).filter((r) => r.active);
+        return ok(active.map(listEntry));
+      })
+      .get(`${base}/:slug`, (ctx) => {
+        const slug = knownSlug(ctx);
+        const project = findProject(ctx, MAINTAINER);
+        return ok(settings(findRecord(ctx, project.id, slug)));
+      })
+      .put(`${base}/:slug`, (ctx) => {
+        const slug = knownSlug(ctx);
+        const project = findProject(ctx, MAINTAINER);
+        return ok(settings(save(ctx, project.id, slug)));
+      })
+      .delete(`${base}/:slug`, (ctx) => {
+        const slug = knownSlug(ctx);
+        const project = findProject(ctx, MAINTAINER);
+        findRecord(ctx, project.id, slug);
+        integrationsOf(ctx.state).delete(project.id, slug);
+        return noContent();
+      });
+  }
 }
 
 function knownSlug(ctx: RequestContext): IntegrationSlug {
@@ -118,6 +121,11 @@ function findRecord(ctx: RequestContext, projectId: number, slug: string): Integ
   return record;
 }
 
+/**
+ * The forge's PUT (`declared_params(include_missing: false)`): the parameters given change, the others keep their
+ * values; a new record starts from the defaults. Required parameters are Grape's `requires`, so every PUT sends
+ * them, an update too.
+ */
 function save(ctx: RequestContext, projectId: number, slug: IntegrationSlug): IntegrationRecord {
   const service = INTEGRATION_SERVICES[slug];
   const parameters = Object.entries(integrationParameters(slug));
@@ -125,8 +133,12 @@ function save(ctx: RequestContext, projectId: number, slug: IntegrationSlug): In
   const missing = parameters.filter(([name, p]) => p.required && !param(ctx, name)).map(([name]) => `${name} is missing`);
   if (missing.length > 0) throw paramError(missing.join(', '));
 
-  const events = Object.fromEntries(INTEGRATION_EVENT_FLAGS.map((f) => [f, false])) as IntegrationEventFlags;
-  const properties: Record<string, string | number | boolean> = { ...service.defaults };
+  const store = integrationsOf(ctx.state);
+  const previous = store.get(projectId, slug);
+  const events = previous
+    ? { ...previous.events }
+    : (Object.fromEntries(INTEGRATION_EVENT_FLAGS.map((f) => [f, false])) as IntegrationEventFlags);
+  const properties: Record<string, string | number | boolean> = previous ? { ...previous.properties } : { ...service.defaults };
   let active = true;
   for (const [name, parameter] of parameters) {
     const value = read(ctx, name, parameter);
@@ -134,15 +146,14 @@ function save(ctx: RequestContext, projectId: number, slug: IntegrationSlug): In
       // Spec 03 §3: issue-tracker-b is active only when PUT with active=true; omitted means false.
       active = value === true;
     } else if (FLAGS.has(name)) {
-      // A flag the service supports is on unless the caller turns it off.
-      events[name as IntegrationEventFlag] = value === undefined ? true : value === true;
+      // A flag the service supports starts on unless the caller turns it off.
+      if (value !== undefined) events[name as IntegrationEventFlag] = value === true;
+      else if (!previous) events[name as IntegrationEventFlag] = true;
     } else if (value !== undefined) {
       properties[name] = value;
     }
   }
 
-  const store = integrationsOf(ctx.state);
-  const previous = store.get(projectId, slug);
   const now = ctx.state.nowIso();
   const record: IntegrationRecord = {
     id: previous?.id ?? store.nextId(),

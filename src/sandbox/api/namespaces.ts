@@ -5,7 +5,8 @@ import type { GroupRecord, UserRecord } from '../state';
 import { canSeeGroup, currentUser, GUEST, groupLevel, MAINTAINER, OWNER } from './access';
 import { Presenter } from './presenters';
 
-type Namespace = { kind: 'group'; group: GroupRecord } | { kind: 'user'; user: UserRecord };
+/** A group, or a user's personal namespace. */
+export type Namespace = { kind: 'group'; group: GroupRecord } | { kind: 'user'; user: UserRecord };
 
 /** Namespaces (spec 01 §4 "Namespaces"). */
 export function registerNamespaceRoutes(router: Router): void {
@@ -43,15 +44,24 @@ export function registerNamespaceRoutes(router: Router): void {
       while (taken(`${path}${n}`)) n += 1;
       return ok({ exists: true, suggests: [`${path}${n}`] });
     })
-    .get('/namespaces/:id', (ctx) => {
-      const user = currentUser(ctx);
-      const ns = findNamespace(ctx, ctx.params.id ?? '');
-      const visible =
-        ns !== undefined &&
-        (ns.kind === 'user' ? user.is_admin || ns.user.id === user.id : canSeeGroup(ctx.state, user, ns.group));
-      if (!ns || !visible) throw notFound('Namespace');
-      return ok(presentNamespace(ctx, ns));
-    });
+    .get('/namespaces/:id', (ctx) => ok(presentNamespace(ctx, findVisibleNamespace(ctx, ctx.params.id ?? ''))));
+}
+
+/**
+ * The namespace `ref` (an id, a group's full path or a username) names, as the forge's `find_namespace!` finds it: a
+ * group the caller can see, or a personal namespace of their own (any, for an administrator); else 404 `Namespace`.
+ */
+export function findVisibleNamespace(ctx: RequestContext, ref: string): Namespace {
+  const user = currentUser(ctx);
+  const ns = findNamespace(ctx, ref);
+  const visible =
+    ns !== undefined && (ns.kind === 'user' ? user.is_admin || ns.user.id === user.id : canSeeGroup(ctx.state, user, ns.group));
+  if (!ns || !visible) throw notFound('Namespace');
+  return ns;
+}
+
+export function namespaceId(ns: Namespace): number {
+  return ns.kind === 'group' ? ns.group.id : ns.user.namespace_id;
 }
 
 function allNamespaces(ctx: RequestContext): Namespace[] {
@@ -59,10 +69,6 @@ function allNamespaces(ctx: RequestContext): Namespace[] {
     ...[...ctx.state.groups.values()].map((group): Namespace => ({ kind: 'group', group })),
     ...[...ctx.state.users.values()].map((user): Namespace => ({ kind: 'user', user })),
   ];
-}
-
-function namespaceId(ns: Namespace): number {
-  return ns.kind === 'group' ? ns.group.id : ns.user.namespace_id;
 }
 
 function findNamespace(ctx: RequestContext, ref: string): Namespace | undefined {

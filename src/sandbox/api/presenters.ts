@@ -9,6 +9,7 @@ import type {
   GroupRecord,
   JobRecord,
   LabelEventRecord,
+  MemberRecord,
   PipelineRecord,
   ProtectedBranchRecord,
   ProjectRecord,
@@ -549,8 +550,15 @@ export class Presenter {
     };
   }
 
-  approvedMember(user: UserRecord, accessLevel: number, createdAt: string): Record<string, unknown> {
-    return { ...this.userSummary(user), created_at: createdAt, access_level: accessLevel, expires_at: null };
+  /** The forge's `Member` entity: the user, their role there and the membership's dates. */
+  member(user: UserRecord, member: MemberRecord): Record<string, unknown> {
+    return {
+      ...this.userSummary(user),
+      created_at: member.created_at,
+      access_level: member.access_level,
+      expires_at: member.expires_at ?? null,
+      membership_state: 'active',
+    };
   }
 }
 

@@ -8,14 +8,15 @@ import { projectArchive, readProjectArchive, restoreProject } from '../project-a
 import { type ProjectImportRecord, projectTransferOf } from '../project-transfer-state';
 import { deleteProject } from '../removal';
 import type { ProjectRecord, UserRecord } from '../state';
-import { canSeeGroup, currentUser, findProject, groupLevel, MAINTAINER, projectLevel } from './access';
+import { currentUser, findProject, groupLevel, MAINTAINER, projectLevel } from './access';
+import { findVisibleNamespace, namespaceId } from './namespaces';
+import { PROJECT_PATH_MESSAGE, validProjectPath } from './project-edits';
 import { Presenter } from './presenters';
 
 const ACCEPTED = { message: '202 Accepted' };
 const NOT_READY = { message: '404 Not found or has expired' };
 /** What the forge answers a caller who may not read the import's error (`read_import_error`). */
 const IMPORT_ERROR_HIDDEN = 'Ask a maintainer to check the import status for more details.';
-const PATH_FORMAT = "Path can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";
 
 /**
  * Project export and import (GitLab's "Project import and export API", beyond the spec documents), answered as
@@ -114,7 +115,7 @@ function importProject(ctx: RequestContext) {
   }
   const { state } = ctx;
   const namespaceId = importNamespace(ctx, user);
-  if (!/^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/.test(path) || /\.(git|atom)$/.test(path)) throw new ApiError(400, { message: PATH_FORMAT });
+  if (!validProjectPath(path)) throw new ApiError(400, { message: `Path ${PROJECT_PATH_MESSAGE}` });
 
   const lower = path.toLowerCase();
   const sameProject = [...state.projects.values()].find((p) => p.namespace_id === namespaceId && p.path.toLowerCase() === lower);
@@ -139,6 +140,7 @@ function importProject(ctx: RequestContext) {
     allowed_agents: [],
   };
   state.projects.set(project.id, project);
+  state.namespaces.claimProjectPath(project);
   const record: ProjectImportRecord = {
     status: 'scheduled',
     correlation_id: randomBytes(16).toString('hex'),
@@ -176,6 +178,7 @@ function importProject(ctx: RequestContext) {
       const old = state.projects.get(replaces.projectId);
       if (old) deleteProject(state, old);
       project.path = replaces.path;
+      state.namespaces.claimProjectPath(project);
     }
     record.status = 'finished';
   });
@@ -190,16 +193,11 @@ function importProject(ctx: RequestContext) {
 function importNamespace(ctx: RequestContext, user: UserRecord): number {
   const ref = param(ctx, 'namespace');
   if (ref === undefined || ref === '') return user.namespace_id;
-  const { state } = ctx;
-  const group = state.group(ref);
-  if (group) {
-    if (!canSeeGroup(state, user, group)) throw new ApiError(404, { message: '404 Namespace Not Found' });
-    if (groupLevel(state, user, group) < MAINTAINER) throw new ApiError(400, { message: 'Namespace is not valid' });
-    return group.id;
+  const ns = findVisibleNamespace(ctx, ref);
+  if (ns.kind === 'group' && groupLevel(ctx.state, user, ns.group) < MAINTAINER) {
+    throw new ApiError(400, { message: 'Namespace is not valid' });
   }
-  const owner = /^\d+$/.test(ref) ? state.namespaceOwnerUser(Number(ref)) : state.userByUsername(ref);
-  if (!owner || (owner.id !== user.id && !user.is_admin)) throw new ApiError(404, { message: '404 Namespace Not Found' });
-  return owner.namespace_id;
+  return namespaceId(ns);
 }
 
 /** The forge's `ProjectImportStatus`: a project that was not imported says `none`. */

@@ -3,6 +3,7 @@ import {
   ApiError,
   boolParam,
   enumParam,
+  forbidden,
   intParam,
   intRouteParam,
   noContent,
@@ -25,7 +26,10 @@ const DEFAULT_EMOJI = 'speech_balloon';
 const MIN_PASSWORD = 8;
 const USERNAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
 
-/** Spec 02 §4 "Users", the write side and the current user's status, preferences and follows. */
+/**
+ * Spec 02 §4 "Users", the write side and the current user's status, preferences and follows; blocking and unblocking
+ * (GitLab's Users API): a blocked user's tokens are refused from the next request on (`http/server.ts`).
+ */
 export function registerUserWriteRoutes(router: Router): void {
   router
     .post('/users', (ctx) => {
@@ -39,6 +43,25 @@ export function registerUserWriteRoutes(router: Router): void {
       if (!user) throw notFound('User');
       updateUser(ctx, user);
       return ok(new Presenter(ctx.state, ctx.baseUrl).userAdminSingle(user));
+    })
+    .post('/users/:id/block', (ctx) => {
+      const caller = requireAdmin(ctx);
+      const user = ctx.state.users.get(intRouteParam(ctx, 'id'));
+      if (!user) throw notFound('User');
+      if (user.id === caller.id) throw forbidden('The API initiating user cannot be blocked by the API');
+      // Blocking a blocked user leaves the endpoint early (`break`): Grape answers 201 with a null body.
+      if (user.state === 'blocked') return ok(null, 201);
+      user.state = 'blocked';
+      return ok(true, 201);
+    })
+    .post('/users/:id/unblock', (ctx) => {
+      requireAdmin(ctx);
+      const user = ctx.state.users.get(intRouteParam(ctx, 'id'));
+      if (!user) throw notFound('User');
+      // `user.activate`: false when there is nothing to activate.
+      const wasBlocked = user.state === 'blocked';
+      user.state = 'active';
+      return ok(wasBlocked, 201);
     })
     .delete('/users/:id/identities/:provider', (ctx) => {
       requireAdmin(ctx);

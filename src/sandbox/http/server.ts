@@ -173,10 +173,14 @@ function userToken(ctx: RequestContext): string | undefined {
   return ctx.query.get('private_token') ?? ctx.query.get('access_token') ?? undefined;
 }
 
+/** The forge's `find_current_user!`: a blocked account's valid token is refused with the reason, as 403. */
+const BLOCKED = 'Your account has been blocked.';
+
 function authenticateUser(ctx: RequestContext): void {
   const token = userToken(ctx);
   const user = token !== undefined ? ctx.state.userByToken(token) : undefined;
-  if (!user || user.state === 'blocked') throw unauthorized();
+  if (!user) throw unauthorized();
+  if (user.state === 'blocked') throw forbidden(BLOCKED);
   ctx.user = user;
   const sudo = (typeof ctx.headers.sudo === 'string' ? ctx.headers.sudo : undefined) ?? ctx.query.get('sudo');
   if (sudo === undefined || sudo === null || sudo === '') return;
@@ -200,7 +204,8 @@ function authenticateJob(ctx: RequestContext): void {
   }
   const job = ctx.state.jobByToken(token);
   const user = job?.user_id !== null && job?.user_id !== undefined ? ctx.state.users.get(job.user_id) : undefined;
-  if (!job || job.status !== 'running' || !user || user.state === 'blocked') throw unauthorized();
+  if (!job || job.status !== 'running' || !user) throw unauthorized();
+  if (user.state === 'blocked') throw forbidden(BLOCKED);
   ctx.job = job;
   ctx.user = user;
 }
