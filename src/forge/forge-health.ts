@@ -222,6 +222,10 @@ export async function askForge(client: GitlabClient, url: string, configFile: st
         message: `the forge at ${url} refused the token (401 Unauthorized): check GITLAB_TOKEN (gitlab.token in ${configFile}) and that GITLAB_URL (gitlab.url) is the forge it belongs to`,
       };
     }
+    if (error instanceof ForbiddenError && /blocked|deactivated|locked/i.test(error.message)) {
+      // The forge answers a blocked account's every request with 403: no scope mends that, an administrator does.
+      return { state: 'refused', message: `the forge at ${url} refused the token (403 Forbidden: ${error.message}): the token's user is blocked; an administrator must unblock it` };
+    }
     if (error instanceof ForbiddenError) {
       return { state: 'refused', message: `the forge at ${url} refused the token (403 Forbidden: ${error.message}): GITLAB_TOKEN needs the api scope` };
     }
