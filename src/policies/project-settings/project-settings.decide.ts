@@ -2,6 +2,7 @@ import { quote } from '../../config/problems';
 import type { ProjectRef } from '../../config/validators';
 import { firstPositions } from '../../engine/order';
 import { type Decision, SKIP } from '../../engine/policy';
+import { type ParkedDecision, parkedKey } from '../../engine/refusals';
 import type { ProjectApprovalRule, ProjectApprovalSettings } from '../../gitlab/types/approvals';
 import { INTEGRATION_SLUGS, integrationParameters, type IntegrationParameter, type IntegrationSlug } from '../../gitlab/types/integrations';
 import type { ProtectedBranch, ProtectedBranchAccess, ProtectedBranchAccessLevel } from '../../gitlab/types/protected-branches';
@@ -136,13 +137,6 @@ export interface ProjectSettingsProjectSnapshot {
   readonly parked?: readonly ParkedDecision[];
 }
 
-/** A parked decision as the engine keeps it among the unsettled targets. */
-export interface ParkedDecision {
-  readonly key: string;
-  readonly action: string;
-  readonly params: Decision['params'];
-}
-
 export interface ProjectSettingsSnapshot {
   readonly projects: readonly ProjectSettingsProjectSnapshot[];
 }
@@ -171,16 +165,13 @@ function actionKey(scope: ProjectScope, what: string, action: string): string {
 
 function decision(scope: ProjectScope, action: string, subject: string, what: string, change: string, params: Decision['params']): Decision {
   const project = String(scope.snapshot.project);
-  return { action, target: `${project} ${subject}`, key: parkedKey(scope, what, action, params) ?? actionKey(scope, what, action), reason: `${project}: ${subject}: ${change}`, params };
+  return { action, target: `${project} ${subject}`, key: parkedKeyOf(scope, what, action, params) ?? actionKey(scope, what, action), reason: `${project}: ${subject}: ${change}`, params };
 }
 
-/** The key of the same decision (subject, action and params) parked after a refusal, if there is one. */
-function parkedKey(scope: ProjectScope, what: string, action: string, params: Decision['params']): string | undefined {
+/** The key of the same decision parked after a refusal, if it is one of this subject's keys (see actionKey). */
+function parkedKeyOf(scope: ProjectScope, what: string, action: string, params: Decision['params']): string | undefined {
   const prefix = `${scope.snapshot.projectId}:${what}:${action}:`;
-  const wanted = JSON.stringify(params);
-  return scope.snapshot.parked?.find(
-    (parked) => parked.action === action && parked.key.startsWith(prefix) && /^\d+$/.test(parked.key.slice(prefix.length)) && JSON.stringify(parked.params) === wanted,
-  )?.key;
+  return parkedKey(scope.snapshot.parked ?? [], { action, params }, (key) => key.startsWith(prefix) && /^\d+$/.test(key.slice(prefix.length)));
 }
 
 /** A skip names its target in its key; it is never acted on, so no instant is needed. */

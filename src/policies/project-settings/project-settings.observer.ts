@@ -3,6 +3,7 @@ import { selectProjects } from '../../engine/discovery';
 import { observeTargets } from '../../engine/observe-targets';
 import type { PolicyContext } from '../../engine/policy';
 import { readJsonObject } from '../../engine/json';
+import { parkedDecisions } from '../../engine/refusals';
 import { ApiError, ForbiddenError, NotFoundError, UnexpectedAnswerError } from '../../gitlab/transport/errors';
 import type { ProjectApprovalSettings } from '../../gitlab/types/approvals';
 import {
@@ -19,7 +20,6 @@ import type {
   ObservedApprovalRule,
   ObservedIntegration,
   ObservedProtectedBranch,
-  ParkedDecision,
   ProjectSettingsProjectSnapshot,
   ProjectSettingsSnapshot,
 } from './project-settings.decide';
@@ -89,7 +89,8 @@ export async function observeProject(
     // that quotes a declared secret must not bring it there, as the actions' answers do not.
     throw error instanceof ApiError ? withoutSecrets(error, declaredSecrets(config)) : error;
   });
-  const parked = parkedDecisions(context, projectId);
+  // The decisions about this project the engine keeps parked after a final refusal (see the snapshot's `parked`).
+  const parked = parkedDecisions(context.unsettled).filter((decision) => decision.params.project === projectId);
   return {
     project,
     projectId,
@@ -101,13 +102,6 @@ export async function observeProject(
     fingerprints,
     ...(parked.length > 0 ? { parked } : {}),
   };
-}
-
-/** The decisions about this project the engine keeps parked after a final refusal (see the snapshot's `parked`). */
-function parkedDecisions(context: PolicyContext, projectId: number): ParkedDecision[] {
-  return context.unsettled
-    .filter((target) => target.outcome === 'refused' && target.refusal !== undefined && target.params.project === projectId)
-    .map((target) => ({ key: target.key, action: target.action, params: target.params }));
 }
 
 async function readProtectedBranches(context: PolicyContext, projectId: number): Promise<ObservedProtectedBranch[]> {
