@@ -41,7 +41,9 @@ import {
   setIntegrationTarget,
   settingsTarget,
 } from './project-settings.params';
-import { branchLevelName, type DeclaredIntegrations, type ProjectSettingsConfig, projectSettingsPolicy } from './project-settings.schema';
+import type { DeclaredIntegrations } from './integrations/integrations.schema';
+import { type ProjectSettingsConfig, projectSettingsPolicy } from './project-settings.schema';
+import { branchLevelName } from './protected-branches/protected-branches.schema';
 import { declaredSecrets, hider, withoutSecrets } from './project-settings.secrets';
 
 /**

@@ -24,7 +24,9 @@ import {
   setIntegrationParams,
   settingsParams,
 } from './project-settings.params';
-import { branchLevelName, type DeclaredApprovalRule, type DeclaredProtectedBranch, type ProjectSettingsConfig } from './project-settings.schema';
+import type { DeclaredApprovalRule } from './approvals/approvals.schema';
+import type { ProjectSettingsConfig } from './project-settings.schema';
+import { branchLevelName, type DeclaredProtectedBranch } from './protected-branches/protected-branches.schema';
 
 /**
  * Deciding what to change so that a project's settings are as declared: pure, no I/O, no clock but `now`. Only what
