@@ -10,7 +10,7 @@ import { POLICY_TYPES } from '../../src/policies';
 import { projectSettingsActions } from '../../src/policies/project-settings/project-settings.actions';
 import { decideProjectSettings, REPROTECT_BRANCH } from '../../src/policies/project-settings/project-settings.decide';
 import { observeProjectSettings } from '../../src/policies/project-settings/project-settings.observer';
-import { interruptedStateKey } from '../../src/policies/project-settings/project-settings.params';
+import { interruptedStateKey } from '../../src/policies/project-settings/protected-branches/protected-branches.params';
 import type { World } from '../../src/sandbox';
 import { aPolicy, NOW } from '../support/builders/project-settings';
 import { useEngineHarness } from '../support/engine-harness';

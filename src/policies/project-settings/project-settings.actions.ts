@@ -24,23 +24,10 @@ import {
   UNPROTECT_BRANCH,
 } from './project-settings.decide';
 import { observeProject } from './project-settings.observer';
-import {
-  branchTarget,
-  codeOwnerTarget,
-  createRuleTarget,
-  deleteRuleTarget,
-  editRuleTarget,
-  fingerprintStateKey,
-  forgetTarget,
-  integrationRequest,
-  interruptedStateKey,
-  integrationTarget,
-  type ProjectTarget,
-  protectionTarget,
-  sameProtection,
-  setIntegrationTarget,
-  settingsTarget,
-} from './project-settings.params';
+import { createRuleTarget, deleteRuleTarget, editRuleTarget, settingsTarget } from './approvals/approvals.params';
+import { fingerprintStateKey, integrationRequest, integrationTarget, setIntegrationTarget } from './integrations/integrations.params';
+import type { ProjectTarget } from './project-settings.params';
+import { branchTarget, codeOwnerTarget, forgetTarget, interruptedStateKey, protectionTarget, sameProtection } from './protected-branches/protected-branches.params';
 import type { DeclaredIntegrations } from './integrations/integrations.schema';
 import { type ProjectSettingsConfig, projectSettingsPolicy } from './project-settings.schema';
 import { branchLevelName } from './protected-branches/protected-branches.schema';

@@ -26,7 +26,7 @@ import {
   UNPROTECT_BRANCH,
   type ProjectSettingsProjectSnapshot,
 } from './project-settings.decide';
-import { fingerprintName, parameterFingerprint } from './project-settings.params';
+import { fingerprintName, parameterFingerprint } from './integrations/integrations.params';
 
 const T = NOW.getTime();
 const WEBHOOK = 'https://chat.example.com/hooks/T0/B0/s3cr3t-webhook';

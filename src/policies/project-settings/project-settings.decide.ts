@@ -6,24 +6,10 @@ import { type ParkedDecision, parkedKey } from '../../engine/refusals';
 import type { ProjectApprovalRule, ProjectApprovalSettings } from '../../gitlab/types/approvals';
 import { INTEGRATION_SLUGS, integrationParameters, type IntegrationParameter, type IntegrationSlug } from '../../gitlab/types/integrations';
 import type { ProtectedBranch, ProtectedBranchAccess, ProtectedBranchAccessLevel } from '../../gitlab/types/protected-branches';
-import {
-  type AllowedEntity,
-  type BranchProtection,
-  branchParams,
-  codeOwnerParams,
-  createRuleParams,
-  deleteRuleParams,
-  editRuleParams,
-  fingerprintName,
-  forgetParams,
-  integrationParams,
-  type IntegrationValue,
-  parameterFingerprint,
-  type ProjectTarget,
-  protectionParams,
-  setIntegrationParams,
-  settingsParams,
-} from './project-settings.params';
+import { createRuleParams, deleteRuleParams, editRuleParams, settingsParams } from './approvals/approvals.params';
+import { fingerprintName, integrationParams, type IntegrationValue, parameterFingerprint, setIntegrationParams } from './integrations/integrations.params';
+import type { ProjectTarget } from './project-settings.params';
+import { type AllowedEntity, type BranchProtection, branchParams, codeOwnerParams, forgetParams, protectionParams } from './protected-branches/protected-branches.params';
 import type { DeclaredApprovalRule } from './approvals/approvals.schema';
 import type { ProjectSettingsConfig } from './project-settings.schema';
 import { branchLevelName, type DeclaredProtectedBranch } from './protected-branches/protected-branches.schema';

@@ -23,7 +23,8 @@ import type {
   ProjectSettingsProjectSnapshot,
   ProjectSettingsSnapshot,
 } from './project-settings.decide';
-import { type BranchProtection, fingerprintStateKey, interruptedStateKey, storedProtection } from './project-settings.params';
+import { fingerprintStateKey } from './integrations/integrations.params';
+import { type BranchProtection, interruptedStateKey, storedProtection } from './protected-branches/protected-branches.params';
 import type { ProjectSettingsConfig } from './project-settings.schema';
 import { declaredSecrets, withoutSecrets } from './project-settings.secrets';
 
