@@ -1,20 +1,10 @@
 import { anIntegration, aPolicy, aProjectSnapshot, aProtectedBranch, anApprovalRule, aSnapshot, NOW } from '../../../test/support/builders/project-settings';
+import { CREATE_APPROVAL_RULE, DELETE_APPROVAL_RULE, EDIT_APPROVAL_RULE, EDIT_APPROVAL_SETTINGS } from './approvals/approvals.decide';
 import { createRuleTarget, deleteRuleTarget, editRuleTarget, settingsTarget } from './approvals/approvals.params';
+import { DISABLE_INTEGRATION, SET_INTEGRATION } from './integrations/integrations.decide';
 import { integrationTarget, setIntegrationTarget } from './integrations/integrations.params';
-import {
-  CREATE_APPROVAL_RULE,
-  decideProjectSettings,
-  DELETE_APPROVAL_RULE,
-  DISABLE_INTEGRATION,
-  EDIT_APPROVAL_RULE,
-  EDIT_APPROVAL_SETTINGS,
-  EDIT_PROTECTED_BRANCH,
-  FORGET_INTERRUPTED,
-  PROTECT_BRANCH,
-  REPROTECT_BRANCH,
-  SET_INTEGRATION,
-  UNPROTECT_BRANCH,
-} from './project-settings.decide';
+import { decideProjectSettings } from './project-settings.decide';
+import { EDIT_PROTECTED_BRANCH, FORGET_INTERRUPTED, PROTECT_BRANCH, REPROTECT_BRANCH, UNPROTECT_BRANCH } from './protected-branches/protected-branches.decide';
 import { branchTarget, codeOwnerTarget, forgetTarget, protectionTarget } from './protected-branches/protected-branches.params';
 
 const WEBHOOK = 'https://chat.example.com/hooks/T0/B0/s3cr3t-webhook';
