@@ -43,7 +43,7 @@ export const SECTION_UNAVAILABLE = 'not available on this forge, or not to this 
 
 /**
  * The key names this occurrence of the drift (the pass's instant), so a drift that comes back after the ledger settled
- * the last one is repaired again (docs/architecture.md, "project_settings, section by section").
+ * the last one is repaired again (docs/architecture.md, "A policy in sections").
  */
 function actionKey(scope: ProjectScope, what: string, action: string): string {
   return `${scope.snapshot.projectId}:${what}:${action}:${scope.pass}`;
