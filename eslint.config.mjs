@@ -2,9 +2,10 @@ import { readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layers, enforced rather than kept by discipline (see ../shared/design.md): a policy type imports no other policy
- * type nor the list of them; the engine imports no policy; runtime code imports neither the sandbox nor test code;
- * the forge's client (`src/gitlab/`) is plain classes, without Nest. `regex` is matched against the import as written.
+ * The layers, enforced rather than kept by discipline (docs/architecture.md, "The rooms"): a policy type imports no
+ * other policy type nor the list of them; the engine imports no policy; runtime code imports neither the sandbox nor
+ * test code; the forge's client (`src/gitlab/`) is plain classes, without Nest. `regex` is matched against the import
+ * as written.
  */
 const POLICY_FOLDERS = readdirSync(new URL('./src/policies/', import.meta.url), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
