@@ -2,9 +2,10 @@ import { readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layers, enforced rather than kept by discipline (see ../shared/design.md): a policy type imports no other policy
- * type nor the list of them; the engine imports no policy; runtime code imports neither the sandbox nor test code;
- * the forge's client (`src/gitlab/`) is plain classes, without Nest. `regex` is matched against the import as written.
+ * The layers, enforced rather than kept by discipline (docs/architecture.md, "The rooms"): a policy type imports no
+ * other policy type nor the list of them; the engine imports no policy; runtime code imports neither the sandbox nor
+ * test code; the forge's client (`src/gitlab/`) is plain classes, without Nest. `regex` is matched against the import
+ * as written.
  */
 const POLICY_FOLDERS = readdirSync(new URL('./src/policies/', import.meta.url), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
@@ -26,6 +27,12 @@ const runtime = [
  */
 const noRedis = { regex: '^ioredis$', message: 'only src/redis/ and the engine\'s stores (src/engine/stores/) import ioredis: keep what the engine stores behind a store' };
 
+/** A policy type imports no other policy type nor the list of them; `up` climbs from a section's folder to the policy's. */
+const otherPolicies = (folder, up) => ({
+  regex: `^${up}\\.\\./(?!\\.\\.(/|$)|${folder}/)|^${up}\\.\\.(/index)?$|/policies(/(?!${folder}/)|$)`,
+  message: 'a policy type imports no other policy type, nor the list of them (src/policies/index.ts)',
+});
+
 // A file gets one no-restricted-imports setting (the last block that matches it), so each block lists every
 // restriction of its files: the runtime ones plus its own.
 const engineRule = { regex: '(^|/)policies(/|$)', message: 'the engine is handed the policy types (EngineModule.forRoot); it imports none' };
@@ -36,9 +43,15 @@ const layerRules = [
   ...POLICY_FOLDERS.map((folder) => ({
     files: [`src/policies/${folder}/**/*.ts`],
     ignores: RUNTIME_IGNORES,
-    rules: restrict(...runtime, noRedis, {
-      regex: `^\\.\\./(?!\\.\\.(/|$)|${folder}/)|^\\.\\.(/index)?$|/policies(/(?!${folder}/)|$)`,
-      message: 'a policy type imports no other policy type, nor the list of them (src/policies/index.ts)',
+    rules: restrict(...runtime, noRedis, otherPolicies(folder, '')),
+  })),
+  // A section of a policy (project-settings/approvals/) sits one folder deeper, and builds on its policy's core only.
+  ...POLICY_FOLDERS.map((folder) => ({
+    files: [`src/policies/${folder}/*/*.ts`],
+    ignores: RUNTIME_IGNORES,
+    rules: restrict(...runtime, noRedis, otherPolicies(folder, '\\.\\./'), {
+      regex: '^\\.\\./[^./][^/]*/',
+      message: "a section of a policy imports its policy's core, never another section: what two sections share lives in the core",
     }),
   })),
   { files: ['src/engine/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis, engineRule) },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError, BulkDeleteAlreadyRequestedError, ForbiddenError, ValidationError } from '../gitlab';
-import type { Decision, Refusal } from './policy';
+import type { ActionParams, Decision, Refusal, UnsettledTarget } from './policy';
 
 /**
  * Final refusals of the forge: a write it will not do, asked again at once, meets the same answer. The executor parks
@@ -35,10 +35,31 @@ export function park(decision: Decision, error: unknown, previous: Refusal | und
 }
 
 /** The decision as refused: a new decision for the same key (other params) is not held back by the old refusal. */
-export function fingerprintOf(decision: Decision): string {
+export function fingerprintOf(decision: Pick<Decision, 'action' | 'params'>): string {
   return createHash('sha256').update(`${decision.action}\n${JSON.stringify(decision.params)}`).digest('hex').slice(0, 16);
 }
 
 export function parkedText(refusal: Refusal): string {
   return `refused since ${refusal.since}: ${refusal.message}; looked at again after ${refusal.retry_at}`;
+}
+
+/** A decision the executor keeps parked after a final refusal, as a policy's observe finds it among its open targets. */
+export interface ParkedDecision {
+  readonly key: string;
+  readonly action: string;
+  readonly params: ActionParams;
+}
+
+/** The parked decisions among a policy's open targets (`context.unsettled`). */
+export function parkedDecisions(unsettled: readonly UnsettledTarget[]): ParkedDecision[] {
+  return unsettled.filter((target) => target.outcome === 'refused' && target.refusal !== undefined).map(({ key, action, params }) => ({ key, action, params }));
+}
+
+/**
+ * The key the same decision (action and params, as the executor compares them) is parked under, among the keys `ours`
+ * accepts. A policy whose keys name the pass decides a refused change again under this key, so it stays parked.
+ */
+export function parkedKey(parked: readonly ParkedDecision[], decision: Pick<Decision, 'action' | 'params'>, ours: (key: string) => boolean): string | undefined {
+  const refused = fingerprintOf(decision);
+  return parked.find((candidate) => ours(candidate.key) && fingerprintOf(candidate) === refused)?.key;
 }

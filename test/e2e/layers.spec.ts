@@ -36,6 +36,25 @@ describe('the layers npm run lint enforces', () => {
     expect(refused('src/policies/job-retry/new-file.ts', specifiers)).toEqual(specifiers.slice(0, 6));
   });
 
+  it('a section of a policy imports its policy’s core, never another section nor another policy type', () => {
+    const specifiers = [
+      '../approvals/approvals.decide',
+      '../../job-retry/job-retry.decide',
+      '../..',
+      '../../index',
+      '../../../policies/key-rotation/secret-file',
+      '../../../sandbox',
+      '../../../../test/support/builders/project-settings',
+      '../project-settings.scope',
+      './protected-branches.params',
+      '../../../engine/policy',
+      '../../../gitlab',
+    ];
+    expect(refused('src/policies/project-settings/protected-branches/new-file.ts', specifiers)).toEqual(specifiers.slice(0, 7));
+    // The core composes its sections.
+    expect(refused('src/policies/project-settings/new-file.ts', ['./approvals/approvals.decide', './project-settings.scope'])).toEqual([]);
+  });
+
   it('the engine imports no policy', () => {
     expect(refused('src/engine/new-file.ts', ['../policies', '../policies/job-retry/job-retry.runner', './policy', '../gitlab', '../queue/jobs'])).toEqual([
       '../policies',

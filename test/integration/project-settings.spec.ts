@@ -4,7 +4,7 @@ import { MovableClock } from '../../src/clock';
 import type { PassResult } from '../../src/engine/engine.service';
 import { SKIP } from '../../src/engine/policy';
 import { POLICY_TYPES } from '../../src/policies';
-import { fingerprintStateKey } from '../../src/policies/project-settings/project-settings.params';
+import { fingerprintStateKey } from '../../src/policies/project-settings/integrations/integrations.params';
 import type { World } from '../../src/sandbox';
 import { integrationsOf } from '../../src/sandbox/integrations-state';
 import { useEngineHarness } from '../support/engine-harness';

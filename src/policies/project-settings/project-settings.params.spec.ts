@@ -1,32 +1,11 @@
 import { anIntegration, aPolicy, aProjectSnapshot, aProtectedBranch, anApprovalRule, aSnapshot, NOW } from '../../../test/support/builders/project-settings';
-import {
-  CREATE_APPROVAL_RULE,
-  decideProjectSettings,
-  DELETE_APPROVAL_RULE,
-  DISABLE_INTEGRATION,
-  EDIT_APPROVAL_RULE,
-  EDIT_APPROVAL_SETTINGS,
-  EDIT_PROTECTED_BRANCH,
-  FORGET_INTERRUPTED,
-  PROTECT_BRANCH,
-  REPROTECT_BRANCH,
-  SET_INTEGRATION,
-  UNPROTECT_BRANCH,
-} from './project-settings.decide';
-import {
-  branchTarget,
-  codeOwnerTarget,
-  createRuleTarget,
-  deleteRuleTarget,
-  editRuleTarget,
-  forgetTarget,
-  integrationRequest,
-  integrationTarget,
-  protectionTarget,
-  sameProtection,
-  setIntegrationTarget,
-  settingsTarget,
-} from './project-settings.params';
+import { CREATE_APPROVAL_RULE, DELETE_APPROVAL_RULE, EDIT_APPROVAL_RULE, EDIT_APPROVAL_SETTINGS } from './approvals/approvals.decide';
+import { createRuleTarget, deleteRuleTarget, editRuleTarget, settingsTarget } from './approvals/approvals.params';
+import { DISABLE_INTEGRATION, SET_INTEGRATION } from './integrations/integrations.decide';
+import { integrationTarget, setIntegrationTarget } from './integrations/integrations.params';
+import { decideProjectSettings } from './project-settings.decide';
+import { EDIT_PROTECTED_BRANCH, FORGET_INTERRUPTED, PROTECT_BRANCH, REPROTECT_BRANCH, UNPROTECT_BRANCH } from './protected-branches/protected-branches.decide';
+import { branchTarget, codeOwnerTarget, forgetTarget, protectionTarget } from './protected-branches/protected-branches.params';
 
 const WEBHOOK = 'https://chat.example.com/hooks/T0/B0/s3cr3t-webhook';
 
@@ -91,44 +70,12 @@ describe('project_settings params', () => {
     });
   });
 
-  it('tells a kept protection from another whatever the order of its keys or an empty list, and refuses one that is none', () => {
-    const kept = { name: 'main', push_access_level: 40, merge_access_level: 30, allow_force_push: false, allowed_to_push: [{ user_id: 3 }] };
-    expect(sameProtection(kept, { allowed_to_push: [{ user_id: 3 }], allow_force_push: false, merge_access_level: 30, push_access_level: 40, name: 'main', allowed_to_merge: [] })).toBe(true);
-    expect(sameProtection(kept, { ...kept, allowed_to_push: [{ user_id: 4 }] })).toBe(false);
-    expect(sameProtection(kept, { ...kept, push_access_level: 'maintainer' })).toBe(false);
-    expect(sameProtection(undefined, undefined)).toBe(false);
-  });
-
   it('refuses mistyped params, naming the parameter', () => {
     expect(() => protectionTarget({ project: 42, source: 'acme/api', name: 'main', push_access_level: 50, merge_access_level: 40, allow_force_push: false })).toThrow(
       'project_settings: action parameter "push_access_level" must be one of 0, 30, 40, 60, got 50',
     );
     expect(() => setIntegrationTarget({ project: 42, source: 'acme/api', slug: 'nope', values: {}, secrets: [] })).toThrow(
       'project_settings: action parameter "slug" must be an integration slug of spec 03, got "nope"',
-    );
-  });
-
-  it('takes secrets from the configuration when acting, and a second pass after applying decides nothing', () => {
-    const config = aPolicy({ protected_branches: undefined, integrations: { 'chat-notifications-a': { webhook: WEBHOOK, channel: '#ops', notify_only_broken_pipelines: true } } });
-    const [set] = decideProjectSettings(config, aSnapshot(aProjectSnapshot({ protectedBranches: undefined, integrations: {} })), NOW);
-    const { body, fingerprints } = integrationRequest(config, setIntegrationTarget(set.params));
-    expect(body).toEqual({ webhook: WEBHOOK, channel: '#ops', notify_only_broken_pipelines: true });
-    expect(Object.keys(fingerprints).sort()).toEqual(['chat-notifications-a.channel', 'chat-notifications-a.notify_only_broken_pipelines', 'chat-notifications-a.webhook']);
-    expect(JSON.stringify(fingerprints)).not.toContain('s3cr3t');
-
-    // The forge answers without the secret and without `channel` (not shown): the kept fingerprints stand in.
-    const applied = aProjectSnapshot({ protectedBranches: undefined, integrations: { 'chat-notifications-a': anIntegration({ notify_only_broken_pipelines: true }) }, fingerprints });
-    expect(decideProjectSettings(config, aSnapshot(applied), NOW)).toEqual([]);
-    // Another policy setting the same value keeps another fingerprint.
-    expect(integrationRequest({ ...config, name: 'other' }, setIntegrationTarget(set.params)).fingerprints).not.toEqual(fingerprints);
-  });
-
-  it('sends nothing when a secret the decision named is no longer declared', () => {
-    const config = aPolicy({ protected_branches: undefined, integrations: { 'chatops-a': { token: 's3cr3t-token' } } });
-    const [set] = decideProjectSettings(config, aSnapshot(aProjectSnapshot({ protectedBranches: undefined, integrations: {} })), NOW);
-    const changed = aPolicy({ protected_branches: undefined, integrations: { 'external-wiki': { external_wiki_url: 'https://wiki.acme.com' } } });
-    expect(() => integrationRequest(changed, setIntegrationTarget(set.params))).toThrow(
-      'project_settings: chatops-a: secret token is no longer declared by policy baseline; the next pass decides again',
     );
   });
 });

@@ -3,7 +3,8 @@ import { configJsonSchema } from '../../config/schema';
 import { INTEGRATION_PARAMETERS, INTEGRATION_SLUGS } from '../../gitlab/types/integrations';
 import { aPolicy } from '../../../test/support/builders/project-settings';
 import { DURATION_PROBLEM, policyFiles } from '../../../test/support/schema-spec';
-import { branchLevelName, projectSettingsPolicy } from './project-settings.schema';
+import { projectSettingsPolicy } from './project-settings.schema';
+import { branchLevelName } from './protected-branches/protected-branches.schema';
 
 const LEVELS = 'expected an access level: no_access, developer, maintainer or admin, or 0, 30, 40 or 60';
 

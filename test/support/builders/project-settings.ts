@@ -1,11 +1,8 @@
 import type { ProtectedBranchAccess, ProtectedBranchAccessLevel } from '../../../src/gitlab/types/protected-branches';
-import type {
-  ObservedApprovalRule,
-  ObservedIntegration,
-  ObservedProtectedBranch,
-  ProjectSettingsProjectSnapshot,
-  ProjectSettingsSnapshot,
-} from '../../../src/policies/project-settings/project-settings.decide';
+import type { ObservedApprovalRule } from '../../../src/policies/project-settings/approvals/approvals.decide';
+import type { ObservedIntegration } from '../../../src/policies/project-settings/integrations/integrations.decide';
+import type { ProjectSettingsProjectSnapshot, ProjectSettingsSnapshot } from '../../../src/policies/project-settings/project-settings.decide';
+import type { ObservedProtectedBranch } from '../../../src/policies/project-settings/protected-branches/protected-branches.decide';
 import { type ProjectSettingsConfig, projectSettingsPolicy } from '../../../src/policies/project-settings/project-settings.schema';
 import { BASE_NOW } from '../world-builders';
 
