@@ -111,6 +111,8 @@ export interface ActionRecord {
   readonly detail?: string;
   /** What a done action could not do (the projects a backup set lacks): the pass is partial, and names them. */
   readonly incomplete?: readonly string[];
+  /** The bot's own harm the action left when it failed half-way (see HarmLeftError): open until a repair mends it. */
+  readonly leftHarm?: { readonly kind: string; readonly what: string };
   /** With `refused`: the refusal, as the unsettled targets keep it. */
   readonly refusal?: Refusal;
 }

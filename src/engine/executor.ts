@@ -13,7 +13,7 @@ import { CLOCK, type Clock } from '../clock';
 import { type LedgerState, Ledger } from './stores/ledger';
 import { mapUntilFailure } from './map-limited';
 import type { Lease } from './stores/lease';
-import { SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal } from './policy';
+import { HarmLeftError, SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal } from './policy';
 import { UnsettledTargets } from './stores/unsettled';
 import { type Pause, PolicyPauses } from './stores/pauses';
 import { actionId, withPurpose } from '../gitlab/transport/purpose';
@@ -239,8 +239,19 @@ export class Executor {
           return await this.finish(policy, decision, 'stale', false, changed);
         }
       }
+      let left: ActionRecord['leftHarm'];
+      const withHarm = (record: ActionRecord): ActionRecord => (left ? { ...record, leftHarm: left } : record);
       try {
-        const result = await withPurpose({ policy, phase: 'action', action: id }, () => action.run(decision.params, context));
+        const result = await withPurpose({ policy, phase: 'action', action: id }, async () => {
+          try {
+            return await action.run(decision.params, context);
+          } catch (thrown) {
+            // Judged as the failure it wraps; the harm it left is shown at once.
+            if (!(thrown instanceof HarmLeftError)) throw thrown;
+            left = { kind: thrown.kind, what: thrown.what };
+            throw thrown.failure;
+          }
+        });
         const outcome = result?.outcome ?? 'done';
         // Rate limited or stale: the forge did nothing, and the next pass (or the policy's own record) takes it up.
         await settle(outcome === 'done' ? 'done' : 'released');
@@ -249,33 +260,33 @@ export class Executor {
       } catch (error) {
         if (error instanceof ReplicationUnconfirmedError) {
           await settle('released');
-          return await this.finish(policy, decision, 'deferred', false, `not sent: what guards it is not on the replicas yet (${error.reason})`);
+          return withHarm(await this.finish(policy, decision, 'deferred', false, `not sent: what guards it is not on the replicas yet (${error.reason})`));
         }
         if (error instanceof NotFoundError && decision.repairs !== undefined) {
           // Out of the token's sight is not gone: the harm stays open until the policy sees proof that its target is.
           await settle('released');
-          return await this.finish(policy, decision, 'failed', false, `not visible now: ${errorText(error)}; tried again at every pass`);
+          return withHarm(await this.finish(policy, decision, 'failed', false, `not visible now: ${errorText(error)}; tried again at every pass`));
         }
         if (error instanceof NotFoundError) {
           // The forge did nothing: handled or removed by someone else, or out of the token's sight now, which a later
           // pass that sees the target still needing it decides afresh (404 is not proof of absence).
           await settle('released');
-          return await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else, or out of the token\'s sight');
+          return withHarm(await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else, or out of the token\'s sight'));
         }
         if (isFinalRefusal(error) && decision.repairs !== undefined) {
           // The bot's own harm is never parked: the forge may allow it again at any moment (rights given back).
           await settle('released');
-          return await this.finish(policy, decision, 'failed', false, `${errorText(error)}; a repair of the bot's own harm is tried again, never parked`);
+          return withHarm(await this.finish(policy, decision, 'failed', false, `${errorText(error)}; a repair of the bot's own harm is tried again, never parked`));
         }
         if (isFinalRefusal(error)) {
           await settle('released');
           const refusal = park(decision, error, await this.unsettled.refusal(policy, decision.key), context.now);
-          return await this.finish(policy, decision, 'refused', false, `${errorText(error)}; parked until ${refusal.retry_at}`, refusal);
+          return withHarm(await this.finish(policy, decision, 'refused', false, `${errorText(error)}; parked until ${refusal.retry_at}`, refusal));
         }
         // Refused for now, or never sent: free to try again at once. Anything else may have acted: the next pass that
         // observed the forge after this attempt decides whether it is still needed.
         await settle(certainlyNotActed(error) ? 'released' : 'failed');
-        return await this.finish(policy, decision, 'failed', false, errorText(error));
+        return withHarm(await this.finish(policy, decision, 'failed', false, errorText(error)));
       }
     } finally {
       claim.lease.stop();

@@ -197,6 +197,21 @@ export interface HarmKind {
   readonly says: string;
 }
 
+/**
+ * Thrown by an action that failed between its two calls and left the bot's own harm (a branch unprotected): the
+ * executor judges `failure` as it would have judged it thrown alone, and shows the harm at once, before the repair's pass.
+ */
+export class HarmLeftError extends Error {
+  constructor(
+    readonly kind: string,
+    /** What is left, for people: `main is unprotected`. */
+    readonly what: string,
+    readonly failure: unknown,
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure));
+  }
+}
+
 /** When a policy's passes run: every interval, or on a cron schedule (cluster-wide either way). */
 export type Trigger = { readonly every: number } | { readonly cron: string; readonly timezone?: string };
 

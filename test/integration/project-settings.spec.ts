@@ -119,13 +119,14 @@ describe('project_settings against the sandbox with a real Redis', () => {
       const main = [...harness.sandbox.state.protectedBranches.values()].find((branch) => branch.project_id === 1 && branch.name === 'main');
       if (!main) throw new Error('no protection of main in the world');
       main.unprotect_access_levels = [{ access_level: 60, user_id: null, group_id: null }];
-      // The unprotect goes through; the protect fails with a 500, which the client repeats only for reads.
-      await fault({ method: 'POST', path: '^/api/v4/projects/1/protected_branches$', status: 500, times: 1 });
+      // The unprotect goes through; the protect fails with a 500, which the client repeats only for reads, and so does
+      // putting the old protection back at once.
+      await fault({ method: 'POST', path: '^/api/v4/projects/1/protected_branches$', status: 500, times: 2 });
       const failed = await act(engineApp);
       expect(outcomes(failed)).toEqual([['reprotect_branch', 'failed']]);
       expect(protection('main')).toBeUndefined();
       const posts = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/protected_branches')).length;
-      expect(posts()).toBe(1);
+      expect(posts()).toBe(2);
 
       // The next pass sees main unprotected and protects it first: the declared levels, and the rest as it was.
       const next = await act(engineApp);
@@ -134,6 +135,19 @@ describe('project_settings against the sandbox with a real Redis', () => {
       expect(protection('main')).toEqual({ push: [40], merge: [30], unprotect: [60], allow_force_push: false });
       expect((await plan(engineApp)).decisions).toEqual([]);
       // Nothing is kept about main any more.
+      const kept = await harness.redis.keys(`${harness.prefix}:state:baseline:interrupted-protections:*`);
+      expect(await Promise.all(kept.map((key) => harness.redis.get(key)))).toEqual(['{}']);
+    });
+
+    it('a protect the forge refuses puts the protection back as it was at once: the branch is never left open', async () => {
+      const engineApp = await app(['    protected_branches:', '      - { name: main, push_access_level: maintainer, merge_access_level: developer }']);
+      const before = protection('main');
+      await fault({ method: 'POST', path: '^/api/v4/projects/1/protected_branches$', status: 500, times: 1 });
+      const failed = await act(engineApp);
+      expect(outcomes(failed)).toEqual([['reprotect_branch', 'failed']]);
+      // Put back as the forge had it, so nothing is open and nothing is left to repair.
+      expect(protection('main')).toEqual(before);
+      expect(failed.harm).toBeUndefined();
       const kept = await harness.redis.keys(`${harness.prefix}:state:baseline:interrupted-protections:*`);
       expect(await Promise.all(kept.map((key) => harness.redis.get(key)))).toEqual(['{}']);
     });

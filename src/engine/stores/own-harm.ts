@@ -44,7 +44,12 @@ export class OwnHarm {
   async replace(policy: string, records: readonly ActionRecord[], now: Date): Promise<OpenHarm[]> {
     const before = new Map((await this.of(policy)).map((harm) => [`${harm.kind}\n${harm.target}`, harm.since] as const));
     const open: OpenHarm[] = [];
-    for (const { decision, outcome, detail } of records) {
+    for (const { decision, outcome, detail, leftHarm } of records) {
+      if (leftHarm) {
+        const since = before.get(`${leftHarm.kind}\n${decision.target}`) ?? now.toISOString();
+        open.push({ kind: leftHarm.kind, target: decision.target, reason: leftHarm.what, since, last: `${outcome.replace('_', ' ')}${detail ? `: ${detail}` : ''}` });
+        continue;
+      }
       if (decision.repairs === undefined || MENDED.has(outcome)) continue;
       const since = before.get(`${decision.repairs}\n${decision.target}`) ?? now.toISOString();
       open.push({ kind: decision.repairs, target: decision.target, reason: decision.reason, since, last: `${outcome.replace('_', ' ')}${detail ? `: ${detail}` : ''}` });

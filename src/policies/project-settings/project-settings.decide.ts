@@ -5,6 +5,7 @@ import type { ProjectSettingsConfig } from './project-settings.schema';
 import { decideProject } from './project-settings.section';
 import { SECTIONS, type SectionParts } from './project-settings.sections';
 import { type ObservedProject, scopeOf } from './project-settings.scope';
+import { decideRecordsElsewhere, type RecordElsewhere } from './protected-branches/protected-branches.decide';
 
 /** Deciding what to change so that each project's settings are as declared: pure, no I/O, no clock but `now`. */
 
@@ -13,6 +14,8 @@ export type ProjectSettingsProjectSnapshot = ObservedProject & SectionParts;
 
 export interface ProjectSettingsSnapshot {
   readonly projects: readonly ProjectSettingsProjectSnapshot[];
+  /** Interrupted reprotects of projects the pass did not read: the bot's harm, shown until mended (or proved gone). */
+  readonly recordsElsewhere?: readonly RecordElsewhere[];
 }
 
 /**
@@ -35,5 +38,5 @@ export function decideProjectSettings(config: ProjectSettingsConfig, snapshot: P
     first.push(...decided.first);
     rest.push(...decided.rest);
   }
-  return [...first, ...rest];
+  return [...decideRecordsElsewhere(config, snapshot.recordsElsewhere ?? [], now), ...first, ...rest];
 }

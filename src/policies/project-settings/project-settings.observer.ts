@@ -5,6 +5,7 @@ import type { ProjectSettingsProjectSnapshot, ProjectSettingsSnapshot } from './
 import type { ProjectSettingsConfig } from './project-settings.schema';
 import { observeProject } from './project-settings.section';
 import { SECTIONS } from './project-settings.sections';
+import { readRecordsElsewhere } from './protected-branches/protected-branches.observer';
 
 /** Reading every selected project, each section only where the policy declares it. */
 export async function observeProjectSettings(config: ProjectSettingsConfig, context: PolicyContext): Promise<ProjectSettingsSnapshot> {
@@ -17,5 +18,7 @@ export async function observeProjectSettings(config: ProjectSettingsConfig, cont
     (project) => ({ target: `project ${project}`, listed: config.projects.names(project) }),
     (project) => observeProject<ProjectSettingsProjectSnapshot>(SECTIONS, config, project, context),
   );
-  return { projects: projects.filter((project): project is ProjectSettingsProjectSnapshot => project !== undefined) };
+  const read = projects.filter((project): project is ProjectSettingsProjectSnapshot => project !== undefined);
+  const elsewhere = await readRecordsElsewhere(context, new Set(read.map((project) => project.projectId)));
+  return { projects: read, ...(elsewhere.length > 0 ? { recordsElsewhere: elsewhere } : {}) };
 }

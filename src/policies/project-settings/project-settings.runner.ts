@@ -6,6 +6,7 @@ import { decideProjectSettings, type ProjectSettingsSnapshot } from './project-s
 import { observeProjectSettings } from './project-settings.observer';
 import { type ProjectSettingsConfig, projectSettingsPolicy } from './project-settings.schema';
 import { declaredSecrets } from './project-settings.secrets';
+import { BRANCH_UNPROTECTED } from './protected-branches/protected-branches.decide';
 
 /**
  * The project_settings policy as the engine runs it: every `interval`, read the declared sections of each project,
@@ -19,6 +20,7 @@ export const projectSettingsRunner: PolicyRunner<ProjectSettingsConfig, ProjectS
   decide: decideProjectSettings,
   actions: projectSettingsActions,
   secrets: declaredSecrets,
+  harms: [BRANCH_UNPROTECTED],
   summarize: (_config, snapshot, decisions) => {
     const drifts = decisions.filter((decision) => decision.action !== SKIP).length;
     return `${count(snapshot.projects.length, 'project')}, ${count(drifts, 'drift')}`;

@@ -1,12 +1,13 @@
 import { defineAction } from '../../../engine/action-params';
-import type { ActionResult, PolicyAction, PolicyContext } from '../../../engine/policy';
-import { ConflictError, NotFoundError, ValidationError } from '../../../gitlab/transport/errors';
+import { type ActionResult, HarmLeftError, type PolicyAction, type PolicyContext } from '../../../engine/policy';
+import { ApiError, certainlyNotActed, ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../../gitlab/transport/errors';
 import type { ProtectBranchParams } from '../../../gitlab/types/protected-branches';
 import { checkedAction, type Subject } from '../project-settings.checked';
 import type { ProjectSettingsConfig } from '../project-settings.schema';
 import type { SectionRules } from '../project-settings.section';
 import type { ObservedProject } from '../project-settings.scope';
 import {
+  BRANCH_UNPROTECTED,
   decideProtectedBranches,
   EDIT_PROTECTED_BRANCH,
   entityText,
@@ -20,7 +21,7 @@ import {
 } from './protected-branches.decide';
 import { allowedOf, interruptedRecords, rememberInterrupted, rolesOnly, withExistingOnly } from './protected-branches.interrupted';
 import { observeProtectedBranches } from './protected-branches.observer';
-import { branchTarget, codeOwnerTarget, forgetTarget, protectionTarget, sameProtection } from './protected-branches.params';
+import { branchTarget, codeOwnerTarget, forgetTarget, protectionTarget, reprotectionTarget, sameProtection } from './protected-branches.params';
 import { branchLevelName } from './protected-branches.schema';
 
 /** The protected branch actions; each that changes the forge goes out only while the branch is as the pass decided. */
@@ -75,6 +76,10 @@ const protectBranch = checkedAction(rules, {
     try {
       outcome = await protect(context, project, sent);
     } catch (error) {
+      if (error instanceof NotFoundError && (await absence(context, project)) === 'gone') {
+        await rememberInterrupted(context, project, decided.name, undefined);
+        return { outcome: 'stale', detail: `project ${project} is gone (an administrator's token no longer finds it): nothing to protect` };
+      }
       if (!(error instanceof ValidationError) || allowedOf(sent).length === 0) throw error;
       const refused = [...new Set(allowedOf(sent).flatMap((entry) => ('access_level' in entry ? [] : [entityText(entry)])))];
       context.logger.warn(`project ${project}: the forge refused ${decided.name} with ${refused.join(', ')} (${error.summary}); protecting it with its roles alone`);
@@ -88,34 +93,100 @@ const protectBranch = checkedAction(rules, {
   },
 });
 
+/** Maintainer: the least role that protects a branch. */
+const MAINTAINER = 40;
+
 /**
- * The forge changes a protection's levels only by unprotecting and protecting again. A protect that fails leaves the
- * branch unprotected: what was removed is recorded, the error thrown, and the next pass protects the branch first.
+ * Why the token may not protect branches of `project` now (not an administrator, below Maintainer there), or undefined:
+ * read before a reprotect's unprotect, so that rights already gone never open the branch.
+ */
+async function cannotProtect(context: PolicyContext, project: number): Promise<string | undefined> {
+  const me = await context.client.users.current();
+  if ('is_admin' in me && me.is_admin === true) return undefined;
+  const { permissions } = await context.client.projects.show(project);
+  const level = Math.max(permissions?.project_access?.access_level ?? 0, permissions?.group_access?.access_level ?? 0);
+  return level >= MAINTAINER ? undefined : `the token may not protect branches of project ${project} now (access level ${level}, not an administrator; Maintainer is ${MAINTAINER}): nothing unprotected`;
+}
+
+/** Whether a project that answered 404 is gone (to an administrator, who sees every project) or out of sight now. */
+async function absence(context: PolicyContext, project: number): Promise<'gone' | 'unseen' | 'there'> {
+  try {
+    await context.client.projects.show(project);
+    return 'there';
+  } catch (error) {
+    if (!(error instanceof NotFoundError || error instanceof ForbiddenError)) throw error;
+    const me = await context.client.users.current();
+    return error instanceof NotFoundError && 'is_admin' in me && me.is_admin === true ? 'gone' : 'unseen';
+  }
+}
+
+/**
+ * The forge changes a protection's levels only by unprotecting and protecting again. The intent is recorded before
+ * the unprotect, so a cut anywhere is found by the next pass, which protects the branch before anything else (a
+ * repair, never parked). A protect refused puts the protection back as it was at once, where the forge allows it.
  */
 const reprotectBranch = checkedAction(rules, {
   action: REPROTECT_BRANCH,
-  read: protectionTarget,
+  read: reprotectionTarget,
   subject: (target, config, snapshot) => branchSubject(target.protection.name, config, snapshot),
   run: async (target, context): Promise<ActionResult> => {
-    const { project, protection } = target;
+    const { project, protection, was } = target;
+    const cannot = await cannotProtect(context, project);
+    if (cannot) return { outcome: 'stale', detail: cannot };
+    await rememberInterrupted(context, project, protection.name, protection);
     try {
       await context.client.protectedBranches.unprotect(project, protection.name);
     } catch (error) {
       // Unprotected already (by someone, or by an attempt whose answer was lost): the protect below is what is left.
-      if (!(error instanceof NotFoundError)) throw error;
+      if (!(error instanceof NotFoundError)) {
+        // Refused, or never sent: still protected, so there is nothing to repair.
+        if (certainlyNotActed(error) || (error instanceof ApiError && error.status < 500)) await rememberInterrupted(context, project, protection.name, undefined);
+        throw error;
+      }
     }
     try {
       const outcome = await protect(context, project, protection);
+      await rememberInterrupted(context, project, protection.name, undefined);
       if (outcome === 'already') return { detail: `${protection.name} was protected again by someone else meanwhile; the next pass compares it` };
     } catch (error) {
-      await rememberInterrupted(context, project, protection.name, protection);
-      context.logger.error(`project ${project}: ${protection.name} is unprotected after a failed reprotect; the next pass protects it first`);
-      throw error;
+      if (!(await afterFailedProtect(context, project, protection.name, was, error))) throw error;
+      throw new HarmLeftError(BRANCH_UNPROTECTED.kind, `${protection.name} is unprotected: the protect after the unprotect failed`, error);
     }
-    await rememberInterrupted(context, project, protection.name, undefined);
     return { detail: `reprotected ${protection.name} (${levels(protection)})` };
   },
 });
+
+/**
+ * The branch is unprotected and the protect failed: put back as it was when the forge takes it, forget the record when
+ * the project is gone, and otherwise keep it for the repair (and say which it is). True while the branch is left open.
+ */
+async function afterFailedProtect(context: PolicyContext, project: number, name: string, was: ProtectBranchParams | undefined, error: unknown): Promise<boolean> {
+  const why = error instanceof ApiError ? error.summary : String(error);
+  if (error instanceof NotFoundError) {
+    const found = await absence(context, project).catch(() => 'unseen' as const);
+    if (found === 'gone') {
+      await rememberInterrupted(context, project, name, undefined);
+      context.logger.warn(`project ${project} is gone (an administrator's token no longer finds it): its reprotect of ${name} ends with it`);
+      return false;
+    }
+    if (found === 'unseen') {
+      context.logger.error(`project ${project}: out of the token's sight (${why}) between the unprotect and the protect of ${name}; it is protected first once it can be seen`);
+      return true;
+    }
+  }
+  if (was) {
+    try {
+      await protect(context, project, was);
+      await rememberInterrupted(context, project, name, undefined);
+      context.logger.warn(`project ${project}: the protect of ${name} was refused (${why}); its protection was put back as it was`);
+      return false;
+    } catch (restore) {
+      context.logger.error(`project ${project}: putting ${name}'s protection back as it was failed too (${restore instanceof ApiError ? restore.summary : String(restore)})`);
+    }
+  }
+  context.logger.error(`project ${project}: ${name} is unprotected after a failed reprotect (${why}); it is repaired first, at every pass, until the forge takes it`);
+  return true;
+}
 
 const editProtectedBranch = checkedAction(rules, {
   action: EDIT_PROTECTED_BRANCH,

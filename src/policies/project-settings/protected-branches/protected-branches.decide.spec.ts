@@ -99,7 +99,31 @@ describe('project_settings decide: protected branches', () => {
       code_owner_approval_required: true,
       allowed_to_push: [{ user_id: 5 }],
       allowed_to_merge: [{ group_id: 9 }],
+      // The protection as it was, put back at once if the forge refuses the new one.
+      was: {
+        name: 'main',
+        push_access_level: 40,
+        merge_access_level: 30,
+        unprotect_access_level: 60,
+        allow_force_push: true,
+        code_owner_approval_required: true,
+        allowed_to_push: [{ user_id: 5 }],
+        allowed_to_merge: [{ group_id: 9 }],
+      },
     });
+  });
+
+  it('keeps several roles of a list (higher tiers) as entries of the protection as it was', () => {
+    const twoRoles = aProtectedBranch({ push_access_levels: [aRole(30), aRole(40), aUserEntry(5)], allow_force_push: true });
+    const [reprotect] = decide({}, aProjectSnapshot({ protectedBranches: [twoRoles] }));
+    expect(reprotect.params.was).toMatchObject({ allowed_to_push: [{ access_level: 30 }, { access_level: 40 }, { user_id: 5 }] });
+    expect(reprotect.params.was).not.toHaveProperty('push_access_level');
+  });
+
+  it('names the protect after an interrupted reprotect as a repair of its own harm; a branch a person unprotected is no repair', () => {
+    const kept = { name: 'main', push_access_level: 40 as const, merge_access_level: 30 as const, allow_force_push: false };
+    expect(decide({}, aProjectSnapshot({ protectedBranches: [], interrupted: { main: kept } }))[0]).toMatchObject({ action: 'protect_branch', repairs: 'branch_unprotected' });
+    expect(decide({}, aProjectSnapshot({ protectedBranches: [] }))[0]).not.toHaveProperty('repairs');
   });
 
   it('edits code owner approval in place when only it differs', () => {

@@ -1,7 +1,9 @@
-import type { Decision } from '../../../engine/policy';
+import type { Decision, HarmKind } from '../../../engine/policy';
 import type { ProtectedBranch, ProtectedBranchAccess, ProtectedBranchAccessLevel } from '../../../gitlab/types/protected-branches';
-import { decision, NOT_AVAILABLE, type ProjectScope, type SectionDecisions, skip } from '../project-settings.scope';
-import { type AllowedEntity, type BranchProtection, branchParams, codeOwnerParams, forgetParams, protectionParams } from './protected-branches.params';
+import type { ProjectSettingsConfig } from '../project-settings.schema';
+import { decision, NOT_AVAILABLE, type ProjectScope, scopeOf, type SectionDecisions, skip } from '../project-settings.scope';
+import type { ProtectBranchParams, ProtectedBranchAllowedTo } from '../../../gitlab/types/protected-branches';
+import { type AllowedEntity, type BranchProtection, branchParams, codeOwnerParams, forgetParams, protectionParams, reprotectionParams } from './protected-branches.params';
 import { branchLevelName, type DeclaredProtectedBranch } from './protected-branches.schema';
 
 /** Deciding the protected branches of a project: levels compared by number, since the forge answers with descriptions too. */
@@ -17,6 +19,9 @@ export const UNPROTECT_BRANCH = 'unprotect_branch';
  * branch is no longer declared: users and groups a person left out are never given back later.
  */
 export const FORGET_INTERRUPTED = 'forget_interrupted_protection';
+
+/** What a reprotect cut between its unprotect and its protect leaves: mended first at every pass (Decision.repairs). */
+export const BRANCH_UNPROTECTED: HarmKind = { kind: 'branch_unprotected', says: 'a declared branch left unprotected by a reprotect cut between its two calls' };
 
 /** The middle of the keys (see subjectOf): a branch's protection, and the record of its interrupted reprotect. */
 export const SUBJECTS = {
@@ -122,6 +127,31 @@ function reprotection(branch: DeclaredProtectedBranch, observed: ObservedProtect
   };
 }
 
+/**
+ * The protection as the forge shows it, as a protect would make it again: one role a list as its level (every tier),
+ * several roles, users and groups as entries (higher tiers).
+ */
+function previousProtection(observed: ObservedProtectedBranch): ProtectBranchParams {
+  const list = (entries: readonly ProtectedBranchAccess[]) => {
+    const roles = roleLevels(entries);
+    const who: ProtectedBranchAllowedTo[] = entities(entries);
+    if (roles.length === 1) return { level: roles[0], allowed: who };
+    return { level: undefined, allowed: [...roles.map((access_level): ProtectedBranchAllowedTo => ({ access_level })), ...who] };
+  };
+  const [push, merge, unprotect] = [list(observed.push_access_levels), list(observed.merge_access_levels), list(observed.unprotect_access_levels)];
+  return {
+    name: observed.name,
+    ...(push.level !== undefined ? { push_access_level: push.level } : {}),
+    ...(merge.level !== undefined ? { merge_access_level: merge.level } : {}),
+    ...(unprotect.level !== undefined ? { unprotect_access_level: unprotect.level } : {}),
+    allow_force_push: observed.allow_force_push,
+    ...(observed.code_owner_approval_required !== undefined ? { code_owner_approval_required: observed.code_owner_approval_required } : {}),
+    ...(push.allowed.length > 0 ? { allowed_to_push: push.allowed } : {}),
+    ...(merge.allowed.length > 0 ? { allowed_to_merge: merge.allowed } : {}),
+    ...(unprotect.allowed.length > 0 ? { allowed_to_unprotect: unprotect.allowed } : {}),
+  };
+}
+
 function compareBranch(scope: BranchScope, branch: DeclaredProtectedBranch, observed: ObservedProtectedBranch): Decision[] {
   const subject = `protected branch ${branch.name}`;
   const what = SUBJECTS.branch(branch.name);
@@ -146,7 +176,7 @@ function compareBranch(scope: BranchScope, branch: DeclaredProtectedBranch, obse
   if (changes.length > 0) {
     const protection = reprotection(branch, observed);
     const all = codeOwnerChange ? [...changes, codeOwnerChange] : changes;
-    decisions.unshift(decision(scope, REPROTECT_BRANCH, subject, what, all.join(', '), protectionParams({ ...scope.target, protection })));
+    decisions.unshift(decision(scope, REPROTECT_BRANCH, subject, what, all.join(', '), reprotectionParams({ ...scope.target, protection, was: previousProtection(observed) })));
   } else if (codeOwnerChange !== undefined && codeOwner !== undefined) {
     const params = codeOwnerParams({ ...scope.target, name: branch.name, codeOwnerApprovalRequired: codeOwner });
     decisions.unshift(decision(scope, EDIT_PROTECTED_BRANCH, subject, what, codeOwnerChange, params));
@@ -176,7 +206,9 @@ export function decideProtectedBranches(scope: BranchScope): SectionDecisions {
       const protection = interrupted ? { ...interrupted, ...declaredProtection(branch) } : declaredProtection(branch);
       const change = interrupted ? 'not protected (a reprotect was interrupted) → protect as before, with the declared levels' : 'not protected → protect';
       const params = protectionParams({ ...scope.target, protection });
-      first.push(decision(scope, PROTECT_BRANCH, `protected branch ${branch.name}`, SUBJECTS.branch(branch.name), change, params));
+      const protect = decision(scope, PROTECT_BRANCH, `protected branch ${branch.name}`, SUBJECTS.branch(branch.name), change, params);
+      // Unprotected by the bot itself: its own harm, which no refusal parks.
+      first.push(interrupted ? { ...protect, repairs: BRANCH_UNPROTECTED.kind } : protect);
     } else {
       rest.push(...compareBranch(scope, branch, found));
     }
@@ -210,6 +242,40 @@ function forgetDecisions(scope: BranchScope, declared: readonly DeclaredProtecte
       : `no longer declared → forget the interrupted reprotect's record${dropped}`;
     const params = forgetParams({ ...scope.target, name, kept });
     decisions.push(decision(scope, FORGET_INTERRUPTED, `protected branch ${name}`, SUBJECTS.interrupted(name), change, params));
+  }
+  return decisions;
+}
+
+/**
+ * A record of an interrupted reprotect whose project this pass did not read: out of the token's sight, read but not
+ * among the projects decided on (no longer selected, its read failed), or gone (an administrator's 404).
+ */
+export interface RecordElsewhere {
+  readonly projectId: number;
+  /** Its path when the forge shows it, else its id. */
+  readonly project: string | number;
+  readonly kept: Readonly<Record<string, BranchProtection>>;
+  readonly state: 'unseen' | 'outside' | 'gone';
+  readonly why: string;
+}
+
+/**
+ * What the records elsewhere call for: a gone project's are forgotten; any other stays the bot's open harm (a skip
+ * that names it), shown until the project is read again and its branch protected.
+ */
+export function decideRecordsElsewhere(config: ProjectSettingsConfig, records: readonly RecordElsewhere[], now: Date): Decision[] {
+  const decisions: Decision[] = [];
+  for (const record of records) {
+    const scope = scopeOf(config, { project: record.project, projectId: record.projectId }, now);
+    for (const [name, kept] of Object.entries(record.kept)) {
+      const subject = `protected branch ${name}`;
+      if (record.state === 'gone') {
+        const params = forgetParams({ ...scope.target, name, kept });
+        decisions.push(decision(scope, FORGET_INTERRUPTED, subject, SUBJECTS.interrupted(name), `${record.why} → forget the interrupted reprotect's record`, params));
+      } else {
+        decisions.push({ ...skip(scope, subject, SUBJECTS.branch(name), `left unprotected by an interrupted reprotect; ${record.why}`), repairs: BRANCH_UNPROTECTED.kind });
+      }
+    }
   }
   return decisions;
 }

@@ -2,7 +2,7 @@ import { readJsonObject } from '../../../engine/json';
 import type { PolicyContext } from '../../../engine/policy';
 import { NotFoundError } from '../../../gitlab/transport/errors';
 import type { ProtectBranchParams, ProtectedBranchAllowedTo } from '../../../gitlab/types/protected-branches';
-import { interruptedStateKey } from './protected-branches.params';
+import { INTERRUPTED_INDEX_KEY, interruptedStateKey } from './protected-branches.params';
 
 /** A reprotect cut between its unprotect and its protect: the record of what it removed, and putting that back. */
 
@@ -24,7 +24,24 @@ export async function rememberInterrupted(context: PolicyContext, project: numbe
   if (protection === undefined && !(name in kept)) return;
   const { [name]: _forgotten, ...others } = kept;
   const next = protection === undefined ? others : { ...others, [name]: protection };
+  // Listed before the record is written, so no record is ever out of the index's reach.
+  if (Object.keys(next).length > 0) await listProject(context, project, true);
   await context.state.set(interruptedStateKey(project), JSON.stringify(next));
+  if (Object.keys(next).length === 0) await listProject(context, project, false);
+}
+
+/** The projects that have records of interrupted reprotects (see INTERRUPTED_INDEX_KEY). */
+export async function recordedProjects(context: PolicyContext): Promise<number[]> {
+  const stored: unknown = readJsonObject(await context.state.get(INTERRUPTED_INDEX_KEY))?.projects;
+  return Array.isArray(stored) ? stored.filter((id): id is number => Number.isInteger(id)) : [];
+}
+
+async function listProject(context: PolicyContext, project: number, listed: boolean): Promise<void> {
+  const ids = new Set(await recordedProjects(context));
+  if (ids.has(project) === listed) return;
+  if (listed) ids.add(project);
+  else ids.delete(project);
+  await context.state.set(INTERRUPTED_INDEX_KEY, JSON.stringify({ projects: [...ids].sort((a, b) => a - b) }));
 }
 
 /** Whether the forge knows the user or group now; a 404 is no, anything else but an answer is thrown. */

@@ -1,9 +1,10 @@
 import type { PolicyContext } from '../../../engine/policy';
+import { ApiError, ForbiddenError, NotFoundError } from '../../../gitlab/transport/errors';
 import type { ProtectedBranchAccess } from '../../../gitlab/types/protected-branches';
 import { oddAnswer, shapeOf } from '../project-settings.answers';
 import type { ProjectSettingsConfig } from '../project-settings.schema';
-import type { ObservedProtectedBranch, ProtectedBranchesPart } from './protected-branches.decide';
-import { interruptedRecords } from './protected-branches.interrupted';
+import type { ObservedProtectedBranch, ProtectedBranchesPart, RecordElsewhere } from './protected-branches.decide';
+import { interruptedRecords, recordedProjects } from './protected-branches.interrupted';
 import { type BranchProtection, storedProtection } from './protected-branches.params';
 
 /** Every protection of a project (prune needs the undeclared ones too), and the policy's record of interrupted reprotects. */
@@ -56,4 +57,37 @@ async function readInterrupted(context: PolicyContext, projectId: number): Promi
     if (protection) protections[name] = protection;
   }
   return protections;
+}
+
+/**
+ * The records of interrupted reprotects of projects the pass did not read (see RecordElsewhere): each project is
+ * followed by its id, so a transfer or a rename is the same project, and only an administrator's 404 proves it gone.
+ */
+export async function readRecordsElsewhere(context: PolicyContext, read: ReadonlySet<number>): Promise<RecordElsewhere[]> {
+  const records: RecordElsewhere[] = [];
+  let administrator: boolean | undefined;
+  for (const projectId of await recordedProjects(context)) {
+    if (read.has(projectId)) continue;
+    const kept = await readInterrupted(context, projectId);
+    if (Object.keys(kept).length === 0) continue;
+    try {
+      const found = await context.client.projects.show(projectId);
+      records.push({ projectId, project: found.path_with_namespace, kept, state: 'outside', why: 'the project was not among those this pass decided on (no longer selected, or its read failed)' });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error instanceof NotFoundError) {
+        if (administrator === undefined) {
+          const me = await context.client.users.current();
+          administrator = 'is_admin' in me && me.is_admin === true;
+        }
+        if (administrator) {
+          records.push({ projectId, project: projectId, kept, state: 'gone', why: `project ${projectId} is gone (an administrator's token no longer finds it)` });
+          continue;
+        }
+      }
+      const why = error instanceof NotFoundError || error instanceof ForbiddenError ? 'not visible to the token now' : 'could not be read now';
+      records.push({ projectId, project: projectId, kept, state: 'unseen', why: `${why} (${error.summary}); protected first once it can be seen` });
+    }
+  }
+  return records;
 }

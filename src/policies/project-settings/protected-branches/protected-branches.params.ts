@@ -65,6 +65,36 @@ export function protectionParams(target: ProjectTarget & { readonly protection: 
   });
 }
 
+const allowedToSchema = z.array(
+  z.union([z.strictObject({ user_id: param.integer() }), z.strictObject({ group_id: param.integer() }), z.strictObject({ access_level: level() })], {
+    error: '{ user_id }, { group_id } or { access_level }',
+  }),
+);
+
+/** The protection as the forge had it before a reprotect, roles, users and groups alike: put back if the protect fails. */
+const previousSchema = z.object({
+  name: param.text(),
+  push_access_level: level().optional(),
+  merge_access_level: level().optional(),
+  unprotect_access_level: level().optional(),
+  allow_force_push: param.flag(),
+  code_owner_approval_required: param.flag().optional(),
+  allowed_to_push: allowedToSchema.optional(),
+  allowed_to_merge: allowedToSchema.optional(),
+  allowed_to_unprotect: allowedToSchema.optional(),
+});
+
+/** reprotect_branch: a protection, and (decided since this version) the one it replaces. */
+export function reprotectionParams(target: ProjectTarget & { readonly protection: BranchProtection; readonly was: ProtectBranchParams }): ActionParams {
+  return { ...protectionParams(target), was: defined({ ...target.was }) };
+}
+
+export function reprotectionTarget(params: ActionParams): ProjectTarget & { readonly protection: ProtectBranchParams; readonly was?: ProtectBranchParams } {
+  const { was, ...rest } = params;
+  const target = protectionTarget(rest);
+  return was === undefined ? target : { ...target, was: readParams(POLICY, z.object({ was: previousSchema }), { was }).was };
+}
+
 /** protect_branch and reprotect_branch: the project and the body of `POST /projects/:id/protected_branches`. */
 export function protectionTarget(params: ActionParams): ProjectTarget & { readonly protection: ProtectBranchParams } {
   const { project, source, ...protection } = readParams(POLICY, protectionSchema, params);
@@ -97,6 +127,9 @@ export function codeOwnerTarget(params: ActionParams): ProjectTarget & { readonl
 export function interruptedStateKey(projectId: number): string {
   return `interrupted-protections:${projectId}`;
 }
+
+/** The policy state key listing the projects with such records: a pass finds them also when it no longer selects or sees them. */
+export const INTERRUPTED_INDEX_KEY = 'interrupted-protections';
 
 /** A protection kept under interruptedStateKey, read back; undefined when it is not one (damaged: declared only). */
 export function storedProtection(value: unknown): BranchProtection | undefined {
