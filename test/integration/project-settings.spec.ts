@@ -368,6 +368,22 @@ describe('project_settings against the sandbox with a real Redis', () => {
       expectNoSecret([unread, unchecked], await redisText());
     });
 
+    it("repairs a declared parameter and keeps the ones a person set that the policy does not declare", async () => {
+      const api = apiClient(harness.sandbox.url, ADMIN_TOKEN);
+      // A person sets the pipeline mail up with their own choices of add_pusher and branches.
+      const body = { recipients: 'ops@acme.test', add_pusher: true, branches_to_be_notified: 'protected', notify_only_broken_pipelines: false };
+      expect((await api('/projects/1/services/pipelines-email', { method: 'PUT', body })).status).toBe(200);
+      const engineApp = await app(['    integrations:', '      pipelines-email:', '        recipients: ops@acme.test', '        notify_only_broken_pipelines: true']);
+      const pass = await act(engineApp);
+      expect(summary(pass)).toEqual([['set_integration', 'acme/api: integration pipelines-email: notify_only_broken_pipelines: false → true']]);
+      expect(outcomes(pass)).toEqual([['set_integration', 'done']]);
+      // Only what is declared was sent, and the forge keeps what it was not sent.
+      const put = harness.sandbox.state.requestLog.filter((entry) => entry.method === 'PUT' && entry.path.endsWith('/services/pipelines-email')).at(-1);
+      expect(Object.keys((put?.body ?? {}) as object).sort()).toEqual(['notify_only_broken_pipelines', 'recipients']);
+      expect(service('pipelines-email')?.properties).toMatchObject({ recipients: 'ops@acme.test', add_pusher: true, branches_to_be_notified: 'protected', notify_only_broken_pipelines: true });
+      expect((await plan(engineApp)).decisions).toEqual([]);
+    });
+
     it('prune false leaves an undeclared integration alone; prune true removes it', async () => {
       const api = apiClient(harness.sandbox.url, ADMIN_TOKEN);
       const wiki = await api('/projects/1/services/external-wiki', { method: 'PUT', body: { external_wiki_url: 'https://wiki.example.test/acme' } });

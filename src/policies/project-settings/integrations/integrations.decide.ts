@@ -57,7 +57,10 @@ function shown(value: unknown): string {
   return typeof value === 'string' ? quote(value) : typeof value === 'number' || typeof value === 'boolean' ? String(value) : quote(JSON.stringify(value));
 }
 
-/** Every declared parameter is sent, secrets included, as a PUT of the services API replaces the whole record. */
+/**
+ * Every declared parameter is sent, secrets included (the forge wants the required ones on every PUT), and nothing else:
+ * a PUT changes only what it is given, so what a person set and the policy does not declare stays.
+ */
 function integrationDecision(scope: IntegrationScope, slug: IntegrationSlug): Decision | undefined {
   const declared = scope.config.integrations?.[slug] as Readonly<Record<string, IntegrationValue | undefined>> | undefined;
   if (!declared) return undefined;
