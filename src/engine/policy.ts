@@ -273,4 +273,10 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   needsAdministrator?(config: Config): string | undefined;
   /** The figures the type publishes through `context.measures`, exported with the policy's label. */
   readonly measures?: readonly PolicyMeasure[];
+  /**
+   * The same configuration with each local folder the policy reads or writes (its secrets_dir, a backup destination)
+   * replaced by `folder(key)`: how `forgewarden test` runs it on empty folders of its own, whatever machine it runs on.
+   * A type without local folders leaves it out.
+   */
+  withFolders?(config: Config, folder: (key: string) => string): Config;
 }
