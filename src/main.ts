@@ -89,6 +89,19 @@ program
     process.exitCode = await testCommand(paths, options);
   });
 
+program
+  .command('record')
+  .description("record, read-only, what one policy reads from the forge as a world file for `test` and `sandbox --world`, without secrets; prints a test of what it decides on it")
+  .option(...configOption)
+  .requiredOption('--policy <name>', 'the policy whose reads are recorded')
+  .requiredOption('-o, --out <file>', 'the world file to write')
+  .option('--max-projects <n>', 'at most this many projects (a glob over more records the first ones)', '100')
+  .option('--anonymize', "replace people's names and the part of their emails before the @ (usernames and mail domains stay: rules match them)")
+  .action(async (options: { config?: string; policy: string; out: string; maxProjects: string; anonymize?: boolean }) => {
+    const { recordCommand } = await import('./cli/record');
+    process.exitCode = await recordCommand(options);
+  });
+
 const plan = program
   .command('plan')
   .description('one observe and decide pass of every policy; prints each decision and its reason, changes nothing')
