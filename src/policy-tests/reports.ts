@@ -78,7 +78,7 @@ export function junitXml(files: readonly TestFileResult[], cwd = process.cwd()):
       const message = differenceLines(result.differences[0]).map((line) => line.trim()).join(' ');
       const element = result.pass.error !== undefined ? 'error' : 'failure';
       lines.push(`    <testcase ${attributes}>`);
-      lines.push(`      <${element} message="${escape(message)}" type="${element === 'error' ? 'pass failed' : 'decisions differ'}">${escape(diff.join('\n'))}</${element}>`);
+      lines.push(`      <${element} message="${escape(message)}" type="${element === 'error' ? 'pass failed' : 'decisions differ'}">${escape(diff.join('\n'), 'text')}</${element}>`);
       lines.push('    </testcase>');
     }
     lines.push('  </testsuite>');
@@ -97,13 +97,14 @@ function counts(totals: { tests: number; failures: number; errors: number; time:
   return ` tests="${totals.tests}" failures="${totals.failures}" errors="${totals.errors}" time="${totals.time.toFixed(3)}"`;
 }
 
-/** Text for an attribute or element content; characters XML 1.0 cannot hold at all are left out. */
-function escape(text: string): string {
-  return text
+/** Text for an attribute (the default) or element content; characters XML 1.0 cannot hold at all are left out. */
+function escape(text: string, within: 'attribute' | 'text' = 'attribute'): string {
+  const escaped = text
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/\n/g, '&#10;');
+    .replace(/"/g, '&quot;');
+  // A line break in an attribute would be read back as a space.
+  return within === 'attribute' ? escaped.replace(/\n/g, '&#10;') : escaped;
 }
