@@ -75,7 +75,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
         ...(recording.unobserved.length > 0 ? { not_read: recording.unobserved.map((target) => target.target) } : {}),
       },
     };
-    process.stdout.write(`\na test of what it decides on this world now (paste it under tests: in the test file):\n\n${stringify([test], { lineWidth: 0 })}`);
+    process.stdout.write(
+      `\na test of what it decides on this world now (paste it under tests: in the test file; its world: is written from here, and a test file reads it relative to itself):\n\n${stringify([test], { lineWidth: 0 })}`,
+    );
     return 0;
   } catch (error) {
     process.stderr.write(`forgewarden record: ${error instanceof Error ? error.message : String(error)}\n`);
