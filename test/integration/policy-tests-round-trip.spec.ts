@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,9 @@ describe('a recorded world replayed decides what plan decided against the forge'
   }
 
   it('for all six policy types, with an administrator token', async () => {
+    // A key the daemon rotated before, on disk: nothing of secrets_dir may reach a recording.
+    const privateKey = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    writeFileSync(join(folders.secrets_dir, 'keys-root-61'), privateKey, { mode: 0o600 });
     const acted = await roundTrip(ADMIN_TOKEN, ['retry', 'cleanup', 'access', 'keys', 'settings', 'backup']);
     // Drift in every type, each section of project_settings included.
     expect(acted).toEqual({
@@ -92,6 +96,7 @@ describe('a recorded world replayed decides what plan decided against the forge'
     const written = ['retry', 'cleanup', 'access', 'keys', 'settings', 'backup'].map((name) => readFileSync(join(out, `${name}.yml`), 'utf8')).join('\n');
     for (const secret of [ADMIN_TOKEN, USER_TOKEN, MAINTAINER_TOKEN, OUTSIDER_TOKEN, ...ROUND_TRIP_SECRETS]) expect(written).not.toContain(secret);
     expect(written).not.toMatch(/PRIVATE KEY/);
+    expect(written).not.toContain(privateKey.split('\n')[1]);
     expect(written).not.toMatch(/glpat-[A-Za-z0-9]/);
     // The integration is there, its secret replaced.
     expect(written).toContain('webhook: replaced-by-forgewarden-record');
