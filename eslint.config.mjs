@@ -55,6 +55,8 @@ const layerRules = [
     }),
   })),
   { files: ['src/engine/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis, engineRule) },
+  // Policy tests serve each test's world from a sandbox in the same process, and record worlds in its format.
+  { files: ['src/policy-tests/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(runtime[1], noRedis) },
   { files: ['src/gitlab/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis, gitlabRule) },
   // Where Redis may be spoken to: the same rules, without the one about ioredis.
   { files: ['src/redis/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime) },

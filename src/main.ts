@@ -62,9 +62,10 @@ program
 program
   .command('schema')
   .description('print the JSON Schema of the policy file, for editor completion')
-  .action(async () => {
+  .option('--tests', 'the JSON Schema of policy test files (*.test.yml) instead')
+  .action(async (options: { tests?: boolean }) => {
     const { schemaCommand } = await import('./cli/schema');
-    process.exitCode = schemaCommand();
+    process.exitCode = schemaCommand(options);
   });
 
 program
@@ -74,6 +75,31 @@ program
   .action(async (options: { config?: string }) => {
     const { runCommand } = await import('./cli/run');
     process.exitCode = await runCommand(options);
+  });
+
+program
+  .command('test')
+  .description('run policy tests: each decides, against a recorded or written world and at a fixed time, what it expects (exit 1 when one does not, 2 on a broken file)')
+  .argument('[paths...]', 'test files, or folders of *.test.yml (default: the test file beside the policy file, e.g. config/policies.test.yml)')
+  .option(...configOption)
+  .option('--junit <file>', 'also write a JUnit XML report (for artifacts:reports:junit in GitLab CI)')
+  .option('--json', 'print JSON instead of one line per test')
+  .action(async (paths: string[], options: { config?: string; junit?: string; json?: boolean }) => {
+    const { testCommand } = await import('./cli/test');
+    process.exitCode = await testCommand(paths, options);
+  });
+
+program
+  .command('record')
+  .description("record, read-only, what one policy reads from the forge as a world file for `test` and `sandbox --world`, without secrets; prints a test of what it decides on it")
+  .option(...configOption)
+  .requiredOption('--policy <name>', 'the policy whose reads are recorded')
+  .requiredOption('-o, --out <file>', 'the world file to write')
+  .option('--max-projects <n>', 'at most this many projects (a glob over more records the first ones)', '100')
+  .option('--anonymize', "replace people's names and the part of their emails before the @ (usernames and mail domains stay: rules match them)")
+  .action(async (options: { config?: string; policy: string; out: string; maxProjects: string; anonymize?: boolean }) => {
+    const { recordCommand } = await import('./cli/record');
+    process.exitCode = await recordCommand(options);
   });
 
 const plan = program

@@ -7,8 +7,21 @@ export interface InterpolationProblem {
 
 export interface InterpolationResult {
   readonly problems: InterpolationProblem[];
-  /** With `assumeSet`: the scalars that read the environment, left as written; their values are unknown. */
+  /**
+   * With `assumeSet`: the scalars that read the environment, left as written; their values are unknown. With
+   * `standIn`: the scalars where a stand-in took the place of a variable.
+   */
   readonly unknown: Scalar[];
+}
+
+export interface InterpolationOptions {
+  /** `validate --no-env`: every reference is taken as set, and left as written. */
+  readonly assumeSet?: boolean;
+  /**
+   * `forgewarden test`: what a reference neither set nor given a default stands for (the test runs without the
+   * environment, and without secrets), instead of a problem.
+   */
+  readonly standIn?: (name: string) => string;
 }
 
 /**
@@ -16,15 +29,16 @@ export interface InterpolationResult {
  * that later errors still point at the line the operator wrote. A plain (unquoted) scalar that becomes a number or
  * a boolean takes that type, so `port: ${PORT:-9464}` is a number as it would be written literally.
  */
-export function interpolateEnvironment(doc: Document, env: NodeJS.ProcessEnv, options: { assumeSet?: boolean } = {}): InterpolationResult {
+export function interpolateEnvironment(doc: Document, env: NodeJS.ProcessEnv, options: InterpolationOptions = {}): InterpolationResult {
   const problems: InterpolationProblem[] = [];
   const unknown: Scalar[] = [];
   visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== 'string' || !node.value.includes('${')) return;
-      const { text, problems: found, references } = substitute(node.value, env, options);
+      const { text, problems: found, references, stoodIn } = substitute(node.value, env, options);
       for (const message of found) problems.push({ node, message });
       if (found.length > 0) return;
+      if (stoodIn > 0) unknown.push(node);
       // Without the environment a value that reads it is not known: it stays as written, and its checks are skipped.
       if (options.assumeSet && references > 0) unknown.push(node);
       else node.value = node.type === Scalar.PLAIN ? retype(text) : text;
@@ -46,10 +60,11 @@ const MAX_PROBLEMS_PER_VALUE = 5;
 export function substitute(
   value: string,
   env: NodeJS.ProcessEnv,
-  options: { assumeSet?: boolean } = {},
-): { text: string; problems: string[]; references: number } {
+  options: InterpolationOptions = {},
+): { text: string; problems: string[]; references: number; stoodIn: number } {
   const problems: string[] = [];
   let references = 0;
+  let stoodIn = 0;
   let text = '';
   let position = 0;
   while (problems.length < MAX_PROBLEMS_PER_VALUE) {
@@ -90,11 +105,14 @@ export function substitute(
       const set = env[name!];
       if (set !== undefined && set !== '') text += value.slice(position, start) + set;
       else if (fallback !== undefined) text += value.slice(position, start) + fallback;
-      else problems.push(`environment variable ${name} ${set === '' ? 'is empty' : 'is not set'} (write \${${name}:-default} to give a default)`);
+      else if (options.standIn) {
+        stoodIn++;
+        text += value.slice(position, start) + options.standIn(name!);
+      } else problems.push(`environment variable ${name} ${set === '' ? 'is empty' : 'is not set'} (write \${${name}:-default} to give a default)`);
     }
     position = end + 1;
   }
-  return { text: text + value.slice(position), problems, references };
+  return { text: text + value.slice(position), problems, references, stoodIn };
 }
 
 const REFERENCE_FORMS = 'write ${NAME} or ${NAME:-default} (a name is letters, digits and _), or $${ for a literal ${';

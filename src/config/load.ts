@@ -1,8 +1,8 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { interpolateEnvironment } from './interpolate';
-import type { PolicyTypeDefinition } from './policy-type';
+import type { PolicyConfig, PolicyTypeDefinition } from './policy-type';
 import { ConfigError, formatPath, quote, type ConfigProblem } from './problems';
-import { buildConfigSchema, type AppConfig } from './schema';
+import { buildConfigSchema, policiesSchema, type AppConfig } from './schema';
 import { YamlSource } from './yaml-source';
 
 export interface LoadOptions {
@@ -126,6 +126,31 @@ export function parseConfig(text: string, file: string, options: LoadOptions): A
 /** Like loadConfigFile, and with `assumeEnvironment` the file is checked without reading the environment. */
 export function checkConfigFile(file: string, options: LoadOptions): CheckedConfig {
   return checkSource(YamlSource.parse(readSourceFile(file, 'policy file', MAX_POLICY_FILE_BYTES), file), options);
+}
+
+/**
+ * The policies of a file for `forgewarden test`, which runs without the environment: the file must be valid as
+ * `validate --no-env` finds it (a ConfigError otherwise); then each `${VAR}` takes its value from `env` (the test's),
+ * its default, or `standIn(VAR)`, and the policies are read with those values. A policy a stand-in makes invalid (a
+ * duration from `${INTERVAL}`) is a ConfigError at its line that says so.
+ */
+export function loadPoliciesWithStandIns(
+  file: string,
+  options: { readonly policyTypes: readonly PolicyTypeDefinition[]; readonly env: NodeJS.ProcessEnv; readonly standIn: (name: string) => string },
+): PolicyConfig[] {
+  checkConfigFile(file, { policyTypes: options.policyTypes, assumeEnvironment: true });
+  const source = YamlSource.parse(readSourceFile(file, 'policy file', MAX_POLICY_FILE_BYTES), file);
+  const { unknown } = interpolateEnvironment(source.doc, options.env, { standIn: options.standIn });
+  const data = source.toData(1000) as Record<string, unknown>;
+  const result = policiesSchema(options.policyTypes).safeParse(data.policies ?? []);
+  if (result.success) return result.data as PolicyConfig[];
+  const stoodIn = new Set(unknown.map((node) => formatPath(source.pathOf(node))));
+  const issues = result.error.issues.map((issue) => ({ ...issue, path: ['policies', ...issue.path] }));
+  throw new ConfigError(
+    source
+      .schemaProblems(issues, buildConfigSchema(options.policyTypes), data)
+      .map((problem) => (stoodIn.has(problem.path) ? { ...problem, message: `${problem.message} (a variable the test does not set stands in here: give it a value under env: in the test file)` } : problem)),
+  );
 }
 
 export function checkConfig(text: string, file: string, options: LoadOptions): CheckedConfig {

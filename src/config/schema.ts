@@ -190,6 +190,11 @@ function describeValue(value: unknown): string {
   return typeof value === 'number' || typeof value === 'boolean' ? String(value) : typeof value;
 }
 
+/** The `policies:` list, each entry by its type's schema. */
+export function policiesSchema(types: readonly PolicyTypeDefinition[]) {
+  return z.array(policySchema(types));
+}
+
 export function buildConfigSchema(types: readonly PolicyTypeDefinition[]) {
   return z.strictObject({
     version: z.literal(1, { error: 'expected version: 1 (the only version of the policy file so far)' }),
@@ -210,7 +215,7 @@ export function buildConfigSchema(types: readonly PolicyTypeDefinition[]) {
       .describe('On SIGTERM/SIGINT, how long running work may take to finish before the daemon exits.'),
     // Unique names are checked by the loader: zod skips an array's refinements once an entry has a problem, and a
     // duplicate must be reported together with everything else.
-    policies: z.array(policySchema(types)).default([]),
+    policies: policiesSchema(types).default([]),
   }).refine((config) => !(config.webhooks.enabled && config.http.port === 0), {
     path: ['webhooks', 'enabled'],
     error: 'webhooks are delivered to the HTTP server, which http.port: 0 turns off',

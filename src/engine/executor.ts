@@ -12,6 +12,7 @@ import { AuditTrail } from './stores/audit';
 import { CLOCK, type Clock } from '../clock';
 import { type LedgerState, Ledger } from './stores/ledger';
 import { mapUntilFailure } from './map-limited';
+import { PassCap } from './pass-cap';
 import type { Lease } from './stores/lease';
 import { HarmLeftError, SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal } from './policy';
 import { UnsettledTargets } from './stores/unsettled';
@@ -92,12 +93,11 @@ export class Executor {
     // The bot's own harm is mended before anything else is started (docs/architecture.md, "Own harm").
     const ordered = [...decisions.filter((decision) => decision.repairs !== undefined), ...decisions.filter((decision) => decision.repairs === undefined)];
     const limits = runner.limits(policy);
-    const cap = limits.actionsPerPass;
-    // Counted between awaits (a check and its increment run together), so actions running side by side share it.
-    const taken = { count: 0 };
+    // Taken between awaits (a check and its increment run together), so actions running side by side share it.
+    const cap = new PassCap(limits.actionsPerPass);
     // Delays count from the decision, not from the previous action: ten retries with `delay: 30s` wait 30 s, not 5 min.
     const decidedAt = this.clock.now();
-    const one = (decision: Decision): Promise<ActionRecord> => this.executeOne(policy, runner, decision, context, options, { cap, taken, decidedAt });
+    const one = (decision: Decision): Promise<ActionRecord> => this.executeOne(policy, runner, decision, context, options, { cap, decidedAt });
     const concurrency = Math.max(1, limits.sideBySide ?? 1);
     // Side by side, a failure (Redis away, the lease lost) starts no further action and returns only once the started
     // ones ended: nothing of a pass acts after the pass is over.
@@ -115,7 +115,7 @@ export class Executor {
     decision: Decision,
     context: PolicyContext,
     options: ExecuteOptions,
-    pass: { readonly cap: number; readonly taken: { count: number }; readonly decidedAt: number },
+    pass: { readonly cap: PassCap; readonly decidedAt: number },
   ): Promise<ActionRecord> {
     if (decision.action === SKIP) {
       this.logger.debug(`${policy.name}: ${decision.target}: ${decision.reason}`);
@@ -143,8 +143,7 @@ export class Executor {
         return this.count(policy.name, { decision, outcome: 'refused', detail: parkedText(parked), refusal: parked });
       }
     }
-    if (pass.taken.count >= pass.cap) return this.finish(policy.name, decision, 'deferred', options.dryRun, `over max_actions_per_run (${pass.cap})`);
-    pass.taken.count++;
+    if (!pass.cap.take()) return this.finish(policy.name, decision, 'deferred', options.dryRun, `over max_actions_per_run (${pass.cap.size})`);
     if (options.dryRun) return this.finish(policy.name, decision, 'would_act', true);
     if (decision.delayMs && decision.delayMs > 0) {
       if (options.delays === 'queue') {

@@ -303,4 +303,10 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   readonly measures?: readonly PolicyMeasure[];
   /** The kinds of its own harm the type's repairs mend (Decision.repairs names one). */
   readonly harms?: readonly HarmKind[];
+  /**
+   * The same configuration with each local folder the policy reads or writes (its secrets_dir, a backup destination)
+   * replaced by `folder(key)`: how `forgewarden test` runs it on empty folders of its own, whatever machine it runs on.
+   * A type without local folders leaves it out.
+   */
+  withFolders?(config: Config, folder: (key: string) => string): Config;
 }

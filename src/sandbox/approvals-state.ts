@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalRuleType, ProjectApprovalSettings } from '../gitlab/types/approvals';
+import type { SeededProject } from './namespaces-state';
 
 /**
  * Merge request approvals (spec 02 §4 "Merge request approvals"), kept apart from the rest of the sandbox state and
@@ -120,6 +121,41 @@ export class ApprovalsState {
     };
     this.mergeRequest(projectId, iid).rules.push(record);
     return record;
+  }
+
+  /**
+   * The world's approval settings and rules of each project; approvers and branches by name, found through `find`
+   * (users, groups and protected branches are seeded already, and the world file was checked to name only those).
+   */
+  seed(
+    projects: readonly SeededProject[],
+    find: {
+      readonly user: (username: string) => number | undefined;
+      readonly group: (path: string) => number | undefined;
+      readonly branch: (projectId: number, name: string) => number | undefined;
+    },
+  ): void {
+    for (const { world } of projects) {
+      for (const rule of world.approval_rules) this.sequences.projectRule = Math.max(this.sequences.projectRule, rule.id ?? 0);
+    }
+    for (const { world, record } of projects) {
+      if (Object.keys(world.approval_settings).length === 0 && world.approval_rules.length === 0) continue;
+      const approvals = this.project(record.id);
+      Object.assign(approvals.settings, world.approval_settings);
+      const ids = (names: readonly string[], lookup: (name: string) => number | undefined) =>
+        names.map(lookup).filter((found): found is number => found !== undefined);
+      for (const rule of world.approval_rules) {
+        approvals.rules.push({
+          id: rule.id ?? this.nextId('projectRule'),
+          name: rule.name,
+          rule_type: rule.rule_type,
+          approvals_required: rule.approvals_required,
+          user_ids: ids(rule.users, find.user),
+          group_ids: ids(rule.groups, find.group),
+          protected_branch_ids: ids(rule.protected_branches, (name) => find.branch(record.id, name)),
+        });
+      }
+    }
   }
 
   /** A deleted project's settings, rules and merge request approvals go with it. */

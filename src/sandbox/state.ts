@@ -14,6 +14,7 @@ export interface WatchedRequest {
   readonly body: Readonly<Record<string, unknown>>;
 }
 import { HooksState } from './hooks-state';
+import { integrationsOf } from './integrations-state';
 import { SandboxIds, type IdKind } from './ids';
 import { NamespacesState, type GroupRecord, type ProjectRecord } from './namespaces-state';
 import {
@@ -454,6 +455,12 @@ export class SandboxState {
     const seeded = this.namespaces.seed(world, seeding);
     this.people.seedAccess(world, { ...seeded, project: (ref) => this.namespaces.project(ref) }, seeding);
     this.branchProtection.seed(seeded.projects, seeding);
+    this.approvals.seed(seeded.projects, {
+      user: (username) => this.people.userByUsername(username)?.id,
+      group: (path) => this.namespaces.group(path)?.id,
+      branch: (projectId, name) => this.branchProtection.branch(projectId, name)?.id,
+    });
+    integrationsOf(this).seed(seeded.projects, seeding);
     this.resourceEvents.seed(seeded, seeding);
     this.ci.seed(seeded.projects, seeding);
     this.hooks.seed(world, seeded.projects, seeding);

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { parseDuration } from './duration';
 import { parseGpgPublicKey } from './gpg-key';
 import { parseSshPublicKey } from './ssh-key';
+import { approvalRuleSchema, approvalSettingsSchema, checkProjectConfig, integrationSchema } from './world-project-config';
 
 /**
  * The world file: everything the sandbox forge knows at start. Validated strictly (unknown keys are errors, so a
@@ -346,6 +347,11 @@ const projectSchema = z.strictObject({
   merge_requests: z.array(mergeRequestSchema).default([]),
   /** Project webhooks (GitLab's "Project webhooks API"). */
   hooks: z.array(hookSchema).default([]),
+  /** Merge request approval settings; omitted ones keep the forge's defaults (world-project-config.ts). */
+  approval_settings: approvalSettingsSchema.default({}),
+  approval_rules: z.array(approvalRuleSchema).default([]),
+  /** Integrations set on the project, each once. */
+  integrations: z.array(integrationSchema).default([]),
 });
 
 const deployKeySchema = z.strictObject({
@@ -547,6 +553,7 @@ function checkReferences(
         });
       }
     });
+    checkProjectConfig(project, ['projects', i], { user: (name) => usernames.has(name.toLowerCase()), group: (path) => groupPaths.has(path.toLowerCase()) }, report);
     project.registry.forEach((repository, r) => {
       const names = new Set<string>();
       repository.tags.forEach((tag, t) => {

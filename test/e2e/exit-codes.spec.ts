@@ -115,6 +115,8 @@ describe('the exit codes, as the README lists them', () => {
       { what: 'restore --wait that is no number', args: () => ['restore', '-c', file, '--from', notAnArchive, '--group', 'restored', '--wait', 'soon'], env: 'usage', stderr: ['forgewarden restore: --wait soon: expected a number of seconds'] },
       { what: 'hooks install with a bad --url', args: () => ['hooks', 'install', '-c', file, '--url', 'ftp://x'], env: 'usage', stderr: [/^forgewarden hooks install: --url must be the daemon's webhook URL/] },
       { what: 'hooks install with webhooks off in the file', args: () => ['hooks', 'install', '-c', file, '--url', 'https://fw.example/webhooks/gitlab'], env: 'usage', stderr: [/^forgewarden hooks install: webhooks are not enabled in the policy file/] },
+      { what: 'test of a test file that is not there', args: () => ['test', '/nonexistent.test.yml'], env: 'usage', stderr: ['/nonexistent.test.yml:1:1 (file): cannot read the test file: no such file or folder', 'forgewarden test: 1 problem; no test was run'] },
+      { what: 'record --max-projects that is no number', args: () => ['record', '-c', file, '--policy', 'retry-network', '-o', '/dev/null', '--max-projects', 'all'], env: 'usage', stderr: ['forgewarden record: --max-projects must be a whole number of 1 or more (got "all")'] },
       { what: 'audit --since that is no duration', args: () => ['audit', '-c', file, '--since', 'lately'], env: 'usage', stderr: ['forgewarden audit: --since expects a duration such as 30m, 24h or 7d (got "lately")'] },
     ],
     3: [{ what: 'plan --exit-code when an action would be taken', args: () => ['plan', '-c', file, '--exit-code'], stderr: [], stdout: /^retry +acme\/api job \d+ /m }],

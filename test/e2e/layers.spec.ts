@@ -89,5 +89,7 @@ describe('the layers npm run lint enforces', () => {
     ]);
     expect(refused('src/cli/sandbox.ts', ['../sandbox'])).toEqual([]);
     expect(refused('src/engine/new-file.spec.ts', ['../../test/support/cli'])).toEqual([]);
+    // A policy test serves its world from a sandbox in the same process; test code and Redis stay out.
+    expect(refused('src/policy-tests/new-file.ts', ['../sandbox', '../../test/support/cli', 'ioredis'])).toEqual(['../../test/support/cli', 'ioredis']);
   });
 });

@@ -1,5 +1,6 @@
 import { handContext } from '../../src/engine/hand-context';
-import type { PolicyContext, PolicyState } from '../../src/engine/policy';
+import type { PolicyContext } from '../../src/engine/policy';
+import { MemoryPolicyState as MemoryState } from '../../src/engine/memory-stores';
 import type { PolicyConfig } from '../../src/config/policy-type';
 
 /** The policy of a context a test builds without naming one. */
@@ -9,26 +10,8 @@ import { DEFAULT_RETRY_OPTIONS } from '../../src/gitlab/transport/retry';
 import type { RunningSandbox, SandboxOptions, World } from '../../src/sandbox';
 import { useSandboxClients } from './sandbox-clients';
 
-/** PolicyState as the engine keeps it in Redis, in memory. */
-export class MemoryState implements PolicyState {
-  readonly values = new Map<string, string>();
-
-  async get(key: string): Promise<string | undefined> {
-    return this.values.get(key);
-  }
-
-  async set(key: string, value: string): Promise<void> {
-    this.values.set(key, value);
-  }
-
-  async setGuard(key: string, value: string): Promise<void> {
-    this.values.set(key, value);
-  }
-
-  async delete(key: string): Promise<void> {
-    this.values.delete(key);
-  }
-}
+/** PolicyState as the engine keeps it in Redis, in memory (`values` for a test to look at or set). */
+export { MemoryPolicyState as MemoryState } from '../../src/engine/memory-stores';
 
 export interface PolicySandboxOptions {
   /** The token of the policy's client. */

@@ -26,7 +26,8 @@ export interface EditProjectApprovalSettingsParams {
 }
 
 /** Spec 02 §2 "Approval rule": `regular` is user defined; `report_approver` and `code_owner` are system generated. */
-export type ApprovalRuleType = 'regular' | 'report_approver' | 'code_owner';
+export const APPROVAL_RULE_TYPES = ['regular', 'report_approver', 'code_owner'] as const;
+export type ApprovalRuleType = (typeof APPROVAL_RULE_TYPES)[number];
 
 /** The group object of an approval rule (spec 02 §2): a group as listed, without its creation time, with LDAP fields. */
 export interface ApprovalRuleGroup extends Omit<Group, 'created_at'> {

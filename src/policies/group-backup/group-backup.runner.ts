@@ -38,4 +38,5 @@ export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnaps
   // Every group due is backed up in the pass: a backup left for later would be a backup missed.
   limits: (config) => ({ actionsPerPass: Number.MAX_SAFE_INTEGER, sideBySide: config.concurrency }),
   measures: GROUP_BACKUP_MEASURES,
+  withFolders: (config, folder) => ({ ...config, destination: folder('destination') }),
 };

@@ -101,6 +101,7 @@ export const keyRotationRunner: PolicyRunner<KeyRotationConfig, KeyRotationObser
     ),
   ],
   limits: (config) => ({ actionsPerPass: config.max_actions_per_run }),
+  withFolders: (config, folder) => ({ ...config, secrets_dir: folder('secrets_dir') }),
 };
 
 /** Each probe once: a project (or a glob's group) several `deploy_keys` entries name is probed once, where first named. */

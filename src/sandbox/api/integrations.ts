@@ -23,53 +23,10 @@ import {
   type RequestContext,
 } from '../http/context';
 import type { Router } from '../http/router';
-import { integrationsOf, type IntegrationRecord } from '../integrations-state';
+import { INTEGRATION_SERVICES, integrationsOf, type IntegrationRecord } from '../integrations-state';
 import { findProject, MAINTAINER } from './access';
 
-interface ServiceDef {
-  title: string;
-  /** Values of properties the forge sets when the parameter is omitted. */
-  defaults?: Record<string, string | boolean>;
-}
-
 const FLAGS: ReadonlySet<string> = new Set(INTEGRATION_EVENT_FLAGS);
-
-/**
- * Spec 03 §4, one entry per slug: the title (a neutral name of the kind of service) and the values the forge fills in.
- * Which parameters a slug takes, of which kind and whether required, is the client's table (INTEGRATION_PARAMETERS).
- */
-export const INTEGRATION_SERVICES: Record<IntegrationSlug, ServiceDef> = {
-  'task-comments': { title: 'Task comments' },
-  'project-commits-a': { title: 'Project commits A' },
-  'ci-server-a': { title: 'CI server A' },
-  'issue-tracker-a': { title: 'Issue tracker A' },
-  'ci-pipeline-service': { title: 'CI pipeline service' },
-  'group-chat-a': { title: 'Group chat A' },
-  'chat-collab-a': { title: 'Chat collaboration A', defaults: { branches_to_be_notified: 'default' } },
-  'chat-collab-b': { title: 'Chat collaboration B', defaults: { branches_to_be_notified: 'default' } },
-  'chat-collab-c': { title: 'Chat collaboration C', defaults: { branches_to_be_notified: 'default' } },
-  'custom-issue-tracker': { title: 'Custom issue tracker' },
-  'ci-platform-a': { title: 'CI platform A' },
-  'emails-on-push': { title: 'Emails on push', defaults: { branches_to_be_notified: 'all' } },
-  'wiki-cloud-workspace': { title: 'Wiki cloud workspace' },
-  'external-wiki': { title: 'External wiki' },
-  'chatops-a': { title: 'ChatOps A' },
-  'code-host-status': { title: 'Code host status' },
-  'irc-gateway': { title: 'IRC gateway' },
-  'issue-tracker-b': {
-    title: 'Issue tracker B',
-    defaults: { tracker_issue_transition_automatic: false, tracker_issue_transition_id: '' },
-  },
-  'chat-slash-commands-a': { title: 'Chat slash commands A' },
-  'chat-slash-commands-b': { title: 'Chat slash commands B' },
-  'package-registry-update': { title: 'Package registry update' },
-  'pipelines-email': { title: 'Pipelines emails', defaults: { branches_to_be_notified: 'default' } },
-  'project-mgmt-b': { title: 'Project management B' },
-  monitoring: { title: 'Monitoring' },
-  'push-notification': { title: 'Push notifications' },
-  'issue-tracker-c': { title: 'Issue tracker C' },
-  'chat-notifications-a': { title: 'Chat notifications A' },
-};
 
 /** Properties the sandbox never echoes back (the forge masks password fields; spec 03 is silent). */
 const SECRET_PROPERTIES = new Set(['password']);
