@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../clock';
+import { LocalFiles } from '../effects/local-files';
 import { RedisForgeLimits } from '../engine/stores/forge-limits';
 import type { ForgeLimit, ForgeLimits, ForgeSlot } from '../engine/policy';
 import { GitlabClient } from '../gitlab/client';
@@ -62,7 +63,7 @@ export async function restoreSet(input: SetRestoreInput): Promise<number> {
   const { from, folder, target } = input;
   let set: SetFileContent;
   try {
-    set = await readSetFile(folder);
+    set = await readSetFile(new LocalFiles(), folder);
   } catch (error) {
     if (!(error instanceof Error)) throw error;
     return fail(`${error.message}; nothing was uploaded`);
@@ -398,7 +399,7 @@ async function findProject(client: GitlabClient, fullPath: string): Promise<Proj
 /** What one archive of the set is on disk: missing, not a whole archive (and why), or its size and SHA-256. */
 async function inspect(folder: string, file: SetFile): Promise<ArchiveFinding> {
   try {
-    const { bytes, sha256 } = await verifyArchive(join(folder, file.file));
+    const { bytes, sha256 } = await verifyArchive(new LocalFiles(), join(folder, file.file));
     return { state: 'read', bytes, sha256 };
   } catch (error) {
     if (error instanceof ArchiveInvalidError) return { state: 'invalid', reason: error.reason };

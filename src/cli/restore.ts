@@ -1,5 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { LocalFiles } from '../effects/local-files';
 import { GitlabClient } from '../gitlab/client';
 import { ApiError } from '../gitlab/transport/errors';
 import { ArchiveInvalidError, verifyArchive } from '../policies/group-backup/group-backup.archive';
@@ -75,7 +76,7 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
   };
   let archive;
   try {
-    archive = await verifyArchive(from);
+    archive = await verifyArchive(new LocalFiles(), from);
   } catch (error) {
     if (error instanceof ArchiveInvalidError) return fail(`${options.from} is not a group export archive: ${error.reason}; nothing was uploaded`);
     throw error;
