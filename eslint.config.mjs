@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layers, enforced rather than kept by discipline (see ../shared/design.md): a policy type imports no other policy
+ * The layers, enforced rather than kept by discipline (see docs/architecture.md): a policy type imports no other policy
  * type nor the list of them; the engine imports no policy; runtime code imports neither the sandbox nor test code;
  * the forge's client (`src/gitlab/`) is plain classes, without Nest. `regex` is matched against the import as written.
  */
@@ -30,6 +30,7 @@ const noRedis = { regex: '^ioredis$', message: 'only src/redis/ and the engine\'
 // restriction of its files: the runtime ones plus its own.
 const engineRule = { regex: '(^|/)policies(/|$)', message: 'the engine is handed the policy types (EngineModule.forRoot); it imports none' };
 const gitlabRule = { regex: '^@nestjs/', message: 'the forge client is plain classes: Nest wiring lives in src/forge/' };
+const restoreRule = { regex: '(^|/)cli(/|$)', message: 'the restore is a workflow the restore command runs and prints: it imports no command' };
 
 const layerRules = [
   { files: ['src/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis) },
@@ -47,6 +48,7 @@ const layerRules = [
   { files: ['src/redis/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime) },
   { files: ['src/engine/stores/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, engineRule) },
   { files: ['src/gitlab/transport/rate-limit.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, gitlabRule) },
+  { files: ['src/restore/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis, restoreRule) },
 ];
 
 /**

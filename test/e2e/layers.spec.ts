@@ -71,6 +71,12 @@ describe('the layers npm run lint enforces', () => {
     expect(refused('src/cli/sandbox.ts', ['../sandbox'])).toEqual([]);
     expect(refused('src/engine/new-file.spec.ts', ['../../test/support/cli'])).toEqual([]);
   });
+
+  it('the restore imports no command (the command imports it), nor ioredis, the sandbox or test code', () => {
+    const specifiers = ['../cli/table', './cli', 'ioredis', '../sandbox', '../../test/support/cli', '../policies/group-backup/group-backup.set', '../engine/forge-turn', './set-plan'];
+    expect(refused('src/restore/new-file.ts', specifiers)).toEqual(specifiers.slice(0, 5));
+    expect(refused('src/cli/new-file.ts', ['../restore/set-restore'])).toEqual([]);
+  });
 });
 
 describe('no policy reaches the disk or processes but through src/effects/', () => {
