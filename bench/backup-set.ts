@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LocalFiles } from '../src/effects/local-files';
 import { setDurationMs } from '../src/policies/group-backup/group-backup.decide';
 import { filesOf, PROJECTS_FOLDER, readSetFile } from '../src/policies/group-backup/group-backup.set';
 import { DAEMON_NODE_FLAGS, dropKeys, get, MAIN, ROOT, runCommand, type Sandbox, startSandbox, waitForExit } from './processes';
@@ -188,7 +189,7 @@ export async function backupSetBench(log: (line?: string) => void): Promise<{ ro
     if (run.code !== 0) throw new Error(`backup set bench: \`once\` exited with ${run.code} after ${min(run.wallMs)}: ${tail}`);
     const sets = readdirSync(groupFolder).filter((name) => existsSync(join(groupFolder, name, 'set.json')));
     if (sets.length !== 1) throw new Error(`backup set bench: expected one set under ${groupFolder}, found ${sets.length}`);
-    const set = await readSetFile(join(groupFolder, sets[0]));
+    const set = await readSetFile(new LocalFiles(), join(groupFolder, sets[0]));
     const onDisk = archivesInPlace(groupFolder);
     if (set.state !== 'complete' || set.projects.length !== PROJECTS || set.missing.length !== 0 || onDisk.length !== PROJECTS) {
       throw new Error(

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CLOCK, type Clock } from '../clock';
+import { LocalFiles } from '../effects/local-files';
 import type { PolicyConfig } from '../config/policy-type';
 import { GitlabClient } from '../gitlab/client';
 import { ActiveConfig } from './active-config';
@@ -14,7 +15,7 @@ import { RedisForgeLimits } from './stores/forge-limits';
 
 /**
  * The context every policy's observe, commit and actions are handed: the forge's client, the policy's own state,
- * its logger, the engine's clock, discovery of the policy file's globs, and where it publishes its measures. One
+ * its logger, the engine's clock, discovery of the policy file's globs, where it publishes its measures, and the disk. One
  * discovery for every policy, so a group several policies match is listed once per `discovery_interval`.
  */
 @Injectable()
@@ -29,6 +30,7 @@ export class PolicyContexts {
     private readonly discoveryCache: RedisDiscoveryCache,
     private readonly measures: PolicyMeasureStore,
     private readonly forgeLimits: RedisForgeLimits,
+    private readonly files: LocalFiles,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.discovery = this.discoveryFor();
@@ -66,6 +68,7 @@ export class PolicyContexts {
       discovery: this.discovery,
       pace: (occasion === 'schedule' ? this.pace(policy) : undefined) ?? unpaced,
       forgeLimits: this.forgeLimits,
+      files: this.files,
     };
   }
 

@@ -1,4 +1,5 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { LocalFiles } from '../effects/local-files';
 import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import { DaemonSchedules } from './daemon';
@@ -67,6 +68,8 @@ export class EngineModule {
         RecordsOwner,
         EngineService,
         PauseSwitch,
+        // The disk, handed to every policy in its context.
+        LocalFiles,
       ],
       exports: [KnownPolicies, RedisForgeLimits, AuditTrail, WebhookDeliveries, EngineService, PauseSwitch, PassHistory, PassLog, PolicyPauses, OwnHarm, ReplicaPresence, UnsettledTargets, ActiveConfig],
     };

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { systemClock } from '../clock';
 import type { PolicyConfig } from '../config/policy-type';
+import { LocalFiles } from '../effects/local-files';
 import type { GitlabClient } from '../gitlab/client';
 import { LISTED_ONLY } from './discovery';
 import { UnobservedList } from './observe-targets';
@@ -11,7 +12,8 @@ import { localForgeLimits } from './stores/forge-limits';
 /**
  * A context built by hand, outside the engine (a test of one policy against the sandbox, a benchmark): the forge's
  * client, the policy and a state given, the rest plain: the system clock, listed projects only (no discovery of
- * globs), one target at a time, measures discarded, the forge's limits counted in memory. `fields` replace any part.
+ * globs), one target at a time, measures discarded, the forge's limits counted in memory, the real disk. `fields`
+ * replace any part.
  */
 export function handContext(client: GitlabClient, policy: PolicyConfig, state: PolicyState, fields: Partial<PolicyContext> = {}): PolicyContext {
   return {
@@ -31,6 +33,7 @@ export function handContext(client: GitlabClient, policy: PolicyConfig, state: P
     discovery: LISTED_ONLY,
     pace: unpaced,
     forgeLimits: localForgeLimits(),
+    files: new LocalFiles(),
     ...fields,
   };
 }

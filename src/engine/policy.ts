@@ -5,6 +5,7 @@ import type { ForgeEvent } from './events';
 import type { TargetPace } from './pace';
 import type { GroupRef, ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
+import type { LocalFiles } from '../effects/local-files';
 import type { ActionParams, ActionRecord, Decision, UnobservedTargets, UnsettledTarget } from './decision';
 import type { PolicyMeasure } from '../metrics/policy-measure';
 
@@ -130,6 +131,8 @@ export interface PolicyContext {
   readonly pace: (count: number) => TargetPace;
   /** The forge's per-user limits of some endpoints, for an action that paces its requests to them (exports). */
   readonly forgeLimits: ForgeLimits;
+  /** The local disk (backups written and read back): a policy reads and writes files through it, never `node:fs`. */
+  readonly files: LocalFiles;
   /**
    * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
    * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe

@@ -92,4 +92,64 @@ describe('the layers npm run lint enforces', () => {
     // A policy test serves its world from a sandbox in the same process; test code and Redis stay out.
     expect(refused('src/policy-tests/new-file.ts', ['../sandbox', '../../test/support/cli', 'ioredis'])).toEqual(['../../test/support/cli', 'ioredis']);
   });
+
+  it('the restore imports no command (the command imports it), nor ioredis, the sandbox or test code', () => {
+    const specifiers = ['../cli/table', './cli', 'ioredis', '../sandbox', '../../test/support/cli', '../policies/group-backup/group-backup.set', '../engine/forge-turn', './set-plan'];
+    expect(refused('src/restore/new-file.ts', specifiers)).toEqual(specifiers.slice(0, 5));
+    expect(refused('src/cli/new-file.ts', ['../restore/set-restore'])).toEqual([]);
+  });
 });
+
+describe('no policy reaches the disk or processes but through src/effects/', () => {
+  const planted = {
+    'a static import': "import { readFile } from 'node:fs/promises';\nexport const read = (path: string): Promise<string> => readFile(path, 'utf8');\n",
+    'the bare name': "import { existsSync } from 'fs';\nexport const here = existsSync('x');\n",
+    'child processes': "import { execFile } from 'node:child_process';\nexport const run = execFile;\n",
+    'a dynamic import': "export async function load(): Promise<unknown> {\n  return import('node:fs');\n}\n",
+  };
+  const fenced = ['src/policies/group-backup/planted.ts', 'src/policies/job-retry/planted.ts', 'src/restore/planted.ts'];
+  const free = ['src/effects/planted.ts', 'src/engine/planted.ts', 'src/policies/group-backup/planted.spec.ts', 'src/policies/key-rotation/planted.ts'];
+  const files = [
+    ...Object.values(planted).flatMap((code) => fenced.map((path) => ({ path, code }))),
+    ...free.map((path) => ({ path, code: planted['child processes'] })),
+  ];
+  let found: Map<string, string[]>;
+
+  // One lint of every planted file: the type-aware parser takes a while to start.
+  beforeAll(() => {
+    const refusals = refusalsOf(files);
+    found = new Map(files.map((file, index) => [`${file.path} ${file.code}`, refusals[index] ?? []]));
+  }, 180_000);
+
+  it.each(Object.entries(planted))('refuses %s in a policy and in the restore', (_what, code) => {
+    for (const path of fenced) {
+      expect([path, found.get(`${path} ${code}`)]).toEqual([path, [expect.stringMatching(/^(@typescript-eslint\/no-restricted-imports|no-restricted-syntax): .*src\/effects\//)]]);
+    }
+  });
+
+  it('lets the effects themselves, the engine, specs (which set up their temp folders) and, until it moves, key_rotation use them', () => {
+    for (const path of free) expect([path, found.get(`${path} ${planted['child processes']}`)]).toEqual([path, []]);
+  });
+});
+
+/**
+ * What `npm run lint`'s configuration says of files planted at these paths with this content: each as `rule: message`.
+ * They are never written to disk (nothing else in the tree sees them), so the type-aware parser is told to take them
+ * as they are. ESLint loads its configuration as a module, which jest cannot: it runs in a node of its own.
+ */
+function refusalsOf(files: ReadonlyArray<{ path: string; code: string }>): string[][] {
+  const script = `
+    import { ESLint } from 'eslint';
+    const files = JSON.parse(process.argv[1]);
+    const eslint = new ESLint({ overrideConfig: { languageOptions: { parserOptions: {
+      projectService: { allowDefaultProject: ['src/*/planted*.ts', 'src/*/*/planted*.ts'], defaultProject: 'tsconfig.json' },
+    } } } });
+    const found = [];
+    for (const { path, code } of files) {
+      const [result] = await eslint.lintText(code, { filePath: path });
+      found.push(result.messages.map((message) => (message.ruleId ?? 'parse') + ': ' + message.message));
+    }
+    process.stdout.write(JSON.stringify(found));
+  `;
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(files)], { cwd: ROOT, encoding: 'utf8' })) as string[][];
+}

@@ -1,6 +1,7 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LocalFiles } from '../../src/effects/local-files';
 import { GitlabClient } from '../../src/gitlab';
 import { sha256File } from '../../src/policies/group-backup/group-backup.archive';
 import { GROUP_ARCHIVE, SET_FILE, type SetFileContent, writeSetFile } from '../../src/policies/group-backup/group-backup.set';
@@ -369,7 +370,7 @@ describe('restore: a whole backup set (the group, then each project in its place
     // ghost/api goes to a subgroup the group archive does not hold.
     mkdirSync(join(folder, 'projects/ghost'));
     cpSync(join(folder, 'projects/api.tar.gz'), join(folder, 'projects/ghost/api.tar.gz'));
-    const checksum = async (file: string) => sha256File(join(folder, file));
+    const checksum = async (file: string) => sha256File(new LocalFiles(), join(folder, file));
     const content: SetFileContent = {
       ...fixture.content,
       projects: [
@@ -379,7 +380,7 @@ describe('restore: a whole backup set (the group, then each project in its place
         { id: 99, path: 'ghost/api', name: 'Ghost API', file: 'projects/ghost/api.tar.gz', ...(await checksum('projects/ghost/api.tar.gz')) },
       ],
     };
-    await writeSetFile(folder, content);
+    await writeSetFile(new LocalFiles(), folder, content);
 
     const result = await restore(['-c', actingFile, '--from', folder, '--group', 'acme-odd', '--wait', '2']);
     expect(result.code).toBe(1);

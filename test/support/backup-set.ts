@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { LocalFiles } from '../../src/effects/local-files';
 import { GitlabClient } from '../../src/gitlab';
 import { sha256File } from '../../src/policies/group-backup/group-backup.archive';
 import {
@@ -23,6 +24,9 @@ import { ADMIN_TOKEN, baseWorld } from './world-builders';
  * project's export, downloaded through the client into `DEST/acme/STAMP/` (`group.tar.gz`, `projects/PATH.tar.gz`),
  * with its `set.json` written last by the set's own writer. A project whose export fails is listed as `missing`.
  */
+
+/** The fixture's files are written and hashed through the disk class group_backup uses. */
+const files = new LocalFiles();
 
 /** The set's folder name. */
 export const SET_STAMP = '2025-06-02T120000Z';
@@ -147,7 +151,7 @@ export async function makeBackupSet(sandbox: RunningSandbox, destination: string
       const file = projectArchiveFile(path);
       await mkdir(dirname(join(folder, file)), { recursive: true });
       await client.projectTransfer.downloadExport(project.id, join(folder, file));
-      archives.push({ id: project.id, path, name: project.name, file, ...(await sha256File(join(folder, file))) });
+      archives.push({ id: project.id, path, name: project.name, file, ...(await sha256File(files, join(folder, file))) });
     }
     const content: SetFileContent = {
       version: 1,
@@ -157,11 +161,11 @@ export async function makeBackupSet(sandbox: RunningSandbox, destination: string
       state: missing.length > 0 ? 'partial' : 'complete',
       taken_at: takenAt,
       finished_at: new Date().toISOString(),
-      group_archive: { file: GROUP_ARCHIVE, ...(await sha256File(join(folder, GROUP_ARCHIVE))) },
+      group_archive: { file: GROUP_ARCHIVE, ...(await sha256File(files, join(folder, GROUP_ARCHIVE))) },
       projects: archives,
       missing,
     };
-    await writeSetFile(folder, content);
+    await writeSetFile(files, folder, content);
     return { folder, content };
   } finally {
     await client.close();

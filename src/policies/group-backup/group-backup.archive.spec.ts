@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
+import { LocalFiles } from '../../effects/local-files';
 import { type ArchiveProblem, ArchiveInvalidError, sha256File, verifyArchive, verifyNdjsonGz } from './group-backup.archive';
+
+/** The disk as the policy sees it: the tests read and write through the same class. */
+const files = new LocalFiles();
 
 interface TarEntry {
   readonly name: string;
@@ -68,8 +72,8 @@ describe('verifyArchive', () => {
     const path = await fileWith(gzipSync(await tarOf(TWO_ENTRIES)));
     const onDisk = await readFile(path);
 
-    await expect(verifyArchive(path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: 2 });
-    await expect(sha256File(path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk) });
+    await expect(verifyArchive(files, path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: 2 });
+    await expect(sha256File(files, path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk) });
   });
 
   it('streams an archive larger than one read, with entries of several sizes', async () => {
@@ -78,19 +82,19 @@ describe('verifyArchive', () => {
     const path = await fileWith(gzipSync(await tarOf([{ name: 'big.bin', content: big }, { name: 'empty' }, { name: 'exactly-one-block', content: 'x'.repeat(512) }])));
     const onDisk = await readFile(path);
 
-    await expect(verifyArchive(path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: 3 });
+    await expect(verifyArchive(files, path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: 3 });
   });
 
   it('walks pax headers (a long name) and directories', async () => {
     const path = await fileWith(gzipSync(await tarOf([{ name: 'tree', type: 'directory' }, { name: `tree/${'n'.repeat(180)}.json`, content: '{}' }])));
 
-    await expect(verifyArchive(path)).resolves.toMatchObject({ entries: 2 });
+    await expect(verifyArchive(files, path)).resolves.toMatchObject({ entries: 2 });
   });
 
   it('accepts padding after the end-of-archive marker, as GNU tar writes to fill a record', async () => {
     const path = await fileWith(gzipSync(Buffer.concat([await tarOf(TWO_ENTRIES), Buffer.alloc(8 * 512)])));
 
-    await expect(verifyArchive(path)).resolves.toMatchObject({ entries: 2 });
+    await expect(verifyArchive(files, path)).resolves.toMatchObject({ entries: 2 });
   });
 
   it.each<[string, () => Promise<Buffer>, ArchiveProblem]>([
@@ -111,21 +115,21 @@ describe('verifyArchive', () => {
     ['a tar cut inside an entry, its gzip complete', async () => gzipSync(withoutLast(await tarOf(TWO_ENTRIES), 1024 + 300)), 'truncated'],
     ['a gzip whose CRC does not match', async () => withByteFlipped(gzipSync(await tarOf(TWO_ENTRIES)), -8), 'corrupt gzip'],
   ])('rejects %s', async (_title, bytes, problem) => {
-    await expectProblem(verifyArchive(await fileWith(await bytes())), problem);
+    await expectProblem(verifyArchive(files, await fileWith(await bytes())), problem);
   });
 
   it('rejects every shorter prefix of a valid archive: a download can stop at any byte', async () => {
     const whole = gzipSync(await tarOf(TWO_ENTRIES));
     const problems = new Set<string>();
     for (let length = 1; length < whole.length; length += 1) {
-      const error: unknown = await verifyArchive(await fileWith(whole.subarray(0, length))).catch((reason: unknown) => reason);
+      const error: unknown = await verifyArchive(files, await fileWith(whole.subarray(0, length))).catch((reason: unknown) => reason);
       problems.add(error instanceof ArchiveInvalidError ? error.problem : `not rejected at ${length} bytes`);
     }
     expect([...problems]).toEqual(['truncated']);
   });
 
   it('lets a file that cannot be read fail as it does, not as an invalid archive', async () => {
-    await expect(verifyArchive(join(folder, 'missing.tar.gz'))).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(verifyArchive(files, join(folder, 'missing.tar.gz'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 
@@ -142,14 +146,14 @@ describe('verifyNdjsonGz', () => {
     const path = await fileWith(gzipSync(Buffer.from(text)));
     const onDisk = await readFile(path);
 
-    await expect(verifyNdjsonGz(path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: lines });
+    await expect(verifyNdjsonGz(files, path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: lines });
   });
 
   it('accepts lines longer than a read, with multi-byte characters split between reads', async () => {
     const long = JSON.stringify({ description: 'é🦊'.repeat(200_000) });
     const path = await fileWith(gzipSync(Buffer.from(`${long}\n{"id":2}\n${long}\n`)));
 
-    await expect(verifyNdjsonGz(path)).resolves.toMatchObject({ entries: 3 });
+    await expect(verifyNdjsonGz(files, path)).resolves.toMatchObject({ entries: 3 });
   });
 
   it.each<[string, () => Buffer, ArchiveProblem, string]>([
@@ -161,7 +165,7 @@ describe('verifyNdjsonGz', () => {
     ['a gzip cut in half', () => halfOf(gzipSync(Buffer.from(`${LINES.join('\n')}\n`.repeat(50)))), 'truncated', ''],
     ['a gzip without its trailer', () => withoutLast(gzipSync(Buffer.from(`${LINES.join('\n')}\n`)), 8), 'truncated', ''],
   ])('rejects %s', async (_title, bytes, problem, detail) => {
-    const check = verifyNdjsonGz(await fileWith(bytes()));
+    const check = verifyNdjsonGz(files, await fileWith(bytes()));
     await expectProblem(check, problem);
     await expect(check).rejects.toThrow(detail);
   });
@@ -173,7 +177,7 @@ describe('sha256File', () => {
     ['a small file', Buffer.from('forgewarden')],
     ['a file larger than one read', randomBytes(1024 * 1024 + 3)],
   ])('hashes %s as node:crypto does', async (_title, bytes) => {
-    await expect(sha256File(await fileWith(bytes))).resolves.toEqual({ bytes: bytes.length, sha256: sha256Of(bytes) });
+    await expect(sha256File(files, await fileWith(bytes))).resolves.toEqual({ bytes: bytes.length, sha256: sha256Of(bytes) });
   });
 });
 

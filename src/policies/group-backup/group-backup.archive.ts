@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
+import type { LocalFiles } from '../../effects/local-files';
 
 /**
  * Checks of a downloaded backup on disk, in one streaming pass (a group export may be gigabytes, so nothing is ever
@@ -52,7 +52,7 @@ const GZIP_MAGIC = [0x1f, 0x8b];
  * Reads the file once: gunzips it and walks its tar structure; throws ArchiveInvalidError naming what is wrong
  * ("empty file", "not gzip", "truncated", "corrupt gzip", "not a tar archive", "no tar entries").
  */
-export async function verifyArchive(path: string): Promise<ArchiveCheck> {
+export async function verifyArchive(files: LocalFiles, path: string): Promise<ArchiveCheck> {
   const compressed = measureCompressed(path);
   const tarBytes = countBytes();
   const tar = extract();
@@ -73,7 +73,7 @@ export async function verifyArchive(path: string): Promise<ArchiveCheck> {
     stream.resume();
   });
   try {
-    await pipeline(createReadStream(path), compressed.stream, createGunzip(), tarBytes.stream, tar);
+    await pipeline(files.readStream(path), compressed.stream, createGunzip(), tarBytes.stream, tar);
   } catch (error) {
     const problem = asGzipProblem(path, error);
     // The pipeline also destroys the tar stream with another stage's error (ours, or one with a code, from zlib or the
@@ -99,11 +99,11 @@ export async function verifyArchive(path: string): Promise<ArchiveCheck> {
  * For relations files: gzip-compressed NDJSON, every line a JSON value (a final newline ends the last line and adds
  * none; no lines at all is a relation with no records). Same single streaming pass; entries = lines.
  */
-export async function verifyNdjsonGz(path: string): Promise<ArchiveCheck> {
+export async function verifyNdjsonGz(files: LocalFiles, path: string): Promise<ArchiveCheck> {
   const compressed = measureCompressed(path);
   const lines = ndjsonLines(path);
   try {
-    await pipeline(createReadStream(path), compressed.stream, createGunzip(), lines.stream);
+    await pipeline(files.readStream(path), compressed.stream, createGunzip(), lines.stream);
   } catch (error) {
     if (error instanceof ArchiveInvalidError) throw error;
     throw asGzipProblem(path, error);
@@ -112,10 +112,10 @@ export async function verifyNdjsonGz(path: string): Promise<ArchiveCheck> {
 }
 
 /** Size and SHA-256 of a file, streamed. */
-export async function sha256File(path: string): Promise<{ bytes: number; sha256: string }> {
+export async function sha256File(files: LocalFiles, path: string): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let bytes = 0;
-  for await (const chunk of createReadStream(path)) {
+  for await (const chunk of files.readStream(path)) {
     const buffer = chunk as Buffer;
     hash.update(buffer);
     bytes += buffer.length;

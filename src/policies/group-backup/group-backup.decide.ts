@@ -17,7 +17,7 @@ import type { GroupBackupConfig } from './group-backup.schema';
 
 export const BACKUP = 'backup';
 
-/** A backup begun and not finished, as the policy keeps it in Redis (see group-backup.actions.ts). */
+/** A backup begun and not finished, as the policy keeps it in Redis (see group-backup.inflight.ts). */
 export interface InflightBackup {
   /** The decision's key: a resumed backup is the same action, for the ledger. */
   readonly key: string;

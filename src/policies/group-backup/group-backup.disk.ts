@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { LocalFiles } from '../../effects/local-files';
 
 /**
  * Writing a backup so that a name without a dot is always whole: files are written under a dot-name ending in
@@ -14,40 +14,22 @@ export function partialName(name: string): string {
   return `.${name}${PARTIAL_SUFFIX}`;
 }
 
+/** A leftover of a write cut short (see partialName). */
+export function isPartialName(name: string): boolean {
+  return name.startsWith('.') && name.endsWith(PARTIAL_SUFFIX);
+}
+
 /** Temp file beside the target, flushed to disk, renamed over it, and the folder flushed so the rename lasts. */
-export async function writeFileAtomically(path: string, content: string): Promise<void> {
+export async function writeFileAtomically(files: LocalFiles, path: string, content: string): Promise<void> {
   const temporary = join(dirname(path), partialName(`${randomBytes(4).toString('hex')}.tmp`));
-  const handle = await open(temporary, 'w', 0o644);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, path);
-  await syncFolder(dirname(path));
+  await files.writeFlushed(temporary, content, 0o644);
+  await files.rename(temporary, path);
+  await files.flushFolder(dirname(path));
 }
 
-/** Flushes a file already written (a download) before it is renamed into place. */
-export async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** A rename is durable once its folder is flushed; a file system that cannot flush a folder (some network ones) is let be. */
-export async function syncFolder(folder: string): Promise<void> {
-  try {
-    const handle = await open(folder, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // EISDIR/EINVAL/EPERM on file systems without directory fsync: the rename itself has happened.
-  }
+/** A file downloaded and verified under its dot-name, put in place: flushed, renamed, and the rename flushed. */
+export async function putInPlace(files: LocalFiles, partial: string, final: string): Promise<void> {
+  await files.flush(partial);
+  await files.rename(partial, final);
+  await files.flushFolder(dirname(final));
 }

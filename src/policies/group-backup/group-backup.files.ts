@@ -1,8 +1,7 @@
-import type { Dirent } from 'node:fs';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { LocalFiles } from '../../effects/local-files';
 import { sha256File } from './group-backup.archive';
-import { PARTIAL_SUFFIX, writeFileAtomically } from './group-backup.disk';
+import { isPartialName, writeFileAtomically } from './group-backup.disk';
 import { type BackupSet, backupSetProblem, filesOf, GROUP_ARCHIVE, GROUP_RELATIONS, isSetFileName, isSetName } from './group-backup.set';
 
 /**
@@ -48,7 +47,6 @@ export function relationsFolderName(stamp: string): string {
   return `${stamp}.relations`;
 }
 
-
 export function isArchiveName(name: string): boolean {
   return ARCHIVE.test(name);
 }
@@ -57,15 +55,10 @@ export function isArchiveName(name: string): boolean {
  * The group's manifest, or undefined when there is none yet. A manifest that cannot be read is an error naming the
  * file: the backups it lists must not be pruned, or added to, on a guess.
  */
-export async function readManifest(folder: string): Promise<Manifest | undefined> {
+export async function readManifest(files: LocalFiles, folder: string): Promise<Manifest | undefined> {
   const path = join(folder, MANIFEST);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const text = await files.readText(path);
+  if (text === undefined) return undefined;
   let manifest: unknown;
   try {
     manifest = JSON.parse(text);
@@ -143,8 +136,8 @@ function fromVersion1(entry: Version1Archive): ListedSet {
 }
 
 /** Writes the manifest in place of the old one, atomically: a reader sees the old one or the new one, never half. */
-export async function writeManifest(folder: string, manifest: Manifest): Promise<void> {
-  await writeFileAtomically(join(folder, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+export async function writeManifest(files: LocalFiles, folder: string, manifest: Manifest): Promise<void> {
+  await writeFileAtomically(files, join(folder, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 /** What else lies in the group's folder: sets and archives the manifest does not list, leftovers of interrupted writes. */
@@ -154,19 +147,13 @@ export interface FolderContents {
   readonly partials: string[];
 }
 
-export async function folderContents(folder: string, manifest: Manifest | undefined): Promise<FolderContents> {
-  let entries: Dirent[];
-  try {
-    entries = await readdir(folder, { withFileTypes: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { unlisted: [], partials: [] };
-    throw error;
-  }
+export async function folderContents(files: LocalFiles, folder: string, manifest: Manifest | undefined): Promise<FolderContents> {
+  const entries = await files.list(folder);
   const listed = new Set(manifest?.sets.map((set) => setLabel(set)) ?? []);
-  const labels = entries.flatMap((entry) => (entry.isDirectory() && isSetName(entry.name) ? [`${entry.name}/`] : isArchiveName(entry.name) ? [entry.name] : []));
+  const labels = entries.flatMap((entry) => (entry.isFolder && isSetName(entry.name) ? [`${entry.name}/`] : isArchiveName(entry.name) ? [entry.name] : []));
   return {
     unlisted: labels.filter((label) => !listed.has(label)).sort(),
-    partials: entries.map((entry) => entry.name).filter((name) => name.startsWith('.') && name.endsWith(PARTIAL_SUFFIX)).sort(),
+    partials: entries.map((entry) => entry.name).filter(isPartialName).sort(),
   };
 }
 
@@ -193,34 +180,29 @@ export type DiskCheck = 'size' | 'sha256';
  * or a name that is not one a set may list), or undefined when it does. A name that is not a set's is never counted,
  * so a hand-edited manifest cannot make a prune remove, or a check read, anything outside the group's sets.
  */
-export async function setProblem(folder: string, set: ListedSet, check: DiskCheck): Promise<string | undefined> {
+export async function setProblem(files: LocalFiles, folder: string, set: ListedSet, check: DiskCheck): Promise<string | undefined> {
   if (!isSetName(set.set)) return 'not the name of a set of this folder';
   if (set.legacy && set.projects.length > 0) return 'an archive of before sets cannot list projects';
   for (const file of filesOf(set)) {
     if (!isSetFileName(file.file)) return `${file.file} is not the name of a file of a set`;
     const path = pathOf(folder, set, file.file);
     const what = file.file === GROUP_ARCHIVE ? 'its group archive' : `its file ${file.file}`;
-    let size: number;
-    try {
-      size = (await stat(path)).size;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `${what} is missing from disk`;
-      throw error;
-    }
+    const size = (await files.stat(path))?.size;
+    if (size === undefined) return `${what} is missing from disk`;
     if (size !== file.bytes) return `${what} is ${size} bytes on disk, ${file.bytes} in the manifest`;
-    if (check === 'sha256' && (await sha256File(path)).sha256 !== file.sha256) return `${what} has changed on disk: its SHA-256 is not the manifest's`;
+    if (check === 'sha256' && (await sha256File(files, path)).sha256 !== file.sha256) return `${what} has changed on disk: its SHA-256 is not the manifest's`;
   }
   return undefined;
 }
 
 /** Removes a set: its folder, or an archive of before sets and its relations; one already gone is fine (a prune cut short). */
-export async function removeSet(folder: string, set: Pick<ListedSet, 'set' | 'legacy'>): Promise<void> {
+export async function removeSet(files: LocalFiles, folder: string, set: Pick<ListedSet, 'set' | 'legacy'>): Promise<void> {
   // Names come from the manifest and the policy's state, both of which a person can edit.
   if (!isSetName(set.set)) throw new Error(`${join(folder, set.set)}: not the name of a backup set; not removed`);
   if (set.legacy) {
-    await rm(join(folder, archiveName(set.set)), { force: true });
-    await rm(join(folder, relationsFolderName(set.set)), { recursive: true, force: true });
+    await files.remove(join(folder, archiveName(set.set)));
+    await files.remove(join(folder, relationsFolderName(set.set)));
     return;
   }
-  await rm(join(folder, set.set), { recursive: true, force: true });
+  await files.remove(join(folder, set.set));
 }

@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { selectGroups } from '../../engine/discovery';
 import { observeTargets } from '../../engine/observe-targets';
@@ -7,6 +6,7 @@ import type { PolicyContext } from '../../engine/policy';
 import { readJsonObject } from '../../engine/json';
 import type { GroupBackupSnapshot, GroupSnapshot, InflightBackup } from './group-backup.decide';
 import { folderContents, type ListedSet, readManifest, setLabel, setProblem } from './group-backup.files';
+import { inflightKey } from './group-backup.inflight';
 import { isSetName, SET_FILE } from './group-backup.set';
 import type { GroupBackupConfig } from './group-backup.schema';
 
@@ -15,10 +15,6 @@ import type { GroupBackupConfig } from './group-backup.schema';
  * by the path), how many projects its set will export (one listing of the tree), what its manifest lists and the disk
  * really holds, and a set begun and not finished, from the policy's state.
  */
-
-export function inflightKey(groupId: number): string {
-  return `inflight:${groupId}`;
-}
 
 export function groupFolder(config: GroupBackupConfig, fullPath: string): string {
   return join(config.destination, ...fullPath.split('/'));
@@ -65,7 +61,7 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
       }
       const inflight = await readInflight(context, group.id);
       try {
-        return { id: group.id, fullPath: group.full_path, ...projects, ...(await observeFolder(config, group.full_path, inflight)), ...(inflight ? { inflight } : {}) };
+        return { id: group.id, fullPath: group.full_path, ...projects, ...(await observeFolder(config, context, group.full_path, inflight)), ...(inflight ? { inflight } : {}) };
       } catch (error) {
         // A manifest that cannot be read, a folder the daemon may not open: that group's problem, said against it.
         context.unobserved.record(`group ${group.full_path}`, error);
@@ -106,39 +102,31 @@ function isForgeWide(error: unknown): boolean {
 
 /**
  * The group's folder as the disk has it: the sets the manifest lists and that are there with their recorded sizes (a
- * stat a file; the SHA-256 is read again only before a prune, see group-backup.actions.ts), those listed and not
+ * stat a file; the SHA-256 is read again only before a prune, see group-backup.prune.ts), those listed and not
  * there, what it does not list, and whether the set in progress is written already.
  */
 async function observeFolder(
   config: GroupBackupConfig,
+  { files }: PolicyContext,
   fullPath: string,
   inflight: InflightBackup | undefined,
 ): Promise<Pick<GroupSnapshot, 'sets' | 'notOnDisk' | 'unlisted' | 'inflightArchived'>> {
   const folder = groupFolder(config, fullPath);
-  const manifest = await readManifest(folder);
-  const contents = await folderContents(folder, manifest);
+  const manifest = await readManifest(files, folder);
+  const contents = await folderContents(files, folder, manifest);
   const sets: ListedSet[] = [];
   const notOnDisk: { set: string; problem: string }[] = [];
   for (const set of manifest?.sets ?? []) {
-    const problem = await setProblem(folder, set, 'size');
+    const problem = await setProblem(files, folder, set, 'size');
     if (problem === undefined) sets.push(set);
     else notOnDisk.push({ set: setLabel(set), problem });
   }
   const inflightLabel = inflight?.set ? setLabel({ set: inflight.set }) : undefined;
-  const inflightArchived = inflight?.set !== undefined && (await isFile(join(folder, inflight.set, SET_FILE)));
+  const inflightArchived = inflight?.set !== undefined && (await files.stat(join(folder, inflight.set, SET_FILE)))?.isFile === true;
   return {
     sets,
     unlisted: contents.unlisted.filter((label) => label !== inflightLabel),
     ...(notOnDisk.length > 0 ? { notOnDisk } : {}),
     ...(inflightArchived ? { inflightArchived } : {}),
   };
-}
-
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isFile();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
 }

@@ -1,14 +1,15 @@
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ForgeLimit, PolicyContext } from '../../engine/policy';
 import { ApiError, ForbiddenError, NotFoundError } from '../../gitlab/transport/errors';
-import { readJsonObject } from '../../engine/json';
 import { ArchiveInvalidError, verifyArchive } from './group-backup.archive';
-import { partialName, syncFile, syncFolder } from './group-backup.disk';
+import { partialName } from './group-backup.disk';
+import type { ForgeExports } from './group-backup.export';
 import { BACKUP_SET_BEHIND } from './group-backup.measures';
 import { listSetProjects } from './group-backup.observer';
-import { isRelativeProjectPath, type MissingProject, type ProjectArchive, projectArchiveFile, relativeProjectPath } from './group-backup.set';
+import { type Progress, ProjectProgress, type SetProject } from './group-backup.project-progress';
 import type { GroupBackupConfig } from './group-backup.schema';
+import { type MissingProject, type ProjectArchive, projectArchiveFile, relativeProjectPath } from './group-backup.set';
+import { type LastSet, unseenProjects } from './group-backup.unseen';
 
 /**
  * The projects of a backup set: every project of the group tree exported, downloaded and verified into
@@ -17,84 +18,41 @@ import type { GroupBackupConfig } from './group-backup.schema';
  * - Export requests are paced by the forge's limit (`project_exports_per_minute`, counted in Redis for every replica
  *   and policy of the token), at most that many waiting on the forge at once.
  * - Each export's status is read `download_interval` apart (the first a few seconds after its request); a finished
- *   one is downloaded once (the forge allows one download a minute per project) under a dot-name, verified as a
- *   gzip tar, flushed and renamed into place.
+ *   one is downloaded once (the forge allows one download a minute per project) and put in place as the group's is
+ *   (see ForgeExports).
  * - An export that fails, or is not ready within `timeout`, is requested again, up to MAX_EXPORT_ATTEMPTS times; then,
  *   as for a project gone from the forge or one the token may not export, the set goes on without it and says why.
- * - What each project has reached is kept in the policy's state before the step the forge cannot undo: a process
- *   killed anywhere carries the same set on, and a project whose archive is in place is never exported again.
+ * - What each project has reached is kept in the policy's state (group-backup.project-progress.ts).
  */
 
 /** How often one project's export is requested before the set goes on without it. */
 export const MAX_EXPORT_ATTEMPTS = 3;
-/** The first look at an export comes this soon after its request (a small project is ready in seconds). */
-const FIRST_LOOK_MS = 5_000;
 /** The forge allows one download of a project's export a minute per user. */
 const DOWNLOAD_SPACING_MS = 60_000;
-/** As long as a set in progress is kept (see group-backup.actions.ts). */
-const PROGRESS_TTL_MS = 30 * 86_400_000;
-
-/** A project of the set, as listed when the set began: the set is the tree as it was then. */
-interface SetProject {
-  readonly id: number;
-  /** Relative to the group: `platform/api`. */
-  readonly path: string;
-  readonly name: string;
-}
-
-/** Where one project of the set is, kept in the policy's state. */
-interface Progress {
-  /** When its export was last requested (read before the request was sent). */
-  readonly requested_at?: string;
-  /** How many times its export was requested. */
-  readonly attempts: number;
-  /** When its status was last read. */
-  readonly looked_at?: string;
-  /** When its download was last tried. */
-  readonly downloaded_at?: string;
-  /** Its archive, verified and in place. */
-  readonly done?: { readonly bytes: number; readonly sha256: string };
-  /** Why the set goes on without it. */
-  readonly missing?: string;
-}
 
 export interface ProjectsOfSet {
   readonly projects: ProjectArchive[];
   readonly missing: MissingProject[];
 }
 
-/** What the set's progress is kept under, in the policy's state: the set's name is in each key, so a dropped set's keys run out alone. */
-export function progressKeys(groupId: number, set: string): { list: string; project: (id: number) => string } {
-  return { list: `set:${groupId}:${set}:projects`, project: (id) => `set:${groupId}:${set}:project:${id}` };
-}
-
-/** Removes what a set's progress kept: once the set is written, or when it is dropped. */
-export async function forgetProgress(context: PolicyContext, groupId: number, set: string): Promise<void> {
-  const keys = progressKeys(groupId, set);
-  const stored = readJsonObject(await context.state.get(keys.list));
-  const listed: unknown[] = Array.isArray(stored?.projects) ? stored.projects : [];
-  for (const project of listed) if (isSetProject(project)) await context.state.delete(keys.project(project.id));
-  await context.state.delete(keys.list);
-}
-
 export class SetProjects {
-  private readonly keys: ReturnType<typeof progressKeys>;
-  private readonly progress = new Map<number, Progress>();
+  private readonly progress: ProjectProgress;
   private readonly limit: ForgeLimit;
   private behind: boolean | undefined;
 
   constructor(
     private readonly config: GroupBackupConfig,
     private readonly context: PolicyContext,
+    private readonly exports: ForgeExports,
     private readonly group: { readonly id: number; readonly fullPath: string },
     private readonly setFolder: string,
     set: string,
     /** The schedule's next run after the set began: a set that would end after it says so (BACKUP_SET_BEHIND). */
     private readonly nextRun: Date | undefined,
-    /** The projects of the newest set before this one, which this one expects (see unseen). */
-    private readonly lastSet: () => Promise<{ set: string; projects: ReadonlyArray<{ readonly id: number; readonly path: string }> } | undefined> = async () => undefined,
+    /** The projects of the newest set before this one, which this one expects (see unseenProjects). */
+    private readonly lastSet: () => Promise<LastSet | undefined> = async () => undefined,
   ) {
-    this.keys = progressKeys(group.id, set);
+    this.progress = new ProjectProgress(context, group.id, set);
     this.limit = { name: 'project_export', perMinute: config.project_exports_per_minute };
   }
 
@@ -105,7 +63,7 @@ export class SetProjects {
   /** Exports every project of the set not yet in place; answers the archives in place and the projects the set lacks. */
   async run(): Promise<ProjectsOfSet> {
     const projects = await this.list();
-    for (const project of projects) this.progress.set(project.id, await this.load(project));
+    for (const project of projects) this.progress.hold(project, await this.load(project));
     for (;;) {
       const open = projects.filter((project) => this.isOpen(project));
       if (open.length === 0) break;
@@ -117,7 +75,7 @@ export class SetProjects {
       for (const project of open) {
         if (inFlight >= this.limit.perMinute) break;
         if (!this.isOpen(project) || this.at(project).requested_at !== undefined) continue;
-        const slot = await this.context.forgeLimits.take(this.limit, this.now());
+        const slot = await this.exports.take(this.limit);
         if (slot.waitMs > 0) {
           slotAt = this.now().getTime() + slot.waitMs;
           break;
@@ -141,90 +99,53 @@ export class SetProjects {
 
   /** The projects of the set: listed once, when the set began, and kept, so a set carried on is the same set. */
   private async list(): Promise<SetProject[]> {
-    const stored = readJsonObject(await this.context.state.get(this.keys.list));
-    if (stored && Array.isArray(stored.projects) && stored.projects.every(isSetProject)) return stored.projects;
+    const stored = await this.progress.listed();
+    if (stored) return stored;
     const projects: SetProject[] = [];
     for await (const project of listSetProjects(this.config, this.context, this.group.id)) {
       projects.push({ id: project.id, path: relativeProjectPath(this.group.fullPath, project.path_with_namespace), name: project.name });
     }
-    const unseen = await this.unseen(projects);
+    const unseen = await unseenProjects(this.context, this.group.fullPath, projects, await this.lastSet());
     projects.push(...unseen.map(({ project }) => project));
     projects.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    await this.context.state.set(this.keys.list, JSON.stringify({ projects }), PROGRESS_TTL_MS);
+    await this.progress.keepList(projects);
     for (const { project, why } of unseen) await this.save(project, { attempts: 0, missing: why });
     return projects;
   }
 
-  /**
-   * The last set's projects the listing no longer has, read by id: moved out of the tree or deleted (404 to an
-   * administrator) they are left out; out of the token's sight (404 or 403 otherwise) they are missing from this set
-   * too, so the set is partial rather than complete without them.
-   */
-  private async unseen(listed: readonly SetProject[]): Promise<Array<{ project: SetProject; why: string }>> {
-    const last = await this.lastSet();
-    const ids = new Set(listed.map((project) => project.id));
-    const gone = (last?.projects ?? []).filter((project) => !ids.has(project.id));
-    if (!last || gone.length === 0) return [];
-    const me = await this.context.client.users.current();
-    const administrator = 'is_admin' in me && me.is_admin === true;
-    const unseen: Array<{ project: SetProject; why: string }> = [];
-    for (const project of gone) {
-      const where = `${this.group.fullPath}/${project.path} (id ${project.id})`;
-      try {
-        const now = await this.context.client.projects.show(project.id);
-        if (!now.path_with_namespace.toLowerCase().startsWith(`${this.group.fullPath.toLowerCase()}/`)) {
-          this.context.logger.log(`${where}: moved out of ${this.group.fullPath} (now ${now.path_with_namespace}); not in this set`);
-          continue;
-        }
-        unseen.push({ project: { id: project.id, path: relativeProjectPath(this.group.fullPath, now.path_with_namespace), name: now.name }, why: `not listed by the forge now although it answers for it (${now.path_with_namespace})` });
-      } catch (error) {
-        if (!(error instanceof NotFoundError || error instanceof ForbiddenError)) throw error;
-        if (error instanceof NotFoundError && administrator) {
-          this.context.logger.log(`${where}: deleted (an administrator's token no longer finds it); not in this set`);
-          continue;
-        }
-        unseen.push({ project: { id: project.id, path: project.path, name: project.path }, why: `not visible to the token now (${error.summary}); it was in the set ${last.set}` });
-      }
-    }
-    return unseen;
-  }
-
   private async load(project: SetProject): Promise<Progress> {
-    let progress = asProgress(readJsonObject(await this.context.state.get(this.keys.project(project.id))));
+    let progress = await this.progress.stored(project);
     if (progress.missing) return progress;
     if (progress.done) {
       // The disk has the last word: an archive removed or cut since it was recorded is exported again, not listed.
-      if ((await sizeOf(this.archivePath(project))) === progress.done.bytes) return progress;
+      if ((await this.context.files.stat(this.archivePath(project)))?.size === progress.done.bytes) return progress;
       this.context.logger.warn(`${this.group.fullPath}/${project.path}: its archive is no longer on disk as recorded; it is exported again`);
       progress = await this.save(project, { attempts: 0 });
     }
     // In place but not recorded (killed between the rename and the record): verified again, and taken.
     const final = this.archivePath(project);
-    if (await exists(final)) {
+    if (await this.context.files.exists(final)) {
       try {
-        const check = await verifyArchive(final);
+        const check = await verifyArchive(this.context.files, final);
         return this.save(project, { ...progress, done: { bytes: check.bytes, sha256: check.sha256 } });
       } catch (error) {
         if (!(error instanceof ArchiveInvalidError)) throw error;
-        await rm(final, { force: true });
+        await this.context.files.remove(final);
       }
     }
     return progress;
   }
 
   private at(project: SetProject): Progress {
-    return this.progress.get(project.id) ?? { attempts: 0 };
+    return this.progress.at(project);
   }
 
   private isOpen(project: SetProject): boolean {
-    const progress = this.at(project);
-    return progress.done === undefined && progress.missing === undefined;
+    return this.progress.isOpen(project);
   }
 
-  private async save(project: SetProject, progress: Progress): Promise<Progress> {
-    this.progress.set(project.id, progress);
-    await this.context.state.set(this.keys.project(project.id), JSON.stringify(progress), PROGRESS_TTL_MS);
-    return progress;
+  private save(project: SetProject, progress: Progress): Promise<Progress> {
+    return this.progress.save(project, progress);
   }
 
   private archivePath(project: SetProject): string {
@@ -234,8 +155,7 @@ export class SetProjects {
   private lookDueAt(project: SetProject): number {
     const progress = this.at(project);
     const requested = Date.parse(progress.requested_at ?? this.now().toISOString());
-    if (progress.looked_at === undefined) return requested + Math.min(FIRST_LOOK_MS, this.config.download_interval);
-    return Date.parse(progress.looked_at) + this.config.download_interval;
+    return this.exports.lookDueAt(requested, progress.looked_at === undefined ? undefined : Date.parse(progress.looked_at));
   }
 
   /**
@@ -273,9 +193,7 @@ export class SetProjects {
       case 'none':
         return this.attemptFailed(project, 'the forge has no export of it (it was dropped or expired)');
       default:
-        if (this.now().getTime() - Date.parse(progress.requested_at ?? '') > this.config.timeout) {
-          return this.attemptFailed(project, `its export was not ready ${Math.round(this.config.timeout / 60_000)} min after it was requested`);
-        }
+        if (this.exports.overdue(Date.parse(progress.requested_at ?? ''))) return this.attemptFailed(project, `its export was ${this.exports.notReady}`);
     }
   }
 
@@ -285,7 +203,7 @@ export class SetProjects {
     await this.save(project, { ...progress, downloaded_at: this.now().toISOString() });
     const final = this.archivePath(project);
     const partial = join(dirname(final), partialName(`${project.path.split('/').at(-1)}.tar.gz`));
-    await mkdir(dirname(final), { recursive: true, mode: 0o750 });
+    await this.context.files.makeFolder(dirname(final), 0o750);
     try {
       await this.context.client.projectTransfer.downloadExport(project.id, partial);
     } catch (error) {
@@ -296,15 +214,12 @@ export class SetProjects {
     }
     let check;
     try {
-      check = await verifyArchive(partial);
+      check = await this.exports.verified(partial);
     } catch (error) {
-      await rm(partial, { force: true });
       if (error instanceof ArchiveInvalidError) return this.attemptFailed(project, `its archive was not whole (${error.reason})`);
       throw error;
     }
-    await syncFile(partial);
-    await rename(partial, final);
-    await syncFolder(dirname(final));
+    await this.exports.placed(partial, final);
     await this.save(project, { ...this.at(project), done: { bytes: check.bytes, sha256: check.sha256 } });
   }
 
@@ -363,44 +278,5 @@ export class SetProjects {
       else missing.push({ id: project.id, path: project.path, reason: progress.missing ?? 'not exported' });
     }
     return { projects: archives, missing };
-  }
-}
-
-/**
- * A project's progress as Redis holds it, or none when it is not one (edited by hand, cut short): the project starts
- * over, rather than a time that cannot be read making its next look never due, or due at every turn.
- */
-function asProgress(stored: Record<string, unknown> | undefined): Progress {
-  if (!stored || typeof stored.attempts !== 'number' || !Number.isInteger(stored.attempts) || stored.attempts < 0) return { attempts: 0 };
-  for (const field of ['requested_at', 'looked_at', 'downloaded_at'] as const) {
-    if (stored[field] !== undefined && (typeof stored[field] !== 'string' || Number.isNaN(Date.parse(stored[field])))) return { attempts: 0 };
-  }
-  const done = stored.done as Record<string, unknown> | undefined;
-  if (done !== undefined && (typeof done !== 'object' || done === null || typeof done.bytes !== 'number' || typeof done.sha256 !== 'string')) return { attempts: 0 };
-  if (stored.missing !== undefined && typeof stored.missing !== 'string') return { attempts: 0 };
-  return stored as unknown as Progress;
-}
-
-function isSetProject(value: unknown): value is SetProject {
-  const record = value as Record<string, unknown> | null;
-  return typeof record === 'object' && record !== null && typeof record.id === 'number' && typeof record.path === 'string' && isRelativeProjectPath(record.path) && typeof record.name === 'string';
-}
-
-async function sizeOf(path: string): Promise<number | undefined> {
-  try {
-    return (await stat(path)).size;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
   }
 }

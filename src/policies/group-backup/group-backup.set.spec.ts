@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LocalFiles } from '../../effects/local-files';
 import {
   filesOf,
   isRelativeProjectPath,
@@ -15,6 +16,9 @@ import {
   setNameTime,
   writeSetFile,
 } from './group-backup.set';
+
+/** The disk as the policy sees it: the tests read and write through the same class. */
+const files = new LocalFiles();
 
 /** A set.json as group_backup writes it: acme's set of the 24th, two projects, one missing, one relations file. */
 function aSetFile(): SetFileContent {
@@ -190,23 +194,23 @@ describe('group_backup set: reading and writing set.json', () => {
   });
 
   it('reads back what was written, leaving only set.json in the folder', async () => {
-    await writeSetFile(setFolder, aSetFile());
-    expect(await readSetFile(setFolder)).toEqual(aSetFile());
+    await writeSetFile(files, setFolder, aSetFile());
+    expect(await readSetFile(files, setFolder)).toEqual(aSetFile());
     expect(await readdir(setFolder)).toEqual([SET_FILE]);
   });
 
   it('says a folder without set.json is not a finished set, naming the file', async () => {
-    await expect(readSetFile(setFolder)).rejects.toThrow(`${join(setFolder, 'set.json')}: no such file: ${setFolder} is not a finished backup set`);
+    await expect(readSetFile(files, setFolder)).rejects.toThrow(`${join(setFolder, 'set.json')}: no such file: ${setFolder} is not a finished backup set`);
   });
 
   it('says set.json is not JSON, naming the file', async () => {
     await writeFile(join(setFolder, SET_FILE), '{"version": 1,');
-    await expect(readSetFile(setFolder)).rejects.toThrow(new RegExp(`^${escapeRegExp(join(setFolder, 'set.json'))}: not JSON \\(`));
+    await expect(readSetFile(files, setFolder)).rejects.toThrow(new RegExp(`^${escapeRegExp(join(setFolder, 'set.json'))}: not JSON \\(`));
   });
 
   it('says what is wrong with its content, naming the file', async () => {
     await writeFile(join(setFolder, SET_FILE), JSON.stringify({ ...aSetFile(), state: 'done' }));
-    await expect(readSetFile(setFolder)).rejects.toThrow(`${join(setFolder, 'set.json')}: state: expected complete or partial`);
+    await expect(readSetFile(files, setFolder)).rejects.toThrow(`${join(setFolder, 'set.json')}: state: expected complete or partial`);
   });
 });
 

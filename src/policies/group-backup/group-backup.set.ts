@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { LocalFiles } from '../../effects/local-files';
 import { writeFileAtomically } from './group-backup.disk';
 
 /**
@@ -130,15 +130,10 @@ export function filesOf(set: BackupSet): SetFile[] {
 }
 
 /** Reads and checks `set.json` in `setFolder`; an error names the file and what is wrong with it. */
-export async function readSetFile(setFolder: string): Promise<SetFileContent> {
+export async function readSetFile(files: LocalFiles, setFolder: string): Promise<SetFileContent> {
   const path = join(setFolder, SET_FILE);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${path}: no such file: ${setFolder} is not a finished backup set`);
-    throw error;
-  }
+  const text = await files.readText(path);
+  if (text === undefined) throw new Error(`${path}: no such file: ${setFolder} is not a finished backup set`);
   let content: unknown;
   try {
     content = JSON.parse(text);
@@ -150,8 +145,8 @@ export async function readSetFile(setFolder: string): Promise<SetFileContent> {
   return content as SetFileContent;
 }
 
-export async function writeSetFile(setFolder: string, content: SetFileContent): Promise<void> {
-  await writeFileAtomically(join(setFolder, SET_FILE), `${JSON.stringify(content, null, 2)}\n`);
+export async function writeSetFile(files: LocalFiles, setFolder: string, content: SetFileContent): Promise<void> {
+  await writeFileAtomically(files, join(setFolder, SET_FILE), `${JSON.stringify(content, null, 2)}\n`);
 }
 
 /** What is wrong with a `set.json`'s content, or undefined. */

@@ -1,19 +1,16 @@
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock } from '../clock';
 import type { GitlabClient } from '../gitlab/client';
 import { ApiError, NetworkError, NotFoundError } from '../gitlab/transport/errors';
 import type { GroupDetail } from '../gitlab/types/groups';
 import type { NamespaceExistsParams } from '../gitlab/types/namespaces';
 
 /**
- * The steps of `restore` that create a group through the forge's group import, shared by the restore of one archive
+ * The steps of a restore that create a group through the forge's group import, shared by the restore of one archive
  * and of a backup set: where the group goes, whether its path is free, the upload (with an answer lost after it) and
  * the wait until the forge has the group. Each step answers a problem in words for the person at the terminal; the
  * command decides how it ends.
  */
 
-const PATH_SEGMENT = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
-const RESERVED_ENDING = /\.(git|atom)$/;
 const POLL_MS = 1_000;
 
 /** What `--group` (with `--parent-id` and `--name`) asks for. */
@@ -42,25 +39,6 @@ export interface Problem {
 
 export function isProblem(value: object): value is Problem {
   return 'problem' in value;
-}
-
-/** The group `--group`, `--parent-id` and `--name` name, or what is wrong with them (a usage error). */
-export function parseGroupTarget(options: { group: string; parentId?: string; name?: string }): GroupTarget | Problem {
-  const segments = options.group.split('/');
-  const path = segments.at(-1) ?? '';
-  const parentPath = segments.slice(0, -1).join('/');
-  if (!segments.every((segment) => PATH_SEGMENT.test(segment))) {
-    return { problem: `--group ${options.group}: a group path is letters, digits, '_', '-' and '.', not starting with '-', segments separated by '/'` };
-  }
-  // The forge refuses these after the upload, in words that do not match what was typed.
-  if (segments.some((segment) => RESERVED_ENDING.test(segment))) return { problem: `--group ${options.group}: a group path cannot end in '.git' or '.atom'` };
-  if (parentPath && options.parentId) return { problem: 'give either --parent-id or a full path in --group, not both' };
-  let parentId: number | undefined;
-  if (options.parentId !== undefined) {
-    parentId = Number(options.parentId);
-    if (!Number.isSafeInteger(parentId) || parentId <= 0) return { problem: `--parent-id ${options.parentId}: expected a group id (a positive whole number)` };
-  }
-  return { path, parentPath, parentId, name: options.name };
 }
 
 /** Looks up the parent the target names; a problem when it does not exist (or the token cannot see it). */
@@ -114,11 +92,11 @@ export async function importGroup(client: GitlabClient, place: GroupPlace, file:
     }
     lostAnswer = error.summary;
   }
-  const deadline = performance.now() + waitMs;
+  const deadline = systemClock.monotonic() + waitMs;
   for (;;) {
     if ((await client.namespaces.exists(target.path, scope)).exists) break;
-    if (performance.now() >= deadline) return { problem: `the forge accepted the import, but ${fullPath} did not exist after ${Math.round(waitMs / 1000)} s; look at the forge's import status` };
-    await sleep(POLL_MS);
+    if (systemClock.monotonic() >= deadline) return { problem: `the forge accepted the import, but ${fullPath} did not exist after ${Math.round(waitMs / 1000)} s; look at the forge's import status` };
+    await systemClock.sleep(POLL_MS);
   }
   return { group: await client.groups.show(fullPath, { with_projects: false }), lostAnswer };
 }

@@ -1,9 +1,8 @@
 import type { MissingProject, ProjectArchive, SetFile, SetFileContent } from '../policies/group-backup/group-backup.set';
-import { renderTable } from './table';
 
 /**
- * The pure part of restoring a backup set (restore-set.ts does the rest): which projects a run restores, where each
- * goes under the new group, what is wrong with an archive on disk, and the table that ends every run.
+ * The pure part of restoring a backup set (set-restore.ts does the rest): which projects a run restores, where each
+ * goes under the new group, what is wrong with an archive on disk, and what became of each project.
  */
 
 /** What became of a project of the set; a dry run says `would restore` and `would skip`. */
@@ -92,16 +91,4 @@ export function missingRows(set: SetFileContent, selection: Selection): ProjectR
 /** Whether every project of the run was restored (or would be, in a dry run). */
 export function allRestored(rows: readonly ProjectRow[]): boolean {
   return rows.every((row) => row.result === 'restored' || row.result === 'would restore');
-}
-
-/** The table that ends every run: one row per project (new full path, result, detail) in path order, then a count. */
-export function resultTable(groupFullPath: string, rows: readonly ProjectRow[], dryRun: boolean): string {
-  const sorted = [...rows].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const table = renderTable(
-    ['project', 'result', 'detail'],
-    sorted.map((row) => [`${groupFullPath}/${row.path}`, row.result, row.detail]),
-  );
-  const done = rows.filter((row) => row.result === (dryRun ? 'would restore' : 'restored')).length;
-  const count = `${done} of ${rows.length} ${rows.length === 1 ? 'project' : 'projects'} ${dryRun ? 'would be restored' : 'restored'}`;
-  return `${table}\n${count}\n`;
 }

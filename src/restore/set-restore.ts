@@ -1,168 +1,71 @@
 import { join } from 'node:path';
 import { type Clock, systemClock } from '../clock';
-import { RedisForgeLimits } from '../engine/stores/forge-limits';
+import { forgeTurn } from '../engine/forge-turn';
 import type { ForgeLimit, ForgeLimits, ForgeSlot } from '../engine/policy';
-import { GitlabClient } from '../gitlab/client';
+import type { GitlabClient } from '../gitlab/client';
 import { ApiError, NotFoundError, ValidationError } from '../gitlab/transport/errors';
 import type { GroupDetail } from '../gitlab/types/groups';
 import type { Project } from '../gitlab/types/projects';
 import type { ProjectImportFailedRelation } from '../gitlab/types/project-transfer';
-import { ArchiveInvalidError, verifyArchive } from '../policies/group-backup/group-backup.archive';
-import { type ProjectArchive, readSetFile, type SetFile, type SetFileContent } from '../policies/group-backup/group-backup.set';
-import { EXIT_INVALID_CONFIG } from './config-file';
-import { findGroup, findPlace, type GroupTarget, importGroup, isProblem, mayHaveActed, pathTakenProblem } from './restore-group';
-import {
-  allRestored,
-  type ArchiveFinding,
-  archiveProblem,
-  missingRows,
-  type ProjectPlace,
-  projectPlace,
-  type ProjectResult,
-  type ProjectRow,
-  resultTable,
-  selectProjects,
-  type Selection,
-} from './restore-set-plan';
-import { type AppCommandOptions, withApp } from './with-app';
+import type { ProjectArchive, SetFileContent } from '../policies/group-backup/group-backup.set';
+import { findGroup, findPlace, importGroup, isProblem, mayHaveActed, pathTakenProblem } from './group-import';
+import type { CheckedSet, SetRestoreInput } from './set-check';
+import { type ProjectPlace, projectPlace, type ProjectResult } from './set-plan';
+import { NOT_RESTORED, type SetRun, type SetRunEnd } from './set-run';
 
 /**
  * `restore --from SET`: a backup set (group-backup.set.ts) restored as a new group with every project in its place.
  *
- * Before anything is uploaded, `set.json` is read and every archive it lists is verified and compared with it (size
- * and SHA-256): a bad group archive stops the restore, a bad project archive leaves that project out. The group is
- * imported as `restore --from FILE` imports it; then, once the forge has filled in the subgroups the projects go to,
- * each project is imported into its place through the forge's project import, its path checked free just before,
- * the imports spaced to the forge's limit, each followed until the forge says it finished or failed. `--project`
- * restores one project into the existing group. A dry run checks the archives and paths and says what it would do.
- * Every run ends with a table of the set's projects; it exits 0 only when each was restored (or would be).
+ * Before anything is uploaded, the set is read and checked (set-check.ts): a bad group archive stops the restore, a
+ * bad project archive leaves that project out. The group is imported as `restore --from FILE` imports it; then, once
+ * the forge has filled in the subgroups the projects go to, each project is imported into its place through the
+ * forge's project import, its path checked free just before, the imports spaced to the forge's limit, each followed
+ * until the forge says it finished or failed. `--project` restores one project into the existing group. A dry run
+ * checks the archives and paths and says what it would do. Every run ends with a table of the set's projects (the
+ * command prints it).
  */
-
-export interface SetRestoreInput {
-  readonly options: AppCommandOptions;
-  /** `--from` as typed: messages name the set as the person named it. */
-  readonly from: string;
-  /** The set's folder, resolved. */
-  readonly folder: string;
-  readonly target: GroupTarget;
-  /** How long each wait may take: the group's creation, its subgroups, each project's import. */
-  readonly waitMs: number;
-  /** `--project`: the one project to restore, its path relative to the group. */
-  readonly project: string | undefined;
-}
 
 /** The first wait between two looks at an import or a subgroup; it doubles up to MAX_POLL_MS. */
 const FIRST_POLL_MS = 250;
 const MAX_POLL_MS = 5_000;
-const NOT_RESTORED = 'the group was not restored';
 /** The forge's limit of project imports: 6 a minute per user, counted with the daemon's other requests of it. */
 const PROJECT_IMPORT_LIMIT: ForgeLimit = { name: 'project_import', perMinute: 6 };
 
-export async function restoreSet(input: SetRestoreInput): Promise<number> {
-  const { from, folder, target } = input;
-  let set: SetFileContent;
+/**
+ * The checked set restored on the forge: as a new group with its projects, or (`--project`) one project into the
+ * existing group. The forge's refusal of a step that is no one project's stops the run, said in the table.
+ */
+export async function restoreSet(checked: CheckedSet, client: GitlabClient, limits: ForgeLimits, dryRun: boolean): Promise<SetRunEnd> {
+  const restore = new SetRestore(client, limits, checked, dryRun);
   try {
-    set = await readSetFile(folder);
+    return checked.groupArchive ? await restore.asNewGroup(checked.groupArchive) : await restore.intoExistingGroup();
   } catch (error) {
-    if (!(error instanceof Error)) throw error;
-    return fail(`${error.message}; nothing was uploaded`);
-  }
-  const selection = selectProjects(set, input.project, from);
-  if (selection.kind === 'unknown') {
-    complain(selection.problem);
-    return EXIT_INVALID_CONFIG;
-  }
-  const run = new SetRun(set, selection, target.parentPath ? `${target.parentPath}/${target.path}` : target.path);
-  if (selection.kind === 'missing') {
-    complain(`${selection.missing.path} is not in the set ${from}: ${selection.missing.reason}; there is no archive of it to restore`);
-    return run.end(false);
-  }
-
-  let groupArchive: { bytes: number; sha256: string } | undefined;
-  if (input.project === undefined) {
-    const finding = await inspect(folder, set.group_archive);
-    const problem = archiveProblem('the group archive', set.group_archive, finding);
-    if (problem || finding.state !== 'read') return run.stop(`${from}: ${problem}; nothing was uploaded`, NOT_RESTORED, false);
-    groupArchive = finding;
-  }
-  const archiveProblems = new Map<string, string | undefined>();
-  for (const entry of selection.projects) archiveProblems.set(entry.path, archiveProblem('its archive', entry, await inspect(folder, entry)));
-
-  return withApp('restore', input.options, async (app, config) => {
-    const restore = new SetRestore(app.get(GitlabClient), app.get(RedisForgeLimits), input, set, run, archiveProblems, config.dry_run);
-    try {
-      return groupArchive ? await restore.asNewGroup(groupArchive) : await restore.intoExistingGroup();
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      return run.stop(error.summary, `the restore stopped: ${error.summary}`, config.dry_run);
-    }
-  });
-}
-
-/** The rows of one run's table, filled as its projects are settled. */
-class SetRun {
-  private readonly rows = new Map<string, ProjectRow>();
-  private readonly selected: readonly ProjectArchive[];
-
-  constructor(
-    set: SetFileContent,
-    selection: Selection,
-    /** Where the projects go: the group's path as given until the forge has told its full path. */
-    public groupFullPath: string,
-  ) {
-    this.selected = selection.kind === 'projects' ? selection.projects : [];
-    for (const row of missingRows(set, selection)) this.rows.set(row.path, row);
-  }
-
-  private said = false;
-
-  /** A line of the run's result, above the table. */
-  say(line: string): void {
-    process.stdout.write(`${line}\n`);
-    this.said = true;
-  }
-
-  settle(path: string, result: ProjectResult, detail: string): void {
-    this.rows.set(path, { path, result, detail });
-  }
-
-  /** The selected projects not settled yet. */
-  unsettled(): ProjectArchive[] {
-    return this.selected.filter((entry) => !this.rows.has(entry.path));
-  }
-
-  /** Says what stopped the run, leaves every project not settled yet `skipped` with `detail`, and ends. */
-  stop(message: string, detail: string, dryRun: boolean): number {
-    complain(message);
-    for (const entry of this.unsettled()) this.settle(entry.path, dryRun ? 'would skip' : 'skipped', detail);
-    return this.end(dryRun);
-  }
-
-  /** Prints the table; 0 when every project of the run was restored (or would be). */
-  end(dryRun: boolean): number {
-    const rows = [...this.rows.values()];
-    process.stdout.write(`${this.said ? '\n' : ''}${resultTable(this.groupFullPath, rows, dryRun)}`);
-    return allRestored(rows) ? 0 : 1;
+    if (!(error instanceof ApiError)) throw error;
+    return checked.run.stop(error.summary, `the restore stopped: ${error.summary}`, dryRun);
   }
 }
 
 /** The steps that talk to the forge, for one run. */
 class SetRestore {
   private readonly clock: Clock = systemClock;
+  private readonly input: SetRestoreInput;
+  private readonly set: SetFileContent;
+  private readonly run: SetRun;
 
   constructor(
     private readonly client: GitlabClient,
     /** Counted in Redis: imports of a restore and of another process of the same token stay within one limit. */
     private readonly limits: ForgeLimits,
-    private readonly input: SetRestoreInput,
-    private readonly set: SetFileContent,
-    private readonly run: SetRun,
-    private readonly archiveProblems: ReadonlyMap<string, string | undefined>,
+    private readonly checked: CheckedSet,
     private readonly dryRun: boolean,
-  ) {}
+  ) {
+    this.input = checked.input;
+    this.set = checked.set;
+    this.run = checked.run;
+  }
 
   /** The whole set: the group from its archive at a free path, then every project whose archive is good. */
-  async asNewGroup(archive: { bytes: number; sha256: string }): Promise<number> {
+  async asNewGroup(archive: { bytes: number; sha256: string }): Promise<SetRunEnd> {
     const { client, input, run } = this;
     const place = await findPlace(client, input.target);
     if (isProblem(place)) return run.stop(`${place.problem}; nothing was uploaded`, NOT_RESTORED, this.dryRun);
@@ -177,8 +80,8 @@ class SetRestore {
       for (const entry of projects) {
         run.settle(entry.path, 'would restore', `would import ${entry.file} into ${projectPlace(place.fullPath, entry.path).namespace}`);
       }
-      run.say(`would restore ${groupFile} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${place.fullPath}: the archive is valid and the path is free`);
-      run.say("dry run (the file's dry_run, or --dry-run): run with --no-dry-run to create the group and its projects");
+      run.report.say(`would restore ${groupFile} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${place.fullPath}: the archive is valid and the path is free`);
+      run.report.say("dry run (the file's dry_run, or --dry-run): run with --no-dry-run to create the group and its projects");
       return run.end(true);
     }
 
@@ -186,12 +89,12 @@ class SetRestore {
     if (isProblem(imported)) return run.stop(imported.problem, NOT_RESTORED, false);
     const { group } = imported;
     run.groupFullPath = group.full_path;
-    run.say(`restored ${groupFile} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${group.full_path} (id ${group.id}, ${group.visibility})`);
-    if (imported.lostAnswer) run.say(`the forge's answer to the upload was lost (${imported.lostAnswer}), but the group is there`);
-    run.say('members of the group and its projects keep their membership only where their user exists');
+    run.report.say(`restored ${groupFile} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${group.full_path} (id ${group.id}, ${group.visibility})`);
+    if (imported.lostAnswer) run.report.say(`the forge's answer to the upload was lost (${imported.lostAnswer}), but the group is there`);
+    run.report.say('members of the group and its projects keep their membership only where their user exists');
     const relations = this.set.relations?.length ?? 0;
     // The forge's group import takes the group archive alone; the relations export is for reading, not restoring.
-    if (relations > 0) run.say(`the set's relations export (${relations} ${relations === 1 ? 'file' : 'files'}) is not uploaded: the forge's group import does not take it`);
+    if (relations > 0) run.report.say(`the set's relations export (${relations} ${relations === 1 ? 'file' : 'files'}) is not uploaded: the forge's group import does not take it`);
 
     const places = projects.map((entry) => ({ entry, place: projectPlace(group.full_path, entry.path) }));
     const namespaces = await this.waitForNamespaces(group, places.map(({ place }) => place.folder));
@@ -212,7 +115,7 @@ class SetRestore {
   }
 
   /** `--project`: one project into the group, which exists already with the subgroup the project goes to. */
-  async intoExistingGroup(): Promise<number> {
+  async intoExistingGroup(): Promise<SetRunEnd> {
     const { client, input, run } = this;
     const { target } = input;
     let fullPath = target.parentPath ? `${target.parentPath}/${target.path}` : target.path;
@@ -245,7 +148,7 @@ class SetRestore {
       const existing = await findProject(client, place.fullPath);
       if (existing) run.settle(entry.path, 'would skip', this.taken(existing, entry));
       else run.settle(entry.path, 'would restore', `would import ${entry.file} into ${namespace.full_path}`);
-      run.say("dry run (the file's dry_run, or --dry-run): run with --no-dry-run to import the project");
+      run.report.say("dry run (the file's dry_run, or --dry-run): run with --no-dry-run to import the project");
       return run.end(true);
     }
     const [result, detail] = await this.importProject(entry, place, namespace.id);
@@ -257,7 +160,7 @@ class SetRestore {
   private projectsWithGoodArchives(): ProjectArchive[] {
     const good: ProjectArchive[] = [];
     for (const entry of this.run.unsettled()) {
-      const problem = this.archiveProblems.get(entry.path);
+      const problem = this.checked.archiveProblems.get(entry.path);
       if (problem) this.run.settle(entry.path, this.dryRun ? 'would skip' : 'skipped', problem);
       else good.push(entry);
     }
@@ -324,13 +227,11 @@ class SetRestore {
    * Waits until one more project import is within the forge's limit, saying so while it waits: a 429's retry would
    * send the whole upload again.
    */
-  private async importTurn(): Promise<ForgeSlot> {
-    for (;;) {
-      const slot = await this.limits.take(PROJECT_IMPORT_LIMIT, new Date(this.clock.now()));
-      if (slot.waitMs === 0) return slot;
-      complain(`waiting ${Math.ceil(slot.waitMs / 1000)} s before the next project import: the forge takes ${PROJECT_IMPORT_LIMIT.perMinute} a minute from one user`);
-      await this.clock.sleep(slot.waitMs);
-    }
+  private importTurn(): Promise<ForgeSlot> {
+    const clock = { now: () => new Date(this.clock.now()), sleep: (ms: number) => this.clock.sleep(ms) };
+    return forgeTurn(this.limits, PROJECT_IMPORT_LIMIT, clock, (waitMs) =>
+      this.run.report.complain(`waiting ${Math.ceil(waitMs / 1000)} s before the next project import: the forge takes ${PROJECT_IMPORT_LIMIT.perMinute} a minute from one user`),
+    );
   }
 
   /** Looks at the import until it finished or failed, at most `--wait`. */
@@ -393,25 +294,4 @@ async function findProject(client: GitlabClient, fullPath: string): Promise<Proj
     if (error instanceof NotFoundError) return undefined;
     throw error;
   }
-}
-
-/** What one archive of the set is on disk: missing, not a whole archive (and why), or its size and SHA-256. */
-async function inspect(folder: string, file: SetFile): Promise<ArchiveFinding> {
-  try {
-    const { bytes, sha256 } = await verifyArchive(join(folder, file.file));
-    return { state: 'read', bytes, sha256 };
-  } catch (error) {
-    if (error instanceof ArchiveInvalidError) return { state: 'invalid', reason: error.reason };
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'missing' };
-    throw error;
-  }
-}
-
-function complain(message: string): void {
-  process.stderr.write(`forgewarden restore: ${message}\n`);
-}
-
-function fail(message: string): number {
-  complain(message);
-  return 1;
 }
