@@ -10,6 +10,9 @@ const POLICY_FOLDERS = readdirSync(new URL('./src/policies/', import.meta.url), 
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
 
+/** How deep a policy's own folders nest: files of `src/policies/<type>/`, of its subfolders, and theirs. */
+const POLICY_DEPTHS = [0, 1, 2, 3];
+
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
 /** Runtime code: everything in src/ but the sandbox, test helpers and specs. */
@@ -33,14 +36,17 @@ const gitlabRule = { regex: '^@nestjs/', message: 'the forge client is plain cla
 
 const layerRules = [
   { files: ['src/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis) },
-  ...POLICY_FOLDERS.map((folder) => ({
-    files: [`src/policies/${folder}/**/*.ts`],
-    ignores: RUNTIME_IGNORES,
-    rules: restrict(...runtime, noRedis, {
-      regex: `^\\.\\./(?!\\.\\.(/|$)|${folder}/)|^\\.\\.(/index)?$|/policies(/(?!${folder}/)|$)`,
-      message: 'a policy type imports no other policy type, nor the list of them (src/policies/index.ts)',
-    }),
-  })),
+  // A file in a subfolder of its policy (a credential kind, a section) reaches src/policies/ by one more `../` a level.
+  ...POLICY_FOLDERS.flatMap((folder) =>
+    POLICY_DEPTHS.map((depth) => ({
+      files: [`src/policies/${folder}/${'*/'.repeat(depth)}*.ts`],
+      ignores: RUNTIME_IGNORES,
+      rules: restrict(...runtime, noRedis, {
+        regex: `^(\\.\\./){${depth + 1}}(?!\\.\\.(/|$)|${folder}/)|^(\\.\\./){${depth}}\\.\\.(/index)?$|/policies(/(?!${folder}/)|$)`,
+        message: 'a policy type imports no other policy type, nor the list of them (src/policies/index.ts)',
+      }),
+    })),
+  ),
   { files: ['src/engine/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis, engineRule) },
   { files: ['src/gitlab/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis, gitlabRule) },
   // Where Redis may be spoken to: the same rules, without the one about ioredis.

@@ -36,6 +36,13 @@ describe('the layers npm run lint enforces', () => {
     expect(refused('src/policies/job-retry/new-file.ts', specifiers)).toEqual(specifiers.slice(0, 6));
   });
 
+  it('a file in a subfolder of a policy (a credential kind) is fenced the same, one `../` deeper a level', () => {
+    const nested = ['../../../job-retry/job-retry.runner', '../../..', '../../../index', '../../../../sandbox', '../../credential-kind', './ssh-keys.schema', '../../../../engine/policy'];
+    expect(refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', nested)).toEqual(nested.slice(0, 4));
+    const registry = ['../../job-retry/job-retry.runner', '../..', '../credential-kind', './ssh-keys/ssh-keys', '../../../engine/policy'];
+    expect(refused('src/policies/key-rotation/kinds/new-file.ts', registry)).toEqual(registry.slice(0, 2));
+  });
+
   it('the engine imports no policy', () => {
     expect(refused('src/engine/new-file.ts', ['../policies', '../policies/job-retry/job-retry.runner', './policy', '../gitlab', '../queue/jobs'])).toEqual([
       '../policies',
