@@ -52,7 +52,8 @@ export interface DeployProject {
 
 export interface RotationRecord {
   readonly id: string;
-  readonly kind: 'ssh' | 'deploy';
+  /** The credential kind's name (`ssh`, `deploy`): which file under kinds/ acts on it. */
+  readonly kind: string;
   readonly step: Step;
   /** Steps started so far; part of each action's key. */
   readonly attempt: number;
@@ -174,7 +175,7 @@ export function parseRecord(text: string | undefined): RotationRecord | undefine
   if (!record) return undefined;
   const valid =
     typeof record.id === 'string' &&
-    (record.kind === 'ssh' || record.kind === 'deploy') &&
+    typeof record.kind === 'string' &&
     (STEPS as readonly unknown[]).includes(record.step) &&
     typeof record.attempt === 'number' &&
     typeof record.title === 'string' &&
