@@ -29,6 +29,13 @@ const runtime = [
  */
 const noRedis = { regex: '^ioredis$', message: 'only src/redis/ and the engine\'s stores (src/engine/stores/) import ioredis: keep what the engine stores behind a store' };
 
+/**
+ * Disk and child processes are reached through the small classes of src/effects/ (SecretFiles, HookRunner), handed to
+ * a policy like the forge's client, so its tests use the same classes. group_backup still writes its archives itself.
+ */
+const noEffects = { regex: '^(node:)?(fs|child_process)(/|$)', message: 'a policy reaches the disk and child processes through the classes of src/effects/' };
+const WRITES_DISK_ITSELF = new Set(['group-backup']);
+
 // A file gets one no-restricted-imports setting (the last block that matches it), so each block lists every
 // restriction of its files: the runtime ones plus its own.
 const engineRule = { regex: '(^|/)policies(/|$)', message: 'the engine is handed the policy types (EngineModule.forRoot); it imports none' };
@@ -41,7 +48,7 @@ const layerRules = [
     POLICY_DEPTHS.map((depth) => ({
       files: [`src/policies/${folder}/${'*/'.repeat(depth)}*.ts`],
       ignores: RUNTIME_IGNORES,
-      rules: restrict(...runtime, noRedis, {
+      rules: restrict(...runtime, noRedis, ...(WRITES_DISK_ITSELF.has(folder) ? [] : [noEffects]), {
         regex: `^(\\.\\./){${depth + 1}}(?!\\.\\.(/|$)|${folder}/)|^(\\.\\./){${depth}}\\.\\.(/index)?$|/policies(/(?!${folder}/)|$)`,
         message: 'a policy type imports no other policy type, nor the list of them (src/policies/index.ts)',
       }),

@@ -43,6 +43,13 @@ describe('the layers npm run lint enforces', () => {
     expect(refused('src/policies/key-rotation/kinds/new-file.ts', registry)).toEqual(registry.slice(0, 2));
   });
 
+  it('a policy reaches the disk and child processes through src/effects/, which alone imports them', () => {
+    const effects = ['node:fs', 'node:fs/promises', 'fs', 'node:child_process', 'child_process', '../../effects/secret-files', 'node:path', 'node:crypto'];
+    expect(refused('src/policies/key-rotation/new-file.ts', effects)).toEqual(effects.slice(0, 5));
+    expect(refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', ['node:fs/promises', '../../../../effects/hook-runner'])).toEqual(['node:fs/promises']);
+    expect(refused('src/effects/new-file.ts', effects)).toEqual([]);
+  });
+
   it('the engine imports no policy', () => {
     expect(refused('src/engine/new-file.ts', ['../policies', '../policies/job-retry/job-retry.runner', './policy', '../gitlab', '../queue/jobs'])).toEqual([
       '../policies',

@@ -1,7 +1,8 @@
 import { readParams } from '../../engine/action-params';
 import type { ActionParams, ActionResult, PolicyContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
-import { HookRunner } from './key-rotation.hook';
+import { HookRunner } from '../../effects/hook-runner';
+import { SecretFiles } from '../../effects/secret-files';
 import { hookMarkPath, KeyFiles } from './key-rotation.key-files';
 import { closeSchema, enableSchema, POLICY, readStart, removeSchema, runOnRotateSchema, type Start, uploadSchema, verifySchema, writeSchema } from './key-rotation.params';
 import { RotationPreconditions, uploadPlace } from './key-rotation.preconditions';
@@ -10,7 +11,9 @@ import { begin, loadKnown, message, RecordedError, recording, StepNotReadyError 
 import { CREDENTIAL_KINDS } from './kinds';
 
 export { StepNotReadyError } from './key-rotation.step-record';
-export { hookEnvironment, ON_ROTATE_TIMEOUT_MS } from './key-rotation.hook';
+
+/** How long on_rotate may run before it counts as failed. */
+export const ON_ROTATE_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * The effects of each rotation step, whatever the kind: the kind makes the forge calls, the steps keep the record.
@@ -272,8 +275,8 @@ function newRecord(id: string, start: Start, now: Date, generation: number): Rot
   };
 }
 
-/** The steps as the daemon runs them: this build's kinds, key files and hook. */
-export const keyRotationSteps = new RotationSteps(CREDENTIAL_KINDS, new KeyFiles(), new HookRunner());
+/** The steps as the daemon runs them: this build's kinds, on its disk, with on_rotate as its child. */
+export const keyRotationSteps = new RotationSteps(CREDENTIAL_KINDS, new KeyFiles(new SecretFiles()), new HookRunner(ON_ROTATE_TIMEOUT_MS));
 const steps = keyRotationSteps;
 const { preconditions } = keyRotationSteps;
 
