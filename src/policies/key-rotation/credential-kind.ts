@@ -15,8 +15,9 @@ export interface CredentialKind<Rule = unknown, Facts = unknown> {
   /** The policy file's list of entries of this kind (`[]` when left out); its key is the kind's line in kinds/index.ts. */
   readonly schema: z.ZodType<Rule[]>;
   /**
-   * `one`: the credential sits on one holder, which the record's `owner` names (a user's SSH key). `several`: it is
-   * spread over projects, the new one enabled on each that holds the old one (a deploy key); the record's `projects`.
+   * `one`: the credential sits on one holder, which the record's `owner` names when it is a user (an SSH key) and its
+   * `holder` otherwise (a project's token). `several`: it is spread over projects, the new one enabled on each that
+   * holds the old one (a deploy key); the record's `projects`.
    */
   readonly holders: 'one' | 'several';
 
@@ -98,8 +99,10 @@ export interface ManagedKey {
   /** The new key's lifetime, where the forge lets keys expire. */
   readonly lifetime: number | undefined;
   readonly grace: number;
-  /** `one`: its holder. */
+  /** `one`: its holder, when a user. */
   readonly owner: SshOwner | null;
+  /** `one`: its holder, when not a user. */
+  readonly holder?: string | number;
   /** `several`: the readable projects that hold it, the first one first (where the new key is created). */
   readonly projects: readonly DeployProject[];
   /** Whom the key file is named after (the user, the first project). */
@@ -107,7 +110,7 @@ export interface ManagedKey {
 }
 
 /** Who holds a credential, as a rotation's record keeps it. */
-export type Holders = Pick<RotationRecord, 'owner' | 'projects'>;
+export type Holders = Pick<RotationRecord, 'owner' | 'projects' | 'holder'>;
 
 /** A rotation the forge contradicts is closed, one it cannot read now waits, else its places on the forge now. */
 export type Premise = { readonly close: string } | { readonly wait: string } | Places;

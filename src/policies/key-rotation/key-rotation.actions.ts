@@ -258,6 +258,7 @@ function newRecord(id: string, start: Start, now: Date, generation: number): Rot
     old_key_id: start.old_key_id,
     old_fingerprint: start.old_fingerprint ?? null,
     owner: start.owner,
+    ...(start.holder !== undefined ? { holder: start.holder } : {}),
     projects: start.projects,
     path: start.path,
     key_type: start.key_type,

@@ -128,7 +128,7 @@ function finishedNote(record: RotationRecord): string {
 
 /** A new rotation: every step up to verification, so one pass normally gets the new key in place. */
 function firstSteps(config: RotationConfig, kind: CredentialKind, key: ManagedKey, generation: number): Decision[] {
-  const rotation: Rotation = { id: key.rotation, generation, attempt: 0, target: key.target, oldKeyId: key.keyId, oldFingerprint: key.fingerprint ?? null, owner: key.owner };
+  const rotation: Rotation = { id: key.rotation, generation, attempt: 0, target: key.target, oldKeyId: key.keyId, oldFingerprint: key.fingerprint ?? null, owner: key.owner, holder: key.holder };
   const start = startParams(rotation, {
     kind: kind.name,
     title: key.title,
@@ -160,6 +160,7 @@ function decideRotation(config: RotationConfig, kind: CredentialKind, view: Kind
     oldKeyId: record.old_key_id,
     oldFingerprint: record.old_fingerprint,
     owner: record.owner,
+    holder: record.holder,
   };
   const premise = view.premise(record);
   if ('close' in premise) return [close(rotation, premise.close)];

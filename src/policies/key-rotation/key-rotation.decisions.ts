@@ -25,6 +25,7 @@ export interface Rotation {
   readonly oldFingerprint: string | null;
   /** A credential on one holder: whose, read again before each step. */
   readonly owner: SshOwner | null;
+  readonly holder?: string | number;
 }
 
 /**
@@ -44,7 +45,7 @@ export type StartParams = ActionParams & { readonly path: string };
  * always states its lifetime (null where keys do not expire); a new one only where they do.
  */
 export function startParams(
-  rotation: Pick<Rotation, 'id' | 'generation' | 'oldKeyId' | 'oldFingerprint' | 'owner'>,
+  rotation: Pick<Rotation, 'id' | 'generation' | 'oldKeyId' | 'oldFingerprint' | 'owner' | 'holder'>,
   start: { kind: string; title: string; projects: readonly DeployProject[]; path: string; secretsDir: string; keyType: string; grace: number; lifetime: number | null | undefined },
 ): StartParams {
   return {
@@ -54,7 +55,7 @@ export function startParams(
     title: start.title,
     old_key_id: rotation.oldKeyId,
     old_fingerprint: rotation.oldFingerprint,
-    ...ownerParams(rotation.owner),
+    ...whoseParams(rotation),
     projects: projectsParam(start.projects),
     path: start.path,
     secrets_dir: start.secretsDir,
@@ -76,12 +77,13 @@ export function premiseParams(rotation: Rotation): ActionParams {
     attempt: rotation.attempt,
     old_key_id: rotation.oldKeyId,
     old_fingerprint: rotation.oldFingerprint,
-    ...ownerParams(rotation.owner),
+    ...whoseParams(rotation),
   };
 }
 
-function ownerParams(owner: SshOwner | null): ActionParams {
-  return owner ? { user_id: owner.user_id, username: owner.username, self: owner.self } : {};
+/** Who holds the credential, when one holder does: a user, or what its kind names. */
+function whoseParams({ owner, holder }: Pick<Rotation, 'owner' | 'holder'>): ActionParams {
+  return { ...(owner ? { user_id: owner.user_id, username: owner.username, self: owner.self } : {}), ...(holder !== undefined ? { holder } : {}) };
 }
 
 /** Projects as the action reads them back: a plain JSON list of {project, can_push}. */

@@ -69,6 +69,7 @@ export const premiseSchema = rotationSchema.extend({
   user_id: param.integer().optional(),
   username: param.text().optional(),
   self: param.flag().optional(),
+  holder: param.idOrPath().optional(),
 });
 /** A deploy key's upload names its project (earlier versions uploaded to all the recorded projects in one step). */
 export const uploadSchema = premiseSchema.extend({

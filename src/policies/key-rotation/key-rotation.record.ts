@@ -62,6 +62,8 @@ export interface RotationRecord {
   readonly old_fingerprint: string | null;
   /** SSH keys: whose. */
   readonly owner: SshOwner | null;
+  /** A credential on one holder that is not a user (a project's or a group's token): the holder as its kind names it. */
+  readonly holder?: string | number;
   /** Deploy keys: the projects the old key was on, the first one first. */
   readonly projects: readonly DeployProject[];
   /** The private key file; the public key is beside it with `.pub`. */
@@ -185,6 +187,7 @@ export function parseRecord(text: string | undefined): RotationRecord | undefine
     typeof record.grace_ms === 'number' &&
     typeof record.started_at === 'string' &&
     Array.isArray(record.projects) &&
+    (record.holder === undefined || typeof record.holder === 'string' || typeof record.holder === 'number') &&
     (record.generation === undefined || (typeof record.generation === 'number' && record.generation >= 1)) &&
     (record.new_key_on === undefined || (Array.isArray(record.new_key_on) && record.new_key_on.every((ref) => typeof ref === 'string')));
   return valid ? (record as RotationRecord) : undefined;
