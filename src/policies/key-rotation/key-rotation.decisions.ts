@@ -23,7 +23,7 @@ export interface Rotation {
   readonly target: string;
   readonly oldKeyId: number;
   readonly oldFingerprint: string | null;
-  /** A credential on one holder: whose, read again before each step. */
+  /** A credential on one holder: the user, or the holder as its kind names it; read again before each step. */
   readonly owner: SshOwner | null;
   readonly holder?: string | number;
 }

@@ -3,10 +3,11 @@ import type { PolicyContext, TargetProbe } from '../../../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../../../engine/probe';
 import { count } from '../../../../engine/words';
 import { NotFoundError } from '../../../../gitlab/transport/errors';
+import type { DeployKey } from '../../../../gitlab/types/keys';
 import type { CredentialKind, KindView, ManagedKey, Premise, UnreadProject } from '../../credential-kind';
 import { anotherKey, createAdopting, findByFingerprint, ignoreNotFound, type ListedKey, listKeys, newKeyIn, oldKeyProblem } from '../../key-rotation.listed';
 import { placesSchema } from '../../key-rotation.params';
-import { deployRotationId, differs, placedOn, refKey, type RotationRecord } from '../../key-rotation.record';
+import { type DeployProject, deployRotationId, differs, placedOn, refKey, type RotationRecord } from '../../key-rotation.record';
 import { dueByAge } from '../../key-rotation.timing';
 import { type DeployKeysFacts, observeDeployKeys, type ObservedDeployKey } from './deploy-keys.observe';
 import { type DeployKeysRule, deployKeysSchema } from './deploy-keys.schema';
@@ -46,36 +47,24 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
   /** Created on one project (or adopted there: the recorded id, or a key with the recorded fingerprint), with the old key's can_push there. */
   async upload(context, record, publicKey, { place }) {
     if (!place) throw new Error(`rotation ${record.id} lists no project`);
-    const { deployKeys: forge } = context.client;
     const find = () => findDeployKey(context, place.project, record);
-    let listed = await find();
-    let id = record.new_key_id ?? listed?.id;
-    const adopted = id !== undefined;
-    if (id === undefined) {
-      id = (await createAdopting(() => forge.create(place.project, { title: record.title, key: publicKey, can_push: place.can_push }), find)).key.id;
-      listed = await find();
-    } else if (!listed) {
-      await forge.enable(place.project, id);
-      listed = await find();
+    const listed = await find();
+    const known = record.new_key_id ?? listed?.id;
+    let id: number;
+    if (known === undefined) {
+      id = (await createAdopting(() => context.client.deployKeys.create(place.project, { title: record.title, key: publicKey, can_push: place.can_push }), find)).key.id;
+      await matchCanPush(context, id, place, await find());
+    } else {
+      id = known;
+      await placeOn(context, record, id, place, listed);
     }
-    if (listed && listed.can_push !== place.can_push) await forge.edit(place.project, id, { can_push: place.can_push });
     return {
       recorded: { new_key_id: id, new_key_on: [...new Set([...placedOn(record), refKey(place.project)])] },
-      detail: `${adopted ? 'adopted deploy key already on the forge' : 'created deploy key'} ${id} ${record.fingerprint ?? ''} on ${place.project}`,
+      detail: `${known !== undefined ? 'adopted deploy key already on the forge' : 'created deploy key'} ${id} ${record.fingerprint ?? ''} on ${place.project}`,
     };
   },
 
-  async spread(context, record, newKeyId, place) {
-    const { deployKeys: forge } = context.client;
-    let listed = await findDeployKey(context, place.project, record);
-    const enabled = !listed;
-    if (!listed) {
-      await forge.enable(place.project, newKeyId);
-      listed = await findDeployKey(context, place.project, record);
-    }
-    if (listed && listed.can_push !== place.can_push) await forge.edit(place.project, newKeyId, { can_push: place.can_push });
-    return enabled;
-  },
+  spread: async (context, record, newKeyId, place) => placeOn(context, record, newKeyId, place, await findDeployKey(context, place.project, record)),
 
   async listedAnywhere(context, record) {
     for (const { project } of record.projects) {
@@ -137,8 +126,23 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
   },
 };
 
-function findDeployKey(context: PolicyContext, project: string | number, record: RotationRecord) {
+function findDeployKey(context: PolicyContext, project: string | number, record: RotationRecord): Promise<DeployKey | undefined> {
   return findByFingerprint(context.client.deployKeys.all(project), record.fingerprint);
+}
+
+/** Enables the new key on `place` unless it is `listed` there already, then gives it the old key's can_push; answers whether it enabled it. */
+async function placeOn(context: PolicyContext, record: RotationRecord, id: number, place: DeployProject, listed: DeployKey | undefined): Promise<boolean> {
+  let found = listed;
+  if (!found) {
+    await context.client.deployKeys.enable(place.project, id);
+    found = await findDeployKey(context, place.project, record);
+  }
+  await matchCanPush(context, id, place, found);
+  return listed === undefined;
+}
+
+async function matchCanPush(context: PolicyContext, id: number, place: DeployProject, listed: DeployKey | undefined): Promise<void> {
+  if (listed && listed.can_push !== place.can_push) await context.client.deployKeys.edit(place.project, id, { can_push: place.can_push });
 }
 
 /** A project's deploy keys as the forge lists them now; undefined when the project is gone (404). */

@@ -47,24 +47,15 @@ export const sshKeys: CredentialKind<SshKeysRule, SshKeysFacts> = {
     if (lifetime === null || lifetime === undefined) throw new TypeError(`key_rotation: no lifetime for the new key of rotation ${record.id}`);
     const owner = ownerOf(record);
     const find = () => findByFingerprint(keysOf(context, owner), record.fingerprint);
+    const wanted = { title: record.title, key: publicKey, expires_at: new Date(context.now.getTime() + lifetime).toISOString() };
     const listed = await find();
-    let id: number;
-    let adopted = true;
-    let expiresAt: string | null;
-    if (listed) {
-      ({ id } = listed);
-      expiresAt = listed.expires_at ?? null;
-    } else {
-      const wanted = new Date(context.now.getTime() + lifetime).toISOString();
-      const params = { title: record.title, key: publicKey, expires_at: wanted };
-      const made = await createAdopting(() => (owner.self ? context.client.sshKeys.create(params) : context.client.sshKeys.createForUser(owner.user_id, params)), find);
-      ({ adopted } = made);
-      id = made.key.id;
-      expiresAt = made.key.expires_at ?? (adopted ? null : wanted);
-    }
+    const { key, adopted } = listed
+      ? { key: listed, adopted: true }
+      : await createAdopting(() => (owner.self ? context.client.sshKeys.create(wanted) : context.client.sshKeys.createForUser(owner.user_id, wanted)), find);
+    const expiresAt = key.expires_at ?? (adopted ? null : wanted.expires_at);
     return {
-      recorded: { new_key_id: id, expires_at: expiresAt },
-      detail: `${adopted ? 'adopted key already on the forge' : 'uploaded'}: key ${id} ${record.fingerprint ?? ''}, expires ${expiresAt ?? 'never'}`,
+      recorded: { new_key_id: key.id, expires_at: expiresAt },
+      detail: `${adopted ? 'adopted key already on the forge' : 'uploaded'}: key ${key.id} ${record.fingerprint ?? ''}, expires ${expiresAt ?? 'never'}`,
     };
   },
 
