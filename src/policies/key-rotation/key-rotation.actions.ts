@@ -1,8 +1,8 @@
+import { HookRunner } from '../../effects/hook-runner';
+import { SecretFiles } from '../../effects/secret-files';
 import { readParams } from '../../engine/action-params';
 import type { ActionParams, ActionResult, PolicyContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
-import { HookRunner } from '../../effects/hook-runner';
-import { SecretFiles } from '../../effects/secret-files';
 import { hookMarkPath, KeyFiles } from './key-rotation.key-files';
 import { closeSchema, enableSchema, POLICY, readStart, removeSchema, runOnRotateSchema, type Start, uploadSchema, verifySchema, writeSchema } from './key-rotation.params';
 import { RotationPreconditions, uploadPlace } from './key-rotation.preconditions';
@@ -278,6 +278,8 @@ function newRecord(id: string, start: Start, now: Date, generation: number): Rot
 
 /** The steps as the daemon runs them: this build's kinds, on its disk, with on_rotate as its child. */
 export const keyRotationSteps = new RotationSteps(CREDENTIAL_KINDS, new KeyFiles(new SecretFiles()), new HookRunner(ON_ROTATE_TIMEOUT_MS));
+
+// Each step and precondition of this build on its own, for a test that drives one step.
 const steps = keyRotationSteps;
 const { preconditions } = keyRotationSteps;
 

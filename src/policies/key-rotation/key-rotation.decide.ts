@@ -24,10 +24,9 @@ import { CREDENTIAL_KINDS } from './kinds';
 import type { DeployKeysFacts } from './kinds/deploy-keys/deploy-keys';
 import type { SshKeysFacts } from './kinds/ssh-keys/ssh-keys';
 
-export { CLOSE_ROTATION, ENABLE_KEY, REMOVE_OLD_KEY, RUN_ON_ROTATE, stepKey, UPLOAD_KEY, VERIFY_KEY, WRITE_KEY } from './key-rotation.decisions';
+export { CLOSE_ROTATION, ENABLE_KEY, REMOVE_OLD_KEY, RUN_ON_ROTATE, UPLOAD_KEY, VERIFY_KEY, WRITE_KEY } from './key-rotation.decisions';
 export type { ObservedDeployKey } from './kinds/deploy-keys/deploy-keys';
-export type { ObservedSshKey, OwnerKeys, SshOwnerSnapshot } from './kinds/ssh-keys/ssh-keys';
-export type { UnreadProject } from './credential-kind';
+export type { ObservedSshKey, SshOwnerSnapshot } from './kinds/ssh-keys/ssh-keys';
 
 /**
  * Deciding what to do with each managed credential, whatever its kind: pure, no I/O, no clock. A key not yet under
