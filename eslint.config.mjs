@@ -27,11 +27,20 @@ const runtime = [
  */
 const noRedis = { regex: '^ioredis$', message: 'only src/redis/ and the engine\'s stores (src/engine/stores/) import ioredis: keep what the engine stores behind a store' };
 
-/** A policy type imports no other policy type nor the list of them; `up` climbs from a section's folder to the policy's. */
-const otherPolicies = (folder, up) => ({
-  regex: `^${up}\\.\\./(?!\\.\\.(/|$)|${folder}/)|^${up}\\.\\.(/index)?$|/policies(/(?!${folder}/)|$)`,
+/** How deep a file may sit in its policy's folder: a section, a credential kind, a kind's own folder. */
+const POLICY_DEPTHS = [0, 1, 2, 3];
+
+/** A policy type imports no other policy type nor the list of them; a file `depth` folders down climbs one more `../`. */
+const otherPolicies = (folder, depth) => ({
+  regex: `^(\\.\\./){${depth + 1}}(?!\\.\\.(/|$)|${folder}/)|^(\\.\\./){${depth}}\\.\\.(/index)?$|/policies(/(?!${folder}/)|$)`,
   message: 'a policy type imports no other policy type, nor the list of them (src/policies/index.ts)',
 });
+
+/** A section (project-settings/approvals/) or a credential kind (key-rotation/kinds/ssh-keys/) builds on its core only. */
+const otherSections = {
+  regex: '^\\.\\./[^./][^/]*/',
+  message: "a section or kind of a policy imports its policy's core, never a sibling: what two of them share lives in the core",
+};
 
 // A file gets one no-restricted-imports setting (the last block that matches it), so each block lists every
 // restriction of its files: the runtime ones plus its own.
@@ -41,20 +50,13 @@ const restoreRule = { regex: '(^|/)cli(/|$)', message: 'the restore is a workflo
 
 const layerRules = [
   { files: ['src/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis) },
-  ...POLICY_FOLDERS.map((folder) => ({
-    files: [`src/policies/${folder}/**/*.ts`],
-    ignores: RUNTIME_IGNORES,
-    rules: restrict(...runtime, noRedis, otherPolicies(folder, '')),
-  })),
-  // A section of a policy (project-settings/approvals/) sits one folder deeper, and builds on its policy's core only.
-  ...POLICY_FOLDERS.map((folder) => ({
-    files: [`src/policies/${folder}/*/*.ts`],
-    ignores: RUNTIME_IGNORES,
-    rules: restrict(...runtime, noRedis, otherPolicies(folder, '\\.\\./'), {
-      regex: '^\\.\\./[^./][^/]*/',
-      message: "a section of a policy imports its policy's core, never another section: what two sections share lives in the core",
-    }),
-  })),
+  ...POLICY_FOLDERS.flatMap((folder) =>
+    POLICY_DEPTHS.map((depth) => ({
+      files: [`src/policies/${folder}/${'*/'.repeat(depth)}*.ts`],
+      ignores: RUNTIME_IGNORES,
+      rules: restrict(...runtime, noRedis, otherPolicies(folder, depth), ...(depth > 0 ? [otherSections] : [])),
+    })),
+  ),
   { files: ['src/engine/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis, engineRule) },
   // Policy tests serve each test's world from a sandbox in the same process, and record worlds in its format.
   { files: ['src/policy-tests/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(runtime[1], noRedis) },
@@ -69,16 +71,15 @@ const layerRules = [
 /**
  * The disk and child processes reach a policy through the injected classes of src/effects/ (its context's `files`), as
  * the forge reaches it through the client: no policy, nor the restore, imports them itself. A rule of its own (the
- * TypeScript variant of no-restricted-imports), so it adds to the layer rules instead of replacing them. key_rotation
- * is left out until its key files and hook move behind such classes.
+ * TypeScript variant of no-restricted-imports), so it adds to the layer rules instead of replacing them.
  */
 const EFFECT_MODULES = ['fs', 'fs/promises', 'child_process'].flatMap((name) => [name, `node:${name}`]);
-const EFFECTS_MESSAGE = 'the disk and processes reach a policy through the injected classes of src/effects/ (context.files): see docs/architecture.md';
+const EFFECTS_MESSAGE = 'the disk and processes reach a policy through the injected classes of src/effects/ (LocalFiles, SecretFiles, HookRunner): see docs/architecture.md';
 // esquery ends a regular expression at its first slash: `.` stands for the one in fs/promises.
 const EFFECTS_PATTERN = '^(node:)?(fs|fs.promises|child_process)$';
 const effectsFence = {
   files: ['src/policies/**/*.ts', 'src/restore/**/*.ts'],
-  ignores: [...RUNTIME_IGNORES, 'src/policies/key-rotation/**'],
+  ignores: RUNTIME_IGNORES,
   rules: {
     '@typescript-eslint/no-restricted-imports': ['error', { paths: EFFECT_MODULES.map((name) => ({ name, message: EFFECTS_MESSAGE })) }],
     // The same modules loaded at run time.

@@ -55,6 +55,15 @@ describe('the layers npm run lint enforces', () => {
     expect(refused('src/policies/project-settings/new-file.ts', ['./approvals/approvals.decide', './project-settings.scope'])).toEqual([]);
   });
 
+  it('a file in a subfolder of a policy (a credential kind) is fenced the same, one `../` deeper a level', () => {
+    const nested = ['../../../job-retry/job-retry.runner', '../../..', '../../../index', '../../../../sandbox', '../../credential-kind', './ssh-keys.schema', '../../../../engine/policy'];
+    expect(refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', nested)).toEqual(nested.slice(0, 4));
+    const registry = ['../../job-retry/job-retry.runner', '../..', '../credential-kind', './ssh-keys/ssh-keys', '../../../engine/policy'];
+    expect(refused('src/policies/key-rotation/kinds/new-file.ts', registry)).toEqual(registry.slice(0, 2));
+    // A kind builds on the core, never on another kind.
+    expect(refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', ['../deploy-keys/deploy-keys.kind', '../index'])).toEqual(['../deploy-keys/deploy-keys.kind']);
+  });
+
   it('the engine imports no policy', () => {
     expect(refused('src/engine/new-file.ts', ['../policies', '../policies/job-retry/job-retry.runner', './policy', '../gitlab', '../queue/jobs'])).toEqual([
       '../policies',
@@ -107,8 +116,8 @@ describe('no policy reaches the disk or processes but through src/effects/', () 
     'child processes': "import { execFile } from 'node:child_process';\nexport const run = execFile;\n",
     'a dynamic import': "export async function load(): Promise<unknown> {\n  return import('node:fs');\n}\n",
   };
-  const fenced = ['src/policies/group-backup/planted.ts', 'src/policies/job-retry/planted.ts', 'src/restore/planted.ts'];
-  const free = ['src/effects/planted.ts', 'src/engine/planted.ts', 'src/policies/group-backup/planted.spec.ts', 'src/policies/key-rotation/planted.ts'];
+  const fenced = ['src/policies/group-backup/planted.ts', 'src/policies/job-retry/planted.ts', 'src/policies/key-rotation/kinds/planted.ts', 'src/restore/planted.ts'];
+  const free = ['src/effects/planted.ts', 'src/engine/planted.ts', 'src/policies/group-backup/planted.spec.ts'];
   const files = [
     ...Object.values(planted).flatMap((code) => fenced.map((path) => ({ path, code }))),
     ...free.map((path) => ({ path, code: planted['child processes'] })),
@@ -127,7 +136,7 @@ describe('no policy reaches the disk or processes but through src/effects/', () 
     }
   });
 
-  it('lets the effects themselves, the engine, specs (which set up their temp folders) and, until it moves, key_rotation use them', () => {
+  it('lets the effects themselves, the engine and specs (which set up their temp folders) use them', () => {
     for (const path of free) expect([path, found.get(`${path} ${planted['child processes']}`)]).toEqual([path, []]);
   });
 });
@@ -142,7 +151,7 @@ function refusalsOf(files: ReadonlyArray<{ path: string; code: string }>): strin
     import { ESLint } from 'eslint';
     const files = JSON.parse(process.argv[1]);
     const eslint = new ESLint({ overrideConfig: { languageOptions: { parserOptions: {
-      projectService: { allowDefaultProject: ['src/*/planted*.ts', 'src/*/*/planted*.ts'], defaultProject: 'tsconfig.json' },
+      projectService: { allowDefaultProject: ['src/*/planted*.ts', 'src/*/*/planted*.ts', 'src/*/*/*/planted*.ts'], defaultProject: 'tsconfig.json' },
     } } } });
     const found = [];
     for (const { path, code } of files) {

@@ -52,7 +52,8 @@ export interface DeployProject {
 
 export interface RotationRecord {
   readonly id: string;
-  readonly kind: 'ssh' | 'deploy';
+  /** The credential kind's name (`ssh`, `deploy`): which file under kinds/ acts on it. */
+  readonly kind: string;
   readonly step: Step;
   /** Steps started so far; part of each action's key. */
   readonly attempt: number;
@@ -61,6 +62,8 @@ export interface RotationRecord {
   readonly old_fingerprint: string | null;
   /** SSH keys: whose. */
   readonly owner: SshOwner | null;
+  /** A credential on one holder that is not a user (a project's or a group's token): the holder as its kind names it. */
+  readonly holder?: string | number;
   /** Deploy keys: the projects the old key was on, the first one first. */
   readonly projects: readonly DeployProject[];
   /** The private key file; the public key is beside it with `.pub`. */
@@ -174,7 +177,7 @@ export function parseRecord(text: string | undefined): RotationRecord | undefine
   if (!record) return undefined;
   const valid =
     typeof record.id === 'string' &&
-    (record.kind === 'ssh' || record.kind === 'deploy') &&
+    typeof record.kind === 'string' &&
     (STEPS as readonly unknown[]).includes(record.step) &&
     typeof record.attempt === 'number' &&
     typeof record.title === 'string' &&
@@ -184,6 +187,7 @@ export function parseRecord(text: string | undefined): RotationRecord | undefine
     typeof record.grace_ms === 'number' &&
     typeof record.started_at === 'string' &&
     Array.isArray(record.projects) &&
+    (record.holder === undefined || typeof record.holder === 'string' || typeof record.holder === 'number') &&
     (record.generation === undefined || (typeof record.generation === 'number' && record.generation >= 1)) &&
     (record.new_key_on === undefined || (Array.isArray(record.new_key_on) && record.new_key_on.every((ref) => typeof ref === 'string')));
   return valid ? (record as RotationRecord) : undefined;

@@ -43,6 +43,9 @@ export function anSshKey(id: number, title: string, expiresInDays: number | null
   };
 }
 
+/** Root's new key 912 as the forge lists it once uploaded: the recorded id and fingerprint. */
+export const newSshKey = (fields: Partial<ObservedSshKey> = {}): ObservedSshKey => anSshKey(912, 'ci-deploy', 89, { fingerprint: 'SHA256:new-12', ...fields });
+
 /** The token's own user `root` (id 1) with `keys`. */
 export function ownKeys(...keys: ObservedSshKey[]): SshOwnerSnapshot {
   return { access: 'ok', owner: { user_id: 1, username: 'root', self: true }, keys };

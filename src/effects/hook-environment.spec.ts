@@ -1,5 +1,5 @@
-import { redactor } from '../../logging/redact';
-import { hookEnvironment } from './key-rotation.actions';
+import { redactor } from '../logging/redact';
+import { hookEnvironment } from './hook-runner';
 
 describe('the environment of on_rotate', () => {
   const daemon = {
