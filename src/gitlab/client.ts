@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { SharedBudgetRedis } from './transport/rate-limit';
 import { AccessRequestsResource } from './resources/access-requests';
+import { ResourceAccessTokensResource } from './resources/access-tokens';
 import {
   ExternalApprovalRulesResource,
   MergeRequestApprovalRulesResource,
@@ -9,12 +10,14 @@ import {
   ProjectApprovalSettingsResource,
 } from './resources/approvals';
 import { DeployKeysResource } from './resources/deploy-keys';
+import { DeployTokensResource } from './resources/deploy-tokens';
 import { GpgKeysResource } from './resources/gpg-keys';
 import { GroupTransferResource } from './resources/group-transfer';
 import { GroupsResource } from './resources/groups';
 import { IntegrationsResource } from './resources/integrations';
 import { JobsResource } from './resources/jobs';
 import { NamespacesResource } from './resources/namespaces';
+import { PersonalAccessTokensResource } from './resources/personal-access-tokens';
 import { ProjectHooksResource } from './resources/project-hooks';
 import { ProjectTransferResource } from './resources/project-transfer';
 import { ProjectsResource } from './resources/projects';
@@ -23,6 +26,7 @@ import { RegistryResource } from './resources/registry';
 import { ResourceLabelEventsResource, ResourceWeightEventsResource } from './resources/resource-events';
 import { SshKeysResource } from './resources/ssh-keys';
 import { UsersResource } from './resources/users';
+import { CiVariablesResource } from './resources/variables';
 import { VersionResource } from './resources/version';
 import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from './transport/rate-limit';
 import { type Clock, systemClock } from '../clock';
@@ -64,8 +68,8 @@ export interface GitlabClientOptions {
 
 /**
  * The typed client of the forge's `/api/v4` (spec 01, 02 and 03): one object exposing every resource. `projects`,
- * `groups`, `version`, `projectHooks` and `projectTransfer` follow GitLab's public API docs, which the specification
- * does not cover.
+ * `groups`, `version`, `projectHooks`, `projectTransfer`, the access and deploy tokens and the CI/CD variables follow
+ * GitLab's public API docs, which the specification does not cover.
  */
 export class GitlabClient {
   readonly jobs: JobsResource;
@@ -94,6 +98,13 @@ export class GitlabClient {
   readonly version: VersionResource;
   readonly projectHooks: ProjectHooksResource;
   readonly projectTransfer: ProjectTransferResource;
+  readonly personalAccessTokens: PersonalAccessTokensResource;
+  readonly projectAccessTokens: ResourceAccessTokensResource<'projects'>;
+  readonly groupAccessTokens: ResourceAccessTokensResource<'groups'>;
+  readonly projectDeployTokens: DeployTokensResource<'projects'>;
+  readonly groupDeployTokens: DeployTokensResource<'groups'>;
+  readonly projectVariables: CiVariablesResource<'projects'>;
+  readonly groupVariables: CiVariablesResource<'groups'>;
   readonly limiter: RateLimiter;
   private readonly transport: Transport;
 
@@ -151,6 +162,13 @@ export class GitlabClient {
     this.version = new VersionResource(this.transport);
     this.projectHooks = new ProjectHooksResource(this.transport);
     this.projectTransfer = new ProjectTransferResource(this.transport);
+    this.personalAccessTokens = new PersonalAccessTokensResource(this.transport);
+    this.projectAccessTokens = new ResourceAccessTokensResource(this.transport, 'projects');
+    this.groupAccessTokens = new ResourceAccessTokensResource(this.transport, 'groups');
+    this.projectDeployTokens = new DeployTokensResource(this.transport, 'projects');
+    this.groupDeployTokens = new DeployTokensResource(this.transport, 'groups');
+    this.projectVariables = new CiVariablesResource(this.transport, 'projects');
+    this.groupVariables = new CiVariablesResource(this.transport, 'groups');
   }
 
   /** Closes the connection pool the client opened; the Redis connection belongs to the caller. */
