@@ -31,13 +31,17 @@ import { VersionResource } from './resources/version';
 import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from './transport/rate-limit';
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './transport/retry';
+import { fixedToken, type TokenSource } from './transport/token-source';
 import { type ResponseEvent, type TokenKind, Transport } from './transport/transport';
 
 export interface GitlabClientOptions {
   /** The forge's base address, e.g. `https://gitlab.example.com` (a trailing `/api/v4` is accepted). */
   url: string;
-  /** Sent only in the `PRIVATE-TOKEN` (or `JOB-TOKEN`) header, never in a URL. */
-  token: string;
+  /**
+   * Sent only in the `PRIVATE-TOKEN` (or `JOB-TOKEN`) header, never in a URL. A `TokenSource` is read at every request
+   * (a token rotated while the process runs) and asked again after a 401.
+   */
+  token: string | TokenSource;
   /** `job`: the token is a CI job token and every request carries `JOB-TOKEN`. Default `private`. */
   tokenKind?: TokenKind;
   /** Time to response headers, and the longest silence while a body streams. Default 30 s. */
@@ -125,7 +129,7 @@ export class GitlabClient {
     );
     this.transport = new Transport({
       url: options.url,
-      token: options.token,
+      token: typeof options.token === 'string' ? fixedToken(options.token) : options.token,
       tokenKind: options.tokenKind ?? 'private',
       timeoutMs: options.timeoutMs ?? 30_000,
       connectTimeoutMs: options.connectTimeoutMs ?? 10_000,

@@ -4,6 +4,7 @@ export { endpoint, type Endpoint, type GroupId, type ProjectId } from './transpo
 export type { PageOptions, Paginated } from './transport/pagination';
 export type { RetryOptions } from './transport/retry';
 export type { ResponseEvent, TokenKind } from './transport/transport';
+export { fixedToken, type TokenSource } from './transport/token-source';
 export type { JobsResource } from './resources/jobs';
 export type { RegistryResource } from './resources/registry';
 export type { NamespacesResource } from './resources/namespaces';
