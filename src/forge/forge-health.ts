@@ -41,6 +41,8 @@ export interface SharedForgeStatus {
   /** The token's expiry day, or null when it never expires; absent when unknown (see `token_expiry_unknown`). */
   readonly token_expires_at?: string | null;
   readonly token_expiry_unknown?: string;
+  /** A rotation of the daemon's own token was sent and its answer is not written yet (see token-rotation.ts). */
+  readonly token_rotation_pending?: boolean;
   /** ISO 8601. */
   readonly checked_at: string;
   readonly replica: string;
@@ -161,6 +163,7 @@ export class ForgeHealth implements OnModuleDestroy {
       ...(this.version !== undefined ? { version: this.version } : {}),
       ...(expiry?.state === 'expires' ? { token_expires_at: expiry.date } : expiry?.state === 'never' ? { token_expires_at: null } : {}),
       ...(expiry?.state === 'unknown' ? { token_expiry_unknown: expiry.reason } : {}),
+      ...(this.token.fileState()?.pending ? { token_rotation_pending: true } : {}),
       checked_at: new Date().toISOString(),
       replica: THIS_REPLICA,
     };
@@ -214,6 +217,8 @@ export class ForgeHealth implements OnModuleDestroy {
     this.expiry = { of, atMs: now, value };
     if (value.state === 'expires') this.metrics.tokenExpiresAt.set({ token: 'active' }, expirySeconds(value.date));
     else this.metrics.tokenExpiresAt.remove({ token: 'active' });
+    // The console reads the status every replica shares: it learns the expiry now, not at the next look.
+    if (this.last) await this.share(this.last);
   }
 
   private scheduleCheck(): void {
