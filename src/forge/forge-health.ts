@@ -205,9 +205,10 @@ export class ForgeHealth implements OnModuleDestroy {
 
   /**
    * `forgewarden_token_expires_at_seconds{token="active"}`: read at the watch's start, every 10 minutes and whenever the
-   * token changed; absent while the token never expires or cannot read its own record. Never fails the watch.
+   * token changed (the daemon's own rotation says so at once); absent while the token never expires or cannot read its
+   * own record. Never fails the watch.
    */
-  private async readExpiryWhenDue(): Promise<void> {
+  async readExpiryWhenDue(): Promise<void> {
     const of = this.token.current();
     const now = Date.now();
     if (this.expiry && this.expiry.of === of && now - this.expiry.atMs < EXPIRY_READ_MS) return;

@@ -9,6 +9,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { redisKeyPrefix } from '../redis/connection';
 import { REDIS, type RedisConnection } from '../redis/redis.module';
 import { DaemonToken } from './daemon-token';
+import { ForgeHealth } from './forge-health';
 import { expirySeconds } from './token-expiry';
 import { type RotationOutcome, TokenRotation } from './token-rotation';
 
@@ -38,6 +39,7 @@ export class OwnTokenService implements OnModuleDestroy {
     private readonly token: DaemonToken,
     client: GitlabClient,
     private readonly metrics: MetricsService,
+    private readonly health: ForgeHealth,
   ) {
     this.readers = new TokenFileReaders(redis, redisKeyPrefix(config.redis));
     const rotation = config.gitlab.token_rotation;
@@ -89,6 +91,8 @@ export class OwnTokenService implements OnModuleDestroy {
     try {
       const outcome = await run;
       this.tell(outcome);
+      // Requests carry another token now: its expiry is read at once, for the gauge and the console.
+      if (outcome.result === 'rotated' || outcome.result === 'recovered') await this.health.readExpiryWhenDue();
       return outcome;
     } finally {
       this.rotating = undefined;
@@ -98,7 +102,9 @@ export class OwnTokenService implements OnModuleDestroy {
 
   private async read(): Promise<void> {
     try {
+      const before = this.token.current();
       await this.token.reload();
+      if (this.token.current() !== before) await this.health.readExpiryWhenDue();
       const state = this.token.fileState();
       if (state) await this.readers.say(THIS_REPLICA, state.generation, Date.now());
     } catch (error) {
