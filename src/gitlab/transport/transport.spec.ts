@@ -103,6 +103,19 @@ describe('transport over HTTP (MockAgent)', () => {
       ]);
     });
 
+    it('takes the current token at every attempt, so a retry after a 429 carries the token in use then', async () => {
+      let value = 'first-token';
+      // The token is rotated while the forge answers the first attempt.
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(() => {
+        value = 'second-token';
+        return { statusCode: 429, data: 'Retry later', responseOptions: { headers: { 'retry-after': '1' } } };
+      });
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 7 }));
+      const client = forge.client({ token: { current: () => value, refresh: () => Promise.resolve(false) }, retry: { maxAttempts: 2 } });
+      expect((await client.users.current()).id).toBe(7);
+      expect(forge.calls().map((call) => call.headers['private-token'])).toEqual(['first-token', 'second-token']);
+    });
+
     it('gives up after one more try, and does not ask again when the source has nothing new', async () => {
       const rotating = rotatingSource('same-token', 'same-token');
       forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(401, { message: '401 Unauthorized' });

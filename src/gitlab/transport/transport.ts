@@ -407,21 +407,22 @@ export class Transport {
     read: BodyReader<R>,
     abandoned?: AbortSignal,
   ): Promise<R> {
-    const token = this.options.token.current();
+    const sent = { token: '' };
     try {
-      return await this.sendWith(token, spec, pathAndQuery, read, abandoned);
+      return await this.sendWith(sent, spec, pathAndQuery, read, abandoned);
     } catch (error) {
       // The token may have been rotated under this process: the source reads it again, and a repeatable request is sent
       // once more with the new value. A POST is not: a rotate answered 401 must never be sent again with another token.
       if (!(error instanceof UnauthorizedError) || spec.jobToken !== undefined) throw error;
-      const changed = await this.options.token.refresh(token);
+      const changed = await this.options.token.refresh(sent.token);
       if (!changed || !(spec.idempotent ?? isIdempotent(spec.method))) throw error;
-      return this.sendWith(this.options.token.current(), spec, pathAndQuery, read, abandoned);
+      return this.sendWith(sent, spec, pathAndQuery, read, abandoned);
     }
   }
 
+  /** `sent.token` is the token of the last attempt: each attempt takes the source's current one, retries included. */
   private sendWith<R>(
-    token: string,
+    sent: { token: string },
     spec: Omit<RequestSpec, 'shape'>,
     pathAndQuery: string,
     read: BodyReader<R>,
@@ -430,7 +431,6 @@ export class Transport {
     const { method } = spec;
     const route = spec.endpoint.route;
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const headers = this.headersFor(spec, token);
     const path = `${this.prefix}/${pathAndQuery}`;
     return withRetry(
       { method, idempotent: spec.idempotent },
@@ -443,6 +443,8 @@ export class Transport {
             this.options.onResponse?.({ method, route, status, durationMs: performance.now() - started });
           // Outside the try: a missing file is the caller's error, not a network failure to retry.
           const form = spec.multipart ? await multipartBody(spec.multipart) : undefined;
+          sent.token = this.options.token.current();
+          const headers = this.headersFor(spec, sent.token);
           let response: Dispatcher.ResponseData;
           try {
             response = await this.dispatcher.request({
