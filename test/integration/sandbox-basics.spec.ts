@@ -99,7 +99,7 @@ describe('sandbox forge: pagination, ids and error shapes', () => {
     expect(namespace.json).toMatchObject({ id: 10, kind: 'group', full_path: 'acme' });
   });
 
-  it('authenticates with PRIVATE-TOKEN, Bearer, private_token and access_token, and answers 401 otherwise, a blocked user’s token included', async () => {
+  it('authenticates with PRIVATE-TOKEN, Bearer, private_token and access_token, answers 401 otherwise and 403 to a blocked user’s token', async () => {
     const privateToken = await apiClient(sandbox.url, USER_TOKEN)('/user');
     const header = await call(sandbox.url, '/api/v4/user', { headers: { Authorization: `Bearer ${USER_TOKEN}` } });
     const query = await call(sandbox.url, `/api/v4/user?private_token=${USER_TOKEN}`);
@@ -113,11 +113,14 @@ describe('sandbox forge: pagination, ids and error shapes', () => {
       expect(response.json).toEqual({ message: '401 Unauthorized' });
     }
 
-    // As on the forge, a blocked account's tokens stop working at once; the others' go on.
+    // As on the forge (`find_current_user!`), a blocked account's tokens stop working at once, with the reason; the others' go on.
     const outsider = sandbox.state.users.get(sandbox.state.accessTokens.byTokenValue(OUTSIDER_TOKEN)!.user_id)!;
     outsider.state = 'blocked';
     try {
-      expect(await apiClient(sandbox.url, OUTSIDER_TOKEN)('/user')).toMatchObject({ status: 401, json: { message: '401 Unauthorized' } });
+      expect(await apiClient(sandbox.url, OUTSIDER_TOKEN)('/user')).toMatchObject({
+        status: 403,
+        json: { message: '403 Forbidden - Your account has been blocked.' },
+      });
       expect((await apiClient(sandbox.url, USER_TOKEN)('/user')).status).toBe(200);
     } finally {
       outsider.state = 'active';

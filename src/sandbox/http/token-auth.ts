@@ -1,11 +1,12 @@
 import type { AccessTokenRecord } from '../access-tokens-state';
 import type { UserRecord } from '../people-state';
-import { ApiError, unauthorized, type RequestContext } from './context';
+import { ApiError, forbidden, unauthorized, type RequestContext } from './context';
 
 /**
  * An access token judged as the forge's `AuthFinders` and `AccessTokenValidationService` judge it: unknown → 401;
  * expired → 401 (checked first, as there); revoked → 401, and on a rotate path the token's family is revoked too
- * (automatic reuse detection); a scope that does not cover the request → 403; a blocked or deleted user → 401.
+ * (automatic reuse detection); a deleted user → 401; a blocked one → 403 with the reason, as `find_current_user!`
+ * answers; a scope that does not cover the request → 403.
  */
 
 /** The forge's test for a rotation request (`access_token_rotation_request?`): personal, project and group tokens alike. */
@@ -22,7 +23,8 @@ export function authenticateToken(ctx: RequestContext, value: string): { user: U
     throw invalidToken('Token was revoked. You have to re-authorize from the user.');
   }
   const user = ctx.state.users.get(token.user_id);
-  if (!user || user.state === 'blocked') throw unauthorized();
+  if (!user) throw unauthorized();
+  if (user.state === 'blocked') throw forbidden('Your account has been blocked.');
   const allowed = allowedScopes(ctx.method, ctx.path);
   if (allowed !== 'any' && !token.scopes.some((scope) => allowed.includes(scope))) {
     throw new ApiError(403, {
