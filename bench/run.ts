@@ -553,7 +553,7 @@ async function registryWorker(url: string): Promise<void> {
   const { gitlab } = config;
   const client = new GitlabClient({
     url: gitlab.url,
-    token: gitlab.token,
+    token: TOKEN,
     timeoutMs: gitlab.timeout,
     connectTimeoutMs: gitlab.connect_timeout,
     concurrency: gitlab.concurrency,

@@ -1,6 +1,10 @@
 import { protectSecrets } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
+import { DaemonToken } from '../forge/daemon-token';
 import { askForge, startClientRetry, startTimeoutMs, type ForgeStatus } from '../forge/forge-health';
+import { expiryVerdict, readTokenExpiry } from '../forge/token-expiry';
+import { TokenFileError } from '../forge/token-file';
+import { tokenFileChecks } from '../forge/token-rotation';
 import { EngineKeys } from '../engine/stores/keys';
 import { OwnHarm } from '../engine/stores/own-harm';
 import { PolicyPauses } from '../engine/stores/pauses';
@@ -47,37 +51,61 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
     print(check);
   }
 
-  const client = new GitlabClient({
-    url: config.gitlab.url,
-    token: config.gitlab.token,
-    timeoutMs: config.gitlab.timeout,
-    connectTimeoutMs: config.gitlab.connect_timeout,
-    retry: startClientRetry(config),
-    ...(redis.connection ? { redis: redis.connection, redisPrefix: redisKeyPrefix(config.redis), maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
-  });
-  try {
-    const status = await askForge(client, config.gitlab.url, file, startTimeoutMs(config));
-    for (const check of forgeChecks(config, status)) {
-      checks.push(check);
-      print(check);
-    }
-    if (status.state === 'ok') {
-      for (const check of await policyChecks(config, status.identity.administrator, client)) {
-        checks.push(check);
-        print(check);
-      }
-    } else if (config.policies.length > 0) {
-      const check = { ok: false, line: `policies: not checked, ${NOT_CHECKED_BECAUSE[status.state]}` };
-      checks.push(check);
-      print(check);
-    }
-  } finally {
-    await client.close();
+  const token = readToken(config);
+  if (token instanceof TokenFileError) {
+    checks.push({ ok: false, line: `token: ${token.message}` });
+    print(checks[checks.length - 1]);
     redis.connection?.disconnect();
+  } else {
+    await forgeAndPolicyChecks(config, file, token, redis.connection, (check) => {
+      checks.push(check);
+      print(check);
+    });
   }
   const failed = checks.filter((check) => !check.ok).length;
   process.stdout.write(failed === 0 ? 'all checks passed\n' : `${failed} check${failed === 1 ? '' : 's'} failed\n`);
   return failed === 0 ? 0 : 1;
+}
+
+/** The token the daemon would use: `gitlab.token`, or the token file's active token (or why it cannot be read). */
+function readToken(config: AppConfig): DaemonToken | TokenFileError {
+  try {
+    return DaemonToken.of(config.gitlab);
+  } catch (error) {
+    if (error instanceof TokenFileError) return error;
+    throw error;
+  }
+}
+
+/** The forge, the token (accepted, whose, until when) and each policy's targets, each check handed to `report`. */
+async function forgeAndPolicyChecks(
+  config: AppConfig,
+  file: string,
+  token: DaemonToken,
+  connection: CheckConnection | undefined,
+  report: (check: Check) => void,
+): Promise<void> {
+  const client = new GitlabClient({
+    url: config.gitlab.url,
+    token,
+    timeoutMs: config.gitlab.timeout,
+    connectTimeoutMs: config.gitlab.connect_timeout,
+    retry: startClientRetry(config),
+    ...(connection ? { redis: connection, redisPrefix: redisKeyPrefix(config.redis), maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
+  });
+  try {
+    const status = await askForge(client, config.gitlab.url, file, startTimeoutMs(config));
+    forgeChecks(config, status).forEach(report);
+    if (status.state === 'ok') {
+      (await tokenChecks(client, token)).forEach(report);
+      (await policyChecks(config, status.identity.administrator, client)).forEach(report);
+    } else if (config.policies.length > 0) {
+      report({ ok: false, line: `policies: not checked, ${NOT_CHECKED_BECAUSE[status.state]}` });
+    }
+  } finally {
+    await client.close();
+    connection?.disconnect();
+  }
 }
 
 function print(check: Check): void {
@@ -198,6 +226,18 @@ function forgeChecks(config: AppConfig, status: ForgeStatus): Check[] {
     { ok: true, line: `${forge}: answers` },
     { ok: true, line: `token: accepted, user ${who}` },
   ];
+}
+
+/**
+ * When the token stops working: a failure within 7 days, a warning within 30; and, for a rotating pair, what the
+ * token file says of the rotation (an answer lost and not recovered yet is a failure: the bot's own harm).
+ */
+async function tokenChecks(client: GitlabClient, token: DaemonToken): Promise<Check[]> {
+  const verdict = expiryVerdict(await readTokenExpiry(client), Date.now());
+  const checks: Check[] = [{ ok: verdict.level !== 'failure', warning: verdict.level === 'warning', line: `token: ${verdict.words}` }];
+  const state = token.fileState();
+  if (state) checks.push(...tokenFileChecks(state, Date.now()));
+  return checks;
 }
 
 /** Per policy: whether it needs an administrator the token is not, then each of its targets. */

@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { stringify } from 'yaml';
+import { DaemonToken } from '../forge/daemon-token';
+import { TokenFileError } from '../forge/token-file';
 import { GitlabClient } from '../gitlab/client';
 import { policyRunner } from '../policies';
 import { recordWorld } from '../policy-tests/recorder';
@@ -39,9 +41,17 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
     process.stderr.write(`forgewarden record: no policy named "${options.policy}"; configured: ${config.policies.map((p) => p.name).join(', ') || 'none'}\n`);
     return EXIT_USAGE;
   }
+  let token: DaemonToken;
+  try {
+    token = DaemonToken.of(config.gitlab);
+  } catch (error) {
+    if (!(error instanceof TokenFileError)) throw error;
+    process.stderr.write(`forgewarden record: ${error.message}\n`);
+    return 1;
+  }
   const client = new GitlabClient({
     url: config.gitlab.url,
-    token: config.gitlab.token,
+    token,
     timeoutMs: config.gitlab.timeout,
     connectTimeoutMs: config.gitlab.connect_timeout,
     concurrency: config.gitlab.concurrency,

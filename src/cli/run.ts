@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { createApp } from '../bootstrap';
 import { EngineService } from '../engine/engine.service';
 import { ForgeHealth, forgeFingerprint, type TokenIdentity } from '../forge/forge-health';
+import { OwnTokenService } from '../forge/own-token.service';
 import { policyRunner } from '../policies';
 import { configWarnings } from '../config/load';
 import { formatWarning } from '../config/problems';
@@ -81,6 +82,7 @@ export async function runCommand(options: { config?: string }): Promise<number> 
       });
     }
     forge.watch();
+    app.get(OwnTokenService).start();
     await engine.startDaemon();
   } catch (error) {
     // Redis went away between its start-up check and the schedules: one line, and the supervisor starts it again.

@@ -383,7 +383,7 @@ describe('hostile files', () => {
     const text = [...head, 'policies:', '  - &p { name: p1, type: example, interval: 1h, patterns: &pats ["^a"] }', '  - { name: p2, type: example, interval: 1h, patterns: *pats }'];
     expect(parseConfig(text.join('\n'), 'f.yml', { policyTypes: types, env }).policies.map((p) => p.name)).toEqual(['p1', 'p2']);
     expect(problemsOf(['version: 1', 'gitlab: &g { url: "https://x.example", self: *g }'].join('\n'))).toEqual([
-      'policies.yml:2:40 gitlab.self: unknown key "self"; known keys: url, token, timeout, connect_timeout, start_timeout, max_requests_per_minute, concurrency',
+      'policies.yml:2:40 gitlab.self: unknown key "self"; known keys: url, token, token_file, token_rotation, timeout, connect_timeout, start_timeout, max_requests_per_minute, concurrency',
     ]);
   });
 
@@ -578,5 +578,58 @@ describe('the webhooks section', () => {
     expect(problemsOf(file('http: { port: 0 }', 'webhooks: { enabled: true, secret_token: a-long-enough-secret }'))).toEqual([
       'policies.yml:4:22 webhooks.enabled: webhooks are delivered to the HTTP server, which http.port: 0 turns off',
     ]);
+  });
+});
+
+describe('the daemon’s own token from a file, and its rotation', () => {
+  const file = (gitlab: string[], env: NodeJS.ProcessEnv = { GITLAB_TOKEN: 'glpat-left-in-the-environment' }) =>
+    parseConfig(['version: 1', 'gitlab:', '  url: https://gitlab.example.com', ...gitlab].join('\n'), 'policies.yml', { policyTypes: types, env });
+  const problems = (gitlab: string[], env: NodeJS.ProcessEnv = {}): string[] => {
+    try {
+      file(gitlab, env);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems.map(formatProblem);
+      throw error;
+    }
+    throw new Error('expected the file to be invalid');
+  };
+
+  it('takes token_file instead of token, and GITLAB_TOKEN left in the environment does not become a second token', () => {
+    const config = file(['  token_file: /var/lib/forgewarden/token', '  token_rotation: { before_expiry: 20d, lifetime: 60d }']);
+    expect(config.gitlab.token).toBeUndefined();
+    expect(config.gitlab.token_file).toBe('/var/lib/forgewarden/token');
+    expect(config.gitlab.token_rotation).toEqual({ before_expiry: 20 * 86_400_000, lifetime: 60 * 86_400_000, settle: 600_000, replicas: 1, shared_file: false });
+    // Without --no-env the environment's token is not assumed either.
+    expect(checkConfig('version: 1\ngitlab: { url: "https://x.example", token_file: /t }\n', 'policies.yml', { policyTypes: types, env: {}, assumeEnvironment: true }).config?.gitlab.token).toBeUndefined();
+  });
+
+  it('refuses two tokens, a relative file, and a rotation that cannot be safe, each at its key', () => {
+    expect(problems(['  token: glpat-x', '  token_file: /t'])).toEqual([
+      'policies.yml:5:15 gitlab.token_file: give either gitlab.token or gitlab.token_file, not both (GITLAB_TOKEN stands in for token only when there is no token_file)',
+    ]);
+    expect(problems([])).toEqual(['policies.yml:2:1 gitlab.token: missing: expected an access token (set GITLAB_TOKEN, or write token: ${GITLAB_TOKEN}, or token_file)']);
+    expect(problems(['  token_file: secrets/token'])).toEqual([
+      'policies.yml:4:15 gitlab.token_file: expected an absolute path: every replica and restart must find the same file',
+    ]);
+    expect(problems(['  token: glpat-x', '  token_rotation: {}'])).toEqual([
+      'policies.yml:5:19 gitlab.token_rotation: rotation writes each new value into gitlab.token_file: a token given in the file or the environment would be lost at the next restart',
+    ]);
+    expect(
+      problems([
+        '  token_file: /t',
+        '  timeout: 10m',
+        '  token_rotation: { before_expiry: 90d, lifetime: 400d, settle: 5m, replicas: 3 }',
+      ]),
+    ).toEqual([
+      "policies.yml:6:3 gitlab.token_rotation.shared_file: missing: 3 replicas rotate one token: each must read the same token file, or a replica goes on with a rotated token and the forge's reuse detection revokes the new one; set shared_file: true once the file is on storage they share",
+      'policies.yml:6:51 gitlab.token_rotation.lifetime: must be at most 365d: the forge refuses a longer expiry',
+      'policies.yml:6:65 gitlab.token_rotation.settle: must be at least twice gitlab.timeout: a request sent with a token just retired may still be in flight when it is rotated',
+    ]);
+    expect(problems(['  token_file: /t', '  timeout: 10m', '  token_rotation: { before_expiry: 90d, lifetime: 90d, settle: 5m, replicas: 3 }'])).toEqual([
+      "policies.yml:6:3 gitlab.token_rotation.shared_file: missing: 3 replicas rotate one token: each must read the same token file, or a replica goes on with a rotated token and the forge's reuse detection revokes the new one; set shared_file: true once the file is on storage they share",
+      'policies.yml:6:36 gitlab.token_rotation.before_expiry: must be shorter than lifetime, or every rotation would be due again at once',
+      'policies.yml:6:64 gitlab.token_rotation.settle: must be at least twice gitlab.timeout: a request sent with a token just retired may still be in flight when it is rotated',
+    ]);
+    expect(file(['  token_file: /t', '  token_rotation: { replicas: 3, shared_file: true }']).gitlab.token_rotation?.replicas).toBe(3);
   });
 });

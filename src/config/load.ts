@@ -210,7 +210,7 @@ function assumeForgeVariables(data: Record<string, unknown>): string[] {
   const record = { ...(gitlab as Record<string, unknown>) };
   const assumed: string[] = [];
   for (const [key, variable] of [['url', 'GITLAB_URL'], ['token', 'GITLAB_TOKEN']] as const) {
-    if (record[key] !== undefined) continue;
+    if (record[key] !== undefined || (key === 'token' && record.token_file !== undefined)) continue;
     record[key] = `\${${variable}}`;
     assumed.push(formatPath(['gitlab', key]));
   }
@@ -228,7 +228,7 @@ function emptyForgeVariables(source: YamlSource, data: Record<string, unknown>, 
       ['token', 'GITLAB_TOKEN'],
     ] as const
   )
-    .filter(([key, variable]) => record[key] === undefined && env[variable] === '')
+    .filter(([key, variable]) => record[key] === undefined && env[variable] === '' && !(key === 'token' && record.token_file !== undefined))
     .map(([key, variable]) =>
       source.problemAt(['gitlab', key], `environment variable ${variable} is empty; it stands in for gitlab.${key}, which the file leaves out`),
     );
@@ -261,7 +261,9 @@ function applyEnvironmentDefaults(data: Record<string, unknown>, env: NodeJS.Pro
     if (record[key] === undefined) data[section] = { ...record, [key]: value };
   };
   fill('gitlab', 'url', 'GITLAB_URL');
-  fill('gitlab', 'token', 'GITLAB_TOKEN');
+  // A token file is the token: GITLAB_TOKEN left in the environment must not become a second one.
+  const gitlab = data.gitlab as Record<string, unknown> | undefined;
+  if (gitlab?.token_file === undefined) fill('gitlab', 'token', 'GITLAB_TOKEN');
   // REDIS_URL names one server: a file that names sentinels or a cluster has said where Redis is.
   const redis = data.redis as Record<string, unknown> | undefined;
   if (redis?.sentinels === undefined && redis?.cluster === undefined) fill('redis', 'url', 'REDIS_URL');

@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { basePolicyShape, type PolicyConfig, type PolicyTypeDefinition } from './policy-type';
 import { quote } from './problems';
@@ -9,12 +10,74 @@ import { duration, MIN_PERIOD_MS } from './validators';
  */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
+/** The forge's cap on an access token's lifetime (`MAX_PERSONAL_ACCESS_TOKEN_LIFETIME_IN_DAYS`). */
+const MAX_TOKEN_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
+
+const tokenRotationSchema = z
+  .strictObject({
+    before_expiry: duration({ min: 24 * 60 * 60 * 1000 })
+      .prefault('30d')
+      .describe('Rotates the token pair once either token expires within this long.'),
+    lifetime: duration({ min: 24 * 60 * 60 * 1000 })
+      .prefault('90d')
+      .refine((ms) => ms <= MAX_TOKEN_LIFETIME_MS, { error: 'must be at most 365d: the forge refuses a longer expiry' })
+      .describe('The expiry every rotation asks for, from the day it rotates.'),
+    settle: duration({ min: 60_000 })
+      .prefault('10m')
+      .describe('How long a token no replica authenticates with any more waits before it is rotated: requests sent with it must have ended.'),
+    replicas: z.number().int().min(1).max(64).default(1).describe('Daemons that use this token file (replicas on one Redis).'),
+    shared_file: z
+      .boolean()
+      .default(false)
+      .describe('True once every replica reads this very file (shared storage): required with more than one replica.'),
+  })
+  .describe(
+    'Rotates the daemon\'s own token: gitlab.token_file holds a pair of personal access tokens, each rotated by id with the other, so an answer lost on the way leaves a working token (docs/operations.md).',
+  );
+
+type GitlabInput = { token?: string; token_file?: string; timeout: number; token_rotation?: z.output<typeof tokenRotationSchema> };
+
+/** Where self-rotation cannot be safe, each problem at the key that makes it so. */
+function tokenRotationProblems(gitlab: GitlabInput): { path: (string | number)[]; message: string }[] {
+  const rotation = gitlab.token_rotation;
+  if (rotation === undefined) return [];
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  if (gitlab.token_file === undefined) {
+    problems.push({
+      path: ['token_rotation'],
+      message: 'rotation writes each new value into gitlab.token_file: a token given in the file or the environment would be lost at the next restart',
+    });
+  }
+  if (rotation.before_expiry >= rotation.lifetime) {
+    problems.push({ path: ['token_rotation', 'before_expiry'], message: 'must be shorter than lifetime, or every rotation would be due again at once' });
+  }
+  if (rotation.settle < 2 * gitlab.timeout) {
+    problems.push({
+      path: ['token_rotation', 'settle'],
+      message: 'must be at least twice gitlab.timeout: a request sent with a token just retired may still be in flight when it is rotated',
+    });
+  }
+  if (rotation.replicas > 1 && !rotation.shared_file) {
+    problems.push({
+      path: ['token_rotation', 'shared_file'],
+      message: `${rotation.replicas} replicas rotate one token: each must read the same token file, or a replica goes on with a rotated token and the forge's reuse detection revokes the new one; set shared_file: true once the file is on storage they share`,
+    });
+  }
+  return problems;
+}
+
 const gitlabSchema = z
   .strictObject({
     url: z.url({ protocol: /^https?$/, error: 'expected the forge\'s base URL, such as "https://gitlab.example.com"' }),
     token: z.string({ error: 'expected an access token (set GITLAB_TOKEN, or write token: ${GITLAB_TOKEN})' }).min(1, {
       error: 'the token is empty',
-    }),
+    }).optional(),
+    token_file: z
+      .string()
+      .refine((path) => isAbsolute(path), { error: 'expected an absolute path: every replica and restart must find the same file' })
+      .optional()
+      .describe('Instead of token: a file holding the token (read at start and after a 401), written by the daemon when it rotates its own token.'),
+    token_rotation: tokenRotationSchema.optional(),
     // At least 1s: undici reads a zero timeout as "no timeout at all", the opposite of what `0s` seems to say.
     timeout: duration({ min: MIN_PERIOD_MS }).prefault('30s').describe('How long one request may take, connection included.'),
     connect_timeout: duration({ min: MIN_PERIOD_MS }).prefault('10s').describe('How long connecting to the forge may take.'),
@@ -35,6 +98,21 @@ const gitlabSchema = z
       .max(64)
       .default(4)
       .describe('Requests in flight at once, per replica; also the pages of a listing read ahead and the projects a pass reads at once.'),
+  })
+  // Said with the section's other problems (a missing url too), as a missing required key would be.
+  .refine((gitlab) => gitlab.token !== undefined || gitlab.token_file !== undefined, {
+    path: ['token'],
+    error: 'expected an access token (set GITLAB_TOKEN, or write token: ${GITLAB_TOKEN}, or token_file)',
+    when: (payload) => {
+      const input = payload.value as { token?: unknown; token_file?: unknown } | undefined;
+      return typeof input === 'object' && input !== null && input.token === undefined && input.token_file === undefined;
+    },
+  })
+  .superRefine((gitlab, ctx) => {
+    if (gitlab.token !== undefined && gitlab.token_file !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['token_file'], message: 'give either gitlab.token or gitlab.token_file, not both (GITLAB_TOKEN stands in for token only when there is no token_file)' });
+    }
+    for (const problem of tokenRotationProblems(gitlab)) ctx.addIssue({ code: 'custom', ...problem });
   })
   .describe('The forge Forgewarden talks to.');
 
@@ -231,6 +309,7 @@ type ConfigSchema = ReturnType<typeof buildConfigSchema>;
 /** The validated configuration, with every default applied and durations in milliseconds. */
 export type AppConfig = Omit<z.output<ConfigSchema>, 'policies'> & { policies: PolicyConfig[] };
 export type GitlabConfig = AppConfig['gitlab'];
+export type TokenRotationConfig = NonNullable<GitlabConfig['token_rotation']>;
 export type RedisConfig = AppConfig['redis'];
 export type HttpConfig = AppConfig['http'];
 export type WebhooksConfig = AppConfig['webhooks'];

@@ -8,6 +8,8 @@ import { REDIS, type RedisConnection } from '../redis/redis.module';
 import { redisKeyPrefix } from '../redis/connection';
 import { EngineKeys } from '../engine/stores/keys';
 import { THIS_REPLICA } from '../engine/stores/replicas';
+import { DaemonToken } from './daemon-token';
+import { expirySeconds, readTokenExpiry, type TokenExpiry } from './token-expiry';
 
 /** Who the token is, as `GET /user` says. */
 export interface TokenIdentity {
@@ -36,6 +38,11 @@ export interface SharedForgeStatus {
   readonly administrator?: boolean;
   readonly message?: string;
   readonly version?: string;
+  /** The token's expiry day, or null when it never expires; absent when unknown (see `token_expiry_unknown`). */
+  readonly token_expires_at?: string | null;
+  readonly token_expiry_unknown?: string;
+  /** A rotation of the daemon's own token was sent and its answer is not written yet (see token-rotation.ts). */
+  readonly token_rotation_pending?: boolean;
   /** ISO 8601. */
   readonly checked_at: string;
   readonly replica: string;
@@ -66,17 +73,20 @@ export class ForgeHealth implements OnModuleDestroy {
   private identified: Array<(identity: TokenIdentity) => void> = [];
   /** The forge's version, asked once the token is accepted (it does not change while the daemon runs, mostly). */
   private version: string | undefined;
+  /** The token's expiry as last read, and which token value it was read for (a rotated token is read again). */
+  private expiry: { readonly of: string; readonly atMs: number; readonly value: TokenExpiry } | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(CONFIG_FILE) private readonly configFile: string,
     @Inject(REDIS) private readonly redis: RedisConnection,
     private readonly metrics: MetricsService,
+    private readonly token: DaemonToken,
   ) {
     const client = (retry: Partial<RetryOptions>) =>
       new GitlabClient({
         url: config.gitlab.url,
-        token: config.gitlab.token,
+        token,
         timeoutMs: config.gitlab.timeout,
         connectTimeoutMs: config.gitlab.connect_timeout,
         maxRequestsPerMinute: config.gitlab.max_requests_per_minute,
@@ -100,6 +110,11 @@ export class ForgeHealth implements OnModuleDestroy {
   /** The last status, or undefined before the first check. */
   status(): ForgeStatus | undefined {
     return this.last;
+  }
+
+  /** The token's expiry as last read by the daemon's watch; undefined before it was. */
+  tokenExpiry(): TokenExpiry | undefined {
+    return this.expiry?.value;
   }
 
   /**
@@ -141,10 +156,14 @@ export class ForgeHealth implements OnModuleDestroy {
     } catch {
       // An older forge, or one that hides its version: the console says it is unknown.
     }
+    const expiry = this.expiry?.value;
     const shared: SharedForgeStatus = {
       state: status.state,
       ...(status.state === 'ok' ? { username: status.identity.username, administrator: status.identity.administrator } : { message: status.message }),
       ...(this.version !== undefined ? { version: this.version } : {}),
+      ...(expiry?.state === 'expires' ? { token_expires_at: expiry.date } : expiry?.state === 'never' ? { token_expires_at: null } : {}),
+      ...(expiry?.state === 'unknown' ? { token_expiry_unknown: expiry.reason } : {}),
+      ...(this.token.fileState()?.pending ? { token_rotation_pending: true } : {}),
       checked_at: new Date().toISOString(),
       replica: THIS_REPLICA,
     };
@@ -175,12 +194,32 @@ export class ForgeHealth implements OnModuleDestroy {
     this.stopWatching();
     this.watching = true;
     this.scheduleCheck();
+    void this.readExpiryWhenDue();
   }
 
   stopWatching(): void {
     this.watching = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  /**
+   * `forgewarden_token_expires_at_seconds{token="active"}`: read at the watch's start, every 10 minutes and whenever the
+   * token changed (the daemon's own rotation says so at once); absent while the token never expires or cannot read its
+   * own record. Never fails the watch.
+   */
+  async readExpiryWhenDue(): Promise<void> {
+    const of = this.token.current();
+    const now = Date.now();
+    if (this.expiry && this.expiry.of === of && now - this.expiry.atMs < EXPIRY_READ_MS) return;
+    const value = await readTokenExpiry(this.client);
+    // A passing failure to read keeps what was known of this very token.
+    if (value.state === 'unknown' && value.passing && this.expiry?.of === of && this.expiry.value.state !== 'unknown') return;
+    this.expiry = { of, atMs: now, value };
+    if (value.state === 'expires') this.metrics.tokenExpiresAt.set({ token: 'active' }, expirySeconds(value.date));
+    else this.metrics.tokenExpiresAt.remove({ token: 'active' });
+    // The console reads the status every replica shares: it learns the expiry now, not at the next look.
+    if (this.last) await this.share(this.last);
   }
 
   private scheduleCheck(): void {
@@ -192,11 +231,15 @@ export class ForgeHealth implements OnModuleDestroy {
   private async checkAndTell(): Promise<void> {
     const previous = this.last?.state;
     const status = await this.check();
+    if (status.state === 'ok') await this.readExpiryWhenDue();
     if (status.state === previous) return;
     if (status.state === 'ok') this.logger.log(`the forge at ${this.config.gitlab.url} answers and accepts the token again`);
     else this.logger.error(`${status.message}; /readyz answers 503 until it does`);
   }
 }
+
+/** How often the daemon reads its token's expiry again, besides whenever the token itself changed. */
+const EXPIRY_READ_MS = 10 * 60_000;
 
 /**
  * `GET /user` with the token: who it is, or why the forge cannot be used. The messages name the settings to fix

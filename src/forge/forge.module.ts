@@ -4,7 +4,9 @@ import type { AppConfig } from '../config/schema';
 import { MetricsService } from '../metrics/metrics.service';
 import { GitlabClient } from '../gitlab/client';
 import { REDIS, type RedisConnection, RedisUsers } from '../redis/redis.module';
+import { DaemonToken } from './daemon-token';
 import { ForgeHealth } from './forge-health';
+import { OwnTokenService } from './own-token.service';
 import { redisKeyPrefix } from '../redis/connection';
 
 @Injectable()
@@ -26,11 +28,11 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
   providers: [
     {
       provide: GitlabClient,
-      inject: [APP_CONFIG, REDIS, MetricsService, RedisUsers],
-      useFactory: (config: AppConfig, redis: RedisConnection, metrics: MetricsService, redisUsers: RedisUsers) => {
+      inject: [APP_CONFIG, REDIS, MetricsService, RedisUsers, DaemonToken],
+      useFactory: (config: AppConfig, redis: RedisConnection, metrics: MetricsService, redisUsers: RedisUsers, token: DaemonToken) => {
         const client = new GitlabClient({
           url: config.gitlab.url,
-          token: config.gitlab.token,
+          token,
           timeoutMs: config.gitlab.timeout,
           connectTimeoutMs: config.gitlab.connect_timeout,
           concurrency: config.gitlab.concurrency,
@@ -48,9 +50,12 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
         return client;
       },
     },
+    // One per process: every client of the daemon authenticates with the same token, rotated or not.
+    { provide: DaemonToken, inject: [APP_CONFIG], useFactory: (config: AppConfig) => DaemonToken.of(config.gitlab) },
     GitlabClientLifecycle,
     ForgeHealth,
+    OwnTokenService,
   ],
-  exports: [GitlabClient, ForgeHealth],
+  exports: [GitlabClient, ForgeHealth, DaemonToken, OwnTokenService],
 })
 export class ForgeModule {}

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { SharedBudgetRedis } from './transport/rate-limit';
 import { AccessRequestsResource } from './resources/access-requests';
+import { ResourceAccessTokensResource } from './resources/access-tokens';
 import {
   ExternalApprovalRulesResource,
   MergeRequestApprovalRulesResource,
@@ -9,12 +10,14 @@ import {
   ProjectApprovalSettingsResource,
 } from './resources/approvals';
 import { DeployKeysResource } from './resources/deploy-keys';
+import { DeployTokensResource } from './resources/deploy-tokens';
 import { GpgKeysResource } from './resources/gpg-keys';
 import { GroupTransferResource } from './resources/group-transfer';
 import { GroupsResource } from './resources/groups';
 import { IntegrationsResource } from './resources/integrations';
 import { JobsResource } from './resources/jobs';
 import { NamespacesResource } from './resources/namespaces';
+import { PersonalAccessTokensResource } from './resources/personal-access-tokens';
 import { ProjectHooksResource } from './resources/project-hooks';
 import { ProjectTransferResource } from './resources/project-transfer';
 import { ProjectsResource } from './resources/projects';
@@ -23,17 +26,22 @@ import { RegistryResource } from './resources/registry';
 import { ResourceLabelEventsResource, ResourceWeightEventsResource } from './resources/resource-events';
 import { SshKeysResource } from './resources/ssh-keys';
 import { UsersResource } from './resources/users';
+import { CiVariablesResource } from './resources/variables';
 import { VersionResource } from './resources/version';
 import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from './transport/rate-limit';
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './transport/retry';
+import { fixedToken, type TokenSource } from './transport/token-source';
 import { type ResponseEvent, type TokenKind, Transport } from './transport/transport';
 
 export interface GitlabClientOptions {
   /** The forge's base address, e.g. `https://gitlab.example.com` (a trailing `/api/v4` is accepted). */
   url: string;
-  /** Sent only in the `PRIVATE-TOKEN` (or `JOB-TOKEN`) header, never in a URL. */
-  token: string;
+  /**
+   * Sent only in the `PRIVATE-TOKEN` (or `JOB-TOKEN`) header, never in a URL. A `TokenSource` is read at every request
+   * (a token rotated while the process runs) and asked again after a 401.
+   */
+  token: string | TokenSource;
   /** `job`: the token is a CI job token and every request carries `JOB-TOKEN`. Default `private`. */
   tokenKind?: TokenKind;
   /** Time to response headers, and the longest silence while a body streams. Default 30 s. */
@@ -64,8 +72,8 @@ export interface GitlabClientOptions {
 
 /**
  * The typed client of the forge's `/api/v4` (spec 01, 02 and 03): one object exposing every resource. `projects`,
- * `groups`, `version`, `projectHooks` and `projectTransfer` follow GitLab's public API docs, which the specification
- * does not cover.
+ * `groups`, `version`, `projectHooks`, `projectTransfer`, the access and deploy tokens and the CI/CD variables follow
+ * GitLab's public API docs, which the specification does not cover.
  */
 export class GitlabClient {
   readonly jobs: JobsResource;
@@ -94,6 +102,13 @@ export class GitlabClient {
   readonly version: VersionResource;
   readonly projectHooks: ProjectHooksResource;
   readonly projectTransfer: ProjectTransferResource;
+  readonly personalAccessTokens: PersonalAccessTokensResource;
+  readonly projectAccessTokens: ResourceAccessTokensResource<'projects'>;
+  readonly groupAccessTokens: ResourceAccessTokensResource<'groups'>;
+  readonly projectDeployTokens: DeployTokensResource<'projects'>;
+  readonly groupDeployTokens: DeployTokensResource<'groups'>;
+  readonly projectVariables: CiVariablesResource<'projects'>;
+  readonly groupVariables: CiVariablesResource<'groups'>;
   readonly limiter: RateLimiter;
   private readonly transport: Transport;
 
@@ -114,7 +129,7 @@ export class GitlabClient {
     );
     this.transport = new Transport({
       url: options.url,
-      token: options.token,
+      token: typeof options.token === 'string' ? fixedToken(options.token) : options.token,
       tokenKind: options.tokenKind ?? 'private',
       timeoutMs: options.timeoutMs ?? 30_000,
       connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
@@ -151,6 +166,13 @@ export class GitlabClient {
     this.version = new VersionResource(this.transport);
     this.projectHooks = new ProjectHooksResource(this.transport);
     this.projectTransfer = new ProjectTransferResource(this.transport);
+    this.personalAccessTokens = new PersonalAccessTokensResource(this.transport);
+    this.projectAccessTokens = new ResourceAccessTokensResource(this.transport, 'projects');
+    this.groupAccessTokens = new ResourceAccessTokensResource(this.transport, 'groups');
+    this.projectDeployTokens = new DeployTokensResource(this.transport, 'projects');
+    this.groupDeployTokens = new DeployTokensResource(this.transport, 'groups');
+    this.projectVariables = new CiVariablesResource(this.transport, 'projects');
+    this.groupVariables = new CiVariablesResource(this.transport, 'groups');
   }
 
   /** Closes the connection pool the client opened; the Redis connection belongs to the caller. */

@@ -4,6 +4,7 @@ export { endpoint, type Endpoint, type GroupId, type ProjectId } from './transpo
 export type { PageOptions, Paginated } from './transport/pagination';
 export type { RetryOptions } from './transport/retry';
 export type { ResponseEvent, TokenKind } from './transport/transport';
+export { fixedToken, type TokenSource } from './transport/token-source';
 export type { JobsResource } from './resources/jobs';
 export type { RegistryResource } from './resources/registry';
 export type { NamespacesResource } from './resources/namespaces';
@@ -18,6 +19,10 @@ export type { DeployKeysResource } from './resources/deploy-keys';
 export type { AccessRequestsResource } from './resources/access-requests';
 export type { GpgKeysResource } from './resources/gpg-keys';
 export type { GroupTransferResource } from './resources/group-transfer';
+export type { PersonalAccessTokensResource } from './resources/personal-access-tokens';
+export type { AccessTokenSource, ResourceAccessTokensResource } from './resources/access-tokens';
+export type { DeployTokensResource } from './resources/deploy-tokens';
+export type { CiVariablesResource } from './resources/variables';
 export type { MultipartPart } from './transport/multipart';
 export type { IntegrationsResource } from './resources/integrations';
 export type { ProtectedBranchesResource } from './resources/protected-branches';

@@ -45,6 +45,13 @@ export class MetricsService {
   /** 1 while the forge accepted the token at the last check. */
   readonly forgeUp: Gauge;
   /**
+   * When the daemon's own token stops working (`active`; with a rotating pair also `spare`); absent while it never
+   * expires or its expiry cannot be read, so an alert on it never fires on a zero.
+   */
+  readonly tokenExpiresAt: Gauge<'token'>;
+  /** 1 while a rotation of the daemon's own token is sent and its answer not yet written: the bot's own harm to repair. */
+  readonly tokenRotationPending: Gauge;
+  /**
    * 1 when the last load of the policy file (at start or on SIGHUP) was taken, 0 when a reload was refused and the
    * previous policies still run. Per replica: each reloads its own file.
    */
@@ -170,6 +177,17 @@ export class MetricsService {
     this.forgeUp = new Gauge({
       name: 'forgewarden_forge_up',
       help: '1 while the forge answered GET /user and accepted the token at the last check (every 30 s), else 0.',
+      registers: [this.registry],
+    });
+    this.tokenExpiresAt = new Gauge({
+      name: 'forgewarden_token_expires_at_seconds',
+      help: "When the daemon's own token stops working (00:00 UTC of its expiry day), by token (active, and spare when it rotates a pair); absent while it never expires or its expiry cannot be read.",
+      labelNames: ['token'],
+      registers: [this.registry],
+    });
+    this.tokenRotationPending = new Gauge({
+      name: 'forgewarden_token_rotation_pending',
+      help: "1 while a rotation of the daemon's own token was sent and its answer is not written to gitlab.token_file (lost on the way, or the successor not found yet), else 0.",
       registers: [this.registry],
     });
     // Named as Prometheus names its own (prometheus_config_last_reload_successful, ..._success_timestamp_seconds), so

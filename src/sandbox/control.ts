@@ -33,7 +33,8 @@ import { exportPaddingBytes, exportRateLimitsSchema } from './world';
  * The control API under `/__sandbox/` (no auth; the sandbox binds 127.0.0.1 by default). Tests and demos use it to
  * read what the forge received, move the sandbox clock, inject faults, change settings and move jobs along, and to
  * play the people who change the forge under the bot: archiving and deleting projects and groups, removing members,
- * deleting users, narrowing a token's access.
+ * deleting users, narrowing a token's access, revoking an access token or moving its expiry; and to read the family
+ * revocations of the forge's token reuse detection.
  */
 
 const clockSchema = z.union([
@@ -61,6 +62,19 @@ const jobSchema = z.strictObject({
 
 /** A user, project or group as the control API names them: an id, or a username or full path. */
 const reference = z.union([z.number().int().positive(), z.string().min(1)]);
+
+/**
+ * A person (or the test) changing one access token: its expiry (the day, `YYYY-MM-DD` or a timestamp cut to its day;
+ * null: never) or revoking it. The token is named by its value or its id.
+ */
+const accessTokenSchema = z
+  .strictObject({
+    token: z.string().min(1).optional(),
+    id: z.number().int().positive().optional(),
+    expires_at: z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be a date' }).nullable().optional(),
+    revoked: z.literal(true).optional(),
+  })
+  .refine((input) => (input.token === undefined) !== (input.id === undefined), { message: 'give exactly one of token and id' });
 
 const accessSchema = z
   .strictObject({
@@ -216,6 +230,22 @@ function registerPersonControls(router: Router): Router {
     }, 'none')
     .delete('/access', (ctx) => {
       ctx.state.accessOverrides.clear();
+      return noContent();
+    }, 'none')
+    .get('/access-tokens', (ctx) => ok(ctx.state.accessTokens.views()), 'none')
+    .post('/access-tokens', (ctx) => {
+      const input = parse(accessTokenSchema, ctx.body);
+      const tokens = ctx.state.accessTokens;
+      const token = input.token !== undefined ? tokens.byTokenValue(input.token) : tokens.tokens.get(input.id ?? 0);
+      if (!token) throw notFound('Access token');
+      if (input.expires_at !== undefined) token.expires_at = input.expires_at === null ? null : new Date(input.expires_at).toISOString().slice(0, 10);
+      if (input.revoked) token.revoked = true;
+      return ok(tokens.views().find((view) => view.id === token.id));
+    }, 'none')
+    // Every family revocation the forge's reuse detection made: a bot that never trips it leaves this empty.
+    .get('/token-family-revocations', (ctx) => ok(ctx.state.accessTokens.familyRevocations), 'none')
+    .delete('/token-family-revocations', (ctx) => {
+      ctx.state.accessTokens.familyRevocations.length = 0;
       return noContent();
     }, 'none');
 }

@@ -48,6 +48,9 @@ export class SandboxIds {
     epic: new IdSequence(),
     labelEvent: new IdSequence(),
     weightEvent: new IdSequence(),
+    /** Personal access tokens, project and group access tokens alike (one table on the forge). */
+    accessToken: new IdSequence(),
+    deployToken: new IdSequence(),
   };
 
   reserve(kind: IdKind, id: number | undefined): void {

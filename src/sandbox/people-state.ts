@@ -13,7 +13,6 @@ export interface UserRecord {
   username: string;
   name: string;
   email: string;
-  tokens: string[];
   is_admin: boolean;
   state: UserState;
   two_factor_enabled: boolean;
@@ -110,11 +109,6 @@ export class PeopleState {
   readonly sshKeys = new Map<number, SshKeyRecord>();
   readonly deployKeys = new Map<number, DeployKeyRecord>();
   readonly gpgKeys = new Map<number, GpgKeyRecord>();
-
-  userByToken(token: string): UserRecord | undefined {
-    for (const user of this.users.values()) if (user.tokens.includes(token)) return user;
-    return undefined;
-  }
 
   userByUsername(username: string): UserRecord | undefined {
     const lower = username.toLowerCase();
@@ -267,7 +261,6 @@ function userRecord(u: WorldUser, seeding: WorldSeeding): UserRecord {
     username: u.username,
     name: u.name ?? u.username,
     email: u.email ?? `${u.username}@sandbox.test`,
-    tokens: u.tokens,
     is_admin: u.admin,
     state: u.state,
     two_factor_enabled: u.two_factor,

@@ -108,6 +108,7 @@ function deleteUser(state: SandboxState, user: UserRecord): void {
   state.approvals.forgetUser(user.id);
   state.userWrites.forget(user.id);
   state.accessOverrides.forget((o) => o.user_id === user.id);
+  state.accessTokens.forgetUser(user.id);
   state.users.delete(user.id);
 }
 
@@ -166,8 +167,17 @@ function deleteLabelEvents(state: SandboxState, type: 'Issue' | 'MergeRequest' |
   }
 }
 
-/** Members, access requests and access overrides of a project or group. */
+/**
+ * Members, access requests, access overrides, CI/CD variables and deploy tokens of a project or group, and the bot
+ * users of its access tokens with their tokens (the forge deletes those with it).
+ */
 function forgetSource(state: SandboxState, source: SourceKind, sourceId: number): void {
+  for (const botId of state.accessTokens.botsOf(source, sourceId)) {
+    state.accessTokens.forgetUser(botId);
+    state.users.delete(botId);
+  }
+  state.ciVariables.forget(source, sourceId);
+  state.deployTokens.forget(source, sourceId);
   remove(state.members, (m) => m.source === source && m.source_id === sourceId);
   remove(state.accessRequests, (r) => r.source === source && r.source_id === sourceId);
   state.accessOverrides.forget((o) => o.source === source && o.source_id === sourceId);

@@ -1,8 +1,13 @@
+import { createHash } from 'node:crypto';
 import { MovableClock } from '../clock';
 import type { JobStatus } from '../gitlab/types/jobs';
 import { AccessOverrides } from './access-overrides';
+import { AccessTokensState } from './access-tokens-state';
 import { ApprovalsState } from './approvals-state';
 import { CiState, type JobRecord, type PipelineRecord } from './ci-state';
+import { CiVariablesState } from './ci-variables-state';
+import { seedCredentials } from './credentials-seeding';
+import { DeployTokensState } from './deploy-tokens-state';
 import type { FaultRules } from './faults';
 import { HoldRules } from './holds';
 
@@ -169,6 +174,10 @@ export class SandboxState {
   readonly hooks = new HooksState(this);
   /** Levels forced per user on one project or group (`/__sandbox/access`); see projectAccessLevel. */
   readonly accessOverrides = new AccessOverrides();
+  /** Personal, project and group access tokens, the family revocations of reuse detection (`access-tokens-state.ts`). */
+  readonly accessTokens = new AccessTokensState(this.people);
+  readonly deployTokens = new DeployTokensState();
+  readonly ciVariables = new CiVariablesState();
   readonly requestLog: RequestLogEntry[] = [];
 
   // The areas' records, under the names handlers and tests use.
@@ -278,10 +287,6 @@ export class SandboxState {
   }
 
   // ---- lookups, answered by the areas ----------------------------------------------------------------------------
-
-  userByToken(token: string): UserRecord | undefined {
-    return this.people.userByToken(token);
-  }
 
   userByUsername(username: string): UserRecord | undefined {
     return this.people.userByUsername(username);
@@ -405,7 +410,7 @@ export class SandboxState {
     return {
       now: this.nowIso(),
       settings: settingsView(this.settings),
-      users: [...this.users.values()].map(({ tokens: _tokens, ...user }) => user),
+      users: [...this.users.values()],
       groups: [...this.groups.values()].map((g) => ({ ...g, full_path: this.groupFullPath(g) })),
       projects: [...this.projects.values()].map((p) => ({ ...p, path_with_namespace: this.projectFullPath(p) })),
       members: this.members,
@@ -441,6 +446,10 @@ export class SandboxState {
       })),
       ...this.hooks.dump(),
       access_overrides: this.accessOverrides.list(),
+      access_tokens: this.accessTokens.views(),
+      token_family_revocations: this.accessTokens.familyRevocations,
+      deploy_tokens: this.deployTokens.views(),
+      ci_variables: [...this.ciVariables.variables.values()].map(({ value, ...variable }) => ({ ...variable, value_sha256: sha256(value) })),
     };
   }
 
@@ -454,6 +463,11 @@ export class SandboxState {
     this.people.seedUsers(world, seeding);
     const seeded = this.namespaces.seed(world, seeding);
     this.people.seedAccess(world, { ...seeded, project: (ref) => this.namespaces.project(ref) }, seeding);
+    const places = [
+      ...seeded.groups.map((g) => ({ source: 'group' as const, ...g })),
+      ...seeded.projects.map((p) => ({ source: 'project' as const, ...p })),
+    ];
+    seedCredentials(world, places, this, seeding);
     this.branchProtection.seed(seeded.projects, seeding);
     this.approvals.seed(seeded.projects, {
       user: (username) => this.people.userByUsername(username)?.id,
@@ -467,4 +481,9 @@ export class SandboxState {
     this.registry.seed(world, seeded.projects, seeding);
     this.ids.seal();
   }
+}
+
+/** How the state's dump names a secret it must not show: a test compares values by their hash. */
+function sha256(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
 }

@@ -249,3 +249,62 @@ describe('project hooks in the world', () => {
     ]);
   });
 });
+
+describe('credentials in the world', () => {
+  it('seeds tokens with their details, bot users for project and group tokens, deploy tokens and variables', () => {
+    const base = baseWorld();
+    const world = parseWorld({
+      ...base,
+      users: [
+        ...(base.users ?? []),
+        { id: 9, username: 'ci', tokens: ['glpat-plain-value', { token: 'glpat-detailed', id: 40, name: 'bot', scopes: ['read_api'], expires_at: 'now+10d' }] },
+      ],
+      groups: [{ id: 10, path: 'acme', variables: [{ key: 'SHARED', value: 'v' }] }],
+      projects: [
+        {
+          id: 1,
+          path: 'api',
+          namespace: 'acme',
+          access_tokens: [{ token: 'glpat-project-bot', name: 'deploy', access_level: 'developer', expires_at: '2025-07-01T15:00:00Z' }],
+          deploy_tokens: [{ token: 'gldt-pull', name: 'pull', scopes: ['read_registry'] }],
+          variables: [{ key: 'TOKEN', value: 'masked-value-1', masked: true, environment_scope: 'production' }],
+        },
+      ],
+    });
+    const state = new SandboxState(world, new FaultRules());
+    const tokens = state.accessTokens;
+    expect(tokens.byTokenValue('glpat-plain-value')).toMatchObject({ user_id: 9, name: 'ci-token-1', scopes: ['api'], expires_at: null });
+    // Relative expiries are days: now+10d from 2025-06-02T12:00Z is 2025-06-12, a timestamp is cut to its day.
+    expect(tokens.byTokenValue('glpat-detailed')).toMatchObject({ id: 40, name: 'bot', scopes: ['read_api'], expires_at: '2025-06-12' });
+    const projectToken = tokens.byTokenValue('glpat-project-bot')!;
+    expect(projectToken).toMatchObject({ name: 'deploy', expires_at: '2025-07-01', scopes: ['api'] });
+    const bot = state.users.get(projectToken.user_id)!;
+    expect(bot).toMatchObject({ user_type: 'project_bot', name: 'deploy', username: expect.stringMatching(/^project_1_bot_[0-9a-f]{32}$/) as string });
+    expect(state.member('project', 1, bot.id)?.access_level).toBe(30);
+    expect(state.deployTokens.of('project', 1)).toMatchObject([{ name: 'pull', username: expect.stringMatching(/^gitlab\+deploy-token-\d+$/) as string, expires_at: null }]);
+    expect(state.ciVariables.of('project', 1)).toMatchObject([{ key: 'TOKEN', masked: true, environment_scope: 'production', variable_type: 'env_var' }]);
+    expect(state.ciVariables.of('group', 10)).toMatchObject([{ key: 'SHARED', value: 'v', masked: false }]);
+    expect(JSON.stringify(state.dump())).not.toMatch(/glpat-|gldt-|masked-value-1/);
+  });
+
+  it('names a token value used twice, a key repeated in one environment scope and a value that cannot be masked', () => {
+    const path = writeWorld(
+      [
+        'users: [{ username: root, tokens: [glpat-shared] }]',
+        'projects:',
+        '  - path: api',
+        '    namespace: root',
+        '    access_tokens: [{ token: glpat-shared, name: bot }]',
+        '    variables:',
+        '      - { key: TOKEN, value: a-long-value }',
+        '      - { key: TOKEN, value: masked, masked: true }',
+        '',
+      ].join('\n'),
+    );
+    expect(problems(path)).toEqual([
+      `${path}:5:30 projects[0].access_tokens[0].token: token already belongs to another user`,
+      `${path}:8:16 projects[0].variables[1].key: variable TOKEN already exists in environment scope *`,
+      `${path}:8:30 projects[0].variables[1].value: cannot be masked: it must be at least 8 characters`,
+    ]);
+  });
+});

@@ -17,6 +17,7 @@ import { parseDuration } from './duration';
 import { parseGpgPublicKey } from './gpg-key';
 import { parseSshPublicKey } from './ssh-key';
 import { approvalRuleSchema, approvalSettingsSchema, checkProjectConfig, integrationSchema } from './world-project-config';
+import { checkCredentials, credentialSchemas, userTokenValue } from './world-credentials';
 
 /**
  * The world file: everything the sandbox forge knows at start. Validated strictly (unknown keys are errors, so a
@@ -48,6 +49,7 @@ const timestamp = z
   .refine(isTimestamp, { message: 'must be an ISO 8601 timestamp or relative to now (now-3d, now+2w)' });
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD' });
 const id = z.number().int().positive();
+const { userToken, placeCredentials } = credentialSchemas(timestamp, id);
 
 /** A member's role by name (`developer`) or number (`30`); yields the number. */
 const accessLevel = z
@@ -78,7 +80,8 @@ const userSchema = z.strictObject({
   username: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, { message: 'must be a valid username' }),
   name: z.string().optional(),
   email: z.string().optional(),
-  tokens: z.array(z.string().min(1)).default([]),
+  /** Personal access tokens: a value (scope `api`, no expiry) or `{token, name, scopes, expires_at, revoked}`. */
+  tokens: z.array(userToken).default([]),
   admin: z.boolean().default(false),
   state: z.enum(USER_STATES).default('active'),
   two_factor: z.boolean().default(false),
@@ -232,6 +235,7 @@ const groupSchema = z.strictObject({
   members: z.array(memberSchema).default([]),
   access_requests: z.array(accessRequestSchema).default([]),
   epics: z.array(epicSchema).default([]),
+  ...placeCredentials,
 });
 
 const artifactSchema = z.strictObject({
@@ -352,6 +356,7 @@ const projectSchema = z.strictObject({
   approval_rules: z.array(approvalRuleSchema).default([]),
   /** Integrations set on the project, each once. */
   integrations: z.array(integrationSchema).default([]),
+  ...placeCredentials,
 });
 
 const deployKeySchema = z.strictObject({
@@ -476,8 +481,9 @@ function checkReferences(
     if (usernames.has(lower)) report(['users', i, 'username'], `duplicate username ${user.username}`);
     usernames.add(lower);
     user.tokens.forEach((token, t) => {
-      if (tokens.has(token)) report(['users', i, 'tokens', t], 'token already belongs to another user');
-      tokens.add(token);
+      const value = userTokenValue(token);
+      if (tokens.has(value)) report(['users', i, 'tokens', t], 'token already belongs to another user');
+      tokens.add(value);
     });
   });
   const userRef = (path: (string | number)[], username: string | undefined): void => {
@@ -568,6 +574,14 @@ function checkReferences(
         report(['projects', i, 'allowed_agents', a, 'config_project'], `unknown project ${agent.config_project}`);
       }
     }),
+  );
+  checkCredentials(
+    [
+      ...world.groups.map((group, i) => ({ path: ['groups', i], credentials: group })),
+      ...world.projects.map((project, i) => ({ path: ['projects', i], credentials: project })),
+    ],
+    world.users.flatMap((user, i) => user.tokens.map((token, t) => ({ path: ['users', i, 'tokens', t], value: userTokenValue(token) }))),
+    report,
   );
   world.deploy_keys.forEach((key, k) =>
     key.projects.forEach((link, l) => {

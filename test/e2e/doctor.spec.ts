@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -59,6 +59,7 @@ describe('forgewarden doctor against the sandbox', () => {
       '✓ Redis maxmemory-policy: noeviction',
       `✓ forge at ${sandboxUrl}: answers`,
       '✓ token: accepted, user root, an administrator',
+      '✓ token: does not expire',
       '✓ retry-transient-failures: project acme/api (jobs)',
       '✓ retry-transient-failures: project acme/web (jobs)',
       '✓ nightly-image-cleanup: group acme (container registry)',
@@ -198,6 +199,7 @@ describe('forgewarden doctor against the sandbox', () => {
     const result = await runCli(['doctor', '-c', file], childEnv());
     expect(result.code).toBe(1);
     expect(linesOf(result).slice(5)).toEqual([
+      '✓ token: does not expire',
       '✓ retry-nope: project acme/api (jobs)',
       "✗ retry-nope: project acme/nope (jobs): not found, or the token cannot see it (check the path and that the token's user is a member)",
       '1 check failed',
@@ -221,6 +223,7 @@ describe('forgewarden doctor against the sandbox', () => {
     const result = await runCli(['doctor', '-c', file], childEnv());
     expect(result.code).toBe(0);
     expect(linesOf(result).slice(5)).toEqual([
+      '✓ token: does not expire',
       '! retry-globs: projects acme/*, acme/nothing-* (group acme): acme/nothing-* matches no project the token can see',
       'all checks passed',
     ]);
@@ -232,6 +235,7 @@ describe('forgewarden doctor against the sandbox', () => {
     // alice: Developer of the group acme (so of acme/web), Maintainer of acme/api.
     expect(linesOf(result).slice(4)).toEqual([
       '✓ token: accepted, user alice, not an administrator',
+      '✓ token: does not expire',
       '✓ retry-transient-failures: project acme/api (jobs)',
       '✓ retry-transient-failures: project acme/web (jobs)',
       '✓ nightly-image-cleanup: group acme (container registry)',
@@ -273,10 +277,58 @@ describe('forgewarden doctor against the sandbox', () => {
     expect(asAdmin.code).toBe(0);
     expect(linesOf(asAdmin).slice(4)).toEqual([
       '✓ token: accepted, user root, an administrator',
+      '✓ token: does not expire',
       `✓ rotate-carol: secrets_dir ${secretsDir}`,
       '✓ rotate-carol: SSH keys of user carol',
       'all checks passed',
     ]);
+  });
+
+  it('warns 30 days before the token expires and fails 7 days before, as the daemon’s alerts do', async () => {
+    const day = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+    const expire = (expires_at: string | null) =>
+      fetch(`${sandboxUrl}/__sandbox/access-tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: ADMIN_TOKEN, expires_at }) });
+    try {
+      await expire(day(20));
+      const warned = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv());
+      expect(warned.code).toBe(0);
+      expect(linesOf(warned)[5]).toMatch(new RegExp(`^! token: expires on ${day(20)}, in 19 days: rotate it before it lapses$`));
+      expect(linesOf(warned).at(-1)).toBe('all checks passed');
+
+      await expire(day(5));
+      const failed = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv());
+      expect(failed.code).toBe(1);
+      expect(linesOf(failed)[5]).toBe(`✗ token: expires on ${day(5)}, in 4 days: rotate it now, or the daemon stops`);
+      expect(linesOf(failed).at(-1)).toBe('1 check failed');
+    } finally {
+      await expire(null);
+    }
+  });
+
+  it('reads the token from gitlab.token_file, and names the file when it cannot be used or a rotation of it is half done', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-doctor-token-'));
+    const tokenFile = join(folder, 'token');
+    const file = writeTempFile('token-file.yml', readFileSync(DEMO_CONFIG, 'utf8').replace(/^(\s*)token: .*$/m, `$1token_file: ${tokenFile}`));
+    writeFileSync(tokenFile, `${ADMIN_TOKEN}\n`, { mode: 0o600 });
+    const fromFile = await runCli(['doctor', '-c', file], demoEnv({ GITLAB_TOKEN: 'glpat-not-this-one' }));
+    expect(fromFile.code).toBe(0);
+    expect(linesOf(fromFile).slice(4, 6)).toEqual(['✓ token: accepted, user root, an administrator', '✓ token: does not expire']);
+
+    chmodSync(tokenFile, 0o644);
+    const open = await runCli(['doctor', '-c', file], demoEnv());
+    expect(open.code).toBe(1);
+    expect(linesOf(open).slice(3)).toEqual([`✗ token: token file ${tokenFile} may be read by other users (mode 644): chmod 600 ${tokenFile}`, '1 check failed']);
+
+    const slot = (value: string, id: number) => ({ id, value, name: `forgewarden-${id}`, expires_at: null, retired_at: null, retired_generation: null, lost: null });
+    const halfDone = { version: 1, generation: 3, active: 0, tokens: [slot(ADMIN_TOKEN, 1), slot('glpat-spare-0000', 99)], pending: { slot: 1, id: 99, sent_at: '2025-06-02T12:00:00.000Z' } };
+    writeFileSync(tokenFile, JSON.stringify(halfDone));
+    chmodSync(tokenFile, 0o600);
+    const pending = await runCli(['doctor', '-c', file], demoEnv());
+    expect(pending.code).toBe(1);
+    expect(linesOf(pending).filter((line) => line.startsWith('✗'))).toEqual([
+      '✗ token rotation: the answer to the rotation of token 99 (sent 2025-06-02T12:00:00.000Z) was not written; the daemon looks for its successor at its next run',
+    ]);
+    expect(`${pending.stdout}${pending.stderr}`).not.toContain('glpat-spare-0000');
   });
 
   it('reports an invalid policy file on stderr and exits 2 (as every command does) without checking anything else', async () => {

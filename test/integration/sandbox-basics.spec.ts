@@ -114,7 +114,7 @@ describe('sandbox forge: pagination, ids and error shapes', () => {
     }
 
     // As on the forge (`find_current_user!`), a blocked account's tokens stop working at once, with the reason; the others' go on.
-    const outsider = [...sandbox.state.users.values()].find((user) => user.tokens.includes(OUTSIDER_TOKEN))!;
+    const outsider = sandbox.state.users.get(sandbox.state.accessTokens.byTokenValue(OUTSIDER_TOKEN)!.user_id)!;
     outsider.state = 'blocked';
     try {
       expect(await apiClient(sandbox.url, OUTSIDER_TOKEN)('/user')).toMatchObject({

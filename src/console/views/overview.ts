@@ -1,4 +1,6 @@
 import type { Overview, PolicyRow } from '../console-reader';
+import type { SharedForgeStatus } from '../../forge/forge-health';
+import { expiryVerdict } from '../../forge/token-expiry';
 import { type Html, html } from '../html';
 import { outcomeCounts, result, took, when } from './format';
 import { layout, type PageFrame } from './layout';
@@ -8,7 +10,7 @@ export function overviewPage(overview: Overview, frame: PageFrame): Html {
   const { forge, budget, redis, replicas, now } = overview;
   const forgeCard = forge
     ? forge.state === 'ok'
-      ? html`<span class="state ok">up</span> ${forge.version ? html`version ${forge.version}` : html`<span class="muted">version unknown</span>`}<br>token of <b>${forge.username}</b>${forge.administrator ? ' (administrator)' : ''}`
+      ? html`<span class="state ok">up</span> ${forge.version ? html`version ${forge.version}` : html`<span class="muted">version unknown</span>`}<br>token of <b>${forge.username}</b>${forge.administrator ? ' (administrator)' : ''}${tokenLine(forge, now)}`
       : html`<span class="state failed">${forge.state.replace('_', ' ')}</span><br><span class="muted">${forge.message}</span>`
     : html`<span class="muted">not checked in the last 10 minutes</span>`;
   const body = html`
@@ -27,6 +29,22 @@ ${overview.policies.map((row) => policyRow(row, now))}
 </tbody>
 </table>`}`;
   return layout('Overview', frame, body, { refreshSeconds: 15 });
+}
+
+/**
+ * When the daemon's own token stops working, marked as `doctor` judges it (failing within 7 days, a warning within
+ * 30), and a rotation of it whose answer was lost.
+ */
+function tokenLine(forge: SharedForgeStatus, now: Date): Html {
+  const pending = forge.token_rotation_pending ? html`<br><span class="state failed">token rotation: an answer was lost; the daemon recovers it at its next run</span>` : '';
+  if (forge.token_expires_at === null) return html`<br><span id="token-expiry">token does not expire</span>${pending}`;
+  if (forge.token_expires_at === undefined) {
+    const unknown = forge.token_expiry_unknown;
+    return html`${unknown ? html`<br><span id="token-expiry" class="muted">token expiry unknown: ${unknown}</span>` : ''}${pending}`;
+  }
+  const verdict = expiryVerdict({ state: 'expires', date: forge.token_expires_at }, now.getTime());
+  const mark = verdict.level === 'failure' ? 'failed' : verdict.level === 'warning' ? 'partial' : 'ok';
+  return html`<br><span id="token-expiry" class="state ${mark}">token ${verdict.words}</span>${pending}`;
 }
 
 function policyRow(row: PolicyRow, now: Date): Html {

@@ -120,4 +120,14 @@ export class EngineKeys {
   forgeLimit(name: string): string {
     return `${this.prefix}:forge:limit:${name}`;
   }
+
+  /** Which generation of gitlab.token_file each replica read last (field: host and process), with when. */
+  tokenFileReaders(): string {
+    return `${this.prefix}:token:readers`;
+  }
+
+  /** Held while one replica rotates the daemon's own token: one rotation at a time, cluster-wide. */
+  tokenRotationLease(): string {
+    return `${this.prefix}:lock:token-rotation`;
+  }
 }

@@ -8,7 +8,16 @@ import type { DeployKey, SshKey } from '../types/keys';
 import type { ProjectExportStatus, ProjectImportStatus } from '../types/project-transfer';
 import type { Project, ProjectNamespace, SimpleProject } from '../types/projects';
 import type { RegistryRepository, RegistryTag, RegistryTagSummary } from '../types/registry';
+import type {
+  AccessToken,
+  DeployToken,
+  NewDeployToken,
+  NewPersonalAccessToken,
+  NewResourceAccessToken,
+  ResourceAccessToken,
+} from '../types/tokens';
 import type { AdminUser, AdminUserListItem, CurrentAdminUser, CurrentUser, PublicUser, UserSummary } from '../types/users';
+import type { CiVariable } from '../types/variables';
 
 /**
  * The fields of forge records that the policies read (job_retry, registry_cleanup, access_requests, key_rotation,
@@ -140,4 +149,55 @@ export const projectImportStatusShape = shapeOf<ProjectImportStatus>()({
   path_with_namespace: z.string(),
   import_status: z.string(),
   import_error: z.string().nullable(),
+});
+
+/**
+ * Access tokens (GitLab's public API docs): what deciding a rotation reads, which token, whose, with which scopes, and
+ * whether and until when it works.
+ */
+const accessTokenFields = {
+  id: z.number(),
+  name: z.string(),
+  revoked: z.boolean(),
+  active: z.boolean(),
+  scopes: z.array(z.string()),
+  user_id: z.number(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+};
+
+export const accessTokenShape = shapeOf<AccessToken>()(accessTokenFields);
+export const resourceAccessTokenShape = shapeOf<ResourceAccessToken>()({ ...accessTokenFields, access_level: z.number() });
+
+/**
+ * The answer to a create or a rotation must carry the new value: without it the token exists (and its predecessor is
+ * revoked) but nobody holds it, which the caller must learn at once rather than from a `TypeError` later.
+ */
+export const newPersonalAccessTokenShape = shapeOf<NewPersonalAccessToken>()({ ...accessTokenFields, token: z.string().min(1) });
+export const newResourceAccessTokenShape = shapeOf<NewResourceAccessToken>()({
+  ...accessTokenFields,
+  access_level: z.number(),
+  token: z.string().min(1),
+});
+
+const deployTokenFields = {
+  id: z.number(),
+  name: z.string(),
+  username: z.string(),
+  expires_at: z.string().nullable(),
+  revoked: z.boolean(),
+  expired: z.boolean(),
+  scopes: z.array(z.string()),
+};
+
+export const deployTokenShape = shapeOf<DeployToken>()(deployTokenFields);
+export const newDeployTokenShape = shapeOf<NewDeployToken>()({ ...deployTokenFields, token: z.string().min(1) });
+
+/** CI/CD variables: a delivered value is compared with what the forge holds, under its key and environment. */
+export const ciVariableShape = shapeOf<CiVariable>()({
+  key: z.string(),
+  value: z.string().nullable(),
+  environment_scope: z.string(),
+  masked: z.boolean(),
+  protected: z.boolean(),
 });

@@ -60,6 +60,71 @@ describe('transport over HTTP (MockAgent)', () => {
     expect(calls[2].headers['private-token']).toBeUndefined();
   });
 
+  describe('a token that changes under the client', () => {
+    /** A source whose value moves from `first` to `second` when it is asked to refresh after a 401. */
+    function rotatingSource(first: string, second: string) {
+      let value = first;
+      const refreshed: string[] = [];
+      return {
+        refreshed,
+        source: {
+          current: () => value,
+          refresh: (rejected: string) => {
+            refreshed.push(rejected);
+            const changed = value !== second;
+            value = second;
+            return Promise.resolve(changed);
+          },
+        },
+      };
+    }
+
+    it('reads the source at every request, and sends a read once more with the value it holds after a 401', async () => {
+      const rotating = rotatingSource('old-token', 'new-token');
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(401, { message: '401 Unauthorized' });
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 7 })).times(2);
+      const client = forge.client({ token: rotating.source });
+      expect((await client.users.current()).id).toBe(7);
+      expect((await client.users.current()).id).toBe(7);
+      expect(forge.calls().map((call) => call.headers['private-token'])).toEqual(['old-token', 'new-token', 'new-token']);
+      expect(rotating.refreshed).toEqual(['old-token']);
+    });
+
+    it('never sends a POST again after a 401, though the source moves on for the next request', async () => {
+      const rotating = rotatingSource('old-token', 'new-token');
+      forge.pool.intercept({ path: '/api/v4/personal_access_tokens/5/rotate', method: 'POST' }).reply(401, { message: '401 Unauthorized' });
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 7 }));
+      const client = forge.client({ token: rotating.source });
+      await expect(client.personalAccessTokens.rotate(5, { expires_at: '2025-09-01' })).rejects.toBeInstanceOf(UnauthorizedError);
+      await client.users.current();
+      expect(forge.calls().map((call) => [call.path, call.headers['private-token']])).toEqual([
+        ['/api/v4/personal_access_tokens/5/rotate', 'old-token'],
+        ['/api/v4/user', 'new-token'],
+      ]);
+    });
+
+    it('takes the current token at every attempt, so a retry after a 429 carries the token in use then', async () => {
+      let value = 'first-token';
+      // The token is rotated while the forge answers the first attempt.
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(() => {
+        value = 'second-token';
+        return { statusCode: 429, data: 'Retry later', responseOptions: { headers: { 'retry-after': '1' } } };
+      });
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 7 }));
+      const client = forge.client({ token: { current: () => value, refresh: () => Promise.resolve(false) }, retry: { maxAttempts: 2 } });
+      expect((await client.users.current()).id).toBe(7);
+      expect(forge.calls().map((call) => call.headers['private-token'])).toEqual(['first-token', 'second-token']);
+    });
+
+    it('gives up after one more try, and does not ask again when the source has nothing new', async () => {
+      const rotating = rotatingSource('same-token', 'same-token');
+      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(401, { message: '401 Unauthorized' });
+      await expect(forge.client({ token: rotating.source }).users.current()).rejects.toBeInstanceOf(UnauthorizedError);
+      expect(forge.calls()).toHaveLength(1);
+      expect(rotating.refreshed).toEqual(['same-token']);
+    });
+  });
+
   describe('error shapes', () => {
     const cases: Array<[string, number, unknown, Record<string, string>, new (...a: never[]) => ApiError, string]> = [
       ['{message}', 404, { message: '404 Project Not Found' }, {}, NotFoundError, '404 Project Not Found'],

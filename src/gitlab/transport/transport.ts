@@ -10,6 +10,7 @@ import {
   NetworkError,
   PageLimitError,
   TimeoutError,
+  UnauthorizedError,
   UnexpectedAnswerError,
 } from './errors';
 import { normaliseHeaders, type ResponseHeaders } from './headers';
@@ -27,8 +28,9 @@ import {
 } from './pagination';
 import { LimiterClosedError, type RateLimiter } from './rate-limit';
 import type { Clock } from '../../clock';
-import { type RetryOptions, withRetry } from './retry';
+import { isIdempotent, type RetryOptions, withRetry } from './retry';
 import { checkShape, type Shape } from './shape';
+import type { TokenSource } from './token-source';
 
 export type TokenKind = 'private' | 'job';
 
@@ -42,7 +44,7 @@ export interface ResponseEvent {
 
 export interface TransportOptions {
   url: string;
-  token: string;
+  token: TokenSource;
   tokenKind: TokenKind;
   timeoutMs: number;
   connectTimeoutMs: number;
@@ -196,7 +198,7 @@ export class Transport {
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: TransportOptions) {
-    if (!options.token) throw new TypeError('a token is required');
+    if (!options.token.current()) throw new TypeError('a token is required');
     const { origin, prefix } = apiBase(options.url);
     this.origin = origin;
     this.prefix = prefix;
@@ -369,16 +371,16 @@ export class Transport {
     return url.pathname.slice(1) + url.search;
   }
 
-  private headersFor(spec: RequestSpec): Record<string, string> {
+  private headersFor(spec: RequestSpec, token: string): Record<string, string> {
     const headers: Record<string, string> = {
       accept: 'application/json',
       'user-agent': this.options.userAgent ?? 'forgewarden',
       ...purposeHeaders(),
     };
     if (spec.auth === 'job' || this.options.tokenKind === 'job') {
-      headers['job-token'] = spec.jobToken ?? this.options.token;
+      headers['job-token'] = spec.jobToken ?? token;
     } else {
-      headers['private-token'] = this.options.token;
+      headers['private-token'] = token;
     }
     if (spec.body !== undefined) headers['content-type'] = 'application/json';
     return headers;
@@ -399,16 +401,36 @@ export class Transport {
    * still be waiting for a limiter slot or a retry, and its answer would be thrown away. One already sent is let
    * finish rather than aborted, which would cost the pooled connection for the sake of one page.
    */
-  private send<R>(
+  private async send<R>(
     spec: Omit<RequestSpec, 'shape'>,
     pathAndQuery: string,
     read: BodyReader<R>,
     abandoned?: AbortSignal,
-  ) {
+  ): Promise<R> {
+    const sent = { token: '' };
+    try {
+      return await this.sendWith(sent, spec, pathAndQuery, read, abandoned);
+    } catch (error) {
+      // The token may have been rotated under this process: the source reads it again, and a repeatable request is sent
+      // once more with the new value. A POST is not: a rotate answered 401 must never be sent again with another token.
+      if (!(error instanceof UnauthorizedError) || spec.jobToken !== undefined) throw error;
+      const changed = await this.options.token.refresh(sent.token);
+      if (!changed || !(spec.idempotent ?? isIdempotent(spec.method))) throw error;
+      return this.sendWith(sent, spec, pathAndQuery, read, abandoned);
+    }
+  }
+
+  /** `sent.token` is the token of the last attempt: each attempt takes the source's current one, retries included. */
+  private sendWith<R>(
+    sent: { token: string },
+    spec: Omit<RequestSpec, 'shape'>,
+    pathAndQuery: string,
+    read: BodyReader<R>,
+    abandoned?: AbortSignal,
+  ): Promise<R> {
     const { method } = spec;
     const route = spec.endpoint.route;
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const headers = this.headersFor(spec);
     const path = `${this.prefix}/${pathAndQuery}`;
     return withRetry(
       { method, idempotent: spec.idempotent },
@@ -421,6 +443,8 @@ export class Transport {
             this.options.onResponse?.({ method, route, status, durationMs: performance.now() - started });
           // Outside the try: a missing file is the caller's error, not a network failure to retry.
           const form = spec.multipart ? await multipartBody(spec.multipart) : undefined;
+          sent.token = this.options.token.current();
+          const headers = this.headersFor(spec, sent.token);
           let response: Dispatcher.ResponseData;
           try {
             response = await this.dispatcher.request({

@@ -16,3 +16,5 @@ export * from './groups';
 export * from './version';
 export * from './hooks';
 export * from './project-transfer';
+export * from './tokens';
+export * from './variables';

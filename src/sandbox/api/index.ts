@@ -1,7 +1,9 @@
 import { Router } from '../http/router';
 import { registerAccessRequestRoutes } from './access-requests';
+import { registerAccessTokenRoutes } from './access-tokens';
 import { registerApprovalRoutes } from './approvals';
 import { registerDeployKeyRoutes } from './deploy-keys';
+import { registerDeployTokenRoutes } from './deploy-tokens';
 import { registerGpgKeyRoutes } from './gpg-keys';
 import { registerGroupTransferRoutes } from './group-transfer';
 import { registerGroupRoutes } from './groups';
@@ -11,6 +13,7 @@ import { registerJobRoutes } from './jobs';
 import { registerMemberRoutes } from './members';
 import { registerNamespaceRoutes } from './namespaces';
 import { registerProjectEditRoutes } from './project-edits';
+import { registerPersonalAccessTokenRoutes } from './personal-access-tokens';
 import { registerProjectTransferRoutes } from './project-transfer';
 import { registerProjectRoutes } from './projects';
 import { registerProtectedBranchRoutes } from './protected-branches';
@@ -19,12 +22,13 @@ import { registerResourceEventRoutes } from './resource-events';
 import { registerSshKeyRoutes } from './ssh-keys';
 import { registerUserWriteRoutes } from './user-writes';
 import { registerUserRoutes } from './users';
+import { registerVariableRoutes } from './variables';
 import { registerVersionRoutes } from './version';
 
 /**
  * Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups, version,
- * project webhooks, project export and import, and the edits a person makes: renaming and moving projects,
- * editing members (blocking users is with the user writes).
+ * project webhooks, project export and import, access and deploy tokens, CI/CD variables, and the edits a person
+ * makes: renaming and moving projects, editing members (blocking users is with the user writes).
  */
 export function apiRouter(): Router {
   const router = new Router();
@@ -49,5 +53,9 @@ export function apiRouter(): Router {
   registerProjectTransferRoutes(router);
   registerProjectEditRoutes(router);
   registerMemberRoutes(router);
+  registerPersonalAccessTokenRoutes(router);
+  registerAccessTokenRoutes(router);
+  registerDeployTokenRoutes(router);
+  registerVariableRoutes(router);
   return router;
 }

@@ -207,7 +207,6 @@ function createUser(ctx: RequestContext): UserRecord {
     username,
     name,
     email,
-    tokens: [],
     is_admin: boolParam(ctx, 'admin') ?? false,
     state: 'active',
     two_factor_enabled: false,

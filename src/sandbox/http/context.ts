@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { AccessTokenRecord } from '../access-tokens-state';
 import type { JobRecord, SandboxState, UserRecord } from '../state';
 
 /** One API request as handlers see it. */
@@ -17,6 +18,8 @@ export interface RequestContext {
   readonly baseUrl: string;
   /** The authenticated caller (after `sudo`); set by the dispatcher for authenticated routes. */
   user?: UserRecord;
+  /** The access token that authenticated the request (the token, not the `sudo` user's). */
+  token?: AccessTokenRecord;
   /** The job whose CI job token authenticated the request. */
   job?: JobRecord;
 }

@@ -5,6 +5,7 @@ import type { SandboxState } from '../state';
 import { ApiError, unauthorized, forbidden, notFound, type Reply, type RequestContext } from './context';
 import { multipartBoundary, parseMultipart } from './multipart';
 import type { Router } from './router';
+import { authenticateToken } from './token-auth';
 
 /**
  * The HTTP front of the sandbox: parses the request, applies injected faults, authenticates, dispatches to the API
@@ -72,9 +73,9 @@ async function handle(
       time: state.nowIso(),
       method,
       path,
-      query: redactedQuery(url.searchParams),
+      query: redactedQuery(url.searchParams, path),
       headers: loggedHeaders(req),
-      body: redactedBody(body),
+      body: redactedBody(body, path),
       status,
       fault,
       duration_ms: Math.round(performance.now() - startedAt),
@@ -177,11 +178,11 @@ function userToken(ctx: RequestContext): string | undefined {
 const BLOCKED = 'Your account has been blocked.';
 
 function authenticateUser(ctx: RequestContext): void {
-  const token = userToken(ctx);
-  const user = token !== undefined ? ctx.state.userByToken(token) : undefined;
-  if (!user) throw unauthorized();
-  if (user.state === 'blocked') throw forbidden(BLOCKED);
+  const value = userToken(ctx);
+  if (value === undefined) throw unauthorized();
+  const { user, token } = authenticateToken(ctx, value);
   ctx.user = user;
+  ctx.token = token;
   const sudo = (typeof ctx.headers.sudo === 'string' ? ctx.headers.sudo : undefined) ?? ctx.query.get('sudo');
   if (sudo === undefined || sudo === null || sudo === '') return;
   // Spec 02 §5 rule 3: administrators may act as another user.
@@ -315,20 +316,28 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   return {};
 }
 
-function redactedQuery(query: URLSearchParams): Record<string, string | string[]> {
+function redactedQuery(query: URLSearchParams, path: string): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
+  const variable = VARIABLE_PATH.test(path);
   for (const key of new Set(query.keys())) {
-    const values = query.getAll(key).map((v) => (SECRET_PARAMS.has(key) ? '[redacted]' : v));
+    const values = query.getAll(key).map((v) => (SECRET_PARAMS.has(key) || (variable && key === 'value') ? '[redacted]' : v));
     result[key] = values.length === 1 ? values[0] : values;
   }
   return result;
 }
 
-function redactedBody(body: Record<string, unknown>): Record<string, unknown> {
+function redactedBody(body: Record<string, unknown>, path: string): Record<string, unknown> {
+  const variable = VARIABLE_PATH.test(path);
   return Object.fromEntries(
-    Object.entries(body).map(([k, v]) => [k, SECRET_BODY_PARAMS.has(k) ? '[redacted]' : SECRET_LISTS.has(k) ? redactedValues(v) : v]),
+    Object.entries(body).map(([k, v]) => [
+      k,
+      SECRET_BODY_PARAMS.has(k) || (variable && k === 'value') ? '[redacted]' : SECRET_LISTS.has(k) ? redactedValues(v) : v,
+    ]),
   );
 }
+
+/** A CI/CD variable's `value` is what the variable keeps secret, in the query or the body. */
+const VARIABLE_PATH = /\/variables(\/|$)/;
 
 /** A webhook's `custom_headers` and `url_variables` (`[{key, value}]`): the keys stay, the values may be secrets. */
 const SECRET_LISTS = new Set(['custom_headers', 'url_variables']);
