@@ -28,8 +28,11 @@ const PASS_LEASE_MS = 15_000;
  */
 const RETRY_PASS_MS = 5 * 60_000;
 
-/** The bot's own harm left open by a pass is looked at again within a minute or two, whatever the schedule. */
-const HARM_PASS_MS = 60_000;
+/** The bot's own harm left open by a pass is looked at again within a minute, whatever the schedule. */
+const HARM_PASS_MS = 30_000;
+/** Extra passes are asked for on this grid, so replicas asking at about the same time queue one between them. */
+const EXTRA_PASS_GRID_MS = 60_000;
+const HARM_PASS_GRID_MS = 15_000;
 
 /**
  * What a tick runs, and what follows: a scheduled pass under the policy's lock, the extra pass a policy or its open
@@ -99,7 +102,7 @@ export class Scheduler implements OnModuleInit {
     const policy = this.active.policy(report.policy);
     const trigger = this.active.runner(policy).trigger(policy);
     const now = new Date(this.clock.now());
-    const harmPass = report.harm && report.harm.length > 0 ? retryPassAt(trigger, 1, now, HARM_PASS_MS) : undefined;
+    const harmPass = report.harm && report.harm.length > 0 ? retryPassAt(trigger, 1, now, HARM_PASS_MS, HARM_PASS_GRID_MS) : undefined;
     return extraPassAt(trigger, [report.policyNextPass, retryPassAt(trigger, report.open.filter(wantsRetry).length, now), harmPass], now);
   }
 
@@ -159,15 +162,15 @@ export class Scheduler implements OnModuleInit {
 }
 
 /** An extra pass for open targets when the policy's own schedule would leave them longer than `afterMs`. */
-export function retryPassAt(trigger: Trigger, open: number, now: Date, afterMs = RETRY_PASS_MS): Date | undefined {
+export function retryPassAt(trigger: Trigger, open: number, now: Date, afterMs = RETRY_PASS_MS, gridMs = EXTRA_PASS_GRID_MS): Date | undefined {
   if (open === 0) return undefined;
   if ('every' in trigger && trigger.every <= afterMs) return undefined;
-  return roundedUp(now.getTime() + afterMs);
+  return roundedUp(now.getTime() + afterMs, gridMs);
 }
 
-/** Rounded up to the minute, so replicas asking in the same minute queue one pass between them. */
-function roundedUp(ms: number): Date {
-  return new Date(Math.ceil(ms / 60_000) * 60_000);
+/** Rounded up to the grid, so replicas asking at about the same time queue one pass between them. */
+function roundedUp(ms: number, gridMs = EXTRA_PASS_GRID_MS): Date {
+  return new Date(Math.ceil(ms / gridMs) * gridMs);
 }
 
 /** The pass as the commands and tests see it: without what only the scheduler needs. */

@@ -646,10 +646,10 @@ describe('the engine on a real Redis', () => {
         expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['b done', 'a failed']);
         expect(first.records[1]?.detail).toBe("POST things/a → 403: 403 Forbidden; a repair of the bot's own harm is tried again, never parked");
         expect(first.harm).toEqual([expect.objectContaining({ kind: 'half_touched', target: 'a', since: '2026-11-27T10:00:00.000Z' })]);
-        // Not parked: no refusal kept, and the next pass comes within two minutes, not at the hour.
+        // Not parked: no refusal kept, and the next pass comes within 45 seconds, not at the hour.
         expect(await redis.hget(`${prefix}:unsettled:touch`, 'a')).toContain('"outcome":"failed"');
         expect(await redis.hget(`${prefix}:unsettled:touch`, 'a')).not.toContain('refusal');
-        expect(first.nextPassAt?.getTime()).toBeLessThanOrEqual(now + 120_000);
+        expect(first.nextPassAt?.getTime()).toBeLessThanOrEqual(now + 45_000);
         expect(await harmGauge()).toEqual([{ labels: { policy: 'touch', kind: 'half_touched' }, value: 1 }]);
 
         // A minute later, still refused: tried again at once, whatever a parked refusal would have said.

@@ -75,10 +75,10 @@ describe("project_settings repairs the harm it made first", () => {
     expect(main()).toBeUndefined();
     // It tried at once to put the protection back as it was: refused too.
     expect(protects().map((entry) => entry.status)).toEqual([403, 403]);
-    // Shown at once: the pass's harm, the gauge, the console, and a follow-up within two minutes instead of the hour.
+    // Shown at once: the pass's harm, the gauge, the console, and a follow-up within 45 seconds instead of the hour.
     expect(cut.harm).toEqual([expect.objectContaining({ kind: 'branch_unprotected', target: 'acme/api protected branch main' })]);
     expect(await harmGauge(engineApp)).toBe(1);
-    expect(cut.nextPassAt!.getTime() - Date.now()).toBeLessThanOrEqual(120_000);
+    expect(cut.nextPassAt!.getTime() - Date.now()).toBeLessThanOrEqual(45_000);
     const page = await (await fetch(`${served.url}/`)).text();
     expect(page).toContain('own harm open: acme/api protected branch main');
 
