@@ -42,6 +42,7 @@ import { backupBench } from './backup';
 import { backupSetBench } from './backup-set';
 import { consoleBench } from './console';
 import { scaleBench } from './scale';
+import { ownHarmBench } from './own-harm';
 import { webhookLatencyBench } from './webhook-latency';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -817,7 +818,7 @@ function gitbeakerVersion(): string {
 }
 
 /** What `--only` takes. */
-const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup', 'backup-set', 'console'] as const;
+const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup', 'backup-set', 'console', 'own-harm'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 function onlySections(): ReadonlySet<SectionName> {
@@ -892,6 +893,12 @@ async function main(): Promise<void> {
     rows.push(...console.rows.map((row) => ({ section: 9, ...row })));
     notes.push(...console.notes);
   }
+  // A daemon that mostly waits on the person and its follow-up passes: its figure is a time of the schedule's making.
+  if (wants('own-harm')) {
+    const harm = await ownHarmBench(log);
+    rows.push(...harm.rows.map((row) => ({ section: 7, ...row })));
+    notes.push(...harm.notes);
+  }
   // Two daemons and two sandboxes that mostly wait: last, so that the figures above are not shared with them.
   if (wants('webhooks')) {
     const latency = await webhookLatencyBench(log);
@@ -908,6 +915,7 @@ async function main(): Promise<void> {
       ...(wants('console') ? [`The console: \`node dist/main.js run\` with 50 dry-run policies against the sandbox forge, Redis filled by the bench (1,000,000 audit entries appended with the trail's own trim), alone.`] : []),
       ...(wants('backup-set') ? ["The backup set: `node dist/main.js once` with a group_backup policy at its defaults against the sandbox forge at the forge's default export limits (60 s window), alone."] : []),
       ...(wants('webhooks') ? ['Failure → retry: two daemons, one with webhooks and one polling every minute, each on a sandbox forge of its own.'] : []),
+      ...(wants('own-harm') ? ["Own harm: `node dist/main.js run` with a project_settings policy, its reprotect cut by the token's rights taken away (the protect held at the sandbox's door), five runs."] : []),
     ].join(' '),
     '',
     table(),
