@@ -153,5 +153,6 @@ describe('the exit codes, as the README lists them', () => {
       if (example.stdout) expect(result.stdout).toMatch(example.stdout);
       if (example.env === 'usage') expect({ what: example.what, requests: await requests() }).toEqual({ what: example.what, requests: [] });
     }
-  });
+    // A code walks up to a dozen commands, each a process of its own: on a loaded machine that is minutes, not seconds.
+  }, 240_000);
 });

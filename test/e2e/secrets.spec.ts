@@ -107,5 +107,6 @@ describe('the configured token, echoed by the forge, never leaves the daemon', (
     expect(auditJson.stdout).toContain('403: upstream refused credential [REDACTED]');
     for (const result of [once, onceJson, plan, planJson, audit, auditJson]) expect(output(result)).not.toContain(TOKEN);
     expect(await keptInRedis()).not.toContain(TOKEN);
-  });
+    // Six commands, each a process of its own.
+  }, 120_000);
 });

@@ -74,6 +74,8 @@ describe('sandbox forge: container registry', () => {
   });
 
   it('deletes a repository asynchronously: 202, then gone after the delay', async () => {
+    // Long enough for the second request to come first on a loaded machine; whenIdle() then waits it out.
+    sandbox.state.settings.bulkDeleteDelayMs = 2_000;
     const response = await maintainer()('/projects/1/registry/repositories/2', { method: 'DELETE' });
     expect(response.status).toBe(202);
     expect((await maintainer()('/registry/repositories/2')).json).toMatchObject({ status: 'delete_scheduled' });
