@@ -26,7 +26,9 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { GroupRecord, IssuableRecord, ProjectRecord, ProtectedBranchRecord, UserRecord } from '../state';
 import { currentUser, DEVELOPER, findProject, GUEST, MAINTAINER } from './access';
-import { Presenter } from './presenters';
+import { GroupPresenter } from './groups.presenter';
+import { Presenter } from './presenter';
+import { ProtectedBranchPresenter } from './protected-branches.presenter';
 
 const SETTINGS = [
   'reset_approvals_on_push',
@@ -454,7 +456,7 @@ function presentProjectRule(ctx: RequestContext, project: ProjectRecord, rule: P
     protected_branches: rule.protected_branch_ids
       .map((id) => ctx.state.protectedBranches.get(id))
       .filter((b): b is ProtectedBranchRecord => b !== undefined && b.project_id === project.id)
-      .map((b) => present(ctx).protectedBranch(b)),
+      .map((b) => new ProtectedBranchPresenter(ctx.state, ctx.baseUrl).protectedBranch(b)),
   };
 }
 
@@ -493,7 +495,7 @@ function presentExternalRule(ctx: RequestContext, project: ProjectRecord, rule: 
 
 /** A rule's group: the group as lists show it, without its creation time, with the LDAP fields (spec 02 §2). */
 function presentGroup(ctx: RequestContext, group: GroupRecord): Record<string, unknown> {
-  const { created_at: _createdAt, ...listed } = present(ctx).group(group);
+  const { created_at: _createdAt, ...listed } = new GroupPresenter(ctx.state, ctx.baseUrl).group(group);
   return { ...listed, ldap_cn: null, ldap_access: null };
 }
 
