@@ -4,7 +4,7 @@ import type { DeployTokensState } from './deploy-tokens-state';
 import type { PeopleState, SourceKind } from './people-state';
 import type { WorldSeeding } from './seeding';
 import type { ParsedWorld } from './world';
-import type { WorldCredentials, WorldUserToken } from './world-credentials';
+import type { WorldCredentials, WorldUserToken } from './world/credentials';
 
 /** A seeded group or project with the credentials its world entry gives. */
 export interface SeededPlace {

@@ -16,7 +16,7 @@ export interface ServiceDef {
 }
 
 /**
- * Spec 03 §4, one entry per slug: the title (a neutral name of the kind of service) and the values the forge fills in.
+ * One entry per slug: the title (a neutral name of the kind of service) and the values the forge fills in.
  * Which parameters a slug takes, of which kind and whether required, is the client's table (INTEGRATION_PARAMETERS).
  */
 export const INTEGRATION_SERVICES: Record<IntegrationSlug, ServiceDef> = {

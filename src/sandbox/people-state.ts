@@ -2,7 +2,7 @@ import type { UserState } from '../gitlab/types/common';
 import { parseGpgPublicKey } from './gpg-key';
 import { DAY_MS, type WorldSeeding } from './seeding';
 import { parseSshPublicKey } from './ssh-key';
-import type { ParsedWorld, WorldGroup, WorldUser } from './world';
+import type { ParsedWorld, WorldDeployKey, WorldGroup, WorldUser } from './world';
 
 /** People and what they may reach: users with their SSH and GPG keys, memberships, access requests, deploy keys. */
 
@@ -98,7 +98,6 @@ export interface GpgKeyRecord {
   created_at: string;
 }
 
-type WorldDeployKey = ParsedWorld['deploy_keys'][number];
 /** Groups and projects list their members and access requests alike. */
 type WorldMemberships = Pick<WorldGroup, 'members' | 'access_requests'>;
 

@@ -13,7 +13,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { AccessRequestRecord, MemberRecord, SourceKind } from '../state';
 import { currentUser, DEVELOPER, findGroup, findProject, GUEST, MAINTAINER, OWNER } from './access';
-import { Presenter } from './presenters';
+import { AccessRequestPresenter } from './access-requests.presenter';
 
 /**
  * Access levels a member may get (spec 02 §2 "Access request"): in a group any but no access, in a project guest to
@@ -112,6 +112,6 @@ function removeRequest(ctx: RequestContext, request: AccessRequestRecord): void 
   if (index >= 0) ctx.state.accessRequests.splice(index, 1);
 }
 
-function present(ctx: RequestContext): Presenter {
-  return new Presenter(ctx.state, ctx.baseUrl);
+function present(ctx: RequestContext): AccessRequestPresenter {
+  return new AccessRequestPresenter(ctx.state, ctx.baseUrl);
 }

@@ -24,9 +24,9 @@ import {
 } from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
-import type { GroupRecord, IssuableRecord, ProjectRecord, ProtectedBranchRecord, UserRecord } from '../state';
+import type { IssuableRecord, ProjectRecord } from '../state';
 import { currentUser, DEVELOPER, findProject, GUEST, MAINTAINER } from './access';
-import { Presenter } from './presenters';
+import { ApprovalPresenter } from './approvals.presenter';
 
 const SETTINGS = [
   'reset_approvals_on_push',
@@ -60,11 +60,11 @@ export function registerApprovalRoutes(router: Router): void {
     // ---- project rules ----
     .get('/projects/:id/approval_rules', (ctx) => {
       const project = findProject(ctx, GUEST);
-      return paginate(ctx, approvalsOf(ctx, project).rules, (r) => presentProjectRule(ctx, project, r));
+      return paginate(ctx, approvalsOf(ctx, project).rules, (r) => present(ctx).projectRule(project, r));
     })
     .get('/projects/:id/approval_rules/:approval_rule_id', (ctx) => {
       const project = findProject(ctx, GUEST);
-      return ok(presentProjectRule(ctx, project, findProjectRule(ctx, project)));
+      return ok(present(ctx).projectRule(project, findProjectRule(ctx, project)));
     })
     .post('/projects/:id/approval_rules', (ctx) => {
       const project = findProject(ctx, MAINTAINER);
@@ -79,7 +79,7 @@ export function registerApprovalRoutes(router: Router): void {
         protected_branch_ids: protectedBranchIds(ctx, project) ?? [],
       };
       approvalsOf(ctx, project).rules.push(rule);
-      return ok(presentProjectRule(ctx, project, rule), 201);
+      return ok(present(ctx).projectRule(project, rule), 201);
     })
     .put('/projects/:id/approval_rules/:approval_rule_id', (ctx) => {
       const project = findProject(ctx, MAINTAINER);
@@ -88,7 +88,7 @@ export function registerApprovalRoutes(router: Router): void {
       const branches = protectedBranchIds(ctx, project);
       applyRuleFields(rule, fields);
       if (branches !== undefined) rule.protected_branch_ids = branches;
-      return ok(presentProjectRule(ctx, project, rule));
+      return ok(present(ctx).projectRule(project, rule));
     })
     .delete('/projects/:id/approval_rules/:approval_rule_id', (ctx) => {
       const project = findProject(ctx, MAINTAINER);
@@ -99,7 +99,7 @@ export function registerApprovalRoutes(router: Router): void {
     // ---- external rules (feature flag) ----
     .get('/projects/:id/external_approval_rules', (ctx) => {
       const project = externalRulesProject(ctx, GUEST);
-      return paginate(ctx, approvalsOf(ctx, project).external_rules, (r) => presentExternalRule(ctx, project, r));
+      return paginate(ctx, approvalsOf(ctx, project).external_rules, (r) => present(ctx).externalRule(project, r));
     })
     .post('/projects/:id/external_approval_rules', (ctx) => {
       const project = externalRulesProject(ctx, MAINTAINER);
@@ -118,7 +118,7 @@ export function registerApprovalRoutes(router: Router): void {
         updated_at: now,
       };
       rules.push(rule);
-      return ok(presentExternalRule(ctx, project, rule), 201);
+      return ok(present(ctx).externalRule(project, rule), 201);
     })
     .put('/projects/:id/external_approval_rules/:rule_id', (ctx) => {
       const project = externalRulesProject(ctx, MAINTAINER);
@@ -136,7 +136,7 @@ export function registerApprovalRoutes(router: Router): void {
       if (url !== undefined) rule.external_url = url;
       if (branches !== undefined) rule.protected_branch_ids = branches;
       rule.updated_at = ctx.state.nowIso();
-      return ok(presentExternalRule(ctx, project, rule));
+      return ok(present(ctx).externalRule(project, rule));
     })
     .delete('/projects/:id/external_approval_rules/:rule_id', (ctx) => {
       const project = externalRulesProject(ctx, MAINTAINER);
@@ -147,7 +147,7 @@ export function registerApprovalRoutes(router: Router): void {
     // ---- merge request ----
     .get(`${MR}/approvals`, (ctx) => {
       const { project, mr } = findMergeRequest(ctx, GUEST);
-      return ok(presentStatus(ctx, project, mr));
+      return ok(present(ctx).status(project, mr));
     })
     .post(`${MR}/approvals`, (ctx) => {
       const { project, mr } = findMergeRequest(ctx, DEVELOPER);
@@ -160,26 +160,15 @@ export function registerApprovalRoutes(router: Router): void {
       const record = mrApprovals(ctx, project, mr);
       record.approvals_required = required;
       record.updated_at = ctx.state.nowIso();
-      return ok(presentStatus(ctx, project, mr), 201);
+      return ok(present(ctx).status(project, mr), 201);
     })
     .get(`${MR}/approval_state`, (ctx) => {
       const { project, mr } = findMergeRequest(ctx, GUEST);
-      const record = mrApprovals(ctx, project, mr);
-      return ok({
-        approval_rules_overwritten: record.rules.length > 0,
-        rules: effectiveRules(ctx, project, mr).map((rule) => {
-          const approvedBy = approversUnder(ctx, rule, record);
-          return {
-            ...presentMergeRequestRule(ctx, project, rule),
-            approved_by: approvedBy.map((u) => present(ctx).userSummary(u)),
-            approved: approvedBy.length >= rule.approvals_required,
-          };
-        }),
-      });
+      return ok(present(ctx).approvalState(project, mr));
     })
     .get(`${MR}/approval_rules`, (ctx) => {
       const { project, mr } = findMergeRequest(ctx, GUEST);
-      return ok(mrApprovals(ctx, project, mr).rules.map((r) => presentMergeRequestRule(ctx, project, r)));
+      return ok(mrApprovals(ctx, project, mr).rules.map((r) => present(ctx).mergeRequestRule(project, r)));
     })
     .post(`${MR}/approval_rules`, (ctx) => {
       const { project, mr } = findMergeRequest(ctx, DEVELOPER);
@@ -215,14 +204,14 @@ export function registerApprovalRoutes(router: Router): void {
       }
       rule.id = ctx.state.approvals.nextId('mergeRequestRule');
       record.rules.push(rule);
-      return ok(presentMergeRequestRule(ctx, project, rule), 201);
+      return ok(present(ctx).mergeRequestRule(project, rule), 201);
     })
     .put(`${MR}/approval_rules/:approval_rule_id`, (ctx) => {
       const { project, mr } = findMergeRequest(ctx, DEVELOPER);
       const record = mrApprovals(ctx, project, mr);
       const rule = findChangeableMergeRequestRule(ctx, record);
       applyRuleFields(rule, ruleFields(ctx, record.rules, rule));
-      return ok(presentMergeRequestRule(ctx, project, rule));
+      return ok(present(ctx).mergeRequestRule(project, rule));
     })
     .delete(`${MR}/approval_rules/:approval_rule_id`, (ctx) => {
       const { project, mr } = findMergeRequest(ctx, DEVELOPER);
@@ -245,7 +234,7 @@ export function registerApprovalRoutes(router: Router): void {
       }
       record.approved_by.push(user.id);
       record.updated_at = ctx.state.nowIso();
-      return ok(presentStatus(ctx, project, mr), 201);
+      return ok(present(ctx).status(project, mr), 201);
     })
     .post(`${MR}/unapprove`, (ctx) => {
       const { project, mr } = findMergeRequest(ctx, DEVELOPER);
@@ -254,7 +243,7 @@ export function registerApprovalRoutes(router: Router): void {
       if (!record.approved_by.includes(user.id)) throw notFound();
       record.approved_by = record.approved_by.filter((id) => id !== user.id);
       record.updated_at = ctx.state.nowIso();
-      return ok(presentStatus(ctx, project, mr), 201);
+      return ok(present(ctx).status(project, mr), 201);
     });
 }
 
@@ -376,127 +365,6 @@ function externalUrl(value: string): string {
   return value;
 }
 
-// ---- computation and presentation ------------------------------------------------------------------------------
-
-/** The merge request's own rules when it has any, else the project's rules (as the forge's approval state does). */
-function effectiveRules(ctx: RequestContext, project: ProjectRecord, mr: IssuableRecord): MergeRequestApprovalRuleRecord[] {
-  const own = mrApprovals(ctx, project, mr).rules;
-  if (own.length > 0) return own;
-  return approvalsOf(ctx, project).rules.map((r) => ({ ...r, source_rule_id: null }));
-}
-
-function eligible(ctx: RequestContext, rule: ApprovalRuleRecord): UserRecord[] {
-  const ids = new Set(rule.user_ids);
-  for (const groupId of rule.group_ids) {
-    for (const m of ctx.state.members) if (m.source === 'group' && m.source_id === groupId && m.access_level >= GUEST) ids.add(m.user_id);
-  }
-  return [...ids].map((id) => ctx.state.users.get(id)).filter((u): u is UserRecord => u !== undefined);
-}
-
-function approversUnder(ctx: RequestContext, rule: ApprovalRuleRecord, record: MergeRequestApprovalsRecord): UserRecord[] {
-  const ids = new Set(eligible(ctx, rule).map((u) => u.id));
-  return record.approved_by.filter((id) => ids.has(id)).map((id) => ctx.state.users.get(id) as UserRecord);
-}
-
-function presentStatus(ctx: RequestContext, project: ProjectRecord, mr: IssuableRecord): Record<string, unknown> {
-  const record = mrApprovals(ctx, project, mr);
-  const rules = effectiveRules(ctx, project, mr);
-  const fallback = record.approvals_required ?? approvalsOf(ctx, project).settings.approvals_before_merge;
-  const byRules = rules.reduce((sum, r) => sum + r.approvals_required, 0);
-  const leftByRules = rules.reduce(
-    (sum, r) => sum + Math.max(0, r.approvals_required - approversUnder(ctx, r, record).length),
-    0,
-  );
-  const leftByCount = Math.max(0, fallback - record.approved_by.length);
-  const created = project.created_at;
-  return {
-    id: mr.id,
-    iid: mr.iid,
-    project_id: project.id,
-    title: mr.title,
-    description: '',
-    state: 'opened',
-    created_at: created,
-    updated_at: record.updated_at ?? created,
-    merge_status: 'can_be_merged',
-    approvals_required: Math.max(fallback, byRules),
-    approvals_left: Math.max(leftByCount, leftByRules),
-    approved_by: record.approved_by
-      .map((id) => ctx.state.users.get(id))
-      .filter((u): u is UserRecord => u !== undefined)
-      .map((u) => ({ user: present(ctx).userSummary(u) })),
-  };
-}
-
-function presentRuleBase(ctx: RequestContext, rule: ApprovalRuleRecord): Record<string, unknown> {
-  const p = present(ctx);
-  return {
-    id: rule.id,
-    name: rule.name,
-    rule_type: rule.rule_type,
-    eligible_approvers: eligible(ctx, rule).map((u) => p.userSummary(u)),
-    approvals_required: rule.approvals_required,
-    users: rule.user_ids
-      .map((id) => ctx.state.users.get(id))
-      .filter((u): u is UserRecord => u !== undefined)
-      .map((u) => p.userSummary(u)),
-    groups: rule.group_ids
-      .map((id) => ctx.state.groups.get(id))
-      .filter((g): g is GroupRecord => g !== undefined)
-      .map((g) => presentGroup(ctx, g)),
-    contains_hidden_groups: false,
-  };
-}
-
-function presentProjectRule(ctx: RequestContext, project: ProjectRecord, rule: ProjectApprovalRuleRecord): Record<string, unknown> {
-  return {
-    ...presentRuleBase(ctx, rule),
-    protected_branches: rule.protected_branch_ids
-      .map((id) => ctx.state.protectedBranches.get(id))
-      .filter((b): b is ProtectedBranchRecord => b !== undefined && b.project_id === project.id)
-      .map((b) => present(ctx).protectedBranch(b)),
-  };
-}
-
-function presentMergeRequestRule(
-  ctx: RequestContext,
-  project: ProjectRecord,
-  rule: MergeRequestApprovalRuleRecord,
-): Record<string, unknown> {
-  const source = rule.source_rule_id === null ? undefined : approvalsOf(ctx, project).rules.find((r) => r.id === rule.source_rule_id);
-  return {
-    ...presentRuleBase(ctx, rule),
-    source_rule: source ? { approvals_required: source.approvals_required } : null,
-    overridden: source !== undefined && source.approvals_required !== rule.approvals_required,
-  };
-}
-
-function presentExternalRule(ctx: RequestContext, project: ProjectRecord, rule: ExternalApprovalRuleRecord): Record<string, unknown> {
-  return {
-    id: rule.id,
-    name: rule.name,
-    project_id: project.id,
-    external_url: rule.external_url,
-    protected_branches: rule.protected_branch_ids
-      .map((id) => ctx.state.protectedBranches.get(id))
-      .filter((b): b is ProtectedBranchRecord => b !== undefined)
-      .map((b) => ({
-        id: b.id,
-        project_id: b.project_id,
-        name: b.name,
-        created_at: rule.created_at,
-        updated_at: rule.updated_at,
-        code_owner_approval_required: b.code_owner_approval_required,
-      })),
-  };
-}
-
-/** A rule's group: the group as lists show it, without its creation time, with the LDAP fields (spec 02 §2). */
-function presentGroup(ctx: RequestContext, group: GroupRecord): Record<string, unknown> {
-  const { created_at: _createdAt, ...listed } = present(ctx).group(group);
-  return { ...listed, ldap_cn: null, ldap_access: null };
-}
-
-function present(ctx: RequestContext): Presenter {
-  return new Presenter(ctx.state, ctx.baseUrl);
+function present(ctx: RequestContext): ApprovalPresenter {
+  return new ApprovalPresenter(ctx.state, ctx.baseUrl);
 }

@@ -14,7 +14,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { DeployKeyRecord, ProjectRecord } from '../state';
 import { currentUser, findProject, MAINTAINER, requireAdmin } from './access';
-import { Presenter } from './presenters';
+import { DeployKeyPresenter } from './deploy-keys.presenter';
 import { FINGERPRINT_TAKEN, requireParams, validateKeyText } from './ssh-keys';
 
 /** Deploy keys (spec 02 §4 "Deploy keys"): one key may be enabled on several projects. */
@@ -117,6 +117,6 @@ function findProjectKey(ctx: RequestContext, project: ProjectRecord): DeployKeyR
   return key;
 }
 
-function present(ctx: RequestContext): Presenter {
-  return new Presenter(ctx.state, ctx.baseUrl);
+function present(ctx: RequestContext): DeployKeyPresenter {
+  return new DeployKeyPresenter(ctx.state, ctx.baseUrl);
 }

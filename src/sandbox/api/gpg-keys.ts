@@ -4,7 +4,6 @@ import type { Router } from '../http/router';
 import { GPG_BLANK, GPG_KEY_INVALID, parseGpgPublicKey } from '../gpg-key';
 import type { GpgKeyRecord, UserRecord } from '../state';
 import { currentUser, requireAdmin } from './access';
-import { Presenter } from './presenters';
 import { FINGERPRINT_TAKEN, requireParams } from './ssh-keys';
 
 /**
@@ -16,25 +15,25 @@ export function registerGpgKeyRoutes(router: Router): void {
   router
     .get('/user/gpg_keys', (ctx) => {
       const user = currentUser(ctx);
-      return paginate(ctx, keysOf(ctx, user), (k) => present(ctx).gpgKey(k));
+      return paginate(ctx, keysOf(ctx, user), presentGpgKey);
     })
-    .get('/user/gpg_keys/:key_id', (ctx) => ok(present(ctx).gpgKey(findKey(ctx, currentUser(ctx)))))
-    .post('/user/gpg_keys', (ctx) => ok(present(ctx).gpgKey(createKey(ctx, currentUser(ctx))), 201))
+    .get('/user/gpg_keys/:key_id', (ctx) => ok(presentGpgKey(findKey(ctx, currentUser(ctx)))))
+    .post('/user/gpg_keys', (ctx) => ok(presentGpgKey(createKey(ctx, currentUser(ctx))), 201))
     .delete('/user/gpg_keys/:key_id', (ctx) => {
       ctx.state.gpgKeys.delete(findKey(ctx, currentUser(ctx)).id);
       return noContent();
     })
     .get('/users/:id/gpg_keys', (ctx) => {
       currentUser(ctx);
-      return paginate(ctx, keysOf(ctx, findUser(ctx)), (k) => present(ctx).gpgKey(k));
+      return paginate(ctx, keysOf(ctx, findUser(ctx)), presentGpgKey);
     })
     .get('/users/:id/gpg_keys/:key_id', (ctx) => {
       currentUser(ctx);
-      return ok(present(ctx).gpgKey(findKey(ctx, findUser(ctx))));
+      return ok(presentGpgKey(findKey(ctx, findUser(ctx))));
     })
     .post('/users/:id/gpg_keys', (ctx) => {
       requireAdmin(ctx);
-      return ok(present(ctx).gpgKey(createKey(ctx, findUser(ctx))), 201);
+      return ok(presentGpgKey(createKey(ctx, findUser(ctx))), 201);
     })
     .delete('/users/:id/gpg_keys/:key_id', (ctx) => {
       requireAdmin(ctx);
@@ -78,6 +77,7 @@ function findUser(ctx: RequestContext): UserRecord {
   return user;
 }
 
-function present(ctx: RequestContext): Presenter {
-  return new Presenter(ctx.state, ctx.baseUrl);
+/** The forge's GPG key entity: only `id`, `key` and `created_at`. */
+function presentGpgKey(key: GpgKeyRecord): Record<string, unknown> {
+  return { id: key.id, key: key.key, created_at: key.created_at };
 }

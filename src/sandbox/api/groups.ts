@@ -5,8 +5,9 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { GroupRecord, ProjectRecord } from '../state';
 import { canSeeGroup, canSeeProject, currentUser, findGroup, GUEST, OWNER } from './access';
-import { Presenter } from './presenters';
+import { GroupPresenter } from './groups.presenter';
 import { filterProjects, projectOrder, projectPresenter, sortProjects } from './projects';
+import { ProjectPresenter } from './projects.presenter';
 
 /**
  * Groups (GitLab's public API docs, Groups API; beyond the forge's API specification): the listings, one group with
@@ -25,8 +26,7 @@ export function registerGroupRoutes(router: Router): void {
     })
     .get('/groups/:id', (ctx) => {
       const group = findGroup(ctx);
-      const presenter = new Presenter(ctx.state, ctx.baseUrl);
-      const detail = presenter.group(group);
+      const detail = new GroupPresenter(ctx.state, ctx.baseUrl).group(group);
       if (!(boolParam(ctx, 'with_projects') ?? true)) return ok(detail);
       const user = currentUser(ctx);
       const visible = (p: ProjectRecord): boolean => canSeeProject(ctx.state, user, p);
@@ -34,6 +34,7 @@ export function registerGroupRoutes(router: Router): void {
       const shared = [...ctx.state.projects.values()].filter((p) => isSharedWith(ctx, p, group.id) && visible(p));
       sortProjects(own, 'created_at', 'desc');
       sortProjects(shared, 'created_at', 'desc');
+      const presenter = new ProjectPresenter(ctx.state, ctx.baseUrl);
       return ok({
         ...detail,
         projects: own.slice(0, DETAIL_PROJECTS_LIMIT).map((p) => presenter.project(p, user)),
@@ -98,6 +99,6 @@ function listGroups(ctx: RequestContext, candidates: GroupRecord[]) {
     const [ka, kb] = [key(a), key(b)];
     return (ka < kb ? -1 : ka > kb ? 1 : a.id - b.id) * direction;
   });
-  const presenter = new Presenter(ctx.state, ctx.baseUrl);
+  const presenter = new GroupPresenter(ctx.state, ctx.baseUrl);
   return paginate(ctx, groups, (g) => presenter.group(g));
 }

@@ -14,7 +14,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { JobRecord, PipelineRecord, ProjectRecord, SandboxState } from '../state';
 import { DEVELOPER, findProject, requireUnarchived } from './access';
-import { Presenter } from './presenters';
+import { JobPresenter as Presenter } from './jobs.presenter';
 
 /** Jobs (spec 01 §4 "Jobs", state moves in §3). */
 export function registerJobRoutes(router: Router): void {

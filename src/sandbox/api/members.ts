@@ -14,7 +14,7 @@ import {
 import type { Router } from '../http/router';
 import type { GroupRecord, MemberRecord, SandboxState, SourceKind } from '../state';
 import { currentUser, findGroup, findProject, groupLevel, MAINTAINER, OWNER, projectLevel } from './access';
-import { Presenter } from './presenters';
+import { Presenter } from './presenter';
 
 /** `Gitlab::Access.human_access`, as the forge names a role in its messages. */
 const ROLE_NAMES: Record<number, string> = { 10: 'Guest', 20: 'Reporter', 30: 'Developer', 40: 'Maintainer', 50: 'Owner' };

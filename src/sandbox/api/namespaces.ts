@@ -3,7 +3,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { GroupRecord, UserRecord } from '../state';
 import { canSeeGroup, currentUser, GUEST, groupLevel, MAINTAINER, OWNER } from './access';
-import { Presenter } from './presenters';
+import { NamespacePresenter } from './namespaces.presenter';
 
 /** A group, or a user's personal namespace. */
 export type Namespace = { kind: 'group'; group: GroupRecord } | { kind: 'user'; user: UserRecord };
@@ -88,7 +88,7 @@ function siblingPaths(ctx: RequestContext, parentId: number | undefined): Set<st
 }
 
 function presentNamespace(ctx: RequestContext, ns: Namespace): Record<string, unknown> {
-  const presenter = new Presenter(ctx.state, ctx.baseUrl);
+  const presenter = new NamespacePresenter(ctx.state, ctx.baseUrl);
   if (ns.kind === 'user') return presenter.userNamespace(ns.user);
   // Spec 01 §2: members_count_with_descendants is shown to group maintainers and owners.
   const showCount = groupLevel(ctx.state, currentUser(ctx), ns.group) >= MAINTAINER;

@@ -4,7 +4,7 @@ import type { Router } from '../http/router';
 import type { ProjectRecord, UserRecord } from '../state';
 import { currentUser, findProject, groupLevel, MAINTAINER, OWNER, projectLevel } from './access';
 import { findVisibleNamespace, namespaceId, type Namespace } from './namespaces';
-import { Presenter } from './presenters';
+import { ProjectPresenter } from './projects.presenter';
 
 /** `Gitlab::PathRegex.project_path_format_message`, the forge's words for a path it refuses. */
 export const PROJECT_PATH_MESSAGE =
@@ -42,7 +42,7 @@ export function registerProjectEditRoutes(router: Router): void {
       if (path !== undefined) ctx.state.namespaces.moveProject(project, { path });
       if (description !== undefined) project.description = description;
       if (requestAccess !== undefined) project.request_access_enabled = requestAccess;
-      return ok(new Presenter(ctx.state, ctx.baseUrl).project(project, user));
+      return ok(new ProjectPresenter(ctx.state, ctx.baseUrl).project(project, user));
     })
     .put('/projects/:id/transfer', (ctx) => {
       const ref = requiredParam(ctx, 'namespace');
@@ -51,7 +51,7 @@ export function registerProjectEditRoutes(router: Router): void {
       const refusal = transferRefusal(ctx, project, target);
       if (refusal) throw new ApiError(400, { message: `Failed to transfer project {:new_namespace=>[${JSON.stringify(refusal)}]}` });
       transfer(ctx, project, target);
-      return ok(new Presenter(ctx.state, ctx.baseUrl).project(project, currentUser(ctx)));
+      return ok(new ProjectPresenter(ctx.state, ctx.baseUrl).project(project, currentUser(ctx)));
     });
 }
 

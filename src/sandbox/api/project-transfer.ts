@@ -11,7 +11,7 @@ import type { ProjectRecord, UserRecord } from '../state';
 import { currentUser, findProject, groupLevel, MAINTAINER, projectLevel } from './access';
 import { findVisibleNamespace, namespaceId } from './namespaces';
 import { PROJECT_PATH_MESSAGE, validProjectPath } from './project-edits';
-import { Presenter } from './presenters';
+import { Presenter } from './presenter';
 
 const ACCEPTED = { message: '202 Accepted' };
 const NOT_READY = { message: '404 Not found or has expired' };

@@ -5,7 +5,7 @@ import { paginate, paginateByKeyset } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { ProjectRecord } from '../state';
 import { canSeeProject, currentUser, findProject, GUEST, OWNER } from './access';
-import { Presenter } from './presenters';
+import { ProjectPresenter } from './projects.presenter';
 
 /**
  * Projects (GitLab's public API docs, Projects API; beyond the forge's API specification): the listing every caller
@@ -37,7 +37,7 @@ export function registerProjectRoutes(router: Router): void {
     })
     .get('/projects/:id', (ctx) => {
       const project = findProject(ctx);
-      return ok(new Presenter(ctx.state, ctx.baseUrl).project(project, currentUser(ctx)));
+      return ok(new ProjectPresenter(ctx.state, ctx.baseUrl).project(project, currentUser(ctx)));
     });
 }
 
@@ -101,7 +101,7 @@ export function sortProjects(projects: ProjectRecord[], orderBy: ProjectOrderBy,
 
 /** `simple=true` gives the short view, otherwise the caller's full view. */
 export function projectPresenter(ctx: RequestContext): (project: ProjectRecord) => unknown {
-  const presenter = new Presenter(ctx.state, ctx.baseUrl);
+  const presenter = new ProjectPresenter(ctx.state, ctx.baseUrl);
   const user = currentUser(ctx);
   return boolParam(ctx, 'simple') ? (p) => presenter.simpleProject(p) : (p) => presenter.project(p, user);
 }

@@ -15,7 +15,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { BranchAccessRecord, ProjectRecord, ProtectedBranchRecord } from '../state';
 import { DEVELOPER, findProject, GUEST, MAINTAINER } from './access';
-import { Presenter } from './presenters';
+import { ProtectedBranchPresenter } from './protected-branches.presenter';
 
 const KINDS = [
   { level: 'push_access_level', allowed: 'allowed_to_push', field: 'push_access_levels' },
@@ -141,6 +141,6 @@ function findBranch(ctx: RequestContext, project: ProjectRecord): ProtectedBranc
   return branch;
 }
 
-function present(ctx: RequestContext): Presenter {
-  return new Presenter(ctx.state, ctx.baseUrl);
+function present(ctx: RequestContext): ProtectedBranchPresenter {
+  return new ProtectedBranchPresenter(ctx.state, ctx.baseUrl);
 }

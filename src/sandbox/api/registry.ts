@@ -15,7 +15,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { BulkDeletionRecord, ProjectRecord, RepositoryRecord, SandboxState } from '../state';
 import { canSeeProject, currentUser, DEVELOPER, findGroup, findProject, MAINTAINER, projectLevel, requireUnarchived } from './access';
-import { Presenter } from './presenters';
+import { RegistryPresenter } from './registry.presenter';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -153,8 +153,8 @@ function bulkParams(ctx: RequestContext): BulkDeleteParams {
   return params;
 }
 
-function present(ctx: RequestContext): Presenter {
-  return new Presenter(ctx.state, ctx.baseUrl);
+function present(ctx: RequestContext): RegistryPresenter {
+  return new RegistryPresenter(ctx.state, ctx.baseUrl);
 }
 
 function listOptions(ctx: RequestContext): { tags: boolean; tagsCount: boolean } {

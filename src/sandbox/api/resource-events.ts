@@ -4,7 +4,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { IssuableRecord, LabelEventRecord, WeightEventRecord } from '../state';
 import { findGroup, findProject } from './access';
-import { Presenter } from './presenters';
+import { ResourceEventPresenter } from './resource-events.presenter';
 
 /**
  * Label and weight history (spec 02 §4, read only), seeded from the world file. Anyone who can see the project (or
@@ -75,6 +75,6 @@ function weightEventsOf(ctx: RequestContext, issue: IssuableRecord): WeightEvent
   return [...ctx.state.weightEvents.values()].filter((e) => e.issue_id === issue.id).sort(chronological);
 }
 
-function present(ctx: RequestContext): Presenter {
-  return new Presenter(ctx.state, ctx.baseUrl);
+function present(ctx: RequestContext): ResourceEventPresenter {
+  return new ResourceEventPresenter(ctx.state, ctx.baseUrl);
 }

@@ -14,7 +14,7 @@ import type { Router } from '../http/router';
 import { parseSshPublicKey, type ParsedSshKey } from '../ssh-key';
 import type { SshKeyRecord, UserRecord } from '../state';
 import { currentUser, requireAdmin } from './access';
-import { Presenter } from './presenters';
+import { Presenter } from './presenter';
 
 /** The forge's model errors for key text it cannot read (spec 02 §4: fields include `fingerprint` and `key`). */
 export const KEY_TYPE_FORBIDDEN = 'type is forbidden. Must be RSA, DSA, ECDSA, ED25519, ECDSA_SK, or ED25519_SK';

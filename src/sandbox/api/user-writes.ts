@@ -20,7 +20,7 @@ import { deleteUserAsAdministrator, SOLE_OWNER_MESSAGE } from '../removal';
 import type { SandboxState, UserRecord } from '../state';
 import { CLEAR_STATUS_AFTER, type UserStatusRecord } from '../user-writes-state';
 import { currentUser, requireAdmin } from './access';
-import { Presenter } from './presenters';
+import { UserPresenter } from './users.presenter';
 
 const DEFAULT_EMOJI = 'speech_balloon';
 const MIN_PASSWORD = 8;
@@ -35,14 +35,14 @@ export function registerUserWriteRoutes(router: Router): void {
     .post('/users', (ctx) => {
       requireAdmin(ctx);
       const user = createUser(ctx);
-      return ok(new Presenter(ctx.state, ctx.baseUrl).userAdminSingle(user), 201);
+      return ok(new UserPresenter(ctx.state, ctx.baseUrl).userAdminSingle(user), 201);
     })
     .put('/users/:id', (ctx) => {
       requireAdmin(ctx);
       const user = ctx.state.users.get(intRouteParam(ctx, 'id'));
       if (!user) throw notFound('User');
       updateUser(ctx, user);
-      return ok(new Presenter(ctx.state, ctx.baseUrl).userAdminSingle(user));
+      return ok(new UserPresenter(ctx.state, ctx.baseUrl).userAdminSingle(user));
     })
     .post('/users/:id/block', (ctx) => {
       const caller = requireAdmin(ctx);
@@ -123,14 +123,14 @@ export function registerUserWriteRoutes(router: Router): void {
       const user = ctx.state.users.get(intRouteParam(ctx, 'id'));
       if (!user) throw notFound('User');
       if (!ctx.state.userWrites.follow(caller.id, user.id)) return { status: 304 };
-      return ok(new Presenter(ctx.state, ctx.baseUrl).userSummary(user), 201);
+      return ok(new UserPresenter(ctx.state, ctx.baseUrl).userSummary(user), 201);
     })
     .post('/users/:id/unfollow', (ctx) => {
       const caller = currentUser(ctx);
       const user = ctx.state.users.get(intRouteParam(ctx, 'id'));
       if (!user) throw notFound('User');
       if (!ctx.state.userWrites.unfollow(caller.id, user.id)) return { status: 304 };
-      return ok(new Presenter(ctx.state, ctx.baseUrl).userSummary(user), 201);
+      return ok(new UserPresenter(ctx.state, ctx.baseUrl).userSummary(user), 201);
     })
     .get('/users/:id/followers', (ctx) => followList(ctx, 'followers'))
     .get('/users/:id/following', (ctx) => followList(ctx, 'following'))
@@ -146,7 +146,7 @@ function followList(ctx: RequestContext, which: 'followers' | 'following') {
   const user = ctx.state.users.get(intRouteParam(ctx, 'id'));
   if (!user) throw notFound('User');
   const ids = which === 'followers' ? ctx.state.userWrites.followers(user.id) : ctx.state.userWrites.following(user.id);
-  const presenter = new Presenter(ctx.state, ctx.baseUrl);
+  const presenter = new UserPresenter(ctx.state, ctx.baseUrl);
   return ok(
     ids
       .map((id) => ctx.state.users.get(id))

@@ -15,7 +15,7 @@ import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { UserRecord } from '../state';
 import { currentUser } from './access';
-import { Presenter } from './presenters';
+import { UserPresenter } from './users.presenter';
 
 /** Bots the forge counts as internal (`exclude_internal`); project bots are not among them. */
 const INTERNAL_TYPES = new Set(['alert_bot', 'support_bot', 'ghost']);
@@ -26,7 +26,7 @@ export function registerUserRoutes(router: Router): void {
     .get('/users', (ctx) => {
       const caller = currentUser(ctx);
       const users = filterUsers(ctx, caller);
-      const presenter = new Presenter(ctx.state, ctx.baseUrl);
+      const presenter = new UserPresenter(ctx.state, ctx.baseUrl);
       const withCustom = caller.is_admin && (boolParam(ctx, 'with_custom_attributes') ?? false);
       return paginate(ctx, users, (u) =>
         caller.is_admin ? presenter.userAdminListItem(u, withCustom) : presenter.userSummary(u),
@@ -36,11 +36,11 @@ export function registerUserRoutes(router: Router): void {
       const caller = currentUser(ctx);
       const user = ctx.state.users.get(intRouteParam(ctx, 'id'));
       if (!user) throw notFound('User');
-      const presenter = new Presenter(ctx.state, ctx.baseUrl);
+      const presenter = new UserPresenter(ctx.state, ctx.baseUrl);
       if (!caller.is_admin) return ok(presenter.userPublic(user));
       return ok(presenter.userAdminSingle(user, boolParam(ctx, 'with_custom_attributes') ?? false));
     })
-    .get('/user', (ctx) => ok(new Presenter(ctx.state, ctx.baseUrl).currentUser(currentUser(ctx))));
+    .get('/user', (ctx) => ok(new UserPresenter(ctx.state, ctx.baseUrl).currentUser(currentUser(ctx))));
 }
 
 function filterUsers(ctx: RequestContext, caller: UserRecord): UserRecord[] {

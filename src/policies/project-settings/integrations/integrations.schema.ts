@@ -81,7 +81,7 @@ export const integrationsSchema = z
     // Not also when the only slug is unknown: that one problem says it.
     when: (payload) => payload.issues.length === 0,
   })
-  // The table each slug's schema is built from is checked against IntegrationParamsBySlug when compiling.
+  // Each slug's schema is built from INTEGRATION_PARAMETERS, the table IntegrationParamsBySlug is read from.
   .transform((integrations) => integrations as DeclaredIntegrations)
   .describe('Integrations by slug (spec 03), each with its parameters; secrets come from the environment ("${VARIABLE}") and are never printed.')
   .optional();

@@ -1,8 +1,8 @@
-import { FaultRules } from './faults';
-import { integrationsOf } from './integrations-state';
-import { SandboxState } from './state';
-import { parseWorld, WorldError } from './world';
-import { apiProject, baseWorld } from '../../test/support/world-builders';
+import { FaultRules } from '../faults';
+import { integrationsOf } from '../integrations-state';
+import { SandboxState } from '../state';
+import { parseWorld, WorldError } from '.';
+import { apiProject, baseWorld } from '../../../test/support/world-builders';
 
 function problems(world: Parameters<typeof parseWorld>[0]): string[] {
   try {

@@ -1,14 +1,13 @@
 import { z } from 'zod';
-import { APPROVAL_RULE_TYPES } from '../gitlab/types/approvals';
-import { INTEGRATION_EVENT_FLAGS, INTEGRATION_SLUGS, integrationParameters } from '../gitlab/types/integrations';
+import { APPROVAL_RULE_TYPES } from '../../gitlab/types/approvals';
+import { INTEGRATION_EVENT_FLAGS, INTEGRATION_SLUGS, integrationParameters } from '../../gitlab/types/integrations';
+import { id } from './fields';
 
 /**
  * What a world file says of a project's configuration besides its protected branches: merge request approval
  * settings and rules, and integrations. A world recorded from a forge (`forgewarden record`) carries them, so that
  * project_settings decides on it as on the forge.
  */
-
-const id = z.number().int().positive();
 
 /** The project's approval settings (GitLab's "Merge request approvals API"); one left out keeps the forge's default. */
 export const approvalSettingsSchema = z.strictObject({
@@ -34,7 +33,7 @@ export const approvalRuleSchema = z.strictObject({
 const EVENT_FLAGS: ReadonlySet<string> = new Set(INTEGRATION_EVENT_FLAGS);
 
 /**
- * An integration set on the project. `properties` are the service's own parameters (spec 03 §4), `events` the event
+ * An integration set on the project. `properties` are the service's own parameters (INTEGRATION_PARAMETERS), `events` the event
  * flags; a flag left out is on when the service takes it, as a PUT without it leaves it.
  */
 export const integrationSchema = z

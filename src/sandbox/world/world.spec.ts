@@ -1,11 +1,11 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEMO_WORLD_PATH } from './index';
-import { SandboxState } from './state';
-import { FaultRules } from './faults';
-import { loadWorld, parseWorld, resolveTimestamp, WorldError } from './world';
-import { baseWorld, manyTags } from '../../test/support/world-builders';
+import { DEMO_WORLD_PATH } from '../index';
+import { SandboxState } from '../state';
+import { FaultRules } from '../faults';
+import { loadWorld, parseWorld, resolveTimestamp, WorldError } from '.';
+import { baseWorld, manyTags } from '../../../test/support/world-builders';
 
 function writeWorld(text: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'sandbox-world-')), 'world.yml');
