@@ -86,7 +86,11 @@ describe('forgewarden validate with several files', () => {
 
     const elsewhere = await runCliIn(mkdtempSync(join(tmpdir(), 'forgewarden-e2e-empty-')), ['validate'], childEnv());
     expect(elsewhere.code).toBe(2);
-    expect(elsewhere.stderr).toContain('config/policies.yml:1:1 (file): cannot read the policy file: no such file');
+    // A newcomer's first command: the message names both ways on.
+    expect(elsewhere.stderr).toBe(
+      'config/policies.yml:1:1 (file): cannot read the policy file: no such file; start one from the example (cp config/example.yml config/policies.yml), ' +
+        'or name another with -c (-c config/demo.yml runs against the sandbox forge)\nconfig/policies.yml: 1 problem\n',
+    );
   });
 });
 

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile } from '../support/cli';
 import { freePort } from '../support/redis-server';
@@ -33,6 +34,16 @@ describe('forgewarden validate', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(`${file}:4:1 (syntax): Tabs are not allowed as indentation\n${file}: 1 problem\n`);
+  });
+
+  it('says an unclosed [ in the demo file once, at the bracket', async () => {
+    const lines = readFileSync(resolve(__dirname, '../../config/demo.yml'), 'utf8').split('\n');
+    const at = lines.findIndex((line) => line.trim() === 'projects: [acme/api, acme/web]');
+    lines[at] = lines[at].replace(']', '');
+    const file = writeTempFile('demo.yml', lines.join('\n'));
+    const result = await runCli(['validate', '-c', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`${file}:${at + 1}:${lines[at].indexOf('[') + 1} (syntax): this [ is never closed: end the list with ]\n${file}: 1 problem\n`);
   });
 
   it('lists an unknown key, a bad duration, a duplicate name and an unknown type, each on its own line', async () => {
