@@ -71,7 +71,8 @@ program
   .command('run')
   .description('run the daemon until SIGTERM or SIGINT')
   .option(...configOption)
-  .action(async (options: { config?: string }) => {
+  .option('--http-port <port>', 'serve health, metrics, the console and webhooks on this port instead of http.port (0 turns HTTP off)')
+  .action(async (options: { config?: string; httpPort?: string }) => {
     const { runCommand } = await import('./cli/run');
     process.exitCode = await runCommand(options);
   });
