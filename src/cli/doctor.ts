@@ -1,6 +1,6 @@
 import { protectSecrets } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
-import { askForge, startClientRetry, startTimeoutMs, type ForgeStatus } from '../forge/forge-health';
+import { announceRetries, askForge, startClientRetry, startTimeoutMs, type ForgeStatus } from '../forge/forge-health';
 import { EngineKeys } from '../engine/stores/keys';
 import { PolicyPauses } from '../engine/stores/pauses';
 import type { TargetProbe } from '../engine/policy';
@@ -11,6 +11,7 @@ import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from '../redis/evi
 import { connectedReplicas, requiredReplicaAcks } from '../redis/replication';
 import { serverOf } from '../redis/topology';
 import { type CheckConnection, openCheckConnection, writeProblem } from '../redis/write-check';
+import { formatDuration } from '../config/duration';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 
 /** Redis gets this long at most: a doctor that waits the full connect timeout for a dead Redis feels hung. */
@@ -52,6 +53,7 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
     timeoutMs: config.gitlab.timeout,
     connectTimeoutMs: config.gitlab.connect_timeout,
     retry: startClientRetry(config),
+    onRetry: announceRetries(config, say),
     ...(redis.connection ? { redis: redis.connection, redisPrefix: redisKeyPrefix(config.redis), maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
   });
   try {
@@ -79,6 +81,11 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
   return failed === 0 ? 0 : 1;
 }
 
+/** A wait, said at once beside the checks. */
+function say(line: string): void {
+  process.stderr.write(`forgewarden doctor: ${line}\n`);
+}
+
 function print(check: Check): void {
   process.stdout.write(`${check.ok ? (check.warning ? '!' : '✓') : '✗'} ${check.line}\n`);
 }
@@ -91,7 +98,8 @@ async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connect
   let target: RedisTarget;
   try {
     target = redisTarget(config.redis);
-    await waitForRedis(target, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS), { giveUpWhenRefused: true });
+    const timeoutMs = Math.min(config.redis.connect_timeout, REDIS_CHECK_MS);
+    await waitForRedis(target, timeoutMs, { giveUpWhenRefused: true, onWait: say, bound: `doctor waits ${formatDuration(timeoutMs)} at most` });
   } catch (error) {
     const reason = error instanceof RedisUnavailableError ? error.reason : error instanceof Error ? error.message : String(error);
     const setting = config.redis.sentinels ? 'redis.sentinels' : config.redis.cluster ? 'redis.cluster' : 'REDIS_URL';

@@ -48,6 +48,8 @@ export async function runCommand(options: { config?: string; httpPort?: string }
     process.exit(1);
   });
   const stopSignal = signals.requested.then((why) => (stopping = why));
+  const stopWaiting = new AbortController();
+  void stopSignal.then(() => stopWaiting.abort());
   // Under `npm start` the daemon must not outlive npm: npm may die without passing its signal on (or be killed), and
   // a daemon left behind would run unsupervised. Its parent's end counts as a SIGTERM.
   const unwatch = startedByPackageScript(process.env) ? watchParent(() => signals.request('its parent process (npm) ended')) : () => undefined;
@@ -55,8 +57,13 @@ export async function runCommand(options: { config?: string; httpPort?: string }
   process.on('SIGHUP', ignore);
   let started;
   try {
-    started = await createApp(config, file, logger);
+    started = await createApp(config, file, logger, { onWait: (line) => logger.warn(line, 'Redis'), stop: stopWaiting.signal });
   } catch (error) {
+    if (stopping && stopWaiting.signal.aborted) {
+      logger.log(`${stopping} while waiting for Redis: stopped`, 'Forgewarden');
+      await logger.flush();
+      return 0;
+    }
     await logger.flush();
     // Taken meanwhile, by a process that started since the look above.
     const taken = portProblem(error, config.http.host, config.http.port, choosePort(file));

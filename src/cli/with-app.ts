@@ -42,10 +42,12 @@ export async function withApp(
   }
   const config = options.dryRun === undefined ? loaded : overrideDryRun(loaded, options.dryRun);
   const logger = new AppLogger({ ...loggerOptionsFromEnv(process.env, process.stderr), level: process.env.LOG_LEVEL || 'warn' });
+  // A wait is said at once, beside the result (stdout), as the command's own line.
+  const say = (line: string) => void process.stderr.write(`forgewarden ${command}: ${line}\n`);
   let app: INestApplicationContext;
   try {
     // A person or a cron job waits on a one-shot command: a refused Redis ends it at once, not after connect_timeout.
-    ({ app } = await createApp(config, file, logger, { http: false, giveUpWhenRefused: true }));
+    ({ app } = await createApp(config, file, logger, { http: false, giveUpWhenRefused: true, onWait: say }));
   } catch (error) {
     logger.debug(`forgewarden ${command}`, error instanceof Error ? error.stack : undefined);
     await logger.flush();
@@ -54,7 +56,7 @@ export async function withApp(
   }
   try {
     if (forge === 'check') {
-      const status = await app.get(ForgeHealth).checkAtStart();
+      const status = await app.get(ForgeHealth).checkAtStart(say);
       if (status.state !== 'ok') {
         process.stderr.write(`forgewarden ${command}: ${status.message}\n`);
         return 1;
