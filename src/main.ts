@@ -150,6 +150,16 @@ program
     process.exitCode = await resumeCommand(policy, options);
   });
 
+withDryRunOptions(
+  program
+    .command('clear')
+    .description("remove every key under the file's redis.prefix: its records, schedules, queues and audit trail (dry run unless --no-dry-run or dry_run: false; refused while a daemon uses them)")
+    .option(...configOption),
+).action(async (options: { config?: string; dryRun?: boolean }) => {
+  const { clearCommand } = await import('./cli/clear');
+  process.exitCode = await clearCommand(options);
+});
+
 const hooks = program
   .command('hooks')
   .description("the daemon's webhook on every project a policy takes events for: install, list or remove it");

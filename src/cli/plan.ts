@@ -58,7 +58,7 @@ export async function planCommand(options: PassOptions & { json?: boolean; exitC
     const pending = results.some((result) => result.decisions.some((decision) => decision.action !== SKIP));
     if (options.exitCode && pending) return EXIT_CHANGES_PENDING;
     return results.some(isPartial) ? EXIT_PARTIAL : 0;
-  }, 'check', unknownPolicy(options.policy));
+  }, 'look', unknownPolicy(options.policy));
 }
 
 /** Progress of long reads on one rewritten stderr line, only when a person watches a terminal. */

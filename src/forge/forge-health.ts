@@ -116,7 +116,7 @@ export class ForgeHealth implements OnModuleDestroy {
   async checkAtStart(onWait?: (line: string) => void): Promise<ForgeStatus> {
     this.startWait = onWait && announceRetries(this.config, onWait);
     try {
-      return await this.look(this.startClient, startTimeoutMs(this.config));
+      return await this.look(this.startClient, startTimeoutMs(this.config), false);
     } finally {
       this.startWait = undefined;
     }
@@ -124,15 +124,16 @@ export class ForgeHealth implements OnModuleDestroy {
 
   /** Asks the forge once who the token is and sets `forgewarden_forge_up`; the caller says what the answer means. */
   check(): Promise<ForgeStatus> {
-    return this.look(this.client);
+    return this.look(this.client, undefined, true);
   }
 
-  private async look(client: GitlabClient, retriedForMs?: number): Promise<ForgeStatus> {
+  /** `share`: the daemon's looks only, for the console; a command's look leaves Redis as it found it. */
+  private async look(client: GitlabClient, retriedForMs: number | undefined, share: boolean): Promise<ForgeStatus> {
     const status = await askForge(client, this.config.gitlab.url, this.configFile, retriedForMs);
     this.metrics.forgeUp.set(status.state === 'ok' ? 1 : 0);
     this.last = status;
     // Not awaited: what the console shows must never hold up a command or the readiness check.
-    void this.share(status);
+    if (share) void this.share(status);
     if (status.state === 'ok') {
       const listeners = this.identified;
       this.identified = [];

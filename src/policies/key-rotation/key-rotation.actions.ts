@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile, rename } from 'node:fs/promises';
+import { readFile, rename, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { param, readParams } from '../../engine/action-params';
@@ -69,6 +69,9 @@ export async function writeKey(params: ActionParams, context: PolicyContext): Pr
   await markOpen(context.state, id, true);
   try {
     await ensurePrivateDirectory(dirname(path));
+    // Written before the records were dropped for another or a reset forge: that forge's key, kept aside, not adopted.
+    const modifiedMs = context.forgeChangedAt ? (await stat(path).catch(() => undefined))?.mtimeMs : undefined;
+    if (modifiedMs !== undefined && modifiedMs < (context.forgeChangedAt?.getTime() ?? 0)) await moveAside(path, context.now);
     const onDisk = await keyFileAt(path);
     if (onDisk) {
       await saveRecord(context.state, { ...planned, step: 'key_written', fingerprint: onDisk.fingerprint, last_error: null });
