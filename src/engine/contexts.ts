@@ -24,7 +24,7 @@ export class PolicyContexts {
   private discovery: ProjectDiscovery;
   /** The same for passes that change nothing: what they list stays in this process. */
   private lookOnlyDiscovery: ProjectDiscovery;
-  private readonly lookOnlyCache: LookOnlyDiscoveryCache;
+  private readonly lookOnlyCache: DiscoveryCache;
 
   constructor(
     private readonly active: ActiveConfig,

@@ -31,8 +31,8 @@ export class LookOnlyState implements PolicyState {
 
 /**
  * Discovery for passes that change nothing: listings cached in Redis are used, and what such a pass lists is kept in
- * this process only (each listing carries its time, so discovery itself tells when it is stale). It claims nothing: a
- * replica that lists for itself holds up no one.
+ * this process for its look-only passes only (each listing carries its time, so discovery itself tells when it is
+ * stale). It claims nothing: a replica that lists for itself holds up no one.
  */
 export class LookOnlyDiscoveryCache implements DiscoveryCache {
   private readonly listed = new Map<string, string>();
