@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { definePolicyType } from './policy-type';
 import { ConfigError, formatProblem } from './problems';
 import { configJsonSchema } from './schema';
 import { duration, re2List } from './validators';
+import { tempDir } from '../../test/support/temp';
 
 const exampleType = definePolicyType('example', 'A policy type used only by these tests.', {
   interval: duration(),
@@ -372,7 +373,7 @@ describe('files and schema', () => {
   });
 
   it('loads a file from disk', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-config-'));
+    const dir = tempDir('config');
     const file = join(dir, 'p.yml');
     writeFileSync(file, 'version: 1\ngitlab: { url: "https://x.example" }\n');
     expect(loadConfigFile(file, { policyTypes: types, env }).policies).toEqual([]);
@@ -506,7 +507,7 @@ describe('environment references, hostile', () => {
 
 describe('reading the file', () => {
   const write = (name: string, content: string | Buffer) => {
-    const file = join(mkdtempSync(join(tmpdir(), 'forgewarden-read-')), name);
+    const file = join(tempDir('read'), name);
     writeFileSync(file, content);
     return file;
   };
@@ -529,7 +530,7 @@ describe('reading the file', () => {
   });
 
   it('says a directory is a directory', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-dir-'));
+    const dir = tempDir('dir');
     expect(() => loadConfigFile(dir, { policyTypes: types, env })).toThrow(`${dir}:1:1 (file): cannot read the policy file: it is a directory`);
   });
 });

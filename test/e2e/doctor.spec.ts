@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
 import { freePort, startRedisServer } from '../support/redis-server';
+import { tempDir } from '../support/temp';
 
 const DEMO_CONFIG = resolve(__dirname, '../../config/demo.yml');
 const ADMIN_TOKEN = 'glpat-sandbox-admin-token';
@@ -38,7 +38,7 @@ describe('forgewarden doctor against the sandbox', () => {
 
   beforeAll(async () => {
     ({ process: sandbox, url: sandboxUrl } = await startSandboxCommand());
-    secretsDir = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-doctor-keys-'));
+    secretsDir = tempDir('e2e-doctor-keys');
   });
 
   afterAll(async () => {

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, type CliProcess } from '../support/cli';
 import { freePort } from '../support/redis-server';
+import { tempDir } from '../support/temp';
 
 /** A small but valid group export archive: `restore` verifies the archive before it needs Redis. */
 async function archiveFile(dir: string): Promise<string> {
@@ -36,7 +36,7 @@ describe('one-shot commands when Redis refuses connections', () => {
   beforeAll(async () => {
     const started = await startSandboxCommand();
     sandbox = started.process;
-    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-redis-unreachable-'));
+    const dir = tempDir('redis-unreachable');
     file = join(dir, 'policies.yml');
     writeFileSync(
       file,
