@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { childEnv, CliProcess, type CliResult, startSandboxCommand, waitUntil } from '../support/cli';
-import { dropKeys, freePort } from '../support/redis-server';
+import { dropKeys, freePort, startRedisServer } from '../support/redis-server';
 
 const ROOT = resolve(__dirname, '../..');
 const TIMES = 10;
@@ -129,11 +129,11 @@ describe('Ctrl-C in a terminal', () => {
     const project = join(dir, 'demo-project');
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'demo-after-build', private: true, scripts: { demo: script.replace('npm run build && ', '').replace('scripts/demo.js', join(ROOT, 'scripts/demo.js')) } }));
-    const env = childEnv({ REDIS_URL: process.env.REDIS_URL, FORGEWARDEN_HTTP_PORT: String(await freePort()) });
+    // A Redis of its own: every key in it is the demo's, and none may be left.
+    const throwaway = await startRedisServer();
+    const env = childEnv({ REDIS_URL: throwaway.url, FORGEWARDEN_HTTP_PORT: String(await freePort()) });
     delete env.LOG_LEVEL;
-    const redis = new Redis(process.env.REDIS_URL!);
-    const demoKeys = async () => (await redis.keys('forgewarden-demo-*')).length;
-    const before = await demoKeys();
+    const redis = new Redis(throwaway.url);
     for (let time = 0; time < TIMES; time++) {
       const terminal = new Terminal('npm', ['run', 'demo', '--silent'], { cwd: project, env });
       open.push(terminal);
@@ -145,8 +145,9 @@ describe('Ctrl-C in a terminal', () => {
         last: expect.stringMatching(/^Demo stopped: the daemon stopped cleanly, the sandbox is closed, and its \d+ keys are gone from Redis\.$/),
       });
       expect(terminal.output).not.toContain('second signal');
-      expect(await demoKeys()).toBe(before);
+      expect(await redis.dbsize()).toBe(0);
     }
     await redis.quit();
+    await throwaway.stop();
   }, 900_000);
 });
