@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { LocalFiles } from '../src/effects/local-files';
 import { setDurationMs } from '../src/policies/group-backup/group-backup.decide';
 import { filesOf, PROJECTS_FOLDER, readSetFile } from '../src/policies/group-backup/group-backup.set';
-import { DAEMON_NODE_FLAGS, dropKeys, get, MAIN, ROOT, runCommand, type Sandbox, startSandbox, waitForExit } from './processes';
+import { benchPrefix, DAEMON_NODE_FLAGS, dropKeys, get, MAIN, ROOT, runCommand, type Sandbox, startSandbox, waitForExit } from './processes';
 
 const TOKEN = 'glpat-sandbox-backup-set-admin';
 const PROJECTS = 50;
@@ -146,7 +146,7 @@ export async function backupSetBench(log: (line?: string) => void): Promise<{ ro
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-backup-set-bench-'));
   const worldFile = join(dir, 'world.yml');
   writeFileSync(worldFile, worldText());
-  const prefix = `fwbench-backup-set-${process.pid}-${Date.now().toString(36)}`;
+  const prefix = benchPrefix('backup-set');
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await startSandbox(worldFile);

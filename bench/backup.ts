@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DAEMON_NODE_FLAGS, dropKeys, get, runCommand, type Sandbox, startSandbox, waitForExit } from './processes';
+import { benchPrefix, DAEMON_NODE_FLAGS, dropKeys, get, runCommand, type Sandbox, startSandbox, waitForExit } from './processes';
 
 const TOKEN = 'glpat-sandbox-backup-admin';
 /** Two sizes, ten times apart: a streamed backup's peak RSS is the same for both. */
@@ -96,7 +96,7 @@ async function backupOnce(paddingBytes: number, notes: string[]): Promise<Backup
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-backup-bench-'));
   const worldFile = join(dir, 'world.yml');
   writeFileSync(worldFile, worldText(paddingBytes));
-  const prefix = `fwbench-backup-${process.pid}-${Date.now().toString(36)}`;
+  const prefix = benchPrefix('backup');
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await startSandbox(worldFile);

@@ -34,7 +34,7 @@ import { type AuditFilter, AuditTrail } from '../src/engine/stores/audit';
 import { EngineKeys } from '../src/engine/stores/keys';
 import { type PassEntry, PassLog, PASSES_KEPT } from '../src/engine/stores/pass-log';
 import { POLICY_TYPES } from '../src/policies';
-import { DAEMON_NODE_FLAGS, dropKeys, freePort, MAIN, memoryOf, percentile, type Sandbox, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
+import { benchPrefix, benchRedisUrl, DAEMON_NODE_FLAGS, dropKeys, freePort, MAIN, memoryOf, percentile, type Sandbox, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
 
 // The world's administrator; the sandbox accepts it and no real forge does.
 const TOKEN = 'glpat-sandbox-console-admin';
@@ -431,8 +431,8 @@ export async function consoleBench(log: (line?: string) => void): Promise<{ rows
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-console-'));
   const worldFile = join(dir, 'world.json');
   writeFileSync(worldFile, worldText());
-  const prefix = `fwbench-console-${process.pid}-${Date.now().toString(36)}`;
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const prefix = benchPrefix('console');
+  const redis = new Redis(benchRedisUrl());
   let sandbox: Sandbox | undefined;
   let daemon: ChildProcess | undefined;
   let pool: Pool | undefined;

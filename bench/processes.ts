@@ -142,15 +142,28 @@ export function memoryOf(pid: number): { rss: number; peak: number } {
   }
 }
 
-/** Deletes every key under `prefix` from the local Redis; Redis away is not the bench's failure. */
-export async function dropKeys(prefix: string): Promise<void> {
-  const redis = new Redis({ lazyConnect: true, maxRetriesPerRequest: 1 });
+/** The Redis the bench's daemons use: the one at REDIS_URL, as theirs. */
+export function benchRedisUrl(): string {
+  return process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+}
+
+/** A Redis key prefix for one section of this run: every key the run writes matches RUN_KEYS, whatever else uses that Redis. */
+export function benchPrefix(section: string): string {
+  return `fwbench-${section}-${process.pid}-${Date.now().toString(36)}`;
+}
+
+const RUN_KEYS = `fwbench-*-${process.pid}-*`;
+
+/** Deletes every key under `prefix` (or matching `pattern`) from the bench's Redis; answers how many went. */
+export async function dropKeys(prefix: string, pattern = `${prefix}:*`): Promise<number> {
+  const redis = new Redis(benchRedisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 });
+  let removed = 0;
   try {
     await redis.connect();
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      if (keys.length) removed += await redis.del(...keys);
       cursor = next;
     } while (cursor !== '0');
   } catch {
@@ -158,6 +171,12 @@ export async function dropKeys(prefix: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
+  return removed;
+}
+
+/** Deletes whatever key of this run a section left (interrupted, or a bug): answers how many there were. */
+export function dropRunKeys(): Promise<number> {
+  return dropKeys('', RUN_KEYS);
 }
 
 export interface CommandRun {

@@ -44,6 +44,7 @@ import { consoleBench } from './console';
 import { scaleBench } from './scale';
 import { ownHarmBench } from './own-harm';
 import { webhookLatencyBench } from './webhook-latency';
+import { benchRedisUrl, dropRunKeys } from './processes';
 
 const ROOT = resolve(__dirname, '..', '..');
 // Any token does for the fixture server; this one looks like no real token to a secret scanner.
@@ -926,6 +927,16 @@ async function main(): Promise<void> {
   if (out) writeFileSync(out, `${text}\n`);
 }
 
+/**
+ * Every key this run wrote goes with it: each section removes its own, and this sweeps what one left (interrupted,
+ * or a bug), saying how many that was. On Ctrl-C too.
+ */
+async function leaveNoKeys(): Promise<void> {
+  const left = await dropRunKeys();
+  log(`\nRedis: ${left === 0 ? 'no key of this run was left' : `${left} keys of this run were left by a section, removed now`} (${benchRedisUrl()}, fwbench-*-${process.pid}-*)`);
+  if (left > 0) process.exitCode = 1;
+}
+
 if (process.argv[2] === '--worker') {
   const [, , , kind, url] = process.argv;
   const work = kind === 'poll' ? pollWorker(url) : kind === 'registry' ? registryWorker(url) : Promise.reject(new Error(`unknown worker ${kind}`));
@@ -937,8 +948,11 @@ if (process.argv[2] === '--worker') {
     },
   );
 } else {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
+  process.once('SIGINT', () => void leaveNoKeys().finally(() => process.exit(130)));
+  main()
+    .finally(leaveNoKeys)
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    });
 }

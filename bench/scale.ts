@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { clearRequestLog, type CommandRun, DAEMON_NODE_FLAGS, dropKeys, freePort, get, lines, type LoggedRequest, MAIN, memoryOf, metric, requestLog, ROOT, runCommand, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
+import { benchPrefix, clearRequestLog, type CommandRun, DAEMON_NODE_FLAGS, dropKeys, freePort, get, lines, type LoggedRequest, MAIN, memoryOf, metric, requestLog, ROOT, runCommand, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
 // The world's administrator; the sandbox accepts it and no real forge does.
 const TOKEN = 'glpat-sandbox-scale-admin';
 
@@ -320,7 +320,7 @@ export async function scaleBench(log: (line?: string) => void): Promise<ScaleRes
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-scale-'));
   const worldFile = join(dir, 'world.yml');
   writeFileSync(worldFile, worldText());
-  const run = `fwbench-scale-${process.pid}-${Date.now().toString(36)}`;
+  const run = benchPrefix('scale');
   const prefixes = [`${run}-daemon`, `${run}-once`];
   let sandbox: Sandbox | undefined;
   try {
@@ -348,7 +348,7 @@ export async function scaleBench(log: (line?: string) => void): Promise<ScaleRes
       sandbox.child.kill('SIGTERM');
       await waitForExit(sandbox.child, 10_000);
     }
-    await Promise.all(prefixes.map(dropKeys));
+    await Promise.all(prefixes.map((prefix) => dropKeys(prefix)));
     rmSync(dir, { recursive: true, force: true });
   }
   return { rows, notes };

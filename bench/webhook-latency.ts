@@ -10,8 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis from 'ioredis';
-import { freePort, percentile, requestLog, type Sandbox, sleep, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
+import { benchPrefix, dropKeys, freePort, percentile, requestLog, type Sandbox, sleep, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
 
 const TOKEN = 'glpat-sandbox-latency-admin';
 const SECRET = 'bench-webhook-secret-0123456789';
@@ -146,13 +145,13 @@ export async function webhookLatencyBench(log: (line?: string) => void): Promise
   writeFileSync(join(dir, 'plain.json'), worldText(undefined));
   const hookedForge = await startSandbox(join(dir, 'hooked.json'));
   const plainForge = await startSandbox(join(dir, 'plain.json'));
-  const run = `${process.pid}-${Date.now()}`;
-  writeFileSync(join(dir, 'webhooks.yml'), policyText(hookedForge.url, `bench-latency-hook-${run}`, hookPort, true));
-  writeFileSync(join(dir, 'polling.yml'), policyText(plainForge.url, `bench-latency-poll-${run}`, pollPort, false));
+  const [hookPrefix, pollPrefix] = [benchPrefix('latency-hook'), benchPrefix('latency-poll')];
+  writeFileSync(join(dir, 'webhooks.yml'), policyText(hookedForge.url, hookPrefix, hookPort, true));
+  writeFileSync(join(dir, 'polling.yml'), policyText(plainForge.url, pollPrefix, pollPort, false));
   const daemons: Daemon[] = [];
   try {
-    daemons.push(await startDaemon(join(dir, 'webhooks.yml'), hookPort, `bench-latency-hook-${run}`));
-    daemons.push(await startDaemon(join(dir, 'polling.yml'), pollPort, `bench-latency-poll-${run}`));
+    daemons.push(await startDaemon(join(dir, 'webhooks.yml'), hookPort, hookPrefix));
+    daemons.push(await startDaemon(join(dir, 'polling.yml'), pollPort, pollPrefix));
     log(`${FAILURES} failures over ${FAILURE_WINDOW_MS / 1000} s, on both forges at once...`);
     const failedAt = await failJobs([hookedForge, plainForge]);
     for (const deadline = Date.now() + CATCH_UP_MS; Date.now() < deadline; await sleep(1000)) {
@@ -188,12 +187,7 @@ export async function webhookLatencyBench(log: (line?: string) => void): Promise
       forge.child.kill('SIGTERM');
       await waitForExit(forge.child, 5_000);
     }
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    for (const daemon of daemons) {
-      const keys = await redis.keys(`${daemon.prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-    }
-    await redis.quit();
+    for (const daemon of daemons) await dropKeys(daemon.prefix);
     rmSync(dir, { recursive: true, force: true });
   }
 }

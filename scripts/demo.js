@@ -86,13 +86,15 @@ function listFiles(dir) {
 
 async function removeKeys(url, prefix) {
   const client = new Redis(url);
+  let removed = 0;
   let cursor = '0';
   do {
     const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    if (keys.length > 0) await client.del(...keys);
+    if (keys.length > 0) removed += await client.del(...keys);
     cursor = next;
   } while (cursor !== '0');
   await client.quit();
+  return removed;
 }
 
 /** 9464 (the daemon's default) when it is free, else any free port. */
@@ -141,13 +143,16 @@ async function main() {
     FORGEWARDEN_DEMO_SECRETS: secrets,
     LOG_FORMAT: process.env.LOG_FORMAT || 'pretty',
   };
-  // A process group of its own: Ctrl-C reaches only this script, which passes it on once. Delivered to both, the
-  // daemon would see two signals and take the second as "exit now, without draining".
+  // A process group of its own: Ctrl-C reaches only this script, which passes it on once. It reaches this script twice
+  // under `npm run demo` (from the terminal and from npm): a repeat within two seconds is the same Ctrl-C, and a
+  // later one is passed on too, for the daemon to take as "exit now, without draining".
   let child;
   let stopping = false;
+  let stoppedAt = 0;
   const forward = (signal) => {
-    if (stopping) return;
+    if (stopping && performance.now() - stoppedAt < 2000) return;
     stopping = true;
+    stoppedAt = performance.now();
     child?.kill(signal);
   };
   process.on('SIGINT', forward);
@@ -184,9 +189,10 @@ async function main() {
   }
   if (!onlyOnce && code === 0 && !stopping) code = await serveConsole(runCli);
   await sandbox.close();
-  await removeKeys(redis.url, prefix);
+  const removed = await removeKeys(redis.url, prefix);
   rmSync(secrets, { recursive: true, force: true });
   redis.stop();
+  if (stopping) console.log(`\nDemo stopped: the daemon ${code === 0 ? 'stopped cleanly' : `exited ${code}`}, the sandbox is closed, and its ${removed} keys are gone from Redis.`);
   process.exit(code);
 }
 

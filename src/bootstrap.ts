@@ -25,18 +25,19 @@ export function protectSecrets(config: AppConfig): void {
 }
 
 /**
- * Builds the Nest application for a loaded configuration: waits for Redis (failing with a clear message after
- * `redis.connect_timeout`, or at its first refusal with `giveUpWhenRefused`), then wires the modules, and serves HTTP
+ * Builds the Nest application for a loaded configuration: waits for Redis (saying so through `onWait`, failing with a
+ * clear message after `redis.connect_timeout`, or at its first refusal with `giveUpWhenRefused`), then wires the modules, and serves HTTP
  * when a port is configured (the one-shot commands pass `http: false`).
  */
 export async function createApp(
   config: AppConfig,
   configFile: string,
   logger: AppLogger,
-  options: { http?: boolean; modules?: readonly Type[]; clock?: Clock; giveUpWhenRefused?: boolean } = {},
+  options: { http?: boolean; modules?: readonly Type[]; clock?: Clock; giveUpWhenRefused?: boolean; onWait?: (line: string) => void; stop?: AbortSignal } = {},
 ): Promise<StartedApp> {
   protectSecrets(config);
-  await waitForRedis(redisTarget(config.redis), config.redis.connect_timeout, { giveUpWhenRefused: options.giveUpWhenRefused });
+  const { giveUpWhenRefused, onWait, stop } = options;
+  await waitForRedis(redisTarget(config.redis), config.redis.connect_timeout, { giveUpWhenRefused, onWait, stop });
   const module = AppModule.forRoot(config, configFile, options.modules, options.clock);
   if (config.http.port === 0 || options.http === false) {
     const app = await NestFactory.createApplicationContext(module, { logger, abortOnError: false });

@@ -72,7 +72,8 @@ program
   .command('run')
   .description('run the daemon until SIGTERM or SIGINT')
   .option(...configOption)
-  .action(async (options: { config?: string }) => {
+  .option('--http-port <port>', 'serve health, metrics, the console and webhooks on this port instead of http.port (0 turns HTTP off)')
+  .action(async (options: { config?: string; httpPort?: string }) => {
     const { runCommand } = await import('./cli/run');
     process.exitCode = await runCommand(options);
   });
@@ -174,6 +175,16 @@ program
     const { resumeCommand } = await import('./cli/pause');
     process.exitCode = await resumeCommand(policy, options);
   });
+
+withDryRunOptions(
+  program
+    .command('clear')
+    .description("remove every key under the file's redis.prefix: its records, schedules, queues and audit trail (dry run unless --no-dry-run or dry_run: false; refused while a daemon uses them)")
+    .option(...configOption),
+).action(async (options: { config?: string; dryRun?: boolean }) => {
+  const { clearCommand } = await import('./cli/clear');
+  process.exitCode = await clearCommand(options);
+});
 
 const hooks = program
   .command('hooks')

@@ -1,5 +1,5 @@
 import { checkConfigFile, type CheckedConfig } from '../config/load';
-import { ConfigError, formatProblem } from '../config/problems';
+import { ConfigError, type ConfigProblem, formatProblem } from '../config/problems';
 import type { AppConfig } from '../config/schema';
 import { POLICY_TYPES } from '../policies';
 
@@ -30,13 +30,19 @@ export function checkedOrProblems(
   try {
     return checkConfigFile(file, { policyTypes: POLICY_TYPES, env: options.env ?? process.env, assumeEnvironment: options.assumeEnvironment });
   } catch (error) {
-    if (error instanceof ConfigError) return { problems: error.problems.map(formatProblem) };
+    if (error instanceof ConfigError) return { problems: error.problems.map((problem) => formatProblem(withWayForward(problem, file))) };
     // A bug in checking, not in the file; still the operator gets one located line (and exit 2), not a stack trace.
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return {
       problems: [formatProblem({ file, line: 1, col: 1, path: '(file)', message: `the file could not be checked (a bug in forgewarden; please report it): ${reason}` })],
     };
   }
+}
+
+/** A missing policy file is a newcomer's first step, not a typo: the message names the two ways on. */
+function withWayForward(problem: ConfigProblem, file: string): ConfigProblem {
+  if (problem.path !== '(file)' || !problem.message.endsWith(': no such file')) return problem;
+  return { ...problem, message: `${problem.message}; start one from the example (cp config/example.yml ${file}), or name another with -c (-c config/demo.yml runs against the sandbox forge)` };
 }
 
 /** Loads the policy file; on problems prints each on its own line to stderr and answers undefined. */

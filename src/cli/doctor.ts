@@ -1,7 +1,7 @@
 import { protectSecrets } from '../bootstrap';
 import type { AppConfig } from '../config/schema';
 import { DaemonToken } from '../forge/daemon-token';
-import { askForge, startClientRetry, startTimeoutMs, type ForgeStatus } from '../forge/forge-health';
+import { announceRetries, askForge, startClientRetry, startTimeoutMs, type ForgeStatus } from '../forge/forge-health';
 import { expiryVerdict, readTokenExpiry } from '../forge/token-expiry';
 import { TokenFileError } from '../forge/token-file';
 import { tokenFileChecks } from '../forge/token-rotation';
@@ -16,6 +16,7 @@ import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from '../redis/evi
 import { connectedReplicas, requiredReplicaAcks } from '../redis/replication';
 import { serverOf } from '../redis/topology';
 import { type CheckConnection, openCheckConnection, writeProblem } from '../redis/write-check';
+import { formatDuration } from '../config/duration';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 
 /** Redis gets this long at most: a doctor that waits the full connect timeout for a dead Redis feels hung. */
@@ -91,6 +92,7 @@ async function forgeAndPolicyChecks(
     timeoutMs: config.gitlab.timeout,
     connectTimeoutMs: config.gitlab.connect_timeout,
     retry: startClientRetry(config),
+    onRetry: announceRetries(config, say),
     ...(connection ? { redis: connection, redisPrefix: redisKeyPrefix(config.redis), maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
   });
   try {
@@ -108,6 +110,11 @@ async function forgeAndPolicyChecks(
   }
 }
 
+/** A wait, said at once beside the checks. */
+function say(line: string): void {
+  process.stderr.write(`forgewarden doctor: ${line}\n`);
+}
+
 function print(check: Check): void {
   process.stdout.write(`${check.ok ? (check.warning ? '!' : '✓') : '✗'} ${check.line}\n`);
 }
@@ -120,7 +127,8 @@ async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connect
   let target: RedisTarget;
   try {
     target = redisTarget(config.redis);
-    await waitForRedis(target, Math.min(config.redis.connect_timeout, REDIS_CHECK_MS), { giveUpWhenRefused: true });
+    const timeoutMs = Math.min(config.redis.connect_timeout, REDIS_CHECK_MS);
+    await waitForRedis(target, timeoutMs, { giveUpWhenRefused: true, onWait: say, bound: `doctor waits ${formatDuration(timeoutMs)} at most` });
   } catch (error) {
     const reason = error instanceof RedisUnavailableError ? error.reason : error instanceof Error ? error.message : String(error);
     const setting = config.redis.sentinels ? 'redis.sentinels' : config.redis.cluster ? 'redis.cluster' : 'REDIS_URL';

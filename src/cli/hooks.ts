@@ -66,7 +66,7 @@ export async function hooksCommand(action: 'install' | 'list' | 'remove', option
     process.stdout.write(`${renderTable(['PROJECT', 'HOOK', 'STATUS'], lines.map((line) => [String(line.project), line.hook, line.status]))}\n`);
     process.stdout.write(summary(action, lines, dryRun));
     return lines.some((line) => line.failed) ? 1 : 0;
-  }, 'check', notEnabled);
+  }, action === 'list' ? 'look' : 'check', notEnabled);
 }
 
 /** The project's hooks whose URL is the daemon's (the forge keeps URLs as given; compared without a trailing slash). */

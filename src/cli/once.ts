@@ -1,5 +1,5 @@
 import { EngineService, type PassResult } from '../engine/engine.service';
-import { EXIT_PARTIAL, isPartial, passJson, selectPolicies, type PassOptions, unknownPolicy, unobservedLines } from './plan';
+import { clearProgress, EXIT_PARTIAL, isPartial, passJson, selectPolicies, type PassOptions, terminalProgress, unknownPolicy, unobservedLines } from './plan';
 import { renderTable } from './table';
 import { withApp } from './with-app';
 
@@ -10,7 +10,9 @@ export async function onceCommand(options: PassOptions & { json?: boolean }): Pr
     const names = selectPolicies(engine, options.policy, 'once');
     if (!names) return 2;
     const results: PassResult[] = [];
-    for (const name of names) results.push(await engine.runPass(name, 'act', 'inline'));
+    // In a terminal, what a pass waits for (a policy's delay, a long export) is said as it happens.
+    for (const name of names) results.push(await engine.runPass(name, 'act', 'inline', terminalProgress()));
+    clearProgress();
     process.stdout.write(options.json ? `${JSON.stringify(results.map((result) => passJson(result)), null, 2)}\n` : renderSummary(results));
     const failed = results.some((result) => result.error !== undefined || result.records.some((record) => record.outcome === 'failed'));
     if (failed) return 1;

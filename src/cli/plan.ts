@@ -53,18 +53,24 @@ export async function planCommand(options: PassOptions & { json?: boolean; exitC
     if (!names) return 2;
     const results: PassResult[] = [];
     for (const name of names) results.push(await engine.runPass(name, 'plan', 'inline', terminalProgress()));
+    clearProgress();
     process.stdout.write(options.json ? `${JSON.stringify(results.map((result) => passJson(result)), null, 2)}\n` : renderPlan(results));
     if (results.some((result) => result.error !== undefined)) return 1;
     const pending = results.some((result) => result.decisions.some((decision) => decision.action !== SKIP));
     if (options.exitCode && pending) return EXIT_CHANGES_PENDING;
     return results.some(isPartial) ? EXIT_PARTIAL : 0;
-  }, 'check', unknownPolicy(options.policy));
+  }, 'look', unknownPolicy(options.policy));
 }
 
 /** Progress of long reads on one rewritten stderr line, only when a person watches a terminal. */
 export function terminalProgress(): (message: string) => void {
   if (!process.stderr.isTTY) return () => undefined;
   return (message) => process.stderr.write(`\r\x1b[2K${message}`);
+}
+
+/** Clears the last progress line, so the result does not start after it. */
+export function clearProgress(): void {
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
 }
 
 export function passJson(result: PassResult) {

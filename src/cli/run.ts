@@ -12,17 +12,31 @@ import { QueueService } from '../queue/queue.service';
 import { RedisUnavailableError } from '../redis/connection';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport, reportedProblems } from './config-file';
 import { startedByPackageScript, watchParent } from './parent-watch';
+import { parsePort, portProblem, tryListen } from './ports';
+import { StopSignals } from './stop-signals';
+import { EXIT_USAGE } from './usage';
 
 /**
  * The daemon: starts, asks the forge who the token is (a refused token ends it at once), says once what it runs,
  * passes each interval policy at once, works until SIGTERM or SIGINT, then stops taking work, lets running work finish
- * within `shutdown_timeout`, closes queues and connections and exits 0. A second signal exits at once. SIGHUP reloads
+ * within `shutdown_timeout`, closes queues and connections and exits 0. A later second signal exits at once. SIGHUP reloads
  * the policy file.
  */
-export async function runCommand(options: { config?: string }): Promise<number> {
+export async function runCommand(options: { config?: string; httpPort?: string }): Promise<number> {
   const file = configPath(options.config);
-  const config = loadOrReport(file);
-  if (!config) return EXIT_INVALID_CONFIG;
+  const loaded = loadOrReport(file);
+  if (!loaded) return EXIT_INVALID_CONFIG;
+  const config = withHttpPort(loaded, options.httpPort);
+  if (typeof config === 'string') {
+    process.stderr.write(`forgewarden run: ${config}\n`);
+    return EXIT_USAGE;
+  }
+  // A taken port is said before Redis and the forge are waited for: nothing the daemon does there would mend it.
+  const portTaken = config.http.port === 0 ? undefined : portProblem(await tryListen(config.http.host, config.http.port), config.http.host, config.http.port, choosePort(file));
+  if (portTaken) {
+    process.stderr.write(`forgewarden run: ${portTaken}\n`);
+    return EXIT_USAGE;
+  }
 
   const logger = new AppLogger(loggerOptionsFromEnv(process.env, process.stdout));
   // Valid but unsafe settings (a token sent in clear to another machine) are said once at start, as validate says them.
@@ -30,27 +44,32 @@ export async function runCommand(options: { config?: string }): Promise<number> 
   // Signals are taken from the first moment: one that comes while the daemon starts (asking the forge may take the
   // connect timeout) ends it as cleanly as one that comes later. SIGHUP has nothing to reload until it runs.
   let stopping: string | undefined;
-  let stop: (why: string) => void = () => undefined;
-  const stopSignal = new Promise<string>((resolve) => {
-    stop = (why: string) => {
-      stopping ??= why;
-      resolve(stopping);
-    };
+  const signals = new StopSignals(() => {
+    process.stderr.write('forgewarden run: second signal, exiting without waiting for running work\n');
+    process.exit(1);
   });
-  process.once('SIGTERM', () => stop('SIGTERM received'));
-  process.once('SIGINT', () => stop('SIGINT received'));
+  const stopSignal = signals.requested.then((why) => (stopping = why));
+  const stopWaiting = new AbortController();
+  void stopSignal.then(() => stopWaiting.abort());
   // Under `npm start` the daemon must not outlive npm: npm may die without passing its signal on (or be killed), and
   // a daemon left behind would run unsupervised. Its parent's end counts as a SIGTERM.
-  const unwatch = startedByPackageScript(process.env) ? watchParent(() => stop('its parent process (npm) ended')) : () => undefined;
+  const unwatch = startedByPackageScript(process.env) ? watchParent(() => signals.request('its parent process (npm) ended')) : () => undefined;
   const ignore = () => undefined;
   process.on('SIGHUP', ignore);
   let started;
   try {
-    started = await createApp(config, file, logger);
+    started = await createApp(config, file, logger, { onWait: (line) => logger.warn(line, 'Redis'), stop: stopWaiting.signal });
   } catch (error) {
+    if (stopping && stopWaiting.signal.aborted) {
+      logger.log(`${stopping} while waiting for Redis: stopped`, 'Forgewarden');
+      await logger.flush();
+      return 0;
+    }
     await logger.flush();
-    process.stderr.write(`forgewarden run: ${startupFailure(error)}\n`);
-    return 1;
+    // Taken meanwhile, by a process that started since the look above.
+    const taken = portProblem(error, config.http.host, config.http.port, choosePort(file));
+    process.stderr.write(`forgewarden run: ${taken ?? startupFailure(error)}\n`);
+    return taken ? EXIT_USAGE : 1;
   }
   const { app, httpUrl } = started;
   const forge = app.get(ForgeHealth);
@@ -103,14 +122,8 @@ export async function runCommand(options: { config?: string }): Promise<number> 
   return shutDown(app, config, logger, why);
 }
 
-/** Stops taking work, lets running work finish within `shutdown_timeout`, closes everything; a second signal exits. */
+/** Stops taking work, lets running work finish within `shutdown_timeout`, closes everything (see StopSignals for a second signal). */
 async function shutDown(app: INestApplicationContext, config: AppConfig, logger: AppLogger, why: string): Promise<number> {
-  const forceExit = () => {
-    process.stderr.write('forgewarden run: second signal, exiting without waiting for running work\n');
-    process.exit(1);
-  };
-  process.once('SIGTERM', forceExit);
-  process.once('SIGINT', forceExit);
   logger.log(`${why}: finishing running work (up to ${config.shutdown_timeout / 1000}s), then exiting`, 'Forgewarden');
   await app.close();
   logger.log('stopped', 'Forgewarden');
@@ -161,11 +174,20 @@ async function reloadPolicies(app: INestApplicationContext, file: string, runnin
 
 function startupFailure(error: unknown): string {
   if (error instanceof RedisUnavailableError) return error.message;
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE' || code === 'EACCES') {
-    return `cannot serve HTTP: ${(error as Error).message} (set http.port, or 0 to turn HTTP off)`;
-  }
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The configuration with `--http-port` in place of `http.port`, or what is wrong with it. */
+function withHttpPort(config: AppConfig, option: string | undefined): AppConfig | string {
+  if (option === undefined) return config;
+  const port = parsePort('--http-port', option);
+  if (typeof port === 'string') return port;
+  if (port === 0 && config.webhooks.enabled) return '--http-port 0 turns HTTP off, and the file has webhooks.enabled: the webhooks need it';
+  return { ...config, http: { ...config.http, port } };
+}
+
+function choosePort(file: string): string {
+  return `--http-port N (or http.port in ${file}; 0 turns HTTP off)`;
 }
 
 export function startupLine(config: AppConfig, httpUrl: string | undefined): string {

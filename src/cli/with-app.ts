@@ -19,8 +19,10 @@ export interface AppCommandOptions {
  *
  * With `forge: 'check'` the forge is asked first who the token is: a refused token or a forge that does not answer
  * within `gitlab.start_timeout` ends the command with one line (exit 1) before any pass starts, and records in Redis
- * made against another forge are dropped. `audit` passes `forge: 'none'`: it reads only Redis, so it runs without
- * GITLAB_URL and GITLAB_TOKEN.
+ * made against another forge (or this one before it was reset) are dropped. `look`, for a command that changes
+ * nothing (`plan`, `hooks list`), does the same but claims no records for this forge: it leaves Redis as it found it,
+ * but for dropping such records and the request budget's window of the minute (see docs/operations.md). `audit`
+ * passes `forge: 'none'`: it reads only Redis, so it runs without GITLAB_URL and GITLAB_TOKEN.
  *
  * `usageProblem` checks the arguments against the loaded file (an unknown `--policy`): a problem ends the command with
  * one line and exit 2 before anything contacts Redis or the forge, as an invalid file does.
@@ -29,7 +31,7 @@ export async function withApp(
   command: string,
   options: AppCommandOptions,
   body: (app: INestApplicationContext, config: AppConfig) => Promise<number>,
-  forge: 'check' | 'none' = 'check',
+  forge: 'check' | 'look' | 'none' = 'check',
   usageProblem?: (config: AppConfig) => string | undefined,
 ): Promise<number> {
   const file = configPath(options.config);
@@ -42,10 +44,12 @@ export async function withApp(
   }
   const config = options.dryRun === undefined ? loaded : overrideDryRun(loaded, options.dryRun);
   const logger = new AppLogger({ ...loggerOptionsFromEnv(process.env, process.stderr), level: process.env.LOG_LEVEL || 'warn' });
+  // A wait is said at once, beside the result (stdout), as the command's own line.
+  const say = (line: string) => void process.stderr.write(`forgewarden ${command}: ${line}\n`);
   let app: INestApplicationContext;
   try {
     // A person or a cron job waits on a one-shot command: a refused Redis ends it at once, not after connect_timeout.
-    ({ app } = await createApp(config, file, logger, { http: false, giveUpWhenRefused: true }));
+    ({ app } = await createApp(config, file, logger, { http: false, giveUpWhenRefused: true, onWait: say }));
   } catch (error) {
     logger.debug(`forgewarden ${command}`, error instanceof Error ? error.stack : undefined);
     await logger.flush();
@@ -53,13 +57,13 @@ export async function withApp(
     return 1;
   }
   try {
-    if (forge === 'check') {
-      const status = await app.get(ForgeHealth).checkAtStart();
+    if (forge !== 'none') {
+      const status = await app.get(ForgeHealth).checkAtStart(say);
       if (status.state !== 'ok') {
         process.stderr.write(`forgewarden ${command}: ${status.message}\n`);
         return 1;
       }
-      await app.get(EngineService).settleRecords(forgeFingerprint(config, status.identity));
+      await app.get(EngineService).settleRecords(forgeFingerprint(config, status.identity), { claim: forge === 'check' });
     }
     return await body(app, config);
   } finally {

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { definePolicyType } from './policy-type';
 import { ConfigError, formatProblem } from './problems';
 import { configJsonSchema } from './schema';
 import { duration, re2List } from './validators';
+import { tempDir } from '../../test/support/temp';
 
 const exampleType = definePolicyType('example', 'A policy type used only by these tests.', {
   interval: duration(),
@@ -124,7 +125,28 @@ describe('loading a policy file', () => {
 
   it('points an unclosed quote at the line that opens it', () => {
     const problems = problemsOf(['version: 1', 'gitlab:', '  url: "https://x', '  token: t', 'dry_run: true'].join('\n'));
-    expect(problems[0]).toBe('policies.yml:3:8 (syntax): Missing closing "quote');
+    expect(problems).toEqual(['policies.yml:3:8 (syntax): this " is never closed: end the text with "']);
+  });
+
+  // The parser notices an unclosed bracket on a later line and then stumbles over what follows: three messages, none
+  // of them where the mistake is.
+  it.each([
+    ['[', '    projects: [acme/api, acme/web', 'policies.yml:5:15 (syntax): this [ is never closed: end the list with ]'],
+    ['{', '    match: { stages: [test]', 'policies.yml:5:12 (syntax): this { is never closed: end the mapping with }'],
+    ['[ inside {', '    match: { stages: [test }', 'policies.yml:5:22 (syntax): this [ is never closed: end the list with ]'],
+  ])('says an unclosed %s once, at the bracket', (_what, line, problem) => {
+    const text = ['version: 1', 'gitlab: { url: "https://x" }', 'policies:', '  - name: p', line, '    interval: 1m', '    type: example', ''].join('\n');
+    expect(problemsOf(text)).toEqual([problem]);
+  });
+
+  it('says a stray closing bracket once, not every token after it', () => {
+    const text = ['version: 1', 'gitlab: { url: "https://x" }', 'policies:', '  - { name: p, type: example, interval: 1m }]', 'dry_run: true', 'redis: { prefix: x }', ''].join('\n');
+    expect(problemsOf(text)).toEqual(['policies.yml:4:45 (syntax): this ] closes nothing: no [ is open here']);
+  });
+
+  it('still says each of two separate mistakes, one message each', () => {
+    const text = ['version: 1', 'gitlab: { url: "https://x" }', 'policies:', '  - name: p', '    projects: [a, b', '    interval: 1m', '    type: example', 'redis: { prefix: "x }', ''].join('\n');
+    expect(problemsOf(text)).toEqual(['policies.yml:5:15 (syntax): this [ is never closed: end the list with ]', 'policies.yml:8:18 (syntax): this " is never closed: end the text with "']);
   });
 
   it('points a bad indentation at its line', () => {
@@ -351,7 +373,7 @@ describe('files and schema', () => {
   });
 
   it('loads a file from disk', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-config-'));
+    const dir = tempDir('config');
     const file = join(dir, 'p.yml');
     writeFileSync(file, 'version: 1\ngitlab: { url: "https://x.example" }\n');
     expect(loadConfigFile(file, { policyTypes: types, env }).policies).toEqual([]);
@@ -416,9 +438,14 @@ describe('hostile files', () => {
   });
 
   it('lists the first 20 syntax errors and says how many follow', () => {
-    const problems = problemsOf([...head, 'policies:', ...Array.from({ length: 30 }, (_, i) => `  - { name: \${A${i}}, type: example }`)].join('\n'));
+    const problems = problemsOf([...head, 'policies:', ...Array.from({ length: 30 }, (_, i) => `  - { name: p${i}, name: q${i}, type: example }`)].join('\n'));
     expect(problems).toHaveLength(21);
     expect(problems[20]).toMatch(/^policies\.yml:\d+:\d+ \(syntax\): \d+ more syntax errors from here on are not listed; fix the ones above first$/);
+  });
+
+  it('says a token the parser cannot place once: every token after it is its echo', () => {
+    const problems = problemsOf([...head, 'policies:', ...Array.from({ length: 30 }, (_, i) => `  - { name: \${A${i}}, type: example }`)].join('\n'));
+    expect(problems).toEqual(['policies.yml:4:14 (syntax): Unexpected flow-map-start at node end']);
   });
 
   it('refuses a second document', () => {
@@ -480,7 +507,7 @@ describe('environment references, hostile', () => {
 
 describe('reading the file', () => {
   const write = (name: string, content: string | Buffer) => {
-    const file = join(mkdtempSync(join(tmpdir(), 'forgewarden-read-')), name);
+    const file = join(tempDir('read'), name);
     writeFileSync(file, content);
     return file;
   };
@@ -503,7 +530,7 @@ describe('reading the file', () => {
   });
 
   it('says a directory is a directory', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-dir-'));
+    const dir = tempDir('dir');
     expect(() => loadConfigFile(dir, { policyTypes: types, env })).toThrow(`${dir}:1:1 (file): cannot read the policy file: it is a directory`);
   });
 });

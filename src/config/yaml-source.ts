@@ -1,4 +1,4 @@
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar, visit, type Alias, type Document, type Node, type YAMLError } from 'yaml';
+import { CST, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Parser, Scalar, visit, type Alias, type Document, type Node, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { closestKey, ConfigError, formatPath, quote, type ConfigProblem } from './problems';
 import { knownKeysAt } from './schema-walk';
@@ -27,17 +27,13 @@ export class YamlSource {
     // The parser reports running out of stack once per level it unwinds; the first says it all.
     const exhausted = doc.errors.find((error) => error.code === 'RESOURCE_EXHAUSTION');
     const errors = [...doc.errors.filter((error) => error.code !== 'RESOURCE_EXHAUSTION' || error === exhausted), ...doc.warnings];
-    const problems: ConfigProblem[] = errors.slice(0, MAX_SYNTAX_PROBLEMS).map((error) => ({
-      ...source.position(source.syntaxErrorOffset(error)),
-      path: '(syntax)',
-      message: syntaxMessage(error),
-    }));
-    if (errors.length > MAX_SYNTAX_PROBLEMS) {
-      // After the first few, syntax errors are mostly echoes of them: one wrong bracket makes one per token after it.
+    const syntax = source.syntaxProblems(errors);
+    const problems: ConfigProblem[] = syntax.slice(0, MAX_SYNTAX_PROBLEMS);
+    if (syntax.length > MAX_SYNTAX_PROBLEMS) {
+      // After the first few, syntax errors are mostly echoes of them that the parser could not tell as such.
       problems.push({
-        ...source.position(errors[MAX_SYNTAX_PROBLEMS].pos[0]),
-        path: '(syntax)',
-        message: `${errors.length - MAX_SYNTAX_PROBLEMS} more syntax errors from here on are not listed; fix the ones above first`,
+        ...syntax[MAX_SYNTAX_PROBLEMS],
+        message: `${syntax.length - MAX_SYNTAX_PROBLEMS} more syntax errors from here on are not listed; fix the ones above first`,
       });
     }
     const control = CONTROL_CHARACTER.exec(text);
@@ -188,11 +184,50 @@ export class YamlSource {
   }
 
   /**
+   * One problem per mistake, where it is: an unclosed `[` or `{` at the bracket (the parser notices it lines later, and
+   * then stumbles over what follows), and of the errors left on one line only the first (the rest are its echoes).
+   */
+  private syntaxProblems(errors: readonly YAMLError[]): ConfigProblem[] {
+    // Nested past the parser's depth, the file is that one problem; walking it again would only exhaust the stack here.
+    const open = errors.length > 0 && !errors.some((error) => error.code === 'RESOURCE_EXHAUSTION') ? unclosedFlows(this.text) : [];
+    // An unclosed quote swallows the bracket after it: the quote is the mistake, not the bracket left open.
+    const quotes = errors.flatMap((error) => (error.code === 'MISSING_CHAR' && QUOTE.test(error.message) ? [this.syntaxErrorOffset(error)] : []));
+    const unclosed = open.filter((flow) => !quotes.some((quote) => quote > flow.open && quote < flow.end));
+    const problems: ConfigProblem[] = unclosed.map((flow) => ({
+      ...this.position(flow.open),
+      path: '(syntax)',
+      message: `this ${flow.bracket} is never closed: end the ${flow.bracket === '[' ? 'list with ]' : 'mapping with }'}`,
+    }));
+    const echoes = open.map((flow) => ({ from: flow.open, to: this.lineEnd(flow.end) }));
+    const lines = new Set(problems.map((problem) => problem.line));
+    // A token the parser cannot place (a stray ]) ends the document for it: every token after it is "unexpected" too.
+    let strayToken = false;
+    for (const error of errors) {
+      const quote = error.code === 'MISSING_CHAR' && QUOTE.test(error.message);
+      if (!quote && echoes.some((range) => error.pos[0] >= range.from && error.pos[0] <= range.to)) continue;
+      if (error.code === 'UNEXPECTED_TOKEN' && / in YAML stream/.test(error.message)) {
+        if (strayToken) continue;
+        strayToken = true;
+      }
+      const at = this.position(this.syntaxErrorOffset(error));
+      if (lines.has(at.line)) continue;
+      lines.add(at.line);
+      problems.push({ ...at, path: '(syntax)', message: syntaxMessage(error) });
+    }
+    return problems.sort((a, b) => a.line - b.line || a.col - b.col);
+  }
+
+  private lineEnd(offset: number): number {
+    const end = this.text.indexOf('\n', offset);
+    return end < 0 ? this.text.length : end;
+  }
+
+  /**
    * Where a syntax error starts. The parser notices an unclosed quote only where the input ends; the operator needs
    * the line where the quote was opened.
    */
   private syntaxErrorOffset(error: YAMLError): number {
-    const quote = /^Missing closing (["'])quote/.exec(error.message)?.[1];
+    const quote = QUOTE.exec(error.message)?.[1];
     if (error.code === 'MISSING_CHAR' && quote) {
       const opening = this.text.lastIndexOf(quote, error.pos[0] - 1);
       if (opening >= 0) return opening;
@@ -239,6 +274,30 @@ function tooDeep(root: unknown): Node | undefined {
 
 const MAX_SYNTAX_PROBLEMS = 20;
 
+/** The parser's word for a quoted text that runs to the end of the file. */
+const QUOTE = /^Missing closing (["'])quote/;
+
+/** The flow collections (`[...]`, `{...}`) of `text` that lack their closing bracket: where each opens and where it ran out. */
+function unclosedFlows(text: string): Array<{ open: number; end: number; bracket: '[' | '{' }> {
+  const found: Array<{ open: number; end: number; bracket: '[' | '{' }> = [];
+  const check = (token: CST.Token | undefined): void => {
+    if (token?.type !== 'flow-collection') return;
+    const bracket = token.start.source === '{' ? '{' : '[';
+    const closing = bracket === '{' ? 'flow-map-end' : 'flow-seq-end';
+    if (!token.end.some((end) => end.type === closing)) found.push({ open: token.start.offset, end: token.offset + CST.stringify(token).length, bracket });
+  };
+  for (const token of new Parser().parse(text)) {
+    if (token.type !== 'document') continue;
+    check(token.value);
+    CST.visit(token, ({ key, value }) => {
+      check(key ?? undefined);
+      check(value ?? undefined);
+    });
+  }
+  // An unclosed bracket inside another takes the outer one's closing bracket: the inner one is the mistake.
+  return found.filter((outer) => !found.some((inner) => inner !== outer && inner.open > outer.open && inner.open < outer.end));
+}
+
 /**
  * Runs `parse` with error objects that capture no stack. The parser makes an Error per problem it finds, and a
  * megabyte of broken YAML has hundreds of thousands: capturing their stacks took most of the several seconds
@@ -256,6 +315,10 @@ function withoutStackTraces<T>(parse: () => T): T {
 
 /** The parser's message, in the operator's terms where it speaks to programmers. */
 function syntaxMessage(error: YAMLError): string {
+  const stray = /^Unexpected flow-(seq|map)-end token/.exec(error.message)?.[1];
+  if (stray) return `this ${stray === 'seq' ? ']' : '}'} closes nothing: no ${stray === 'seq' ? '[' : '{'} is open here`;
+  const quote = QUOTE.exec(error.message)?.[1];
+  if (error.code === 'MISSING_CHAR' && quote) return `this ${quote} is never closed: end the text with ${quote}`;
   if (error.code === 'MULTIPLE_DOCS') return 'the file holds more than one YAML document (a second "---"); a policy file is one document';
   if (error.code === 'RESOURCE_EXHAUSTION') return `nested too deeply to parse (at most ${MAX_DEPTH} levels)`;
   return firstLine(error.message);

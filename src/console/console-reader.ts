@@ -12,7 +12,7 @@ import { type OpenHarm, OwnHarm } from '../engine/stores/own-harm';
 import { type PassEntry, PassLog } from '../engine/stores/pass-log';
 import { type Pause, PolicyPauses } from '../engine/stores/pauses';
 import { measureNotices } from '../engine/stores/policy-measures';
-import { ReplicaPresence, type ReplicaSeen } from '../engine/stores/replicas';
+import { ReplicaPresence, type ReplicaSeen, RUNNING_IF_SEEN_MS } from '../engine/stores/replicas';
 import { UnsettledTargets } from '../engine/stores/unsettled';
 import { nextTriggerRun } from '../engine/trigger-period';
 import { ForgeHealth, type SharedForgeStatus } from '../forge/forge-health';
@@ -25,8 +25,6 @@ import { REDIS, RedisHealth, type RedisConnection } from '../redis/redis.module'
 export const AUDIT_PAGE_SIZE = 50;
 /** Entries a filtered page reads through at most before it says where it stopped. */
 export const AUDIT_SCAN_LIMIT = 10_000;
-/** A replica seen within this long counts as running. */
-const REPLICA_SEEN_MS = 60_000;
 
 /** One policy's row of the overview. */
 export interface PolicyRow {
@@ -93,7 +91,7 @@ export class ConsoleReader {
       this.forge.shared(),
       this.redisHealth.answers(),
       sharedBudgetUsed(this.redis, redisKeyPrefix(this.config.redis), Date.now()).catch(() => 0),
-      this.replicas.seenSince(Date.now() - REPLICA_SEEN_MS, Date.now()),
+      this.replicas.seenSince(Date.now() - RUNNING_IF_SEEN_MS, Date.now()),
     ]);
     return {
       now,

@@ -45,6 +45,16 @@ export class SecretFiles {
     }
   }
 
+  /** When the file was last written (epoch ms), or undefined when there is no file. */
+  async modifiedAt(path: string): Promise<number | undefined> {
+    try {
+      return (await stat(path)).mtimeMs;
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) return undefined;
+      throw error;
+    }
+  }
+
   /** Renames `from` to `to`; false when there was no `from`. */
   async move(from: string, to: string): Promise<boolean> {
     try {

@@ -4,7 +4,7 @@ import { LocalFiles } from '../effects/local-files';
 import type { PolicyConfig } from '../config/policy-type';
 import { GitlabClient } from '../gitlab/client';
 import { ActiveConfig } from './active-config';
-import { ProjectDiscovery } from './discovery';
+import { type DiscoveryCache, ProjectDiscovery } from './discovery';
 import { UnobservedList } from './observe-targets';
 import { evenPace, SPREAD_FRACTION, type TargetPace, unpaced } from './pace';
 import type { PassOccasion, PolicyContext } from './policy';
@@ -12,6 +12,7 @@ import { RedisDiscoveryCache } from './stores/discovery-cache';
 import { PolicyStates } from './stores/policy-state';
 import { PolicyMeasureStore } from './stores/policy-measures';
 import { RedisForgeLimits } from './stores/forge-limits';
+import { LookOnlyDiscoveryCache, LookOnlyState } from './stores/look-only';
 
 /**
  * The context every policy's observe, commit and actions are handed: the forge's client, the policy's own state,
@@ -22,6 +23,9 @@ import { RedisForgeLimits } from './stores/forge-limits';
 export class PolicyContexts {
   private readonly logger = new Logger('Engine');
   private discovery: ProjectDiscovery;
+  /** The same for passes that change nothing: what they list stays in this process. */
+  private lookOnlyDiscovery: ProjectDiscovery;
+  private readonly lookOnlyCache: DiscoveryCache;
 
   constructor(
     private readonly active: ActiveConfig,
@@ -33,28 +37,33 @@ export class PolicyContexts {
     private readonly files: LocalFiles,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
-    this.discovery = this.discoveryFor();
+    this.lookOnlyCache = new LookOnlyDiscoveryCache(discoveryCache);
+    this.discovery = this.discoveryFor(this.discoveryCache);
+    this.lookOnlyDiscovery = this.discoveryFor(this.lookOnlyCache);
   }
 
   /** After a reload: `discovery_interval` may have changed. */
   reloaded(): void {
-    this.discovery = this.discoveryFor();
+    this.discovery = this.discoveryFor(this.discoveryCache);
+    this.lookOnlyDiscovery = this.discoveryFor(this.lookOnlyCache);
   }
 
-  private discoveryFor(): ProjectDiscovery {
-    return new ProjectDiscovery(this.client, this.discoveryCache, this.clock, this.active.current.discovery_interval, new Logger('discovery'));
+  private discoveryFor(cache: DiscoveryCache): ProjectDiscovery {
+    return new ProjectDiscovery(this.client, cache, this.clock, this.active.current.discovery_interval, new Logger('discovery'));
   }
 
   /**
    * A context for `policy`: `schedule` paces an `every:` policy's reads over its interval (see pace below); a
    * person's command reads as fast as the concurrency allows. The pass runner adds what it read before (unsettled).
+   * A `plan` pass changes nothing in Redis: what it writes to its state or discovery stays in this process.
    */
   for(policy: PolicyConfig, mode: 'plan' | 'act', occasion: PassOccasion): PolicyContext {
     const clock = this.clock;
+    const look = mode === 'plan';
     return {
       client: this.client,
       policy,
-      state: this.states.of(policy.name),
+      state: look ? new LookOnlyState(this.states.of(policy.name)) : this.states.of(policy.name),
       logger: new Logger(`policy:${policy.name}`),
       now: new Date(clock.now()),
       clock: { now: () => new Date(clock.now()), sleep: (ms) => clock.sleep(ms) },
@@ -65,7 +74,7 @@ export class PolicyContexts {
       unsettled: [],
       unobserved: new UnobservedList(),
       concurrency: this.active.current.gitlab.concurrency,
-      discovery: this.discovery,
+      discovery: look ? this.lookOnlyDiscovery : this.discovery,
       pace: (occasion === 'schedule' ? this.pace(policy) : undefined) ?? unpaced,
       forgeLimits: this.forgeLimits,
       files: this.files,

@@ -62,9 +62,12 @@ export class DaemonSchedules implements OnModuleDestroy {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  onModuleDestroy(): void {
-    if (this.watch) clearInterval(this.watch);
+  async onModuleDestroy(): Promise<void> {
+    if (!this.watch) return;
+    clearInterval(this.watch);
     this.watch = undefined;
+    // Gone from the console's count at once, and `forgewarden clear` need not wait for it to age out.
+    await this.presence.leave().catch(() => undefined);
   }
 
   /**

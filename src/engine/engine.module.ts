@@ -22,6 +22,7 @@ import { PolicyPauses } from './stores/pauses';
 import { ReplicaPresence } from './stores/replicas';
 import { PauseSwitch } from './pause-switch';
 import { RecordedForge } from './stores/recorded-forge';
+import { PrefixKeys } from './stores/prefix-keys';
 import { PolicyMeasureStore } from './stores/policy-measures';
 import { RedisForgeLimits } from './stores/forge-limits';
 import { PolicyStates } from './stores/policy-state';
@@ -42,6 +43,7 @@ const STORES = [
   PolicyPauses,
   PolicyStates,
   RecordedForge,
+  PrefixKeys,
   ReplicaPresence,
   UnsettledTargets,
   WebhookDeliveries,

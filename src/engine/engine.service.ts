@@ -43,8 +43,8 @@ export class EngineService implements OnApplicationBootstrap {
    * Before anything reads the records: whether they were made against this forge, dropped when they were made against
    * another (see RecordsOwner). Every command that meets the forge calls it once the token is accepted.
    */
-  settleRecords(forge: ForgeFingerprint): Promise<RecordsSettled> {
-    return this.records.settle(forge);
+  settleRecords(forge: ForgeFingerprint, options: { claim?: boolean } = {}): Promise<RecordsSettled> {
+    return this.records.settle(forge, options);
   }
 
   policyNames(): string[] {

@@ -18,6 +18,7 @@ import { HarmLeftError, SKIP, type ActionRecord, type Decision, type Outcome, ty
 import { UnsettledTargets } from './stores/unsettled';
 import { type Pause, PolicyPauses } from './stores/pauses';
 import { actionId, withPurpose } from '../gitlab/transport/purpose';
+import { ANNOUNCE_AFTER_MS, delayLine } from '../logging/waiting';
 
 export interface ExecuteOptions {
   readonly dryRun: boolean;
@@ -156,6 +157,7 @@ export class Executor {
         return this.finish(policy.name, decision, 'scheduled', false, `in ${Math.round(decision.delayMs / 1000)}s`);
       }
       const wait = Math.max(0, pass.decidedAt + decision.delayMs - this.clock.now());
+      if (wait > ANNOUNCE_AFTER_MS) context.progress(delayLine(`${decision.action} ${decision.target}`, "the policy's delay", wait, this.clock.now() + wait));
       if (wait > 0) await this.clock.sleep(wait);
     }
     return this.perform(policy, runner, decision, context, { attempts, passLease: options.passLease });

@@ -106,12 +106,13 @@ export class PassRunner {
     const base = { policy: name, type: policy.type, dryRun, open: [], startedMs: this.clock.now() };
     try {
       const unsettled = await this.unsettled.read(name);
-      const lostAt = await this.marker.lostAt();
+      const { lostAt, forgeChangedAt } = await this.marker.times();
       const context: PolicyContext = {
         ...this.contexts.for(policy, options.mode, options.occasion),
         progress: options.progress ?? (() => undefined),
         unsettled,
         ...(lostAt ? { redisDataLostAt: lostAt } : {}),
+        ...(forgeChangedAt ? { forgeChangedAt } : {}),
       };
       const act = options.mode === 'act' ? { dryRun, delays: options.delays, passLease: options.lease } : undefined;
       const snapshot = await this.read(policy, () => runner.observe(policy, context));

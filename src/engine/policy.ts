@@ -139,6 +139,11 @@ export interface PolicyContext {
    * (the hourly bulk deletion) assumes they may still hold.
    */
   readonly redisDataLostAt?: Date;
+  /**
+   * When the records were last dropped for describing another forge, or this one before it was reset: what a policy
+   * left outside Redis before then (a key file) was made for that forge, not this one.
+   */
+  readonly forgeChangedAt?: Date;
 }
 
 /** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */

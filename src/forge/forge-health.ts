@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, CONFIG_FILE } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
-import { ApiError, ForbiddenError, GitlabClient, isAdminView, NotFoundError, UnauthorizedError } from '../gitlab';
+import { ApiError, ForbiddenError, GitlabClient, isAdminView, NotFoundError, type RetryWait, UnauthorizedError } from '../gitlab';
+import { formatDuration } from '../config/duration';
+import { ANNOUNCE_AFTER_MS, gaveUpAfter, waitingLine } from '../logging/waiting';
 import type { RetryOptions } from '../gitlab/transport/retry';
 import { MetricsService } from '../metrics/metrics.service';
 import { REDIS, type RedisConnection } from '../redis/redis.module';
@@ -75,6 +77,8 @@ export class ForgeHealth implements OnModuleDestroy {
   private version: string | undefined;
   /** The token's expiry as last read, and which token value it was read for (a rotated token is read again). */
   private expiry: { readonly of: string; readonly atMs: number; readonly value: TokenExpiry } | undefined;
+  /** Who hears of the first look's waits, while it lasts. */
+  private startWait: ((event: RetryWait) => void) | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -83,7 +87,7 @@ export class ForgeHealth implements OnModuleDestroy {
     private readonly metrics: MetricsService,
     private readonly token: DaemonToken,
   ) {
-    const client = (retry: Partial<RetryOptions>) =>
+    const client = (retry: Partial<RetryOptions>, onRetry?: (event: RetryWait) => void) =>
       new GitlabClient({
         url: config.gitlab.url,
         token,
@@ -93,13 +97,14 @@ export class ForgeHealth implements OnModuleDestroy {
         redis,
         redisPrefix: redisKeyPrefix(config.redis),
         retry,
+        onRetry,
         onResponse: ({ method, route, status, durationMs }) => {
           metrics.apiRequests.inc({ method, status: String(status) });
           metrics.apiRequestDuration.observe({ method, route }, durationMs / 1000);
         },
       });
     this.client = client(oneShotClientRetry());
-    this.startClient = client(startClientRetry(config));
+    this.startClient = client(startClientRetry(config), (event) => this.startWait?.(event));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -121,22 +126,29 @@ export class ForgeHealth implements OnModuleDestroy {
    * A command's first look: like `check`, but a 429, a 5xx or a failed connection is tried again as the client's retry
    * layer does (honouring `Retry-After`) until `gitlab.start_timeout` has passed, so a passing fault does not end a
    * cron-driven `once`. Only a refused token, a URL that is no GitLab API, or that bound run out ends the command.
+   * The first wait is said at once through `onWait`.
    */
-  checkAtStart(): Promise<ForgeStatus> {
-    return this.look(this.startClient, startTimeoutMs(this.config));
+  async checkAtStart(onWait?: (line: string) => void): Promise<ForgeStatus> {
+    this.startWait = onWait && announceRetries(this.config, onWait);
+    try {
+      return await this.look(this.startClient, startTimeoutMs(this.config), false);
+    } finally {
+      this.startWait = undefined;
+    }
   }
 
   /** Asks the forge once who the token is and sets `forgewarden_forge_up`; the caller says what the answer means. */
   check(): Promise<ForgeStatus> {
-    return this.look(this.client);
+    return this.look(this.client, undefined, true);
   }
 
-  private async look(client: GitlabClient, retriedForMs?: number): Promise<ForgeStatus> {
+  /** `share`: the daemon's looks only, for the console; a command's look leaves Redis as it found it. */
+  private async look(client: GitlabClient, retriedForMs: number | undefined, share: boolean): Promise<ForgeStatus> {
     const status = await askForge(client, this.config.gitlab.url, this.configFile, retriedForMs);
     this.metrics.forgeUp.set(status.state === 'ok' ? 1 : 0);
     this.last = status;
     // Not awaited: what the console shows must never hold up a command or the readiness check.
-    void this.share(status);
+    if (share) void this.share(status);
     if (status.state === 'ok') {
       const listeners = this.identified;
       this.identified = [];
@@ -247,6 +259,7 @@ const EXPIRY_READ_MS = 10 * 60_000;
  * retries, is its bound: a forge still unanswering is said to be so after that long.
  */
 export async function askForge(client: GitlabClient, url: string, configFile: string, retriedForMs?: number): Promise<ForgeStatus> {
+  const started = performance.now();
   try {
     const me = await client.users.current();
     return {
@@ -279,12 +292,28 @@ export async function askForge(client: GitlabClient, url: string, configFile: st
         message: `${url} does not look like a GitLab API (GET /api/v4/user answered 404): check GITLAB_URL (gitlab.url in ${configFile})`,
       };
     }
-    const bound = retriedForMs === undefined ? '' : `; still so after retrying up to gitlab.start_timeout (${retriedForMs / 1000}s)`;
+    const bound = retriedForMs === undefined ? '' : `; ${gaveUpAfter(performance.now() - started, `gitlab.start_timeout ${formatDuration(retriedForMs)}`)}`;
     if (error instanceof ApiError && error.status !== 0) {
       return { state: 'unreachable', message: `the forge at ${url} (GITLAB_URL) cannot answer now: ${error.status} ${error.message}${bound}` };
     }
     return { state: 'unreachable', message: `cannot reach the forge at ${url} (GITLAB_URL): ${error instanceof Error ? error.message : String(error)}${bound}` };
   }
+}
+
+/**
+ * The first wait of a command's first look at the forge, said once as it starts (what, why, until when): the client
+ * retries a forge that does not answer for up to `gitlab.start_timeout`, silently otherwise.
+ */
+export function announceRetries(config: AppConfig, onWait: (line: string) => void): (event: RetryWait) => void {
+  const boundMs = startTimeoutMs(config);
+  const deadline = Date.now() + boundMs;
+  let announced = false;
+  return ({ error }) => {
+    if (announced || deadline - Date.now() <= ANNOUNCE_AFTER_MS) return;
+    announced = true;
+    const why = error.status === 0 ? error.message : `it answers ${error.status} ${error.message}`;
+    onWait(waitingLine(`the forge at ${config.gitlab.url} (GITLAB_URL)`, why, deadline, `gitlab.start_timeout ${formatDuration(boundMs)}`));
+  };
 }
 
 /** What tells this forge from another for the records in Redis (see RecordsOwner): its URL and the token's user. */

@@ -32,7 +32,7 @@ import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from './transport/rate-limit'
 import { type Clock, systemClock } from '../clock';
 import { DEFAULT_RETRY_OPTIONS, type RetryOptions } from './transport/retry';
 import { fixedToken, type TokenSource } from './transport/token-source';
-import { type ResponseEvent, type TokenKind, Transport } from './transport/transport';
+import { type ResponseEvent, type RetryWait, type TokenKind, Transport } from './transport/transport';
 
 export interface GitlabClientOptions {
   /** The forge's base address, e.g. `https://gitlab.example.com` (a trailing `/api/v4` is accepted). */
@@ -60,6 +60,8 @@ export interface GitlabClientOptions {
   redisPrefix?: string;
   retry?: Partial<RetryOptions>;
   onResponse?: (event: ResponseEvent) => void;
+  /** Before each wait between attempts of a request (a 429, a 5xx, a failed connection), so a caller can say why it waits. */
+  onRetry?: (event: RetryWait) => void;
   /** Where the client says what it had to work around (the shared budget counted per process); default: a process warning. */
   warn?: (message: string) => void;
   /** For tests: an undici dispatcher (e.g. MockAgent) instead of the client's own connection pool. */
@@ -139,6 +141,7 @@ export class GitlabClient {
       clock,
       dispatcher: options.dispatcher,
       onResponse: options.onResponse,
+      onRetry: options.onRetry,
     });
     this.jobs = new JobsResource(this.transport);
     this.registry = new RegistryResource(this.transport);

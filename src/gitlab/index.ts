@@ -3,7 +3,7 @@ export * from './transport/errors';
 export { endpoint, type Endpoint, type GroupId, type ProjectId } from './transport/endpoint';
 export type { PageOptions, Paginated } from './transport/pagination';
 export type { RetryOptions } from './transport/retry';
-export type { ResponseEvent, TokenKind } from './transport/transport';
+export type { ResponseEvent, RetryWait, TokenKind } from './transport/transport';
 export { fixedToken, type TokenSource } from './transport/token-source';
 export type { JobsResource } from './resources/jobs';
 export type { RegistryResource } from './resources/registry';

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { RedisConfig } from '../config/schema';
+import { formatDuration } from '../config/duration';
 import { Redactor } from '../logging/redact';
+import { ANNOUNCE_AFTER_MS, gaveUpAfter, waitingLine } from '../logging/waiting';
 
 /** A connection to whichever topology the file names: one server or a Sentinel-watched primary, or a Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -227,11 +229,20 @@ export function oneTryOptions(connectTimeoutMs: number): RedisOptions {
  * than hang in ioredis' reconnect loop; the connections the daemon then keeps are made separately.
  *
  * The daemon waits out a Redis that is starting with it (`redis.connect_timeout`); a one-shot command
- * (`giveUpWhenRefused`) ends at the first refusal instead, since a person or a cron job is waiting on it.
+ * (`giveUpWhenRefused`) ends at the first refusal instead, since a person or a cron job is waiting on it. A wait that
+ * goes on is said at once through `onWait`, and the final error says how long it lasted (`bound` names the setting).
+ * `stop` ends the wait between two tries (the daemon asked to stop while it waits).
  */
-export async function waitForRedis(target: RedisTarget, timeoutMs: number, options: { giveUpWhenRefused?: boolean } = {}): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+export async function waitForRedis(
+  target: RedisTarget,
+  timeoutMs: number,
+  options: { giveUpWhenRefused?: boolean; onWait?: (line: string) => void; bound?: string; stop?: AbortSignal } = {},
+): Promise<void> {
+  const started = Date.now();
+  const deadline = started + timeoutMs;
+  const bound = options.bound ?? `redis.connect_timeout ${formatDuration(timeoutMs)}`;
   let reason = 'no answer';
+  let announced = false;
   for (;;) {
     const remaining = deadline - Date.now();
     const probe = openRedis(target, {
@@ -261,8 +272,13 @@ export async function waitForRedis(target: RedisTarget, timeoutMs: number, optio
     } finally {
       probe.disconnect();
     }
-    if (Date.now() + 250 >= deadline) throw new RedisUnavailableError(target.where, reason, target.setting);
+    if (Date.now() + 250 >= deadline) throw new RedisUnavailableError(target.where, `${reason}; ${gaveUpAfter(Date.now() - started, bound)}`, target.setting);
+    if (!announced && deadline - Date.now() > ANNOUNCE_AFTER_MS) {
+      announced = true;
+      options.onWait?.(waitingLine(`Redis at ${target.where} (${target.setting})`, reason, deadline, bound));
+    }
     await new Promise((resolve) => setTimeout(resolve, 250));
+    options.stop?.throwIfAborted();
   }
 }
 

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { childEnv, CLI, CliProcess, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliResult, DEMO_RETRY_POLICIES } from '../support/cli';
 import { freePort } from '../support/redis-server';
+import { tempDir } from '../support/temp';
 
 const REPO = resolve(__dirname, '../..');
 const DEMO_CONFIG = join(REPO, 'config/demo.yml');
@@ -77,16 +77,20 @@ describe('forgewarden validate with several files', () => {
 
   it('without an argument, -c or FORGEWARDEN_CONFIG checks config/policies.yml of the working directory', async () => {
     // What a user does first: their own config/policies.yml from the example the repository ships.
-    const workdir = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-own-'));
+    const workdir = tempDir('e2e-own');
     mkdirSync(join(workdir, 'config'));
     copyFileSync(join(REPO, 'config/example.yml'), join(workdir, 'config/policies.yml'));
     const own = await runCliIn(workdir, ['validate'], childEnv({ GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-e2e-0000' }));
     expect(own.code).toBe(0);
     expect(own.stdout).toMatch(/^config\/policies\.yml: valid, \d+ polic(y|ies)\n$/);
 
-    const elsewhere = await runCliIn(mkdtempSync(join(tmpdir(), 'forgewarden-e2e-empty-')), ['validate'], childEnv());
+    const elsewhere = await runCliIn(tempDir('e2e-empty'), ['validate'], childEnv());
     expect(elsewhere.code).toBe(2);
-    expect(elsewhere.stderr).toContain('config/policies.yml:1:1 (file): cannot read the policy file: no such file');
+    // A newcomer's first command: the message names both ways on.
+    expect(elsewhere.stderr).toBe(
+      'config/policies.yml:1:1 (file): cannot read the policy file: no such file; start one from the example (cp config/example.yml config/policies.yml), ' +
+        'or name another with -c (-c config/demo.yml runs against the sandbox forge)\nconfig/policies.yml: 1 problem\n',
+    );
   });
 });
 
@@ -145,7 +149,7 @@ describe('plan, once and audit options against the sandbox', () => {
     const port = await freePort();
     sandbox = startCli(['sandbox', '--port', String(port)], childEnv());
     sandboxUrl = `http://127.0.0.1:${port}`;
-    secretsDir = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-options-keys-'));
+    secretsDir = tempDir('e2e-options-keys');
     env = childEnv({
       GITLAB_URL: sandboxUrl,
       GITLAB_TOKEN: ADMIN_TOKEN,

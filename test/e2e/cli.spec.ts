@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile } from '../support/cli';
 import { freePort } from '../support/redis-server';
@@ -33,6 +35,16 @@ describe('forgewarden validate', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(`${file}:4:1 (syntax): Tabs are not allowed as indentation\n${file}: 1 problem\n`);
+  });
+
+  it('says an unclosed [ in the demo file once, at the bracket', async () => {
+    const lines = readFileSync(resolve(__dirname, '../../config/demo.yml'), 'utf8').split('\n');
+    const at = lines.findIndex((line) => line.trim() === 'projects: [acme/api, acme/web]');
+    lines[at] = lines[at].replace(']', '');
+    const file = writeTempFile('demo.yml', lines.join('\n'));
+    const result = await runCli(['validate', '-c', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`${file}:${at + 1}:${lines[at].indexOf('[') + 1} (syntax): this [ is never closed: end the list with ]\n${file}: 1 problem\n`);
   });
 
   it('lists an unknown key, a bad duration, a duplicate name and an unknown type, each on its own line', async () => {
@@ -156,7 +168,7 @@ describe('forgewarden run', () => {
     const file = validFile('redis:\n  connect_timeout: 1s\nhttp: { port: 0 }');
     const result = await runCli(['run', '-c', file], childEnv({ REDIS_URL: `redis://127.0.0.1:${port}` }), 15_000);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`forgewarden run: cannot reach Redis at redis://127.0.0.1:${port} (REDIS_URL): connection refused (ECONNREFUSED)\n`);
+    expect(result.stderr).toMatch(new RegExp(`^forgewarden run: cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 1s\\)\\n$`));
     expect(result.stdout + result.stderr).not.toContain(TOKEN);
   });
 
@@ -165,7 +177,7 @@ describe('forgewarden run', () => {
     const file = validFile(`redis:\n  url: redis://:hunter2-password@127.0.0.1:${port}\n  connect_timeout: 1s\nhttp: { port: 0 }`);
     const result = await runCli(['run', '-c', file], childEnv(), 15_000);
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`forgewarden run: cannot reach Redis at redis://:[REDACTED]@127.0.0.1:${port} (REDIS_URL): connection refused (ECONNREFUSED)\n`);
+    expect(result.stderr).toMatch(new RegExp(`^forgewarden run: cannot reach Redis at redis://:\\[REDACTED\\]@127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 1s\\)\\n$`));
   });
 
   it('serves health, readiness and metrics, and exits 0 on SIGTERM; not ready while the forge cannot be reached', async () => {
@@ -209,16 +221,30 @@ describe('forgewarden run', () => {
     expect(await statusOf(`http://127.0.0.1:${port}/healthz`)).toBe(0);
   });
 
-  it('says which port is taken when it cannot serve HTTP', async () => {
+  it('says in one line which port is taken and how to choose another, with exit 2, before waiting for Redis', async () => {
     const port = await freePort();
-    const blocker = startCli(['run', '-c', validFile(`redis: { prefix: e2e-a-${port} }\nhttp: { port: ${port} }`)], childEnv({ REDIS_URL: redisUrl() }));
+    const blocker = createServer();
+    await new Promise<void>((done) => blocker.listen(port, '127.0.0.1', done));
     try {
-      await waitUntil('the first daemon serves', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
-      const result = await runCli(['run', '-c', validFile(`redis: { prefix: e2e-b-${port} }\nhttp: { port: ${port} }`)], childEnv({ REDIS_URL: redisUrl() }));
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`forgewarden run: cannot serve HTTP: listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
+      const file = validFile(`redis: { prefix: e2e-taken-${port} }\nhttp: { port: ${port} }`);
+      // A Redis that never answers: the port is said at once, not after redis.connect_timeout.
+      const result = await runCli(['run', '-c', file], childEnv({ REDIS_URL: 'redis://10.255.255.1:6379' }));
+      expect({ code: result.code, stderr: result.stderr }).toEqual({
+        code: 2,
+        stderr: `forgewarden run: port ${port} on 127.0.0.1 is taken by another process; choose another with --http-port N (or http.port in ${file}; 0 turns HTTP off)\n`,
+      });
     } finally {
-      await blocker.stop();
+      await new Promise((done) => blocker.close(done));
     }
+  });
+
+  it('serves on --http-port instead of http.port', async () => {
+    const [filePort, port] = [await freePort(), await freePort()];
+    const daemon = startCli(['run', '-c', validFile(`redis: { prefix: e2e-http-port-${port} }\nhttp: { port: ${filePort} }`), '--http-port', String(port)], childEnv({ REDIS_URL: redisUrl() }));
+    await waitUntil('the daemon serves /healthz', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
+    expect(await statusOf(`http://127.0.0.1:${filePort}/healthz`)).toBe(0);
+    expect((await daemon.stop('SIGINT')).code).toBe(0);
+    const bad = await runCli(['run', '-c', validFile(), '--http-port', 'http']);
+    expect({ code: bad.code, stderr: bad.stderr }).toEqual({ code: 2, stderr: 'forgewarden run: --http-port must be a whole number from 0 to 65535 (got "http")\n' });
   });
 });

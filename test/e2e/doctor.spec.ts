@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
 import { freePort, startRedisServer } from '../support/redis-server';
+import { tempDir } from '../support/temp';
 
 const DEMO_CONFIG = resolve(__dirname, '../../config/demo.yml');
 const ADMIN_TOKEN = 'glpat-sandbox-admin-token';
@@ -38,7 +39,7 @@ describe('forgewarden doctor against the sandbox', () => {
 
   beforeAll(async () => {
     ({ process: sandbox, url: sandboxUrl } = await startSandboxCommand());
-    secretsDir = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-doctor-keys-'));
+    secretsDir = tempDir('e2e-doctor-keys');
   });
 
   afterAll(async () => {
@@ -164,7 +165,7 @@ describe('forgewarden doctor against the sandbox', () => {
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
       '✓ Redis maxmemory-policy: noeviction',
     ]);
-    expect(lines[3]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+; still so after retrying up to gitlab\\.start_timeout \\(2s\\)$`));
+    expect(lines[3]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+; gave up after \\d+\\.\\ds \\(gitlab\\.start_timeout 2s\\)$`));
     expect(lines.slice(4)).toEqual([
       '✗ token: not checked, the forge did not answer',
       '✗ policies: not checked, the forge did not answer',

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { childEnv, runCli, startSandboxCommand, writeTempFile, type CliProcess } from '../support/cli';
+import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
 import { dropKeys } from '../support/redis-server';
 
 /**
@@ -59,18 +59,38 @@ describe('the first look at the forge', () => {
     expect(await userRequests()).toBeGreaterThanOrEqual(3);
   });
 
-  it('ends after gitlab.start_timeout when the forge keeps answering 503, naming the bound', async () => {
+  it('ends after gitlab.start_timeout when the forge keeps answering 503, naming the bound and the time it waited', async () => {
     await addFault({ method: 'GET', path: '/user$', status: 503 });
     const file = policyFile(sandbox.url, ', start_timeout: 2s');
     // The first look retries without an attempt limit: only the bound ends it, within runCli's 30 s or not at all.
+    const started = performance.now();
     const result = await runCli(['plan', '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }), 30_000);
+    const wall = performance.now() - started;
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(
-      new RegExp(`^forgewarden plan: the forge at ${sandbox.url.replace(/\./g, '\\.')} \\(GITLAB_URL\\) cannot answer now: 503 .+; still so after retrying up to gitlab\\.start_timeout \\(2s\\)\\n$`),
-    );
+    // A bound of two seconds or less is not announced: only the final line.
+    const match = new RegExp(`^forgewarden plan: the forge at ${sandbox.url.replace(/\./g, '\\.')} \\(GITLAB_URL\\) cannot answer now: 503 .+; gave up after (\\d+\\.\\d)s \\(gitlab\\.start_timeout 2s\\)\\n$`).exec(result.stderr);
+    expect(match).not.toBeNull();
+    // The time it says is the time it waited: within the command's own run, not the bound's.
+    expect(Number(match![1]) * 1000).toBeLessThanOrEqual(wall);
     // More than one try before the bound ran out.
     expect(await userRequests()).toBeGreaterThan(1);
+  });
+
+  it.each(['plan', 'once', 'doctor'])('%s says at once what it waits for, why and until when', async (command) => {
+    await addFault({ method: 'GET', path: '/user$', status: 503 });
+    const file = policyFile(sandbox.url, ', start_timeout: 5m');
+    const waiting = startCli([command, '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }));
+    try {
+      await waitUntil('it says it waits', () => waiting.stderr.includes('\n') || !waiting.running, 60_000);
+      // Said while it waits, not when the wait is over, and on stderr: stdout is the command's result.
+      expect(waiting.running).toBe(true);
+      expect(waiting.stderr).toMatch(
+        new RegExp(`^forgewarden ${command}: waiting for the forge at ${sandbox.url.replace(/\./g, '\\.')} \\(GITLAB_URL\\): it answers 503 .+; trying again until \\d\\d:\\d\\d:\\d\\d at the latest \\(gitlab\\.start_timeout 5m\\)\\n$`),
+      );
+    } finally {
+      await waiting.stop('SIGTERM');
+    }
   });
 
   it('does not retry a refused token: one request, exit 1', async () => {

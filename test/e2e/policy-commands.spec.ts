@@ -1,8 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { childEnv, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
 import { freePort, dropKeys } from '../support/redis-server';
+import { tempDir } from '../support/temp';
 
 const DEMO_CONFIG = resolve(__dirname, '../../config/demo.yml');
 
@@ -15,7 +14,7 @@ describe('plan, once and audit against the sandbox command', () => {
   beforeAll(async () => {
     ({ process: sandbox, url: sandboxUrl } = await startSandboxCommand());
     env = childEnv({
-      FORGEWARDEN_DEMO_SECRETS: mkdtempSync(join(tmpdir(), 'forgewarden-e2e-keys-')),
+      FORGEWARDEN_DEMO_SECRETS: tempDir('e2e-keys'),
       GITLAB_URL: sandboxUrl,
       GITLAB_TOKEN: 'glpat-sandbox-admin-token',
       REDIS_URL: process.env.REDIS_URL,

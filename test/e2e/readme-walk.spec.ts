@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import Redis from 'ioredis';
 import { childEnv, runCli, startCli, statusOf, waitUntil, type CliProcess } from '../support/cli';
-import { freePort, dropKeys } from '../support/redis-server';
+import { freePort, startRedisServer, type ThrowawayRedis } from '../support/redis-server';
+import { tempDir } from '../support/temp';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -44,6 +45,8 @@ interface Walk {
   /** What the last `curl` (the sandbox's request log of retries) answered. */
   readonly lastAnswer: string;
   readonly readyz: number;
+  /** What `plan` printed: its decisions (stdout) and what it said beside them (stderr). */
+  readonly plan: { stdout: string; stderr: string };
 }
 
 /**
@@ -57,6 +60,7 @@ async function walk(commands: readonly string[], env: NodeJS.ProcessEnv, ports: 
   let lastAnswer = '';
   let readyz = 0;
   let forgeUrl = '';
+  let plan = { stdout: '', stderr: '' };
   try {
     for (const line of commands) {
       const argv = words(onPorts(line, ports));
@@ -76,6 +80,7 @@ async function walk(commands: readonly string[], env: NodeJS.ProcessEnv, ports: 
         } else {
           const result = await runCli(args, env, 60_000);
           exits.push([args.slice(0, 2).join(' '), result.code]);
+          if (args[0] === 'plan') plan = { stdout: result.stdout, stderr: result.stderr };
         }
       } else if (argv[0] === 'curl') {
         const request = curlRequest(argv.slice(1));
@@ -90,7 +95,7 @@ async function walk(commands: readonly string[], env: NodeJS.ProcessEnv, ports: 
         throw new Error(`the README's walk has a command this test does not know: ${line}`);
       }
     }
-    return { exits, retried: await retriedJobs(forgeUrl), lastAnswer, readyz };
+    return { exits, retried: await retriedJobs(forgeUrl), lastAnswer, readyz, plan };
   } finally {
     // Ctrl-C in each terminal, the daemon first.
     for (const process of background.reverse()) {
@@ -126,12 +131,15 @@ function curlRequest(args: readonly string[]): { url: string; method: string; he
 }
 
 describe("the README's walk against the sandbox", () => {
-  const prefix = `e2e-readme-walk-${process.pid}`;
+  let throwaway: ThrowawayRedis;
+  beforeAll(async () => {
+    throwaway = await startRedisServer();
+  });
   afterAll(async () => {
-    await dropKeys(prefix);
+    await throwaway.stop();
   });
 
-  it('can be done twice in a row exactly as written: the second walk retries, installs and answers as the first', async () => {
+  it('can be done twice in a row exactly as written: the second walk decides, retries, installs and answers as the first, and every key is under the tour\'s prefix', async () => {
     const commands = walkCommands();
     expect(commands.filter((line) => line.startsWith('npx forgewarden ')).map((line) => words(line).slice(0, 3).join(' '))).toEqual([
       'npx forgewarden sandbox',
@@ -141,17 +149,38 @@ describe("the README's walk against the sandbox", () => {
       'npx forgewarden hooks',
     ]);
     const ports = { forge: await freePort(), daemon: await freePort() };
-    // One user's machine: the same Redis prefix and key folder for both walks, as config/demo.yml has them.
+    // One user's machine: the same Redis, prefix and key folder for both walks, as config/demo.yml has them; a Redis of
+    // its own, so that every key in it is the tour's.
+    const keys = tempDir('walk-keys');
     const env = childEnv({
       GITLAB_URL: `http://127.0.0.1:${ports.forge}`,
-      REDIS_URL: process.env.REDIS_URL,
+      REDIS_URL: throwaway.url,
       FORGEWARDEN_HTTP_PORT: String(ports.daemon),
-      FORGEWARDEN_DEMO_PREFIX: prefix,
-      FORGEWARDEN_DEMO_SECRETS: mkdtempSync(join(tmpdir(), 'forgewarden-walk-keys-')),
+      FORGEWARDEN_DEMO_SECRETS: keys,
     });
 
     const first = await walk(commands, env, ports);
+    const firstKeyFile = readFileSync(join(keys, 'ci-key-rotation', 'root-1'), 'utf8');
     const second = await walk(commands, env, ports);
+
+    // The same decisions, as the sandbox serves the same world: nothing held back after the reset that the forge allows.
+    // (The sandbox seeds its world's times relative to its start: those differ.)
+    const decisions = (plan: string) => plan.replace(/\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\d(\.\d+)?Z)?/g, '<time>');
+    expect(decisions(second.plan.stdout)).toBe(decisions(first.plan.stdout));
+    expect(first.plan.stdout).toMatch(/^bulk_delete +acme\/api \(repository 1\) +delete 9 of 20 tags$/m);
+    // Said for what it is: the forge at that URL was reset, not another forge.
+    expect(second.plan.stderr).toContain(`the forge at http://127.0.0.1:${ports.forge} was reset`);
+    expect(first.plan.stderr + second.plan.stderr).not.toContain('another forge');
+    // The first walk's key, written for the world before the reset, kept aside and not adopted: a new key in its place.
+    expect(readFileSync(join(keys, 'ci-key-rotation', 'root-1'), 'utf8')).not.toBe(firstKeyFile);
+    const aside = readdirSync(join(keys, 'ci-key-rotation')).filter((name) => /^root-1\.closed-\d{8}T\d{6}Z$/.test(name));
+    expect(aside.map((name) => readFileSync(join(keys, 'ci-key-rotation', name), 'utf8'))).toEqual([firstKeyFile]);
+    // Every key the tour left is under config/demo.yml's prefix.
+    const redis = new Redis(throwaway.url);
+    const left = await redis.keys('*');
+    await redis.quit();
+    expect(left.length).toBeGreaterThan(0);
+    expect(left.filter((key) => !key.startsWith('forgewarden-demo:'))).toEqual([]);
 
     for (const done of [first, second]) {
       expect(done.exits).toEqual([

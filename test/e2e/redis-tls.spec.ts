@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Redis, { type RedisOptions } from 'ioredis';
 import { childEnv, DEMO_RETRY_POLICIES, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
 import { freePort, redisAnswers } from '../support/redis-server';
+import { tempDir } from '../support/temp';
 
 const FIXTURES = resolve(__dirname, '../fixtures/redis-tls');
 const CA_FILE = join(FIXTURES, 'ca.crt');
@@ -13,7 +13,7 @@ const ACL_PASSWORD = 's3cret-acl-password';
 
 /** A redis-server that speaks only TLS (certificate for redis.test) and lets in only one ACL user; undefined without TLS. */
 function startTlsRedis(port: number): { pidFile: string } | undefined {
-  const dir = mkdtempSync(join(tmpdir(), 'forgewarden-redis-tls-'));
+  const dir = tempDir('redis-tls');
   const pidFile = join(dir, 'redis.pid');
   const started = spawnSync(
     'redis-server',

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
-import { childEnv, runCli, startSandboxCommand, type CliProcess } from '../support/cli';
+import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, type CliProcess } from '../support/cli';
 import { freePort } from '../support/redis-server';
+import { tempDir } from '../support/temp';
 
 /** A small but valid group export archive: `restore` verifies the archive before it needs Redis. */
 async function archiveFile(dir: string): Promise<string> {
@@ -36,7 +36,7 @@ describe('one-shot commands when Redis refuses connections', () => {
   beforeAll(async () => {
     const started = await startSandboxCommand();
     sandbox = started.process;
-    const dir = mkdtempSync(join(tmpdir(), 'forgewarden-redis-unreachable-'));
+    const dir = tempDir('redis-unreachable');
     file = join(dir, 'policies.yml');
     writeFileSync(
       file,
@@ -74,6 +74,26 @@ describe('one-shot commands when Redis refuses connections', () => {
       stderr: `forgewarden ${name}: cannot reach Redis at redis://user:[REDACTED]@${deadRedis} (REDIS_URL): connection refused (ECONNREFUSED)\n`,
     });
     expect(elapsed).toBeLessThan(CONNECT_TIMEOUT_MS / 2);
+  }, 3 * CONNECT_TIMEOUT_MS);
+
+  it('run says at once what it waits for, why and until when; Ctrl-C while it waits stops it, exit 0', async () => {
+    const daemon = startCli(['run', '-c', file, '--http-port', '0'], childEnv({ REDIS_URL: `redis://${deadRedis}` }));
+    try {
+      await waitUntil('the daemon says it waits', () => daemon.stdout.includes('waiting for Redis') || !daemon.running, CONNECT_TIMEOUT_MS / 2);
+      // Said while it waits, not when the wait is over.
+      expect(daemon.running).toBe(true);
+      const said = daemon.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: string; message: string });
+      expect(said.filter((line) => line.message.startsWith('waiting'))).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          message: expect.stringMatching(new RegExp(`^waiting for Redis at redis://${deadRedis} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); trying again until \\d\\d:\\d\\d:\\d\\d at the latest \\(redis\\.connect_timeout 1m\\)$`)),
+        }),
+      ]);
+    } finally {
+      const result = await daemon.stop('SIGINT');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('SIGINT received while waiting for Redis: stopped');
+    }
   }, 3 * CONNECT_TIMEOUT_MS);
 
   // doctor gives Redis a few seconds at most whatever the timeout, so only what it says is checked here.

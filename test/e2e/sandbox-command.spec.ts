@@ -1,4 +1,4 @@
-import { childEnv, runCli, startCli, statusOf, waitUntil, writeTempFile } from '../support/cli';
+import { childEnv, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile } from '../support/cli';
 import { freePort } from '../support/redis-server';
 
 describe('forgewarden sandbox', () => {
@@ -26,6 +26,21 @@ describe('forgewarden sandbox', () => {
     const result = await runCli(['sandbox', '--port', '0', '--world', world]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`^${world.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:5 users\\[0\\]\\.emial: unknown key "emial"; did you mean "email"\\?$`, 'm'));
+  });
+
+  it('says in one line that its port is taken and how to choose another, with exit 2', async () => {
+    const first = await startSandboxCommand();
+    try {
+      const port = new URL(first.url).port;
+      const result = await runCli(['sandbox', '--port', port]);
+      expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `forgewarden sandbox: port ${port} on 127.0.0.1 is taken by another process; choose another with --port N (0 picks a free one)\n`,
+      });
+    } finally {
+      await first.process.stop('SIGINT');
+    }
   });
 
   it('rejects a port that is not one', async () => {

@@ -75,7 +75,7 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
   });
 
   /** The policy with one deploy_keys entry over `projects` (YAML flow list), plus `extra` fields of that entry. */
-  function app(projects: string, extra = ''): Promise<INestApplicationContext> {
+  function app(projects: string, extra = '', dryRun = false): Promise<INestApplicationContext> {
     return harness.app({
       clock,
       policies: [
@@ -83,10 +83,16 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
         '    type: key_rotation',
         '    interval: 1h',
         `    secrets_dir: "${secrets}"`,
+        ...(dryRun ? ['    dry_run: true'] : []),
         '    deploy_keys:',
         `      - { projects: ${projects}, titles: ["^release"], rotate_after: 90d, grace: 1d${extra} }`,
       ],
     });
+  }
+
+  /** A pass in dry run of another replica: discovery lists for every replica, and a plan keeps its listing to itself. */
+  async function discovered(projects: string): Promise<void> {
+    await pass(await app(projects, '', true));
   }
 
   const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engineApp, 'rotate', mode);
@@ -191,10 +197,10 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
   });
 
   it('leaves out a project a glob found that is deleted before discovery runs again, and rotates on the others', async () => {
-    const engine = await app('["acme/**", "!acme/platform/legacy-*"]');
-    await pass(engine, 'plan');
+    await discovered('["acme/**", "!acme/platform/legacy-*"]');
     harness.sandbox.state.projects.delete(WORKER);
 
+    const engine = await app('["acme/**", "!acme/platform/legacy-*"]');
     const plan = await pass(engine, 'plan');
     expect(plan.covered).toEqual(['acme/api', 'acme/platform/tools/cli', 'acme/web']);
     const result = await pass(engine);
@@ -207,9 +213,9 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
   });
 
   it('reports a deleted project the file lists by path (the pass is partial) and rotates on the others', async () => {
-    const engine = await app('[acme/platform/worker, "acme/*"]');
-    await pass(engine, 'plan');
+    await discovered('[acme/platform/worker, "acme/*"]');
     harness.sandbox.state.projects.delete(WORKER);
+    const engine = await app('[acme/platform/worker, "acme/*"]');
 
     const result = await engine.get(EngineService).runPass('rotate', 'act', 'inline');
     // The pass names the request the forge refused, and so the project; the others were read and acted on.

@@ -1,9 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
+import { DataMarker } from '../../src/engine/stores/data-marker';
+import { testConfig } from '../support/config';
 import { keyRotationPolicy } from '../../src/policies/key-rotation/key-rotation.schema';
 import { readOpenSshPrivateKey } from '../../src/policies/key-rotation/openssh';
 import type { RunningSandbox, World } from '../../src/sandbox';
@@ -391,6 +393,32 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       expectRotated(false);
       expect(fileContents()).toEqual(written);
       expectOthersUntouched();
+    });
+
+    it('dropped for a reset forge: the key files written for the forge before it are kept aside, never adopted, and new keys written', async () => {
+      await fault({ method: 'POST', path: '/keys$|/deploy_keys$', status: 503 });
+      const engine = await app();
+      await pass(engine);
+      const earlier = fileContents();
+      await call(sandbox.url, '/__sandbox/faults', { method: 'DELETE' });
+      await close(engine);
+      // What RecordsOwner leaves when the forge was reset: the records gone, the time it found so in the marker.
+      await loseRedisData();
+      await new DataMarker(harness.redis, testConfig({ prefix: harness.prefix })).markForgeChanged(new Date(Date.now() + 1), false);
+
+      const restarted = await app();
+      const result = await pass(restarted);
+      expect(result.records.filter((r) => r.decision.action === 'write_key').map((r) => r.detail)).toEqual([
+        expect.stringMatching(/^ed25519 key SHA256:\S+ written to /),
+        expect.stringMatching(/^ed25519 key SHA256:\S+ written to /),
+        expect.stringMatching(/^ed25519 key SHA256:\S+ written to /),
+      ]);
+      fileContents().forEach((text, index) => expect(text).not.toBe(earlier[index]));
+      [paths.root(), paths.alice(), paths.deploy()].forEach((path, index) => {
+        const aside = readdirSync(dirname(path)).filter((name) => name.startsWith(`${basename(path)}.closed-`) && !name.endsWith('.pub'));
+        expect(aside.map((name) => readFileSync(join(dirname(path), name), 'utf8'))).toEqual([earlier[index]]);
+      });
+      expectRotated(true);
     });
 
     it('lost after on_rotate ran: the hook does not run again for the same keys (its run is kept beside each key file)', async () => {

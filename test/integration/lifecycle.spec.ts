@@ -3,7 +3,6 @@ import { createApp } from '../../src/bootstrap';
 import { AppLogger } from '../../src/logging/logger';
 import { defineJob } from '../../src/queue/jobs';
 import { QueueService, WORK_QUEUE } from '../../src/queue/queue.service';
-import { RedisUnavailableError } from '../../src/redis/connection';
 import { startSandbox } from '../../src/sandbox';
 import { childEnv, startCli, statusOf, waitUntil, writeTempFile } from '../support/cli';
 import { testConfig } from '../support/config';
@@ -87,11 +86,11 @@ describe('graceful shutdown with a real Redis', () => {
     }
   });
 
-  it('fails to start with a clear error when Redis does not answer', async () => {
+  it('fails to start with a clear error when Redis does not answer, saying how long it waited', async () => {
     const port = await freePort();
     const config = testConfig({ prefix, redisUrl: `redis://127.0.0.1:${port}` });
     await expect(createApp(config, 'test.yml', quietLogger())).rejects.toThrow(
-      new RedisUnavailableError(`redis://127.0.0.1:${port}`, 'connection refused (ECONNREFUSED)'),
+      new RegExp(`^cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 2s\\)$`),
     );
   });
 });

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { freePort } from './redis-server';
+import { tempDir } from './temp';
 
 /** The built command, run as a user runs it (`npm test` builds first). */
 export const CLI = resolve(__dirname, '../../dist/main.js');
@@ -21,9 +21,9 @@ export function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return env;
 }
 
+/** `text` as `name` in a temporary folder of its own, removed after the test file's tests. */
 export function writeTempFile(name: string, text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'forgewarden-test-'));
-  const file = join(dir, name);
+  const file = join(tempDir('test'), name);
   writeFileSync(file, text);
   return file;
 }

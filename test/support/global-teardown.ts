@@ -1,6 +1,8 @@
 import type { ThrowawayRedis } from './redis-server';
 
 export default async function globalTeardown(): Promise<void> {
-  const redis = (globalThis as { __throwawayRedis?: ThrowawayRedis }).__throwawayRedis;
+  const holder = globalThis as { __throwawayRedis?: ThrowawayRedis };
+  const redis = holder.__throwawayRedis;
+  delete holder.__throwawayRedis;
   if (redis) await redis.stop();
 }

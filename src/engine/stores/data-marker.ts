@@ -8,7 +8,8 @@ import { EngineKeys } from './keys';
 /**
  * The marker the daemon writes into Redis when it starts: while it is there, Redis holds the daemon's data; when it is
  * gone, Redis lost it (restarted without persistence, failed over, flushed). It also keeps when a running daemon
- * last found the data lost, which a policy whose forge-side limits Redis recorded needs to know.
+ * last found the data lost, which a policy whose forge-side limits Redis recorded needs to know, and when the records
+ * were last dropped for describing another forge.
  */
 @Injectable()
 export class DataMarker {
@@ -36,10 +37,29 @@ export class DataMarker {
     await this.redis.set(this.keys.marker(), JSON.stringify({ since: at, data_lost_at: at }), 'NX');
   }
 
-  /** When a running daemon last found Redis without its data, if one did. */
-  async lostAt(): Promise<Date | undefined> {
-    const marker = readJsonObject((await this.redis.get(this.keys.marker())) ?? undefined);
-    const at = typeof marker?.data_lost_at === 'string' ? new Date(marker.data_lost_at) : undefined;
-    return at && !Number.isNaN(at.getTime()) ? at : undefined;
+  /**
+   * The marker again after the records were dropped for being another forge's (`lost`: the limits only they knew are
+   * unknown now, as after a loss) or this forge's before it was reset (its limits went with it): the time, so a file
+   * a policy wrote before then is known to belong to that forge.
+   */
+  async markForgeChanged(now: Date, lost: boolean): Promise<void> {
+    const at = now.toISOString();
+    await this.redis.set(this.keys.marker(), JSON.stringify({ since: at, forge_changed_at: at, ...(lost ? { data_lost_at: at } : {}) }), 'NX');
   }
+
+  /**
+   * When a running daemon last found Redis without its data, if one did; and when the records were last dropped for
+   * another or a reset forge.
+   */
+  async times(): Promise<{ lostAt?: Date; forgeChangedAt?: Date }> {
+    const marker = readJsonObject((await this.redis.get(this.keys.marker())) ?? undefined);
+    const lostAt = dateOf(marker?.data_lost_at);
+    const forgeChangedAt = dateOf(marker?.forge_changed_at);
+    return { ...(lostAt ? { lostAt } : {}), ...(forgeChangedAt ? { forgeChangedAt } : {}) };
+  }
+}
+
+function dateOf(value: unknown): Date | undefined {
+  const at = typeof value === 'string' ? new Date(value) : undefined;
+  return at && !Number.isNaN(at.getTime()) ? at : undefined;
 }

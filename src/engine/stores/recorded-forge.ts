@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/schema';
-import { redisKeyPrefix } from '../../redis/connection';
 import { REDIS, type RedisConnection } from '../../redis/redis.module';
-import { scanKeys } from '../../redis/topology';
 import { readJsonObject } from '../json';
 import { EngineKeys } from './keys';
+import { PrefixKeys } from './prefix-keys';
 
 /**
  * What tells one forge from another, as the token sees it: its URL, and the token's user with the time that user was
@@ -23,12 +22,13 @@ export interface RecordedForgeEntry extends ForgeFingerprint {
   readonly since: string;
 }
 
+/**
+ * `reset`: the same URL and the same user id, made at another time: the forge was rebuilt there (a sandbox restarted
+ * with its world, a staging forge restored), as against `another` forge altogether.
+ */
 export type ForgeComparison =
   | { readonly state: 'first' | 'same' }
-  | { readonly state: 'another'; readonly previous: RecordedForgeEntry };
-
-/** Keys deleted per command while records are dropped: bounded, so a large keyspace does not block Redis. */
-const DELETE_BATCH = 500;
+  | { readonly state: 'another' | 'reset'; readonly previous: RecordedForgeEntry };
 
 /**
  * Which forge the records under this prefix (ledgers, open targets, rotations, marks, schedules, the audit trail)
@@ -38,27 +38,31 @@ const DELETE_BATCH = 500;
 @Injectable()
 export class RecordedForge {
   private readonly keys: EngineKeys;
-  private readonly prefix: string;
 
   constructor(
     @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) config: AppConfig,
+    private readonly keysOfPrefix: PrefixKeys,
   ) {
     this.keys = EngineKeys.of(config);
-    this.prefix = redisKeyPrefix(config.redis);
   }
 
-  /** Claims the records for `current` when none has them; says whether another forge had them. */
-  async compare(current: ForgeFingerprint, now: Date): Promise<ForgeComparison> {
+  /**
+   * Claims the records for `current` when none has them (unless `claim` is false: a command that changes nothing
+   * leaves that to the next that acts); says whether another forge had them, or this one before it was reset.
+   */
+  async compare(current: ForgeFingerprint, now: Date, claim = true): Promise<ForgeComparison> {
     const entry: RecordedForgeEntry = { ...current, since: now.toISOString() };
-    if ((await this.redis.set(this.keys.recordedForge(), JSON.stringify(entry), 'NX')) === 'OK') return { state: 'first' };
-    const previous = parseEntry(await this.redis.get(this.keys.recordedForge()));
+    const text = claim && (await this.redis.set(this.keys.recordedForge(), JSON.stringify(entry), 'NX')) === 'OK' ? undefined : await this.redis.get(this.keys.recordedForge());
+    if (text === undefined || text === null) return { state: 'first' };
+    const previous = parseEntry(text);
     // Unreadable (written by hand, or cut short) is no forge's: claimed for this one, like a first start.
     if (!previous) {
-      await this.redis.set(this.keys.recordedForge(), JSON.stringify(entry));
+      if (claim) await this.redis.set(this.keys.recordedForge(), JSON.stringify(entry));
       return { state: 'first' };
     }
-    return sameForge(previous, current) ? { state: 'same' } : { state: 'another', previous };
+    if (sameForge(previous, current)) return { state: 'same' };
+    return { state: normalisedUrl(previous.url) === normalisedUrl(current.url) && previous.userId === current.userId ? 'reset' : 'another', previous };
   }
 
   /**
@@ -66,10 +70,7 @@ export class RecordedForge {
    * again, the forge read afresh), and claims the records for `current`. Returns how many keys went.
    */
   async startAfresh(current: ForgeFingerprint, now: Date): Promise<number> {
-    let removed = 0;
-    for await (const batch of scanKeys(this.redis, `${this.prefix}:*`, DELETE_BATCH)) {
-      if (batch.length > 0) removed += await this.redis.unlink(...batch);
-    }
+    const removed = await this.keysOfPrefix.removeAll();
     await this.redis.set(this.keys.recordedForge(), JSON.stringify({ ...current, since: now.toISOString() }));
     return removed;
   }

@@ -9,6 +9,9 @@ import { EngineKeys } from './keys';
 /** A replica not seen for this long is forgotten. */
 const FORGOTTEN_AFTER_MS = 24 * 60 * 60_000;
 
+/** A replica seen within this long counts as running (it says so every 5 s). */
+export const RUNNING_IF_SEEN_MS = 60_000;
+
 /** This process, as the console names it. */
 export const THIS_REPLICA = `${hostname()}:${process.pid}`;
 
@@ -37,6 +40,11 @@ export class ReplicaPresence {
   async beat(nowMs: number): Promise<void> {
     const seen: Omit<ReplicaSeen, 'name'> = { version: VERSION, started: this.started, seenMs: nowMs };
     await this.redis.hset(this.key, THIS_REPLICA, JSON.stringify(seen));
+  }
+
+  /** A replica that stops says so: it no longer counts as running. */
+  async leave(): Promise<void> {
+    await this.redis.hdel(this.key, THIS_REPLICA);
   }
 
   /** The replicas seen since `sinceMs`; those not seen for a day are forgotten on the way. */

@@ -28,7 +28,7 @@ import {
 } from './pagination';
 import { LimiterClosedError, type RateLimiter } from './rate-limit';
 import type { Clock } from '../../clock';
-import { isIdempotent, type RetryOptions, withRetry } from './retry';
+import { isIdempotent, type RetryEvent, type RetryOptions, withRetry } from './retry';
 import { checkShape, type Shape } from './shape';
 import type { TokenSource } from './token-source';
 
@@ -56,6 +56,14 @@ export interface TransportOptions {
   dispatcher?: Dispatcher;
   userAgent?: string;
   onResponse?: (event: ResponseEvent) => void;
+  /** Before each wait between attempts of a request, so a caller waiting on the forge can say why. */
+  onRetry?: (event: RetryWait) => void;
+}
+
+/** A request about to be tried again after `delayMs`. */
+export interface RetryWait extends RetryEvent {
+  method: HttpMethod;
+  route: string;
 }
 
 export interface RequestSpec<T = unknown> {
@@ -494,6 +502,7 @@ export class Transport {
       },
       this.options.retry,
       this.options.clock,
+      this.options.onRetry && ((event) => this.options.onRetry?.({ ...event, method, route })),
     );
   }
 }

@@ -59,6 +59,8 @@ export class RotationSteps {
     await saveRecord(context.state, planned);
     await markOpen(context.state, id, true);
     try {
+      // Written before the records were dropped for another or a reset forge: that forge's key, kept aside, not adopted.
+      if (context.forgeChangedAt) await this.keyFiles.setAsideIfOlder(planned.path, context.forgeChangedAt, context.now);
       const written = await this.keyFiles.write(planned.path, planned.key_type, `forgewarden:${id}`);
       await saveRecord(context.state, { ...planned, step: 'key_written', fingerprint: written.fingerprint, last_error: null });
       return { detail: written.detail };

@@ -69,6 +69,16 @@ export class KeyFiles {
    * there was no file.
    */
   async moveAside(path: string, now: Date): Promise<string | undefined> {
+    return this.moveAsideFile(path, now);
+  }
+
+  /** Moves aside a key file written before `since` (the records were dropped for another or a reset forge). */
+  async setAsideIfOlder(path: string, since: Date, now: Date): Promise<void> {
+    const written = await this.files.modifiedAt(path);
+    if (written !== undefined && written < since.getTime()) await this.moveAsideFile(path, now);
+  }
+
+  private async moveAsideFile(path: string, now: Date): Promise<string | undefined> {
     const aside = `${path}.closed-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
     if (!(await this.files.move(path, aside))) return undefined;
     for (const suffix of ['.pub', '.on_rotate']) await this.files.move(`${path}${suffix}`, `${aside}${suffix}`);

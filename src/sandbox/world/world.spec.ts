@@ -1,14 +1,14 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEMO_WORLD_PATH } from '../index';
 import { SandboxState } from '../state';
 import { FaultRules } from '../faults';
 import { loadWorld, parseWorld, resolveTimestamp, WorldError } from '.';
 import { baseWorld, manyTags } from '../../../test/support/world-builders';
+import { tempDir } from '../../../test/support/temp';
 
 function writeWorld(text: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'sandbox-world-')), 'world.yml');
+  const path = join(tempDir('world'), 'world.yml');
   writeFileSync(path, text);
   return path;
 }
