@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { basename } from 'node:path';
 import { stringify } from 'yaml';
 import { DaemonToken } from '../forge/daemon-token';
 import { TokenFileError } from '../forge/token-file';
@@ -76,7 +76,8 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
     const test = {
       name: `what ${policy.name} decided on ${now.toISOString().slice(0, 10)}`,
       policy: policy.name,
-      world: relative(process.cwd(), options.out) || options.out,
+      // A test file reads its world relative to itself: this names it for a test file beside the world.
+      world: basename(options.out),
       now: now.toISOString(),
       as: recording.as,
       expect: {
@@ -86,7 +87,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
       },
     };
     process.stdout.write(
-      `\na test of what it decides on this world now (paste it under tests: in the test file; its world: is written from here, and a test file reads it relative to itself):\n\n${stringify([test], { lineWidth: 0 })}`,
+      `\na test of what it decides on this world now (paste it under tests: in a test file in the world's folder; a test file reads its world: relative to itself):\n\n${stringify([test], { lineWidth: 0 })}`,
     );
     return 0;
   } catch (error) {
