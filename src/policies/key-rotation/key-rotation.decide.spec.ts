@@ -1,5 +1,5 @@
 import { SKIP } from '../../engine/policy';
-import { aKeySnapshot, anSshKey, aRecord, aRotationConfig, daysFromNow, newSshKey, NOW, ownKeys } from '../../../test/support/builders/keys';
+import { aDeployKey, aKeySnapshot, anSshKey, aRecord, aRotationConfig, daysFromNow, newSshKey, NOW, ownKeys } from '../../../test/support/builders/keys';
 import { decideKeyRotation, nextKeyRotationPass, type ObservedSshKey, REMOVE_OLD_KEY, RUN_ON_ROTATE, VERIFY_KEY } from './key-rotation.decide';
 import type { RotationRecord } from './key-rotation.record';
 
@@ -49,6 +49,16 @@ describe('key_rotation decide: the next step of a rotation under way', () => {
   it('says which listed key is the new key of a rotation, rather than rotating it', () => {
     const decisions = decideKeyRotation(aRotationConfig({ deploy_keys: [] }), snapshotWith(aRecord(12, 'verified', { verified_at: daysFromNow(-0.5) }), newSshKey()), NOW);
     expect(decisions.find((d) => d.target.includes('912'))?.reason).toBe('skip: new key of rotation ssh-1-12');
+  });
+
+  it("tells each kind's new keys apart: a deploy key under the id of an SSH rotation's new key is a deploy key to rotate", () => {
+    const record = aRecord(12, 'verified', { verified_at: daysFromNow(-0.5) });
+    // Its text cannot be read, so no fingerprint tells it from root's new SSH key 912.
+    const deploy = aDeployKey(912, 'release', 100, { fingerprint: undefined });
+    const snapshot = aKeySnapshot({ ssh: [ownKeys(anSshKey(12, 'ci-deploy', 3), newSshKey())], deploy: [[deploy]], rotations: { [record.id]: record } });
+    const decisions = decideKeyRotation(aRotationConfig(), snapshot, NOW).filter((d) => d.target.startsWith('deploy key 912'));
+    expect(decisions.map((d) => d.action)).toEqual(['write_key', 'upload_key', 'enable_key', 'verify_key']);
+    expect(decisions[0].reason).toBe('rotate: created 2025-02-22, older than rotate_after 90d');
   });
 
   it('finishes a rotation whose old key a person removed after the new key was in place', () => {

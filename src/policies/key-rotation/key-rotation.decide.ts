@@ -89,25 +89,33 @@ export function rulesOf(config: RotationConfig, section: string): unknown[] {
   return Array.isArray(rules) ? rules : [];
 }
 
-/** The open rotations by the id of their new key, to tell a rotation's new key from a key to rotate. */
-function newKeysOf(snapshot: RotationSnapshot): Map<number, RotationRecord> {
-  const newKeys = new Map<number, RotationRecord>();
-  for (const record of Object.values(snapshot.rotations)) if (record.new_key_id !== null && !isFinished(record)) newKeys.set(record.new_key_id, record);
+/**
+ * The open rotations by kind and the id of their new key, to tell a rotation's new key from a key to rotate: each kind's
+ * keys are its own (a forge may number SSH and deploy keys apart, and a key whose text cannot be read has no fingerprint
+ * to tell them by).
+ */
+function newKeysOf(snapshot: RotationSnapshot): Map<string, RotationRecord> {
+  const newKeys = new Map<string, RotationRecord>();
+  for (const record of Object.values(snapshot.rotations)) if (record.new_key_id !== null && !isFinished(record)) newKeys.set(newKeyRef(record.kind, record.new_key_id), record);
   return newKeys;
+}
+
+function newKeyRef(kind: string, id: number): string {
+  return `${kind}:${id}`;
 }
 
 /** A listed key is the new key of a rotation, under rotation itself, due, or not yet due. */
 function decideManagedKey(
   config: RotationConfig,
   snapshot: RotationSnapshot,
-  newKeys: ReadonlyMap<number, RotationRecord>,
+  newKeys: ReadonlyMap<string, RotationRecord>,
   kind: CredentialKind,
   view: KindView,
   now: Date,
   key: ManagedKey,
 ): Decision[] {
   // The rotation a listed key is the new key of: its recorded id, and its fingerprint unless either is unknown.
-  const replacing = newKeys.get(key.keyId);
+  const replacing = newKeys.get(newKeyRef(kind.name, key.keyId));
   if (replacing && !differs(key.fingerprint, replacing.fingerprint)) return [skip(key.target, key.rotation, `skip: new key of rotation ${replacing.id}`)];
   const record = snapshot.rotations[key.rotation];
   if (record && !isFinished(record)) return decideRotation(config, kind, view, record, key.target, now, key.lifetime);
