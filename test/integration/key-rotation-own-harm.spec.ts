@@ -189,6 +189,22 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     expect(sshKeyIds(ALICE)).toEqual([]);
   });
 
+  it('the bot’s own removal of the old key, its answer lost and repeated into a 404, is no person’s revocation: the new key stays', async () => {
+    const engine = await app({ ssh: [ALICE_SSH] });
+    await pass(engine);
+    const [fresh] = sshKeyIds(ALICE).filter((id) => id !== ALICE_KEY);
+    await advanceHours(25);
+    // The removal reaches the forge, but its answer is lost: the client repeats it and meets its own work (404).
+    expect(await control(sandbox(), 'POST', '/faults', { method: 'DELETE', path: `/users/${ALICE}/keys/${ALICE_KEY}$`, status: 502, after: true, times: 1 })).toBe(201);
+    const removal = await pass(engine);
+    expect(removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail])).toEqual([
+      ['remove_old_key', 'done', `old key ${ALICE_KEY} removed (already gone: user)`],
+    ]);
+    expect(await record(`ssh-${ALICE}-${ALICE_KEY}`)).toMatchObject({ step: 'done', old_removed_on: ['(holder)'] });
+    expect(acted(await pass(engine))).toEqual([]);
+    expect(sshKeyIds(ALICE)).toEqual([fresh]);
+  });
+
   it('a person who gives the old key back before the repair runs keeps the rotation going there: the repair is stale and sends nothing', async () => {
     const engine = await app({ deploy: [THREE] });
     await pass(engine);

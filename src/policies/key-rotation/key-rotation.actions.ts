@@ -210,12 +210,7 @@ export class RotationSteps {
     await recording(context, removing, async () => void gone.push(...(await kind.removeOld(context, removing, projects))), read.attempt);
     const already = gone.length > 0 ? ` (already gone: ${gone.join(', ')})` : '';
     const from = projects.map((p) => p.project).join(', ');
-    if (gone.length > 0) {
-      // Gone before the bot got there: a person took it away, and their revocation wins where the new key is (next pass).
-      const byPerson = new Set(kind.holders === 'several' ? gone.map(refKey) : [HOLDER]);
-      await saveRecord(context.state, { ...removing, old_removed_on: (removing.old_removed_on ?? []).filter((ref) => !byPerson.has(ref)), last_error: null });
-      return { detail: `old key ${record.old_key_id} removed from ${from || 'no project'}${already}; the rotation stays open: the new key leaves where a person took the old key away` };
-    }
+    // A 404 here is no sign of a person: the client repeats a removal whose answer was lost, and meets its own work.
     if (read.complete === false) {
       await saveRecord(context.state, { ...removing, last_error: null });
       return { detail: `old key ${record.old_key_id} removed from ${from || 'no project'}${already}; the rotation stays open until every selected project can be read` };
