@@ -62,8 +62,9 @@ export async function recording(context: PolicyContext, record: RotationRecord, 
 }
 
 /**
- * The record an action's precondition checks against: undefined when there is none yet, or it is at another generation
- * or finished; the step itself then says why it does nothing (begin), so the precondition does not guess.
+ * The record an action's precondition checks against: undefined when there is none yet, or it is at another generation,
+ * closed, or done (unless `done too`: a project that gained the old key after the rotation was done gets its new key);
+ * the step itself then says why it does nothing (begin), so the precondition does not guess.
  */
 export async function openRecord(
   kinds: CredentialKinds,
