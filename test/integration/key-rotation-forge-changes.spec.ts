@@ -180,7 +180,7 @@ describe('key_rotation while people work on the forge', () => {
       expect(sshKeyIds(ROOT)).toEqual([ROOT_KEY]);
     });
 
-    it('a person removed the new deploy key from acme/web: the old key is not removed from acme/web (nor elsewhere)', async () => {
+    it('a person removed the new deploy key from acme/web: no old key is removed; the new key is withdrawn everywhere before the rotation closes and a new one is made', async () => {
       const engine = await app({ ssh: [] });
       await pass(engine);
       const [fresh] = newDeployKeyIds();
@@ -188,12 +188,27 @@ describe('key_rotation while people work on the forge', () => {
       expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${fresh}`)).status).toBe(204);
 
       await advanceHours(25);
-      const result = await pass(engine);
+      const withdrawing = await pass(engine);
       expect(deployKeyOn(DEPLOY_KEY)).toEqual({ [API]: true, [WEB]: false, [WORKER]: true });
-      expect(botWrites().filter((entry) => entry.method === 'DELETE')).toEqual([]);
-      expect(result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`)).toEqual([
-        `close_rotation:done close: new key ${fresh} is gone from acme/web; nothing on the forge is changed, and the next pass decides afresh`,
+      // The rotation no longer vouches for its key: it leaves acme/api and acme/worker, first thing, before anything closes.
+      expect(deployKeyOn(fresh)).toBeUndefined();
+      expect(withdrawing.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`)).toEqual([
+        `remove_new_key:done withdraw new key ${fresh} from acme/api: new key ${fresh} is gone from acme/web; no rotation vouches for it any more`,
+        `remove_new_key:done withdraw new key ${fresh} from acme/worker: new key ${fresh} is gone from acme/web; no rotation vouches for it any more`,
       ]);
+      expect(botWrites().map((entry) => `${entry.method} ${entry.path}`).filter((line) => line.startsWith('DELETE'))).toEqual([
+        `DELETE /api/v4/projects/acme%2Fapi/deploy_keys/${fresh}`,
+        `DELETE /api/v4/projects/acme%2Fworker/deploy_keys/${fresh}`,
+      ]);
+
+      const closing = await pass(engine);
+      expect(acted(closing)).toEqual(['close_rotation:done']);
+      // Decided afresh: a new generation, with a new key, while no earlier new key is live.
+      const again = await pass(engine);
+      expect(acted(again)).toEqual(['write_key:done', 'upload_key:done', 'enable_key:done', 'enable_key:done', 'verify_key:done']);
+      const [second] = newDeployKeyIds();
+      expect(second).not.toBe(fresh);
+      expect(newDeployKeyIds()).toEqual([second]);
     });
   });
 
@@ -369,7 +384,7 @@ describe('key_rotation while people work on the forge', () => {
       expect(third.decisions.map((d) => d.reason)).toEqual(['skip: no user alice on the forge']);
     });
 
-    it('every project of a deploy key was deleted: the pass is partial and the rotation closed', async () => {
+    it('every project of a deploy key was deleted: the pass is partial and the rotation closed on the instance listing’s word', async () => {
       const engine = await app({ ssh: [] });
       await pass(engine);
       for (const project of [API, WEB, WORKER]) expect(await control(sandbox(), 'DELETE', `/projects/${project}`)).toBe(204);
@@ -377,7 +392,8 @@ describe('key_rotation while people work on the forge', () => {
       const result = await pass(engine);
       expect(result.unobserved?.map((entry) => entry.target)).toEqual(['project acme/api', 'project acme/web', 'project acme/worker']);
       expect(result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`)).toEqual(['close_rotation:done']);
-      expect(result.records[0].decision.reason).toMatch(/^close: new key \d+ is gone from the forge \(projects acme\/api, acme\/web, acme\/worker gone from the forge\);/);
+      // A 404 is not gone: the administrator's listing of every deploy key, which no longer has it, is.
+      expect(result.records[0].decision.reason).toMatch(/^close: new key \d+ is gone from the forge \(the instance's deploy keys do not list it\);/);
       expect(acted(await pass(engine))).toEqual([]);
     });
   });

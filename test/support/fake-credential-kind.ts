@@ -3,7 +3,7 @@ import { duration, period, re2List } from '../../src/config/validators';
 import { param } from '../../src/engine/action-params';
 import type { CredentialKind, Listing, ManagedKey, Premise } from '../../src/policies/key-rotation/credential-kind';
 import { createAdopting, findByFingerprint, ignoreNotFound, listKeys, newKeyIn, oldKeyProblem, anotherKey } from '../../src/policies/key-rotation/key-rotation.listed';
-import { differs, type RotationRecord } from '../../src/policies/key-rotation/key-rotation.record';
+import { differs, HOLDER, type RotationRecord } from '../../src/policies/key-rotation/key-rotation.record';
 import { dueByAge } from '../../src/policies/key-rotation/key-rotation.timing';
 import { NotFoundError } from '../../src/gitlab';
 import { fingerprintOfPublicKey } from '../../src/policies/key-rotation/openssh';
@@ -107,11 +107,17 @@ export function signingKeysKind(service: SigningService): CredentialKind<Signing
         const keys = rules.flatMap((rule, index) => (rule.account === accountOf(record) ? (facts.signing[index] ?? []) : []));
         const old = keys.find((key) => key.id === record.old_key_id);
         if (old && differs(old.fingerprint, record.old_fingerprint)) return { close: `key ${record.old_key_id} of ${accountOf(record)} is another key` };
-        if (record.new_key_id === null) return old ? { oldOn: [], newOn: new Map(), unreadable: [] } : { close: `old key ${record.old_key_id} is gone` };
+        if (record.new_key_id === null) return old ? { oldOn: [], newOn: new Map(), unreadable: [], revoked: [] } : { close: `old key ${record.old_key_id} is gone` };
         if (!keys.some((key) => key.id === record.new_key_id)) return { close: `new key ${record.new_key_id} is gone` };
-        return { oldOn: old ? [] : null, newOn: new Map(), unreadable: [] };
+        // The old key gone, and not by the bot's own removal: a person's revocation, which the new key follows.
+        const revoked = !old && !record.old_removed_on?.includes(HOLDER) ? [{}] : [];
+        return { oldOn: old ? [] : null, newOn: new Map(), unreadable: [], revoked };
       },
       unlisted: (record) => ({ target: `signing key ${record.old_key_id} of ${accountOf(record)} (no longer listed)`, lifetime: undefined }),
+      leftover: (record) => {
+        const keys = rules.flatMap((rule, index) => (rule.account === accountOf(record) ? (facts.signing[index] ?? []) : []));
+        return { from: keys.some((key) => key.id === record.new_key_id && key.fingerprint === record.fingerprint) ? [{}] : [] };
+      },
     }),
     summary: (facts) => `${facts.signing.flat().length} signing keys`,
     probes: () => [],
@@ -132,6 +138,12 @@ export function signingKeysKind(service: SigningService): CredentialKind<Signing
       const old = keys.find((key) => key.id === record.old_key_id);
       const another = old && anotherKey(`key ${record.old_key_id} of ${accountOf(record)}`, old, record);
       return another ? `${another}: not removed` : newKeyIn(keys, record);
+    },
+    newKeyHeld: async (_context, record) => newKeyIn(await listKeys(service.keys(accountOf(record))), record),
+    async removeNew(_context, record) {
+      let gone = false;
+      await ignoreNotFound(() => service.remove(accountOf(record), record.new_key_id ?? -1), () => (gone = true));
+      return gone;
     },
     async removeOld(_context, record) {
       const gone: string[] = [];

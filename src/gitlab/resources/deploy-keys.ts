@@ -8,7 +8,7 @@ import type { CreateDeployKeyParams, DeployKey, EditDeployKeyParams, InstanceDep
 export class DeployKeysResource {
   constructor(private readonly transport: Transport) {}
 
-  /** Every deploy key of the instance (administrators only); these carry no `can_push`. */
+  /** Every deploy key of the instance (administrators only), with the projects each is enabled on; no `can_push` of their own. */
   allForInstance(page?: PageOptions<InstanceDeployKey>): Paginated<InstanceDeployKey> {
     return this.transport.paginate<InstanceDeployKey>({ method: 'GET', endpoint: endpoint`deploy_keys` }, page);
   }

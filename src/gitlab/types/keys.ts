@@ -1,4 +1,5 @@
 import type { Timestamp } from './common';
+import type { ProjectSummary } from './jobs';
 
 /** Spec 02 §2. */
 export interface SshKey {
@@ -27,7 +28,14 @@ export interface DeployKey {
   can_push: boolean;
 }
 
-export type InstanceDeployKey = Omit<DeployKey, 'can_push'>;
+/**
+ * A key of `GET /deploy_keys` (administrators only). Beyond the spec (the forge's Deploy keys API page): the projects it
+ * is enabled on, by access; `projects_with_readonly_access` only from the forge's 16.0 on (absent before).
+ */
+export interface InstanceDeployKey extends Omit<DeployKey, 'can_push'> {
+  projects_with_write_access?: ProjectSummary[];
+  projects_with_readonly_access?: ProjectSummary[];
+}
 
 export interface CreateDeployKeyParams {
   title: string;

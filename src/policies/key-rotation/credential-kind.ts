@@ -38,14 +38,21 @@ export interface CredentialKind<Rule = unknown, Facts = unknown> {
   readonly start: z.ZodType<Holders>;
   /** Puts the public key on the forge, or adopts the one a lost answer left there (same fingerprint). */
   upload(context: PolicyContext, record: RotationRecord, publicKey: string, request: UploadRequest): Promise<Uploaded>;
-  /** `several`: puts the new key on one more project (with `can_push`); answers whether it had to be enabled. */
-  spread?(context: PolicyContext, record: RotationRecord, newKeyId: number, place: DeployProject): Promise<boolean>;
+  /** `several`: puts the new key on one more project (with `can_push`); answers whether it had to be enabled, and the project's id. */
+  spread?(context: PolicyContext, record: RotationRecord, newKeyId: number, place: DeployProject): Promise<Spread>;
   /** Whether the forge lists the recorded new key anywhere the rotation's keys are. */
   listedAnywhere(context: PolicyContext, record: RotationRecord): Promise<boolean>;
   /** Why the holder (`project` for `several`) does not hold the old key as recorded now, or undefined. */
   oldKeyHeld(context: PolicyContext, record: RotationRecord, project: string | number | undefined): Promise<string | undefined>;
-  /** Where the new key is not listed as recorded, among `projects` and where the bot put it; `on`: where it is. */
+  /**
+   * Where the new key is not listed as recorded, among `projects` and where the bot put it, each that cannot be read
+   * now named with why (unseen is not covered); `on`: where it is.
+   */
   newKeyMissing(context: PolicyContext, record: RotationRecord, projects: readonly { project: string | number }[]): Promise<NewKeyFound>;
+  /** Why the new key is not on the holder (`project` for `several`) as recorded now, or undefined. */
+  newKeyHeld(context: PolicyContext, record: RotationRecord, project: string | number | undefined): Promise<string | undefined>;
+  /** Takes the new key away from the holder (`project` for `several`); answers whether it was gone already. */
+  removeNew(context: PolicyContext, record: RotationRecord, project: string | number | undefined): Promise<boolean>;
   /** Why the old key may not go now (the new one missing where the old one is, another key under its id), or undefined. */
   removeBlocked(context: PolicyContext, record: RotationRecord, projects: readonly DeployProject[]): Promise<string | undefined>;
   /** Removes the old key (from `projects` for `several`); answers where it was gone already. */
@@ -73,6 +80,8 @@ export interface KindView {
   premise(record: RotationRecord): Premise;
   /** A rotation whose old key no entry lists this pass: how plan names it, and the new key's lifetime. */
   unlisted(record: RotationRecord): { readonly target: string; readonly lifetime: number | undefined };
+  /** Where the new key of a closed rotation is still listed, or may be where the token cannot see: none, or it goes first. */
+  leftover(record: RotationRecord): Leftover;
 }
 
 /** One entry: the credentials its titles pick from, or why none could be read (decide makes it a skip). */
@@ -107,13 +116,41 @@ export interface ManagedKey {
   readonly projects: readonly DeployProject[];
   /** Whom the key file is named after (the user, the first project). */
   readonly holderName: string;
+  /** `several`: the selected projects that could not be read this pass; they may hold it (on_rotate waits for them). */
+  readonly unreadable?: readonly (string | number)[];
 }
 
 /** Who holds a credential, as a rotation's record keeps it. */
 export type Holders = Pick<RotationRecord, 'owner' | 'projects' | 'holder'>;
 
-/** A rotation the forge contradicts is closed, one it cannot read now waits, else its places on the forge now. */
-export type Premise = { readonly close: string } | { readonly wait: string } | Places;
+/**
+ * A rotation the forge contradicts is closed (its new key first withdrawn wherever it is still listed), one it cannot
+ * read now waits, else its places on the forge now.
+ */
+export type Premise = { readonly close: string } | Waiting | Withdrawal | Places;
+
+/** A rotation that cannot go on until the token sees more; `outOfSight` names where its new key may be live unseen. */
+export interface Waiting {
+  readonly wait: string;
+  readonly outOfSight?: string;
+}
+
+/** A rotation the forge contradicts while its new key is still live: the key goes first, then the rotation closes. */
+export interface Withdrawal extends Leftover {
+  readonly withdraw: string;
+}
+
+/** Where a new key no open rotation accounts for is listed now, and where it may be that the token cannot see. */
+export interface Leftover {
+  readonly from: readonly Holder[];
+  /** Where the token cannot see whether it is there (named as the bot's open harm); undefined when nowhere. */
+  readonly outOfSight?: string;
+}
+
+/** One place a credential sits: a project of a `several` kind, or the one holder (`project` undefined). */
+export interface Holder {
+  readonly project?: string | number;
+}
 
 /** Where a rotation's keys are now, within the policy's selection. */
 export interface Places {
@@ -121,15 +158,29 @@ export interface Places {
   readonly oldOn: readonly DeployProject[] | null;
   /** The readable projects that list the new key (recorded id and fingerprint), with its can_push there. */
   readonly newOn: ReadonlyMap<string, boolean>;
-  /** Selected projects that could not be read (refused, failing): neither touched nor counted as empty. */
+  /** Selected projects that could not be read (refused, not found, failing): neither touched nor counted as empty. */
   readonly unreadable: readonly UnreadProject[];
+  /**
+   * Where a person took the old key away while the new key is there (not the bot's own removal): a person's revocation
+   * wins, and the new key leaves too. For `one`, with `oldOn` null.
+   */
+  readonly revoked: readonly Holder[];
 }
 
 /** A selected project whose keys are not known this pass. */
 export interface UnreadProject {
   readonly project: string | number;
-  /** The forge answered 404: deleted, moved, or hidden from the token (which it answers alike). Else refused or failing. */
+  /**
+   * The forge answered 404: deleted, moved, or hidden from the token, which it answers alike, so not proof of absence.
+   * Else refused or failing.
+   */
   readonly gone: boolean;
+}
+
+/** What enabling the new key on one more project did: whether it had to be enabled, and the project's id. */
+export interface Spread {
+  readonly enabled: boolean;
+  readonly projectId?: number;
 }
 
 /** What upload_key's params say beyond the rotation: the new key's lifetime, the project to create it on. */
@@ -140,7 +191,7 @@ export interface UploadRequest {
 
 /** What an upload changed in the record, and what the audit trail says of it. */
 export interface Uploaded {
-  readonly recorded: Partial<Pick<RotationRecord, 'new_key_id' | 'expires_at' | 'new_key_on'>>;
+  readonly recorded: Partial<Pick<RotationRecord, 'new_key_id' | 'expires_at' | 'new_key_on' | 'project_ids'>>;
   readonly detail: string;
 }
 

@@ -4,9 +4,9 @@ import { readParams } from '../../engine/action-params';
 import type { ActionParams, ActionResult, PolicyContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
 import { hookMarkPath, KeyFiles } from './key-rotation.key-files';
-import { closeSchema, enableSchema, POLICY, readStart, removeSchema, runOnRotateSchema, type Start, uploadSchema, verifySchema, writeSchema } from './key-rotation.params';
+import { closeSchema, enableSchema, POLICY, readStart, removeNewSchema, removeSchema, runOnRotateSchema, type Start, uploadSchema, verifySchema, writeSchema } from './key-rotation.params';
 import { RotationPreconditions, uploadPlace } from './key-rotation.preconditions';
-import { generationOf, isFinished, markOpen, placedOn, refKey, type RotationRecord, saveRecord } from './key-rotation.record';
+import { generationOf, HOLDER, isFinished, markOpen, placedOn, refKey, type RotationRecord, saveRecord } from './key-rotation.record';
 import { begin, loadKnown, message, RecordedError, recording, StepNotReadyError } from './key-rotation.step-record';
 import { CREDENTIAL_KINDS } from './kinds';
 
@@ -99,7 +99,8 @@ export class RotationSteps {
    */
   async enableKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
     const read = readParams(POLICY, enableSchema, params);
-    const started = await begin(this.kinds, context, read, ['uploaded', 'verified', 'hooked']);
+    // A done rotation too: a project that gained the old key after it was done gets its new key.
+    const started = await begin(this.kinds, context, read, ['uploaded', 'verified', 'hooked', 'done']);
     if ('already' in started) return started.already;
     const record = started.record;
     const newKeyId = record.new_key_id;
@@ -111,9 +112,10 @@ export class RotationSteps {
       context,
       record,
       async () => {
-        const enabled = await spread(context, record, newKeyId, { project: read.project, can_push: read.can_push });
+        const { enabled, projectId } = await spread(context, record, newKeyId, { project: read.project, can_push: read.can_push });
         const placed = new Set([...placedOn(record), refKey(read.project)]);
-        await saveRecord(context.state, { ...record, new_key_on: [...placed], last_error: null });
+        const ids = projectId !== undefined ? { project_ids: { ...record.project_ids, [refKey(read.project)]: projectId } } : {};
+        await saveRecord(context.state, { ...record, new_key_on: [...placed], ...ids, last_error: null });
         return { detail: `${enabled ? 'enabled' : 'already enabled:'} new key ${newKeyId} on ${read.project} (can_push ${read.can_push})` };
       },
       read.attempt,
@@ -191,7 +193,8 @@ export class RotationSteps {
   async removeOldKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
     const read = readParams(POLICY, removeSchema, params);
     // After on_rotate ran, when the policy has one; a rotation verified before on_rotate was configured may go as it is.
-    const started = await begin(this.kinds, context, read, read.after_hook === true ? ['hooked'] : ['verified', 'hooked']);
+    const steps = read.again === true ? (['verified', 'hooked', 'done'] as const) : read.after_hook === true ? (['hooked'] as const) : (['verified', 'hooked'] as const);
+    const started = await begin(this.kinds, context, read, steps);
     if ('already' in started) return started.already;
     const record = started.record;
     // Defence in depth: decide checked both, from a snapshot that may be old.
@@ -202,14 +205,19 @@ export class RotationSteps {
     const gone: string[] = [];
     const projects = read.projects ?? record.projects;
     const kind = this.kinds.named(record.kind);
-    await recording(context, record, async () => void gone.push(...(await kind.removeOld(context, record, projects))), read.attempt);
+    // Written before the removal: the old key gone from there is then known to be the bot's doing, not a person's revocation.
+    const refs = kind.holders === 'several' ? projects.map((p) => refKey(p.project)) : [HOLDER];
+    const removing = { ...record, old_removed_on: [...new Set([...(record.old_removed_on ?? []), ...refs])] };
+    await saveRecord(context.state, removing);
+    await recording(context, removing, async () => void gone.push(...(await kind.removeOld(context, removing, projects))), read.attempt);
     const already = gone.length > 0 ? ` (already gone: ${gone.join(', ')})` : '';
     const from = projects.map((p) => p.project).join(', ');
+    // A 404 here is no sign of a person: the client repeats a removal whose answer was lost, and meets its own work.
     if (read.complete === false) {
-      await saveRecord(context.state, { ...record, last_error: null });
+      await saveRecord(context.state, { ...removing, last_error: null });
       return { detail: `old key ${record.old_key_id} removed from ${from || 'no project'}${already}; the rotation stays open until every selected project can be read` };
     }
-    await saveRecord(context.state, { ...record, step: 'done', removed_at: context.now.toISOString(), last_error: null });
+    await saveRecord(context.state, { ...removing, step: 'done', removed_at: context.now.toISOString(), last_error: null });
     await markOpen(context.state, record.id, false);
     return { detail: `old key ${record.old_key_id} removed${projects.length > 0 ? ` from ${from}` : ''}${already}` };
   }
@@ -232,6 +240,30 @@ export class RotationSteps {
     await saveRecord(context.state, { ...record, step: 'closed', attempt: record.attempt + 1, closed_at: context.now.toISOString(), closed_reason: read.reason });
     await markOpen(context.state, record.id, false);
     return { detail: `rotation ${record.id} closed: ${read.reason}${aside ? `; its key file moved to ${aside}` : ''}` };
+  }
+
+  /**
+   * A repair of the bot's own harm (see key-rotation.harms.ts): the new key leaves one holder, because a person took the
+   * old key away from it (`revoked`), or because no rotation vouches for it any more (`withdrawn`). The record says
+   * where it is no longer; a key gone already counts as taken away. A closed rotation's key is withdrawn too.
+   */
+  async removeNewKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+    const read = readParams(POLICY, removeNewSchema, params);
+    const record = await loadKnown(this.kinds, context.state, read.rotation);
+    if (!record || generationOf(record) !== (read.generation ?? 1) || record.new_key_id !== read.new_key_id) {
+      return { outcome: 'stale', detail: `rotation ${read.rotation} no longer records new key ${read.new_key_id}` };
+    }
+    const kind = this.kinds.named(record.kind);
+    const counted = { ...record, attempt: record.attempt + 1 };
+    await saveRecord(context.state, counted);
+    let gone = false;
+    await recording(context, counted, async () => void (gone = await kind.removeNew(context, counted, read.project)));
+    const ref = read.project !== undefined ? refKey(read.project) : HOLDER;
+    const placed = [...placedOn(counted)].filter((placedRef) => placedRef !== ref);
+    const revoked = read.why === 'revoked' ? { revoked_on: [...new Set([...(counted.revoked_on ?? []), ref])] } : {};
+    await saveRecord(context.state, { ...counted, ...(kind.holders === 'several' ? { new_key_on: placed } : {}), ...revoked, last_error: null });
+    const where = read.project !== undefined ? ` from ${read.project}` : '';
+    return { detail: `${gone ? 'new key already gone' : 'removed new key'} ${record.new_key_id}${where}${read.why === 'revoked' ? `, as old key ${record.old_key_id} was taken away there` : ''}` };
   }
 
   /**
@@ -292,7 +324,9 @@ export const verifyKey = (params: ActionParams, context: PolicyContext) => steps
 export const runOnRotate = (params: ActionParams, context: PolicyContext) => steps.runOnRotate(params, context);
 export const removeOldKey = (params: ActionParams, context: PolicyContext) => steps.removeOldKey(params, context);
 export const closeRotation = (params: ActionParams, context: PolicyContext) => steps.closeRotation(params, context);
+export const removeNewKey = (params: ActionParams, context: PolicyContext) => steps.removeNewKey(params, context);
 export const uploadPrecondition = (params: ActionParams, context: PolicyContext) => preconditions.upload(params, context);
 export const enablePrecondition = (params: ActionParams, context: PolicyContext) => preconditions.enable(params, context);
 export const hookPrecondition = (params: ActionParams, context: PolicyContext) => preconditions.hook(params, context);
 export const removePrecondition = (params: ActionParams, context: PolicyContext) => preconditions.remove(params, context);
+export const removeNewPrecondition = (params: ActionParams, context: PolicyContext) => preconditions.removeNew(params, context);

@@ -1,6 +1,6 @@
 import { SKIP } from '../../engine/policy';
-import { aKeySnapshot, anSshKey, aRecord, aRotationConfig, daysFromNow, newSshKey, NOW, ownKeys } from '../../../test/support/builders/keys';
-import { decideKeyRotation, nextKeyRotationPass, type ObservedSshKey, REMOVE_OLD_KEY, RUN_ON_ROTATE, VERIFY_KEY } from './key-rotation.decide';
+import { aDeployKey, aKeySnapshot, anSshKey, aRecord, aRotationConfig, daysFromNow, newSshKey, NOW, ownKeys } from '../../../test/support/builders/keys';
+import { decideKeyRotation, nextKeyRotationPass, type ObservedSshKey, REMOVE_NEW_KEY, REMOVE_OLD_KEY, RUN_ON_ROTATE } from './key-rotation.decide';
 import type { RotationRecord } from './key-rotation.record';
 
 /** The state machine of a rotation and its timing, shown on SSH keys: the kinds' own specs are beside them, in kinds/. */
@@ -51,18 +51,38 @@ describe('key_rotation decide: the next step of a rotation under way', () => {
     expect(decisions.find((d) => d.target.includes('912'))?.reason).toBe('skip: new key of rotation ssh-1-12');
   });
 
-  it('finishes a rotation whose old key a person removed after the new key was in place', () => {
-    const record = aRecord(12, 'uploaded');
-    const decisions = decideKeyRotation(aRotationConfig({ deploy_keys: [] }), aKeySnapshot({ ssh: [ownKeys(newSshKey())], rotations: { [record.id]: record } }), NOW);
-    expect(decisions.map((d) => [d.action, d.target])).toEqual([
-      [SKIP, 'root\'s SSH key 912 "ci-deploy"'],
-      [VERIFY_KEY, 'root\'s SSH key 12 "ci-deploy" (no longer listed)'],
+  it("tells each kind's new keys apart: a deploy key under the id of an SSH rotation's new key is a deploy key to rotate", () => {
+    const record = aRecord(12, 'verified', { verified_at: daysFromNow(-0.5) });
+    // Its text cannot be read, so no fingerprint tells it from root's new SSH key 912.
+    const deploy = aDeployKey(912, 'release', 100, { fingerprint: undefined });
+    const snapshot = aKeySnapshot({ ssh: [ownKeys(anSshKey(12, 'ci-deploy', 3), newSshKey())], deploy: [[deploy]], rotations: { [record.id]: record } });
+    const decisions = decideKeyRotation(aRotationConfig(), snapshot, NOW).filter((d) => d.target.startsWith('deploy key 912'));
+    expect(decisions.map((d) => d.action)).toEqual(['write_key', 'upload_key', 'enable_key', 'verify_key']);
+    expect(decisions[0].reason).toBe('rotate: created 2025-02-22, older than rotate_after 90d');
+  });
+
+  it('takes the new key away when a person took the old key away during the rotation, whatever the step, and never verifies or hooks it', () => {
+    const config = aRotationConfig({ deploy_keys: [], on_rotate: 'sync' });
+    for (const step of ['uploaded', 'verified', 'hooked'] as const) {
+      const record = aRecord(12, step);
+      const decisions = decideKeyRotation(config, aKeySnapshot({ ssh: [ownKeys(newSshKey())], rotations: { [record.id]: record } }), NOW);
+      expect(decisions.filter((d) => d.action !== SKIP).map((d) => [d.action, d.reason, d.repairs])).toEqual([
+        [REMOVE_NEW_KEY, "remove new key 912 from root: a person took old key 12 away from it during the rotation, and a person's revocation wins", 'key_left_after_revocation'],
+      ]);
+      expect(decisions[1]).toMatchObject({ key: 'ssh-1-12:remove_new_key:holder:3', params: { new_key_id: 912, fingerprint: 'SHA256:new-12', why: 'revoked', user_id: 1 } });
+    }
+    // Once the new key has left too, the rotation is closed, saying why.
+    const revoked = aRecord(12, 'verified', { revoked_on: ['(holder)'] });
+    expect(decideKeyRotation(config, aKeySnapshot({ ssh: [ownKeys()], rotations: { [revoked.id]: revoked } }), NOW).map((d) => d.reason)).toEqual([
+      "close: a person took old key 12 away from root (user 1) during the rotation, and new key 912 left with it (a person's revocation wins); nothing on the forge is changed, and the next pass decides afresh",
     ]);
-    // After grace, the step only records it done: plan does not call a key removed that someone else removed.
-    const verified = aRecord(12, 'verified');
+  });
+
+  it('finishes a rotation whose old key the bot itself removed, when the attempt was cut before it recorded so', () => {
+    const verified = aRecord(12, 'verified', { old_removed_on: ['(holder)'] });
     const later = decideKeyRotation(aRotationConfig({ deploy_keys: [] }), aKeySnapshot({ ssh: [ownKeys(newSshKey())], rotations: { [verified.id]: verified } }), NOW);
     expect(later.filter((d) => d.action !== SKIP).map((d) => `${d.action}: ${d.reason}`)).toEqual([
-      'remove_old_key: finish: old key 12 is gone already (removed by someone else); new key 912 stays',
+      'remove_old_key: finish: old key 12 is gone already (removed by an earlier attempt of this step); new key 912 stays',
     ]);
   });
 

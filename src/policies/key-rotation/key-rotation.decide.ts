@@ -1,9 +1,12 @@
 import { type Decision, SKIP } from '../../engine/policy';
 import type { CredentialKind, CredentialKinds, KindView, ManagedKey, Places } from './credential-kind';
+import { outOfSight, revokedRepairs, withdrawals } from './key-rotation.harms';
 import {
   close,
   enables,
+  removeAgain,
   hook,
+  type Holders,
   placeNewKey,
   premiseParams,
   projectsParam,
@@ -25,6 +28,7 @@ import type { DeployKeysFacts } from './kinds/deploy-keys/deploy-keys';
 import type { SshKeysFacts } from './kinds/ssh-keys/ssh-keys';
 
 export { CLOSE_ROTATION, ENABLE_KEY, REMOVE_OLD_KEY, RUN_ON_ROTATE, UPLOAD_KEY, VERIFY_KEY, WRITE_KEY } from './key-rotation.decisions';
+export { REMOVE_NEW_KEY } from './key-rotation.harms';
 export type { ObservedDeployKey } from './kinds/deploy-keys/deploy-keys';
 export type { ObservedSshKey, SshOwnerSnapshot } from './kinds/ssh-keys/ssh-keys';
 
@@ -89,25 +93,33 @@ export function rulesOf(config: RotationConfig, section: string): unknown[] {
   return Array.isArray(rules) ? rules : [];
 }
 
-/** The open rotations by the id of their new key, to tell a rotation's new key from a key to rotate. */
-function newKeysOf(snapshot: RotationSnapshot): Map<number, RotationRecord> {
-  const newKeys = new Map<number, RotationRecord>();
-  for (const record of Object.values(snapshot.rotations)) if (record.new_key_id !== null && !isFinished(record)) newKeys.set(record.new_key_id, record);
+/**
+ * The open rotations by kind and the id of their new key, to tell a rotation's new key from a key to rotate: each kind's
+ * keys are its own (a forge may number SSH and deploy keys apart, and a key whose text cannot be read has no fingerprint
+ * to tell them by).
+ */
+function newKeysOf(snapshot: RotationSnapshot): Map<string, RotationRecord> {
+  const newKeys = new Map<string, RotationRecord>();
+  for (const record of Object.values(snapshot.rotations)) if (record.new_key_id !== null && !isFinished(record)) newKeys.set(newKeyRef(record.kind, record.new_key_id), record);
   return newKeys;
+}
+
+function newKeyRef(kind: string, id: number): string {
+  return `${kind}:${id}`;
 }
 
 /** A listed key is the new key of a rotation, under rotation itself, due, or not yet due. */
 function decideManagedKey(
   config: RotationConfig,
   snapshot: RotationSnapshot,
-  newKeys: ReadonlyMap<number, RotationRecord>,
+  newKeys: ReadonlyMap<string, RotationRecord>,
   kind: CredentialKind,
   view: KindView,
   now: Date,
   key: ManagedKey,
 ): Decision[] {
   // The rotation a listed key is the new key of: its recorded id, and its fingerprint unless either is unknown.
-  const replacing = newKeys.get(key.keyId);
+  const replacing = newKeys.get(newKeyRef(kind.name, key.keyId));
   if (replacing && !differs(key.fingerprint, replacing.fingerprint)) return [skip(key.target, key.rotation, `skip: new key of rotation ${replacing.id}`)];
   const record = snapshot.rotations[key.rotation];
   if (record && !isFinished(record)) return decideRotation(config, kind, view, record, key.target, now, key.lifetime);
@@ -115,7 +127,50 @@ function decideManagedKey(
   // it after it was done, a closed rotation's) is rotated again as the next generation, with a new key.
   const generation = record ? generationOf(record) + 1 : 1;
   if (!key.due.rotate) return [skip(key.target, key.rotation, `${key.due.reason}${record ? finishedNote(record) : ''}`)];
-  return firstSteps(config, kind, key, generation);
+  const leftover = record?.step === 'closed' ? closedLeftover(view, record, key.target) : record ? doneAgain(view, record, key.target) : [];
+  return leftover.length > 0 ? leftover : firstSteps(config, kind, key, generation);
+}
+
+/**
+ * A done rotation's old key listed again (a person enabled it on a project since): its new key, still live, goes there
+ * too and the old key leaves, as during the rotation. Never a second new key while the first may be live.
+ */
+function doneAgain(view: KindView, record: RotationRecord, target: string): Decision[] {
+  if (record.new_key_id === null) return [];
+  const premise = view.premise(record);
+  const rotation = rotationFrom(record, target);
+  if ('oldOn' in premise && premise.oldOn !== null && premise.oldOn.length > 0 && premise.newOn.size > 0) {
+    return [...enables(rotation, premise.oldOn, premise.newOn), removeAgain(rotation, record, premise.oldOn, premise.unreadable.length === 0)];
+  }
+  const leftover = view.leftover(record);
+  if (leftover.from.length === 0 && leftover.outOfSight === undefined) return [];
+  const unseen = leftover.outOfSight ? `: ${leftover.outOfSight}` : '';
+  return [skip(target, record.id, `skip: not rotated again while new key ${record.new_key_id} of rotation ${record.id}, done, may still be live${unseen}`)];
+}
+
+/**
+ * Never a new key while an earlier new key of the same rotation may still be live: a closed rotation's key still
+ * listed (closed by an earlier version, or enabled again by a person) is withdrawn first, and one that may be where
+ * the token cannot see is named until it can be seen.
+ */
+function closedLeftover(view: KindView, record: RotationRecord, target: string): Decision[] {
+  const leftover = view.leftover(record);
+  if (leftover.from.length === 0 && leftover.outOfSight === undefined) return [];
+  const why = `rotation ${record.id} was closed (${record.closed_reason ?? 'no reason recorded'})`;
+  return [...withdrawals(rotationFrom(record, target), record, leftover, why), skip(target, record.id, `skip: not rotated again while new key ${record.new_key_id ?? '?'} of ${why} may still be live`)];
+}
+
+function rotationFrom(record: RotationRecord, target: string): Rotation {
+  return {
+    id: record.id,
+    generation: generationOf(record),
+    attempt: record.attempt,
+    target,
+    oldKeyId: record.old_key_id,
+    oldFingerprint: record.old_fingerprint,
+    owner: record.owner,
+    holder: record.holder,
+  };
 }
 
 /** What a finished rotation of a key that is listed again adds to its skip, so plan does not hide it. */
@@ -142,8 +197,13 @@ function firstSteps(config: RotationConfig, kind: CredentialKind, key: ManagedKe
   return [
     { action: WRITE_KEY, target: key.target, key: stepKey(rotation, WRITE_KEY), reason: key.due.reason, params: start, details },
     ...placeNewKey(rotation, undefined, key.lifetime, key.projects),
-    ...(config.on_rotate !== undefined ? [hook(config.on_rotate, config.on_rotate_env, rotation, null)] : []),
+    ...(config.on_rotate !== undefined ? [hook(config.on_rotate, config.on_rotate_env, rotation, null, holdersOf(kind, key.projects, key.unreadable ?? []))] : []),
   ];
+}
+
+/** The holders on_rotate waits for, of a kind whose key sits on several; none for a key on one holder. */
+function holdersOf(kind: CredentialKind, holding: readonly { project: string | number }[], unreadable: readonly (string | number)[]): Holders | undefined {
+  return kind.holders === 'several' ? { holding: holding.map((p) => p.project), unreadable } : undefined;
 }
 
 /**
@@ -151,20 +211,20 @@ function firstSteps(config: RotationConfig, kind: CredentialKind, key: ManagedKe
  * else its remaining steps.
  */
 function decideRotation(config: RotationConfig, kind: CredentialKind, view: KindView, record: RotationRecord, target: string, now: Date, lifetime: number | undefined): Decision[] {
-  const rotation: Rotation = {
-    id: record.id,
-    generation: generationOf(record),
-    attempt: record.attempt,
-    target,
-    oldKeyId: record.old_key_id,
-    oldFingerprint: record.old_fingerprint,
-    owner: record.owner,
-    holder: record.holder,
-  };
+  const rotation = rotationFrom(record, target);
   const premise = view.premise(record);
   if ('close' in premise) return [close(rotation, premise.close)];
-  if ('wait' in premise) return [skip(target, record.id, premise.wait)];
-  return steps(config, kind, record, rotation, now, lifetime, premise);
+  if ('wait' in premise) return [skip(target, record.id, premise.wait), ...(premise.outOfSight ? [outOfSight(rotation, record.id, premise.outOfSight)] : [])];
+  if ('withdraw' in premise) {
+    // Closed once the key is gone: withdrawn first, so no later generation makes a second live key.
+    return [...withdrawals(rotation, record, premise, premise.withdraw), skip(target, record.id, `skip: closed once new key ${record.new_key_id ?? '?'} is withdrawn: ${premise.withdraw}`)];
+  }
+  const repairs = revokedRepairs(rotation, record, premise.revoked);
+  // A person took the old key away from every holder that had the new key: nothing goes on but the new key's leaving.
+  if (repairs.length > 0 && (premise.oldOn === null || premise.oldOn.length === 0)) {
+    return [...repairs, skip(target, record.id, `skip: the rotation ends once new key ${record.new_key_id ?? '?'} has left every holder that lost old key ${record.old_key_id}`)];
+  }
+  return [...repairs, ...steps(config, kind, record, rotation, now, lifetime, premise)];
 }
 
 /**
@@ -177,7 +237,8 @@ function steps(config: RotationConfig, kind: CredentialKind, record: RotationRec
   const { target } = rotation;
   const failed = record.last_error ? [`last attempt failed: ${record.last_error}`] : [];
   const withFailure = (decisions: Decision[]): Decision[] => decisions.map((decision, index) => (index === 0 ? { ...decision, details: [...(decision.details ?? []), ...failed] } : decision));
-  const hookStep = (newKeyId: number | null) => (config.on_rotate !== undefined ? [hook(config.on_rotate, config.on_rotate_env, rotation, newKeyId)] : []);
+  const holders = holdersOf(kind, oldOn, places.unreadable.map((p) => p.project));
+  const hookStep = (newKeyId: number | null) => (config.on_rotate !== undefined ? [hook(config.on_rotate, config.on_rotate_env, rotation, newKeyId, holders)] : []);
   switch (record.step) {
     case 'planned': {
       // Where the old key is now: a rotation planned before a person changed the projects starts from what is there.
@@ -205,7 +266,7 @@ function steps(config: RotationConfig, kind: CredentialKind, record: RotationRec
     case 'hooked': {
       const decisions: Decision[] = [...enables(rotation, oldOn, places.newOn)];
       const hookPending = record.step === 'verified' && config.on_rotate !== undefined;
-      if (hookPending && config.on_rotate !== undefined) decisions.push({ ...hook(config.on_rotate, config.on_rotate_env, rotation, record.new_key_id), details: failed });
+      if (hookPending && config.on_rotate !== undefined) decisions.push({ ...hook(config.on_rotate, config.on_rotate_env, rotation, record.new_key_id, holders), details: failed });
       decisions.push(removal(kind, record, rotation, now, hookPending, places));
       return decisions;
     }
@@ -245,7 +306,7 @@ function removal(kind: CredentialKind, record: RotationRecord, rotation: Rotatio
     several && oldOn.length === 0
       ? `finish: old key ${record.old_key_id} is on none of the selected projects any more; new key ${record.new_key_id ?? '?'} stays`
       : places.oldOn === null
-        ? `finish: old key ${record.old_key_id} is gone already (removed by someone else); new key ${record.new_key_id ?? '?'} stays`
+        ? `finish: old key ${record.old_key_id} is gone already (removed by an earlier attempt of this step); new key ${record.new_key_id ?? '?'} stays`
         : `remove old key ${record.old_key_id}${where}: grace ${grace} passed`;
   return {
     action: REMOVE_OLD_KEY,

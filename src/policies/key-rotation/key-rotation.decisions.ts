@@ -1,5 +1,5 @@
 import { type ActionParams, type Decision, type JsonValue, SKIP } from '../../engine/policy';
-import { type DeployProject, refKey, type SshOwner } from './key-rotation.record';
+import { type DeployProject, refKey, type RotationRecord, type SshOwner } from './key-rotation.record';
 import { durationText } from './key-rotation.timing';
 
 /** The decisions of a rotation's steps, whatever the kind: what each says, its key, and the params its action reads. */
@@ -135,6 +135,17 @@ export function enables(rotation: Rotation, projects: readonly DeployProject[], 
     }));
 }
 
+/** Removing the old key from projects that gained it after the rotation was done, where its new key is now. */
+export function removeAgain(rotation: Rotation, record: RotationRecord, projects: readonly DeployProject[], complete: boolean): Decision {
+  return {
+    action: REMOVE_OLD_KEY,
+    target: rotation.target,
+    key: stepKey(rotation, REMOVE_OLD_KEY),
+    reason: `remove old key ${rotation.oldKeyId} from ${projects.map((p) => p.project).join(', ')} again: it came back after rotation ${record.id} was done, and new key ${record.new_key_id ?? '?'} is there now`,
+    params: { ...premiseParams(rotation), new_key_id: record.new_key_id, fingerprint: record.fingerprint, again: true, projects: projectsParam(projects), complete },
+  };
+}
+
 export function verify(rotation: Rotation, fingerprint: string | null | undefined, projects: readonly DeployProject[]): Decision {
   return {
     action: VERIFY_KEY,
@@ -145,14 +156,33 @@ export function verify(rotation: Rotation, fingerprint: string | null | undefine
   };
 }
 
-export function hook(command: string, env: readonly string[], rotation: Rotation, newKeyId: number | null): Decision {
+/**
+ * Running on_rotate once every holder has the new key: for a key on several holders, the projects that hold the old key
+ * and those that could not be read (they may hold it), which its precondition reads again; one not covered then (not
+ * readable, or without the new key) holds the hook back, named in the audit trail.
+ */
+export function hook(command: string, env: readonly string[], rotation: Rotation, newKeyId: number | null, holders?: Holders): Decision {
+  const unread = holders?.unreadable ?? [];
+  const waits = unread.length > 0 ? ` once every holder has it; not readable now: ${unread.join(', ')}` : '';
   return {
     action: RUN_ON_ROTATE,
     target: rotation.target,
     key: stepKey(rotation, RUN_ON_ROTATE),
-    reason: `run on_rotate for new key ${newKeyId ?? '(once uploaded)'}`,
-    params: { rotation: rotation.id, generation: rotation.generation, command, env: env.join(',') },
+    reason: `run on_rotate for new key ${newKeyId ?? '(once uploaded)'}${waits}`,
+    params: {
+      rotation: rotation.id,
+      generation: rotation.generation,
+      command,
+      env: env.join(','),
+      ...(holders ? { holders: [...holders.holding, ...unread.filter((project) => !holders.holding.some((p) => refKey(p) === refKey(project)))] } : {}),
+    },
   };
+}
+
+/** The holders on_rotate waits for, of a key on several: those that hold the old key, and those that could not be read. */
+export interface Holders {
+  readonly holding: readonly (string | number)[];
+  readonly unreadable: readonly (string | number)[];
 }
 
 /** Closing a rotation whose premise the forge contradicts: only the policy's record changes; the next pass decides. */

@@ -79,7 +79,12 @@ export const uploadSchema = premiseSchema.extend({
 });
 export const enableSchema = premiseSchema.extend({ project: param.idOrPath(), can_push: param.flag() });
 export const verifySchema = rotationSchema.extend({ projects: placesSchema.optional() });
-export const runOnRotateSchema = rotationSchema.extend({ command: param.text(), env: z.string({ error: 'a string' }).optional() });
+export const runOnRotateSchema = rotationSchema.extend({
+  command: param.text(),
+  env: z.string({ error: 'a string' }).optional(),
+  /** A key on several holders: the projects that hold the old key or could not be read when decided; absent in earlier versions' actions. */
+  holders: z.array(param.idOrPath(), { error: 'a list of project ids or paths' }).optional(),
+});
 export const removeSchema = premiseSchema.extend({
   after_hook: param.flag().optional(),
   new_key_id: z.int({ error: 'an integer or null' }).nullable().optional(),
@@ -88,5 +93,14 @@ export const removeSchema = premiseSchema.extend({
   projects: placesSchema.optional(),
   /** Deploy keys: whether every selected project was read; if not, the rotation stays open after this removal. */
   complete: param.flag().optional(),
+  /** The old key came back after the rotation was done: removed again where the new key is now. */
+  again: param.flag().optional(),
 });
 export const closeSchema = rotationSchema.extend({ reason: param.text() });
+/** Taking the new key away from one holder (`project` of a key on several), as a repair of the bot's own harm. */
+export const removeNewSchema = premiseSchema.extend({
+  new_key_id: param.integer(),
+  fingerprint: z.string({ error: 'a string or null' }).nullable().optional(),
+  why: z.enum(['revoked', 'withdrawn'], { error: 'revoked | withdrawn' }),
+  project: param.idOrPath().optional(),
+});

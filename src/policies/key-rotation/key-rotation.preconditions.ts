@@ -1,9 +1,9 @@
 import { readParams } from '../../engine/action-params';
 import type { ActionParams, PolicyContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
-import { enableSchema, POLICY, removeSchema, runOnRotateSchema, uploadSchema } from './key-rotation.params';
-import type { DeployProject, RotationRecord } from './key-rotation.record';
-import { openRecord } from './key-rotation.step-record';
+import { enableSchema, POLICY, removeNewSchema, removeSchema, runOnRotateSchema, uploadSchema } from './key-rotation.params';
+import { type DeployProject, generationOf, type RotationRecord } from './key-rotation.record';
+import { loadKnown, openRecord } from './key-rotation.step-record';
 
 /**
  * What each step that gives or takes access reads again just before it acts, whatever the kind: the new key goes only
@@ -29,23 +29,40 @@ export class RotationPreconditions {
   /** enable_key: the project still holds the old key. */
   async enable(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
     const read = readParams(POLICY, enableSchema, params);
-    const record = await openRecord(this.kinds, context, read);
+    const record = await openRecord(this.kinds, context, read, 'done too');
     if (!record) return undefined;
     const problem = await this.kinds.named(record.kind).oldKeyHeld(context, record, read.project);
     return problem && `${problem}: the new key is not enabled there`;
   }
 
   /**
-   * run_on_rotate: the new key is still listed as recorded (on several holders: on each project the bot put it on that
-   * still holds the old key). Handing consumers a key a person deleted from the forge would switch them to a key that
-   * opens nothing.
+   * run_on_rotate: every holder has the new key as recorded (on several holders: each project decided as holding the
+   * old key or unreadable, and each the bot put it on, that holds the old key now; one that cannot be read is not
+   * covered). Handing consumers a key a holder lacks would lock them out there; one a person deleted opens nothing.
    */
   async hook(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
     const read = readParams(POLICY, runOnRotateSchema, params);
     const record = await openRecord(this.kinds, context, read);
     if (!record || record.new_key_id === null) return undefined;
-    const found = await this.kinds.named(record.kind).newKeyMissing(context, record, []);
-    return found.missing.length > 0 ? `new key ${record.new_key_id} is not listed on ${found.missing.join(', ')}: on_rotate is not run with it` : undefined;
+    const found = await this.kinds.named(record.kind).newKeyMissing(context, record, (read.holders ?? []).map((project) => ({ project })));
+    return found.missing.length > 0 ? `new key ${record.new_key_id} is not listed on ${found.missing.join(', ')}: on_rotate waits until every holder has it` : undefined;
+  }
+
+  /**
+   * remove_new_key: the new key is still there as recorded; for a person's revocation, the old key is still gone from
+   * there too (given back, the rotation goes on there instead).
+   */
+  async removeNew(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
+    const read = readParams(POLICY, removeNewSchema, params);
+    const record = await loadKnown(this.kinds, context.state, read.rotation);
+    if (!record || generationOf(record) !== (read.generation ?? 1) || record.new_key_id !== read.new_key_id) return undefined;
+    const kind = this.kinds.named(record.kind);
+    const absent = await kind.newKeyHeld(context, record, read.project);
+    if (absent) return `${absent}: nothing to take away`;
+    if (read.why === 'revoked' && (await kind.oldKeyHeld(context, record, read.project)) === undefined) {
+      return `old key ${record.old_key_id} is there again: the new key stays, and the rotation goes on there`;
+    }
+    return undefined;
   }
 
   /**
@@ -55,7 +72,7 @@ export class RotationPreconditions {
    */
   async remove(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
     const read = readParams(POLICY, removeSchema, params);
-    const record = await openRecord(this.kinds, context, read);
+    const record = await openRecord(this.kinds, context, read, 'done too');
     if (!record || record.new_key_id === null) return undefined;
     return this.kinds.named(record.kind).removeBlocked(context, record, read.projects ?? record.projects);
   }

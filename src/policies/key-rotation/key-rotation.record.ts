@@ -90,6 +90,18 @@ export interface RotationRecord {
    * records of earlier versions: see placedOn.
    */
   readonly new_key_on?: readonly string[];
+  /**
+   * Deploy keys: the forge's id of each project (refKey) the bot put the new key on, read when it did: a project is
+   * followed by id, so a rename or a transfer is the same project (see the deploy kind's observeRotations).
+   */
+  readonly project_ids?: Readonly<Record<string, number>>;
+  /**
+   * Where the bot removes the old key (refKey, HOLDER for a credential on one holder), written before it sends the
+   * removal: the old key gone there is the bot's own doing, not a person's revocation (see revokedOn).
+   */
+  readonly old_removed_on?: readonly string[];
+  /** Where a person took the old key away during the rotation and the bot then took the new key away too (refKey, HOLDER). */
+  readonly revoked_on?: readonly string[];
   /** When and why the rotation was closed (step `closed`). */
   readonly closed_at?: string | null;
   readonly closed_reason?: string | null;
@@ -155,6 +167,9 @@ export function differs(listed: string | null | undefined, recorded: string | nu
   return listed !== undefined && listed !== null && recorded !== undefined && recorded !== null && listed !== recorded;
 }
 
+/** What old_removed_on and revoked_on name for a credential on one holder (a user's SSH key). */
+export const HOLDER = '(holder)';
+
 /** Projects by id or path as one key: the forge routes paths regardless of case. */
 export function refKey(project: string | number): string {
   return String(project).toLowerCase();
@@ -189,6 +204,14 @@ export function parseRecord(text: string | undefined): RotationRecord | undefine
     Array.isArray(record.projects) &&
     (record.holder === undefined || typeof record.holder === 'string' || typeof record.holder === 'number') &&
     (record.generation === undefined || (typeof record.generation === 'number' && record.generation >= 1)) &&
-    (record.new_key_on === undefined || (Array.isArray(record.new_key_on) && record.new_key_on.every((ref) => typeof ref === 'string')));
+    refList(record.new_key_on) &&
+    refList(record.old_removed_on) &&
+    refList(record.revoked_on) &&
+    (record.project_ids === undefined || (typeof record.project_ids === 'object' && record.project_ids !== null && Object.values(record.project_ids).every(Number.isInteger)));
   return valid ? (record as RotationRecord) : undefined;
+}
+
+/** An optional list of refKeys, as a record keeps it. */
+function refList(value: unknown): boolean {
+  return value === undefined || (Array.isArray(value) && value.every((ref) => typeof ref === 'string'));
 }

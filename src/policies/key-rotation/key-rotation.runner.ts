@@ -4,6 +4,7 @@ import type { PolicyRunner } from '../../engine/policy';
 import { keyRotationSteps, type RotationSteps } from './key-rotation.actions';
 import { decideRotations, nextRotationPass, rulesOf, type RotationSnapshot } from './key-rotation.decide';
 import { CLOSE_ROTATION, ENABLE_KEY, REMOVE_OLD_KEY, RUN_ON_ROTATE, UPLOAD_KEY, VERIFY_KEY, WRITE_KEY } from './key-rotation.decisions';
+import { KEY_ROTATION_HARMS, REMOVE_NEW_KEY } from './key-rotation.harms';
 import { type KeyRotationObservation, observeRotations } from './key-rotation.observer';
 import { type KeyRotationConfig, keyRotationDefinition, keyRotationPolicy, type RotationConfig } from './key-rotation.schema';
 
@@ -33,10 +34,12 @@ export function keyRotationType<Config extends RotationConfig, Snapshot extends 
       [UPLOAD_KEY]: defineAction({ read: (params) => params, precondition: (params, context) => preconditions.upload(params, context), run: (params, context) => steps.uploadKey(params, context) }),
       [ENABLE_KEY]: defineAction({ read: (params) => params, precondition: (params, context) => preconditions.enable(params, context), run: (params, context) => steps.enableKey(params, context) }),
       [VERIFY_KEY]: defineAction({ read: (params) => params, unchecked: 'it reads the forge and records what it lists; nothing on the forge changes', run: (params, context) => steps.verifyKey(params, context) }),
-      // The new key is still listed as recorded: consumers are not handed a key a person deleted from the forge.
+      // Every holder has the new key as recorded: consumers are not handed a key a holder lacks, or a person deleted.
       [RUN_ON_ROTATE]: defineAction({ read: (params) => params, precondition: (params, context) => preconditions.hook(params, context), run: (params, context) => steps.runOnRotate(params, context) }),
       // The new key is listed (id, fingerprint, can_push) wherever the old key is removed from, and the old id is still the old key.
       [REMOVE_OLD_KEY]: defineAction({ read: (params) => params, precondition: (params, context) => preconditions.remove(params, context), run: (params, context) => steps.removeOldKey(params, context) }),
+      // The new key is still there, and (for a person's revocation) the old key still is not: a repair of the bot's own harm.
+      [REMOVE_NEW_KEY]: defineAction({ read: (params) => params, precondition: (params, context) => preconditions.removeNew(params, context), run: (params, context) => steps.removeNewKey(params, context) }),
       [CLOSE_ROTATION]: defineAction({
         read: (params) => params,
         unchecked: "it changes only the policy's own state: the rotation's record in Redis, and its key file in secrets_dir, moved aside; nothing on the forge changes",
@@ -70,6 +73,7 @@ export function keyRotationType<Config extends RotationConfig, Snapshot extends 
       ...sections.flatMap(([section, kind]) => kind.probes(rulesOf(config, section))),
     ],
     limits: (config) => ({ actionsPerPass: config.max_actions_per_run }),
+    harms: KEY_ROTATION_HARMS,
     withFolders: (config, folder) => ({ ...config, secrets_dir: folder('secrets_dir') }),
   };
 }

@@ -1,7 +1,7 @@
 import type { ActionResult, PolicyContext, PolicyState } from '../../engine/policy';
 import { ApiError, ForbiddenError, ValidationError } from '../../gitlab/transport/errors';
 import type { CredentialKinds } from './credential-kind';
-import { generationOf, isFinished, loadRecord, type RotationRecord, saveRecord, type Step, STEPS } from './key-rotation.record';
+import { generationOf, loadRecord, type RotationRecord, saveRecord, type Step, STEPS } from './key-rotation.record';
 
 /** How every step reads its record before it acts, counts its attempt, and records a failure before it is reported. */
 
@@ -62,12 +62,19 @@ export async function recording(context: PolicyContext, record: RotationRecord, 
 }
 
 /**
- * The record an action's precondition checks against: undefined when there is none yet, or it is at another generation
- * or finished; the step itself then says why it does nothing (begin), so the precondition does not guess.
+ * The record an action's precondition checks against: undefined when there is none yet, or it is at another generation,
+ * closed, or done (unless `done too`: a project that gained the old key after the rotation was done gets its new key);
+ * the step itself then says why it does nothing (begin), so the precondition does not guess.
  */
-export async function openRecord(kinds: CredentialKinds, context: PolicyContext, read: { rotation: string; generation?: number }): Promise<RotationRecord | undefined> {
+export async function openRecord(
+  kinds: CredentialKinds,
+  context: PolicyContext,
+  read: { rotation: string; generation?: number },
+  done: 'done too' | 'open only' = 'open only',
+): Promise<RotationRecord | undefined> {
   const record = await loadKnown(kinds, context.state, read.rotation);
-  if (!record || generationOf(record) !== (read.generation ?? 1) || isFinished(record)) return undefined;
+  if (!record || generationOf(record) !== (read.generation ?? 1)) return undefined;
+  if (record.step === 'closed' || (record.step === 'done' && done === 'open only')) return undefined;
   return record;
 }
 

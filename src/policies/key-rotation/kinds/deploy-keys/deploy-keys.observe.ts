@@ -26,6 +26,36 @@ export interface DeployKeysFacts {
   readonly deployUnread?: readonly (readonly UnreadProject[])[];
   /** Every project whose deploy keys were read, each once, in the order selected (for `plan`). */
   readonly deployProjects?: readonly ProjectRef[];
+  /** What the rotations need besides the entries' listings, by rotation id (see observeDeployRotations). */
+  readonly deployRotations?: Readonly<Record<string, DeployRotationFacts>>;
+  /** The rotations' keys as the instance's listing shows them (an administrator's token); absent when not read. */
+  readonly deployInstance?: InstanceKeys;
+}
+
+/** Where a rotation's recorded projects are now, when this pass's entries did not read them under the recorded reference. */
+export interface DeployRotationFacts {
+  /** Recorded projects (refKey) read this pass under another path: renamed or moved, the same project by id. */
+  readonly moved: Readonly<Record<string, string>>;
+  /** Recorded projects (refKey) the token cannot read now, with the forge's answer: neither holding a key nor free of it. */
+  readonly unseen: Readonly<Record<string, string>>;
+}
+
+/**
+ * Deploy keys as `GET /deploy_keys` lists them for an administrator: every key of the instance with the projects it
+ * is enabled on, seen or not by the project listings. Positive evidence of where a key is, and that it is gone.
+ */
+export interface InstanceKeys {
+  /** Whether the listing names read-only projects too (`projects_with_readonly_access`, from the forge's 16.0 on). */
+  readonly readonlyKnown: boolean;
+  /** The ids looked for: one of these missing from `keys` is gone from the forge. */
+  readonly wanted: readonly number[];
+  /** By id, the keys looked for that the forge lists. */
+  readonly keys: Readonly<Record<string, InstanceKey>>;
+}
+
+export interface InstanceKey {
+  readonly fingerprint: string | undefined;
+  readonly projects: readonly { readonly id: number; readonly path: string; readonly can_push: boolean }[];
 }
 
 /** Each entry's deploy keys, one per key with every project of the entry it is on. */

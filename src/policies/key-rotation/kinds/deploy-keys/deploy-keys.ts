@@ -2,15 +2,16 @@ import { z } from 'zod';
 import type { PolicyContext, TargetProbe } from '../../../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../../../engine/probe';
 import { count } from '../../../../engine/words';
-import { NotFoundError } from '../../../../gitlab/transport/errors';
+import { ApiError, NotFoundError } from '../../../../gitlab/transport/errors';
 import type { DeployKey } from '../../../../gitlab/types/keys';
-import type { CredentialKind, KindView, ManagedKey, Premise, UnreadProject } from '../../credential-kind';
+import type { CredentialKind } from '../../credential-kind';
 import { anotherKey, createAdopting, findByFingerprint, ignoreNotFound, type ListedKey, listKeys, newKeyIn, oldKeyProblem } from '../../key-rotation.listed';
 import { placesSchema } from '../../key-rotation.params';
-import { type DeployProject, deployRotationId, differs, placedOn, refKey, type RotationRecord } from '../../key-rotation.record';
-import { dueByAge } from '../../key-rotation.timing';
-import { type DeployKeysFacts, observeDeployKeys, type ObservedDeployKey } from './deploy-keys.observe';
+import { type DeployProject, differs, placedOn, refKey, type RotationRecord } from '../../key-rotation.record';
+import { type DeployKeysFacts, observeDeployKeys } from './deploy-keys.observe';
+import { observeDeployRotations } from './deploy-keys.rotations';
 import { type DeployKeysRule, deployKeysSchema } from './deploy-keys.schema';
+import { deployView } from './deploy-keys.view';
 
 export type { DeployKeysFacts, ObservedDeployKey } from './deploy-keys.observe';
 export type { DeployKeysRule } from './deploy-keys.schema';
@@ -27,6 +28,7 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
   holders: 'several',
 
   observe: observeDeployKeys,
+  observeRotations: observeDeployRotations,
   view: deployView,
   summary: (facts) => count(facts.deploy.reduce((sum, keys) => sum + keys.length, 0), 'deploy key'),
   // Only where globs or excludes decide which projects these are: a list written out needs no echo.
@@ -59,12 +61,19 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
       await placeOn(context, record, id, place, listed);
     }
     return {
-      recorded: { new_key_id: id, new_key_on: [...new Set([...placedOn(record), refKey(place.project)])] },
+      recorded: {
+        new_key_id: id,
+        new_key_on: [...new Set([...placedOn(record), refKey(place.project)])],
+        project_ids: { ...record.project_ids, [refKey(place.project)]: await projectId(context, place.project) },
+      },
       detail: `${known !== undefined ? 'adopted deploy key already on the forge' : 'created deploy key'} ${id} ${record.fingerprint ?? ''} on ${place.project}`,
     };
   },
 
-  spread: async (context, record, newKeyId, place) => placeOn(context, record, newKeyId, place, await findDeployKey(context, place.project, record)),
+  async spread(context, record, newKeyId, place) {
+    const enabled = await placeOn(context, record, newKeyId, place, await findDeployKey(context, place.project, record));
+    return { enabled, projectId: await projectId(context, place.project) };
+  },
 
   async listedAnywhere(context, record) {
     for (const { project } of record.projects) {
@@ -83,18 +92,24 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
 
   /**
    * Each of `projects`, and each project the bot put the new key on, that holds the old key now and lacks the new key
-   * (or has it with another can_push than the old key there); or everywhere, when no project lists it. A project gone
-   * (404) counts for neither.
+   * (or has it with another can_push than the old key there), or that cannot be read now (not covered: it may hold the
+   * old key); or everywhere, when no project lists it.
    */
   async newKeyMissing(context, record, projects) {
     const wanted = new Map<string, string | number>();
     for (const { project } of projects) wanted.set(refKey(project), project);
-    for (const ref of placedOn(record)) if (!wanted.has(ref)) wanted.set(ref, ref);
+    for (const ref of placedOn(record)) if (!wanted.has(ref)) wanted.set(ref, record.project_ids?.[ref] ?? ref);
     const missing: string[] = [];
     const on: string[] = [];
     for (const [ref, project] of wanted) {
-      const keys = await projectKeys(context, project);
-      if (!keys) continue;
+      let keys: ListedKey[];
+      try {
+        keys = await listKeys(context.client.deployKeys.all(project));
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        missing.push(`${project} (not readable now: ${error.summary})`);
+        continue;
+      }
       const fresh = keys.find((key) => key.id === record.new_key_id && !differs(key.fingerprint, record.fingerprint));
       if (fresh) on.push(ref);
       const old = keys.find((key) => key.id === record.old_key_id);
@@ -117,6 +132,20 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
       if (fresh && fresh.can_push !== old.can_push) return `new key ${record.new_key_id} on ${project} has can_push ${fresh.can_push}, old key ${record.old_key_id} ${old.can_push}: the old key is kept`;
     }
     return undefined;
+  },
+
+  async newKeyHeld(context, record, project) {
+    if (project === undefined) throw new Error(`rotation ${record.id} names no project`);
+    const problem = newKeyIn(await listKeys(context.client.deployKeys.all(project)), record);
+    return problem && `${problem} on ${project}`;
+  },
+
+  async removeNew(context, record, project) {
+    if (project === undefined || record.new_key_id === null) throw new Error(`rotation ${record.id} names no project or no new key`);
+    let gone = false;
+    const id = record.new_key_id;
+    await ignoreNotFound(() => context.client.deployKeys.remove(project, id), () => (gone = true));
+    return gone;
   },
 
   async removeOld(context, record, projects) {
@@ -145,6 +174,11 @@ async function matchCanPush(context: PolicyContext, id: number, place: DeployPro
   if (listed && listed.can_push !== place.can_push) await context.client.deployKeys.edit(place.project, id, { can_push: place.can_push });
 }
 
+/** The forge's id of a project the bot puts a key on: the record follows it by id through renames and transfers. */
+async function projectId(context: PolicyContext, project: string | number): Promise<number> {
+  return typeof project === 'number' ? project : (await context.client.projects.show(project)).id;
+}
+
 /** A project's deploy keys as the forge lists them now; undefined when the project is gone (404). */
 async function projectKeys(context: PolicyContext, project: string | number): Promise<ListedKey[] | undefined> {
   try {
@@ -164,111 +198,3 @@ function uniqueTargets(probes: readonly TargetProbe[]): TargetProbe[] {
     return true;
   });
 }
-
-/** Deploy keys as the entries that manage a title show them, and those entries' projects that could not be read. */
-interface DeployView {
-  readonly keys: ReadonlyMap<number, ObservedDeployKey>;
-  readonly unread: readonly UnreadProject[];
-}
-
-function deployView(rules: readonly DeployKeysRule[], facts: DeployKeysFacts, now: Date): KindView {
-  const views = new Map<string, DeployView>();
-  /**
-   * Each key with every project it is on of the entries that manage `title` (all entries when none does, for a
-   * rotation whose entry changed), computed once per set of entries: a key is rotated on all the policy's projects that hold it.
-   */
-  const merged = (title: string): DeployView => {
-    const matching = rules.flatMap((rule, index) => (rule.titles.some((pattern) => pattern.test(title)) ? [index] : []));
-    const entries = matching.length > 0 ? matching : rules.map((_, index) => index);
-    const id = entries.join(',');
-    const known = views.get(id);
-    if (known) return known;
-    const keys = new Map<number, ObservedDeployKey>();
-    const unread = new Map<string, UnreadProject>();
-    for (const index of entries) {
-      for (const key of facts.deploy[index] ?? []) {
-        const seen = keys.get(key.id);
-        if (!seen) {
-          keys.set(key.id, key);
-          continue;
-        }
-        const on = new Set(seen.projects.map((p) => refKey(p.project)));
-        keys.set(key.id, { ...seen, projects: [...seen.projects, ...key.projects.filter((p) => !on.has(refKey(p.project)))] });
-      }
-      for (const project of facts.deployUnread?.[index] ?? []) if (!unread.has(refKey(project.project))) unread.set(refKey(project.project), project);
-    }
-    const view = { keys, unread: [...unread.values()] };
-    views.set(id, view);
-    return view;
-  };
-  return {
-    listings: () =>
-      rules.map((rule, index) => ({
-        titles: rule.titles,
-        keys: (facts.deploy[index] ?? []).map((key) => managedDeployKey(rule, merged(key.title).keys.get(key.id) ?? key, now)),
-      })),
-    premise: (record) => deployPremise(merged(record.title), record),
-    unlisted: (record) => ({ target: `deploy key ${record.old_key_id} "${record.title}" (no longer listed)`, lifetime: undefined }),
-  };
-}
-
-function managedDeployKey(rule: DeployKeysRule, key: ObservedDeployKey, now: Date): ManagedKey {
-  const due = dueByAge(rule.rotate_after, key.created_at, now);
-  return {
-    keyId: key.id,
-    title: key.title,
-    fingerprint: key.fingerprint,
-    rotation: deployRotationId(key.id),
-    target: `deploy key ${key.id} "${key.title}" (${key.projects.map((p) => p.project).join(', ')})`,
-    // The new key is created on the first project the old one is on: with none, there is nowhere to create it.
-    due: key.projects.length === 0 ? { ...due, rotate: false } : due,
-    lifetime: undefined,
-    grace: rule.grace,
-    owner: null,
-    projects: key.projects,
-    holderName: String(key.projects[0]?.project ?? ''),
-  };
-}
-
-/**
- * Whether a deploy rotation still rests on what the forge shows: the key with the old id is the old key, and once
- * created the new key is the recorded one and is still on every project the bot put it on that holds the old key (a
- * person removing it there says not to have it). Before the new key exists, an old key on none of the projects read
- * (removed by a person, its projects gone) is not replaced.
- */
-function deployPremise(view: DeployView, record: RotationRecord): Premise {
-  const old = view.keys.get(record.old_key_id);
-  const unreadable = view.unread.filter((project) => !project.gone);
-  const notRead = unreadable.map((project) => project.project).join(', ');
-  if (old && differs(old.fingerprint, record.old_fingerprint)) {
-    return { close: `deploy key ${record.old_key_id} on ${old.projects[0]?.project ?? '?'} is another key than the one this rotation replaces (${old.fingerprint ?? '?'}, not ${record.old_fingerprint ?? '?'})` };
-  }
-  const oldOn = old?.projects ?? [];
-  if (record.new_key_id === null) {
-    if (oldOn.length > 0) return { oldOn, newOn: new Map(), unreadable };
-    if (unreadable.length > 0) return { wait: `skip: old key ${record.old_key_id} is on none of the projects read; ${notRead} could not be read; the rotation waits` };
-    return { close: `old key ${record.old_key_id} is on none of the selected projects any more (${goneText(record, view.unread)}): no new key is created` };
-  }
-  const fresh = view.keys.get(record.new_key_id);
-  if (fresh && differs(fresh.fingerprint, record.fingerprint)) {
-    return { close: `deploy key ${record.new_key_id} on ${fresh.projects[0]?.project ?? '?'} is not the new key ${record.fingerprint ?? '?'} (it is ${fresh.fingerprint ?? '?'})` };
-  }
-  const newOn = new Map((fresh?.projects ?? []).map((p) => [refKey(p.project), p.can_push]));
-  const placed = placedOn(record);
-  const removed = oldOn.filter((p) => placed.has(refKey(p.project)) && !newOn.has(refKey(p.project)));
-  if (removed.length > 0) return { close: `new key ${record.new_key_id} is gone from ${removed.map((p) => p.project).join(', ')}` };
-  if (newOn.size === 0) {
-    if (unreadable.length > 0) return { wait: `skip: new key ${record.new_key_id} is on none of the projects read; ${notRead} could not be read; the rotation waits` };
-    return { close: `new key ${record.new_key_id} is gone from the forge (${goneText(record, view.unread)})` };
-  }
-  return { oldOn, newOn, unreadable };
-}
-
-/** Why a deploy rotation finds nothing: its recorded projects that are gone, or that the keys were removed. */
-function goneText(record: RotationRecord, unread: readonly UnreadProject[]): string {
-  const gone = new Set(unread.filter((p) => p.gone).map((p) => refKey(p.project)));
-  const projects = record.projects.filter((p) => gone.has(refKey(p.project))).map((p) => p.project);
-  if (projects.length > 0 && projects.length === record.projects.length) return `${projects.length === 1 ? 'project' : 'projects'} ${projects.join(', ')} gone from the forge`;
-  return 'removed by someone else, or its projects gone or no longer selected';
-}
-

@@ -101,9 +101,9 @@ describe('key_rotation decide: an SSH rotation whose premise the forge contradic
       'key 912 of root (user 1) is not the new key SHA256:new-12 (it is SHA256:someone-else)',
     ],
     [
-      'another key under the old key’s id',
+      'another key under the old key’s id, the new key gone too',
       aRecord(12, 'verified'),
-      [anSshKey(12, 'ci-deploy', 3, { fingerprint: 'SHA256:reused' }), newSshKey()],
+      [anSshKey(12, 'ci-deploy', 3, { fingerprint: 'SHA256:reused' })],
       'key 12 of root (user 1) is another key than the one this rotation replaces (SHA256:reused, not SHA256:old-12)',
     ],
     [
@@ -114,6 +114,20 @@ describe('key_rotation decide: an SSH rotation whose premise the forge contradic
     ],
   ])('%s', (_title, record, keys, why) => {
     expect(decide(record, { ssh: [ownKeys(...keys)] })).toEqual(closing(why));
+  });
+
+  it('withdraws a contradicted rotation’s new key the user still holds before it closes, so no second new key is ever live', () => {
+    const why = 'key 12 of root (user 1) is another key than the one this rotation replaces (SHA256:reused, not SHA256:old-12)';
+    expect(decide(aRecord(12, 'verified'), { ssh: [ownKeys(anSshKey(12, 'ci-deploy', 3, { fingerprint: 'SHA256:reused' }), newSshKey())] })).toEqual([
+      `remove_new_key: withdraw new key 912: ${why}; no rotation vouches for it any more`,
+      `skip: skip: closed once new key 912 is withdrawn: ${why}`,
+    ]);
+    // A closed rotation (an earlier version closed it while its key was live): no next generation until that key is gone.
+    const closed = aRecord(12, 'closed', { new_key_id: 912, fingerprint: 'SHA256:new-12', closed_reason: 'new key 912 is gone from the forge' });
+    expect(decide(closed, { ssh: [ownKeys(anSshKey(12, 'ci-deploy', 3), newSshKey())] })).toEqual([
+      'remove_new_key: withdraw new key 912: rotation ssh-1-12 was closed (new key 912 is gone from the forge); no rotation vouches for it any more',
+      'skip: skip: not rotated again while new key 912 of rotation ssh-1-12 was closed (new key 912 is gone from the forge) may still be live',
+    ]);
   });
 
   it('closes the rotation of a user the forge no longer knows, and waits for one whose keys could not be read', () => {

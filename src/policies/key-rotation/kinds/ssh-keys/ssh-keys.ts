@@ -4,9 +4,9 @@ import type { PolicyContext } from '../../../../engine/policy';
 import { onePage, readFirstPage } from '../../../../engine/probe';
 import { count } from '../../../../engine/words';
 import type { GitlabClient } from '../../../../gitlab';
-import type { CredentialKind, KindView, Listing, ManagedKey, Premise } from '../../credential-kind';
+import type { CredentialKind, KindView, Leftover, Listing, ManagedKey, Premise } from '../../credential-kind';
 import { anotherKey, createAdopting, findByFingerprint, ignoreNotFound, listKeys, newKeyIn, oldKeyProblem } from '../../key-rotation.listed';
-import { differs, type RotationRecord, type SshOwner, sshRotationId } from '../../key-rotation.record';
+import { differs, HOLDER, type RotationRecord, type SshOwner, sshRotationId } from '../../key-rotation.record';
 import { dueByExpiry } from '../../key-rotation.timing';
 import { keysOf, observeSshKeys, observeSshOwners, type OwnerKeys, type SshKeysFacts } from './ssh-keys.observe';
 import { type SshKeysRule, sshKeysSchema } from './ssh-keys.schema';
@@ -78,6 +78,20 @@ export const sshKeys: CredentialKind<SshKeysRule, SshKeysFacts> = {
     return found ? `${found} for ${whose}: old key ${record.old_key_id} is kept` : undefined;
   },
 
+  async newKeyHeld(context, record) {
+    const problem = newKeyIn(await userKeys(context, record), record);
+    return problem && `${problem} for ${ownerOf(record).username}`;
+  },
+
+  async removeNew(context, record) {
+    const owner = ownerOf(record);
+    const id = record.new_key_id;
+    if (id === null) throw new Error(`rotation ${record.id} has no new key`);
+    let gone = false;
+    await ignoreNotFound(() => (owner.self ? context.client.sshKeys.remove(id) : context.client.sshKeys.removeForUser(owner.user_id, id)), () => (gone = true));
+    return gone;
+  },
+
   async removeOld(context, record) {
     const owner = ownerOf(record);
     const gone: string[] = [];
@@ -130,6 +144,7 @@ function sshView(rules: readonly SshKeysRule[], facts: SshKeysFacts, now: Date):
         ];
       }),
     premise: (record) => sshPremise(ownerKeys, record),
+    leftover: (record) => sshLeftover(ownerKeys, record),
     unlisted: (record) => ({
       target: `${record.owner?.username ?? '?'}'s SSH key ${record.old_key_id} "${record.title}" (no longer listed)`,
       // The entry that would manage the key today, else the lifetime the rotation started with.
@@ -147,7 +162,9 @@ function unreadableReason(entry: Exclude<SshKeysFacts['ssh'][number], { access: 
 /**
  * Whether an SSH rotation still rests on what the forge shows: its user is there, the key with the old id is the old
  * key, and once uploaded the new key is listed with the recorded id and fingerprint. Before the upload, an old key
- * that is gone (a person removed it, maybe to take the access away) is not replaced.
+ * that is gone (a person removed it, maybe to take the access away) is not replaced; after it, the new key leaves too
+ * (a person's revocation wins), unless the bot removed the old key itself. A contradicted rotation withdraws its new key
+ * first, if the user still holds it.
  */
 function sshPremise(ownerKeys: (userId: number) => OwnerKeys | undefined, record: RotationRecord): Premise {
   const owner = record.owner;
@@ -157,17 +174,39 @@ function sshPremise(ownerKeys: (userId: number) => OwnerKeys | undefined, record
   if (listing.state === 'gone') return { close: `user ${name} is gone from the forge` };
   if (listing.state === 'unread') return { wait: `skip: the keys of ${name} could not be read (${listing.reason}); the rotation waits` };
   const old = listing.keys.find((key) => key.id === record.old_key_id);
-  if (old && differs(old.fingerprint, record.old_fingerprint)) {
-    return { close: `key ${record.old_key_id} of ${name} is another key than the one this rotation replaces (${old.fingerprint ?? '?'}, not ${record.old_fingerprint ?? '?'})` };
+  const contradicted =
+    old && differs(old.fingerprint, record.old_fingerprint)
+      ? `key ${record.old_key_id} of ${name} is another key than the one this rotation replaces (${old.fingerprint ?? '?'}, not ${record.old_fingerprint ?? '?'})`
+      : undefined;
+  if (record.new_key_id === null) {
+    if (contradicted) return { close: contradicted };
+    if (!old) return { close: `old key ${record.old_key_id} is gone from the keys of ${name} (removed by someone else): no new key is uploaded` };
+    return { oldOn: [], newOn: new Map(), unreadable: [], revoked: [] };
   }
-  if (record.new_key_id !== null) {
-    const fresh = listing.keys.find((key) => key.id === record.new_key_id);
-    if (!fresh) return { close: `new key ${record.new_key_id} is gone from the forge` };
-    if (differs(fresh.fingerprint, record.fingerprint)) {
-      return { close: `key ${record.new_key_id} of ${name} is not the new key ${record.fingerprint ?? '?'} (it is ${fresh.fingerprint ?? '?'})` };
+  const fresh = listing.keys.find((key) => key.id === record.new_key_id);
+  if (fresh && differs(fresh.fingerprint, record.fingerprint)) {
+    return { close: `key ${record.new_key_id} of ${name} is not the new key ${record.fingerprint ?? '?'} (it is ${fresh.fingerprint ?? '?'})` };
+  }
+  if (contradicted) return fresh ? { withdraw: contradicted, from: [{}] } : { close: contradicted };
+  if (!fresh) {
+    if (record.revoked_on?.includes(HOLDER)) {
+      return { close: `a person took old key ${record.old_key_id} away from ${name} during the rotation, and new key ${record.new_key_id} left with it (a person's revocation wins)` };
     }
-  } else if (!old) {
-    return { close: `old key ${record.old_key_id} is gone from the keys of ${name} (removed by someone else): no new key is uploaded` };
+    return { close: `new key ${record.new_key_id} is gone from the forge` };
   }
-  return { oldOn: old ? [] : null, newOn: new Map(), unreadable: [] };
+  if (old) return { oldOn: [], newOn: new Map(), unreadable: [], revoked: [] };
+  // The old key is gone: removed by the bot (an attempt cut before it recorded so), or by a person during the rotation.
+  const byBot = record.old_removed_on?.includes(HOLDER) === true;
+  return { oldOn: null, newOn: new Map(), unreadable: [], revoked: byBot ? [] : [{}] };
+}
+
+/** The new key of a closed rotation, when its user still lists it, or when the user's keys cannot be read now. */
+function sshLeftover(ownerKeys: (userId: number) => OwnerKeys | undefined, record: RotationRecord): Leftover {
+  const owner = record.owner;
+  if (!owner || record.new_key_id === null) return { from: [] };
+  const listing = ownerKeys(owner.user_id);
+  if (!listing || listing.state === 'unread') return { from: [], outOfSight: `new key ${record.new_key_id} may still be listed for ${owner.username}, whose keys cannot be read now` };
+  if (listing.state === 'gone') return { from: [] };
+  const fresh = listing.keys.find((key) => key.id === record.new_key_id);
+  return fresh && !differs(fresh.fingerprint, record.fingerprint) ? { from: [{}] } : { from: [] };
 }
