@@ -48,6 +48,11 @@ interface Write {
   /** Why the forge contradicts the write now, or undefined when it does not (or it is not the daemon's to judge). */
   contradicted?: () => string | undefined;
   label: string;
+  /**
+   * A key's removal (its id): when the person took an older key of that title away there, leaving none is their
+   * revocation honoured; leaving none after they took the newer one is still a lock-out.
+   */
+  removal?: number;
 }
 
 const BOT_AGENT = 'forgewarden';
@@ -104,6 +109,8 @@ export class Judge {
   };
   /** Every key the person touched, for the end's "healthy targets". */
   readonly touched = new Set<string>();
+  /** Place → ids of the keys the person took away there: a rotation's newer key goes there too (a revocation wins). */
+  private readonly revokedByPerson = new Map<string, number[]>();
 
   constructor(private readonly state: SandboxState) {}
 
@@ -115,6 +122,7 @@ export class Judge {
       if (request.method !== 'GET') {
         const write = writeOf(this.state, request);
         if (write) this.human(write.area, write.keys, seq);
+        if (write?.removal !== undefined) for (const key of write.keys) this.revokedByPerson.set(key, [...(this.revokedByPerson.get(key) ?? []), write.removal]);
       }
       return;
     }
@@ -133,7 +141,9 @@ export class Judge {
     figures.checks += 1;
     const repeat = action !== undefined && write.keys.every((key) => this.lastBotWrite.get(key) === action);
     for (const key of write.keys) if (action !== undefined) this.lastBotWrite.set(key, action);
-    const why = write.contradicted();
+    const removed = write.removal;
+    const honoursRevocation = removed !== undefined && write.keys.some((key) => (this.revokedByPerson.get(key) ?? []).some((older) => older < removed));
+    const why = honoursRevocation ? undefined : write.contradicted();
     // The same request again (the client repeating a write whose answer was lost) meets what its first attempt did.
     if (why === undefined || repeat) return;
     const from = action === undefined ? undefined : this.preconditionFrom.get(action);
@@ -189,6 +199,7 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
       return {
         area: 'keys',
         keys: [`ssh:${userId}:${title}`],
+        removal: keyId,
         label: `removal of SSH key ${keyId} "${title}" of user ${userId}`,
         contradicted: () => (keysOf().some((key) => key.id !== keyId && key.title === title) ? undefined : `user ${userId} would keep no key titled "${title}"`),
       };
@@ -218,6 +229,7 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
       return {
         area: 'keys',
         keys,
+        removal: keyId,
         label: `removal of deploy key ${keyId} "${title}" from ${where}`,
         contradicted: () =>
           state.deployKeys.get(keyId)?.projects.has(project.id) !== true || keysOn().some((key) => key.id !== keyId && key.title === title)
