@@ -24,6 +24,7 @@ module.exports = {
   ],
   globalSetup: '<rootDir>/test/support/temp-setup.ts',
   globalTeardown: '<rootDir>/test/support/temp-teardown.ts',
+  reporters: ['default', '<rootDir>/test/support/temp-folders-reporter.js'],
   maxWorkers: 2,
   testTimeout: 30000,
 };

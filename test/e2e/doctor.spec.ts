@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
@@ -309,27 +309,31 @@ describe('forgewarden doctor against the sandbox', () => {
   it('reads the token from gitlab.token_file, and names the file when it cannot be used or a rotation of it is half done', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-doctor-token-'));
     const tokenFile = join(folder, 'token');
-    const file = writeTempFile('token-file.yml', readFileSync(DEMO_CONFIG, 'utf8').replace(/^(\s*)token: .*$/m, `$1token_file: ${tokenFile}`));
-    writeFileSync(tokenFile, `${ADMIN_TOKEN}\n`, { mode: 0o600 });
-    const fromFile = await runCli(['doctor', '-c', file], demoEnv({ GITLAB_TOKEN: 'glpat-not-this-one' }));
-    expect(fromFile.code).toBe(0);
-    expect(linesOf(fromFile).slice(4, 6)).toEqual(['✓ token: accepted, user root, an administrator', '✓ token: does not expire']);
+    try {
+      const file = writeTempFile('token-file.yml', readFileSync(DEMO_CONFIG, 'utf8').replace(/^(\s*)token: .*$/m, `$1token_file: ${tokenFile}`));
+      writeFileSync(tokenFile, `${ADMIN_TOKEN}\n`, { mode: 0o600 });
+      const fromFile = await runCli(['doctor', '-c', file], demoEnv({ GITLAB_TOKEN: 'glpat-not-this-one' }));
+      expect(fromFile.code).toBe(0);
+      expect(linesOf(fromFile).slice(4, 6)).toEqual(['✓ token: accepted, user root, an administrator', '✓ token: does not expire']);
 
-    chmodSync(tokenFile, 0o644);
-    const open = await runCli(['doctor', '-c', file], demoEnv());
-    expect(open.code).toBe(1);
-    expect(linesOf(open).slice(3)).toEqual([`✗ token: token file ${tokenFile} may be read by other users (mode 644): chmod 600 ${tokenFile}`, '1 check failed']);
+      chmodSync(tokenFile, 0o644);
+      const open = await runCli(['doctor', '-c', file], demoEnv());
+      expect(open.code).toBe(1);
+      expect(linesOf(open).slice(3)).toEqual([`✗ token: token file ${tokenFile} may be read by other users (mode 644): chmod 600 ${tokenFile}`, '1 check failed']);
 
-    const slot = (value: string, id: number) => ({ id, value, name: `forgewarden-${id}`, expires_at: null, retired_at: null, retired_generation: null, lost: null });
-    const halfDone = { version: 1, generation: 3, active: 0, tokens: [slot(ADMIN_TOKEN, 1), slot('glpat-spare-0000', 99)], pending: { slot: 1, id: 99, sent_at: '2025-06-02T12:00:00.000Z' } };
-    writeFileSync(tokenFile, JSON.stringify(halfDone));
-    chmodSync(tokenFile, 0o600);
-    const pending = await runCli(['doctor', '-c', file], demoEnv());
-    expect(pending.code).toBe(1);
-    expect(linesOf(pending).filter((line) => line.startsWith('✗'))).toEqual([
-      '✗ token rotation: the answer to the rotation of token 99 (sent 2025-06-02T12:00:00.000Z) was not written; the daemon looks for its successor at its next run',
-    ]);
-    expect(`${pending.stdout}${pending.stderr}`).not.toContain('glpat-spare-0000');
+      const slot = (value: string, id: number) => ({ id, value, name: `forgewarden-${id}`, expires_at: null, retired_at: null, retired_generation: null, lost: null });
+      const halfDone = { version: 1, generation: 3, active: 0, tokens: [slot(ADMIN_TOKEN, 1), slot('glpat-spare-0000', 99)], pending: { slot: 1, id: 99, sent_at: '2025-06-02T12:00:00.000Z' } };
+      writeFileSync(tokenFile, JSON.stringify(halfDone));
+      chmodSync(tokenFile, 0o600);
+      const pending = await runCli(['doctor', '-c', file], demoEnv());
+      expect(pending.code).toBe(1);
+      expect(linesOf(pending).filter((line) => line.startsWith('✗'))).toEqual([
+        '✗ token rotation: the answer to the rotation of token 99 (sent 2025-06-02T12:00:00.000Z) was not written; the daemon looks for its successor at its next run',
+      ]);
+      expect(`${pending.stdout}${pending.stderr}`).not.toContain('glpat-spare-0000');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('reports an invalid policy file on stderr and exits 2 (as every command does) without checking anything else', async () => {
