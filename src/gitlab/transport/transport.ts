@@ -70,11 +70,11 @@ export interface RequestSpec<T = unknown> {
   method: HttpMethod;
   endpoint: Endpoint;
   query?: Query;
-  /** Sent as JSON (spec 01 §1, convention 7). */
+  /** Sent as JSON (`Content-Type: application/json`). */
   body?: unknown;
   /** Sent as `multipart/form-data` instead of `body`; files are streamed from disk on every attempt. */
   multipart?: readonly MultipartPart[];
-  /** `job`: authenticate with `JOB-TOKEN` (spec 01 §5.2), using `jobToken` or the client's own token. */
+  /** `job`: authenticate with `JOB-TOKEN` (GitLab's "Jobs API"), using `jobToken` or the client's own token. */
   auth?: 'client' | 'job';
   jobToken?: string;
   /**
