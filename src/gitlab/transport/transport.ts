@@ -252,15 +252,7 @@ export class Transport {
 
   /**
    * Streams every item of a list endpoint with `per_page=100`, in the forge's order, reading pages ahead of the
-   * consumer so that a long listing is not one round trip per page:
-   * - when the first page carries `X-Total-Pages` and its next page is `page=2`, the remaining pages are known up
-   *   front and up to `concurrency` of them are in flight at once (the limiter holds every request of the client to
-   *   that bound anyway; the window keeps a huge listing from buffering more than that many pages);
-   * - otherwise (above 10,000 records the forge omits the totals; keyset listings only link to the next page) each
-   *   next page, from `Link: rel="next"` and else `X-Next-Page`, is requested while the current one is consumed.
-   * After the last counted page its own next link is still followed, so records added meanwhile are not lost.
-   * A failed page surfaces where its items would have been; stopping early (`break`, `until`) leaves at most the
-   * pages already read ahead, and those not yet sent are not sent.
+   * consumer (how, and what stopping early costs: docs/api-client.md, "Reading pages ahead").
    */
   async *paginate<T>(spec: Omit<RequestSpec<T>, 'body'>, options: PageOptions<T> = {}): Paginated<T> {
     const perPage = Math.min(Math.max(1, options.perPage ?? DEFAULT_PER_PAGE), 100);
