@@ -272,7 +272,7 @@ async function runProbe(policy: string, probe: TargetProbe, client: GitlabClient
 }
 
 function probeFailure(error: unknown, probe: TargetProbe): string {
-  // The forge answers 404 both for what does not exist and for what the token may not see (spec 01 §6).
+  // The forge answers 404 both for what does not exist and for what the token may not see.
   if (error instanceof NotFoundError) return 'not found, or the token cannot see it (check the path and that the token\'s user is a member)';
   if (error instanceof ForbiddenError) return `the token may not work on it: needs ${probe.needs}`;
   if (error instanceof UnauthorizedError) return 'the forge refused the token';

@@ -14,18 +14,8 @@ export interface AppCommandOptions {
 }
 
 /**
- * Runs a one-shot command (plan, once, audit, hooks, restore) inside the application without HTTP or queue workers.
- * Logs go to stderr, at warn unless LOG_LEVEL says otherwise, because stdout is the command's result.
- *
- * With `forge: 'check'` the forge is asked first who the token is: a refused token or a forge that does not answer
- * within `gitlab.start_timeout` ends the command with one line (exit 1) before any pass starts, and records in Redis
- * made against another forge (or this one before it was reset) are dropped. `look`, for a command that changes
- * nothing (`plan`, `hooks list`), does the same but claims no records for this forge: it leaves Redis as it found it,
- * but for dropping such records and the request budget's window of the minute (see docs/operations.md). `audit`
- * passes `forge: 'none'`: it reads only Redis, so it runs without GITLAB_URL and GITLAB_TOKEN.
- *
- * `usageProblem` checks the arguments against the loaded file (an unknown `--policy`): a problem ends the command with
- * one line and exit 2 before anything contacts Redis or the forge, as an invalid file does.
+ * Runs a one-shot command (plan, once, audit, hooks, restore) inside the application without HTTP or queue workers;
+ * stdout is the command's result. `forge` and `usageProblem`: see docs/architecture.md, "One-shot commands".
  */
 export async function withApp(
   command: string,

@@ -2,8 +2,8 @@ import { quote } from './problems';
 import { Re2Pattern } from './re2';
 
 // Which projects (or groups) a policy covers: the `projects:` and `groups:` lists of the policy file. An item is an id,
-// a full path or a glob on full paths, and a leading `!` makes it an exclude (design.md, "Project selection"; the
-// syntax is Renovate's `autodiscoverFilter`, which operators know).
+// a full path or a glob on full paths, and a leading `!` makes it an exclude (docs/policies.md, "Projects and groups by
+// glob"; the syntax is Renovate's `autodiscoverFilter`, which operators know).
 //
 // Rules where the design leaves room:
 // - An id is a positive whole number, written as a YAML number (`42`) or as a string of digits (`"42"`): the API itself

@@ -16,7 +16,7 @@ export type Admission =
   | { readonly kind: 'unauthorized' };
 
 /**
- * Who may see the console and press its buttons (design.md, "Console"): on a loopback `http.host` it is open; on any
+ * Who may see the console and press its buttons (docs/console.md): on a loopback `http.host` it is open; on any
  * other it is off unless `http.console_token` is set, and then every console page asks for it (a bearer header, or the
  * cookie of the login form). Forms that change something carry a token derived from the session (CSRF), so a page of
  * another site cannot press the pause button through a browser that is logged in, or that reaches a loopback console.

@@ -42,7 +42,7 @@ interface Visit {
 }
 
 /**
- * The operator console (design.md, "Console"): server-rendered pages on the daemon's HTTP port, read from Redis so
+ * The operator console (docs/console.md): server-rendered pages on the daemon's HTTP port, read from Redis so
  * every replica shows the same, and the pause switch. `/healthz`, `/readyz`, `/metrics` and the webhook route are not
  * the console's and stay as they are.
  */

@@ -41,15 +41,8 @@ export const policyActionJob = defineJob<QueuedAction>('policy.action');
 /**
  * The one effectful path of every policy: dry run, the per-run action cap, the idempotency ledger, the audit trail,
  * metrics and one log line per action. Policies only decide; their action effects are called from here alone.
- *
- * Every action is taken at least once and at most once. At most once: the ledger's claim, made before the forge is
- * called. At least once: an attempt that failed, or whose process died while acting, is not forgotten; an attempt
- * that may have acted is repeated only when a pass that observed the forge after it still decides to act, since
- * the forge then shows that it did not (the job has no newer attempt, the request is still pending).
- *
- * The forge is not the bot's alone: after the claim, each action's precondition re-reads the state its decision
- * rested on, and an action whose premise a person has changed meanwhile is not sent (`stale`). A final refusal (403,
- * a 400 that says the forge will not do it) parks the target with backoff instead of being tried every pass.
+ * Every action at least once and at most once (docs/operations.md, "The guarantee"); a precondition read again after
+ * the claim, and final refusals parked (docs/architecture.md, sections 1 and 3).
  */
 /** How long a repair that failed waits before it is tried again within the same pass (then the next pass tries). */
 export const REPAIR_WAITS_MS: readonly number[] = [2_000, 5_000];

@@ -1,16 +1,8 @@
 import type { Clock } from '../clock';
 
 /**
- * How a scheduled pass spreads the reads of its targets (projects, groups) over its interval, so that a policy over
- * thousands of projects sends a steady trickle of requests instead of one burst at each tick. Without it the shared
- * budget (`gitlab.max_requests_per_minute`, a fixed window per minute) is spent in the first seconds of a minute
- * and every other policy, replica and webhook waits out the rest of it.
- *
- * The target at `index` starts no sooner than `index × gap` after the pass began, where the gap is
- * - the spread window divided evenly among the targets,
- * - but at least the gap the whole budget allows (`60 s / max_requests_per_minute`): going faster would only queue
- *   in the rate limiter and burst at the next minute,
- * - and at most `MAX_GAP_MS`, so that a small policy is not stretched over its whole window for nothing.
+ * How a scheduled pass spreads the reads of its targets over its interval, so a policy over thousands of projects is a
+ * steady trickle, not a burst at each tick (see docs/architecture.md, "Pacing a pass over its interval").
  */
 export interface TargetPace {
   /** Resolves when the target at `index` may be read. */

@@ -73,7 +73,7 @@ export interface GitlabClientOptions {
 }
 
 /**
- * The typed client of the forge's `/api/v4` (spec 01, 02 and 03): one object exposing every resource. `projects`,
+ * The typed client of the forge's `/api/v4` (docs/api-client.md): one object exposing every resource. `projects`,
  * `groups`, `version`, `projectHooks`, `projectTransfer`, the access and deploy tokens and the CI/CD variables follow
  * GitLab's public API docs, which the specification does not cover.
  */

@@ -15,7 +15,7 @@ import { readBody } from './read-body';
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 
 /**
- * The forge's webhooks (design.md, "Webhooks"): `POST webhooks.path` on the HTTP server. It answers within
+ * The forge's webhooks (docs/webhooks.md): `POST webhooks.path` on the HTTP server. It answers within
  * milliseconds, since the forge gives up on slow receivers and disables hooks that keep failing, and leaves the work
  * to the queue: it checks the secret token (401 and nothing else), the type and size of the body, remembers the
  * delivery for a day in Redis (so a repeat, on any replica, is answered and counted but not queued again), and queues

@@ -78,17 +78,8 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * Makes the repeating schedules of `job` exactly `entries`. Bull's repeatable jobs fire once per period however many
-   * replicas run, because every replica adds the same repeat key; schedules no longer wanted (a policy removed or
-   * its interval changed) are removed, so none is left behind by a restart.
-   *
-   * Every wanted schedule is added again even when Bull lists it: Bull queues a schedule's next run only after moving
-   * the current one to active, in a second step, so a process killed between the two leaves a schedule that is
-   * listed but never fires again. Adding it again queues that next run; when the run is queued already, Bull finds
-   * its job id (name, schedule and time) taken and adds nothing.
-   *
-   * With `prune: false` nothing is removed: a periodic repair must not undo the schedules of a replica that already
-   * runs a newer policy file during a rolling update.
+   * Makes the repeating schedules of `job` exactly `entries`, adding every wanted one again so that none is left listed
+   * but never firing; `prune: false` removes nothing (see docs/architecture.md, "Repeating schedules").
    */
   async syncSchedules<Payload extends object>(
     job: JobDefinition<Payload>,

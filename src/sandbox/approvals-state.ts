@@ -3,7 +3,7 @@ import type { ApprovalRuleType, ProjectApprovalSettings } from '../gitlab/types/
 import type { SeededProject } from './namespaces-state';
 
 /**
- * Merge request approvals (spec 02 §4 "Merge request approvals"), kept apart from the rest of the sandbox state and
+ * Merge request approvals, kept apart from the rest of the sandbox state and
  * keyed by project id. Merge requests are addressed by iid within their project.
  */
 
@@ -72,7 +72,7 @@ export function defaultHeadSha(projectId: number, iid: number): string {
 
 export class ApprovalsState {
   /**
-   * The feature flag `ff_compliance_approval_gates` (spec 02 §4 rule 5): off by default; on for the whole instance,
+   * The feature flag `ff_compliance_approval_gates`: off by default; on for the whole instance,
    * or for the project ids in `externalRulesProjects`.
    */
   externalRulesEnabled = false;

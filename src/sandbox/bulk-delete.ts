@@ -3,10 +3,10 @@ import type { BulkDeleteTagsParams } from '../gitlab/types/registry';
 import { parseDuration } from './duration';
 
 /**
- * The forge's bulk tag deletion (`DELETE /projects/:id/registry/repositories/:repository_id/tags`, spec 01 §4
- * "Bulk delete behaviour"), as a pure function so its semantics are tested on their own. The order of the steps
- * is the forge's own (Projects::ContainerRepository::CleanupTagsService): drop `latest`, filter by name, drop the
- * `keep_n` newest, keep only those older than `older_than`, then (hosted edition only) cap the batch.
+ * The forge's bulk tag deletion (`DELETE /projects/:id/registry/repositories/:repository_id/tags`; docs/api-client.md,
+ * "Container registry"), as a pure function so its semantics are tested on their own. The order of the steps is the
+ * forge's own (Projects::ContainerRepository::CleanupTagsService): drop `latest`, filter by name, drop the `keep_n`
+ * newest, keep only those older than `older_than`, then (hosted edition only) cap the batch.
  */
 
 /**

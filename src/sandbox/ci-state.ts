@@ -77,7 +77,7 @@ export class CiState {
     return undefined;
   }
 
-  /** Derived pipeline status (spec 01 §3 leaves the exact rules open; this follows the forge's composite status). */
+  /** Derived pipeline status, following the forge's composite status. */
   pipelineStatus(pipeline: PipelineRecord): JobStatus {
     if (pipeline.status_override) return pipeline.status_override;
     const latest = [...this.jobs.values()].filter((j) => j.pipeline_id === pipeline.id && !j.retried);

@@ -4,7 +4,7 @@ import { ARCHIVE_VERSION, gunzipTar, gzipTar, padding, type TarEntry } from './a
 import type { GroupRecord, SandboxState } from './state';
 
 /**
- * Group export archives and relations exports (spec 01 §4 "Group export, import and relations export"). Archives
+ * Group export archives and relations exports (GitLab's "Group and project import and export API"). Archives
  * are real gzip-compressed tar files the sandbox writes itself: `VERSION` and `tree/group.json` (the group and its
  * subgroups, recursively, with members), plus `tree/padding.bin` when `export_padding_bytes` asks for a large
  * archive; relation files are gzip-compressed NDJSON. Work completes after `exportDelayMs(state)`, like the

@@ -10,26 +10,8 @@ import type { WorldSeeding } from './seeding';
 import type { ParsedWorld, WorldHook } from './world';
 
 /**
- * Project webhooks (GitLab's "Project webhooks API") and their deliveries. A job or pipeline of a project that has
- * hooks changes status (a runner move through the control API, cancel, retry, play): every hook of the project that
- * subscribes to `job_events` gets a `Job Hook`, to `pipeline_events` a `Pipeline Hook`, posted asynchronously by
- * `hook-delivery.ts`. Every attempt is recorded in `deliveries` (`GET /__sandbox/hook-deliveries`).
- *
- * What the forge does, and so the sandbox:
- * - No retries. `WebHookService#execute` rescues connection errors and timeouts (`Gitlab::HTTP::HTTP_ERRORS`) and a
- *   non-2xx answer is no exception, so the worker's Sidekiq retries never see a failed delivery; a failure only counts
- *   towards auto-disabling. A 2xx or 3xx answer is a success (`response.success? || response.redirection?`).
- * - Auto-disabling (`app/models/concerns/web_hooks/auto_disabling.rb`, GitLab 17.11+): each failure adds one to
- *   `recent_failures`; from the 4th consecutive failure on the hook is temporarily disabled until
- *   `disabled_until` = now + 1 minute × 2^(failures before it − 3), at most one day (the 4th failure: 1 min, the 5th:
- *   2 min, …); from the 40th it is permanently disabled (`alert_status: disabled`). A disabled hook is not called at
- *   all and nothing is recorded ("Hook disabled"). A success resets the count and `disabled_until` (`enable!`).
- *   The forge enables this for project hooks behind the ops flag `auto_disabling_web_hooks` (on for GitLab.com);
- *   the sandbox always applies it, on its own clock (`POST /__sandbox/clock` ends a backoff).
- * - Timeout: the forge's `gitlab.webhook_timeout`, 10 s by default (the world's `settings.hook_timeout_ms`).
- *
- * Deliveries to one hook go out one after another in event order, so counts and backoffs are deterministic;
- * `settled()` resolves once none is queued or in flight.
+ * Project webhooks and their deliveries, posted by `hook-delivery.ts` one after another per hook in event order, as
+ * the forge does: no retries, GitLab's auto-disabling (see src/sandbox/README.md, "Webhook deliveries").
  */
 
 export type HookEvent = 'Job Hook' | 'Pipeline Hook';

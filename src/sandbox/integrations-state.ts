@@ -52,7 +52,7 @@ export const INTEGRATION_SERVICES: Record<IntegrationSlug, ServiceDef> = {
   'chat-notifications-a': { title: 'Chat notifications A' },
 };
 
-/** One service's settings on one project (spec 03); `properties` holds the service's own parameters. */
+/** One service's settings on one project; `properties` holds the service's own parameters. */
 export interface IntegrationRecord {
   id: number;
   project_id: number;

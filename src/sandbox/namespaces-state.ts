@@ -60,7 +60,7 @@ export class NamespacesState {
   constructor(private readonly people: PeopleState) {}
 
   /**
-   * An integer id or a full path, as the API's `:id` (spec 01 §1 convention 2). With `followRedirects`, a path no
+   * An integer id or a full path, as the API's `:id`. With `followRedirects`, a path no
    * project has now names the project that last left it (the API's `find_project` follows redirect routes).
    */
   project(ref: string | number, options: { followRedirects?: boolean } = {}): ProjectRecord | undefined {

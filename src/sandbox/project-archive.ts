@@ -5,17 +5,8 @@ import { ARCHIVE_VERSION, gunzipTar, gzipTar, padding, type TarEntry } from './a
 import type { BranchAccessRecord, JobRecord, PipelineRecord, ProjectRecord, SandboxState, UserRecord } from './state';
 
 /**
- * What a project export archive holds, as the sandbox writes and reads it. The layout is the forge's
- * (`Gitlab::ImportExport`, NDJSON since 13.x): `VERSION`, `tree/project.json` (the project's attributes) and one
- * `tree/project/<relation>.ndjson` per relation, one record a line, plus `tree/padding.bin` when
- * `export_padding_bytes` asks for a large archive. Users are named by username and groups by full path, so an import
- * elsewhere finds them again; ids are the exporting forge's and only link records inside the archive.
- *
- * It holds what the forge's project export holds of what the sandbox keeps: the attributes and approval settings,
- * members, pipelines with their jobs, protected branches, approval rules, external status checks, and issues and merge
- * requests with their label and weight events. Like the forge's, it leaves out job logs, artifacts and job tokens,
- * container registry repositories and tags, webhooks, deploy keys, integrations, shares with groups and each merge
- * request's approvals.
+ * What a project export archive holds, in the forge's layout (`Gitlab::ImportExport`, NDJSON), as the sandbox writes
+ * and reads it; what it holds and leaves out: src/sandbox/README.md, "Project export archives".
  */
 
 /** The relations of an archive, each `tree/project/<name>.ndjson`, in the order they are restored. */

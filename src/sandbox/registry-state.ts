@@ -35,7 +35,7 @@ export class RegistryState {
   registryHost = 'registry.sandbox.test';
   readonly repositories = new Map<number, RepositoryRecord>();
   readonly bulkDeletions: BulkDeletionRecord[] = [];
-  /** Repository id → sandbox-clock time (ms) until which another bulk deletion is refused (spec 01 §8.1). */
+  /** Repository id → sandbox-clock time (ms) until which another bulk deletion is refused. */
   readonly cleanupLeases = new Map<number, number>();
 
   constructor(private readonly namespaces: NamespacesState) {}

@@ -5,7 +5,7 @@ import type { WorldSeeding } from './seeding';
 import type { WorldLabelEvent, WorldProject } from './world';
 
 /**
- * Label and weight history (spec 02 §4 "Label and weight history"): the labels, the issues, merge requests and epics
+ * Label and weight history: the labels, the issues, merge requests and epics
  * that carry the events, and the events themselves. All of it is seeded from the world and read only.
  */
 
@@ -16,7 +16,7 @@ export interface LabelRecord {
   description: string | null;
 }
 
-/** Issues, merge requests and epics exist only to carry history events (spec 02 §4 "Label and weight history"). */
+/** Issues, merge requests and epics exist only to carry history events. */
 export interface IssuableRecord {
   id: number;
   /** `project` for issues and merge requests, `group` for epics. */

@@ -168,7 +168,7 @@ export class SandboxState {
   readonly branchProtection = new ProtectedBranchesState(this.people, this.namespaces);
   readonly resourceEvents = new ResourceEventsState(this.people);
   readonly approvals = new ApprovalsState();
-  /** User statuses, preferences and follows (spec 02 §4 "Users"; `user-writes-state.ts`). */
+  /** User statuses, preferences and follows (`user-writes-state.ts`). */
   readonly userWrites = new UserWritesState();
   /** Project webhooks and their deliveries (`hooks-state.ts`); told of every job change by touchPipeline. */
   readonly hooks = new HooksState(this);

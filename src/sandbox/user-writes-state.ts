@@ -1,6 +1,6 @@
 import type { ClearStatusAfter, UserPreferences } from '../gitlab/types/users';
 
-/** Spec 02 §2 "User status": kept per user; `clear_status_at` is compared with the sandbox clock on every read. */
+/** A user's status, kept per user; `clear_status_at` is compared with the sandbox clock on every read. */
 export interface UserStatusRecord {
   emoji: string;
   message: string;
@@ -9,10 +9,10 @@ export interface UserStatusRecord {
   clear_status_at: string | null;
 }
 
-/** Spec 02 §2 "User preferences record", kept as the forge answers it. */
+/** A user's preferences, kept as the forge answers them. */
 export type UserPreferencesRecord = UserPreferences;
 
-/** `clear_status_after` values (spec 02 §4 "Set status") and their length in milliseconds. */
+/** `clear_status_after` values (GitLab's "Users API", "Set your user status") and their length in milliseconds. */
 export const CLEAR_STATUS_AFTER = {
   '30_minutes': 30 * 60_000,
   '3_hours': 3 * 3_600_000,

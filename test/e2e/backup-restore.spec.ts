@@ -11,9 +11,9 @@ import { ADMIN_TOKEN } from '../support/world-builders';
 import { dropKeys } from '../support/redis-server';
 
 /**
- * What the README promises of a backup: group_backup's own set of a group tree (three levels, five projects, one of
- * them archived), taken by the built command, then restored by the built command under a new path, every project
- * in its place with what its archive carries.
+ * What docs/policies.md promises of a backup set: group_backup's own set of a group tree (three levels, five
+ * projects, one of them archived), taken by the built command, then restored by the built command under a new path,
+ * every project in its place with what its archive carries.
  */
 
 describe('a backup set taken by group_backup and restored by restore', () => {

@@ -13,10 +13,10 @@ import { collect, useSandboxClients } from '../support/sandbox-clients';
 import { ADMIN_TOKEN, acmeGroup, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 
 /**
- * Personal, project and group access tokens (GitLab's public API docs, beyond the spec documents) through the client
- * against the sandbox over real HTTP: every endpoint, the value only in the answer that made a token, rotation with
- * its week default and year cap, the 401s of expired and revoked tokens, scopes, and the forge's reuse detection with
- * its record of family revocations.
+ * Personal, project and group access tokens (GitLab's public API docs, beyond the forge's API specification) through
+ * the client against the sandbox over real HTTP: every endpoint, the value only in the answer that made a token,
+ * rotation with its week default and year cap, the 401s of expired and revoked tokens, scopes, and the forge's reuse
+ * detection with its record of family revocations.
  */
 
 const CI_TOKEN = 'glpat-mia-ci-0123456789';

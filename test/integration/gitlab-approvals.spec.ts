@@ -12,7 +12,7 @@ import {
 } from '../../src/gitlab';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 
-/** Merge request approvals (spec 02 §4, higher tiers) through the client against the sandbox over real HTTP. */
+/** Merge request approvals (higher tiers) through the client against the sandbox over real HTTP. */
 
 const MIA = 2;
 const ALICE = 3;
@@ -81,7 +81,7 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
     expect((await collect(client(USER_TOKEN).projectApprovalRules.all(1))).map((r) => r.id)).toEqual([rule.id]);
     expect(await mia.projectApprovalRules.show(1, rule.id)).toEqual(rule);
 
-    // Spec 02 §4 rule 1: users and groups absent from the given lists are removed.
+    // Users and groups absent from the given lists are removed.
     const edited = await mia.projectApprovalRules.edit(1, rule.id, { name: 'sec', approvals_required: 2, user_ids: [MIA], group_ids: [] });
     expect(edited).toMatchObject({ name: 'sec', approvals_required: 2, users: [{ id: MIA }], groups: [], protected_branches: [{ id: MAIN }] });
 

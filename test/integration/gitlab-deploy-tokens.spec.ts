@@ -3,8 +3,8 @@ import { collect, useSandboxClients } from '../support/sandbox-clients';
 import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, USER_TOKEN } from '../support/world-builders';
 
 /**
- * Deploy tokens of projects and groups (GitLab's "Deploy tokens API", beyond the spec documents) through the client
- * against the sandbox over real HTTP: the value only in the create answer, expiry, the `active` filter, who may
+ * Deploy tokens of projects and groups (GitLab's "Deploy tokens API", beyond the forge's API specification) through the
+ * client against the sandbox over real HTTP: the value only in the create answer, expiry, the `active` filter, who may
  * manage them, and that the API never takes one. Their endpoints are in the table of gitlab-access-tokens.spec.ts.
  */
 

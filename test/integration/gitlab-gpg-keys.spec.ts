@@ -12,7 +12,7 @@ import {
 } from '../../src/gitlab';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 
-/** GPG keys (spec 02 §4 "SSH and GPG keys") through the client against the sandbox over real HTTP. */
+/** GPG keys through the client against the sandbox over real HTTP. */
 
 const ALICE = 3;
 const OLAF = 4;
@@ -40,7 +40,7 @@ describe('GitlabClient GPG keys against the sandbox', () => {
     return ((await response.body.json()) as { status: number }[]).map((r) => r.status);
   }
 
-  it('lists and shows the caller’s keys with the spec’s fields only', async () => {
+  it('lists and shows the caller’s keys with the documented fields only', async () => {
     const alice = client(USER_TOKEN);
     const keys = await collect(alice.gpgKeys.all());
     expect(keys).toEqual([

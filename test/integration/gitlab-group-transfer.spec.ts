@@ -9,7 +9,7 @@ import { ForbiddenError, GitlabClient, NotFoundError, RateLimitedError, Unauthor
 import { FakeClock } from '../support/gitlab/fake-clock';
 import { useSandboxClients } from '../support/sandbox-clients';
 
-/** Group export, download, import and relations export (spec 01 §4) through the client over real HTTP. */
+/** Group export, download, import and relations export through the client over real HTTP. */
 
 describe('GitlabClient group transfer against the sandbox', () => {
   const forge = useSandboxClients(() =>
@@ -116,7 +116,7 @@ describe('GitlabClient group transfer against the sandbox', () => {
       expect(copy!.description).toBe('The Acme group');
       const sub = groupByPath('acme-copy/platform');
       expect(sub).toMatchObject({ name: 'Platform', parent_id: copy!.id, visibility: 'private' });
-      // Spec 01 §4 rule 5: members whose user exists keep their membership.
+      // Members whose user exists keep their membership.
       expect(forge.sandbox.state.member('group', copy!.id, 2)?.access_level).toBe(40);
       expect(forge.sandbox.state.member('group', sub!.id, 3)?.access_level).toBe(40);
 

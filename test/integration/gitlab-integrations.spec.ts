@@ -14,12 +14,12 @@ import {
 } from '../../src/gitlab';
 import { useSandboxClients } from '../support/sandbox-clients';
 
-/** Project integrations (spec 03) through the client against the sandbox over real HTTP. */
+/** Project integrations through the client against the sandbox over real HTTP. */
 
 interface Case<S extends IntegrationSlug = IntegrationSlug> {
   slug: S;
   params: IntegrationParamsBySlug[S];
-  /** Required parameters, in the spec's order. */
+  /** Required parameters, in the documented order. */
   required: string[];
   /** `properties` of the settings shown afterwards. */
   properties: Record<string, unknown>;
@@ -108,7 +108,7 @@ describe('GitlabClient integrations against the sandbox', () => {
   const forge = useSandboxClients(() => baseWorld());
   const client = (token = MAINTAINER_TOKEN): GitlabClient => forge.client(token);
 
-  it('covers every slug of spec 03', () => {
+  it('covers every integration slug', () => {
     expect(CASES.map((c) => c.slug)).toEqual([...INTEGRATION_SLUGS]);
   });
 
@@ -120,7 +120,7 @@ describe('GitlabClient integrations against the sandbox', () => {
       void c.integrations.edit(1, 'emails-on-push', { recipients: 'a', branches_to_be_notified: 'every' });
       // @ts-expect-error another slug's parameter
       void c.integrations.edit(1, 'chatops-a', { token: 't', webhook: 'https://hook.test' });
-      // @ts-expect-error not a slug of spec 03
+      // @ts-expect-error not an integration slug
       void c.integrations.show(1, 'no-such-service');
     };
     expect(neverCalled).toBeInstanceOf(Function);
@@ -168,7 +168,7 @@ describe('GitlabClient integrations against the sandbox', () => {
     await expect(client().integrations.show('acme/api', slug)).rejects.toBeInstanceOf(NotFoundError);
   });
 
-  it('rejects an empty required parameter and values outside the spec’s types', async () => {
+  it('rejects an empty required parameter and values outside the documented types', async () => {
     const mia = client();
     await expect(mia.integrations.edit('acme/api', 'external-wiki', { external_wiki_url: '' })).rejects.toMatchObject({
       status: 400,
@@ -234,7 +234,7 @@ describe('GitlabClient integrations against the sandbox', () => {
     expect(third).toMatchObject({ push_events: true, properties: { token: 'b', room: '', subdomain: 'acme' } });
   });
 
-  describe('issue-tracker-b `active` (spec 03 §3)', () => {
+  describe('issue-tracker-b `active`', () => {
     const base = { url: 'https://jira.test', username: 'jira', password: 'pw' };
 
     it('is inactive when `active` is omitted or false, and active only with active=true', async () => {
@@ -307,7 +307,7 @@ describe('GitlabClient integrations against the sandbox', () => {
     });
   });
 
-  describe('authentication and permissions (spec 03 §5: Maintainer or Owner)', () => {
+  describe('authentication and permissions (Maintainer or Owner)', () => {
     beforeEach(async () => {
       await client(ADMIN_TOKEN).integrations.edit('acme/api', 'chatops-a', { token: 't' });
     });

@@ -14,8 +14,8 @@ import { collect, useSandboxClients } from '../support/sandbox-clients';
 import { ADMIN_TOKEN, apiProject, baseWorld, BASE_NOW, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 
 /**
- * Project webhooks (GitLab's "Project webhooks API", beyond the spec documents) through the client against the
- * sandbox over real HTTP: CRUD, the write-only token, permissions and pagination; python-gitlab where installed.
+ * Project webhooks (GitLab's "Project webhooks API", beyond the forge's API specification) through the client against
+ * the sandbox over real HTTP: CRUD, the write-only token, permissions and pagination; python-gitlab where installed.
  */
 
 const API = 1;

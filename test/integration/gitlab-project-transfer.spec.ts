@@ -19,9 +19,9 @@ import { collect, useSandboxClients } from '../support/sandbox-clients';
 import { acmeGroup, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 
 /**
- * Project export and import (GitLab's "Project import and export API", beyond the spec documents) through the client
- * against the sandbox over real HTTP: the export's lifecycle, the archive on disk, an import restoring the same
- * records elsewhere, the forge's per-user limits, a bad archive, a taken path and `overwrite`.
+ * Project export and import (GitLab's "Project import and export API", beyond the forge's API specification) through
+ * the client against the sandbox over real HTTP: the export's lifecycle, the archive on disk, an import restoring the
+ * same records elsewhere, the forge's per-user limits, a bad archive, a taken path and `overwrite`.
  */
 
 const API = 1;

@@ -24,8 +24,8 @@ import {
 } from '../support/world-builders';
 
 /**
- * Projects, groups and the version (GitLab's public API docs, beyond the spec documents) through the client against
- * the sandbox over real HTTP, and through python-gitlab where it is installed.
+ * Projects, groups and the version (GitLab's public API docs, beyond the forge's API specification) through the client
+ * against the sandbox over real HTTP, and through python-gitlab where it is installed.
  */
 
 const ACME = 10;
@@ -449,8 +449,8 @@ describe('the world file’s generator', () => {
 });
 
 /**
- * The endpoints beyond the spec documents, with the client method that calls each: every one has its client method
- * and its sandbox route, and docs/api-client.md shows this table.
+ * The endpoints beyond the forge's API specification, with the client method that calls each: every one has its client
+ * method and its sandbox route, and docs/api-client.md shows this table.
  */
 const GITLAB_ENDPOINTS = [
   { method: 'GET', path: '/groups', client: 'groups.all' },

@@ -15,7 +15,7 @@ import {
 import { DEFAULT_RETRY_OPTIONS } from '../../src/gitlab/transport/retry';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 
-/** Protected branches (spec 02 §4) through the client against the sandbox over real HTTP. */
+/** Protected branches through the client against the sandbox over real HTTP. */
 
 const MIA = 2;
 const ALICE = 3;

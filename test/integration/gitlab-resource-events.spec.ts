@@ -9,7 +9,7 @@ import {
 } from '../../src/gitlab';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 
-/** Label events of issues, merge requests and epics, weight events of issues (spec 02 §4), seeded from the world. */
+/** Label events of issues, merge requests and epics, weight events of issues, seeded from the world. */
 
 const ISSUE_ID = 700;
 const MR_ID = 800;
@@ -75,7 +75,7 @@ describe('GitlabClient label and weight events against the sandbox', () => {
   const alice = { id: 3, username: 'alice', name: 'Alice Developer', state: 'active' as const };
   const mia = { id: 2, username: 'mia', name: 'Mia Maintainer', state: 'active' as const };
 
-  it('lists and shows an issue’s label events, oldest first, with the spec’s fields', async () => {
+  it('lists and shows an issue’s label events, oldest first, with the documented fields', async () => {
     const c = client(USER_TOKEN);
     const events = await collect(c.issueLabelEvents.all('acme/api', 5));
     // Labels are shared by name: the epic's `roadmap` (groups are seeded first) is 1, `bug` is 2.

@@ -12,7 +12,7 @@ import {
 } from '../../src/gitlab';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 
-/** Users' write side, status, preferences, follows and counts (spec 02 §4 "Users") over real HTTP. */
+/** Users' write side, status, preferences, follows and counts over real HTTP. */
 
 const MIA = 2;
 const ALICE = 3;
@@ -45,7 +45,7 @@ describe('GitlabClient user writes against the sandbox', () => {
     return ((await response.body.json()) as { status: number }[]).map((r) => r.status);
   }
 
-  it('creates a user (201, administrator view) and enforces the spec’s rules', async () => {
+  it('creates a user (201, administrator view) and enforces the forge’s rules', async () => {
     const admin = client();
     const created = await admin.users.create({
       email: 'nina@acme.test',

@@ -6,9 +6,9 @@ import { collect, useSandboxClients } from '../support/sandbox-clients';
 import { ADMIN_TOKEN, acmeGroup, apiProject, baseWorld, MAINTAINER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 
 /**
- * CI/CD variables of projects and groups (GitLab's public API docs, beyond the spec documents) through the client
- * against the sandbox over real HTTP: every endpoint, environment scopes and `filter[environment_scope]`, the forge's
- * masked-value rules, hidden variables, permissions, and values kept out of the request log.
+ * CI/CD variables of projects and groups (GitLab's public API docs, beyond the forge's API specification) through the
+ * client against the sandbox over real HTTP: every endpoint, environment scopes and `filter[environment_scope]`, the
+ * forge's masked-value rules, hidden variables, permissions, and values kept out of the request log.
  */
 
 const SECRET = 'glpat-delivered-value-01';

@@ -196,7 +196,7 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
       expect(service()).toBeUndefined();
 
       expect(outcomes(await act(engineApp))).toEqual([['set_integration', 'done']]);
-      // One PUT, with active=true: without it the forge leaves this service inactive (spec 03 §3).
+      // One PUT, with active=true: without it the forge leaves this service inactive.
       expect(writes()).toEqual([
         {
           method: 'PUT',

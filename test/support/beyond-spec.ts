@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { GitlabClient } from '../../src/gitlab';
 import { apiRouter } from '../../src/sandbox/api';
 
-/** An endpoint from GitLab's public API docs (beyond the spec documents), with the client method that calls it. */
+/** An endpoint from GitLab's public API docs (beyond the API specification), with the client method that calls it. */
 export interface DocumentedEndpoint {
   readonly method: string;
   readonly path: string;

@@ -11,8 +11,8 @@ import type {
 } from '../types/access-requests';
 
 /**
- * Spec 02 §4, access requests; one instance for groups and one for projects (same verbs, same shapes). `id` is the
- * group or project ID or full path.
+ * GitLab's "Group and project access requests API"; one instance for groups and one for projects (same verbs, same
+ * shapes). `id` is the group or project ID or full path.
  */
 export class AccessRequestsResource<S extends AccessRequestSource> {
   constructor(

@@ -13,9 +13,9 @@ import type {
 export type AccessTokenSource = 'projects' | 'groups';
 
 /**
- * GitLab's "Project access tokens API" and "Group access tokens API" (beyond the spec): one instance for each, same
- * verbs and shapes. `id` is the project or group ID or full path. Maintainers manage a project's tokens, owners a
- * group's; anyone else gets 401 (not 403).
+ * GitLab's "Project access tokens API" and "Group access tokens API" (beyond the API specification): one instance for
+ * each, same verbs and shapes. `id` is the project or group ID or full path. Maintainers manage a project's tokens,
+ * owners a group's; anyone else gets 401 (not 403).
  */
 export class ResourceAccessTokensResource<S extends AccessTokenSource> {
   constructor(

@@ -18,7 +18,7 @@ import type {
   ProjectApprovalSettings,
 } from '../types/approvals';
 
-/** Spec 02 §4 "Merge request approvals", project approval settings (`/projects/:id/approvals`). */
+/** GitLab's "Merge request approvals API", project approval settings (`/projects/:id/approvals`). */
 export class ProjectApprovalSettingsResource {
   constructor(private readonly transport: Transport) {}
 

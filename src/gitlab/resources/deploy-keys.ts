@@ -4,7 +4,7 @@ import type { Transport } from '../transport/transport';
 import { createdDeployKeyShape, deployKeyShape } from './shapes';
 import type { CreateDeployKeyParams, DeployKey, EditDeployKeyParams, InstanceDeployKey } from '../types/keys';
 
-/** Spec 02 §4, deploy keys. */
+/** GitLab's "Deploy keys API". */
 export class DeployKeysResource {
   constructor(private readonly transport: Transport) {}
 

@@ -6,8 +6,8 @@ import type { AccessTokenSource } from './access-tokens';
 import type { CreateDeployTokenParams, DeployToken, ListDeployTokensParams, NewDeployToken } from '../types/tokens';
 
 /**
- * GitLab's "Deploy tokens API" (beyond the spec), for projects (maintainers) and groups (maintainers list, owners
- * create and delete). A deploy token cannot be rotated: a new one is made and the old one deleted.
+ * GitLab's "Deploy tokens API" (beyond the API specification), for projects (maintainers) and groups (maintainers list,
+ * owners create and delete). A deploy token cannot be rotated: a new one is made and the old one deleted.
  */
 export class DeployTokensResource<S extends AccessTokenSource> {
   constructor(

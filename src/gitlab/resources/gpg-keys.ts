@@ -4,8 +4,8 @@ import type { Transport } from '../transport/transport';
 import type { CreateGpgKeyParams, GpgKey } from '../types/keys';
 
 /**
- * Spec 02 §4, GPG keys: the caller's own (`/user/gpg_keys`) and another user's (`/users/:id/gpg_keys`). The spec
- * shows list, show and add for the caller; the rest ("not shown" there) follows the forge and the SSH key endpoints.
+ * GitLab's "User SSH and GPG keys API", GPG keys: the caller's own (`/user/gpg_keys`) and another user's
+ * (`/users/:id/gpg_keys`). Beyond the caller's list, show and add, they follow the forge and the SSH key endpoints.
  */
 export class GpgKeysResource {
   constructor(private readonly transport: Transport) {}

@@ -8,7 +8,7 @@ import type {
   ScheduledMessage,
 } from '../types/group-transfer';
 
-/** Spec 01 §4 "Group export, import and relations export". */
+/** GitLab's "Group and project import and export API", the group side and relations export. */
 export class GroupTransferResource {
   constructor(private readonly transport: Transport) {}
 

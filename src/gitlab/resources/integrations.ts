@@ -8,13 +8,14 @@ import type {
 } from '../types/integrations';
 
 /**
- * Spec 03, per-project integration settings (`/projects/:id/services`). Every endpoint needs Maintainer or Owner.
- * The parameters of `edit` are typed by slug: `edit('acme/api', 'external-wiki', { external_wiki_url })`.
+ * GitLab's "Integrations API", per-project integration settings (`/projects/:id/services`). Every endpoint needs
+ * Maintainer or Owner. The parameters of `edit` are typed by slug: `edit('acme/api', 'external-wiki', {
+ * external_wiki_url })`.
  */
 export class IntegrationsResource {
   constructor(private readonly transport: Transport) {}
 
-  /** The project's active services (spec 03 §4; a plain array, from release 12.7). */
+  /** The project's active services (a plain array, from release 12.7). */
   all(project: ProjectId): Promise<IntegrationListEntry[]> {
     return this.transport.json<IntegrationListEntry[]>({
       method: 'GET',
@@ -32,7 +33,7 @@ export class IntegrationsResource {
 
   /**
    * `PUT`: creates or replaces the settings of the service. A missing required parameter is a ValidationError
-   * (400). Spec 03 does not show the answer; the forge (and the sandbox) answer with the settings.
+   * (400). The forge (and the sandbox) answer with the settings.
    */
   edit<S extends IntegrationSlug>(
     project: ProjectId,

@@ -13,7 +13,7 @@ import type {
   TraceTail,
 } from '../types/jobs';
 
-/** Spec 01 §4, jobs. */
+/** GitLab's "Jobs API". */
 export class JobsResource {
   constructor(private readonly transport: Transport) {}
 
@@ -61,7 +61,7 @@ export class JobsResource {
     return this.transport.json<Job>({ method: 'GET', endpoint: endpoint`job`, auth: 'job', jobToken });
   }
 
-  /** `GET /job/allowed_agents`, authenticated by the job token (spec 01 §5.2). */
+  /** `GET /job/allowed_agents`, authenticated by the job token. */
   allowedAgents(jobToken?: string): Promise<AllowedAgents> {
     return this.transport.json<AllowedAgents>({ method: 'GET', endpoint: endpoint`job/allowed_agents`, auth: 'job', jobToken });
   }
@@ -84,7 +84,7 @@ export class JobsResource {
 
   /**
    * The last `maxBytes` of the log, streamed so the whole log is never held. A job that does not exist or has no log
-   * (404, spec 01 §4 rule 4) gives `{found: false}` rather than an error: the log going away is an expected outcome.
+   * (404) gives `{found: false}` rather than an error: the log going away is an expected outcome.
    */
   async traceTail(project: ProjectId, jobId: number, maxBytes: number): Promise<TraceTail> {
     if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) throw new RangeError('maxBytes must be a positive integer');

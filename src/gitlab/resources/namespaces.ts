@@ -3,7 +3,7 @@ import type { PageOptions, Paginated } from '../transport/pagination';
 import type { Transport } from '../transport/transport';
 import type { ListNamespacesParams, Namespace, NamespaceExists, NamespaceExistsParams } from '../types/namespaces';
 
-/** Spec 01 §4, namespaces. */
+/** GitLab's "Namespaces API". */
 export class NamespacesResource {
   constructor(private readonly transport: Transport) {}
 

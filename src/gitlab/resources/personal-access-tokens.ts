@@ -10,8 +10,8 @@ import type {
 } from '../types/tokens';
 
 /**
- * GitLab's "Personal access tokens API" (beyond the spec). Project and group access tokens are personal access tokens
- * of bot users, so `self` and `rotateSelf` work with them too.
+ * GitLab's "Personal access tokens API" (beyond the API specification). Project and group access tokens are personal
+ * access tokens of bot users, so `self` and `rotateSelf` work with them too.
  */
 export class PersonalAccessTokensResource {
   constructor(private readonly transport: Transport) {}

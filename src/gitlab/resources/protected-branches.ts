@@ -9,8 +9,8 @@ import type {
 } from '../types/protected-branches';
 
 /**
- * Spec 02 §4, protected branches of a project. `name` is a branch name or a wildcard (`release/*`); it is sent
- * URL-encoded as one path segment (`release%2F*`).
+ * GitLab's "Protected branches API", a project's protected branches. `name` is a branch name or a wildcard
+ * (`release/*`); it is sent URL-encoded as one path segment (`release%2F*`).
  */
 export class ProtectedBranchesResource {
   constructor(private readonly transport: Transport) {}

@@ -14,7 +14,7 @@ import type {
 /** The forge's wording for the once-an-hour bulk deletion guard. */
 const ALREADY_REQUESTED = /already been made|at most once an hour/i;
 
-/** Spec 01 §4, container registry. */
+/** GitLab's "Container registry API". */
 export class RegistryResource {
   constructor(private readonly transport: Transport) {}
 
@@ -62,7 +62,7 @@ export class RegistryResource {
     });
   }
 
-  /** Schedules deletion of a repository; the work finishes after the call returns (spec 01 §4 rule 2). */
+  /** Schedules deletion of a repository; the work finishes after the call returns. */
   async remove(project: ProjectId, repositoryId: number): Promise<void> {
     await this.transport.request<unknown>({
       method: 'DELETE',

@@ -7,8 +7,9 @@ import type { ResourceLabelEvent, ResourceWeightEvent } from '../types/resource-
 export type LabelEventSource = 'issues' | 'merge_requests' | 'epics';
 
 /**
- * Spec 02 §4 "Label and weight history" (read only): label events of issues, merge requests (`id` is the project)
- * and epics (`id` is the group, top tier). One instance per source, same verbs and shapes.
+ * GitLab's "Resource label events API" and "Resource weight events API" (read only): label events of issues, merge
+ * requests (`id` is the project) and epics (`id` is the group, top tier). One instance per source, same verbs and
+ * shapes.
  */
 export class ResourceLabelEventsResource<S extends LabelEventSource> {
   constructor(
@@ -49,7 +50,7 @@ export class ResourceLabelEventsResource<S extends LabelEventSource> {
   }
 }
 
-/** Spec 02 §4: weight events of a project's issue (by iid). */
+/** Weight events of a project's issue (by iid). */
 export class ResourceWeightEventsResource {
   constructor(private readonly transport: Transport) {}
 

@@ -23,7 +23,7 @@ const P = '/api/v4';
 const page = 'page=1&per_page=100';
 
 const cases: Case[] = [
-  // Jobs (spec 01 §4)
+  // Jobs
   { name: 'jobs.all', call: (c) => list(c.jobs.all('acme/api')), method: 'GET', path: `${P}/projects/acme%2Fapi/jobs?${page}`, reply: [] },
   {
     name: 'jobs.all scope',
@@ -126,7 +126,7 @@ const cases: Case[] = [
     method: 'GET',
     path: `${P}/namespaces/new-team/exists?parent_id=3`,
   },
-  // Users (spec 02 §4)
+  // Users
   {
     name: 'users.all with every filter',
     call: (c) =>
@@ -296,7 +296,7 @@ const cases: Case[] = [
   },
 ];
 
-describe('resources: every endpoint goes out as the spec says', () => {
+describe('resources: every endpoint goes out as the forge expects', () => {
   let forge: MockForge;
   beforeEach(() => {
     forge = new MockForge();

@@ -4,7 +4,7 @@ import type { Transport } from '../transport/transport';
 import { createdSshKeyShape, sshKeyShape } from './shapes';
 import type { CreateSshKeyParams, SshKey } from '../types/keys';
 
-/** Spec 02 §4, SSH keys: the caller's own (`/user/keys`) and another user's (`/users/:id/keys`). */
+/** GitLab's "User SSH and GPG keys API": the caller's SSH keys (`/user/keys`) and another's (`/users/:id/keys`). */
 export class SshKeysResource {
   constructor(private readonly transport: Transport) {}
 

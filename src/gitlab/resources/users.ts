@@ -24,7 +24,7 @@ import type {
 } from '../types/users';
 
 /**
- * Spec 02 §4, users. Which view comes back depends on the caller, so results are unions of the normal
+ * GitLab's "Users API". Which view comes back depends on the caller, so results are unions of the normal
  * and administrator views; narrow with `isAdminView`.
  */
 export class UsersResource {

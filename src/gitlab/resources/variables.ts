@@ -6,8 +6,8 @@ import type { AccessTokenSource } from './access-tokens';
 import type { CiVariable, CiVariableFilter, CreateCiVariableParams, EditCiVariableParams } from '../types/variables';
 
 /**
- * GitLab's "Project-level CI/CD variables API" and "Group-level CI/CD variables API" (beyond the spec): maintainers
- * manage a project's variables, owners a group's. Values travel in JSON bodies only, never in a URL.
+ * GitLab's "Project-level CI/CD variables API" and "Group-level CI/CD variables API" (beyond the API specification):
+ * maintainers manage a project's variables, owners a group's. Values travel in JSON bodies only, never in a URL.
  */
 export class CiVariablesResource<S extends AccessTokenSource> {
   constructor(

@@ -41,7 +41,7 @@ describe('endpoint template', () => {
 });
 
 describe('buildQuery', () => {
-  it('sends arrays as repeated name[]=v (spec 01 §1.5)', () => {
+  it('sends arrays as repeated name[]=v', () => {
     expect(buildQuery({ scope: ['failed', 'canceled'] })).toBe('?scope%5B%5D=failed&scope%5B%5D=canceled');
   });
 

@@ -3,7 +3,7 @@
  * transport an `Endpoint`, which only this tagged template makes, so a raw, unencoded path cannot reach the wire.
  */
 
-/** A project or group `:id`: the integer ID or the full path (spec 01 §1, shared convention 2). */
+/** A project or group `:id`: the integer ID or the full path (GitLab's REST API conventions, "Namespaced paths"). */
 export type ProjectId = number | string;
 export type GroupId = number | string;
 
@@ -74,8 +74,8 @@ function scalar(value: QueryScalar): string {
 }
 
 /**
- * Arrays go out as repeated `name[]=v` (spec 01 §1, convention 5); a plain object as `name[key]=v`, the form of
- * `custom_attributes[key]` (spec 02, user list filters). Undefined and null are omitted, never sent as "null".
+ * Arrays go out as repeated `name[]=v` (GitLab's REST API conventions); a plain object as `name[key]=v`, the form
+ * of the Users API's `custom_attributes[key]` filter. Undefined and null are omitted, never sent as "null".
  */
 export function buildQuery(query: Query | undefined): string {
   if (!query) return '';

@@ -84,7 +84,7 @@ describe('errorFromResponse', () => {
     expect(error.message).toBe('Method Not Allowed');
   });
 
-  it('keeps field errors of a rejected SSH key (spec 02 §7)', () => {
+  it('keeps field errors of a rejected SSH key', () => {
     const error = make(400, { message: { key: ['is invalid'] } });
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toEqual({ key: ['is invalid'] });

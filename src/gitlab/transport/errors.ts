@@ -61,7 +61,7 @@ export class ConflictError extends ApiError {}
 
 /**
  * The forge's once-an-hour guard on bulk tag deletion answers **400**, not 429, and without `Retry-After`
- * (spec 01 §8.1). Raised by `registry.removeTags` so callers need not match the message.
+ * (docs/api-client.md, "Container registry"). Raised by `registry.removeTags` so callers need not match the message.
  */
 export class BulkDeleteAlreadyRequestedError extends ValidationError {}
 
@@ -239,7 +239,7 @@ function stripHtml(html: string): string {
 }
 
 /**
- * The forge answers errors in several shapes (spec 02 §7 shows `{message: {field: [..]}}`; others are not shown):
+ * The forge answers errors in several shapes (docs/api-client.md, "Conventions"):
  * `{message: string}`, `{message: {field: [..]}}` (flattened to `field: msg`), `{error: string}` (OAuth-style, with
  * `error_description`), plain text or HTML from a proxy.
  */

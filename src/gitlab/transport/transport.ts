@@ -70,11 +70,11 @@ export interface RequestSpec<T = unknown> {
   method: HttpMethod;
   endpoint: Endpoint;
   query?: Query;
-  /** Sent as JSON (spec 01 §1, convention 7). */
+  /** Sent as JSON (`Content-Type: application/json`). */
   body?: unknown;
   /** Sent as `multipart/form-data` instead of `body`; files are streamed from disk on every attempt. */
   multipart?: readonly MultipartPart[];
-  /** `job`: authenticate with `JOB-TOKEN` (spec 01 §5.2), using `jobToken` or the client's own token. */
+  /** `job`: authenticate with `JOB-TOKEN` (GitLab's "Jobs API"), using `jobToken` or the client's own token. */
   auth?: 'client' | 'job';
   jobToken?: string;
   /**
@@ -252,15 +252,7 @@ export class Transport {
 
   /**
    * Streams every item of a list endpoint with `per_page=100`, in the forge's order, reading pages ahead of the
-   * consumer so that a long listing is not one round trip per page:
-   * - when the first page carries `X-Total-Pages` and its next page is `page=2`, the remaining pages are known up
-   *   front and up to `concurrency` of them are in flight at once (the limiter holds every request of the client to
-   *   that bound anyway; the window keeps a huge listing from buffering more than that many pages);
-   * - otherwise (above 10,000 records the forge omits the totals; keyset listings only link to the next page) each
-   *   next page, from `Link: rel="next"` and else `X-Next-Page`, is requested while the current one is consumed.
-   * After the last counted page its own next link is still followed, so records added meanwhile are not lost.
-   * A failed page surfaces where its items would have been; stopping early (`break`, `until`) leaves at most the
-   * pages already read ahead, and those not yet sent are not sent.
+   * consumer (how, and what stopping early costs: docs/api-client.md, "Reading pages ahead").
    */
   async *paginate<T>(spec: Omit<RequestSpec<T>, 'body'>, options: PageOptions<T> = {}): Paginated<T> {
     const perPage = Math.min(Math.max(1, options.perPage ?? DEFAULT_PER_PAGE), 100);

@@ -1,7 +1,8 @@
 /**
- * The roles of a member of a group or project, by name and number (spec 02 §2: `0` no access, `5` minimal access,
- * `10` guest, `20` reporter, `30` developer, `40` maintainer, `50` owner, valid for groups only). The one table of
- * them: the client's types, the policy files (which take a name or the number) and the sandbox all read it.
+ * The roles of a member of a group or project, by name and number (GitLab's "Group and project members API": `0` no
+ * access, `5` minimal access, `10` guest, `20` reporter, `30` developer, `40` maintainer, `50` owner, valid for groups
+ * only). The one table of them: the client's types, the policy files (which take a name or the number) and the sandbox
+ * all read it.
  */
 export const ACCESS_LEVELS = {
   no_access: 0,

@@ -3,7 +3,7 @@ import type { Timestamp, UserState } from './common';
 
 export type AccessRequestSource = 'groups' | 'projects';
 
-/** Spec 02 §2; `id` is the requesting user's id. */
+/** GitLab's "Group and project access requests API"; `id` is the requesting user's id. */
 export interface AccessRequest {
   id: number;
   username: string;
@@ -18,7 +18,7 @@ export interface ApprovedAccessRequest<L extends AccessLevel = AccessLevel> exte
   access_level: L;
 }
 
-/** `50` owner is valid for groups only (spec 02 §2). */
+/** `50` owner is valid for groups only. */
 export type AccessLevelFor<S extends AccessRequestSource> = S extends 'groups' ? AccessLevel : ProjectAccessLevel;
 
 export interface ApproveAccessRequestParams<S extends AccessRequestSource> {

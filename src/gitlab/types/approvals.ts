@@ -3,7 +3,7 @@ import type { Group } from './groups';
 import type { ProtectedBranch } from './protected-branches';
 import type { UserSummary } from './users';
 
-/** Spec 02 §2 "Approval settings (project)". */
+/** A project's approval settings (GitLab's "Merge request approvals API"). */
 export interface ProjectApprovalSettings {
   approvals_before_merge: number;
   reset_approvals_on_push: boolean;
@@ -25,11 +25,11 @@ export interface EditProjectApprovalSettingsParams {
   require_password_to_approve?: boolean;
 }
 
-/** Spec 02 §2 "Approval rule": `regular` is user defined; `report_approver` and `code_owner` are system generated. */
+/** Approval rule types: `regular` is user defined; `report_approver` and `code_owner` are system generated. */
 export const APPROVAL_RULE_TYPES = ['regular', 'report_approver', 'code_owner'] as const;
 export type ApprovalRuleType = (typeof APPROVAL_RULE_TYPES)[number];
 
-/** The group object of an approval rule (spec 02 §2): a group as listed, without its creation time, with LDAP fields. */
+/** The group object of an approval rule: a group as listed, without its creation time, with LDAP fields. */
 export interface ApprovalRuleGroup extends Omit<Group, 'created_at'> {
   ldap_cn: string | null;
   ldap_access: number | null;
@@ -63,14 +63,14 @@ export interface MergeRequestApprovalStateRule extends MergeRequestApprovalRule 
   approved: boolean;
 }
 
-/** Spec 02 §2 "Merge request approval state". */
+/** A merge request's approval state (`approval_state`). */
 export interface MergeRequestApprovalState {
   /** True when merge-request-level rules exist for the merge request. */
   approval_rules_overwritten: boolean;
   rules: MergeRequestApprovalStateRule[];
 }
 
-/** Spec 02 §2 "Merge request approval status". */
+/** A merge request's approval status (`approvals`). */
 export interface MergeRequestApprovals {
   id: number;
   iid: number;
@@ -129,7 +129,7 @@ export interface ApproveMergeRequestParams {
   approval_password?: string;
 }
 
-/** Spec 02 §2 "External approval rule" (top tier). */
+/** An external approval rule (top tier). */
 export interface ExternalApprovalRule {
   id: number;
   name: string;

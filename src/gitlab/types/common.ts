@@ -1,9 +1,9 @@
-/** ISO 8601 date-time as the forge sends it (spec 01 §1.4); some carry a numeric offset instead of `Z`. */
+/** ISO 8601 date-time as the forge sends it; some carry a numeric offset instead of `Z`. */
 export type Timestamp = string;
-/** A calendar date, `YYYY-MM-DD` (e.g. `last_activity_on`, spec 02 §2). */
+/** A calendar date, `YYYY-MM-DD` (e.g. `last_activity_on`). */
 export type DateString = string;
 
-/** Spec 02 §3.1. */
+/** A user's `state` as the Users API shows it. */
 export const USER_STATES = ['active', 'blocked'] as const;
 export type UserState = (typeof USER_STATES)[number];
 

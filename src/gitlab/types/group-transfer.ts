@@ -1,14 +1,14 @@
-/** Group export, import and relations export (spec 01 §4 "Group export, import and relations export"). */
+/** Group export, import and relations export (GitLab's "Group and project import and export API"). */
 
-/** Body of a 202 answer: an export was scheduled or an import accepted (spec 01 §7). */
+/** Body of a 202 answer: an export was scheduled or an import accepted. */
 export interface ScheduledMessage {
   message: string;
 }
 
-/** Spec 01 §3: `0` started, `1` finished, `-1` failed. */
+/** A relation export's status: `0` started, `1` finished, `-1` failed. */
 export type RelationExportStatusCode = 0 | 1 | -1;
 
-/** Spec 01 §2 "Group relation export status entry". */
+/** One entry of `GET /groups/:id/export_relations/status`. */
 export interface RelationExportStatus {
   relation: string;
   status: RelationExportStatusCode;
@@ -23,7 +23,7 @@ export interface ImportGroupParams {
   path: string;
   /** Local path of the export archive; it is streamed from disk, never read whole. */
   file: string;
-  /** Parent group; without it the group is created at the top level (spec 01 §4 rule 3). */
+  /** Parent group; without it the group is created at the top level. */
   parent_id?: number;
 }
 

@@ -1,10 +1,10 @@
 import type { Timestamp, UserState } from './common';
 
-/** Spec 01 §3. */
+/** A job's `status` (GitLab's "Jobs API"). */
 export const JOB_STATUSES = ['created', 'pending', 'running', 'failed', 'success', 'canceled', 'skipped', 'manual'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** User summary embedded in jobs (spec 01 §2). */
+/** User summary embedded in jobs. */
 export interface JobUser {
   id: number;
   name: string;
@@ -39,11 +39,11 @@ export interface JobPipeline {
   project_id: number;
   ref: string;
   sha: string;
-  /** Pipeline statuses are not enumerated by the spec. */
+  /** Pipeline statuses are left open: the forge adds new ones. */
   status: string;
 }
 
-/** Values the spec has seen; others may appear. */
+/** Values seen on the forge; others may appear. */
 export type ArtifactFileType = 'archive' | 'metadata' | 'trace' | 'junit' | (string & {});
 export type ArtifactFileFormat = 'zip' | 'gzip' | 'raw' | (string & {});
 
@@ -63,7 +63,7 @@ export interface Job {
   tag: boolean;
   status: JobStatus;
   allow_failure: boolean;
-  /** Null in every case the spec shows; a number on the real forge. */
+  /** Often null; a number once coverage is reported. */
   coverage: number | null;
   created_at: Timestamp;
   started_at: Timestamp | null;
@@ -78,7 +78,7 @@ export interface Job {
   artifacts_file?: { filename: string; size: number };
   artifacts_expire_at?: Timestamp;
   tag_list?: string[];
-  /** Null in every case the spec shows; the shape of a non-null value is not shown. */
+  /** Null until a runner picks the job up; its fields are not relied on. */
   runner: Readonly<Record<string, unknown>> | null;
   web_url: string;
   user: JobUser | null;
@@ -102,7 +102,7 @@ export interface DownstreamPipeline {
   web_url: string;
 }
 
-/** A trigger job (spec 01 §2): a job without artifacts and runner, pointing at the pipeline it started. */
+/** A trigger job: a job without artifacts and runner, pointing at the pipeline it started. */
 export interface BridgeJob extends Omit<Job, 'artifacts' | 'artifacts_file' | 'runner' | 'pipeline'> {
   pipeline: BridgePipeline;
   downstream_pipeline: DownstreamPipeline;
@@ -118,7 +118,7 @@ export interface ProjectSummary {
   created_at: Timestamp;
 }
 
-/** `GET /job/allowed_agents` (spec 01 §2, job-token agent lookup result). */
+/** `GET /job/allowed_agents`: the agents the job token may use. */
 export interface AllowedAgents {
   allowed_agents: Array<{ id: number; config_project: ProjectSummary }>;
   job: { id: number; name: string; stage: string; project_id: number; project_name: string };
@@ -137,16 +137,16 @@ export interface AllowedAgents {
 }
 
 export interface ListJobsParams {
-  /** One status or several; all statuses when omitted (spec 01 §4, jobs rule 2). */
+  /** One status or several; all statuses when omitted. */
   scope?: JobStatus | readonly JobStatus[];
 }
 
 export interface ListPipelineJobsParams extends ListJobsParams {
-  /** Default false: retried jobs are left out (spec 01 §4, jobs rule 3). */
+  /** Default false: retried jobs are left out. */
   include_retried?: boolean;
 }
 
-/** The end of a job log, or the fact that there is none (404: no such job or no log, spec 01 §4 rule 4). */
+/** The end of a job log, or the fact that there is none (404: no such job or no log). */
 export type TraceTail =
   | {
       found: true;

@@ -1,7 +1,7 @@
 import type { Timestamp } from './common';
 import type { ProjectSummary } from './jobs';
 
-/** Spec 02 §2. */
+/** GitLab's "User SSH and GPG keys API". */
 export interface SshKey {
   id: number;
   title: string;
@@ -19,7 +19,7 @@ export interface CreateSshKeyParams {
   expires_at?: Timestamp | Date;
 }
 
-/** Spec 02 §2; `can_push` is absent from the instance-wide list. */
+/** GitLab's "Deploy keys API"; `can_push` is absent from the instance-wide list. */
 export interface DeployKey {
   id: number;
   title: string;
@@ -29,8 +29,8 @@ export interface DeployKey {
 }
 
 /**
- * A key of `GET /deploy_keys` (administrators only). Beyond the spec (the forge's Deploy keys API page): the projects it
- * is enabled on, by access; `projects_with_readonly_access` only from the forge's 16.0 on (absent before).
+ * A key of `GET /deploy_keys` (administrators only). Beyond the endpoint table (GitLab's "Deploy keys API"): the
+ * projects it is enabled on, by access; `projects_with_readonly_access` only from the forge's 16.0 on (absent before).
  */
 export interface InstanceDeployKey extends Omit<DeployKey, 'can_push'> {
   projects_with_write_access?: ProjectSummary[];
@@ -48,7 +48,7 @@ export interface EditDeployKeyParams {
   can_push?: boolean;
 }
 
-/** Spec 02 §2 "GPG key". */
+/** A GPG key (GitLab's "User SSH and GPG keys API"). */
 export interface GpgKey {
   id: number;
   /** Armored public key block (`-----BEGIN PGP PUBLIC KEY BLOCK-----` ...). */

@@ -2,7 +2,7 @@ import type { Timestamp } from './common';
 
 export type NamespaceKind = 'user' | 'group';
 
-/** Spec 01 §2. */
+/** GitLab's "Namespaces API". */
 export interface Namespace {
   id: number;
   name: string;

@@ -1,6 +1,6 @@
 /**
- * Spec 02 §2 "Protected branch": `0` no access, `30` developer, `40` maintainer, `60` admin. The one table of them,
- * as ACCESS_LEVELS is of members' roles.
+ * Protected branch access levels (GitLab's "Protected branches API"): `0` no access, `30` developer, `40` maintainer,
+ * `60` admin. The one table of them, as ACCESS_LEVELS is of members' roles.
  */
 export const PROTECTED_BRANCH_ACCESS_LEVELS = { no_access: 0, developer: 30, maintainer: 40, admin: 60 } as const;
 export type ProtectedBranchAccessLevelName = keyof typeof PROTECTED_BRANCH_ACCESS_LEVELS;
@@ -12,7 +12,7 @@ export const PROTECTED_BRANCH_ACCESS_LEVEL_NAMES: readonly [ProtectedBranchAcces
 /** Every number of PROTECTED_BRANCH_ACCESS_LEVELS, lowest first. */
 export const PROTECTED_BRANCH_ACCESS_LEVEL_VALUES: readonly [ProtectedBranchAccessLevel, ...ProtectedBranchAccessLevel[]] =
   Object.values(PROTECTED_BRANCH_ACCESS_LEVELS) as [ProtectedBranchAccessLevel, ...ProtectedBranchAccessLevel[]];
-/** Spec 02 §4 "Protected branches": each of push, merge and unprotect defaults to maintainer. */
+/** Each of push, merge and unprotect defaults to maintainer. */
 export const DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL = PROTECTED_BRANCH_ACCESS_LEVELS.maintainer;
 
 const PROTECTED_BRANCH_ACCESS_LEVEL_NAME_OF = new Map<number, ProtectedBranchAccessLevelName>(
@@ -56,7 +56,7 @@ export interface ListProtectedBranchesParams {
   search?: string;
 }
 
-/** Spec 02 §4 "Protected branches", create parameters; each access level defaults to `40`. */
+/** Create parameters; each access level defaults to `40`. */
 export interface ProtectBranchParams {
   name: string;
   push_access_level?: ProtectedBranchAccessLevel;
@@ -71,7 +71,7 @@ export interface ProtectBranchParams {
   code_owner_approval_required?: boolean;
 }
 
-/** `PATCH`: spec 02 names only this option; omitted means false. */
+/** `PATCH`: the only option the forge documents; omitted means false. */
 export interface EditProtectedBranchParams {
   code_owner_approval_required?: boolean;
 }

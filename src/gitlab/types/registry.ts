@@ -37,7 +37,7 @@ export interface ListRegistryRepositoriesParams {
   tags_count?: boolean;
 }
 
-/** Spec 01 §4, bulk delete parameters. Regexes are RE2, anchored by the forge as `\A` + pattern + `\z`. */
+/** Bulk delete parameters (docs/api-client.md, "Container registry"): RE2 regexes, anchored as `\A` + pattern + `\z`. */
 export interface BulkDeleteTagsParams {
   name_regex_delete: string;
   /** Deprecated synonym of `name_regex_delete`. */

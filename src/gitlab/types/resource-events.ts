@@ -5,7 +5,7 @@ export type ResourceLabelEventType = 'Issue' | 'Epic' | 'MergeRequest';
 export const RESOURCE_LABEL_EVENT_ACTIONS = ['add', 'remove'] as const;
 export type ResourceLabelEventAction = (typeof RESOURCE_LABEL_EVENT_ACTIONS)[number];
 
-/** Spec 02 §2 "Resource label event". */
+/** GitLab's "Resource label events API". */
 export interface ResourceLabelEvent {
   id: number;
   user: UserSummary;
@@ -22,7 +22,7 @@ export interface ResourceLabelEvent {
   action: ResourceLabelEventAction;
 }
 
-/** Spec 02 §2 "Resource weight event". */
+/** GitLab's "Resource weight events API". */
 export interface ResourceWeightEvent {
   id: number;
   user: UserSummary;

@@ -1,6 +1,6 @@
 import type { DateString, SortDirection, Timestamp, UserState } from './common';
 
-/** Spec 02 §2: what a normal caller gets in lists. */
+/** What a normal caller gets in lists (GitLab's "Users API"). */
 export interface UserSummary {
   id: number;
   username: string;
@@ -10,7 +10,7 @@ export interface UserSummary {
   web_url: string;
 }
 
-/** The profile every caller may see, in both the public and the administrator views (spec 02 §2). */
+/** The profile every caller may see, in both the public and the administrator views. */
 export interface UserProfile {
   bio: string;
   bio_html: string;
@@ -24,7 +24,7 @@ export interface UserProfile {
   job_title: string;
 }
 
-/** Spec 02 §2: a single user as a normal caller sees them. */
+/** A single user as a normal caller sees them. */
 export interface PublicUser extends UserSummary, UserProfile {
   created_at: Timestamp;
   bot: boolean;
@@ -39,7 +39,7 @@ export interface Identity {
   saml_provider_id?: number;
 }
 
-/** Spec 02 §2: the administrator view in lists. */
+/** The administrator view in lists. */
 export interface AdminUserListItem extends UserSummary, UserProfile {
   email: string;
   created_at: Timestamp;
@@ -68,7 +68,7 @@ export interface AdminUserListItem extends UserSummary, UserProfile {
   using_license_seat?: boolean;
 }
 
-/** Spec 02 §2: the administrator view of a single user. */
+/** The administrator view of a single user. */
 export interface AdminUser extends AdminUserListItem {
   commit_email: string;
   /** Enterprise edition only. */
@@ -77,7 +77,7 @@ export interface AdminUser extends AdminUserListItem {
   sign_in_count: number;
 }
 
-/** `GET /user` for a normal caller (spec 02 §2, current user). */
+/** `GET /user` for a normal caller. */
 export interface CurrentUser extends PublicUser {
   email: string;
   last_sign_in_at: Timestamp | null;
@@ -108,11 +108,11 @@ export function isAdminView<T extends object>(user: T): user is T & { is_admin: 
   return 'is_admin' in user;
 }
 
-/** The `order_by` of `GET /users` (spec 02 §4). */
+/** The `order_by` of `GET /users`. */
 export const USER_ORDER_BY = ['id', 'name', 'username', 'created_at', 'updated_at'] as const;
 export type UserOrderBy = (typeof USER_ORDER_BY)[number];
 
-/** Spec 02 §4, list filters for `GET /users`. Filters marked "administrators" are ignored for others. */
+/** List filters for `GET /users`. Filters marked "administrators" are ignored for others. */
 export interface ListUsersParams {
   /** Matches name or primary email. */
   search?: string;
@@ -152,7 +152,7 @@ export interface CurrentUserParams {
   sudo?: number;
 }
 
-/** Spec 02 §4 "Create": fields create and update share. */
+/** Fields create and update share. */
 export interface UserProfileParams {
   admin?: boolean;
   bio?: string;
@@ -210,7 +210,7 @@ export interface RemoveUserParams {
   hard_delete?: boolean;
 }
 
-/** Spec 02 §2 "User status"; with no status set, `emoji` and `message` are null. */
+/** A user's status; with no status set, `emoji` and `message` are null. */
 export interface UserStatus {
   emoji: string | null;
   availability: string;
@@ -229,7 +229,7 @@ export interface SetUserStatusParams {
   clear_status_after?: ClearStatusAfter;
 }
 
-/** Spec 02 §2 "User preferences record". */
+/** `PUT /user/preferences`'s answer. */
 export interface UserPreferences {
   id: number;
   user_id: number;

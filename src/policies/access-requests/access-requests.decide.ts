@@ -16,7 +16,7 @@ import { type AccessRequestsConfig, levelName, type Rule, type RuleConditions } 
 export const APPROVE = 'approve';
 export const DENY = 'deny';
 
-/** A pending request as the forge lists it (spec 02 §2 "Access request"); `id` is the requester's user id. */
+/** A pending request as the forge lists it; `id` is the requester's user id. */
 export interface PendingRequest {
   readonly id: number;
   readonly username: string;
@@ -74,7 +74,7 @@ function unknownWhy(subject: Subject): string {
 
 /**
  * A field of the administrator view, or undefined when the record lacks it (a public view, a user not found, or a
- * forge that left it out). Read defensively: what is typed is what the spec says, not what every forge sends.
+ * forge that left it out). Read defensively: what is typed is what the Users API documents, not what every forge sends.
  */
 function adminField(subject: Subject, field: 'email' | 'two_factor_enabled' | 'external' | 'confirmed_at'): unknown {
   const user = subject.user;
@@ -134,7 +134,7 @@ function verdicts(when: RuleConditions | undefined, subject: Subject): Verdict[]
     out.push(booleanVerdict(when.external, adminField(subject, 'external'), 'external', 'external', 'not external', subject));
   }
   if (when.bot !== undefined) {
-    // The spec lists `bot` in the public view only; a record without it leaves the condition unknown.
+    // The Users API shows `bot` in the public view only; a record without it leaves the condition unknown.
     const bot = publicField(subject, 'bot');
     out.push(typeof bot === 'boolean' ? { holds: bot === when.bot, text: bot ? 'a bot' : 'not a bot' } : unknown('bot', subject, subject.user ? 'the user record does not show it' : unknownWhy(subject)));
   }

@@ -14,7 +14,7 @@ export interface RequestTarget {
   readonly source: SourceKind;
   /** The group or project as configured: numeric id or full path (the forge takes either). */
   readonly id: string | number;
-  /** The requester; access requests are addressed by the user's id (spec 02 §4). */
+  /** The requester; access requests are addressed by the user's id. */
   readonly userId: number;
   /**
    * When the request decided on was made: a request withdrawn and made again since is another one, decided afresh.
@@ -23,7 +23,7 @@ export interface RequestTarget {
   readonly requestedAt?: string;
 }
 
-/** Owner (50) exists only in groups (spec 02 §2), so the level's type follows the source. */
+/** Owner (50) exists only in groups, so the level's type follows the source. */
 export type ApproveTarget =
   | (RequestTarget & { readonly source: 'group'; readonly accessLevel: GrantLevel })
   | (RequestTarget & { readonly source: 'project'; readonly accessLevel: Exclude<GrantLevel, 50> });

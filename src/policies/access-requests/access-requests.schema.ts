@@ -11,7 +11,7 @@ import { USER_STATES } from '../../gitlab/types/common';
  */
 
 /**
- * The levels a rule may grant, by name (spec 02 §2 "Access request"); `owner` only in groups. 0 (no access) and 5
+ * The levels a rule may grant, by name; `owner` only in groups. 0 (no access) and 5
  * (minimal access) are left out on purpose: approving someone into a group without access is no approval an operator
  * means, and the forge refuses 5 for projects.
  */

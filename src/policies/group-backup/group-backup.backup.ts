@@ -15,18 +15,8 @@ import type { GroupBackupConfig } from './group-backup.schema';
 import { filesOf, isSetName, setNameTime, writeSetFile } from './group-backup.set';
 
 /**
- * One backup set of one group, resumable at every step. Progress is kept in the policy's state (the backup in
- * progress, and each project's) before each step that the forge or the disk cannot undo, so a process killed
- * anywhere carries the same set on where it was:
- *
- * 1. export: the group export is requested (group-backup.group-export.ts); the set's folder is named by the time of
- *    the first request; then every project of the tree, paced by the forge's limits (group-backup.projects.ts);
- * 2. download and verify: each archive into a dot-file, verified (gzip and tar structure, non-empty), flushed and
- *    renamed into place (group-backup.export.ts); a project that cannot be is named in the set, which is `partial`;
- * 3. record: `set.json`, then the manifest with the new set (group-backup.record.ts);
- * 4. prune: the keep rules applied to the sets on disk, the pruned sets removed last, and only once every set kept was
- *    read again and matched its recorded sizes and SHA-256s (group-backup.prune.ts). A partial set, or a failed one,
- *    never prunes anything.
+ * One backup set of one group: export → download and verify → record → prune, resumable at every step (progress is
+ * kept before each step the forge or the disk cannot undo; see docs/policies.md, `group_backup`, "Resumable").
  */
 export class Backup {
   private readonly inflight: InflightRecord;

@@ -12,17 +12,8 @@ import { type MissingProject, type ProjectArchive, projectArchiveFile, relativeP
 import { type LastSet, unseenProjects } from './group-backup.unseen';
 
 /**
- * The projects of a backup set: every project of the group tree exported, downloaded and verified into
- * `STAMP/projects/PATH.tar.gz`, within the forge's limits, resumable at every step.
- *
- * - Export requests are paced by the forge's limit (`project_exports_per_minute`, counted in Redis for every replica
- *   and policy of the token), at most that many waiting on the forge at once.
- * - Each export's status is read `download_interval` apart (the first a few seconds after its request); a finished
- *   one is downloaded once (the forge allows one download a minute per project) and put in place as the group's is
- *   (see ForgeExports).
- * - An export that fails, or is not ready within `timeout`, is requested again, up to MAX_EXPORT_ATTEMPTS times; then,
- *   as for a project gone from the forge or one the token may not export, the set goes on without it and says why.
- * - What each project has reached is kept in the policy's state (group-backup.project-progress.ts).
+ * The projects of a backup set: each exported, downloaded and verified into `STAMP/projects/PATH.tar.gz`, paced by the
+ * forge's limits and resumable (see docs/policies.md, `group_backup`, "How long a set takes" and "Resumable").
  */
 
 /** How often one project's export is requested before the set goes on without it. */

@@ -5,22 +5,8 @@ import type { GroupBackupConfig } from './group-backup.schema';
 import { isSetName } from './group-backup.set';
 
 /**
- * Which sets the keep rules prune, with the prune's precondition read at that moment, and their removal. The manifest
- * and Redis say what was written; the disk says what is there now (a person may have removed or replaced an archive),
- * and wins:
- *
- * - Each set listed is looked at on disk (every file present, with its recorded size): one that is not is dropped from
- *   the manifest, not counted, and said in the detail.
- * - The keep rules are planned on the sets counted (complete ones; see planSetPrune). When they would remove
- *   something, every set the plan keeps is read again and hashed, one whose bytes are not the manifest's is dropped
- *   too, and the rules are planned again on what is left, until every set kept was read. Nothing is removed while
- *   fewer complete sets are left than the largest keep count (fewestToPrune), nor while the newest set is partial.
- *
- * Hashing the kept sets reads them all, once per set that prunes (a nightly one), locally and sequentially, at disk
- * speed rather than the forge's. A stat would be cheaper and miss an archive replaced by one of the same size, or
- * damaged in place; a set pruned on the strength of such a set is the loss this step exists to prevent. Sets about to
- * be pruned are not read; a set that prunes nothing hashes nothing, so a folder kept without keep rules, which grows
- * without end, is never read back.
+ * Which sets the keep rules prune, and their removal. The disk wins over the manifest, and every set kept is hashed
+ * again before anything goes (see docs/policies.md, `group_backup`, "Before each harmful step").
  */
 
 type Planned = { readonly name: string; readonly takenAt: Date; readonly state: ListedSet['state']; readonly set: ListedSet };

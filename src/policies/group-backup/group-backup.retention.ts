@@ -1,17 +1,6 @@
 /**
- * Which backups to keep, by restic's `forget` rules (https://restic.readthedocs.io/en/stable/060_forget.html), so that
- * `keep:` means what restic and borg users expect. Pure: no I/O, no clock.
- *
- * - Backups are taken newest first.
- * - `last: n` keeps the n newest.
- * - `daily: n` keeps the newest backup of each of the n most recent days that have one: a day without a backup does
- *   not use up a count. `weekly` is the same per ISO week (ISO week-numbering year + week, as restic's `yw`, so
- *   2027-01-01 is in 2026-W53), `monthly` per calendar month. Days, weeks and months are those of `timezone`.
- * - Every rule looks at every backup: one kept by several rules is kept once, with all their reasons.
- * - While a daily, weekly or monthly rule still has counts left when the oldest backup is reached, the oldest backup
- *   is kept too, as restic does since 0.16 (and borg since 1.2): a history shorter than the rules ask for keeps its
- *   beginning rather than losing it at every run until the rule is filled.
- * - No rule at all keeps everything, so a missing `keep:` never deletes anything; a rule of 0 keeps nothing by itself.
+ * Which backups to keep, by restic's `forget` rules, so that `keep:` means what restic and borg users expect. Pure: no
+ * I/O, no clock. The rules: docs/policies.md, `group_backup`, "Keep rules".
  */
 
 export interface RetentionRules {

@@ -4,7 +4,7 @@ import { definePolicyType } from '../../config/policy-type';
 import { cron, duration, groupSelection, timezone } from '../../config/validators';
 
 /**
- * `group_backup`: backs up groups on a schedule as backup sets, the forge's group export (spec 01 §4) and one
+ * `group_backup`: backs up groups on a schedule as backup sets, the forge's group export and one
  * project export per project of the group tree, each verified, under `destination/GROUP_PATH/STAMP/` with a
  * manifest; old sets are pruned by restic-style `keep` rules that count complete sets.
  */

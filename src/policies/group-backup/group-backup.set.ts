@@ -11,9 +11,8 @@ import { writeFileAtomically } from './group-backup.disk';
  *                                           group: `platform/api` for acme/platform/api)
  *     STAMP/set.json                        what the set holds and lacks, written last (see BackupSet)
  *
- * `set.json` makes the folder stand alone: copied elsewhere, `restore --from FOLDER` finds in it every archive with
- * its size and SHA-256, and where each project goes. Every archive is written under a dot-name, verified, flushed
- * and renamed into place, so a name without a dot is always a whole, verified archive.
+ * `set.json` makes the folder stand alone (`restore --from FOLDER`); a name without a dot is always a whole, verified
+ * archive (see docs/policies.md, `group_backup`, "What a set holds").
  */
 
 export const SET_FILE = 'set.json';

@@ -75,7 +75,7 @@ describe('project_settings params', () => {
       'project_settings: action parameter "push_access_level" must be one of 0, 30, 40, 60, got 50',
     );
     expect(() => setIntegrationTarget({ project: 42, source: 'acme/api', slug: 'nope', values: {}, secrets: [] })).toThrow(
-      'project_settings: action parameter "slug" must be an integration slug of spec 03, got "nope"',
+      'project_settings: action parameter "slug" must be an integration slug (docs/api-client.md, Integration slugs), got "nope"',
     );
   });
 });

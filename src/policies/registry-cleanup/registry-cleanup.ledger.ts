@@ -6,7 +6,7 @@
 
 import { readJsonObject } from '../../engine/json';
 
-/** The forge refuses a second bulk deletion of a repository within this long of the last (spec 01 §8.1). */
+/** The forge refuses a second bulk deletion of a repository within this long of the last (answered 400, not 429). */
 export const BULK_CALL_INTERVAL_MS = 60 * 60 * 1000;
 
 /** Follow-ups are asked for this long after the hour, so replicas' clocks a little apart still find it over. */

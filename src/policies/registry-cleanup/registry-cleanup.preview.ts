@@ -4,7 +4,7 @@ import { RE2JS } from 're2js';
  * Which tags the forge's bulk tag deletion removes, computed locally and independently of the forge (and of the
  * sandbox, which plays the forge in tests, so the integration tests really compare the two). Pure: no I/O, no clock.
  *
- * The forge's rules (spec 01 "Bulk delete behaviour", and the forge's CleanupTagsService), in its order:
+ * The forge's rules (docs/api-client.md, "Container registry", and the forge's CleanupTagsService), in its order:
  * 1. `latest` is never deleted;
  * 2. each expression is compiled as `\A` + pattern + `\z` exactly as written, with no group, so `a|b` means "starts
  *    with a" or "ends with b"; a candidate matches the delete expression and not the keep expression;

@@ -16,7 +16,7 @@ import { currentUser, DEVELOPER, findGroup, findProject, GUEST, MAINTAINER, OWNE
 import { AccessRequestPresenter } from './access-requests.presenter';
 
 /**
- * Access levels a member may get (spec 02 §2 "Access request"): in a group any but no access, in a project guest to
+ * Access levels a member may get: in a group any but no access, in a project guest to
  * maintainer (owner only in groups, and the forge refuses minimal access for projects).
  */
 const LEVELS: Record<SourceKind, readonly number[]> = {
@@ -32,7 +32,7 @@ interface Source {
   requestAccessEnabled: boolean;
 }
 
-/** Group and project access requests (spec 02 §3 item 2, §4 "Access requests"). */
+/** Group and project access requests (GitLab's "Group and project access requests API"). */
 export function registerAccessRequestRoutes(router: Router): void {
   for (const kind of ['group', 'project'] as const) {
     const base = `/${kind}s/:id/access_requests`;

@@ -15,7 +15,7 @@ import type { GroupRecord, ProjectRecord, SandboxState, UserRecord } from '../st
  * any other level is the caller's role there. Every endpoint and listing decides through the four functions below.
  */
 
-// The roles the endpoints ask for, short names of the forge's table (spec 02 §2).
+// The roles the endpoints ask for, short names of ACCESS_LEVELS.
 export const GUEST = ACCESS_LEVELS.guest;
 export const REPORTER = ACCESS_LEVELS.reporter;
 export const DEVELOPER = ACCESS_LEVELS.developer;

@@ -39,8 +39,8 @@ const SYSTEM_RULE_TYPES = new Set(['report_approver', 'code_owner']);
 const MR = '/projects/:id/merge_requests/:merge_request_iid';
 
 /**
- * Merge request approvals (spec 02 §4, higher tiers). The spec leaves roles open; the sandbox lets anyone who sees
- * the project read, developers approve and manage merge request rules, maintainers change project settings and rules.
+ * Merge request approvals (GitLab's "Merge request approvals API", higher tiers). Anyone who sees the project may
+ * read, developers approve and manage merge request rules, maintainers change project settings and rules.
  */
 export function registerApprovalRoutes(router: Router): void {
   router
@@ -177,7 +177,7 @@ export function registerApprovalRoutes(router: Router): void {
       const sourceId = intParam(ctx, 'approval_project_rule_id');
       let rule: MergeRequestApprovalRuleRecord;
       if (sourceId !== undefined) {
-        // Spec 02 §4 rule 2: name, users and groups come from the project rule.
+        // Name, users and groups come from the project rule.
         const source = approvalsOf(ctx, project).rules.find((r) => r.id === sourceId);
         if (!source) throw notFound();
         const required = requiredCount(ctx);
@@ -278,7 +278,7 @@ function findExternalRule(ctx: RequestContext, project: ProjectRecord): External
   return rule;
 }
 
-/** Spec 02 §4 rule 3: system-generated rules cannot be changed or deleted (the forge's policy answers 403). */
+/** System-generated rules cannot be changed or deleted (the forge's policy answers 403). */
 function findChangeableMergeRequestRule(ctx: RequestContext, record: MergeRequestApprovalsRecord): MergeRequestApprovalRuleRecord {
   const id = intRouteParam(ctx, 'approval_rule_id');
   const rule = record.rules.find((r) => r.id === id);
@@ -287,7 +287,7 @@ function findChangeableMergeRequestRule(ctx: RequestContext, record: MergeReques
   return rule;
 }
 
-/** Spec 02 §4 rule 5: behind `ff_compliance_approval_gates`; while off the routes answer `404 Not Found`. */
+/** Behind `ff_compliance_approval_gates`; while off the routes answer `404 Not Found`. */
 function externalRulesProject(ctx: RequestContext, minLevel: number): ProjectRecord {
   const project = findProject(ctx, minLevel);
   if (!ctx.state.approvals.externalRulesOn(project.id)) throw new ApiError(404, { message: '404 Not Found' });
@@ -330,7 +330,7 @@ function ruleFields(
   return { name, approvals_required: approvalsRequired, user_ids: userIds, group_ids: groupIds };
 }
 
-/** Spec 02 §4 rule 1: given `user_ids` / `group_ids` replace the lists (absent ones are removed). */
+/** Given `user_ids` / `group_ids` replace the lists (absent ones are removed). */
 function applyRuleFields(rule: ApprovalRuleRecord, fields: RuleFields): void {
   rule.name = fields.name;
   rule.approvals_required = fields.approvals_required;

@@ -17,7 +17,7 @@ import { currentUser, findProject, MAINTAINER, requireAdmin } from './access';
 import { DeployKeyPresenter } from './deploy-keys.presenter';
 import { FINGERPRINT_TAKEN, requireParams, validateKeyText } from './ssh-keys';
 
-/** Deploy keys (spec 02 §4 "Deploy keys"): one key may be enabled on several projects. */
+/** Deploy keys (GitLab's "Deploy keys API"): one key may be enabled on several projects. */
 export function registerDeployKeyRoutes(router: Router): void {
   router
     .get('/deploy_keys', (ctx) => {
@@ -55,7 +55,7 @@ export function registerDeployKeyRoutes(router: Router): void {
       const project = findProject(ctx, MAINTAINER);
       const key = findProjectKey(ctx, project);
       key.projects.delete(project.id);
-      // The key itself goes once no project uses it any more (spec 02 §4 "Deploy keys").
+      // The key itself goes once no project uses it any more.
       if (key.projects.size === 0) ctx.state.deployKeys.delete(key.id);
       return noContent();
     })

@@ -7,8 +7,8 @@ import { currentUser, requireAdmin } from './access';
 import { FINGERPRINT_TAKEN, requireParams } from './ssh-keys';
 
 /**
- * GPG keys of the caller and of other users (spec 02 §4 "SSH and GPG keys"). The spec shows list, show and add
- * for the caller; another user's keys and deletion follow the forge: reading another user's keys needs only
+ * GPG keys of the caller and of other users (GitLab's "User SSH and GPG keys API"). Beyond the caller's list, show
+ * and add, another user's keys and deletion follow the forge: reading another user's keys needs only
  * authentication, adding or deleting them needs an administrator.
  */
 export function registerGpgKeyRoutes(router: Router): void {

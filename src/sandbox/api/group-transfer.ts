@@ -19,7 +19,7 @@ import { currentUser, findGroup, GUEST, MAINTAINER, OWNER } from './access';
 const ACCEPTED = { message: '202 Accepted' };
 
 /**
- * Group export, import and relations export (spec 01 §4); owners export, maintainers of the parent import. Export,
+ * Group export, import and relations export; owners export, maintainers of the parent import. Export,
  * download and import are rate limited like the forge's (`export_rate_limits`): the forge checks the limit after
  * authorizing and before anything else, so a 404 download counts and a 429 changes nothing.
  */
@@ -131,7 +131,7 @@ function importGroup(ctx: RequestContext) {
     throw new ApiError(400, { message: 'Group could not be imported: Path has already been taken' });
   }
 
-  // Spec 01 §4 rule 4: private at the top level; inside a parent, the parent's visibility at most.
+  // Private at the top level; inside a parent, the parent's visibility at most.
   const visibility: Visibility = parent
     ? VISIBILITY_ORDER[Math.min(VISIBILITY_ORDER.indexOf(archive.visibility) >= 0 ? VISIBILITY_ORDER.indexOf(archive.visibility) : 0, VISIBILITY_ORDER.indexOf(parent.visibility))]
     : 'private';
@@ -171,7 +171,7 @@ function createGroup(
   return group;
 }
 
-/** Spec 01 §4 rule 5: members keep their membership only if their user exists already (matched by username). */
+/** Members keep their membership only if their user exists already (matched by username). */
 function addMembers(ctx: RequestContext, group: GroupRecord, archived: ArchivedGroup, skipUserId: number): void {
   const members = (archived as { members?: { username?: string; access_level?: number }[] }).members ?? [];
   for (const member of members) {

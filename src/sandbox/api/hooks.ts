@@ -26,12 +26,12 @@ import { isHookUrl } from '../world';
 import { findProject, MAINTAINER } from './access';
 
 /**
- * Project webhooks (GitLab's "Project webhooks API", `lib/api/project_hooks.rb`; beyond the spec documents). Reading
- * and writing both need a maintainer (`read_web_hook`/`admin_web_hook`) or an administrator; a project the caller
- * cannot see is 404. Errors are the forge's: `url` missing → 400 `{"error":"url is missing"}`; a URL that is not
+ * Project webhooks (GitLab's "Project webhooks API", `lib/api/project_hooks.rb`; beyond the forge's API specification).
+ * Reading and writing both need a maintainer (`read_web_hook`/`admin_web_hook`) or an administrator; a project the
+ * caller cannot see is 404. Errors are the forge's: `url` missing → 400 `{"error":"url is missing"}`; a URL that is not
  * http(s) (or names a URL variable it lacks) → 422 `{"error":"Invalid url given"}`; a PUT without parameters → 400
- * `{"error":"No parameters provided"}`; an unknown hook → `404 Not found`. Unlike a default forge, local addresses
- * are accepted (the forge's "Allow requests to the local network from webhooks"), so tests can receive deliveries.
+ * `{"error":"No parameters provided"}`; an unknown hook → `404 Not found`. Unlike a default forge, local addresses are
+ * accepted (the forge's "Allow requests to the local network from webhooks"), so tests can receive deliveries.
  */
 
 /** `validates :custom_webhook_template, length: { maximum: 4096 }`. */

@@ -26,9 +26,9 @@ import { registerVariableRoutes } from './variables';
 import { registerVersionRoutes } from './version';
 
 /**
- * Every `/api/v4` route the sandbox serves: the three spec documents, then GitLab's projects, groups, version,
- * project webhooks, project export and import, access and deploy tokens, CI/CD variables, and the edits a person
- * makes: renaming and moving projects, editing members (blocking users is with the user writes).
+ * Every `/api/v4` route the sandbox serves: the endpoint table of docs/api-client.md, then GitLab's projects, groups,
+ * version, project webhooks, project export and import, access and deploy tokens, CI/CD variables, and the edits a
+ * person makes: renaming and moving projects, editing members (blocking users is with the user writes).
  */
 export function apiRouter(): Router {
   const router = new Router();

@@ -28,12 +28,12 @@ import { findProject, MAINTAINER } from './access';
 
 const FLAGS: ReadonlySet<string> = new Set(INTEGRATION_EVENT_FLAGS);
 
-/** Properties the sandbox never echoes back (the forge masks password fields; spec 03 is silent). */
+/** Properties the sandbox never echoes back (the forge masks password fields). */
 const SECRET_PROPERTIES = new Set(['password']);
 
 /**
- * Per-project integration settings (spec 03), under `/services` and the forge's current name `/integrations` (GitLab's
- * "Project integrations API"), the same handlers. Every endpoint needs Maintainer or Owner (§5). A PUT creates the
+ * Per-project integration settings, under `/services` and the forge's current name `/integrations` (GitLab's
+ * "Integrations API"), the same handlers. Every endpoint needs Maintainer or Owner. A PUT creates the
  * settings or changes only the parameters it is given, as the forge does; only `issue-tracker-b` has an `active`
  * parameter (default false), the other services are active once configured. DELETE removes the settings; reading or
  * deleting a service without settings answers `404 Service Not Found`, an unknown slug the unknown-route 404.
@@ -100,7 +100,7 @@ function save(ctx: RequestContext, projectId: number, slug: IntegrationSlug): In
   for (const [name, parameter] of parameters) {
     const value = read(ctx, name, parameter);
     if (name === 'active') {
-      // Spec 03 §3: issue-tracker-b is active only when PUT with active=true; omitted means false.
+      // issue-tracker-b is active only when PUT with active=true; omitted means false.
       active = value === true;
     } else if (FLAGS.has(name)) {
       // A flag the service supports starts on unless the caller turns it off.
@@ -127,7 +127,7 @@ function save(ctx: RequestContext, projectId: number, slug: IntegrationSlug): In
   return record;
 }
 
-/** A URL is taken as any text: spec 03 does not say the forge checks it. */
+/** A URL is taken as any text: the forge's integrations API does not check it on PUT. */
 function read(ctx: RequestContext, name: string, parameter: IntegrationParameter): string | number | boolean | undefined {
   switch (parameter.kind) {
     case 'boolean':
@@ -141,7 +141,7 @@ function read(ctx: RequestContext, name: string, parameter: IntegrationParameter
   }
 }
 
-/** Spec 03 §2 "Service list entry". */
+/** An entry of the service list. */
 function listEntry(r: IntegrationRecord): IntegrationListEntry {
   return {
     id: r.id,
@@ -154,7 +154,7 @@ function listEntry(r: IntegrationRecord): IntegrationListEntry {
   };
 }
 
-/** Spec 03 §2 "Single service settings": the list entry without the list-only flags, plus `properties`. */
+/** One service's settings: the list entry without the list-only flags, plus `properties`. */
 function settings(r: IntegrationRecord): IntegrationSettings {
   const entry: Partial<IntegrationListEntry> = listEntry(r);
   for (const flag of LIST_ONLY_INTEGRATION_EVENT_FLAGS) delete entry[flag];

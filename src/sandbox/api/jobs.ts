@@ -16,7 +16,7 @@ import type { JobRecord, PipelineRecord, ProjectRecord, SandboxState } from '../
 import { DEVELOPER, findProject, requireUnarchived } from './access';
 import { JobPresenter as Presenter } from './jobs.presenter';
 
-/** Jobs (spec 01 §4 "Jobs", state moves in §3). */
+/** Jobs and their state moves (GitLab's "Jobs API"). */
 export function registerJobRoutes(router: Router): void {
   router
     .get('/projects/:id/jobs', (ctx) => {
@@ -32,7 +32,7 @@ export function registerJobRoutes(router: Router): void {
       const pipeline = findPipeline(ctx, project);
       const scope = scopeParam(ctx);
       const includeRetried = boolParam(ctx, 'include_retried') ?? false;
-      // Jobs of child pipelines are listed with their parent's (spec 01 §4 Jobs rule 3).
+      // Jobs of child pipelines are listed with their parent's.
       const pipelineIds = new Set(pipelineTree(ctx.state, pipeline).map((p) => p.id));
       const jobs = builds(ctx.state, (j) => pipelineIds.has(j.pipeline_id))
         .filter((j) => includeRetried || !j.retried)
@@ -59,7 +59,7 @@ export function registerJobRoutes(router: Router): void {
     .get('/projects/:id/jobs/:job_id/trace', (ctx) => {
       const project = findProject(ctx);
       const job = findJob(ctx, project, 'build');
-      // Spec 01 §4 Jobs rule 4: 404 when the job has no log (newer forges answer an empty 200 instead).
+      // 404 when the job has no log (newer forges answer an empty 200 instead).
       if (job.log === null) throw notFound('Trace');
       return {
         status: 200,
@@ -96,7 +96,7 @@ export function registerJobRoutes(router: Router): void {
       job.artifacts = [];
       job.artifacts_expire_at = null;
       job.erased_at = ctx.state.nowIso();
-      // The erase answer carries `download_url: null` (spec 01 §2 Job).
+      // The erase answer carries `download_url: null`.
       return ok({ ...present(ctx).job(job), download_url: null });
     })
     .post('/projects/:id/jobs/:job_id/play', (ctx) => {
@@ -121,7 +121,7 @@ function retryable(job: JobRecord): boolean {
   return !job.retried && ['failed', 'success', 'canceled'].includes(job.status);
 }
 
-/** Retry clones the job as a new pending job with a new id; the original is then marked retried (spec 01 §3). */
+/** Retry clones the job as a new pending job with a new id; the original is then marked retried. */
 export function retryJob(ctx: RequestContext, job: JobRecord): JobRecord {
   const state = ctx.state;
   const clone: JobRecord = {

@@ -8,7 +8,7 @@ import { NamespacePresenter } from './namespaces.presenter';
 /** A group, or a user's personal namespace. */
 export type Namespace = { kind: 'group'; group: GroupRecord } | { kind: 'user'; user: UserRecord };
 
-/** Namespaces (spec 01 §4 "Namespaces"). */
+/** Namespaces (GitLab's "Namespaces API"). */
 export function registerNamespaceRoutes(router: Router): void {
   router
     .get('/namespaces', (ctx) => {
@@ -16,7 +16,7 @@ export function registerNamespaceRoutes(router: Router): void {
       const search = param(ctx, 'search')?.toLowerCase();
       const ownedOnly = boolParam(ctx, 'owned_only') ?? false;
       const topLevelOnly = boolParam(ctx, 'top_level_only') ?? false;
-      // Administrators see every namespace; others their own and the groups they belong to (spec 01 §4).
+      // Administrators see every namespace; others their own and the groups they belong to.
       let namespaces = allNamespaces(ctx).filter((ns) => {
         if (ns.kind === 'user') return user.is_admin ? !ownedOnly || ns.user.id === user.id : ns.user.id === user.id;
         const level = ctx.state.groupAccessLevel(user, ns.group);
@@ -90,7 +90,7 @@ function siblingPaths(ctx: RequestContext, parentId: number | undefined): Set<st
 function presentNamespace(ctx: RequestContext, ns: Namespace): Record<string, unknown> {
   const presenter = new NamespacePresenter(ctx.state, ctx.baseUrl);
   if (ns.kind === 'user') return presenter.userNamespace(ns.user);
-  // Spec 01 §2: members_count_with_descendants is shown to group maintainers and owners.
+  // members_count_with_descendants is shown to group maintainers and owners.
   const showCount = groupLevel(ctx.state, currentUser(ctx), ns.group) >= MAINTAINER;
   return presenter.groupNamespace(ns.group, showCount);
 }

@@ -19,8 +19,8 @@ const NOT_READY = { message: '404 Not found or has expired' };
 const IMPORT_ERROR_HIDDEN = 'Ask a maintainer to check the import status for more details.';
 
 /**
- * Project export and import (GitLab's "Project import and export API", beyond the spec documents), answered as
- * `lib/api/project_export.rb` and `project_import.rb` answer: maintainers export, read the status and download; an
+ * Project export and import (GitLab's "Project import and export API", beyond the forge's API specification), answered
+ * as `lib/api/project_export.rb` and `project_import.rb` answer: maintainers export, read the status and download; an
  * import creates the project at once (201) and fills it after the delay. Exports, downloads and imports are rate
  * limited like the forge's (`export_rate_limits`), counted after the role check and before anything else, so a 404
  * download counts and a 429 changes nothing.

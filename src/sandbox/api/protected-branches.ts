@@ -24,9 +24,9 @@ const KINDS = [
 ] as const;
 
 /**
- * Protected branches of a project (spec 02 §4 "Protected branches"). The spec leaves the roles open; the sandbox
- * asks developer to read and maintainer to change, as the forge does. `:name` is one URL-encoded segment
- * (`release%2F*`) and matches a protected name or wildcard exactly.
+ * Protected branches of a project (GitLab's "Protected branches API"). The sandbox asks developer to read and
+ * maintainer to change, as the forge does. `:name` is one URL-encoded segment (`release%2F*`) and matches a protected
+ * name or wildcard exactly.
  */
 export function registerProtectedBranchRoutes(router: Router): void {
   router
@@ -47,7 +47,7 @@ export function registerProtectedBranchRoutes(router: Router): void {
     .on('PATCH', '/projects/:id/protected_branches/:name', (ctx) => {
       const project = findProject(ctx, MAINTAINER);
       const branch = findBranch(ctx, project);
-      // Spec 02 §4: optional, default false.
+      // Optional, default false.
       branch.code_owner_approval_required = boolParam(ctx, 'code_owner_approval_required') ?? false;
       return ok(present(ctx).protectedBranch(branch));
     })

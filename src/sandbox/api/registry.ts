@@ -19,11 +19,11 @@ import { RegistryPresenter } from './registry.presenter';
 
 const HOUR_MS = 60 * 60 * 1000;
 
-/** The forge's exact answer to a second bulk deletion within the hour (spec 01 §8.1; the real forge answers 400, not 429). */
+/** The forge's exact answer to a second bulk deletion within the hour (400, not 429). */
 export const BULK_DELETE_LIMIT_MESSAGE =
   'This request has already been made. You can run this at most once an hour for a given container repository';
 
-/** Container registry (spec 01 §4 "Container registry"). */
+/** Container registry (GitLab's "Container registry API"). */
 export function registerRegistryRoutes(router: Router): void {
   router
     .get('/projects/:id/registry/repositories', (ctx) => {
@@ -53,7 +53,7 @@ export function registerRegistryRoutes(router: Router): void {
       const repository = findRepository(ctx, project);
       requireLevel(ctx, project, MAINTAINER);
       repository.status = 'delete_scheduled';
-      // Spec 01 §4 rule 2: deletion is asynchronous; the repository is gone once the worker has run.
+      // Deletion is asynchronous; the repository is gone once the worker has run.
       ctx.state.schedule(ctx.state.settings.bulkDeleteDelayMs, () => {
         ctx.state.repositories.delete(repository.id);
         ctx.state.cleanupLeases.delete(repository.id);

@@ -7,7 +7,7 @@ import { findGroup, findProject } from './access';
 import { ResourceEventPresenter } from './resource-events.presenter';
 
 /**
- * Label and weight history (spec 02 §4, read only), seeded from the world file. Anyone who can see the project (or
+ * Label and weight history (read only), seeded from the world file. Anyone who can see the project (or
  * the group, for epics) may read it; issues and merge requests are addressed by iid, epics by id.
  */
 export function registerResourceEventRoutes(router: Router): void {

@@ -16,12 +16,12 @@ import type { SshKeyRecord, UserRecord } from '../state';
 import { currentUser, requireAdmin } from './access';
 import { Presenter } from './presenter';
 
-/** The forge's model errors for key text it cannot read (spec 02 §4: fields include `fingerprint` and `key`). */
+/** The forge's model errors for key text it cannot read, on the fields `fingerprint` and `key`. */
 export const KEY_TYPE_FORBIDDEN = 'type is forbidden. Must be RSA, DSA, ECDSA, ED25519, ECDSA_SK, or ED25519_SK';
 export const FINGERPRINT_NOT_GENERATED = 'cannot be generated';
 export const FINGERPRINT_TAKEN = 'has already been taken';
 
-/** SSH keys of the caller and of other users (spec 02 §4 "SSH and GPG keys"). */
+/** SSH keys of the caller and of other users (GitLab's "User SSH and GPG keys API"). */
 export function registerSshKeyRoutes(router: Router): void {
   router
     .get('/user/keys', (ctx) => {
@@ -115,7 +115,7 @@ function findKey(ctx: RequestContext, user: UserRecord): SshKeyRecord {
   return key;
 }
 
-/** `:id_or_username` (spec 02 §5 rule 4). */
+/** `:id_or_username`: a numeric id, else a username. */
 function findUserByIdOrUsername(ctx: RequestContext): UserRecord {
   const ref = ctx.params.id ?? '';
   const user = /^\d+$/.test(ref) ? ctx.state.users.get(Number(ref)) : ctx.state.userByUsername(ref);

@@ -27,7 +27,7 @@ const MIN_PASSWORD = 8;
 const USERNAME = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
 
 /**
- * Spec 02 §4 "Users", the write side and the current user's status, preferences and follows; blocking and unblocking
+ * GitLab's "Users API", the write side and the current user's status, preferences and follows; blocking and unblocking
  * (GitLab's Users API): a blocked user's tokens are refused from the next request on (`http/server.ts`).
  */
 export function registerUserWriteRoutes(router: Router): void {
@@ -103,7 +103,7 @@ export function registerUserWriteRoutes(router: Router): void {
           emoji: emoji || DEFAULT_EMOJI,
           message,
           availability,
-          // Omitting `clear_status_after` clears the previously set value (spec 02 §4 "Set status").
+          // Omitting `clear_status_after` clears the previously set value.
           clear_status_at: after ? new Date(ctx.state.clock.now() + CLEAR_STATUS_AFTER[after]).toISOString() : null,
         };
         ctx.state.userWrites.statuses.set(user.id, record);
@@ -246,7 +246,7 @@ function updateUser(ctx: RequestContext, user: UserRecord): void {
   const username = param(ctx, 'username');
   const name = param(ctx, 'name');
   checkEmailAndUsername(email, username);
-  // The forge answers a conflicting email or username on update with 404 (spec 02 §7).
+  // The forge answers a conflicting email or username on update with 404 (docs/api-client.md, "Users").
   if (email !== undefined && emailTaken(state, email, user.id)) throw notFound('User');
   const other = username !== undefined ? state.userByUsername(username) : undefined;
   if (other && other.id !== user.id) throw notFound('User');
@@ -284,7 +284,7 @@ function applyCommonFields(ctx: RequestContext, user: UserRecord): void {
   }
   const canCreateGroup = boolParam(ctx, 'can_create_group');
   if (canCreateGroup !== undefined) user.can_create_group = canCreateGroup;
-  // `null` is converted to false (spec 02 §4 "Create").
+  // `null` is converted to false, as the forge does on create.
   if (ctx.body.private_profile === null) user.private_profile = false;
   const privateProfile = boolParam(ctx, 'private_profile');
   if (privateProfile !== undefined) user.private_profile = privateProfile;

@@ -20,7 +20,7 @@ import { UserPresenter } from './users.presenter';
 /** Bots the forge counts as internal (`exclude_internal`); project bots are not among them. */
 const INTERNAL_TYPES = new Set(['alert_bot', 'support_bot', 'ghost']);
 
-/** Users and the current user (spec 02 §4 "Users"). */
+/** Users and the current user (GitLab's "Users API"). */
 export function registerUserRoutes(router: Router): void {
   router
     .get('/users', (ctx) => {
@@ -62,7 +62,7 @@ function filterUsers(ctx: RequestContext, caller: UserRecord): UserRecord[] {
   }
   const username = param(ctx, 'username')?.toLowerCase();
   if (username !== undefined) users = users.filter((u) => u.username.toLowerCase() === username);
-  // `active`, `blocked` and `external` only support `true` (spec 02 §4); `false` filters nothing.
+  // `active`, `blocked` and `external` only support `true`; `false` filters nothing.
   if (boolParam(ctx, 'active')) users = users.filter((u) => u.state === 'active');
   if (boolParam(ctx, 'blocked')) users = users.filter((u) => u.state === 'blocked');
   if (boolParam(ctx, 'external')) users = users.filter((u) => u.external);

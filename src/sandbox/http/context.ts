@@ -90,7 +90,7 @@ export function requiredParam(ctx: RequestContext, name: string): string {
   return value;
 }
 
-/** An array parameter: repeated `name[]=v` (spec 01 §1 convention 5), a single `name=v`, or a JSON array. */
+/** An array parameter: repeated `name[]=v` (GitLab's REST API conventions), a single `name=v`, or a JSON array. */
 export function listParam(ctx: RequestContext, name: string): string[] | undefined {
   const fromBody = ctx.body[name] ?? ctx.body[`${name}[]`];
   if (Array.isArray(fromBody)) return fromBody.map(String);

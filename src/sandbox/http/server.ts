@@ -185,7 +185,7 @@ function authenticateUser(ctx: RequestContext): void {
   ctx.token = token;
   const sudo = (typeof ctx.headers.sudo === 'string' ? ctx.headers.sudo : undefined) ?? ctx.query.get('sudo');
   if (sudo === undefined || sudo === null || sudo === '') return;
-  // Spec 02 §5 rule 3: administrators may act as another user.
+  // Administrators may act as another user (`sudo`, GitLab's REST API conventions).
   if (!user.is_admin) throw forbidden('Must be admin to use sudo');
   const target = /^\d+$/.test(sudo) ? ctx.state.users.get(Number(sudo)) : ctx.state.userByUsername(sudo);
   if (!target) throw new ApiError(404, { message: `404 User with ID or username '${sudo}' Not Found` });
@@ -193,7 +193,7 @@ function authenticateUser(ctx: RequestContext): void {
 }
 
 /**
- * CI job token from `JOB-TOKEN` or `job_token` (spec 01 §5 rule 2). As on the forge, a token authenticates only
+ * CI job token from `JOB-TOKEN` or `job_token` (GitLab's "Jobs API"). As on the forge, a token authenticates only
  * while its job runs; a personal token on a job-token endpoint finds no job (404).
  */
 function authenticateJob(ctx: RequestContext): void {

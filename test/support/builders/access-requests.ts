@@ -35,7 +35,7 @@ export function aRequest(fields: Partial<PendingRequest> = {}): PendingRequest {
   return { id: 12, username: 'alice', state: 'active', requested_at: daysAgo(1), ...fields };
 }
 
-/** The public view of a user (spec 02 §2): no email, two-factor, external or confirmation; alice (12) by default. */
+/** The public view of a user: no email, two-factor, external or confirmation; alice (12) by default. */
 export function aPublicUser(fields: Partial<PublicUser> = {}): PublicUser {
   const id = fields.id ?? 12;
   const username = fields.username ?? 'alice';

@@ -127,7 +127,7 @@ describe('project_settings decide: secrets', () => {
     ];
     const decisions = decide({ ...policy, projects: ['acme/api', 'acme/web'] }, ...projects);
     expect(lines(decisions)).toEqual([
-      // In the spec's order of slugs.
+      // In the order of INTEGRATION_SLUGS.
       [SET_INTEGRATION, 'acme/api: integration chatops-a: not set → set'],
       [SET_INTEGRATION, 'acme/api: integration issue-tracker-b: not set → set'],
       [SET_INTEGRATION, 'acme/api: integration chat-notifications-a: not set → set'],

@@ -21,7 +21,7 @@ export interface SetIntegrationTarget extends ProjectTarget {
   readonly secrets: readonly string[];
 }
 
-const slugSchema = z.enum(INTEGRATION_SLUGS, { error: 'an integration slug of spec 03' });
+const slugSchema = z.enum(INTEGRATION_SLUGS, { error: 'an integration slug (docs/api-client.md, Integration slugs)' });
 const setIntegrationSchema = z.object({
   ...projectShape,
   slug: slugSchema,

@@ -83,5 +83,5 @@ export const integrationsSchema = z
   })
   // Each slug's schema is built from INTEGRATION_PARAMETERS, the table IntegrationParamsBySlug is read from.
   .transform((integrations) => integrations as DeclaredIntegrations)
-  .describe('Integrations by slug (spec 03), each with its parameters; secrets come from the environment ("${VARIABLE}") and are never printed.')
+  .describe('Integrations by slug (docs/api-client.md, Integration slugs), each with its parameters; secrets come from the environment ("${VARIABLE}") and are never printed.')
   .optional();
