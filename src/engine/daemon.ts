@@ -8,7 +8,7 @@ import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import { EngineGauges } from './gauges';
 import { errorText } from './pass-runner';
-import { policyTickJob } from './scheduler';
+import { policyTickJob } from './pass-cycle';
 import { DataMarker } from './stores/data-marker';
 import { PassHistory } from './stores/pass-history';
 import { ReplicaPresence } from './stores/replicas';
@@ -40,7 +40,7 @@ export interface ConfigStatus {
 /**
  * The daemon's schedules: one Bull repeatable job per policy (each fires once cluster-wide), a first pass at start,
  * reloads, the repair of broken schedules, and the watch that notices Redis without its data. Readiness says when
- * it is set up, and whether the last reload was taken. What a tick then runs is the Scheduler's.
+ * it is set up, and whether the last reload was taken. What a tick then runs is the PassCycle's.
  */
 @Injectable()
 export class DaemonSchedules implements OnModuleDestroy {

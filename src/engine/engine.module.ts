@@ -10,7 +10,8 @@ import { EngineGauges } from './gauges';
 import { PassRunner } from './pass-runner';
 import type { PolicyRunner } from './policy';
 import { POLICY_RUNNERS, KnownPolicies } from './known-policies';
-import { Scheduler } from './scheduler';
+import { PassCycle } from './pass-cycle';
+import { QueueConsumer } from './queue-consumer';
 import { AuditTrail } from './stores/audit';
 import { DataMarker } from './stores/data-marker';
 import { RedisDiscoveryCache } from './stores/discovery-cache';
@@ -65,7 +66,8 @@ export class EngineModule {
         Executor,
         PassRunner,
         EngineGauges,
-        Scheduler,
+        PassCycle,
+        QueueConsumer,
         DaemonSchedules,
         RecordsOwner,
         EngineService,

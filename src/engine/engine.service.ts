@@ -6,7 +6,7 @@ import { PolicyContexts } from './contexts';
 import type { ForgeEvent } from './events';
 import { PassRunner, type PassResult } from './pass-runner';
 import { DaemonSchedules, type ConfigStatus, type EngineReadiness } from './daemon';
-import { Scheduler, withoutReport } from './scheduler';
+import { PassCycle } from './pass-cycle';
 import type { Lease } from './stores/lease';
 import { RecordsOwner, type RecordsSettled } from './records-owner';
 import type { ForgeFingerprint } from './stores/recorded-forge';
@@ -15,12 +15,13 @@ export type { PassResult } from './pass-runner';
 export type { ConfigStatus, EngineReadiness } from './daemon';
 export type { RecordsSettled } from './records-owner';
 export type { ForgeFingerprint } from './stores/recorded-forge';
-export { policyTickJob } from './scheduler';
+export { policyTickJob } from './pass-cycle';
 
 /**
  * The engine as the commands and the HTTP server use it: one pass of a policy (`plan`, `once`), the daemon's start
  * and reload, its readiness, a webhook's event, and where `hooks install` puts the webhook. The rooms behind it are the
- * PassRunner (observe → decide → act), the Scheduler and DaemonSchedules (when passes run) and the stores
+ * PassCycle (a pass, what follows it, its log), the PassRunner (observe → decide → act), DaemonSchedules (when passes
+ * run), the QueueConsumer (the queue's jobs) and the stores
  * (src/engine/stores/).
  */
 @Injectable()
@@ -28,7 +29,7 @@ export class EngineService implements OnApplicationBootstrap {
   constructor(
     private readonly active: ActiveConfig,
     private readonly runner: PassRunner,
-    private readonly scheduler: Scheduler,
+    private readonly cycle: PassCycle,
     private readonly schedules: DaemonSchedules,
     private readonly contexts: PolicyContexts,
     private readonly records: RecordsOwner,
@@ -57,12 +58,8 @@ export class EngineService implements OnApplicationBootstrap {
    * `inline` as a command does (delays are waited out here). `progress` receives progress lines of long reads; no
    * action starts once `lease` is lost.
    */
-  async runPass(name: string, mode: 'plan' | 'act', delays: 'queue' | 'inline' = 'inline', progress?: (message: string) => void, lease?: Lease): Promise<PassResult> {
-    if (mode === 'act' && delays === 'queue') return this.scheduler.scheduledPass(name, lease);
-    const report = await this.runner.run(name, { mode, delays, occasion: delays === 'queue' ? 'schedule' : 'command', ...(progress ? { progress } : {}), ...(lease ? { lease } : {}) });
-    const nextPassAt = mode === 'act' && report.error === undefined ? this.scheduler.nextPassOf(report) : undefined;
-    if (mode === 'act') await this.runner.logPass(report, 'command', nextPassAt);
-    return { ...withoutReport(report), ...(nextPassAt ? { nextPassAt } : {}) };
+  runPass(name: string, mode: 'plan' | 'act', delays: 'queue' | 'inline' = 'inline', progress?: (message: string) => void, lease?: Lease): Promise<PassResult> {
+    return this.cycle.run(name, { mode, delays, ...(progress ? { progress } : {}), ...(lease ? { lease } : {}) });
   }
 
   /** A webhook's event, for every policy that covers it (see PassRunner.event). */

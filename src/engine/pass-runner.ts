@@ -44,7 +44,7 @@ export interface PassResult {
   readonly coveredGroups?: readonly string[];
   /** In `plan`: the policy is paused, so an acting pass now would start none of its actions. */
   readonly paused?: Pause;
-  /** The bot's own harm the pass's repairs did not mend: the next pass comes within a minute (see Scheduler). */
+  /** The bot's own harm the pass's repairs did not mend: the next pass comes within a minute (see PassCycle). */
   readonly harm?: readonly OpenHarm[];
 }
 

@@ -1,18 +1,15 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CLOCK, type Clock } from '../clock';
 import type { PolicyConfig } from '../config/policy-type';
 import { defineJob } from '../queue/jobs';
 import { QueueService } from '../queue/queue.service';
 import { ActiveConfig } from './active-config';
-import { PolicyContexts } from './contexts';
-import { forgeEventJob } from './events';
-import type { Trigger } from './policy';
+import type { PassOccasion, Trigger } from './policy';
 import { extraPassAt, nextTriggerRun } from './trigger-period';
-import { Executor, policyActionJob, type QueuedAction } from './executor';
 import { errorText, PassRunner, type PassReport, type PassResult } from './pass-runner';
 import type { Lease } from './stores/lease';
 import { PassHistory } from './stores/pass-history';
-import { UnsettledTargets, wantsRetry } from './stores/unsettled';
+import { wantsRetry } from './stores/unsettled';
 
 export const policyTickJob = defineJob<{ policy: string }>('policy.tick');
 
@@ -34,13 +31,23 @@ const HARM_PASS_MS = 30_000;
 const EXTRA_PASS_GRID_MS = 60_000;
 const HARM_PASS_GRID_MS = 15_000;
 
+/** How a pass is run: `plan` or `act`, and whether delayed actions and the next pass go to the queue. */
+export interface PassOptions {
+  readonly mode: 'plan' | 'act';
+  /** `queue` as the daemon's schedule runs it; `inline` as a command does (delays are waited out in the pass). */
+  readonly delays: 'queue' | 'inline';
+  readonly progress?: (message: string) => void;
+  /** No action starts once it is lost. */
+  readonly lease?: Lease;
+}
+
 /**
- * What a tick runs, and what follows: a scheduled pass under the policy's lock, the extra pass a policy or its open
- * targets ask for, backoff after a failed pass, and delayed actions whose wait ended. The schedules themselves are
- * DaemonSchedules'; the passes the PassRunner's.
+ * One pass from start to end, whoever asks for it (a tick, a command, a test): the PassRunner's pass, then what
+ * follows it (the next pass sooner than the trigger, backoff after a pass that failed as a whole), then its log
+ * line. When passes are scheduled is DaemonSchedules'; the queue's jobs are taken by the QueueConsumer.
  */
 @Injectable()
-export class Scheduler implements OnModuleInit {
+export class PassCycle {
   private readonly logger = new Logger('Engine');
   /** Policies with a pass running in this process: a tick that finds its own pass still running is no news. */
   private readonly running = new Set<string>();
@@ -48,38 +55,58 @@ export class Scheduler implements OnModuleInit {
   constructor(
     private readonly active: ActiveConfig,
     private readonly runner: PassRunner,
-    private readonly contexts: PolicyContexts,
-    private readonly executor: Executor,
-    private readonly unsettled: UnsettledTargets,
     private readonly history: PassHistory,
     private readonly queue: QueueService,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  onModuleInit(): void {
-    this.queue.handle(policyTickJob, ({ policy }) => this.tick(policy));
-    this.queue.handle(policyActionJob, (action) => this.performQueued(action));
-    this.queue.handle(forgeEventJob, async (delivery) => {
-      await this.runner.event(delivery.event);
-    });
-  }
-
   /**
-   * A scheduled pass (a tick's, or the daemon's first): marked as running while it runs, so one killed with its process
-   * is run again at the next start, then followed by the extra pass it needs, if any.
+   * One pass of one policy. An acting pass with queued delays is the schedule's: marked as running while it runs (one
+   * killed with its process is run again at the next start) and followed by the extra pass it needs, queued here.
+   * Any other acting pass only says when its next pass would come.
    */
-  async scheduledPass(name: string, lease?: Lease): Promise<PassResult> {
+  async run(name: string, options: PassOptions): Promise<PassResult> {
+    const scheduled = options.mode === 'act' && options.delays === 'queue';
+    const occasion: Exclude<PassOccasion, 'event'> = options.delays === 'queue' ? 'schedule' : 'command';
     let marked = false;
     try {
-      await this.history.markRunning(name, new Date(this.clock.now()));
-      marked = true;
-      const report = await this.runner.run(name, { mode: 'act', delays: 'queue', occasion: 'schedule', ...(lease ? { lease } : {}) });
-      const nextPassAt = await this.followUp(report);
-      await this.runner.logPass(report, 'schedule', nextPassAt);
+      if (scheduled) {
+        await this.history.markRunning(name, new Date(this.clock.now()));
+        marked = true;
+      }
+      const report = await this.runner.run(name, {
+        mode: options.mode,
+        delays: options.delays,
+        occasion,
+        ...(options.progress && !scheduled ? { progress: options.progress } : {}),
+        ...(options.lease ? { lease: options.lease } : {}),
+      });
+      let nextPassAt: Date | undefined;
+      if (scheduled) nextPassAt = await this.followUp(report);
+      else if (options.mode === 'act' && report.error === undefined) nextPassAt = this.nextPassOf(report);
+      if (options.mode === 'act') await this.runner.logPass(report, occasion, nextPassAt);
       return { ...withoutReport(report), ...(nextPassAt ? { nextPassAt } : {}) };
     } finally {
       // Ended, well or not: only a killed pass leaves its mark.
       if (marked) await this.history.clearRunning(name).catch(() => undefined);
+    }
+  }
+
+  /** A tick of the policy's schedule: its pass under the policy's lock, which one replica holds at a time. */
+  async tick(name: string): Promise<void> {
+    if (!this.active.find(name)) return; // removed since it was scheduled
+    const lease = await this.history.lock(name, PASS_LEASE_MS);
+    if (!lease) {
+      if (this.running.has(name)) this.logger.debug(`${name}: the previous pass is still running; skipping this tick`);
+      else this.logger.log(`${name}: a pass of this policy is running on another replica; skipping this tick`);
+      return;
+    }
+    this.running.add(name);
+    try {
+      await this.run(name, { mode: 'act', delays: 'queue', lease });
+    } finally {
+      this.running.delete(name);
+      await lease.release();
     }
   }
 
@@ -98,7 +125,7 @@ export class Scheduler implements OnModuleInit {
   }
 
   /** When the pass reported asks for the next one, sooner than the trigger (nothing is queued here). */
-  nextPassOf(report: PassReport): Date | undefined {
+  private nextPassOf(report: PassReport): Date | undefined {
     const policy = this.active.policy(report.policy);
     const trigger = this.active.runner(policy).trigger(policy);
     const now = new Date(this.clock.now());
@@ -130,34 +157,6 @@ export class Scheduler implements OnModuleInit {
   private async extraPass(name: string, at: Date, now: Date): Promise<void> {
     await this.queue.enqueue(policyTickJob, { policy: name }, { jobId: `extra:${name}:${at.getTime()}`, delayMs: Math.max(0, at.getTime() - now.getTime()) });
     this.logger.log(`${name}: next pass at ${at.toISOString()}`);
-  }
-
-  private async tick(name: string): Promise<void> {
-    if (!this.active.find(name)) return; // removed since it was scheduled
-    const lease = await this.history.lock(name, PASS_LEASE_MS);
-    if (!lease) {
-      if (this.running.has(name)) this.logger.debug(`${name}: the previous pass is still running; skipping this tick`);
-      else this.logger.log(`${name}: a pass of this policy is running on another replica; skipping this tick`);
-      return;
-    }
-    this.running.add(name);
-    try {
-      await this.scheduledPass(name, lease);
-    } finally {
-      this.running.delete(name);
-      await lease.release();
-    }
-  }
-
-  /** A delayed action whose wait ended; what became of it joins the policy's open targets (a refusal parks it). */
-  private async performQueued({ policy: name, decision, attempts }: QueuedAction): Promise<void> {
-    const policy = this.active.find(name);
-    if (!policy) {
-      this.logger.warn(`${name}: policy removed; dropping its queued ${decision.action} of ${decision.target}`);
-      return;
-    }
-    const record = await this.executor.perform(policy, this.active.runner(policy), decision, this.contexts.for(policy, 'act', 'schedule'), { attempts: attempts ?? 0 });
-    await this.unsettled.merge(name, [record], new Date(this.clock.now()));
   }
 }
 
