@@ -17,7 +17,7 @@ export interface FolderEntry {
 
 /**
  * The local disk, as policies and the restore see it: every read and write of a file goes through here, handed to a
- * policy in its context (`PolicyContext.files`), so no policy imports `node:fs`. Tests use it too, on temp folders.
+ * policy in its context (`files` of every policy step's context), so no policy imports `node:fs`. Tests use it too, on temp folders.
  *
  * Absence is an answer (`undefined`, `false`, an empty list) only for a path that does not exist (ENOENT): a path the
  * daemon may not read is an error, never taken for one that is not there.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PolicyConfig, PolicyTypeDefinition } from '../config/policy-type';
-import type { ActionParams, ActionResult, PolicyAction, PolicyContext } from './policy';
+import type { ActionParams, ActionResult, PolicyAction, ActContext } from './policy';
 
 /**
  * Action parameters travel as plain JSON (the queue, the ledger, the unsettled targets), so each action reads them
@@ -32,7 +32,7 @@ type Check<Target> =
        * Re-reads what the decision rested on, just before the call: undefined while it holds, else what changed. A
        * NotFoundError it throws means the target is gone.
        */
-      readonly precondition: (target: Target, context: PolicyContext) => Promise<string | undefined>;
+      readonly precondition: (target: Target, context: ActContext) => Promise<string | undefined>;
       readonly unchecked?: never;
     }
   | { readonly unchecked: string; readonly precondition?: never };
@@ -40,7 +40,7 @@ type Check<Target> =
 export type ActionSpec<Target> = {
   /** Reads the JSON params back, typed; a misfit is a TypeError before anything is sent. */
   readonly read: (params: ActionParams) => Target;
-  readonly run: (target: Target, context: PolicyContext) => Promise<ActionResult | void>;
+  readonly run: (target: Target, context: ActContext) => Promise<ActionResult | void>;
 } & Check<Target>;
 
 /**
@@ -53,7 +53,7 @@ export function defineAction<Target>(spec: ActionSpec<Target>): PolicyAction {
   const check = spec.precondition;
   return {
     run: async (params, context) => run(read(params), context),
-    ...(check ? { precondition: async (params: ActionParams, context: PolicyContext) => check(read(params), context) } : { unchecked: spec.unchecked }),
+    ...(check ? { precondition: async (params: ActionParams, context: ActContext) => check(read(params), context) } : { unchecked: spec.unchecked }),
   };
 }
 
@@ -61,7 +61,7 @@ export function defineAction<Target>(spec: ActionSpec<Target>): PolicyAction {
  * The policy's configuration as the file says now, for an action or precondition that applies the policy's rules or
  * needs what its params must not carry (a secret): the executor hands it to every action.
  */
-export function configOf<Config extends PolicyConfig>(context: PolicyContext, definition: Pick<PolicyTypeDefinition, 'type'>): Config {
+export function configOf<Config extends PolicyConfig>(context: Pick<ActContext, 'policy'>, definition: Pick<PolicyTypeDefinition, 'type'>): Config {
   if (context.policy?.type !== definition.type) throw new TypeError(`${definition.type}: the policy configuration is not available to the action`);
   return context.policy as Config;
 }

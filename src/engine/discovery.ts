@@ -4,7 +4,7 @@ import type { DiscoveredGroup, DiscoveredProject, DiscoveryRoot, GroupSelection,
 import type { GroupRef, ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
 import { NotFoundError } from '../gitlab/transport/errors';
-import type { PolicyContext, ProjectDiscoverer } from './policy';
+import type { ObserveContext, ProjectDiscoverer } from './policy';
 
 /**
  * Where discovery keeps what it found, shared by the policies and the replicas: Redis in the daemon (see
@@ -34,7 +34,7 @@ interface Resolved extends DiscoveredProject {
 }
 
 /** The projects `selection` covers, for an observer: through the engine's discovery. */
-export async function selectProjects(context: PolicyContext, selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
+export async function selectProjects(context: ObserveContext, selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
   return context.discovery.select(selection, includeArchived);
 }
 
@@ -45,7 +45,7 @@ interface ResolvedGroup extends DiscoveredGroup {
 }
 
 /** The groups `selection` covers (access_requests' `groups:`), as `selectProjects` for projects. */
-export async function selectGroups(context: PolicyContext, selection: GroupSelection): Promise<GroupRef[]> {
+export async function selectGroups(context: ObserveContext, selection: GroupSelection): Promise<GroupRef[]> {
   return context.discovery.selectGroups(selection);
 }
 

@@ -1,4 +1,4 @@
-import type { PolicyContext } from './policy';
+import type { ObserveContext } from './policy';
 
 /**
  * `fn` over `items` with at most `limit` calls in flight, results in the order of `items`. The observer's extra reads
@@ -15,7 +15,7 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (
  * the pace that spreads them over the interval (see TargetPace); results in the order of `items`.
  */
 export async function mapTargets<T, R>(
-  context: Pick<PolicyContext, 'concurrency' | 'pace'>,
+  context: Pick<ObserveContext, 'concurrency' | 'pace'>,
   items: readonly T[],
   fn: (item: T) => Promise<R>,
 ): Promise<R[]> {

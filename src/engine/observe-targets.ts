@@ -1,6 +1,6 @@
 import { ApiError, NotFoundError } from '../gitlab/transport/errors';
 import { mapTargets } from './map-limited';
-import type { PolicyContext, UnobservedTarget, UnobservedTargets } from './policy';
+import type { ObserveContext, UnobservedTarget, UnobservedTargets } from './policy';
 
 /**
  * Observing target by target: one project the token may not read, one group deleted since discovery, one answer
@@ -23,7 +23,7 @@ export interface TargetLabel {
  * not the forge's answer (Redis away, a bug) still fails the pass: it is no one target's problem.
  */
 export async function observeTargets<T, R>(
-  context: Pick<PolicyContext, 'concurrency' | 'pace' | 'unobserved' | 'logger'>,
+  context: Pick<ObserveContext, 'concurrency' | 'pace' | 'unobserved' | 'logger'>,
   items: readonly T[],
   label: (item: T) => TargetLabel,
   read: (item: T) => Promise<R>,

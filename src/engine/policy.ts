@@ -83,10 +83,10 @@ export interface PolicyClock {
 }
 
 /**
- * What observe, commit, preconditions and actions are given. Every member is always there; contexts built by hand (a
- * test, a benchmark) fill in the plain ones (`handContext` in engine/hand-context.ts).
+ * What every step of a policy is handed, observing or acting. Contexts built by hand (a test, a benchmark) fill in
+ * the plain members (`handContext` in engine/hand-context.ts).
  */
-export interface PolicyContext {
+export interface StepContext {
   readonly client: GitlabClient;
   /**
    * The policy's configuration as the file says it now: what a precondition applies its rules with, and what an action
@@ -97,54 +97,52 @@ export interface PolicyContext {
   readonly logger: Logger;
   /** The pass's clock reading (an action's: when it began); decide receives the same instant. */
   readonly now: Date;
-  /** The engine's clock, for an action that waits (an export being prepared) or records when something ended. */
-  readonly clock: PolicyClock;
   /** `plan` observes without committing anything; `act` may commit watermarks after the pass. */
   readonly mode: 'plan' | 'act';
-  /**
-   * What started the pass: its schedule (the daemon's ticks and follow-ups), a person's command (`plan`, `once`), or
-   * a webhook's event.
-   */
+  /** What started the pass: its schedule (ticks and follow-ups), a person's command (`plan`, `once`), or a webhook. */
   readonly occasion: PassOccasion;
   /** Where a policy publishes the measures its runner declares (`PolicyRunner.measures`). */
   readonly measures: PolicyMeasures;
-  /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */
-  readonly progress: (message: string) => void;
-  /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */
-  readonly unsettled: readonly UnsettledTarget[];
-  /** Where observe records a target it could not read (see observeTargets): the pass goes on with the others. */
-  readonly unobserved: UnobservedTargets;
-  /**
-   * How many targets (projects, repositories) observe reads at once: the client's `gitlab.concurrency`, so a policy
-   * of thousands of projects keeps every connection busy while the client's cap still bounds the requests.
-   */
-  readonly concurrency: number;
-  /**
-   * Resolves the project and group globs of the policy file (shared by every policy and replica, refreshed every
-   * `discovery_interval`); see selectProjects.
-   */
-  readonly discovery: ProjectDiscoverer;
-  /**
-   * When each of `count` targets may be read: a scheduled pass of an `every:` policy spreads them over part of its
-   * interval (see TargetPace); `plan`, `once` and cron passes read them as fast as `concurrency` allows.
-   */
-  readonly pace: (count: number) => TargetPace;
-  /** The forge's per-user limits of some endpoints, for an action that paces its requests to them (exports). */
-  readonly forgeLimits: ForgeLimits;
   /** The local disk (backups written and read back): a policy reads and writes files through it, never `node:fs`. */
   readonly files: LocalFiles;
-  /**
-   * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
-   * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe
-   * (the hourly bulk deletion) assumes they may still hold.
-   */
-  readonly redisDataLostAt?: Date;
   /**
    * When the records were last dropped for describing another forge, or this one before it was reset: what a policy
    * left outside Redis before then (a key file) was made for that forge, not this one.
    */
   readonly forgeChangedAt?: Date;
 }
+
+/** What observe and commit are handed: a step's context, and what reading many targets needs. */
+export interface ObserveContext extends StepContext {
+  /** Reports progress of a long read (thousands of tags) to a person watching; a no-op when nobody is. */
+  readonly progress: (message: string) => void;
+  /** The targets earlier acting passes left open; observe looks at them again (see UnsettledTarget). */
+  readonly unsettled: readonly UnsettledTarget[];
+  /** Where observe records a target it could not read (see observeTargets): the pass goes on with the others. */
+  readonly unobserved: UnobservedTargets;
+  /** How many targets observe reads at once: the client's `gitlab.concurrency`, whose cap still bounds the requests. */
+  readonly concurrency: number;
+  /** Resolves the policy file's project and group globs, shared by every policy and replica; see selectProjects. */
+  readonly discovery: ProjectDiscoverer;
+  /** When each of `count` targets may be read: a scheduled `every:` pass spreads them (see TargetPace). */
+  readonly pace: (count: number) => TargetPace;
+  /**
+   * When a running daemon last found Redis without its data (restarted empty, failed over, flushed): a policy whose
+   * forge-side limits it cannot observe (the hourly bulk deletion) assumes they may still hold.
+   */
+  readonly redisDataLostAt?: Date;
+}
+
+/** What an action's precondition and effect are handed: a step's context, and the effects that take time. */
+export interface ActContext extends StepContext {
+  /** The engine's clock, for an action that waits (an export being prepared) or records when something ended. */
+  readonly clock: PolicyClock;
+  /** The forge's per-user limits of some endpoints, for an action that paces its requests to them (exports). */
+  readonly forgeLimits: ForgeLimits;
+}
+
+/** What the engine builds for a pass: both sides, each of which says which part it uses. */
+export type PolicyContext = ObserveContext & ActContext;
 
 /** What an action reports back for the audit trail (the new job's id, the number of tags deleted...). */
 export interface ActionResult {
@@ -160,13 +158,13 @@ export interface ActionResult {
   readonly incomplete?: readonly string[];
 }
 
-export type ActionEffect = (params: ActionParams, context: PolicyContext) => Promise<ActionResult | void>;
+export type ActionEffect = (params: ActionParams, context: ActContext) => Promise<ActionResult | void>;
 
 /**
  * The forge state an action's decision rested on, read again just before the action is sent: undefined while it
  * still holds, or what changed (`new key 51 is gone from acme/web`), and then the action is not sent (`stale`).
  */
-export type ActionPrecondition = (params: ActionParams, context: PolicyContext) => Promise<string | undefined>;
+export type ActionPrecondition = (params: ActionParams, context: ActContext) => Promise<string | undefined>;
 
 /**
  * One action of a policy type, as the executor runs it: its precondition, then its effect. Every action that removes,
@@ -248,9 +246,9 @@ export interface PolicyEvents<Config extends PolicyConfig, Snapshot> {
    * the executor as after a poll; undefined when the policy does not cover it. Such a pass commits nothing: the
    * poll's marks stay where they are, and the ledger keeps the poll from acting on the same target again.
    */
-  observe(config: Config, event: ForgeEvent, context: PolicyContext): Promise<Snapshot | undefined>;
+  observe(config: Config, event: ForgeEvent, context: ObserveContext): Promise<Snapshot | undefined>;
   /** The projects whose events it acts on: where `hooks install` registers the daemon's webhook. */
-  projects(config: Config, context: PolicyContext): Promise<ProjectRef[]>;
+  projects(config: Config, context: ObserveContext): Promise<ProjectRef[]>;
 }
 
 /**
@@ -266,7 +264,7 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
   readonly definition: PolicyTypeDefinition;
   trigger(config: Config): Trigger;
   /** Reads what decide needs. Paginated reads stream; logs and details are fetched only when decide needs them. */
-  observe(config: Config, context: PolicyContext): Promise<Snapshot>;
+  observe(config: Config, context: ObserveContext): Promise<Snapshot>;
   /** Pure: no I/O, no clock, no Nest. Skips are decisions too. */
   decide(config: Config, snapshot: Snapshot, now: Date): Decision[];
   /**
@@ -291,7 +289,7 @@ export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapsh
    * became of each decision, so commit never decides again. Marks may move past every target the pass decided on: the
    * engine keeps the unsettled ones itself and hands them to the next observe.
    */
-  commit?(config: Config, snapshot: Snapshot, context: PolicyContext, records: readonly ActionRecord[]): Promise<void>;
+  commit?(config: Config, snapshot: Snapshot, context: ObserveContext, records: readonly ActionRecord[]): Promise<void>;
   /**
    * Pure: when the next pass should run sooner than the trigger would (a follow-up after the forge's hourly limit, a
    * grace period ending), or undefined, given what the pass decided. The engine queues one extra pass for that time,

@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../engine/policy';
+import type { ObserveContext, StepContext } from '../../engine/policy';
 import { ApiError, NotFoundError } from '../../gitlab/transport/errors';
 import { isAdminView } from '../../gitlab/types/users';
 import type { AccessRequestsSnapshot, PendingRequest, Requester, SourceSnapshot } from './access-requests.decide';
@@ -20,7 +20,7 @@ export const USER_READ_CONCURRENCY = 4;
 /** Progress is reported every this many user records, so only a large backlog reports at all. */
 export const PROGRESS_EVERY = 100;
 
-export async function observeAccessRequests(config: AccessRequestsConfig, context: PolicyContext): Promise<AccessRequestsSnapshot> {
+export async function observeAccessRequests(config: AccessRequestsConfig, context: ObserveContext): Promise<AccessRequestsSnapshot> {
   const { client } = context;
   // Once per pass: the view of every user record below depends on it, and a token may lose its rights any day.
   const me = await client.users.current();
@@ -61,7 +61,7 @@ export async function observeAccessRequests(config: AccessRequestsConfig, contex
 }
 
 /** The pending requests of one group or project, streamed. */
-async function pendingRequests(context: PolicyContext, kind: SourceSnapshot['kind'], ref: string | number): Promise<PendingRequest[]> {
+async function pendingRequests(context: StepContext, kind: SourceSnapshot['kind'], ref: string | number): Promise<PendingRequest[]> {
   const resource = kind === 'group' ? context.client.groupAccessRequests : context.client.projectAccessRequests;
   const requests: PendingRequest[] = [];
   for await (const request of resource.all(ref)) {
@@ -75,7 +75,7 @@ async function pendingRequests(context: PolicyContext, kind: SourceSnapshot['kin
  * alone (the request and the requester's record read again), or why there is nothing to decide any more (withdrawn,
  * approved or denied by someone else, or made again since).
  */
-export async function observeRequest(context: PolicyContext, target: RequestTarget): Promise<AccessRequestsSnapshot | string> {
+export async function observeRequest(context: StepContext, target: RequestTarget): Promise<AccessRequestsSnapshot | string> {
   const requests = await pendingRequests(context, target.source, target.id);
   const request = requests.find((candidate) => candidate.id === target.userId);
   if (!request) return `the request of user ${target.userId} is no longer pending (approved, denied or withdrawn by someone else)`;
@@ -89,7 +89,7 @@ export async function observeRequest(context: PolicyContext, target: RequestTarg
 }
 
 /** The record as the token may see it; null when the forge no longer knows the user (deleted since asking). */
-async function readUser(context: PolicyContext, id: number): Promise<Requester> {
+async function readUser(context: StepContext, id: number): Promise<Requester> {
   try {
     return await context.client.users.show(id);
   } catch (error) {

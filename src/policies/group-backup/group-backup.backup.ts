@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ActionResult, PolicyContext } from '../../engine/policy';
+import type { ActionResult, ActContext } from '../../engine/policy';
 import { nextRunAfter } from '../../engine/schedule-runs';
 import { abandonedBecause, type BackupParams, type InflightBackup } from './group-backup.decide';
 import { ForgeExports } from './group-backup.export';
@@ -29,7 +29,7 @@ export class Backup {
   constructor(
     private readonly config: GroupBackupConfig,
     params: BackupParams,
-    private readonly context: PolicyContext,
+    private readonly context: ActContext,
     private readonly stored: InflightBackup | undefined,
   ) {
     this.group = { id: params.group_id, fullPath: params.group_path };

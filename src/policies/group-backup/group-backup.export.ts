@@ -1,5 +1,5 @@
 import { forgeTurn } from '../../engine/forge-turn';
-import type { ForgeLimit, ForgeSlot, PolicyContext } from '../../engine/policy';
+import type { ForgeLimit, ForgeSlot, ActContext } from '../../engine/policy';
 import { type ArchiveCheck, verifyArchive } from './group-backup.archive';
 import { putInPlace } from './group-backup.disk';
 import type { GroupBackupConfig } from './group-backup.schema';
@@ -18,7 +18,7 @@ const FIRST_LOOK_MS = 5_000;
 export class ForgeExports {
   constructor(
     private readonly config: Pick<GroupBackupConfig, 'download_interval' | 'timeout'>,
-    private readonly context: PolicyContext,
+    private readonly context: ActContext,
   ) {}
 
   /** Waits until a request of `limit` is within the forge's limit, counted for every replica, and takes it. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ForgeLimit, PolicyContext } from '../../engine/policy';
+import type { ForgeLimit, ActContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import { verifyArchive, verifyNdjsonGz } from './group-backup.archive';
 import { isPartialName, partialName } from './group-backup.disk';
@@ -22,7 +22,7 @@ const GROUP_EXPORT_LIMIT: ForgeLimit = { name: 'group_export', perMinute: 6 };
 export class GroupExport {
   constructor(
     private readonly config: GroupBackupConfig,
-    private readonly context: PolicyContext,
+    private readonly context: ActContext,
     private readonly group: { readonly id: number; readonly fullPath: string },
     /** The group's backup folder: the set's folder is in it. */
     private readonly folder: string,

@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../engine/policy';
+import type { ActContext } from '../../engine/policy';
 import type { InflightBackup } from './group-backup.decide';
 
 /**
@@ -15,7 +15,7 @@ export function inflightKey(groupId: number): string {
 
 export class InflightRecord {
   constructor(
-    private readonly context: PolicyContext,
+    private readonly context: ActContext,
     private readonly group: { readonly id: number; readonly fullPath: string },
     private record: InflightBackup,
   ) {}

@@ -1,10 +1,10 @@
-import type { PolicyContext } from '../../engine/policy';
+import type { ObserveContext } from '../../engine/policy';
 import { readInflight } from './group-backup.observer';
 
 /** A context whose policy state holds `stored` under the group's in-progress key. */
-function holding(stored: unknown): PolicyContext {
+function holding(stored: unknown): ObserveContext {
   const state = { get: async (key: string) => (key === 'inflight:10' ? JSON.stringify(stored) : undefined) };
-  return { state } as unknown as PolicyContext;
+  return { state } as unknown as ObserveContext;
 }
 
 describe('group_backup: the backup in progress, as read back from the policy state', () => {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { selectGroups } from '../../engine/discovery';
 import { observeTargets } from '../../engine/observe-targets';
 import { NetworkError, RateLimitedError, ServerError, UnauthorizedError } from '../../gitlab/transport/errors';
-import type { PolicyContext } from '../../engine/policy';
+import type { ObserveContext, StepContext } from '../../engine/policy';
 import { readJsonObject } from '../../engine/json';
 import type { GroupBackupSnapshot, GroupSnapshot, InflightBackup } from './group-backup.decide';
 import { folderContents, type ListedSet, readManifest, setLabel, setProblem } from './group-backup.files';
@@ -20,7 +20,7 @@ export function groupFolder(config: GroupBackupConfig, fullPath: string): string
   return join(config.destination, ...fullPath.split('/'));
 }
 
-export async function readInflight(context: PolicyContext, groupId: number): Promise<InflightBackup | undefined> {
+export async function readInflight(context: StepContext, groupId: number): Promise<InflightBackup | undefined> {
   const stored = readJsonObject(await context.state.get(inflightKey(groupId)));
   // A record that is not one (written by hand, cut short) is ignored: the backup starts afresh rather than failing the
   // pass of every group on a date that cannot be read.
@@ -37,7 +37,7 @@ function isDate(value: unknown): value is string {
   return typeof value === 'string' && !Number.isNaN(Date.parse(value));
 }
 
-export async function observeGroupBackups(config: GroupBackupConfig, context: PolicyContext): Promise<GroupBackupSnapshot> {
+export async function observeGroupBackups(config: GroupBackupConfig, context: ObserveContext): Promise<GroupBackupSnapshot> {
   const refs = await selectGroups(context, config.groups);
   const globbed = config.groups.globs.length + config.groups.excludes.length > 0;
   // Groups the forge did not answer for because of itself (away, overloaded, the token refused), not the group.
@@ -84,14 +84,14 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Po
 }
 
 /** The projects of the group's tree the set exports: listed as the set lists them (see listSetProjects), counted. */
-async function countProjects(config: GroupBackupConfig, context: PolicyContext, groupId: number): Promise<number> {
+async function countProjects(config: GroupBackupConfig, context: StepContext, groupId: number): Promise<number> {
   let found = 0;
   for await (const _project of listSetProjects(config, context, groupId)) found += 1;
   return found;
 }
 
 /** Every project of the group and its subgroups (archived ones with `include_archived`), its own only, not those shared with it. */
-export function listSetProjects(config: GroupBackupConfig, context: PolicyContext, groupId: number) {
+export function listSetProjects(config: GroupBackupConfig, context: StepContext, groupId: number) {
   return context.client.projects.allForGroup(groupId, { simple: true, with_shared: false, include_subgroups: true, ...(config.include_archived ? {} : { archived: false }) });
 }
 
@@ -107,7 +107,7 @@ function isForgeWide(error: unknown): boolean {
  */
 async function observeFolder(
   config: GroupBackupConfig,
-  { files }: PolicyContext,
+  { files }: StepContext,
   fullPath: string,
   inflight: InflightBackup | undefined,
 ): Promise<Pick<GroupSnapshot, 'sets' | 'notOnDisk' | 'unlisted' | 'inflightArchived'>> {

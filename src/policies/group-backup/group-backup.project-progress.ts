@@ -1,5 +1,5 @@
 import { readJsonObject } from '../../engine/json';
-import type { PolicyContext } from '../../engine/policy';
+import type { ActContext } from '../../engine/policy';
 import { IN_PROGRESS_TTL_MS } from './group-backup.inflight';
 import { isRelativeProjectPath } from './group-backup.set';
 
@@ -38,7 +38,7 @@ function progressKeys(groupId: number, set: string): { list: string; project: (i
 }
 
 /** Removes what a set's progress kept: once the set is written, or when it is dropped. */
-export async function forgetProgress(context: PolicyContext, groupId: number, set: string): Promise<void> {
+export async function forgetProgress(context: ActContext, groupId: number, set: string): Promise<void> {
   const keys = progressKeys(groupId, set);
   const stored = readJsonObject(await context.state.get(keys.list));
   const listed: unknown[] = Array.isArray(stored?.projects) ? stored.projects : [];
@@ -52,7 +52,7 @@ export class ProjectProgress {
   private readonly progress = new Map<number, Progress>();
 
   constructor(
-    private readonly context: PolicyContext,
+    private readonly context: ActContext,
     groupId: number,
     set: string,
   ) {

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path';
-import type { ForgeLimit, PolicyContext } from '../../engine/policy';
+import type { ForgeLimit, ActContext } from '../../engine/policy';
 import { ApiError, ForbiddenError, NotFoundError } from '../../gitlab/transport/errors';
 import { ArchiveInvalidError, verifyArchive } from './group-backup.archive';
 import { partialName } from './group-backup.disk';
@@ -33,7 +33,7 @@ export class SetProjects {
 
   constructor(
     private readonly config: GroupBackupConfig,
-    private readonly context: PolicyContext,
+    private readonly context: ActContext,
     private readonly exports: ForgeExports,
     private readonly group: { readonly id: number; readonly fullPath: string },
     private readonly setFolder: string,

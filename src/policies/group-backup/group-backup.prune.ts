@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../engine/policy';
+import type { ActContext } from '../../engine/policy';
 import { isArchiveName, type ListedSet, removeSet, setLabel, setProblem } from './group-backup.files';
 import { planSetPrune, type PrunePlan } from './group-backup.retention';
 import type { GroupBackupConfig } from './group-backup.schema';
@@ -28,7 +28,7 @@ export interface CheckedPlan {
  */
 export async function checkedPlan(
   config: GroupBackupConfig,
-  context: PolicyContext,
+  context: ActContext,
   group: { readonly folder: string; readonly fullPath: string },
   listed: readonly ListedSet[],
   hashed: Set<string>,
@@ -75,7 +75,7 @@ export function leftoversOf(config: GroupBackupConfig, pruning: readonly string[
 }
 
 /** Removes the sets `labels` name; a label that names no set is let be. */
-export async function removeSets(context: PolicyContext, folder: string, labels: readonly string[]): Promise<void> {
+export async function removeSets(context: ActContext, folder: string, labels: readonly string[]): Promise<void> {
   for (const name of labels) {
     const set = labelled(name);
     if (set) await removeSet(context.files, folder, set);

@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../engine/policy';
+import type { ActContext } from '../../engine/policy';
 import { type ListedSet, type Manifest, readManifest, setLabel, writeManifest } from './group-backup.files';
 import type { InflightRecord } from './group-backup.inflight';
 import { checkedPlan, leftoversOf, removeSets } from './group-backup.prune';
@@ -28,7 +28,7 @@ export interface RecordedGroup {
 /** Records `entry` (hashed as it was written when `fresh`; listed before a restart otherwise) and prunes. */
 export async function recordSet(
   config: GroupBackupConfig,
-  context: PolicyContext,
+  context: ActContext,
   group: RecordedGroup,
   inflight: InflightRecord,
   entry: ListedSet,
@@ -53,7 +53,7 @@ export async function recordSet(
   return { pruned, notes: plan.held ? [...notes, plan.held] : notes };
 }
 
-async function writeManifestOf(context: PolicyContext, group: RecordedGroup, sets: readonly ListedSet[]): Promise<void> {
+async function writeManifestOf(context: ActContext, group: RecordedGroup, sets: readonly ListedSet[]): Promise<void> {
   const manifest: Manifest = {
     version: 2,
     group: { id: group.id, full_path: group.fullPath },

@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../engine/policy';
+import type { StepContext } from '../../engine/policy';
 import { ForbiddenError, NotFoundError } from '../../gitlab/transport/errors';
 import type { SetProject } from './group-backup.project-progress';
 import { relativeProjectPath } from './group-backup.set';
@@ -21,7 +21,7 @@ export interface UnseenProject {
  * too, so the set is partial rather than complete without them. Unseen is not gone (docs/architecture.md).
  */
 export async function unseenProjects(
-  context: PolicyContext,
+  context: StepContext,
   groupPath: string,
   listed: readonly SetProject[],
   last: LastSet | undefined,

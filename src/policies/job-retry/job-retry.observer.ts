@@ -1,5 +1,5 @@
 import type { ProjectRef } from '../../config/validators';
-import type { PolicyContext, UnsettledTarget } from '../../engine/policy';
+import type { ObserveContext, StepContext, UnsettledTarget } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { Job } from '../../gitlab/types/jobs';
 import {
@@ -40,7 +40,7 @@ export function watermarkKey(project: ProjectRef): string {
   return `watermark:${project}`;
 }
 
-export async function observeJobRetries(config: JobRetryConfig, context: PolicyContext): Promise<JobRetrySnapshot> {
+export async function observeJobRetries(config: JobRetryConfig, context: ObserveContext): Promise<JobRetrySnapshot> {
   const open = openRetries(context.unsettled);
   // Several projects at once, in the order configured: a poll of thousands of projects is bound by the forge's
   // latency, not its throughput, and the client's concurrency cap and budget still hold every request. A scheduled
@@ -62,7 +62,7 @@ export async function observeJobRetries(config: JobRetryConfig, context: PolicyC
  * would build for it (the job read back, its pipeline's attempts, its log tail), without the listing and without a
  * watermark, so the poll later finds it already handled by the ledger. Undefined when the project is not covered.
  */
-export async function observeJobRetryEvent(config: JobRetryConfig, event: ForgeEvent, context: PolicyContext): Promise<JobRetrySnapshot | undefined> {
+export async function observeJobRetryEvent(config: JobRetryConfig, event: ForgeEvent, context: ObserveContext): Promise<JobRetrySnapshot | undefined> {
   const project = await coveringRef(config, event.project, context);
   if (project === undefined) return undefined;
   const pipelineJobs = pipelineReader(context, project);
@@ -81,7 +81,7 @@ export async function observeJobRetryEvent(config: JobRetryConfig, event: ForgeE
 }
 
 /** The project as the policy names it, when the policy covers the event's project; undefined otherwise. */
-async function coveringRef(config: JobRetryConfig, project: EventProject, context: PolicyContext): Promise<ProjectRef | undefined> {
+async function coveringRef(config: JobRetryConfig, project: EventProject, context: ObserveContext): Promise<ProjectRef | undefined> {
   const selected = await selectProjects(context, config.projects, config.include_archived);
   const byId = selected.find((ref) => ref === project.id || String(ref) === String(project.id));
   if (byId !== undefined) return byId;
@@ -106,7 +106,7 @@ async function coveringRef(config: JobRetryConfig, project: EventProject, contex
 export async function commitJobRetries(
   _config: JobRetryConfig,
   snapshot: JobRetrySnapshot,
-  context: PolicyContext,
+  context: StepContext,
 ): Promise<void> {
   for (const project of snapshot.projects) {
     if (project.watermark) await context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark));
@@ -134,7 +134,7 @@ function openRetries(unsettled: readonly UnsettledTarget[]): Map<string, RetryTa
  * job someone retried since the pass looked (or while a `delay` ran) is not retried a second time. Undefined while the
  * retry still holds, else what changed.
  */
-export async function jobStillToRetry(config: JobRetryConfig, target: RetryTarget, context: PolicyContext): Promise<string | undefined> {
+export async function jobStillToRetry(config: JobRetryConfig, target: RetryTarget, context: StepContext): Promise<string | undefined> {
   const job = { id: target.jobId, name: target.jobName, pipeline_id: target.pipelineId };
   const jobs = await readPipeline(context, target.project, target.pipelineId);
   const reason = historySkipReason(config, { job, ...(jobs && attemptsOf(job, jobs)) });
@@ -144,7 +144,7 @@ export async function jobStillToRetry(config: JobRetryConfig, target: RetryTarge
 async function observeProject(
   config: JobRetryConfig,
   project: ProjectRef,
-  context: PolicyContext,
+  context: StepContext,
   open: readonly RetryTarget[],
 ): Promise<JobRetryProjectSnapshot> {
   const previous = parseWatermark(await context.state.get(watermarkKey(project)));
@@ -195,7 +195,7 @@ async function observeCandidate(
   config: JobRetryConfig,
   project: ProjectRef,
   job: FailedJob,
-  context: PolicyContext,
+  context: StepContext,
   pipelineJobs: (pipelineId: number) => Promise<readonly Job[] | undefined>,
 ): Promise<JobRetryCandidate> {
   const notFetched = { state: 'not_fetched' } as const;
@@ -217,7 +217,7 @@ function attemptsOf(job: Pick<FailedJob, 'id' | 'name' | 'pipeline_id'>, jobs: r
   return { attempts: ids.size, newestAttemptId: Math.max(...ids) };
 }
 
-async function readJob(context: PolicyContext, target: { readonly project: ProjectRef; readonly jobId: number }): Promise<Job | undefined> {
+async function readJob(context: StepContext, target: { readonly project: ProjectRef; readonly jobId: number }): Promise<Job | undefined> {
   try {
     return await context.client.jobs.show(target.project, target.jobId);
   } catch (error) {
@@ -227,7 +227,7 @@ async function readJob(context: PolicyContext, target: { readonly project: Proje
 }
 
 /** Reads each pipeline's jobs at most once, however many of its failed jobs ask for them. */
-function pipelineReader(context: PolicyContext, project: ProjectRef): (pipelineId: number) => Promise<readonly Job[] | undefined> {
+function pipelineReader(context: StepContext, project: ProjectRef): (pipelineId: number) => Promise<readonly Job[] | undefined> {
   const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
   return (pipelineId) => {
     let read = pipelines.get(pipelineId);
@@ -239,7 +239,7 @@ function pipelineReader(context: PolicyContext, project: ProjectRef): (pipelineI
   };
 }
 
-async function readPipeline(context: PolicyContext, project: ProjectRef, pipelineId: number): Promise<readonly Job[] | undefined> {
+async function readPipeline(context: StepContext, project: ProjectRef, pipelineId: number): Promise<readonly Job[] | undefined> {
   const jobs: Job[] = [];
   try {
     // include_retried: attempts that were retried, by this policy or by a person, count against max_retries.

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { PolicyContext, TargetProbe } from '../../engine/policy';
+import type { ActContext, ObserveContext, TargetProbe } from '../../engine/policy';
 import type { DeployProject, RotationRecord, SshOwner } from './key-rotation.record';
 import type { Due } from './key-rotation.timing';
 
@@ -22,9 +22,9 @@ export interface CredentialKind<Rule = unknown, Facts = unknown> {
   readonly holders: 'one' | 'several';
 
   /** Reads the entries' credentials; one the forge refuses is recorded in `context.unobserved` and the others go on. */
-  observe(rules: readonly Rule[], context: PolicyContext, token: TokenUser): Promise<Observed<Facts>>;
+  observe(rules: readonly Rule[], context: ObserveContext, token: TokenUser): Promise<Observed<Facts>>;
   /** Reads, for the kind's open rotations, what `observe` did not (a user no entry lists any more). */
-  observeRotations?(rules: readonly Rule[], facts: Facts, records: readonly RotationRecord[], context: PolicyContext, token: TokenUser): Promise<Partial<Facts>>;
+  observeRotations?(rules: readonly Rule[], facts: Facts, records: readonly RotationRecord[], context: ObserveContext, token: TokenUser): Promise<Partial<Facts>>;
   /** The kind's facts as decide reads them this pass: pure. */
   view(rules: readonly Rule[], facts: Facts, now: Date): KindView;
   /** What a pass looked at, for its log line: `2 SSH keys of 1 user`. */
@@ -37,26 +37,26 @@ export interface CredentialKind<Rule = unknown, Facts = unknown> {
   /** Reads write_key's params into who holds the credential, as the record keeps it. */
   readonly start: z.ZodType<Holders>;
   /** Puts the public key on the forge, or adopts the one a lost answer left there (same fingerprint). */
-  upload(context: PolicyContext, record: RotationRecord, publicKey: string, request: UploadRequest): Promise<Uploaded>;
+  upload(context: ActContext, record: RotationRecord, publicKey: string, request: UploadRequest): Promise<Uploaded>;
   /** `several`: puts the new key on one more project (with `can_push`); answers whether it had to be enabled, and the project's id. */
-  spread?(context: PolicyContext, record: RotationRecord, newKeyId: number, place: DeployProject): Promise<Spread>;
+  spread?(context: ActContext, record: RotationRecord, newKeyId: number, place: DeployProject): Promise<Spread>;
   /** Whether the forge lists the recorded new key anywhere the rotation's keys are. */
-  listedAnywhere(context: PolicyContext, record: RotationRecord): Promise<boolean>;
+  listedAnywhere(context: ActContext, record: RotationRecord): Promise<boolean>;
   /** Why the holder (`project` for `several`) does not hold the old key as recorded now, or undefined. */
-  oldKeyHeld(context: PolicyContext, record: RotationRecord, project: string | number | undefined): Promise<string | undefined>;
+  oldKeyHeld(context: ActContext, record: RotationRecord, project: string | number | undefined): Promise<string | undefined>;
   /**
    * Where the new key is not listed as recorded, among `projects` and where the bot put it, each that cannot be read
    * now named with why (unseen is not covered); `on`: where it is.
    */
-  newKeyMissing(context: PolicyContext, record: RotationRecord, projects: readonly { project: string | number }[]): Promise<NewKeyFound>;
+  newKeyMissing(context: ActContext, record: RotationRecord, projects: readonly { project: string | number }[]): Promise<NewKeyFound>;
   /** Why the new key is not on the holder (`project` for `several`) as recorded now, or undefined. */
-  newKeyHeld(context: PolicyContext, record: RotationRecord, project: string | number | undefined): Promise<string | undefined>;
+  newKeyHeld(context: ActContext, record: RotationRecord, project: string | number | undefined): Promise<string | undefined>;
   /** Takes the new key away from the holder (`project` for `several`); answers whether it was gone already. */
-  removeNew(context: PolicyContext, record: RotationRecord, project: string | number | undefined): Promise<boolean>;
+  removeNew(context: ActContext, record: RotationRecord, project: string | number | undefined): Promise<boolean>;
   /** Why the old key may not go now (the new one missing where the old one is, another key under its id), or undefined. */
-  removeBlocked(context: PolicyContext, record: RotationRecord, projects: readonly DeployProject[]): Promise<string | undefined>;
+  removeBlocked(context: ActContext, record: RotationRecord, projects: readonly DeployProject[]): Promise<string | undefined>;
   /** Removes the old key (from `projects` for `several`); answers where it was gone already. */
-  removeOld(context: PolicyContext, record: RotationRecord, projects: readonly DeployProject[]): Promise<string[]>;
+  removeOld(context: ActContext, record: RotationRecord, projects: readonly DeployProject[]): Promise<string[]>;
 }
 
 /** The token's own user, read once a pass: whose keys `self` means, and whether others' may be read. */

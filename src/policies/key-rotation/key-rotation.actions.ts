@@ -1,7 +1,7 @@
 import { HookRunner } from '../../effects/hook-runner';
 import { SecretFiles } from '../../effects/secret-files';
 import { readParams } from '../../engine/action-params';
-import type { ActionParams, ActionResult, PolicyContext } from '../../engine/policy';
+import type { ActionParams, ActionResult, ActContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
 import { hookMarkPath, KeyFiles } from './key-rotation.key-files';
 import { closeSchema, enableSchema, POLICY, readStart, removeNewSchema, removeSchema, runOnRotateSchema, type Start, uploadSchema, verifySchema, writeSchema } from './key-rotation.params';
@@ -41,7 +41,7 @@ export class RotationSteps {
    * already. It is adopted instead, and the upload then finds that key on the forge rather than uploading another. (The
    * file of a closed rotation is not there any more: closing moves it aside.)
    */
-  async writeKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  async writeKey(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const { rotation: id, secrets_dir: secretsDir, generation = 1 } = readParams(POLICY, writeSchema, params);
     const existing = await loadKnown(this.kinds, context.state, id);
     const current = existing ? generationOf(existing) : undefined;
@@ -75,7 +75,7 @@ export class RotationSteps {
    * lists with the recorded fingerprint (an upload whose answer was lost) is adopted, never uploaded twice. A key on
    * several holders is created on one (the first project that holds the old key); enable_key puts it on the others.
    */
-  async uploadKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  async uploadKey(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const read = readParams(POLICY, uploadSchema, params);
     const started = await begin(this.kinds, context, read, ['key_written']);
     if ('already' in started) return started.already;
@@ -97,7 +97,7 @@ export class RotationSteps {
    * Puts the new key on one more project that holds the old key (enabled by id, with the old key's can_push there),
    * during the rotation or after it was verified: a project that gained the old key meanwhile gets the new one.
    */
-  async enableKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  async enableKey(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const read = readParams(POLICY, enableSchema, params);
     // A done rotation too: a project that gained the old key after it was done gets its new key.
     const started = await begin(this.kinds, context, read, ['uploaded', 'verified', 'hooked', 'done']);
@@ -128,7 +128,7 @@ export class RotationSteps {
    * Where it is missing the rotation stays where it is: the next pass enables it where it never was, and closes the
    * rotation where a person removed it.
    */
-  async verifyKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  async verifyKey(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const read = readParams(POLICY, verifySchema, params);
     const started = await begin(this.kinds, context, read, ['uploaded']);
     if ('already' in started) return started.already;
@@ -157,7 +157,7 @@ export class RotationSteps {
    * forge cannot show that a hook ran, and a rotation taken up again after Redis lost its records would otherwise run
    * it a second time for the same key.
    */
-  async runOnRotate(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  async runOnRotate(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const read = readParams(POLICY, runOnRotateSchema, params);
     const started = await begin(this.kinds, context, read, ['verified']);
     if ('already' in started) return started.already;
@@ -190,7 +190,7 @@ export class RotationSteps {
    * some selected project could not be read (`complete` false), it may still hold the old key: the rotation stays open,
    * and a later pass that reads it gives it the new key and takes the old one.
    */
-  async removeOldKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  async removeOldKey(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const read = readParams(POLICY, removeSchema, params);
     // After on_rotate ran, when the policy has one; a rotation verified before on_rotate was configured may go as it is.
     const steps = read.again === true ? (['verified', 'hooked', 'done'] as const) : read.after_hook === true ? (['hooked'] as const) : (['verified', 'hooked'] as const);
@@ -228,7 +228,7 @@ export class RotationSteps {
    * aside (renamed with a suffix, keeping its 0600) before the record says closed, so that no later rotation at the same
    * path adopts a key whose public half a person deleted, even after Redis lost the record.
    */
-  async closeRotation(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  async closeRotation(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const read = readParams(POLICY, closeSchema, params);
     const record = await loadKnown(this.kinds, context.state, read.rotation);
     if (!record) return { detail: `rotation ${read.rotation} has no record; nothing to close` };
@@ -247,7 +247,7 @@ export class RotationSteps {
    * old key away from it (`revoked`), or because no rotation vouches for it any more (`withdrawn`). The record says
    * where it is no longer; a key gone already counts as taken away. A closed rotation's key is withdrawn too.
    */
-  async removeNewKey(params: ActionParams, context: PolicyContext): Promise<ActionResult> {
+  async removeNewKey(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const read = readParams(POLICY, removeNewSchema, params);
     const record = await loadKnown(this.kinds, context.state, read.rotation);
     if (!record || generationOf(record) !== (read.generation ?? 1) || record.new_key_id !== read.new_key_id) {
@@ -271,7 +271,7 @@ export class RotationSteps {
    * holds another key, nothing is uploaded: if the forge does not list the recorded key either, the rotation goes
    * back to `planned` and a new key is written; if it does, a person must look (its private half is lost).
    */
-  private async publicKeyOnDisk(context: PolicyContext, record: RotationRecord): Promise<string> {
+  private async publicKeyOnDisk(context: ActContext, record: RotationRecord): Promise<string> {
     const onDisk = await this.keyFiles.publicKey(record);
     if ('publicKey' in onDisk) return onDisk.publicKey;
     if (await this.kinds.named(record.kind).listedAnywhere(context, record)) {
@@ -317,16 +317,16 @@ export const keyRotationSteps = new RotationSteps(CREDENTIAL_KINDS, new KeyFiles
 const steps = keyRotationSteps;
 const { preconditions } = keyRotationSteps;
 
-export const writeKey = (params: ActionParams, context: PolicyContext) => steps.writeKey(params, context);
-export const uploadKey = (params: ActionParams, context: PolicyContext) => steps.uploadKey(params, context);
-export const enableKey = (params: ActionParams, context: PolicyContext) => steps.enableKey(params, context);
-export const verifyKey = (params: ActionParams, context: PolicyContext) => steps.verifyKey(params, context);
-export const runOnRotate = (params: ActionParams, context: PolicyContext) => steps.runOnRotate(params, context);
-export const removeOldKey = (params: ActionParams, context: PolicyContext) => steps.removeOldKey(params, context);
-export const closeRotation = (params: ActionParams, context: PolicyContext) => steps.closeRotation(params, context);
-export const removeNewKey = (params: ActionParams, context: PolicyContext) => steps.removeNewKey(params, context);
-export const uploadPrecondition = (params: ActionParams, context: PolicyContext) => preconditions.upload(params, context);
-export const enablePrecondition = (params: ActionParams, context: PolicyContext) => preconditions.enable(params, context);
-export const hookPrecondition = (params: ActionParams, context: PolicyContext) => preconditions.hook(params, context);
-export const removePrecondition = (params: ActionParams, context: PolicyContext) => preconditions.remove(params, context);
-export const removeNewPrecondition = (params: ActionParams, context: PolicyContext) => preconditions.removeNew(params, context);
+export const writeKey = (params: ActionParams, context: ActContext) => steps.writeKey(params, context);
+export const uploadKey = (params: ActionParams, context: ActContext) => steps.uploadKey(params, context);
+export const enableKey = (params: ActionParams, context: ActContext) => steps.enableKey(params, context);
+export const verifyKey = (params: ActionParams, context: ActContext) => steps.verifyKey(params, context);
+export const runOnRotate = (params: ActionParams, context: ActContext) => steps.runOnRotate(params, context);
+export const removeOldKey = (params: ActionParams, context: ActContext) => steps.removeOldKey(params, context);
+export const closeRotation = (params: ActionParams, context: ActContext) => steps.closeRotation(params, context);
+export const removeNewKey = (params: ActionParams, context: ActContext) => steps.removeNewKey(params, context);
+export const uploadPrecondition = (params: ActionParams, context: ActContext) => preconditions.upload(params, context);
+export const enablePrecondition = (params: ActionParams, context: ActContext) => preconditions.enable(params, context);
+export const hookPrecondition = (params: ActionParams, context: ActContext) => preconditions.hook(params, context);
+export const removePrecondition = (params: ActionParams, context: ActContext) => preconditions.remove(params, context);
+export const removeNewPrecondition = (params: ActionParams, context: ActContext) => preconditions.removeNew(params, context);

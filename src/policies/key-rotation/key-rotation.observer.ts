@@ -1,5 +1,5 @@
 import type { ProjectRef } from '../../config/validators';
-import type { PolicyContext } from '../../engine/policy';
+import type { ObserveContext } from '../../engine/policy';
 import { isAdminView } from '../../gitlab/types/users';
 import type { CredentialKind, CredentialKinds, TokenUser } from './credential-kind';
 import { type KeyRotationSnapshot, rulesOf, type RotationSnapshot } from './key-rotation.decide';
@@ -22,7 +22,7 @@ export type KeyRotationObservation = KeyRotationSnapshot & {
  * its own: one the forge refuses or fails to answer is recorded as unobserved (the pass ends partial) and the others'
  * rotations go on.
  */
-export async function observeRotations(kinds: CredentialKinds, keyFiles: KeyFiles, config: RotationConfig, context: PolicyContext): Promise<RotationSnapshot> {
+export async function observeRotations(kinds: CredentialKinds, keyFiles: KeyFiles, config: RotationConfig, context: ObserveContext): Promise<RotationSnapshot> {
   const problem = await keyFiles.unusable(config.secrets_dir);
   if (problem) throw new Error(`${problem}; policy ${config.name} refuses to rotate keys until it is fixed`);
   const me = await context.client.users.current();

@@ -1,5 +1,5 @@
 import { readParams } from '../../engine/action-params';
-import type { ActionParams, PolicyContext } from '../../engine/policy';
+import type { ActionParams, ActContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
 import { enableSchema, POLICY, removeNewSchema, removeSchema, runOnRotateSchema, uploadSchema } from './key-rotation.params';
 import { type DeployProject, generationOf, type RotationRecord } from './key-rotation.record';
@@ -17,7 +17,7 @@ export class RotationPreconditions {
    * upload_key: the holder (the project the key is created on) still holds the old key the decision rests on. A person
    * who removed it meanwhile may have meant to take that access away: no new key is given in its place.
    */
-  async upload(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
+  async upload(params: ActionParams, context: ActContext): Promise<string | undefined> {
     const read = readParams(POLICY, uploadSchema, params);
     const record = await openRecord(this.kinds, context, read);
     if (!record) return undefined;
@@ -27,7 +27,7 @@ export class RotationPreconditions {
   }
 
   /** enable_key: the project still holds the old key. */
-  async enable(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
+  async enable(params: ActionParams, context: ActContext): Promise<string | undefined> {
     const read = readParams(POLICY, enableSchema, params);
     const record = await openRecord(this.kinds, context, read, 'done too');
     if (!record) return undefined;
@@ -40,7 +40,7 @@ export class RotationPreconditions {
    * old key or unreadable, and each the bot put it on, that holds the old key now; one that cannot be read is not
    * covered). Handing consumers a key a holder lacks would lock them out there; one a person deleted opens nothing.
    */
-  async hook(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
+  async hook(params: ActionParams, context: ActContext): Promise<string | undefined> {
     const read = readParams(POLICY, runOnRotateSchema, params);
     const record = await openRecord(this.kinds, context, read);
     if (!record || record.new_key_id === null) return undefined;
@@ -52,7 +52,7 @@ export class RotationPreconditions {
    * remove_new_key: the new key is still there as recorded; for a person's revocation, the old key is still gone from
    * there too (given back, the rotation goes on there instead).
    */
-  async removeNew(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
+  async removeNew(params: ActionParams, context: ActContext): Promise<string | undefined> {
     const read = readParams(POLICY, removeNewSchema, params);
     const record = await loadKnown(this.kinds, context.state, read.rotation);
     if (!record || generationOf(record) !== (read.generation ?? 1) || record.new_key_id !== read.new_key_id) return undefined;
@@ -70,7 +70,7 @@ export class RotationPreconditions {
    * the decision that holds the old key, with the old key's can_push there), and the key with the old id is still the
    * old key. Otherwise removing it could leave the holder without a working key.
    */
-  async remove(params: ActionParams, context: PolicyContext): Promise<string | undefined> {
+  async remove(params: ActionParams, context: ActContext): Promise<string | undefined> {
     const read = readParams(POLICY, removeSchema, params);
     const record = await openRecord(this.kinds, context, read, 'done too');
     if (!record || record.new_key_id === null) return undefined;

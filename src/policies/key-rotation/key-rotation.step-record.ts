@@ -1,4 +1,4 @@
-import type { ActionResult, PolicyContext, PolicyState } from '../../engine/policy';
+import type { ActionResult, ActContext, PolicyState } from '../../engine/policy';
 import { ApiError, ForbiddenError, ValidationError } from '../../gitlab/transport/errors';
 import type { CredentialKinds } from './credential-kind';
 import { generationOf, loadRecord, type RotationRecord, saveRecord, type Step, STEPS } from './key-rotation.record';
@@ -24,7 +24,7 @@ export async function loadKnown(kinds: CredentialKinds, state: PolicyState, id: 
  */
 export async function begin(
   kinds: CredentialKinds,
-  context: PolicyContext,
+  context: ActContext,
   read: { rotation: string; generation?: number },
   from: readonly Step[],
 ): Promise<{ record: RotationRecord } | { already: ActionResult }> {
@@ -50,7 +50,7 @@ export async function begin(
  * decision's key names (`decided`), so the next pass decides that same key and the executor keeps it parked (with
  * backoff) instead of sending it again.
  */
-export async function recording(context: PolicyContext, record: RotationRecord, work: () => Promise<ActionResult | void>, decided?: number): Promise<ActionResult> {
+export async function recording(context: ActContext, record: RotationRecord, work: () => Promise<ActionResult | void>, decided?: number): Promise<ActionResult> {
   try {
     return (await work()) ?? {};
   } catch (error) {
@@ -68,7 +68,7 @@ export async function recording(context: PolicyContext, record: RotationRecord, 
  */
 export async function openRecord(
   kinds: CredentialKinds,
-  context: PolicyContext,
+  context: ActContext,
   read: { rotation: string; generation?: number },
   done: 'done too' | 'open only' = 'open only',
 ): Promise<RotationRecord | undefined> {

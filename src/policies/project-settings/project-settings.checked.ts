@@ -1,5 +1,5 @@
 import { configOf, defineAction } from '../../engine/action-params';
-import { type ActionParams, type ActionResult, type PolicyAction, type PolicyContext, SKIP } from '../../engine/policy';
+import { type ActionParams, type ActionResult, type PolicyAction, type ActContext, SKIP } from '../../engine/policy';
 import type { ProjectTarget } from './project-settings.params';
 import { type ProjectSettingsConfig, projectSettingsPolicy } from './project-settings.schema';
 import { decideProject, observeProject, type SectionRules } from './project-settings.section';
@@ -31,9 +31,9 @@ export interface CheckedActionSpec<Target extends ProjectTarget, Part extends ob
   /** The policy cut to what the action rests on (the approval rules alone, one integration); else its whole section. */
   readonly narrow?: (config: ProjectSettingsConfig, target: Target) => ProjectSettingsConfig;
   readonly subject: (target: Target, config: ProjectSettingsConfig, snapshot: ObservedProject & Part) => Subject;
-  readonly run: (target: Target, context: PolicyContext) => Promise<ActionResult>;
+  readonly run: (target: Target, context: ActContext) => Promise<ActionResult>;
   /** Wraps the precondition's reads: set_integration's never show a secret an answer may echo. */
-  readonly guard?: (context: PolicyContext, check: () => Promise<string | undefined>) => Promise<string | undefined>;
+  readonly guard?: (context: ActContext, check: () => Promise<string | undefined>) => Promise<string | undefined>;
 }
 
 /**
@@ -45,7 +45,7 @@ async function decidedAgain<Target extends ProjectTarget, Part extends object>(
   spec: CheckedActionSpec<Target, Part>,
   target: Target,
   params: ActionParams,
-  context: PolicyContext,
+  context: ActContext,
 ): Promise<string | undefined> {
   const config = configOf<ProjectSettingsConfig>(context, projectSettingsPolicy);
   const policy = spec.narrow ? spec.narrow(config, target) : config;

@@ -1,6 +1,6 @@
 import { selectProjects } from '../../engine/discovery';
 import { observeTargets } from '../../engine/observe-targets';
-import type { PolicyContext } from '../../engine/policy';
+import type { ObserveContext } from '../../engine/policy';
 import type { ProjectSettingsProjectSnapshot, ProjectSettingsSnapshot } from './project-settings.decide';
 import type { ProjectSettingsConfig } from './project-settings.schema';
 import { observeProject } from './project-settings.section';
@@ -8,7 +8,7 @@ import { SECTIONS } from './project-settings.sections';
 import { readRecordsElsewhere } from './protected-branches/protected-branches.observer';
 
 /** Reading every selected project, each section only where the policy declares it. */
-export async function observeProjectSettings(config: ProjectSettingsConfig, context: PolicyContext): Promise<ProjectSettingsSnapshot> {
+export async function observeProjectSettings(config: ProjectSettingsConfig, context: ObserveContext): Promise<ProjectSettingsSnapshot> {
   const selected = await selectProjects(context, config.projects, config.include_archived);
   // Each project on its own: one the forge refuses, or that the file names and is gone, is recorded against that
   // project and the others go on (the pass ends partial); one a glob found that is gone since drops out.

@@ -1,5 +1,5 @@
 import type { ProjectRef } from '../../config/validators';
-import type { Decision, PolicyAction, PolicyContext } from '../../engine/policy';
+import type { Decision, ObserveContext, PolicyAction, StepContext } from '../../engine/policy';
 import { parkedDecisions } from '../../engine/refusals';
 import { ApiError } from '../../gitlab/transport/errors';
 import type { ProjectSettingsConfig } from './project-settings.schema';
@@ -14,7 +14,7 @@ import { declaredSecrets, withoutSecrets } from './project-settings.secrets';
 /** How a section reads its part of a project and decides on it: the same for a pass and for a precondition. */
 export interface SectionRules<Part extends object> {
   /** Its part of one project, read now; nothing of what the policy does not declare. */
-  observe(config: ProjectSettingsConfig, context: PolicyContext, projectId: number): Promise<Part>;
+  observe(config: ProjectSettingsConfig, context: StepContext, projectId: number): Promise<Part>;
   /** Pure, as every decide: no I/O, no clock but the scope's pass. */
   decide(scope: ProjectScope<Part>): SectionDecisions;
 }
@@ -32,7 +32,8 @@ export async function observeProject<Part extends object>(
   sections: readonly SectionRules<object>[],
   config: ProjectSettingsConfig,
   project: ProjectRef,
-  context: PolicyContext,
+  /** A precondition's context has no open targets: it decides again on what the forge holds now. */
+  context: StepContext & { readonly unsettled?: ObserveContext['unsettled'] },
   knownId?: number,
 ): Promise<ObservedProject & Part> {
   const projectId = knownId ?? (typeof project === 'number' ? project : (await context.client.projects.show(project)).id);
@@ -40,7 +41,7 @@ export async function observeProject<Part extends object>(
     // The forge's answer becomes the reason shown by plan and once: one that quotes a declared secret must not bring it.
     throw error instanceof ApiError ? withoutSecrets(error, declaredSecrets(config)) : error;
   });
-  const parked = parkedDecisions(context.unsettled).filter((decision) => decision.params.project === projectId);
+  const parked = parkedDecisions(context.unsettled ?? []).filter((decision) => decision.params.project === projectId);
   // Each section returns its own part of the project, so together they are the whole.
   return Object.assign({ project, projectId }, ...parts, parked.length > 0 ? { parked } : {}) as ObservedProject & Part;
 }

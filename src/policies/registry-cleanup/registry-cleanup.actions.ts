@@ -1,5 +1,5 @@
 import { defineAction } from '../../engine/action-params';
-import type { ActionResult, PolicyAction, PolicyContext } from '../../engine/policy';
+import type { ActionResult, PolicyAction, ActContext } from '../../engine/policy';
 import { BulkDeleteAlreadyRequestedError, certainlyNotActed, ForbiddenError, ValidationError } from '../../gitlab/transport/errors';
 import { BULK_DELETE, DELETE_REPOSITORY, DELETE_TAG } from './registry-cleanup.decide';
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, ledgerKey, nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
@@ -10,7 +10,7 @@ import { type BulkDeleteTarget, bulkDeleteTarget, type RepositoryTarget, reposit
  * so a crash right after it cannot lead to a second call within the hour. It is put back only when the request
  * certainly never acted.
  */
-async function bulkDelete(target: BulkDeleteTarget, context: PolicyContext): Promise<ActionResult> {
+async function bulkDelete(target: BulkDeleteTarget, context: ActContext): Promise<ActionResult> {
   const key = ledgerKey(target.repositoryId);
   const previousText = await context.state.get(key);
   const previous = parseLedger(previousText);
@@ -74,7 +74,7 @@ async function bulkDelete(target: BulkDeleteTarget, context: PolicyContext): Pro
   return { detail: `${target.tagsBefore} tags before, ${target.planned} planned${followUp}; the forge deletes them in the background` };
 }
 
-async function restore(context: PolicyContext, key: string, previousText: string | undefined): Promise<void> {
+async function restore(context: ActContext, key: string, previousText: string | undefined): Promise<void> {
   if (previousText === undefined) await context.state.delete(key);
   else await context.state.set(key, previousText);
 }
@@ -84,7 +84,7 @@ async function restore(context: PolicyContext, key: string, previousText: string
  * client, take minutes, and people delete tags too): the tag is still the image the preview judged (same creation
  * time), and every newer tag keep_n keeps is still there, so the deletion cannot leave fewer than keep_n.
  */
-async function tagStillDeletable(target: TagTarget, context: PolicyContext): Promise<string | undefined> {
+async function tagStillDeletable(target: TagTarget, context: ActContext): Promise<string | undefined> {
   // A 404 here reaches the executor: the tag is gone already.
   const tag = await context.client.registry.showTag(target.project, target.repositoryId, target.name);
   if (tag.created_at !== target.createdAt) return `tag ${target.name} was pushed again since the preview (created ${tag.created_at ?? 'at no recorded time'})`;
@@ -97,7 +97,7 @@ async function tagStillDeletable(target: TagTarget, context: PolicyContext): Pro
 }
 
 /** The precondition of deleting an empty repository: it still has no tags (someone may have pushed one meanwhile). */
-async function repositoryStillEmpty(target: RepositoryTarget, context: PolicyContext): Promise<string | undefined> {
+async function repositoryStillEmpty(target: RepositoryTarget, context: ActContext): Promise<string | undefined> {
   for await (const tag of context.client.registry.allTags(target.project, target.repositoryId)) return `the repository has a tag again (${tag.name})`;
   return undefined;
 }

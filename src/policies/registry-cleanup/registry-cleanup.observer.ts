@@ -1,5 +1,5 @@
 import type { ProjectRef } from '../../config/validators';
-import type { PolicyContext } from '../../engine/policy';
+import type { ObserveContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { RegistryRepository } from '../../gitlab/types/registry';
 import { selectProjects } from '../../engine/discovery';
@@ -38,7 +38,7 @@ export function detailCacheKey(repositoryId: number): string {
   return `details:${repositoryId}`;
 }
 
-export async function observeRegistryCleanup(config: RegistryCleanupConfig, context: PolicyContext): Promise<RegistryCleanupSnapshot> {
+export async function observeRegistryCleanup(config: RegistryCleanupConfig, context: ObserveContext): Promise<RegistryCleanupSnapshot> {
   // Several repositories at once, in path order; the client's concurrency cap and budget hold every request. Each
   // project, group and repository on its own: one the token may not read is recorded against it, the others go on.
   const projects = config.projects ? await selectProjects(context, config.projects, config.include_archived) : [];
@@ -50,7 +50,7 @@ export async function observeRegistryCleanup(config: RegistryCleanupConfig, cont
 }
 
 /** The configured projects' and groups' repositories, each once, filtered by `repositories`, in path order. */
-async function listRepositories(config: RegistryCleanupConfig, projects: readonly ProjectRef[], context: PolicyContext): Promise<RegistryRepository[]> {
+async function listRepositories(config: RegistryCleanupConfig, projects: readonly ProjectRef[], context: ObserveContext): Promise<RegistryRepository[]> {
   const { registry } = context.client;
   // tags_count lets progress say how far a large repository's listing is.
   const sources = [
@@ -72,7 +72,7 @@ async function listRepositories(config: RegistryCleanupConfig, projects: readonl
 async function observeRepository(
   config: RegistryCleanupConfig,
   repository: RegistryRepository,
-  context: PolicyContext,
+  context: ObserveContext,
 ): Promise<RepositorySnapshot | undefined> {
   const { registry } = context.client;
   const label = repository.path;
@@ -129,11 +129,11 @@ class CreationTimes {
 
   private constructor(
     private readonly repository: RegistryRepository,
-    private readonly context: PolicyContext,
+    private readonly context: ObserveContext,
     private readonly cache: Map<string, CachedDetail>,
   ) {}
 
-  static async start(repository: RegistryRepository, context: PolicyContext): Promise<CreationTimes> {
+  static async start(repository: RegistryRepository, context: ObserveContext): Promise<CreationTimes> {
     const cache = parseCache(await context.state.get(detailCacheKey(repository.id)), context.now.getTime());
     return new CreationTimes(repository, context, cache);
   }
@@ -210,7 +210,7 @@ function parseCache(text: string | undefined, now: number): Map<string, CachedDe
  * After an acting pass: a repository with nothing left to delete closes its open cleanup, so the next call opens a
  * new one with a fresh follow-up count. The time of the last call stays: the forge's hourly limit still holds.
  */
-export async function commitRegistryCleanup(config: RegistryCleanupConfig, snapshot: RegistryCleanupSnapshot, context: PolicyContext): Promise<void> {
+export async function commitRegistryCleanup(config: RegistryCleanupConfig, snapshot: RegistryCleanupSnapshot, context: ObserveContext): Promise<void> {
   if (config.mode !== 'bulk') return;
   for (const repository of snapshot.repositories) {
     const entry = repository.ledger;

@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../../engine/policy';
+import type { ObserveContext } from '../../../engine/policy';
 import type { ProjectApprovalSettings } from '../../../gitlab/types/approvals';
 import { oddAnswer, shapeOf, unlessUnavailable } from '../project-settings.answers';
 import type { ProjectSettingsConfig } from '../project-settings.schema';
@@ -15,7 +15,7 @@ const APPROVAL_SETTINGS = [
   'require_password_to_approve',
 ] as const satisfies readonly (keyof ProjectApprovalSettings)[];
 
-export async function observeApprovals(config: ProjectSettingsConfig, context: PolicyContext, projectId: number): Promise<ApprovalsPart> {
+export async function observeApprovals(config: ProjectSettingsConfig, context: ObserveContext, projectId: number): Promise<ApprovalsPart> {
   const approvals = config.approvals;
   const [approvalSettings, approvalRules] = await Promise.all([
     approvals?.settings ? readApprovalSettings(context, projectId) : undefined,
@@ -24,7 +24,7 @@ export async function observeApprovals(config: ProjectSettingsConfig, context: P
   return { ...(approvalSettings ? { approvalSettings } : {}), ...(approvalRules ? { approvalRules } : {}) };
 }
 
-async function readApprovalSettings(context: PolicyContext, projectId: number): Promise<Partial<ProjectApprovalSettings> | undefined> {
+async function readApprovalSettings(context: ObserveContext, projectId: number): Promise<Partial<ProjectApprovalSettings> | undefined> {
   const answer = await unlessUnavailable(() => context.client.projectApprovalSettings.show(projectId));
   if (answer === undefined) return undefined;
   // Only the settings the forge answers: one it leaves out is one it lacks.
@@ -37,7 +37,7 @@ async function readApprovalSettings(context: PolicyContext, projectId: number): 
   return settings;
 }
 
-async function readApprovalRules(context: PolicyContext, projectId: number): Promise<ObservedApprovalRule[] | undefined> {
+async function readApprovalRules(context: ObserveContext, projectId: number): Promise<ObservedApprovalRule[] | undefined> {
   return unlessUnavailable(async () => {
     const rules: ObservedApprovalRule[] = [];
     for await (const answer of context.client.projectApprovalRules.all(projectId)) rules.push(toObservedRule(answer, rules.length, projectId));

@@ -1,6 +1,6 @@
 import { configOf } from '../../../engine/action-params';
 import { readJsonObject } from '../../../engine/json';
-import type { ActionResult, PolicyAction, PolicyContext } from '../../../engine/policy';
+import type { ActionResult, PolicyAction, ActContext } from '../../../engine/policy';
 import type { IntegrationParamsBySlug, IntegrationSlug } from '../../../gitlab/types/integrations';
 import { checkedAction, SECTION_UNREADABLE, type Subject } from '../project-settings.checked';
 import { type ProjectSettingsConfig, projectSettingsPolicy } from '../project-settings.schema';
@@ -31,7 +31,7 @@ function integrationSubject(slug: IntegrationSlug, config: ProjectSettingsConfig
 }
 
 /** A precondition of an integration: its reads and its reason never show a secret. */
-async function secretSafe(context: PolicyContext, check: () => Promise<string | undefined>): Promise<string | undefined> {
+async function secretSafe(context: ActContext, check: () => Promise<string | undefined>): Promise<string | undefined> {
   const secrets = declaredSecrets(configOf<ProjectSettingsConfig>(context, projectSettingsPolicy));
   try {
     const changed = await check();

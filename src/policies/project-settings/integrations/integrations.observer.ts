@@ -1,5 +1,5 @@
 import { readJsonObject } from '../../../engine/json';
-import type { PolicyContext } from '../../../engine/policy';
+import type { ObserveContext } from '../../../engine/policy';
 import { NotFoundError } from '../../../gitlab/transport/errors';
 import {
   INTEGRATION_SETTINGS_EVENT_FLAGS,
@@ -26,7 +26,7 @@ function isKnownSlug(slug: string): slug is IntegrationSlug {
   return KNOWN_SLUGS.has(slug);
 }
 
-export async function observeIntegrations(config: ProjectSettingsConfig, context: PolicyContext, projectId: number): Promise<IntegrationsPart> {
+export async function observeIntegrations(config: ProjectSettingsConfig, context: ObserveContext, projectId: number): Promise<IntegrationsPart> {
   const [integrations, fingerprints] = await Promise.all([config.integrations ? readIntegrations(config, context, projectId) : undefined, readFingerprints(context, projectId)]);
   return { ...(integrations ? { integrations } : {}), fingerprints };
 }
@@ -34,7 +34,7 @@ export async function observeIntegrations(config: ProjectSettingsConfig, context
 /** A declared integration the forge answers 404 for is not set; the list's 404 or 403 is a forge without the API. */
 async function readIntegrations(
   config: ProjectSettingsConfig,
-  context: PolicyContext,
+  context: ObserveContext,
   projectId: number,
 ): Promise<Partial<Record<IntegrationSlug, ObservedIntegration>> | undefined> {
   const list = await unlessUnavailable(() => context.client.integrations.all(projectId));
@@ -83,7 +83,7 @@ function integrationProperties(slug: IntegrationSlug, settings: IntegrationSetti
 }
 
 /** What this policy last set on the project (`slug.param` → fingerprint); none after Redis lost its data. */
-async function readFingerprints(context: PolicyContext, projectId: number): Promise<Record<string, string>> {
+async function readFingerprints(context: ObserveContext, projectId: number): Promise<Record<string, string>> {
   const stored = readJsonObject(await context.state.get(fingerprintStateKey(projectId))) ?? {};
   return Object.fromEntries(Object.entries(stored).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
 }

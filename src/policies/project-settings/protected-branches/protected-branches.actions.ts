@@ -1,5 +1,5 @@
 import { defineAction } from '../../../engine/action-params';
-import { type ActionResult, HarmLeftError, type PolicyAction, type PolicyContext } from '../../../engine/policy';
+import { type ActionResult, HarmLeftError, type PolicyAction, type ActContext } from '../../../engine/policy';
 import { ApiError, certainlyNotActed, ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../../gitlab/transport/errors';
 import type { ProtectBranchParams } from '../../../gitlab/types/protected-branches';
 import { checkedAction, type Subject } from '../project-settings.checked';
@@ -42,7 +42,7 @@ function branchSubject(name: string, config: ProjectSettingsConfig, snapshot: Ob
  * The client sends a protect again after a 5xx or a lost answer: a second protection of the same name is refused with
  * 409, which means protected already (by someone, or by the lost attempt). A refusal (403, 400/422) is parked.
  */
-async function protect(context: PolicyContext, project: number, protection: ProtectBranchParams): Promise<'protected' | 'already'> {
+async function protect(context: ActContext, project: number, protection: ProtectBranchParams): Promise<'protected' | 'already'> {
   try {
     await context.client.protectedBranches.protect(project, protection);
     return 'protected';
@@ -100,7 +100,7 @@ const MAINTAINER = 40;
  * Why the token may not protect branches of `project` now (not an administrator, below Maintainer there), or undefined:
  * read before a reprotect's unprotect, so that rights already gone never open the branch.
  */
-async function cannotProtect(context: PolicyContext, project: number): Promise<string | undefined> {
+async function cannotProtect(context: ActContext, project: number): Promise<string | undefined> {
   const me = await context.client.users.current();
   if ('is_admin' in me && me.is_admin === true) return undefined;
   const { permissions } = await context.client.projects.show(project);
@@ -109,7 +109,7 @@ async function cannotProtect(context: PolicyContext, project: number): Promise<s
 }
 
 /** Whether a project that answered 404 is gone (to an administrator, who sees every project) or out of sight now. */
-async function absence(context: PolicyContext, project: number): Promise<'gone' | 'unseen' | 'there'> {
+async function absence(context: ActContext, project: number): Promise<'gone' | 'unseen' | 'there'> {
   try {
     await context.client.projects.show(project);
     return 'there';
@@ -160,7 +160,7 @@ const reprotectBranch = checkedAction(rules, {
  * The branch is unprotected and the protect failed: put back as it was when the forge takes it, forget the record when
  * the project is gone, and otherwise keep it for the repair (and say which it is). True while the branch is left open.
  */
-async function afterFailedProtect(context: PolicyContext, project: number, name: string, was: ProtectBranchParams | undefined, error: unknown): Promise<boolean> {
+async function afterFailedProtect(context: ActContext, project: number, name: string, was: ProtectBranchParams | undefined, error: unknown): Promise<boolean> {
   const why = error instanceof ApiError ? error.summary : String(error);
   if (error instanceof NotFoundError) {
     const found = await absence(context, project).catch(() => 'unseen' as const);

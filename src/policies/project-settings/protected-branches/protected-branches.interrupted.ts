@@ -1,5 +1,5 @@
 import { readJsonObject } from '../../../engine/json';
-import type { PolicyContext } from '../../../engine/policy';
+import type { StepContext } from '../../../engine/policy';
 import { NotFoundError } from '../../../gitlab/transport/errors';
 import type { ProtectBranchParams, ProtectedBranchAllowedTo } from '../../../gitlab/types/protected-branches';
 import { INTERRUPTED_INDEX_KEY, interruptedStateKey } from './protected-branches.params';
@@ -14,12 +14,12 @@ export function allowedOf(protection: ProtectBranchParams): ProtectedBranchAllow
 }
 
 /** A project's records as kept in the policy's state, by branch name, unread (storedProtection reads one). */
-export async function interruptedRecords(context: PolicyContext, project: number): Promise<Record<string, unknown>> {
+export async function interruptedRecords(context: StepContext, project: number): Promise<Record<string, unknown>> {
   return readJsonObject(await context.state.get(interruptedStateKey(project))) ?? {};
 }
 
 /** Keeps (protection given) or forgets (undefined) what a reprotect removed and could not put back. */
-export async function rememberInterrupted(context: PolicyContext, project: number, name: string, protection: ProtectBranchParams | undefined): Promise<void> {
+export async function rememberInterrupted(context: StepContext, project: number, name: string, protection: ProtectBranchParams | undefined): Promise<void> {
   const kept = await interruptedRecords(context, project);
   if (protection === undefined && !(name in kept)) return;
   const { [name]: _forgotten, ...others } = kept;
@@ -31,12 +31,12 @@ export async function rememberInterrupted(context: PolicyContext, project: numbe
 }
 
 /** The projects that have records of interrupted reprotects (see INTERRUPTED_INDEX_KEY). */
-export async function recordedProjects(context: PolicyContext): Promise<number[]> {
+export async function recordedProjects(context: StepContext): Promise<number[]> {
   const stored: unknown = readJsonObject(await context.state.get(INTERRUPTED_INDEX_KEY))?.projects;
   return Array.isArray(stored) ? stored.filter((id): id is number => Number.isInteger(id)) : [];
 }
 
-async function listProject(context: PolicyContext, project: number, listed: boolean): Promise<void> {
+async function listProject(context: StepContext, project: number, listed: boolean): Promise<void> {
   const ids = new Set(await recordedProjects(context));
   if (ids.has(project) === listed) return;
   if (listed) ids.add(project);
@@ -59,7 +59,7 @@ async function exists(read: () => Promise<unknown>): Promise<boolean> {
  * The protection without the users and groups the forge no longer knows: a record may name an account deleted since,
  * which the forge would refuse (422) every pass while the branch stays unprotected. Says who was left out and why.
  */
-export async function withExistingOnly(context: PolicyContext, protection: ProtectBranchParams): Promise<{ protection: ProtectBranchParams; leftOut: string[] }> {
+export async function withExistingOnly(context: StepContext, protection: ProtectBranchParams): Promise<{ protection: ProtectBranchParams; leftOut: string[] }> {
   const allowed = allowedOf(protection);
   const users = [...new Set(allowed.flatMap((entry) => ('user_id' in entry ? [entry.user_id] : [])))];
   const groups = [...new Set(allowed.flatMap((entry) => ('group_id' in entry ? [entry.group_id] : [])))];

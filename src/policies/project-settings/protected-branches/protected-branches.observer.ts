@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../../engine/policy';
+import type { ObserveContext } from '../../../engine/policy';
 import { ApiError, ForbiddenError, NotFoundError } from '../../../gitlab/transport/errors';
 import type { ProtectedBranchAccess } from '../../../gitlab/types/protected-branches';
 import { oddAnswer, shapeOf } from '../project-settings.answers';
@@ -8,13 +8,13 @@ import { interruptedRecords, recordedProjects } from './protected-branches.inter
 import { type BranchProtection, storedProtection } from './protected-branches.params';
 
 /** Every protection of a project (prune needs the undeclared ones too), and the policy's record of interrupted reprotects. */
-export async function observeProtectedBranches(config: ProjectSettingsConfig, context: PolicyContext, projectId: number): Promise<ProtectedBranchesPart> {
+export async function observeProtectedBranches(config: ProjectSettingsConfig, context: ObserveContext, projectId: number): Promise<ProtectedBranchesPart> {
   if (!config.protected_branches) return {};
   const [protectedBranches, interrupted] = await Promise.all([readProtectedBranches(context, projectId), readInterrupted(context, projectId)]);
   return { protectedBranches, ...(Object.keys(interrupted).length > 0 ? { interrupted } : {}) };
 }
 
-async function readProtectedBranches(context: PolicyContext, projectId: number): Promise<ObservedProtectedBranch[]> {
+async function readProtectedBranches(context: ObserveContext, projectId: number): Promise<ObservedProtectedBranch[]> {
   const branches: ObservedProtectedBranch[] = [];
   for await (const branch of context.client.protectedBranches.all(projectId)) branches.push(toObservedBranch(branch, branches.length, projectId));
   return branches;
@@ -49,7 +49,7 @@ function toObservedBranch(answer: unknown, item: number, projectId: number): Obs
 }
 
 /** The protections interrupted reprotects removed, by branch name; a damaged entry is left out (declared levels only). */
-async function readInterrupted(context: PolicyContext, projectId: number): Promise<Record<string, BranchProtection>> {
+async function readInterrupted(context: ObserveContext, projectId: number): Promise<Record<string, BranchProtection>> {
   const stored = await interruptedRecords(context, projectId);
   const protections: Record<string, BranchProtection> = {};
   for (const [name, value] of Object.entries(stored)) {
@@ -63,7 +63,7 @@ async function readInterrupted(context: PolicyContext, projectId: number): Promi
  * The records of interrupted reprotects of projects the pass did not read (see RecordElsewhere): each project is
  * followed by its id, so a transfer or a rename is the same project, and only an administrator's 404 proves it gone.
  */
-export async function readRecordsElsewhere(context: PolicyContext, read: ReadonlySet<number>): Promise<RecordElsewhere[]> {
+export async function readRecordsElsewhere(context: ObserveContext, read: ReadonlySet<number>): Promise<RecordElsewhere[]> {
   const records: RecordElsewhere[] = [];
   let administrator: boolean | undefined;
   for (const projectId of await recordedProjects(context)) {

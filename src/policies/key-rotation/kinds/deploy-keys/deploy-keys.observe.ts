@@ -1,7 +1,7 @@
 import type { ProjectRef } from '../../../../config/validators';
 import { selectProjects } from '../../../../engine/discovery';
 import { observeTargets } from '../../../../engine/observe-targets';
-import type { PolicyContext } from '../../../../engine/policy';
+import type { ObserveContext } from '../../../../engine/policy';
 import { NotFoundError } from '../../../../gitlab/transport/errors';
 import type { DeployKey } from '../../../../gitlab/types/keys';
 import type { Observed, UnreadProject } from '../../credential-kind';
@@ -59,7 +59,7 @@ export interface InstanceKey {
 }
 
 /** Each entry's deploy keys, one per key with every project of the entry it is on. */
-export async function observeDeployKeys(rules: readonly DeployKeysRule[], context: PolicyContext): Promise<Observed<DeployKeysFacts>> {
+export async function observeDeployKeys(rules: readonly DeployKeysRule[], context: ObserveContext): Promise<Observed<DeployKeysFacts>> {
   const read = await readDeployKeys(rules, context);
   const rotations: string[] = [];
   const deploy = read.byEntry.map((keys) => {
@@ -86,7 +86,7 @@ type ListedDeployKey = DeployKey & { readonly project: ProjectRef };
  * there nor as gone; one that answers 404 (deleted, moved, or hidden from the token, which the forge answers alike) is
  * gone for the rotations, and, when the file names it, also recorded as unobserved, so a person sees it.
  */
-async function readDeployKeys(rules: readonly DeployKeysRule[], context: PolicyContext): Promise<{ byEntry: ListedDeployKey[][]; unread: UnreadProject[][]; projects: ProjectRef[] }> {
+async function readDeployKeys(rules: readonly DeployKeysRule[], context: ObserveContext): Promise<{ byEntry: ListedDeployKey[][]; unread: UnreadProject[][]; projects: ProjectRef[] }> {
   const selected = await Promise.all(rules.map((rule) => selectProjects(context, rule.projects, rule.include_archived)));
   const named = (project: ProjectRef): boolean => rules.some((rule) => rule.projects.names(project));
   const distinct = new Map<string, ProjectRef>();

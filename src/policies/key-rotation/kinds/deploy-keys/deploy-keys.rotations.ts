@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../../../engine/policy';
+import type { StepContext } from '../../../../engine/policy';
 import { ApiError } from '../../../../gitlab/transport/errors';
 import type { TokenUser } from '../../credential-kind';
 import { placedOn, refKey, type RotationRecord } from '../../key-rotation.record';
@@ -18,7 +18,7 @@ export async function observeDeployRotations(
   rules: readonly DeployKeysRule[],
   facts: DeployKeysFacts,
   records: readonly RotationRecord[],
-  context: PolicyContext,
+  context: StepContext,
   token: TokenUser,
 ): Promise<Pick<DeployKeysFacts, 'deployRotations' | 'deployInstance'>> {
   const concerned = records.filter((record) => record.step !== 'done' && (record.step !== 'closed' || record.new_key_id !== null));
@@ -54,7 +54,7 @@ function recordedRefs(record: RotationRecord): Set<string> {
 type Whereabouts = { readonly moved: string } | { readonly unseen: string } | { readonly outside: true };
 
 /** A recorded project as the forge shows it now, by id where the record has it (else by its path, which follows moves). */
-async function whereabouts(context: PolicyContext, rules: readonly DeployKeysRule[], ref: string | number, read: ReadonlySet<string>): Promise<Whereabouts> {
+async function whereabouts(context: StepContext, rules: readonly DeployKeysRule[], ref: string | number, read: ReadonlySet<string>): Promise<Whereabouts> {
   try {
     const project = await context.client.projects.show(ref);
     const path = project.path_with_namespace;
@@ -72,7 +72,7 @@ async function whereabouts(context: PolicyContext, rules: readonly DeployKeysRul
  * The rotations' old and new keys in `GET /deploy_keys`. Optional evidence: when the listing cannot be read (the token
  * lost its administrator flag meanwhile), the rotations go on without it.
  */
-async function instanceKeys(context: PolicyContext, records: readonly RotationRecord[]): Promise<InstanceKeys | undefined> {
+async function instanceKeys(context: StepContext, records: readonly RotationRecord[]): Promise<InstanceKeys | undefined> {
   const wanted = new Set(records.flatMap((record) => [record.old_key_id, ...(record.new_key_id !== null ? [record.new_key_id] : [])]));
   const keys: Record<string, InstanceKey> = {};
   let readonlyKnown = false;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PolicyContext, TargetProbe } from '../../../../engine/policy';
+import type { ActContext, TargetProbe } from '../../../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../../../engine/probe';
 import { count } from '../../../../engine/words';
 import { ApiError, NotFoundError } from '../../../../gitlab/transport/errors';
@@ -155,12 +155,12 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
   },
 };
 
-function findDeployKey(context: PolicyContext, project: string | number, record: RotationRecord): Promise<DeployKey | undefined> {
+function findDeployKey(context: ActContext, project: string | number, record: RotationRecord): Promise<DeployKey | undefined> {
   return findByFingerprint(context.client.deployKeys.all(project), record.fingerprint);
 }
 
 /** Enables the new key on `place` unless it is `listed` there already, then gives it the old key's can_push; answers whether it enabled it. */
-async function placeOn(context: PolicyContext, record: RotationRecord, id: number, place: DeployProject, listed: DeployKey | undefined): Promise<boolean> {
+async function placeOn(context: ActContext, record: RotationRecord, id: number, place: DeployProject, listed: DeployKey | undefined): Promise<boolean> {
   let found = listed;
   if (!found) {
     await context.client.deployKeys.enable(place.project, id);
@@ -170,17 +170,17 @@ async function placeOn(context: PolicyContext, record: RotationRecord, id: numbe
   return listed === undefined;
 }
 
-async function matchCanPush(context: PolicyContext, id: number, place: DeployProject, listed: DeployKey | undefined): Promise<void> {
+async function matchCanPush(context: ActContext, id: number, place: DeployProject, listed: DeployKey | undefined): Promise<void> {
   if (listed && listed.can_push !== place.can_push) await context.client.deployKeys.edit(place.project, id, { can_push: place.can_push });
 }
 
 /** The forge's id of a project the bot puts a key on: the record follows it by id through renames and transfers. */
-async function projectId(context: PolicyContext, project: string | number): Promise<number> {
+async function projectId(context: ActContext, project: string | number): Promise<number> {
   return typeof project === 'number' ? project : (await context.client.projects.show(project)).id;
 }
 
 /** A project's deploy keys as the forge lists them now; undefined when the project is gone (404). */
-async function projectKeys(context: PolicyContext, project: string | number): Promise<ListedKey[] | undefined> {
+async function projectKeys(context: ActContext, project: string | number): Promise<ListedKey[] | undefined> {
   try {
     return await listKeys(context.client.deployKeys.all(project));
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { PolicyContext } from '../../../../engine/policy';
+import type { ObserveContext } from '../../../../engine/policy';
 import { observeTargets } from '../../../../engine/observe-targets';
 import { NotFoundError } from '../../../../gitlab/transport/errors';
 import type { Observed, TokenUser } from '../../credential-kind';
@@ -40,14 +40,14 @@ export interface SshKeysFacts {
 }
 
 /** A user's keys: `/user/keys` for the token's own, `/users/:id/keys` (an administrator's token) for anyone else's. */
-export function keysOf(context: Pick<PolicyContext, 'client'>, owner: SshOwner): AsyncIterable<SshKey> {
+export function keysOf(context: Pick<ObserveContext, 'client'>, owner: SshOwner): AsyncIterable<SshKey> {
   return owner.self ? context.client.sshKeys.all() : context.client.sshKeys.allForUser(owner.user_id);
 }
 
 const sshTarget = (who: string): string => `SSH keys of ${who}`;
 
 /** The keys of each configured user, each user on its own: one the forge refuses is unobserved, the others go on. */
-export async function observeSshKeys(rules: readonly SshKeysRule[], context: PolicyContext, token: TokenUser): Promise<Observed<SshKeysFacts>> {
+export async function observeSshKeys(rules: readonly SshKeysRule[], context: ObserveContext, token: TokenUser): Promise<Observed<SshKeysFacts>> {
   const read = await observeTargets(
     context,
     rules,
@@ -60,7 +60,7 @@ export async function observeSshKeys(rules: readonly SshKeysRule[], context: Pol
 }
 
 /** One `ssh_keys` entry: its user as the forge knows it, and their keys. Anything but a 404 reaches observeTargets. */
-async function readSshEntry(context: PolicyContext, rule: SshKeysRule, token: TokenUser): Promise<SshOwnerSnapshot> {
+async function readSshEntry(context: ObserveContext, rule: SshKeysRule, token: TokenUser): Promise<SshOwnerSnapshot> {
   const owner = await resolveUser(context, rule.user, token);
   if (!owner) return { access: 'unknown_user', label: String(rule.user) };
   if (!owner.self && !token.admin) return { access: 'needs_admin', label: owner.username };
@@ -73,7 +73,7 @@ async function readSshEntry(context: PolicyContext, rule: SshKeysRule, token: To
   }
 }
 
-async function sshKeysOf(context: PolicyContext, owner: SshOwner): Promise<ObservedSshKey[]> {
+async function sshKeysOf(context: ObserveContext, owner: SshOwner): Promise<ObservedSshKey[]> {
   const keys: ObservedSshKey[] = [];
   for await (const key of keysOf(context, owner)) {
     keys.push({ id: key.id, title: key.title, created_at: key.created_at, expires_at: key.expires_at ?? null, fingerprint: fingerprintOfPublicKey(key.key) });
@@ -90,7 +90,7 @@ export async function observeSshOwners(
   _rules: readonly SshKeysRule[],
   facts: SshKeysFacts,
   records: readonly RotationRecord[],
-  context: PolicyContext,
+  context: ObserveContext,
   token: TokenUser,
 ): Promise<Pick<SshKeysFacts, 'owners'>> {
   const listed = new Set(facts.ssh.flatMap((entry) => (entry.access === 'ok' ? [entry.owner.user_id] : [])));
@@ -126,7 +126,7 @@ export async function observeSshOwners(
 }
 
 /** `self`, an id or a username, as the forge knows it; the token's own user by any name is `self`. */
-async function resolveUser(context: PolicyContext, ref: UserRef, token: TokenUser): Promise<SshOwner | undefined> {
+async function resolveUser(context: ObserveContext, ref: UserRef, token: TokenUser): Promise<SshOwner | undefined> {
   if (ref === 'self' || ref === token.id || (typeof ref === 'string' && ref.toLowerCase() === token.username.toLowerCase())) {
     return { user_id: token.id, username: token.username, self: true };
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { param } from '../../../../engine/action-params';
-import type { PolicyContext } from '../../../../engine/policy';
+import type { ActContext } from '../../../../engine/policy';
 import { onePage, readFirstPage } from '../../../../engine/probe';
 import { count } from '../../../../engine/words';
 import type { GitlabClient } from '../../../../gitlab';
@@ -101,7 +101,7 @@ export const sshKeys: CredentialKind<SshKeysRule, SshKeysFacts> = {
 };
 
 /** A rotation's user's keys as the forge lists them now. A 404 (user deleted) reaches the caller. */
-function userKeys(context: PolicyContext, record: RotationRecord) {
+function userKeys(context: ActContext, record: RotationRecord) {
   return listKeys(keysOf(context, ownerOf(record)));
 }
 
