@@ -33,7 +33,7 @@ import type { PolicyConfig } from '../src/config/policy-type';
 import { handContext } from '../src/engine/hand-context';
 import type { PolicyContext, PolicyState } from '../src/engine/policy';
 import { GitlabClient } from '../src/gitlab';
-import { POLICY_TYPES, policyRunner } from '../src/policies';
+import { POLICY_TYPES, policyType } from '../src/policies';
 import { decideJobRetries, type JobRetryCandidate, type JobRetrySnapshot } from '../src/policies/job-retry/job-retry.decide';
 import { observeJobRetries } from '../src/policies/job-retry/job-retry.observer';
 import { type JobRetryConfig, jobRetryPolicy } from '../src/policies/job-retry/job-retry.schema';
@@ -563,7 +563,7 @@ async function registryWorker(url: string): Promise<void> {
     maxRequestsPerMinute: 0,
   });
   const policy: PolicyConfig = config.policies[0];
-  const runner = policyRunner(policy.type);
+  const runner = policyType(policy.type);
   if (!runner) throw new Error('registry_cleanup is not a policy type of this build');
   const ctx = context(client, policy, gitlab.concurrency, (message) => send({ kind: 'progress', message, at: performance.now() }));
   gc();

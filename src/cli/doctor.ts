@@ -10,7 +10,7 @@ import { OwnHarm } from '../engine/stores/own-harm';
 import { PolicyPauses } from '../engine/stores/pauses';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
-import { policyRunner } from '../policies';
+import { policyType } from '../policies';
 import { describeRedis, redisKeyPrefix, redisTarget, type RedisTarget, RedisUnavailableError, waitForRedis } from '../redis/connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from '../redis/eviction';
 import { connectedReplicas, requiredReplicaAcks } from '../redis/replication';
@@ -252,7 +252,7 @@ async function tokenChecks(client: GitlabClient, token: DaemonToken): Promise<Ch
 async function policyChecks(config: AppConfig, administrator: boolean, client: GitlabClient): Promise<Check[]> {
   const checks: Check[] = [];
   for (const policy of config.policies) {
-    const runner = policyRunner(policy.type);
+    const runner = policyType(policy.type);
     if (!runner) continue; // validation knows every type this build runs
     const needs = runner.needsAdministrator?.(policy);
     if (needs && !administrator) checks.push({ ok: false, line: `${policy.name}: needs an administrator's token: ${needs}` });

@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import { DaemonToken } from '../forge/daemon-token';
 import { TokenFileError } from '../forge/token-file';
 import { GitlabClient } from '../gitlab/client';
-import { policyRunner } from '../policies';
+import { policyType } from '../policies';
 import { recordWorld } from '../policy-tests/recorder';
 import { configPath, EXIT_INVALID_CONFIG, loadOrReport } from './config-file';
 import { EXIT_USAGE } from './usage';
@@ -36,7 +36,7 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
   const config = loadOrReport(file);
   if (!config) return EXIT_INVALID_CONFIG;
   const policy = config.policies.find((candidate) => candidate.name === options.policy);
-  const runner = policy && policyRunner(policy.type);
+  const runner = policy && policyType(policy.type);
   if (!policy || !runner) {
     process.stderr.write(`forgewarden record: no policy named "${options.policy}"; configured: ${config.policies.map((p) => p.name).join(', ') || 'none'}\n`);
     return EXIT_USAGE;

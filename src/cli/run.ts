@@ -3,7 +3,7 @@ import { createApp } from '../bootstrap';
 import { EngineService } from '../engine/engine.service';
 import { ForgeHealth, forgeFingerprint, type TokenIdentity } from '../forge/forge-health';
 import { OwnTokenService } from '../forge/own-token.service';
-import { policyRunner } from '../policies';
+import { policyType } from '../policies';
 import { configWarnings } from '../config/load';
 import { formatWarning } from '../config/problems';
 import type { AppConfig } from '../config/schema';
@@ -140,7 +140,7 @@ function describeToken(logger: AppLogger, config: AppConfig, identity: TokenIden
 
 export function administratorWarnings(config: AppConfig): string[] {
   return config.policies.flatMap((policy) => {
-    const needs = policyRunner(policy.type)?.needsAdministrator?.(policy);
+    const needs = policyType(policy.type)?.needsAdministrator?.(policy);
     return needs ? [`${policy.name}: needs an administrator's token, and this one is not: ${needs}`] : [];
   });
 }

@@ -140,7 +140,7 @@ export class ConsoleReader {
     const names = policies.map((policy) => policy.name);
     const measuresOf = (name: string) => {
       const policy = this.active.find(name);
-      return policy ? this.active.runner(policy).measures : undefined;
+      return policy ? this.active.typeOf(policy).measures : undefined;
     };
     const [last, paused, sizes, notices, harm] = await Promise.all([
       this.passLog.latest(names),
@@ -150,7 +150,7 @@ export class ConsoleReader {
       this.ownHarm.all(),
     ]);
     return policies.map((policy) => {
-      const trigger = this.active.runner(policy).trigger(policy);
+      const trigger = this.active.typeOf(policy).trigger(policy);
       const entry = last.get(policy.name);
       const pause = paused.get(policy.name);
       const asked = entry?.next_pass !== undefined ? new Date(entry.next_pass) : undefined;
@@ -176,7 +176,7 @@ export class ConsoleReader {
    * policy holds, or the daemon was given, shown as `(secret)`.
    */
   private settingsOf(policy: PolicyConfig): Record<string, unknown> {
-    const secrets = new Set(this.active.runner(policy).secrets?.(policy) ?? []);
+    const secrets = new Set(this.active.typeOf(policy).secrets?.(policy) ?? []);
     const written = writtenPolicy(this.active.current, policy.name) ?? { name: policy.name, type: policy.type };
     return hideSecrets(written, secrets) as Record<string, unknown>;
   }

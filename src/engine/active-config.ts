@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module';
 import type { PolicyConfig } from '../config/policy-type';
 import type { AppConfig } from '../config/schema';
-import type { PolicyRunner } from './policy';
+import type { PolicyType } from './policy';
 import { KnownPolicies } from './known-policies';
 
 /**
@@ -44,7 +44,8 @@ export class ActiveConfig {
     return policy;
   }
 
-  runner(policy: PolicyConfig): PolicyRunner {
+  /** The type of a configured policy: its schema, trigger, observe, decide and actions. */
+  typeOf(policy: PolicyConfig): PolicyType {
     return this.known.get(policy.type);
   }
 
@@ -53,7 +54,7 @@ export class ActiveConfig {
     return policy.dry_run ?? this.config.dry_run;
   }
 
-  /** Takes a new file, already validated; every policy type in it must have a runner. */
+  /** Takes a new file, already validated; every policy type in it must be in the build. */
   replace(config: AppConfig): void {
     for (const policy of config.policies) this.known.get(policy.type);
     this.config = { ...config, gitlab: this.config.gitlab, redis: this.config.redis, http: this.config.http };

@@ -86,7 +86,7 @@ export class PolicyContexts {
    * A pass that cannot read them all within the interval at the budget's pace says so: ticks would be skipped.
    */
   private pace(policy: PolicyConfig): ((count: number) => TargetPace) | undefined {
-    const trigger = this.active.runner(policy).trigger(policy);
+    const trigger = this.active.typeOf(policy).trigger(policy);
     if (!('every' in trigger)) return undefined;
     const budget = this.active.current.gitlab.max_requests_per_minute;
     const spread = { clock: this.clock, windowMs: trigger.every * SPREAD_FRACTION, requestsPerMinute: budget };

@@ -140,7 +140,7 @@ export class DaemonSchedules implements OnModuleDestroy {
 
   /** The daemon's schedules: one per configured policy, and (unless `prune` is false) none for removed ones. */
   async syncSchedules(options: { prune?: boolean } = {}): Promise<void> {
-    const schedules = this.active.policies.map((policy) => ({ id: policy.name, payload: { policy: policy.name }, repeat: this.active.runner(policy).trigger(policy) }));
+    const schedules = this.active.policies.map((policy) => ({ id: policy.name, payload: { policy: policy.name }, repeat: this.active.typeOf(policy).trigger(policy) }));
     await this.queue.syncSchedules(policyTickJob, schedules, options);
   }
 
@@ -181,7 +181,7 @@ export class DaemonSchedules implements OnModuleDestroy {
     const last = await this.history.lastSuccessful();
     const interrupted = await this.history.interrupted();
     for (const policy of policies) {
-      const trigger = this.active.runner(policy).trigger(policy);
+      const trigger = this.active.typeOf(policy).trigger(policy);
       if (!('every' in trigger)) {
         // A scheduled pass whose process died in it (a backup half downloaded) goes on now, not at the next run. If
         // it still runs on another replica, this pass finds the policy's lock taken and does nothing.
@@ -208,6 +208,6 @@ export class DaemonSchedules implements OnModuleDestroy {
   }
 
   private triggerKey(policy: PolicyConfig): string {
-    return JSON.stringify(this.active.runner(policy).trigger(policy));
+    return JSON.stringify(this.active.typeOf(policy).trigger(policy));
   }
 }

@@ -8,8 +8,8 @@ import { EngineService } from './engine.service';
 import { Executor } from './executor';
 import { EngineGauges } from './gauges';
 import { PassRunner } from './pass-runner';
-import type { PolicyRunner } from './policy';
-import { POLICY_RUNNERS, KnownPolicies } from './known-policies';
+import type { PolicyType } from './policy';
+import { POLICY_TYPE_LIST, KnownPolicies } from './known-policies';
 import { PassCycle } from './pass-cycle';
 import { QueueConsumer } from './queue-consumer';
 import { AuditTrail } from './stores/audit';
@@ -54,11 +54,11 @@ const STORES = [
 @Module({})
 export class EngineModule {
   /** The engine with the policy types it runs (the build's list; tests may register more on the registry). */
-  static forRoot(runners: readonly PolicyRunner[]): DynamicModule {
+  static forRoot(policyTypes: readonly PolicyType[]): DynamicModule {
     return {
       module: EngineModule,
       providers: [
-        { provide: POLICY_RUNNERS, useValue: runners },
+        { provide: POLICY_TYPE_LIST, useValue: policyTypes },
         KnownPolicies,
         ...STORES,
         ActiveConfig,

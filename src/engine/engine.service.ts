@@ -35,9 +35,9 @@ export class EngineService implements OnApplicationBootstrap {
     private readonly records: RecordsOwner,
   ) {}
 
-  /** Fails the start when a configured policy's type has no runner: better loud at boot than silent later. */
+  /** Fails the start when a configured policy's type is not in the build: better loud at boot than silent later. */
   onApplicationBootstrap(): void {
-    for (const policy of this.active.policies) this.active.runner(policy);
+    for (const policy of this.active.policies) this.active.typeOf(policy);
   }
 
   /**
@@ -74,7 +74,7 @@ export class EngineService implements OnApplicationBootstrap {
   async webhookProjects(): Promise<Array<{ project: ProjectRef; policies: string[] }>> {
     const found = new Map<string, { project: ProjectRef; policies: string[] }>();
     for (const policy of this.active.policies) {
-      const events = this.active.runner(policy).events;
+      const events = this.active.typeOf(policy).events;
       if (!events) continue;
       for (const project of await events.projects(policy, this.contexts.for(policy, 'plan', 'command'))) {
         const key = String(project).toLowerCase();

@@ -14,7 +14,7 @@ import { type LedgerState, Ledger } from './stores/ledger';
 import { mapUntilFailure } from './map-limited';
 import { PassCap } from './pass-cap';
 import type { Lease } from './stores/lease';
-import { HarmLeftError, SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyRunner, type Refusal } from './policy';
+import { HarmLeftError, SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyType, type Refusal } from './policy';
 import { UnsettledTargets } from './stores/unsettled';
 import { type Pause, PolicyPauses } from './stores/pauses';
 import { actionId, withPurpose } from '../gitlab/transport/purpose';
@@ -71,27 +71,27 @@ export class Executor {
 
   async execute(
     policy: PolicyConfig,
-    runner: PolicyRunner,
+    policyType: PolicyType,
     decisions: readonly Decision[],
     context: PolicyContext,
     options: ExecuteOptions,
   ): Promise<ActionRecord[]> {
     for (const decision of decisions) {
-      if (decision.action !== SKIP && !runner.actions[decision.action]) {
-        throw new Error(`policy type "${runner.definition.type}" decided "${decision.action}" but has no effect for it`);
+      if (decision.action !== SKIP && !policyType.actions[decision.action]) {
+        throw new Error(`policy type "${policyType.definition.type}" decided "${decision.action}" but has no effect for it`);
       }
-      if (decision.repairs !== undefined && !runner.harms?.some((harm) => harm.kind === decision.repairs)) {
-        throw new Error(`policy type "${runner.definition.type}" decided a repair of "${decision.repairs}" but declares no such harm`);
+      if (decision.repairs !== undefined && !policyType.harms?.some((harm) => harm.kind === decision.repairs)) {
+        throw new Error(`policy type "${policyType.definition.type}" decided a repair of "${decision.repairs}" but declares no such harm`);
       }
     }
     // The bot's own harm is mended before anything else is started (docs/architecture.md, "Own harm").
     const ordered = [...decisions.filter((decision) => decision.repairs !== undefined), ...decisions.filter((decision) => decision.repairs === undefined)];
-    const limits = runner.limits(policy);
+    const limits = policyType.limits(policy);
     // Taken between awaits (a check and its increment run together), so actions running side by side share it.
     const cap = new PassCap(limits.actionsPerPass);
     // Delays count from the decision, not from the previous action: ten retries with `delay: 30s` wait 30 s, not 5 min.
     const decidedAt = this.clock.now();
-    const one = (decision: Decision): Promise<ActionRecord> => this.executeOne(policy, runner, decision, context, options, { cap, decidedAt });
+    const one = (decision: Decision): Promise<ActionRecord> => this.executeOne(policy, policyType, decision, context, options, { cap, decidedAt });
     const concurrency = Math.max(1, limits.sideBySide ?? 1);
     // Side by side, a failure (Redis away, the lease lost) starts no further action and returns only once the started
     // ones ended: nothing of a pass acts after the pass is over.
@@ -105,7 +105,7 @@ export class Executor {
   /** One decision of a pass: skipped, answered from the ledger, deferred over the cap, recorded in dry run, or acted on. */
   private async executeOne(
     policy: PolicyConfig,
-    runner: PolicyRunner,
+    policyType: PolicyType,
     decision: Decision,
     context: PolicyContext,
     options: ExecuteOptions,
@@ -115,7 +115,7 @@ export class Executor {
       this.logger.debug(`${policy.name}: ${decision.target}: ${decision.reason}`);
       return this.count(policy.name, { decision, outcome: 'skipped' });
     }
-    if (decision.repairs !== undefined) return this.repair(policy, runner, decision, context, options);
+    if (decision.repairs !== undefined) return this.repair(policy, policyType, decision, context, options);
     // A paused policy decides (the pass shows what it would do) but starts nothing, not even a dry run's record.
     const pause = await this.pauses.of(policy.name);
     if (pause) return this.paused(policy.name, decision, pause);
@@ -153,7 +153,7 @@ export class Executor {
       if (wait > ANNOUNCE_AFTER_MS) context.progress(delayLine(`${decision.action} ${decision.target}`, "the policy's delay", wait, this.clock.now() + wait));
       if (wait > 0) await this.clock.sleep(wait);
     }
-    return this.perform(policy, runner, decision, context, { attempts, passLease: options.passLease });
+    return this.perform(policy, policyType, decision, context, { attempts, passLease: options.passLease });
   }
 
   /**
@@ -162,7 +162,7 @@ export class Executor {
    * is written to find the harm mended already, and its precondition re-reads the forge before every attempt, so an
    * attempt that may have acted is followed by another only once the forge says it is still needed.
    */
-  private async repair(policy: PolicyConfig, runner: PolicyRunner, decision: Decision, context: PolicyContext, options: ExecuteOptions): Promise<ActionRecord> {
+  private async repair(policy: PolicyConfig, policyType: PolicyType, decision: Decision, context: PolicyContext, options: ExecuteOptions): Promise<ActionRecord> {
     const pause = await this.pauses.of(policy.name);
     if (pause) return this.paused(policy.name, decision, pause);
     if (options.dryRun) return this.finish(policy.name, decision, 'would_act', true);
@@ -172,7 +172,7 @@ export class Executor {
       const view = await this.ledger.inspect(policy.name, decision.key, new Date(this.clock.now()));
       if (view.kind === 'settled') return this.count(policy.name, { decision, outcome: 'duplicate' });
       if (view.kind === 'in_progress') return this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` });
-      record = await this.perform(policy, runner, decision, context, { attempts: view.attempts, passLease: options.passLease });
+      record = await this.perform(policy, policyType, decision, context, { attempts: view.attempts, passLease: options.passLease });
       if (record.outcome !== 'failed') return record;
     }
     return record as ActionRecord;
@@ -185,7 +185,7 @@ export class Executor {
    */
   async perform(
     policyConfig: PolicyConfig,
-    runner: PolicyRunner,
+    policyType: PolicyType,
     decision: Decision,
     passContext: PolicyContext,
     options: { attempts?: number; passLease?: Lease } = {},
@@ -208,7 +208,7 @@ export class Executor {
     }
     const { claim } = claimed;
     const settle = (state: Exclude<LedgerState, 'claimed'>) => this.ledger.settle(policy, decision.key, claim, state, new Date(this.clock.now()));
-    const action = runner.actions[decision.action];
+    const action = policyType.actions[decision.action];
     // Every request of the precondition and the action names them (X-Forgewarden-* headers), for the forge's logs.
     const id = actionId(policy, decision.key);
     try {

@@ -34,7 +34,7 @@ export class EngineGauges {
   async refreshHarm(): Promise<void> {
     const open = await this.harm.all();
     for (const policy of this.active.policies) {
-      const counts = new Map<string, number>((this.active.runner(policy).harms ?? []).map((harm) => [harm.kind, 0]));
+      const counts = new Map<string, number>((this.active.typeOf(policy).harms ?? []).map((harm) => [harm.kind, 0]));
       for (const harm of open.get(policy.name) ?? []) counts.set(harm.kind, (counts.get(harm.kind) ?? 0) + 1);
       for (const [kind, count] of counts) this.metrics.harmOpen.set({ policy: policy.name, kind }, count);
     }
@@ -49,10 +49,10 @@ export class EngineGauges {
   /** The configured policies by mode, and how long each may go between passes: at start and after a reload. */
   describe(): void {
     const now = new Date(this.clock.now());
-    const periods = new Map(this.active.policies.map((policy) => [policy.name, triggerPeriodMs(this.active.runner(policy).trigger(policy), now) / 1000]));
+    const periods = new Map(this.active.policies.map((policy) => [policy.name, triggerPeriodMs(this.active.typeOf(policy).trigger(policy), now) / 1000]));
     this.metrics.describePolicies(this.active.current, periods);
     // The measures the configured policies publish, so that each is exported (empty) before its first value.
-    for (const policy of this.active.policies) for (const measure of this.active.runner(policy).measures ?? []) this.metrics.policyMeasure(measure);
+    for (const policy of this.active.policies) for (const measure of this.active.typeOf(policy).measures ?? []) this.metrics.policyMeasure(measure);
   }
 
   /** What Redis holds now; Redis away leaves the gauges as they were (forgewarden_redis_up says why). */
@@ -68,7 +68,7 @@ export class EngineGauges {
       }
       await this.measures.refresh((name) => {
         const policy = this.active.find(name);
-        return policy && this.active.runner(policy).measures;
+        return policy && this.active.typeOf(policy).measures;
       });
     } catch {
       // Redis away: the gauges keep their values.

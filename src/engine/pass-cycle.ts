@@ -127,7 +127,7 @@ export class PassCycle {
   /** When the pass reported asks for the next one, sooner than the trigger (nothing is queued here). */
   private nextPassOf(report: PassReport): Date | undefined {
     const policy = this.active.policy(report.policy);
-    const trigger = this.active.runner(policy).trigger(policy);
+    const trigger = this.active.typeOf(policy).trigger(policy);
     const now = new Date(this.clock.now());
     const harmPass = report.harm && report.harm.length > 0 ? retryPassAt(trigger, 1, now, HARM_PASS_MS, HARM_PASS_GRID_MS) : undefined;
     return extraPassAt(trigger, [report.policyNextPass, retryPassAt(trigger, report.open.filter(wantsRetry).length, now), harmPass], now);
@@ -142,7 +142,7 @@ export class PassCycle {
   private async retryFailedPass(policy: PolicyConfig, now: Date): Promise<Date | undefined> {
     try {
       const failures = await this.history.countFailure(policy.name);
-      const nextRun = nextTriggerRun(this.active.runner(policy).trigger(policy), now)?.getTime();
+      const nextRun = nextTriggerRun(this.active.typeOf(policy).trigger(policy), now)?.getTime();
       const at = roundedUp(now.getTime() + RETRY_PASS_MS * 2 ** Math.min(failures - 1, 20));
       if (nextRun !== undefined && at.getTime() >= nextRun) return undefined;
       await this.extraPass(policy.name, at, now);

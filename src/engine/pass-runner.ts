@@ -8,7 +8,7 @@ import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import type { ForgeEvent } from './events';
 import { type ExecuteOptions, Executor } from './executor';
-import type { ActionRecord, Decision, PassOccasion, PolicyContext, PolicyRunner, Refusal, UnobservedTarget, UnsettledTarget } from './policy';
+import type { ActionRecord, Decision, PassOccasion, PolicyContext, PolicyType, Refusal, UnobservedTarget, UnsettledTarget } from './policy';
 import { AuditTrail } from './stores/audit';
 import { DataMarker } from './stores/data-marker';
 import { type Lease, LeaseLostError } from './stores/lease';
@@ -48,7 +48,7 @@ export interface PassResult {
   readonly harm?: readonly OpenHarm[];
 }
 
-/** A pass as the runner reports it to whoever plans the next one (the scheduler). */
+/** A pass as the runner reports it to whoever plans the next one (the PassCycle). */
 export interface PassReport extends PassResult {
   /** The targets left open after an acting pass (failed, refused, waiting…). */
   readonly open: readonly UnsettledTarget[];
@@ -100,7 +100,7 @@ export class PassRunner {
 
   async run(name: string, options: PassOptions): Promise<PassReport> {
     const policy = this.active.policy(name);
-    const runner = this.active.runner(policy);
+    const policyType = this.active.typeOf(policy);
     const dryRun = this.active.dryRun(policy);
     const stopTimer = this.metrics.policyRunSeconds.startTimer({ policy: name });
     const base = { policy: name, type: policy.type, dryRun, open: [], startedMs: this.clock.now() };
@@ -115,11 +115,11 @@ export class PassRunner {
         ...(forgeChangedAt ? { forgeChangedAt } : {}),
       };
       const act = options.mode === 'act' ? { dryRun, delays: options.delays, passLease: options.lease } : undefined;
-      const snapshot = await this.read(policy, () => runner.observe(policy, context));
-      const { decisions, records } = await this.decideAndAct(policy, runner, snapshot, context, act);
+      const snapshot = await this.read(policy, () => policyType.observe(policy, context));
+      const { decisions, records } = await this.decideAndAct(policy, policyType, snapshot, context, act);
       const unread = context.unobserved.list();
       const seen = unread.length > 0 ? { unobserved: unread } : {};
-      const { projects: covered, groups: coveredGroups } = runner.covered(policy, snapshot);
+      const { projects: covered, groups: coveredGroups } = policyType.covered(policy, snapshot);
       const cover = { ...(coveredGroups ? { coveredGroups } : {}), ...(covered ? { covered } : {}) };
       if (options.mode === 'plan') {
         this.metrics.passes.inc({ policy: name, result: seen.unobserved ? 'partial' : 'ok' });
@@ -136,15 +136,15 @@ export class PassRunner {
       let open: readonly UnsettledTarget[] = [];
       let policyNextPass: Date | undefined;
       if (!dryRun) {
-        await runner.commit?.(policy, snapshot, context, records);
+        await policyType.commit?.(policy, snapshot, context, records);
         open = await this.unsettled.replace(name, records, unsettled, context.now, { partial: seen.unobserved !== undefined });
-        policyNextPass = runner.nextPass?.(policy, snapshot, context.now, decisions);
+        policyNextPass = policyType.nextPass?.(policy, snapshot, context.now, decisions);
       }
       // Observing, deciding and acting went through (actions may have failed; those are counted per decision).
       await this.history.recordSuccess(name, this.clock.now() / 1000);
       this.metrics.lastSuccessfulPass.set({ policy: name }, this.clock.now() / 1000);
       const left = seen.unobserved ? `; ${seen.unobserved.length} not read: ${seen.unobserved.map((target) => target.target).join(', ')}` : '';
-      const summary = runner.summarize(policy, snapshot, decisions);
+      const summary = policyType.summarize(policy, snapshot, decisions);
       this.logger.log(`${name}: pass done: looked at ${summary}; ${passTally(records)}${left}`);
       return { ...base, decisions, records, ...seen, ...cover, open, summary, ...(policyNextPass ? { policyNextPass } : {}), ...(harm.length > 0 ? { harm } : {}) };
     } catch (error) {
@@ -205,14 +205,14 @@ export class PassRunner {
   private async eventPasses(event: ForgeEvent): Promise<PassResult[]> {
     const results: PassResult[] = [];
     for (const policy of this.active.policies) {
-      const runner = this.active.runner(policy);
-      const events = runner.events;
+      const policyType = this.active.typeOf(policy);
+      const events = policyType.events;
       if (!events) continue;
       const dryRun = this.active.dryRun(policy);
       const context = this.contexts.for(policy, 'act', 'event');
       const snapshot = await this.read(policy, () => events.observe(policy, event, context));
       if (snapshot === undefined) continue;
-      const { decisions, records } = await this.decideAndAct(policy, runner, snapshot, context, { dryRun, delays: 'queue' });
+      const { decisions, records } = await this.decideAndAct(policy, policyType, snapshot, context, { dryRun, delays: 'queue' });
       if (!dryRun) await this.unsettled.merge(policy.name, records, context.now);
       const finishedAt = event.kind === 'job' && event.finishedAt ? Date.parse(event.finishedAt) : undefined;
       for (const record of records) {
@@ -242,21 +242,21 @@ export class PassRunner {
    */
   private async decideAndAct(
     policy: PolicyConfig,
-    runner: PolicyRunner,
+    policyType: PolicyType,
     snapshot: unknown,
     context: PolicyContext,
     act: ExecuteOptions | undefined,
   ): Promise<{ decisions: Decision[]; records: ActionRecord[] }> {
     let decisions: Decision[];
     try {
-      decisions = runner.decide(policy, snapshot, context.now);
+      decisions = policyType.decide(policy, snapshot, context.now);
     } catch (error) {
       this.metrics.passes.inc({ policy: policy.name, result: 'failed' });
       throw error;
     }
     if (!act) return { decisions, records: [] };
     await this.reportUnobserved(policy.name, context.unobserved.list(), act.dryRun);
-    return { decisions, records: await this.executor.execute(policy, runner, decisions, context, act) };
+    return { decisions, records: await this.executor.execute(policy, policyType, decisions, context, act) };
   }
 
   /** A pass's read of the forge, its requests labelled as observing; its failure is the pass's. */

@@ -101,7 +101,7 @@ export interface StepContext {
   readonly mode: 'plan' | 'act';
   /** What started the pass: its schedule (ticks and follow-ups), a person's command (`plan`, `once`), or a webhook. */
   readonly occasion: PassOccasion;
-  /** Where a policy publishes the measures its runner declares (`PolicyRunner.measures`). */
+  /** Where a policy publishes the measures its runner declares (`PolicyType.measures`). */
   readonly measures: PolicyMeasures;
   /** The local disk (backups written and read back): a policy reads and writes files through it, never `node:fs`. */
   readonly files: LocalFiles;
@@ -256,7 +256,7 @@ export interface PolicyEvents<Config extends PolicyConfig, Snapshot> {
  * configured policy of this type to these functions. The required members are every policy's steps and reports;
  * the optional ones are capabilities only some types have.
  */
-export interface PolicyRunner<Config extends PolicyConfig = PolicyConfig, Snapshot = unknown> {
+export interface PolicyType<Config extends PolicyConfig = PolicyConfig, Snapshot = unknown> {
   /**
    * The type as the policy file names it, its description and its schema: the policy file is validated against the
    * definitions of the runners the build has, so a type cannot be runnable without being valid, or the other way.

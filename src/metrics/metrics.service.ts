@@ -246,7 +246,7 @@ export class MetricsService {
   }
 
   /**
-   * The metric of a measure a policy type declares (`PolicyRunner.measures`), made the first time it is asked for:
+   * The metric of a measure a policy type declares (`PolicyType.measures`), made the first time it is asked for:
    * `forgewarden_<name>` with the labels `policy` and the measure's own. The engine names no policy or measure.
    */
   policyMeasure(measure: PolicyMeasure): Gauge | Counter {

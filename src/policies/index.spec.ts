@@ -5,7 +5,7 @@ import { jobRetryPolicy } from './job-retry/job-retry.schema';
 import { keyRotationPolicy } from './key-rotation/key-rotation.schema';
 import { projectSettingsPolicy } from './project-settings/project-settings.schema';
 import { registryCleanupPolicy } from './registry-cleanup/registry-cleanup.schema';
-import { POLICIES, POLICY_TYPES, policyRunner } from '.';
+import { POLICIES, POLICY_TYPES, policyType } from '.';
 
 describe('the list of policy types', () => {
   it('validates the policy file against the definitions of the runners the engine runs', () => {
@@ -17,9 +17,9 @@ describe('the list of policy types', () => {
     const registry = new KnownPolicies(POLICIES);
     for (const runner of POLICIES) {
       expect(registry.get(runner.definition.type)).toBe(runner);
-      expect(policyRunner(runner.definition.type)).toBe(runner);
+      expect(policyType(runner.definition.type)).toBe(runner);
     }
     expect(() => new KnownPolicies([...POLICIES, ...POLICIES.slice(0, 1)])).toThrow('policy type "job_retry" is registered twice');
-    expect(policyRunner('nope')).toBeUndefined();
+    expect(policyType('nope')).toBeUndefined();
   });
 });

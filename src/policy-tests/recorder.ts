@@ -9,7 +9,7 @@ import type { Decision, UnobservedTarget } from '../engine/decision';
 import { ProjectDiscovery } from '../engine/discovery';
 import { handContext } from '../engine/hand-context';
 import { MemoryDiscoveryCache, MemoryPolicyState } from '../engine/memory-stores';
-import type { PolicyRunner, ProjectDiscoverer } from '../engine/policy';
+import type { PolicyType, ProjectDiscoverer } from '../engine/policy';
 import type { GitlabClient } from '../gitlab/client';
 import { ApiError } from '../gitlab/transport/errors';
 import type { AccessLevel } from '../gitlab/types/access-levels';
@@ -27,7 +27,7 @@ import { type Answer, recordingClient } from './recording-client';
 
 export interface RecordOptions {
   readonly policy: PolicyConfig;
-  readonly runner: PolicyRunner;
+  readonly runner: PolicyType;
   readonly client: GitlabClient;
   /** The time of the recording: the world's `now`, and the pass's. */
   readonly now: Date;

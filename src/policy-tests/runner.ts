@@ -11,7 +11,7 @@ import { ProjectDiscovery } from '../engine/discovery';
 import { handContext } from '../engine/hand-context';
 import { MemoryDiscoveryCache, MemoryPolicyState } from '../engine/memory-stores';
 import { dryRunOutcomes } from '../engine/pass-cap';
-import type { PolicyRunner } from '../engine/policy';
+import type { PolicyType } from '../engine/policy';
 import { GitlabClient } from '../gitlab/client';
 import { ApiError } from '../gitlab/transport/errors';
 import { startSandbox } from '../sandbox';
@@ -42,7 +42,7 @@ const DISCOVERY_INTERVAL_MS = 10 * 60_000;
 const CONCURRENCY = 8;
 
 /** A pass of `policy` (its entry in the policy file, stand-ins filled in) as `test` describes it. */
-export async function runPolicyTest(test: PolicyTest, policy: PolicyConfig, runner: PolicyRunner): Promise<DecidedPass> {
+export async function runPolicyTest(test: PolicyTest, policy: PolicyConfig, runner: PolicyType): Promise<DecidedPass> {
   const folders = mkdtempSync(join(tmpdir(), 'forgewarden-test-'));
   const token = `forgewarden-test-${randomBytes(16).toString('hex')}`;
   const sandbox = await startSandbox({ world: servedWorld(test, token) });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadPoliciesWithStandIns } from '../config/load';
 import { ConfigError, formatProblem } from '../config/problems';
-import { policyRunner, POLICY_TYPES } from '../policies';
+import { policyType, POLICY_TYPES } from '../policies';
 import { type Difference, judge } from './judge';
 import { type DecidedPass, runPolicyTest } from './runner';
 import { loadTestFile, type PolicyTest, type TestFile } from './test-file';
@@ -86,7 +86,7 @@ export async function runTestFiles(files: readonly TestFile[], done: (result: Te
     const ofFile: TestResult[] = [];
     for (const test of file.tests) {
       const policy = file.policies.find((candidate) => candidate.name === test.policy);
-      const runner = policy && policyRunner(policy.type);
+      const runner = policy && policyType(policy.type);
       // Both were checked when the file was loaded.
       if (!policy || !runner) throw new Error(`${test.at}: policy ${test.policy} is not in ${file.policyFile}`);
       const started = performance.now();

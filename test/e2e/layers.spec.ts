@@ -22,7 +22,7 @@ function refused(path: string, specifiers: readonly string[]): string[] {
 describe('the layers npm run lint enforces', () => {
   it('a policy type imports no other policy type, nor the list, nor the sandbox or test code', () => {
     const specifiers = [
-      '../access-requests/access-requests.runner',
+      '../access-requests/access-requests.type',
       '..',
       '../index',
       '../../policies/key-rotation/secret-file',
@@ -56,18 +56,18 @@ describe('the layers npm run lint enforces', () => {
   });
 
   it('a file in a subfolder of a policy (a credential kind) is fenced the same, one `../` deeper a level', () => {
-    const nested = ['../../../job-retry/job-retry.runner', '../../..', '../../../index', '../../../../sandbox', '../../credential-kind', './ssh-keys.schema', '../../../../engine/policy'];
+    const nested = ['../../../job-retry/job-retry.type', '../../..', '../../../index', '../../../../sandbox', '../../credential-kind', './ssh-keys.schema', '../../../../engine/policy'];
     expect(refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', nested)).toEqual(nested.slice(0, 4));
-    const registry = ['../../job-retry/job-retry.runner', '../..', '../credential-kind', './ssh-keys/ssh-keys', '../../../engine/policy'];
+    const registry = ['../../job-retry/job-retry.type', '../..', '../credential-kind', './ssh-keys/ssh-keys', '../../../engine/policy'];
     expect(refused('src/policies/key-rotation/kinds/new-file.ts', registry)).toEqual(registry.slice(0, 2));
     // A kind builds on the core, never on another kind.
     expect(refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', ['../deploy-keys/deploy-keys.kind', '../index'])).toEqual(['../deploy-keys/deploy-keys.kind']);
   });
 
   it('the engine imports no policy', () => {
-    expect(refused('src/engine/new-file.ts', ['../policies', '../policies/job-retry/job-retry.runner', './policy', '../gitlab', '../queue/jobs'])).toEqual([
+    expect(refused('src/engine/new-file.ts', ['../policies', '../policies/job-retry/job-retry.type', './policy', '../gitlab', '../queue/jobs'])).toEqual([
       '../policies',
-      '../policies/job-retry/job-retry.runner',
+      '../policies/job-retry/job-retry.type',
     ]);
   });
 
@@ -79,7 +79,7 @@ describe('the layers npm run lint enforces', () => {
       expect([path, refused(path, ['ioredis'])]).toEqual([path, []]);
     }
     // The stores keep the engine's own rule.
-    expect(refused('src/engine/stores/new-file.ts', ['../../policies/job-retry/job-retry.runner'])).toEqual(['../../policies/job-retry/job-retry.runner']);
+    expect(refused('src/engine/stores/new-file.ts', ['../../policies/job-retry/job-retry.type'])).toEqual(['../../policies/job-retry/job-retry.type']);
   });
 
   it('the forge client imports no Nest and no test helpers', () => {

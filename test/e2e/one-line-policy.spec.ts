@@ -6,7 +6,7 @@ import Redis from 'ioredis';
 import { childEnv, CliProcess, type CliResult, startSandboxCommand, waitUntil, writeTempFile } from '../support/cli';
 
 const DIST = resolve(__dirname, '../../dist');
-const FIXTURE = resolve(__dirname, '../fixtures/one-line-policy/project-note.runner.js');
+const FIXTURE = resolve(__dirname, '../fixtures/one-line-policy/project-note.type.js');
 
 /**
  * "A new policy is one folder and one line": a policy type that is not part of the build is added to a copy of the
@@ -23,12 +23,12 @@ describe('a policy type added with one folder and one line', () => {
     copy = mkdtempSync(join(tmpdir(), 'forgewarden-one-line-'));
     cpSync(DIST, join(copy, 'dist'), { recursive: true });
     // The folder…
-    cpSync(FIXTURE, join(copy, 'dist/policies/project-note/project-note.runner.js'));
+    cpSync(FIXTURE, join(copy, 'dist/policies/project-note/project-note.type.js'));
     // …and the line.
     const index = join(copy, 'dist/policies/index.js');
     const list = readFileSync(index, 'utf8');
     if (!list.includes('exports.POLICIES = [')) throw new Error('dist/policies/index.js does not list POLICIES as expected');
-    writeFileSync(index, list.replace('exports.POLICIES = [', "exports.POLICIES = [\n    require('./project-note/project-note.runner').projectNoteRunner,"));
+    writeFileSync(index, list.replace('exports.POLICIES = [', "exports.POLICIES = [\n    require('./project-note/project-note.type').projectNoteType,"));
     const forge = await startSandboxCommand();
     sandbox = forge.process;
     // The copy finds its packages in this checkout.

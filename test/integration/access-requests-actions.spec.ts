@@ -1,6 +1,6 @@
 import { NotFoundError } from '../../src/gitlab/transport/errors';
 import { APPROVE, DENY } from '../../src/policies/access-requests/access-requests.decide';
-import { accessRequestsRunner } from '../../src/policies/access-requests/access-requests.runner';
+import { accessRequestsType } from '../../src/policies/access-requests/access-requests.type';
 import { usePolicySandbox } from '../support/policy-sandbox';
 import { aProject, baseWorld, MAINTAINER_TOKEN } from '../support/world-builders';
 
@@ -22,23 +22,23 @@ describe('access_requests actions, against the sandbox forge', () => {
   const pending = () => forge.sandbox.state.accessRequests.map((r) => [r.source, r.source_id, r.user_id]);
 
   it('approve makes the requester a member at the decided level, in a group (owner included) and in a project', async () => {
-    await expect(accessRequestsRunner.actions[APPROVE].run({ source: 'group', id: 'acme', user_id: 20, access_level: 50 }, context())).resolves.toEqual({ detail: 'member at access level 50' });
-    await expect(accessRequestsRunner.actions[APPROVE].run({ source: 'project', id: 1, user_id: 21, access_level: 20 }, context())).resolves.toEqual({ detail: 'member at access level 20' });
+    await expect(accessRequestsType.actions[APPROVE].run({ source: 'group', id: 'acme', user_id: 20, access_level: 50 }, context())).resolves.toEqual({ detail: 'member at access level 50' });
+    await expect(accessRequestsType.actions[APPROVE].run({ source: 'project', id: 1, user_id: 21, access_level: 20 }, context())).resolves.toEqual({ detail: 'member at access level 20' });
     expect(members()).toEqual([['group', 10, 20, 50], ['project', 1, 21, 20]]);
     expect(pending()).toEqual([['group', 10, 21], ['project', 1, 20]]);
   });
 
   it('deny removes the request and grants nothing', async () => {
-    await accessRequestsRunner.actions[DENY].run({ source: 'group', id: 10, user_id: 21 }, context());
-    await accessRequestsRunner.actions[DENY].run({ source: 'project', id: 'acme/api', user_id: 20 }, context());
+    await accessRequestsType.actions[DENY].run({ source: 'group', id: 10, user_id: 21 }, context());
+    await accessRequestsType.actions[DENY].run({ source: 'project', id: 'acme/api', user_id: 20 }, context());
     expect(members()).toEqual([]);
     expect(pending()).toEqual([['group', 10, 20], ['project', 1, 21]]);
   });
 
   it('lets the 404 of a request handled meanwhile reach the executor, which counts it as gone', async () => {
-    await accessRequestsRunner.actions[DENY].run({ source: 'group', id: 'acme', user_id: 20 }, context());
-    await expect(accessRequestsRunner.actions[DENY].run({ source: 'group', id: 'acme', user_id: 20 }, context())).rejects.toBeInstanceOf(NotFoundError);
-    await expect(accessRequestsRunner.actions[APPROVE].run({ source: 'group', id: 'acme', user_id: 20, access_level: 30 }, context())).rejects.toBeInstanceOf(NotFoundError);
+    await accessRequestsType.actions[DENY].run({ source: 'group', id: 'acme', user_id: 20 }, context());
+    await expect(accessRequestsType.actions[DENY].run({ source: 'group', id: 'acme', user_id: 20 }, context())).rejects.toBeInstanceOf(NotFoundError);
+    await expect(accessRequestsType.actions[APPROVE].run({ source: 'group', id: 'acme', user_id: 20, access_level: 30 }, context())).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it.each([
@@ -47,7 +47,7 @@ describe('access_requests actions, against the sandbox forge', () => {
     ['a missing user id', { source: 'group', id: 'acme', access_level: 30 }, 'access_requests: action parameter "user_id" must be an integer, got undefined'],
     ['an unknown source', { source: 'user', id: 'acme', user_id: 20, access_level: 30 }, 'access_requests: action parameter "source" must be "group" or "project", got "user"'],
   ])('refuses parameters it never decides (%s) without calling the forge', async (_title, params, message) => {
-    await expect(accessRequestsRunner.actions[APPROVE].run(params, context())).rejects.toThrow(new TypeError(message));
+    await expect(accessRequestsType.actions[APPROVE].run(params, context())).rejects.toThrow(new TypeError(message));
     expect(forge.sandbox.state.requestLog.filter((r) => r.method !== 'GET')).toEqual([]);
     expect(members()).toEqual([]);
   });

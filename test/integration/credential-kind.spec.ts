@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HookRunner } from '../../src/effects/hook-runner';
 import { SecretFiles } from '../../src/effects/secret-files';
-import { SKIP, type Decision, type PolicyRunner } from '../../src/engine/policy';
+import { SKIP, type Decision, type PolicyType } from '../../src/engine/policy';
 import { RotationSteps } from '../../src/policies/key-rotation/key-rotation.actions';
 import { CredentialKinds } from '../../src/policies/key-rotation/credential-kind';
 import type { RotationSnapshot } from '../../src/policies/key-rotation/key-rotation.decide';
 import { KeyFiles } from '../../src/policies/key-rotation/key-rotation.key-files';
 import { loadRecord } from '../../src/policies/key-rotation/key-rotation.record';
-import { keyRotationType } from '../../src/policies/key-rotation/key-rotation.runner';
+import { defineKeyRotationType } from '../../src/policies/key-rotation/key-rotation.type';
 import type { RotationConfig } from '../../src/policies/key-rotation/key-rotation.schema';
 import { CREDENTIAL_KINDS } from '../../src/policies/key-rotation/kinds';
 import { readOpenSshPrivateKey } from '../../src/policies/key-rotation/openssh';
@@ -48,7 +48,7 @@ describe('a credential kind added in one file and one line', () => {
 
   function policy() {
     const kinds = new CredentialKinds({ ...CREDENTIAL_KINDS.sections, signing_keys: signingKeysKind(service) });
-    const runner: PolicyRunner<RotationConfig, RotationSnapshot> = keyRotationType(new RotationSteps(kinds, new KeyFiles(new SecretFiles()), new HookRunner(60_000)));
+    const runner: PolicyType<RotationConfig, RotationSnapshot> = defineKeyRotationType(new RotationSteps(kinds, new KeyFiles(new SecretFiles()), new HookRunner(60_000)));
     const config = runner.definition.schema.parse({
       name: 'rotate',
       type: 'key_rotation',

@@ -384,11 +384,11 @@ describe('the engine on a real Redis', () => {
       now += 60_000;
       const lacking = config('  - { name: other, type: fake_touch, interval: 1m, targets: [] }');
       await expect(engine.reload({ ...lacking, policies: lacking.policies.map((policy) => ({ ...policy, type: 'not_built' })) })).rejects.toThrow(
-        'no runner for policy type "not_built"',
+        'policy type "not_built" is not in this build',
       );
       expect(engine.configStatus()).toEqual({
         ok: false,
-        reason: 'reload failed at 2030-01-01T03:02:00.000Z: no runner for policy type "not_built"; is it in the list of policies/index.ts?',
+        reason: 'reload failed at 2030-01-01T03:02:00.000Z: policy type "not_built" is not in this build; is it in the list of policies/index.ts?',
       });
       expect(engine.policyNames()).toEqual(['touch']);
       expect((await gauges()).successful).toBe(0);

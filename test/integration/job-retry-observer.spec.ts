@@ -1,7 +1,7 @@
 import type { PolicyContext } from '../../src/engine/policy';
 import { decideJobRetries, type JobRetrySnapshot } from '../../src/policies/job-retry/job-retry.decide';
 import { commitJobRetries, observeJobRetries, watermarkKey } from '../../src/policies/job-retry/job-retry.observer';
-import { jobRetryRunner } from '../../src/policies/job-retry/job-retry.runner';
+import { jobRetryType } from '../../src/policies/job-retry/job-retry.type';
 import type { JobRetryConfig } from '../../src/policies/job-retry/job-retry.schema';
 import type { RequestLogEntry } from '../../src/sandbox/state';
 import { aConfig } from '../support/builders/jobs';
@@ -196,7 +196,7 @@ describe('job_retry observer, against the sandbox forge', () => {
       const decisions = decideJobRetries(config, first, new Date());
       expect(decisions.map((d) => d.action)).toEqual(['skip', 'retry']);
 
-      const retried = await jobRetryRunner.actions.retry.run(decisions[1].params, context());
+      const retried = await jobRetryType.actions.retry.run(decisions[1].params, context());
       const newId = Number(/^new job (\d+)$/.exec(retried?.detail ?? '')?.[1]);
       expect(newId).toBeGreaterThan(3);
       expect(forge.sandbox.state.jobs.get(newId)).toMatchObject({ name: 'test-unit', pipeline_id: 1, status: 'pending' });

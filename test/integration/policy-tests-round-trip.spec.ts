@@ -7,7 +7,7 @@ import { type Clock, systemClock } from '../../src/clock';
 import { parseConfig } from '../../src/config/load';
 import type { Decision } from '../../src/engine/decision';
 import { GitlabClient } from '../../src/gitlab/client';
-import { policyRunner, POLICY_TYPES } from '../../src/policies';
+import { policyType, POLICY_TYPES } from '../../src/policies';
 import { recordWorld } from '../../src/policy-tests/recorder';
 import { runPolicyTest } from '../../src/policy-tests/runner';
 import { loadWorld } from '../../src/sandbox/world';
@@ -60,7 +60,7 @@ describe('a recorded world replayed decides what plan decided against the forge'
         const planned = await harness.pass(app, name, 'plan');
         acted[name] = [...new Set(planned.decisions.filter((decision) => decision.action !== 'skip').map((decision) => decision.action))].sort();
         const policy = file.policies.find((candidate) => candidate.name === name)!;
-        const runner = policyRunner(policy.type)!;
+        const runner = policyType(policy.type)!;
         const recording = await recordWorld({ policy, runner, client, now: new Date(BASE_NOW), maxProjects: 100, anonymise: false });
         const worldFile = join(out, `${name}.yml`);
         writeFileSync(worldFile, stringify(recording.world, { lineWidth: 0 }));

@@ -2,7 +2,7 @@ import type { JsonValue } from '../../src/engine/policy';
 import { NotFoundError, UnauthorizedError } from '../../src/gitlab/transport/errors';
 import { BULK_DELETE, DELETE_REPOSITORY, DELETE_TAG } from '../../src/policies/registry-cleanup/registry-cleanup.decide';
 import { ledgerKey } from '../../src/policies/registry-cleanup/registry-cleanup.ledger';
-import { registryCleanupRunner } from '../../src/policies/registry-cleanup/registry-cleanup.runner';
+import { registryCleanupType } from '../../src/policies/registry-cleanup/registry-cleanup.type';
 import { usePolicySandbox } from '../support/policy-sandbox';
 import { aProject, baseWorld, MAINTAINER_TOKEN } from '../support/world-builders';
 
@@ -28,7 +28,7 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
   it('bulk_delete sends exactly the forge’s parameters and records the call, opening a cleanup', async () => {
     const ctx = context();
     const now = ctx.now.toISOString();
-    await expect(registryCleanupRunner.actions[BULK_DELETE].run(BULK, ctx)).resolves.toEqual({
+    await expect(registryCleanupType.actions[BULK_DELETE].run(BULK, ctx)).resolves.toEqual({
       detail: '4 tags before, 2 planned; the forge deletes them in the background',
     });
     expect(bulkCalls().map((r) => r.query)).toEqual([{ name_regex_delete: 'build-.*', name_regex_keep: 'build-9', keep_n: '1', older_than: '1d' }]);
@@ -43,7 +43,7 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
     const started = forge.sandbox.state.clock.date();
     const ended = new Date(started.getTime() + 3 * 60_000);
     const ctx = { ...context(), now: started, clock: { now: () => ended, sleep: async () => undefined } };
-    await registryCleanupRunner.actions[BULK_DELETE].run(BULK, ctx);
+    await registryCleanupType.actions[BULK_DELETE].run(BULK, ctx);
     expect(bulkCalls()).toHaveLength(3);
     expect(ledger()).toMatchObject({ last_call_at: ended.toISOString(), cleanup_started_at: started.toISOString() });
   });
@@ -52,7 +52,7 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
     const open = { last_call_at: '2025-06-02T10:00:00.000Z', follow_ups: 1, cleanup_started_at: '2025-06-02T09:00:00.000Z', tags_before: 9, planned: 5 };
     forge.state.values.set(ledgerKey(12), JSON.stringify(open));
     const ctx = context();
-    await expect(registryCleanupRunner.actions[BULK_DELETE].run({ ...BULK, follow_up: 2 }, ctx)).resolves.toEqual({
+    await expect(registryCleanupType.actions[BULK_DELETE].run({ ...BULK, follow_up: 2 }, ctx)).resolves.toEqual({
       detail: '4 tags before, 2 planned, follow-up 2; the forge deletes them in the background',
     });
     expect(ledger()).toEqual({ ...open, last_call_at: ctx.now.toISOString(), follow_ups: 2 });
@@ -61,7 +61,7 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
   it('the forge’s "already been made" 400 is rate limited, not a failure, and the hour counts from now', async () => {
     await forge.client.registry.removeTags(1, 12, { name_regex_delete: 'nothing' });
     const ctx = context();
-    const result = await registryCleanupRunner.actions[BULK_DELETE].run(BULK, ctx);
+    const result = await registryCleanupType.actions[BULK_DELETE].run(BULK, ctx);
     expect(result).toEqual({
       outcome: 'rate_limited',
       detail: `the forge had a bulk call within the hour; next after ${new Date(ctx.now.getTime() + 3_600_000).toISOString()}`,
@@ -73,7 +73,7 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
   it('does not call when the ledger holds a call within the hour (a snapshot older than another call)', async () => {
     const recent = { last_call_at: new Date(forge.sandbox.state.clock.now() - 10 * 60_000).toISOString(), follow_ups: 0, cleanup_started_at: null, tags_before: 4, planned: 2 };
     forge.state.values.set(ledgerKey(12), JSON.stringify(recent));
-    await expect(registryCleanupRunner.actions[BULK_DELETE].run(BULK, context())).resolves.toMatchObject({ outcome: 'rate_limited' });
+    await expect(registryCleanupType.actions[BULK_DELETE].run(BULK, context())).resolves.toMatchObject({ outcome: 'rate_limited' });
     expect(bulkCalls()).toEqual([]);
     expect(ledger()).toEqual(recent);
   });
@@ -82,38 +82,38 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
     const old = JSON.stringify({ last_call_at: '2025-06-01T03:00:00.000Z', follow_ups: 0, cleanup_started_at: null, tags_before: 4, planned: 2 });
     forge.state.values.set(ledgerKey(12), old);
     forge.sandbox.state.faults.add({ method: 'DELETE', path: '/tags$', status: 401, body: { message: '401 Unauthorized' } });
-    await expect(registryCleanupRunner.actions[BULK_DELETE].run(BULK, context())).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(registryCleanupType.actions[BULK_DELETE].run(BULK, context())).rejects.toBeInstanceOf(UnauthorizedError);
     expect(forge.state.values.get(ledgerKey(12))).toBe(old);
   });
 
   it('keeps the call recorded when the forge may have acted (a server error)', async () => {
     forge.sandbox.state.faults.add({ method: 'DELETE', path: '/tags$', status: 500 });
     const ctx = context();
-    await expect(registryCleanupRunner.actions[BULK_DELETE].run(BULK, ctx)).rejects.toThrow();
+    await expect(registryCleanupType.actions[BULK_DELETE].run(BULK, ctx)).rejects.toThrow();
     expect(ledger()).toMatchObject({ last_call_at: ctx.now.toISOString() });
     // With a clock that moved on during the call, its end counts.
     forge.state.values.clear();
     const ended = new Date(ctx.now.getTime() + 60_000);
-    await expect(registryCleanupRunner.actions[BULK_DELETE].run(BULK, { ...context(), clock: { now: () => ended, sleep: async () => undefined } })).rejects.toThrow();
+    await expect(registryCleanupType.actions[BULK_DELETE].run(BULK, { ...context(), clock: { now: () => ended, sleep: async () => undefined } })).rejects.toThrow();
     expect(ledger()).toMatchObject({ last_call_at: ended.toISOString() });
   });
 
   it('delete_tag deletes one tag; a tag already gone is a NotFoundError, which the executor counts as gone', async () => {
     const params = { project: 1, repository_id: 12, tag: 'build-1', created_at: null };
-    await registryCleanupRunner.actions[DELETE_TAG].run(params, context());
+    await registryCleanupType.actions[DELETE_TAG].run(params, context());
     expect(forge.sandbox.state.tags(12).map((t) => t.name)).toEqual(['build-2', 'build-9', 'main']);
-    await expect(registryCleanupRunner.actions[DELETE_TAG].run(params, context())).rejects.toBeInstanceOf(NotFoundError);
+    await expect(registryCleanupType.actions[DELETE_TAG].run(params, context())).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('delete_repository deletes the repository', async () => {
-    await registryCleanupRunner.actions[DELETE_REPOSITORY].run({ project: 1, repository_id: 13 }, context());
+    await registryCleanupType.actions[DELETE_REPOSITORY].run({ project: 1, repository_id: 13 }, context());
     await forge.sandbox.state.whenIdle();
     expect(forge.sandbox.state.repositories.has(13)).toBe(false);
     expect(forge.sandbox.state.repositories.has(12)).toBe(true);
   });
 
   it('the precondition of a tag deletion: goes ahead while the tag and the newer tags keep_n keeps are there, says what changed otherwise', async () => {
-    const precondition = registryCleanupRunner.actions[DELETE_TAG].precondition;
+    const precondition = registryCleanupType.actions[DELETE_TAG].precondition;
     if (!precondition) throw new Error('expected a precondition');
     const createdAt = forge.sandbox.state.tags(12)[0].created_at;
     const params = (fields: Record<string, JsonValue>) => ({ project: 1, repository_id: 12, tag: 'build-1', created_at: createdAt, kept_newer: ['build-2'], ...fields });
@@ -129,15 +129,15 @@ describe('registry_cleanup actions, against the sandbox forge', () => {
   });
 
   it('the precondition of deleting an empty repository: it has no tag now', async () => {
-    const precondition = registryCleanupRunner.actions[DELETE_REPOSITORY].precondition;
+    const precondition = registryCleanupType.actions[DELETE_REPOSITORY].precondition;
     if (!precondition) throw new Error('expected a precondition');
     await expect(precondition({ project: 1, repository_id: 13 }, context())).resolves.toBeUndefined();
     await expect(precondition({ project: 1, repository_id: 12 }, context())).resolves.toBe('the repository has a tag again (build-1)');
   });
 
   it('refuses params that do not name a repository, before calling the forge', async () => {
-    await expect(registryCleanupRunner.actions[BULK_DELETE].run({ ...BULK, repository_id: 'app' }, context())).rejects.toThrow('action parameter "repository_id" must be an integer');
-    await expect(registryCleanupRunner.actions[DELETE_TAG].run({ project: 1, repository_id: 12 }, context())).rejects.toThrow(TypeError);
+    await expect(registryCleanupType.actions[BULK_DELETE].run({ ...BULK, repository_id: 'app' }, context())).rejects.toThrow('action parameter "repository_id" must be an integer');
+    await expect(registryCleanupType.actions[DELETE_TAG].run({ project: 1, repository_id: 12 }, context())).rejects.toThrow(TypeError);
     expect(forge.sandbox.state.requestLog).toEqual([]);
   });
 });

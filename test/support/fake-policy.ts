@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { definePolicyType } from '../../src/config/policy-type';
 import { duration } from '../../src/config/validators';
 import { defineAction, param, readParams } from '../../src/engine/action-params';
-import type { ActionParams, Decision, PolicyMeasure, PolicyRunner } from '../../src/engine/policy';
+import type { ActionParams, Decision, PolicyMeasure, PolicyType } from '../../src/engine/policy';
 import { KnownPolicies } from '../../src/engine/known-policies';
 import { ForbiddenError, NotFoundError, ServerError } from '../../src/gitlab';
 import { observeTargets } from '../../src/engine/observe-targets';
@@ -49,7 +49,7 @@ export const FAKE_HARM = 'half_touched';
 const touchParams = z.object({ target: param.text() });
 const readTouch = (params: ActionParams): string => readParams('fake_touch', touchParams, params).target;
 
-export const fakeRunner: PolicyRunner<FakeConfig, string[]> = {
+export const fakeRunner: PolicyType<FakeConfig, string[]> = {
   definition: fakePolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: async (config, context) => {

@@ -45,7 +45,7 @@ export class EngineKeys {
     return `${this.prefix}:passes:last_ok`;
   }
 
-  /** The cluster-wide gauges policies publish (PolicyRunner.measures), by policy, measure and labels. */
+  /** The cluster-wide gauges policies publish (PolicyType.measures), by policy, measure and labels. */
   policyMeasures(): string {
     return `${this.prefix}:measures`;
   }

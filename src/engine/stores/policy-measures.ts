@@ -9,7 +9,7 @@ import type { PolicyMeasures } from '../policy';
 import { EngineKeys } from './keys';
 
 /**
- * The measures policies publish (PolicyRunner.measures): counters of this replica, and gauges, of which the
+ * The measures policies publish (PolicyType.measures): counters of this replica, and gauges, of which the
  * cluster-wide ones are kept in one Redis hash (field: policy, measure and labels) that every replica exports alike.
  */
 @Injectable()

@@ -1,4 +1,4 @@
-import type { PolicyRunner } from '../../engine/policy';
+import type { PolicyType } from '../../engine/policy';
 import { groupSelectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { groupBackupActions } from './group-backup.actions';
@@ -12,7 +12,7 @@ import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema
  * group through the forge's export, `concurrency` groups side by side (the forge limits exports per user, and each
  * backup mostly waits for its export to be ready), each a resumable action.
  */
-export const groupBackupRunner: PolicyRunner<GroupBackupConfig, GroupBackupSnapshot> = {
+export const groupBackupType: PolicyType<GroupBackupConfig, GroupBackupSnapshot> = {
   definition: groupBackupPolicy,
   trigger: (config) => ({ cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) }),
   observe: observeGroupBackups,

@@ -1,4 +1,4 @@
-import { type PolicyRunner, SKIP } from '../../engine/policy';
+import { type PolicyType, SKIP } from '../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { projectSettingsActions } from './project-settings.actions';
@@ -13,7 +13,7 @@ import { BRANCH_UNPROTECTED } from './protected-branches/protected-branches.deci
  * decide the changes (pure), and make them through the executor. Each change is its own action; a reprotect is one
  * action of two calls, and its failure between them is repaired first by the next pass (see decideProjectSettings).
  */
-export const projectSettingsRunner: PolicyRunner<ProjectSettingsConfig, ProjectSettingsSnapshot> = {
+export const projectSettingsType: PolicyType<ProjectSettingsConfig, ProjectSettingsSnapshot> = {
   definition: projectSettingsPolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: observeProjectSettings,

@@ -1,5 +1,5 @@
 import { selectProjects } from '../../engine/discovery';
-import type { PolicyRunner } from '../../engine/policy';
+import type { PolicyType } from '../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { jobRetryActions } from './job-retry.actions';
@@ -8,7 +8,7 @@ import { commitJobRetries, observeJobRetries, observeJobRetryEvent } from './job
 import { type JobRetryConfig, jobRetryPolicy } from './job-retry.schema';
 
 /** The job_retry policy as the engine runs it: poll every `interval`, decide purely, retry through the executor. */
-export const jobRetryRunner: PolicyRunner<JobRetryConfig, JobRetrySnapshot> = {
+export const jobRetryType: PolicyType<JobRetryConfig, JobRetrySnapshot> = {
   definition: jobRetryPolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: observeJobRetries,

@@ -1,4 +1,4 @@
-import type { PolicyRunner } from '../../engine/policy';
+import type { PolicyType } from '../../engine/policy';
 import { onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import type { GitlabClient } from '../../gitlab';
@@ -8,7 +8,7 @@ import { commitRegistryCleanup, nextRegistryCleanupPass, observeRegistryCleanup 
 import { type RegistryCleanupConfig, registryCleanupPolicy } from './registry-cleanup.schema';
 
 /** The registry_cleanup policy as the engine runs it: on its cron schedule, plus follow-ups after the hourly limit. */
-export const registryCleanupRunner: PolicyRunner<RegistryCleanupConfig, RegistryCleanupSnapshot> = {
+export const registryCleanupType: PolicyType<RegistryCleanupConfig, RegistryCleanupSnapshot> = {
   definition: registryCleanupPolicy,
   trigger: (config) => ({ cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) }),
   observe: observeRegistryCleanup,

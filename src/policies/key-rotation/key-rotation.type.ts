@@ -1,6 +1,6 @@
 import { defineAction } from '../../engine/action-params';
 import type { PolicyTypeDefinition } from '../../config/policy-type';
-import type { PolicyRunner } from '../../engine/policy';
+import type { PolicyType } from '../../engine/policy';
 import { keyRotationSteps, type RotationSteps } from './key-rotation.actions';
 import { decideRotations, nextRotationPass, rulesOf, type RotationSnapshot } from './key-rotation.decide';
 import { CLOSE_ROTATION, ENABLE_KEY, REMOVE_OLD_KEY, RUN_ON_ROTATE, UPLOAD_KEY, VERIFY_KEY, WRITE_KEY } from './key-rotation.decisions';
@@ -15,10 +15,10 @@ import { type KeyRotationConfig, keyRotationDefinition, keyRotationPolicy, type 
  * precondition): the new key goes only where the old key still is, and the old key goes only while the new key is
  * where it must be.
  */
-export function keyRotationType<Config extends RotationConfig, Snapshot extends RotationSnapshot>(
+export function defineKeyRotationType<Config extends RotationConfig, Snapshot extends RotationSnapshot>(
   steps: RotationSteps,
   definition: PolicyTypeDefinition = keyRotationDefinition(steps.kinds),
-): PolicyRunner<Config, Snapshot> {
+): PolicyType<Config, Snapshot> {
   const { kinds, keyFiles, preconditions } = steps;
   const sections = kinds.entries();
   return {
@@ -78,4 +78,4 @@ export function keyRotationType<Config extends RotationConfig, Snapshot extends 
   };
 }
 
-export const keyRotationRunner = keyRotationType<KeyRotationConfig, KeyRotationObservation>(keyRotationSteps, keyRotationPolicy);
+export const keyRotationType = defineKeyRotationType<KeyRotationConfig, KeyRotationObservation>(keyRotationSteps, keyRotationPolicy);

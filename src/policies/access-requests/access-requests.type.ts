@@ -1,4 +1,4 @@
-import type { PolicyRunner } from '../../engine/policy';
+import type { PolicyType } from '../../engine/policy';
 import { groupSelectionProbes, onePage, readFirstPage, selectionProbes } from '../../engine/probe';
 import { count } from '../../engine/words';
 import { accessRequestsActions } from './access-requests.actions';
@@ -14,7 +14,7 @@ const ADMIN_FACTS = ['email_domains', 'two_factor', 'external', 'confirmed'] as 
  * (the executor's ledger, keyed by the request); a request approved or denied by someone else meanwhile answers 404,
  * which the executor records as gone.
  */
-export const accessRequestsRunner: PolicyRunner<AccessRequestsConfig, AccessRequestsSnapshot> = {
+export const accessRequestsType: PolicyType<AccessRequestsConfig, AccessRequestsSnapshot> = {
   definition: accessRequestsPolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: observeAccessRequests,

@@ -1,11 +1,11 @@
 import { aKeySnapshot, aRotationConfig } from '../../../test/support/builders/keys';
 import type { KeyRotationObservation } from './key-rotation.observer';
-import { keyRotationRunner } from './key-rotation.runner';
+import { keyRotationType } from './key-rotation.type';
 
 const DEPLOY = { titles: ['^release'], rotate_after: '90d', grace: '1d' };
 const observed = (...deployProjects: Array<string | number>): KeyRotationObservation => ({ ...aKeySnapshot(), deployProjects });
 
-describe('key_rotation runner', () => {
+describe('key_rotation policy type', () => {
   it('probes each listed project once however many deploy_keys entries name it, and each glob by its group', () => {
     const config = aRotationConfig({
       ssh_keys: [],
@@ -14,7 +14,7 @@ describe('key_rotation runner', () => {
         { ...DEPLOY, projects: ['acme/api', 'acme/platform/**', '!acme/platform/legacy-*'] },
       ],
     });
-    expect(keyRotationRunner.probes(config).map((probe) => `${probe.target}: ${probe.needs}`)).toEqual([
+    expect(keyRotationType.probes(config).map((probe) => `${probe.target}: ${probe.needs}`)).toEqual([
       `secrets_dir ${config.secrets_dir}: a folder the daemon's user may write`,
       'project acme/api (deploy keys): Maintainer role or higher',
       'project acme/web (deploy keys): Maintainer role or higher',
@@ -24,15 +24,15 @@ describe('key_rotation runner', () => {
 
   it('says which projects it looked at only where a glob or an exclude chose them', () => {
     const listed = aRotationConfig({ deploy_keys: [{ ...DEPLOY, projects: ['acme/api', 42] }] });
-    expect(keyRotationRunner.covered(listed, observed('acme/api', 42))).toEqual({});
+    expect(keyRotationType.covered(listed, observed('acme/api', 42))).toEqual({});
     const globbed = aRotationConfig({
       deploy_keys: [{ ...DEPLOY, projects: ['acme/api'] }, { ...DEPLOY, projects: ['acme/*'] }],
     });
-    expect(keyRotationRunner.covered(globbed, observed('acme/api', 'acme/web', 'acme/worker'))).toEqual({ projects: ['acme/api', 'acme/web', 'acme/worker'] });
+    expect(keyRotationType.covered(globbed, observed('acme/api', 'acme/web', 'acme/worker'))).toEqual({ projects: ['acme/api', 'acme/web', 'acme/worker'] });
   });
 
   it('checks the forge before every step that gives or takes access; the others say why they need not', () => {
-    const actions = keyRotationRunner.actions;
+    const actions = keyRotationType.actions;
     expect(Object.keys(actions).filter((name) => actions[name].precondition !== undefined).sort()).toEqual(['enable_key', 'remove_new_key', 'remove_old_key', 'run_on_rotate', 'upload_key']);
     expect(Object.fromEntries(Object.entries(actions).flatMap(([name, action]) => (action.unchecked ? [[name, action.unchecked]] : [])))).toEqual({
       write_key: 'it writes a new private key into secrets_dir; nothing on the forge changes',
@@ -42,6 +42,6 @@ describe('key_rotation runner', () => {
   });
 
   it("declares the harms its repairs mend, which docs/architecture.md's table names", () => {
-    expect(keyRotationRunner.harms?.map((harm) => harm.kind)).toEqual(['key_left_after_revocation', 'key_unaccounted']);
+    expect(keyRotationType.harms?.map((harm) => harm.kind)).toEqual(['key_left_after_revocation', 'key_unaccounted']);
   });
 });
