@@ -7,7 +7,6 @@ import {
 } from '../gitlab/types/integrations';
 import type { SeededProject } from './namespaces-state';
 import type { WorldSeeding } from './seeding';
-import type { SandboxState } from './state';
 
 export interface ServiceDef {
   title: string;
@@ -123,10 +122,10 @@ export class IntegrationsState {
   }
 }
 
-const registry = new WeakMap<SandboxState, IntegrationsState>();
+const registry = new WeakMap<object, IntegrationsState>();
 
-/** The integration settings of a sandbox (attached to its state without widening `SandboxState`). */
-export function integrationsOf(state: SandboxState): IntegrationsState {
+/** The integration settings of a sandbox's state (attached to it without widening `SandboxState`, or importing it). */
+export function integrationsOf(state: object): IntegrationsState {
   let integrations = registry.get(state);
   if (!integrations) registry.set(state, (integrations = new IntegrationsState()));
   return integrations;

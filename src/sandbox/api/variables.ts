@@ -1,6 +1,7 @@
 import { VARIABLE_TYPES } from '../../gitlab/types/variables';
 import type { BotPlace } from '../access-tokens-state';
-import { maskProblem, type CiVariableRecord } from '../ci-variables-state';
+import type { CiVariableRecord } from '../ci-variables-state';
+import { maskProblem } from '../masked-values';
 import { ApiError, boolParam, enumParam, noContent, notFound, ok, param, requiredParam, validationError, type RequestContext } from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';

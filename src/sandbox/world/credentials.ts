@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACCESS_LEVELS } from '../../gitlab/types/access-levels';
 import { ACCESS_TOKEN_SCOPES, DEPLOY_TOKEN_SCOPES } from '../../gitlab/types/tokens';
 import { VARIABLE_TYPES } from '../../gitlab/types/variables';
-import { maskProblem } from '../ci-variables-state';
+import { maskProblem } from '../masked-values';
 import { accessLevel, id, timestamp } from './fields';
 
 /**

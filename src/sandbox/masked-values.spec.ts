@@ -1,4 +1,4 @@
-import { maskProblem } from './ci-variables-state';
+import { maskProblem } from './masked-values';
 
 describe('maskProblem (the forge’s Ci::Maskable)', () => {
   it.each([
