@@ -18,14 +18,8 @@ import { expiryVerdict } from './token-expiry';
 import type { TokenFileState } from './token-file';
 
 /**
- * Rotating the daemon's own token without ever being locked out (docs/operations.md, "The daemon's own token"). The
- * token file holds a pair of personal access tokens of the bot's user: requests authenticate with the active one,
- * and the spare is rotated by id with it. Before the rotate is sent the file says so (`pending`); the answer's value is
- * written to the file before anything else, and the new token becomes the active one. An answer lost on the way
- * leaves the active token working: at the next run the spare's successor is found (active, same name, newer id) and
- * rotated in turn, with the active token, so no request ever carries a rotated token and the forge's reuse detection
- * has nothing to revoke. A token stops being rotated while any replica may still use it: the spare is rotated only
- * `settle` after it was retired, and only once every replica has read the file's generation that retired it.
+ * Rotating the daemon's own token without ever being locked out: a pair of tokens that rotate each other by id, the
+ * answer written before anything else (docs/operations.md, "Rotating it: a pair of tokens").
  */
 
 export type RotationResult = 'not_due' | 'rotated' | 'recovered' | 'answer_lost' | 'waiting' | 'blocked' | 'failed';

@@ -125,14 +125,8 @@ export function decideGroupBackups(config: GroupBackupConfig, snapshot: GroupBac
 }
 
 /**
- * Why a backup in progress is not carried on but begun afresh, or undefined when it is carried on: it is older than a
- * period of its schedule, that is its export was requested (before any request: it began) before the run preceding
- * the schedule's latest one, so a whole period from one run to the next has passed since. Carried on, it would
- * download today's data under a key and a reason of days ago (a backup refused on the 27th, carried on on the 29th);
- * begun afresh, it is this run's backup, with this run's key, and a refusal parked on the old key does not hold it.
- * A day later is still carried on: a daemon killed mid-download and started the next morning loses nothing, and the
- * archive is named by its export anyway. A backup whose archive is in place (only its manifest and prune were left)
- * is always finished.
+ * Why a backup in progress is begun afresh rather than carried on, or undefined: it began before the schedule's run
+ * preceding the latest one, so a whole period has passed (docs/policies.md, group_backup, "What a set holds").
  */
 export function abandonedBecause(config: GroupBackupConfig, inflight: InflightBackup, now: Date, archived: boolean): string | undefined {
   if (archived || inflight.pruning) return undefined;
