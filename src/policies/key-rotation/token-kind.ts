@@ -39,6 +39,8 @@ export interface SelfToken {
 /** What holds tokens: a project, a group or a user, as the forge's calls take it. */
 export interface TokenHolder {
   readonly ref: string | number;
+  /** Where a kind whose tokens live on projects and groups alike finds it (deploy tokens). */
+  readonly scope?: 'projects' | 'groups';
   /** `project acme/api`, `group acme`, `user mia`. */
   readonly label: string;
 }
@@ -67,10 +69,12 @@ export interface ListedToken {
   readonly family: string;
   readonly scopes: readonly string[];
   readonly access_level?: number;
+  /** A deploy token's login name. */
+  readonly username?: string;
 }
 
 /** What a new token keeps of the old one. */
-export type TokenTemplate = Pick<ListedToken, 'name' | 'scopes' | 'access_level'> & { readonly username?: string };
+export type TokenTemplate = Pick<ListedToken, 'name' | 'scopes' | 'access_level' | 'username'>;
 
 /** The forge's answer that made a token: the only place its value is ever shown. */
 export interface IssuedToken {

@@ -19,7 +19,7 @@ const resolvedDelivery = z.union([
 const stepSchema = z.object({ rotation: z.string(), generation: z.int().min(1) });
 const issueSchema = stepSchema.extend({
   kind: z.string(),
-  holder: z.object({ ref: z.union([z.string(), z.number()]), label: z.string() }),
+  holder: z.object({ ref: z.union([z.string(), z.number()]), label: z.string(), scope: z.enum(['projects', 'groups']).optional() }),
   old_token_id: z.int(),
   name: z.string(),
   family: z.string(),
@@ -122,7 +122,7 @@ export class TokenSteps {
       issued =
         record.strategy === 'rotate' || how === 'recover'
           ? await rotateWith(kind, context, record, from.id)
-          : await kind.create(context, record.holder, { name: record.name, scopes: from.scopes, ...(from.access_level !== undefined ? { access_level: from.access_level } : {}) }, record.expires_at);
+          : await kind.create(context, record.holder, { name: record.name, scopes: from.scopes, access_level: from.access_level, username: from.username }, record.expires_at);
     } catch (error) {
       await saveTokenRecord(context.state, { ...sending, last_error: message(error) });
       throw error;

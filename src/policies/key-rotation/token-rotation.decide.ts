@@ -106,7 +106,7 @@ function startOrSkip(kind: TokenKind, config: TokenSettings, rule: TokenRule, ho
         rotation: id,
         generation,
         kind: kind.name,
-        holder: { ref: holder.ref, label: holder.label },
+        holder: { ref: holder.ref, label: holder.label, ...(holder.scope ? { scope: holder.scope } : {}) },
         old_token_id: token.id,
         name: token.name,
         family: token.family,

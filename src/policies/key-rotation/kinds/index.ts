@@ -2,6 +2,8 @@ import { CredentialKinds } from '../credential-kind';
 import { TokenKinds } from '../token-kind';
 import { groupAccessTokens, projectAccessTokens } from './access-tokens/access-tokens';
 import { deployKeys } from './deploy-keys/deploy-keys';
+import { deployTokens } from './deploy-tokens/deploy-tokens';
+import { personalAccessTokens } from './personal-access-tokens/personal-access-tokens';
 import { sshKeys } from './ssh-keys/ssh-keys';
 
 /**
@@ -17,4 +19,6 @@ export const CREDENTIAL_KINDS = new CredentialKinds({
 export const TOKEN_KINDS = new TokenKinds({
   project_access_tokens: projectAccessTokens,
   group_access_tokens: groupAccessTokens,
+  deploy_tokens: deployTokens,
+  personal_access_tokens: personalAccessTokens,
 });
