@@ -195,6 +195,33 @@ describe('key_rotation of access tokens against the sandbox with a real Redis', 
     expect(sandbox.state.accessTokens.familyRevocations).toEqual([]);
   });
 
+  it('a daemon that died after keeping the answer but before recording it: the value file is taken up, nothing is rotated again', async () => {
+    const first = await app({ projects: '[acme/api]' });
+    await control('faults', { method: 'POST', path: '/projects/acme%2Fapi/variables$', status: 500, times: 10 });
+    expect(acted(await pass(first))).toEqual(['issue_token:done', 'deliver_token:failed']);
+    await harness.close(first);
+    await call(sandbox.url, '/__sandbox/faults', { method: 'DELETE' });
+    // The record as it was just before the answer came: `sending`, the new token not recorded.
+    const [key] = await harness.redis.keys(`${harness.prefix}:*token-rotation:project_token-acme/api-${API_TOKEN}`);
+    const record = JSON.parse((await harness.redis.get(key)) ?? '{}') as Record<string, unknown>;
+    await harness.redis.set(key, JSON.stringify({ ...record, step: 'sending', new_token_id: null, value_sha256: null }));
+    // And the ledger as a claim whose owner died leaves it: the attempt may have acted.
+    for (const claim of await harness.redis.keys(`${harness.prefix}:*project_token-acme/api-${API_TOKEN}:issue*`)) {
+      const entry = JSON.parse((await harness.redis.get(claim)) ?? '{}') as Record<string, unknown>;
+      if (entry.state === 'done') await harness.redis.set(claim, JSON.stringify({ ...entry, state: 'failed' }));
+    }
+
+    await advanceHours(1);
+    const second = await app({ projects: '[acme/api]' });
+    const resumed = await pass(second);
+    expect(acted(resumed)).toEqual(['issue_token:done', 'deliver_token:done']);
+    expect(resumed.records.find((r) => r.decision.action === 'issue_token')?.detail).toMatch(/taken up from .*; nothing sent again$/);
+    const [fresh] = activeNamed('deploy', { source: 'project', id: 1 });
+    expect(variable('project', 1, 'DEPLOY_TOKEN')?.value).toBe(fresh.value);
+    expect(rotateCalls()).toHaveLength(1);
+    expect(sandbox.state.accessTokens.familyRevocations).toEqual([]);
+  });
+
   it('overlap: a new token first, the old one keeps working through the grace and is revoked after it', async () => {
     const engine = await app({ projects: '[acme/api]', strategy: 'overlap' });
     const first = await pass(engine);

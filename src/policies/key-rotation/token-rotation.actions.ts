@@ -116,7 +116,7 @@ export class TokenSteps {
   /** Records `sending`, makes the call, and keeps the value before anything else. */
   private async send(context: PolicyContext, kind: TokenKind, record: TokenRecord, how: 'send' | 'recover', from: ListedToken): Promise<ActionResult> {
     const sending: TokenRecord = { ...record, step: 'sending', attempt: record.attempt + 1, sent_at: context.now.toISOString() };
-    await saveTokenRecord(context.state, sending);
+    await saveTokenRecord(context.state, sending, true);
     let issued: IssuedToken;
     try {
       issued =

@@ -86,17 +86,17 @@ export class TokenDelivery {
     switch (delivery.type) {
       case 'variable': {
         const variables = this.variables(context, delivery.scope);
-        const filter = { environment_scope: delivery.environment_scope };
-        const existing = await this.variable(context, delivery);
-        if (existing) {
-          // masked_and_hidden is set only when a variable is made; a visible one stays visible, as its owner made it.
-          await variables.edit(delivery.place, delivery.key, { value, protected: delivery.protected, masked: delivery.masked || existing.hidden === true }, filter);
-        } else {
+        const masked = delivery.masked || delivery.hidden;
+        try {
+          // The variable usually exists (the old token is in it): one request. masked_and_hidden is only for a new one.
+          await variables.edit(delivery.place, delivery.key, { value, protected: delivery.protected, masked }, { environment_scope: delivery.environment_scope });
+        } catch (error) {
+          if (!(error instanceof NotFoundError)) throw error;
           await variables.create(delivery.place, {
             key: delivery.key,
             value,
             protected: delivery.protected,
-            masked: delivery.masked || delivery.hidden,
+            masked,
             environment_scope: delivery.environment_scope,
             ...(delivery.hidden ? { masked_and_hidden: true } : {}),
           });
