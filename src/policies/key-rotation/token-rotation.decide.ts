@@ -1,7 +1,6 @@
 import { type Decision, SKIP } from '../../engine/policy';
 import type { ListedToken, SelfToken, TokenHolder, TokenKind, TokenKinds, TokenListing } from './token-kind';
 import type { ResolvedDelivery } from './token-rotation.delivery';
-import { holderKey } from './token-rotation.listing';
 import { isTokenFinished, type TokenRecord, tokenRotationId, valuePath } from './token-rotation.record';
 import { MAX_TOKEN_LIFETIME_MS, type TokenRule } from './token-rotation.schema';
 import { durationText } from './key-rotation.timing';
@@ -48,7 +47,7 @@ export function decideTokens(kinds: TokenKinds, config: TokenSettings, snapshot:
       if (!rule) return;
       for (const entry of listing.holders) {
         if ('unreadable' in entry) {
-          decisions.push({ action: SKIP, target: entry.holder.label, key: `${kind.name}-${holderKey(entry.holder)}`, reason: `skip: ${entry.unreadable}; its tokens are left as they are`, params: {} });
+          decisions.push({ action: SKIP, target: entry.holder.label, key: `${kind.name}-${String(entry.holder.ref).toLowerCase()}`, reason: `skip: ${entry.unreadable}; its tokens are left as they are`, params: {} });
           continue;
         }
         for (const token of [...entry.tokens].sort((a, b) => a.id - b.id)) {
