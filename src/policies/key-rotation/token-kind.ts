@@ -15,7 +15,10 @@ export interface TokenKind<Rule extends TokenRule = TokenRule> {
   readonly noun: string;
   /** The policy file's list of entries of this kind; its key is the kind's line in kinds/index.ts. */
   readonly schema: z.ZodType<Rule[]>;
-  /** Reads each entry's holders and their active tokens; a holder the forge refuses is recorded as unobserved. */
+  /**
+   * Reads each entry's holders and their tokens, revoked ones too (an open rotation of one is found by it); a holder
+   * the forge refuses is recorded as unobserved.
+   */
   observe(rules: readonly Rule[], context: PolicyContext, self: SelfToken): Promise<TokenListing[]>;
   /** One holder's tokens as the forge lists them now, revoked ones too; undefined when the holder is gone (404). */
   list(context: PolicyContext, holder: TokenHolder): Promise<ListedToken[] | undefined>;
@@ -83,7 +86,7 @@ export interface IssuedToken {
   readonly expires_at: string | null;
 }
 
-/** One entry's holders, each with its active tokens, or why it could not be read. */
+/** One entry's holders, each with its tokens (revoked ones too), or why it could not be read. */
 export interface TokenListing {
   readonly holders: ReadonlyArray<{ readonly holder: TokenHolder; readonly tokens: readonly ListedToken[] } | { readonly holder: TokenHolder; readonly unreadable: string }>;
 }

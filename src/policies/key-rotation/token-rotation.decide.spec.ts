@@ -136,4 +136,14 @@ describe('key_rotation tokens: decide', () => {
       `${DELIVER_TOKEN} project_token-acme/api-7:deliver:2: resume: deliver new token 9 from /keys/rotate/tokens/project_token-acme_api-7.json`,
     ]);
   });
+
+  it('leaves revoked tokens out unless a rotation of one is open, and says an expired one cannot be rotated', () => {
+    const revoked = aToken({ id: 5, active: false, revoked: true });
+    const expired = aToken({ id: 6, active: false, expires_at: '2025-05-30' });
+    expect(lines(config(), snapshot([revoked, expired]))).toEqual(['skip project_token-acme/api-6: skip: expired 2025-05-30; an expired token cannot be rotated, a person makes a new one']);
+    // Rotated by the forge (the old token revoked) while its index entry was lost: found through the listing, delivered.
+    const record = aRecord({ id: 'project_token-acme/api-5', old_token_id: 5, strategy: 'rotate' });
+    const snap = snapshot([revoked, aToken({ id: 9 })], { records: { [record.id]: record }, now: { [record.id]: [revoked, aToken({ id: 9 })] } });
+    expect(decideTokens(TOKEN_KINDS, config(), snap, NOW).map((d) => `${d.action} ${d.key}`)).toEqual([`${DELIVER_TOKEN} project_token-acme/api-5:deliver:2`, 'skip project_token-acme/api-9']);
+  });
 });

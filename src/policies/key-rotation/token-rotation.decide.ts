@@ -54,8 +54,14 @@ export function decideTokens(kinds: TokenKinds, config: TokenSettings, snapshot:
           if (!rule.names.some((pattern) => pattern.test(token.name))) continue;
           const id = tokenRotationId(kind.name, entry.holder, token.id);
           if (seen.has(id)) continue;
-          seen.add(id);
           const target = `${kind.noun} ${token.id} "${token.name}" of ${entry.holder.label}`;
+          const open = snapshot.records[id] !== undefined && !isTokenFinished(snapshot.records[id]);
+          // Revoked tokens are listed so that an open rotation of one is found; otherwise they are history.
+          if (!token.active && !open) {
+            if (!token.revoked) decisions.push(skip(target, id, `skip: ${expiryText(token).replace('expires', 'expired')}; an expired token cannot be rotated, a person makes a new one`));
+            continue;
+          }
+          seen.add(id);
           const replacing = newTokens.get(`${kind.name}:${token.id}`);
           if (replacing && !isTokenFinished(replacing)) {
             decisions.push(skip(target, id, `skip: new token of rotation ${replacing.id}, ${expiryText(token)}`));

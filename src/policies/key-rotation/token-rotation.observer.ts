@@ -10,7 +10,7 @@ const NOTHING: TokenSnapshot = { self: { tokenId: undefined, userId: 0 }, listin
 
 /**
  * Reading what the token decisions rest on: the daemon's own token (never rotated by a policy), each entry's holders
- * and their active tokens, the records of open rotations and of listed tokens, and for each open rotation its holder's
+ * and their tokens, the records of open rotations and of listed tokens, and for each open rotation its holder's
  * tokens as listed now (revoked ones too), so decide sees a new token a person revoked.
  */
 export async function observeTokens(kinds: TokenKinds, config: TokenSettings, context: PolicyContext): Promise<TokenSnapshot> {

@@ -58,7 +58,7 @@ export function tokenParts(steps: TokenSteps) {
       steps.kinds.entries().flatMap(([section, kind]) => {
         if (((settings(config)[section] as unknown[] | undefined) ?? []).length === 0) return [];
         const listings = (snapshot as WithTokens).tokens?.listings[section] ?? [];
-        const tokens = listings.reduce((sum, listing) => sum + listing.holders.reduce((n, entry) => n + ('tokens' in entry ? entry.tokens.length : 0), 0), 0);
+        const tokens = listings.reduce((sum, listing) => sum + listing.holders.reduce((n, entry) => n + ('tokens' in entry ? entry.tokens.filter((token) => token.active).length : 0), 0), 0);
         const holders = new Set(listings.flatMap((listing) => listing.holders.map((entry) => entry.holder.label))).size;
         return [`${tokens} ${kind.noun}s of ${holders} holder${holders === 1 ? '' : 's'}`];
       }),

@@ -68,7 +68,7 @@ function accessTokenKind<Rule extends TokenRule>(where: Where<Rule>): TokenKind<
     schema: where.schema,
     async observe(rules, context) {
       const selected = await Promise.all(rules.map(async (rule) => (await where.select(context, rule)).map(holder)));
-      return listHolders(context, selected, async (place) => (await collect(where.listing(context.client).all(place.ref, { state: 'active' }))).map(listed));
+      return listHolders(context, selected, async (place) => (await collect(where.listing(context.client).all(place.ref))).map(listed));
     },
     async list(context, place) {
       return (await allOrGone(where.listing(context.client).all(place.ref)))?.map(listed);

@@ -53,7 +53,7 @@ export const deployTokens: TokenKind<DeployTokensRule> = {
     );
     return listHolders(context, selected, async (holder) => {
       const tokens: DeployToken[] = [];
-      for await (const token of resource(context.client, holder).all(holder.ref, { active: true })) tokens.push(token);
+      for await (const token of resource(context.client, holder).all(holder.ref)) tokens.push(token);
       return tokens.map(listed);
     });
   },

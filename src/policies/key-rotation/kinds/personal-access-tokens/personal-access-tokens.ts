@@ -46,7 +46,7 @@ export const personalAccessTokens: TokenKind<PersonalAccessTokensRule> = {
     const selected = await Promise.all(rules.map(async (rule) => (await Promise.all(rule.users.map(holder))).filter((found): found is TokenHolder => found !== undefined)));
     return listHolders(context, selected, async (user) => {
       const tokens: PersonalAccessToken[] = [];
-      for await (const token of context.client.personalAccessTokens.all({ user_id: Number(user.ref), state: 'active' })) tokens.push(token);
+      for await (const token of context.client.personalAccessTokens.all({ user_id: Number(user.ref) })) tokens.push(token);
       return tokens.map(listed);
     });
   },
