@@ -171,6 +171,8 @@ describe('key_rotation of access tokens against the sandbox with a real Redis', 
     expect(fresh.id).not.toBe(lost.id);
     expect(token(lost.id).revoked).toBe(true);
     expect(variable('project', 1, 'DEPLOY_TOKEN')?.value).toBe(fresh.value);
+    // What was delivered works.
+    expect((await call(sandbox.url, '/api/v4/user', { token: fresh.value })).status).toBe(200);
     // Rotated twice, each time an active token (the old one, then the lost answer's), never a revoked one.
     expect(rotateCalls().map((entry) => entry.path)).toEqual([`/api/v4/projects/acme%2Fapi/access_tokens/${API_TOKEN}/rotate`, `/api/v4/projects/acme%2Fapi/access_tokens/${lost.id}/rotate`]);
     expect(sandbox.state.accessTokens.familyRevocations).toEqual([]);

@@ -16,6 +16,11 @@ export interface TokenKind<Rule extends TokenRule = TokenRule> {
   /** The policy file's list of entries of this kind; its key is the kind's line in kinds/index.ts. */
   readonly schema: z.ZodType<Rule[]>;
   /**
+   * Whether one of its tokens may be the one the daemon authenticates with (personal, project and group access
+   * tokens share one id space), which no policy rotates. Not for deploy tokens, whose ids are another count.
+   */
+  readonly mayBeDaemonToken?: boolean;
+  /**
    * Reads each entry's holders and their tokens, revoked ones too (an open rotation of one is found by it); a holder
    * the forge refuses is recorded as unobserved.
    */

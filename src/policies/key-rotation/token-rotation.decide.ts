@@ -67,7 +67,7 @@ export function decideTokens(kinds: TokenKinds, config: TokenSettings, snapshot:
             decisions.push(skip(target, id, `skip: new token of rotation ${replacing.id}, ${expiryText(token)}`));
             continue;
           }
-          if (snapshot.self.tokenId === token.id) {
+          if (kind.mayBeDaemonToken === true && snapshot.self.tokenId === token.id) {
             decisions.push(skip(target, id, `skip: the daemon's own token (${expiryText(token)}): it is rotated through gitlab.token_file, never by a policy`));
             continue;
           }

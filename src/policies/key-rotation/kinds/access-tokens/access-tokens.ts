@@ -66,6 +66,7 @@ function accessTokenKind<Rule extends TokenRule>(where: Where<Rule>): TokenKind<
     name: where.name,
     noun: where.noun,
     schema: where.schema,
+    mayBeDaemonToken: true,
     async observe(rules, context) {
       const selected = await Promise.all(rules.map(async (rule) => (await where.select(context, rule)).map(holder)));
       return listHolders(context, selected, async (place) => (await collect(where.listing(context.client).all(place.ref))).map(listed));

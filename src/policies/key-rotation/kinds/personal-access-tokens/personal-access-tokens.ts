@@ -36,6 +36,7 @@ export const personalAccessTokens: TokenKind<PersonalAccessTokensRule> = {
   name: 'personal_token',
   noun: 'personal access token',
   schema: personalAccessTokensSchema,
+  mayBeDaemonToken: true,
   async observe(rules, context) {
     const users = new Map<string, Promise<TokenHolder | undefined>>();
     const holder = (ref: string | number) => {
