@@ -121,7 +121,7 @@ export const projectAccessTokens = accessTokenKind<ProjectAccessTokensRule>({
   schema: projectAccessTokensSchema,
   listing: (client) => client.projectAccessTokens,
   select: (context, rule) => selectProjects(context, rule.projects, rule.include_archived),
-  refs: (rule) => rule.projects.explicit.map((item) => (item.kind === 'id' ? item.id : item.path)),
+  refs: (rule) => rule.projects.explicit.map((item) => ('id' in item ? item.id : item.path)),
   needs: 'Maintainer role in the project',
 });
 
@@ -132,6 +132,6 @@ export const groupAccessTokens = accessTokenKind<GroupAccessTokensRule>({
   schema: groupAccessTokensSchema,
   listing: (client) => client.groupAccessTokens,
   select: (context, rule) => selectGroups(context, rule.groups),
-  refs: (rule) => rule.groups.explicit.map((item) => (item.kind === 'id' ? item.id : item.path)),
+  refs: (rule) => rule.groups.explicit.map((item) => ('id' in item ? item.id : item.path)),
   needs: 'Owner role in the group',
 });

@@ -69,8 +69,8 @@ export const deployTokens: TokenKind<DeployTokensRule> = {
   variablePlace: (holder) => (holder.scope ? { scope: holder.scope, ref: holder.ref } : undefined),
   probes: (rules) =>
     rules.flatMap((rule): TargetProbe[] => [
-      ...(rule.projects?.explicit ?? []).map((item) => probe(holderOf('projects', item.kind === 'id' ? item.id : item.path))),
-      ...(rule.groups?.explicit ?? []).map((item) => probe(holderOf('groups', item.kind === 'id' ? item.id : item.path))),
+      ...(rule.projects?.explicit ?? []).map((item) => probe(holderOf('projects', 'id' in item ? item.id : item.path))),
+      ...(rule.groups?.explicit ?? []).map((item) => probe(holderOf('groups', 'id' in item ? item.id : item.path))),
     ]),
 };
 
