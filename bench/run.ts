@@ -43,6 +43,7 @@ import { backupSetBench } from './backup-set';
 import { consoleBench } from './console';
 import { scaleBench } from './scale';
 import { ownHarmBench } from './own-harm';
+import { tokensBench } from './tokens';
 import { webhookLatencyBench } from './webhook-latency';
 import { benchRedisUrl, dropRunKeys } from './processes';
 
@@ -819,7 +820,7 @@ function gitbeakerVersion(): string {
 }
 
 /** What `--only` takes. */
-const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup', 'backup-set', 'console', 'own-harm'] as const;
+const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup', 'backup-set', 'console', 'own-harm', 'tokens'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 function onlySections(): ReadonlySet<SectionName> {
@@ -900,6 +901,12 @@ async function main(): Promise<void> {
     rows.push(...harm.rows.map((row) => ({ section: 7, ...row })));
     notes.push(...harm.notes);
   }
+  // A pass that mostly waits on the request budget: its figure is the budget's, alone.
+  if (wants('tokens')) {
+    const tokens = await tokensBench(log);
+    rows.push(...tokens.rows.map((row) => ({ section: 7, ...row })));
+    notes.push(...tokens.notes);
+  }
   // Two daemons and two sandboxes that mostly wait: last, so that the figures above are not shared with them.
   if (wants('webhooks')) {
     const latency = await webhookLatencyBench(log);
@@ -916,6 +923,7 @@ async function main(): Promise<void> {
       ...(wants('console') ? [`The console: \`node dist/main.js run\` with 50 dry-run policies against the sandbox forge, Redis filled by the bench (1,000,000 audit entries appended with the trail's own trim), alone.`] : []),
       ...(wants('backup-set') ? ["The backup set: `node dist/main.js once` with a group_backup policy at its defaults against the sandbox forge at the forge's default export limits (60 s window), alone."] : []),
       ...(wants('webhooks') ? ['Failure → retry: two daemons, one with webhooks and one polling every minute, each on a sandbox forge of its own.'] : []),
+      ...(wants('tokens') ? ['Tokens: key_rotation in this process against the sandbox forge, at the default request budget, alone.'] : []),
       ...(wants('own-harm') ? ["Own harm: `node dist/main.js run` with a project_settings policy, its reprotect cut by the token's rights taken away (the protect held at the sandbox's door), five runs."] : []),
     ].join(' '),
     '',

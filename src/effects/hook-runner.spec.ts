@@ -21,4 +21,11 @@ describe('HookRunner', () => {
     // Killed long before it could end by itself, however slow the machine.
     expect(await new HookRunner(100).run('exec sleep 60', [], {})).toBe('timed out after 0.1s');
   });
+
+  it('hands a secret on standard input only: neither argv nor the environment holds it', async () => {
+    const out = join(dir, 'out');
+    const command = `{ cat; printf ' %s' "$(env | grep -c glpat- || true)"; } > ${out}`;
+    expect(await new HookRunner(60_000).run(command, [], { TOKEN_ID: '7' }, 'glpat-secret-value')).toBeUndefined();
+    expect(readFileSync(out, 'utf8')).toBe('glpat-secret-value 0');
+  });
 });

@@ -30,11 +30,13 @@ export class HookRunner {
 
   /**
    * Runs `command` with the facts in its environment. Its output is neither logged nor returned: a script handed a
-   * key's path could print the key. Resolves to why it failed, or undefined.
+   * key's path could print the key. `stdin`: a secret handed to the hook (a token's value), on standard input only,
+   * never in argv or the environment, where other processes of the machine may read it. Resolves to why it failed, or
+   * undefined.
    */
-  run(command: string, passed: readonly string[], facts: Record<string, string>): Promise<string | undefined> {
+  run(command: string, passed: readonly string[], facts: Record<string, string>, stdin?: string): Promise<string | undefined> {
     return new Promise((resolve) => {
-      execFile('/bin/sh', ['-c', command], { env: hookEnvironment(process.env, passed, facts), timeout: this.timeoutMs, maxBuffer: 1024 * 1024 }, (error) => {
+      const child = execFile('/bin/sh', ['-c', command], { env: hookEnvironment(process.env, passed, facts), timeout: this.timeoutMs, maxBuffer: 1024 * 1024 }, (error) => {
         if (!error) return resolve(undefined);
         // Exit status in `code` (a number), or why it could not start (a string such as ENOENT); `killed` on timeout.
         const { code, signal, killed } = error as { code?: unknown; signal?: unknown; killed?: unknown };
@@ -42,6 +44,9 @@ export class HookRunner {
         if (typeof code === 'number') return resolve(`exited with code ${code}`);
         resolve(typeof signal === 'string' ? `killed by ${signal}` : `could not run: ${typeof code === 'string' ? code : 'unknown error'}`);
       });
+      // A hook that does not read its input closes the pipe early (EPIPE): its exit status says how it went.
+      child.stdin?.on('error', () => undefined);
+      child.stdin?.end(stdin ?? '');
     });
   }
 }

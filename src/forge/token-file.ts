@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { writeSecretFile } from '../engine/secret-file';
+import { SecretFiles } from '../effects/secret-files';
 
 /**
  * `gitlab.token_file`: the daemon's own token, or the pair of tokens it rotates (docs/operations.md, "The daemon's
@@ -39,6 +39,9 @@ export type TokenSlot = z.output<typeof slotSchema>;
 export type TokenFileState = z.output<typeof fileSchema>;
 
 /** A token file that cannot be used, with the reason in words that name the file. */
+/** The one atomic 0600 writer the daemon has (a token file is a secret file like a rotated key). */
+const SECRET_FILES = new SecretFiles();
+
 export class TokenFileError extends Error {
   constructor(message: string) {
     super(message);
@@ -61,7 +64,7 @@ export class TokenFile {
 
   /** Replaces the file whole, readable by the daemon's user alone; the old file or the new, never a torn one. */
   async write(state: TokenFileState): Promise<void> {
-    await writeSecretFile(this.path, `${JSON.stringify(fileSchema.parse(state), null, 2)}\n`);
+    await SECRET_FILES.write(this.path, `${JSON.stringify(fileSchema.parse(state), null, 2)}\n`, 0o600);
   }
 
   private parse(text: string, mode: number): TokenFileState {

@@ -39,11 +39,11 @@ describe('forgewarden test', () => {
     for (const type of ['access-requests', 'group-backup', 'job-retry', 'key-rotation', 'project-settings', 'registry-cleanup']) {
       expect(result.stdout).toMatch(new RegExp(`^ok {4}.*\\(config/examples/${type}\\.test\\.yml:\\d+\\)$`, 'm'));
     }
-    expect(result.stdout).toMatch(/^16 tests: 16 passed, 0 failed$/m);
+    expect(result.stdout).toMatch(/^17 tests: 17 passed, 0 failed$/m);
     const xml = readFileSync(junit, 'utf8');
     expect(XMLValidator.validate(xml)).toBe(true);
     const report = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(xml) as { testsuites: { tests: string; testsuite: Array<{ testcase: unknown[] }> } };
-    expect(report.testsuites.tests).toBe('16');
+    expect(report.testsuites.tests).toBe('17');
     expect(report.testsuites.testsuite).toHaveLength(7);
   });
 

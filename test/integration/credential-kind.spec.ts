@@ -153,7 +153,7 @@ describe('a credential kind added in one file and one line', () => {
   it('joins the policy type: its section is validated, and a policy with none of the sections is told all of them', () => {
     const { runner } = policy();
     expect(() => runner.definition.schema.parse({ name: 'rotate', type: 'key_rotation', interval: '1h', secrets_dir: secrets })).toThrow(
-      'this policy would never act: give ssh_keys, deploy_keys, signing_keys or several',
+      'this policy would never act: give ssh_keys, deploy_keys, signing_keys, project_access_tokens, group_access_tokens, deploy_tokens, personal_access_tokens or several',
     );
     expect(() => runner.definition.schema.parse({ name: 'rotate', type: 'key_rotation', interval: '1h', secrets_dir: secrets, signing_keys: [{ account: 'x', titles: [], rotate_after: '1d', grace: '1d' }] })).toThrow(
       'give at least one expression',

@@ -35,6 +35,8 @@ export interface DaemonOptions {
   readonly dryRun?: boolean;
   /** Default: the system clock. */
   readonly clock?: DaemonClock;
+  /** Where the daemon logs, at debug level (default: nowhere a test reads, errors only). */
+  readonly logs?: MemoryStream;
 }
 
 export interface ServedDaemonOptions extends DaemonOptions {
@@ -148,7 +150,8 @@ export function useEngineHarness(options: EngineHarnessOptions): EngineHarness {
     },
     async app(daemon) {
       const { config, file } = policyFile(daemon);
-      const { app } = await createApp(config, file, quietLogger(), { http: false, clock: daemon.clock });
+      const logger = daemon.logs ? new AppLogger({ level: 'debug', stream: daemon.logs }) : quietLogger();
+      const { app } = await createApp(config, file, logger, { http: false, clock: daemon.clock });
       apps.add(app);
       return app;
     },

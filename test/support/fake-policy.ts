@@ -49,7 +49,7 @@ export const FAKE_HARM = 'half_touched';
 const touchParams = z.object({ target: param.text() });
 const readTouch = (params: ActionParams): string => readParams('fake_touch', touchParams, params).target;
 
-export const fakeRunner: PolicyType<FakeConfig, string[]> = {
+export const fakePolicyType: PolicyType<FakeConfig, string[]> = {
   definition: fakePolicy,
   trigger: (config) => ({ every: config.interval }),
   observe: async (config, context) => {
@@ -114,7 +114,7 @@ class FakeRegistration implements OnModuleInit {
   constructor(private readonly registry: KnownPolicies) {}
 
   onModuleInit(): void {
-    this.registry.register(fakeRunner);
+    this.registry.register(fakePolicyType);
   }
 }
 

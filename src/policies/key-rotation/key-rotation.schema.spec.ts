@@ -31,6 +31,10 @@ describe('key_rotation schema', () => {
       ],
       deploy_keys: [{ projects: ['acme/api', 7], include_archived: false, titles: ['^release'], rotate_after: 90 * 86_400_000, grace: 86_400_000 }],
       on_rotate_env: [],
+      project_access_tokens: [],
+      group_access_tokens: [],
+      deploy_tokens: [],
+      personal_access_tokens: [],
       max_actions_per_run: 100,
     });
   });
@@ -40,7 +44,7 @@ describe('key_rotation schema', () => {
   });
 
   it.each<[string, string[], string]>([
-    ['neither ssh_keys nor deploy_keys', ['interval: 1h', 'secrets_dir: /k'], 'policies.yml:4:5 policies[0].ssh_keys: missing: this policy would never act: give ssh_keys, deploy_keys or both'],
+    ['neither ssh_keys nor deploy_keys', ['interval: 1h', 'secrets_dir: /k'], 'policies.yml:4:5 policies[0].ssh_keys: missing: this policy would never act: give ssh_keys, deploy_keys, project_access_tokens, group_access_tokens, deploy_tokens, personal_access_tokens or several'],
     ['an unknown key type', ['interval: 1h', 'secrets_dir: /k', 'key_type: dsa', SSH], 'policies.yml:8:15 policies[0].key_type: expected ed25519, rsa or ecdsa'],
     [
       'a lifetime shorter than rotate_before',

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { definePolicyType, type PolicyConfig } from '../../config/policy-type';
 import { period } from '../../config/validators';
 import type { CredentialKind, CredentialKinds } from './credential-kind';
-import { CREDENTIAL_KINDS } from './kinds';
+import { CREDENTIAL_KINDS, TOKEN_KINDS } from './kinds';
+import type { TokenKind, TokenKinds } from './token-kind';
+import type { TokenRule } from './token-rotation.schema';
 import { KEY_TYPES } from './openssh';
 
 /**
@@ -13,7 +15,7 @@ import { KEY_TYPES } from './openssh';
  */
 
 const DESCRIPTION =
-  'Rotates expiring SSH keys and aging deploy keys: new key first, private half kept in secrets_dir, old key removed after a grace period; crash-safe.';
+  'Rotates expiring SSH keys, deploy keys and access and deploy tokens: new credential first (kept in secrets_dir), delivered and verified, the old one removed after a grace period; crash-safe.';
 
 /** What comes before the kinds' sections in the policy file. */
 const SETTINGS = {
@@ -50,19 +52,35 @@ const DELIVERY = {
     .describe('At most this many rotation steps in one pass; the rest continue next pass.'),
 };
 
-/** The policy type over `kinds`: the settings, each kind's section, then delivery and limits. */
-export function keyRotationDefinition<Sections extends Readonly<Record<string, CredentialKind>>>(kinds: CredentialKinds<Sections>) {
-  const base = definePolicyType('key_rotation', DESCRIPTION, { ...SETTINGS, ...kinds.schemas(), ...DELIVERY });
-  const sections = kinds.entries().map(([section]) => section);
+/** The policy type over `kinds` and `tokens`: the settings, each kind's section, then delivery and limits. */
+export function keyRotationDefinition<Sections extends Readonly<Record<string, CredentialKind>>, TokenSections extends Readonly<Record<string, TokenKind>> = typeof TOKEN_KINDS.sections>(
+  kinds: CredentialKinds<Sections>,
+  tokens: TokenKinds<TokenSections> = TOKEN_KINDS as unknown as TokenKinds<TokenSections>,
+) {
+  const base = definePolicyType('key_rotation', DESCRIPTION, { ...SETTINGS, ...kinds.schemas(), ...tokens.schemas(), ...DELIVERY });
+  const tokenSections = tokens.entries().map(([section]) => section);
+  const sections = [...kinds.entries().map(([section]) => section), ...tokenSections];
   const empty = (list: unknown) => list === undefined || (Array.isArray(list) && list.length === 0);
-  const schema = base.schema.refine((policy) => sections.some((section) => !empty((policy as Record<string, unknown>)[section])), {
-    path: [sections[0]],
-    error: `this policy would never act: give ${sections.join(', ')}${sections.length === 2 ? ' or both' : sections.length > 2 ? ' or several' : ''}`,
-    when: (payload) => {
-      const input = payload.value as Record<string, unknown> | undefined;
-      return sections.every((section) => empty(input?.[section]));
-    },
-  });
+  const schema = base.schema
+    .refine((policy) => sections.some((section) => !empty((policy as Record<string, unknown>)[section])), {
+      path: [sections[0]],
+      error: `this policy would never act: give ${sections.join(', ')}${sections.length === 2 ? ' or both' : sections.length > 2 ? ' or several' : ''}`,
+      when: (payload) => {
+        const input = payload.value as Record<string, unknown> | undefined;
+        return sections.every((section) => empty(input?.[section]));
+      },
+    })
+    .superRefine((policy, ctx) => {
+      // A token delivered to on_rotate needs the policy's on_rotate: said where the delivery is written.
+      if ((policy as Record<string, unknown>).on_rotate !== undefined) return;
+      for (const section of tokenSections) {
+        ((policy as Record<string, unknown>)[section] as TokenRule[] | undefined)?.forEach((rule, index) =>
+          rule.deliver.forEach((delivery, at) => {
+            if ('on_rotate' in delivery) ctx.addIssue({ code: 'custom', path: [section, index, 'deliver', at, 'on_rotate'], message: 'this delivery runs on_rotate, which the policy does not set' });
+          }),
+        );
+      }
+    });
   return { ...base, schema } as const;
 }
 

@@ -33,11 +33,13 @@ describe('key_rotation policy type', () => {
 
   it('checks the forge before every step that gives or takes access; the others say why they need not', () => {
     const actions = keyRotationType.actions;
-    expect(Object.keys(actions).filter((name) => actions[name].precondition !== undefined).sort()).toEqual(['enable_key', 'remove_new_key', 'remove_old_key', 'run_on_rotate', 'upload_key']);
+    expect(Object.keys(actions).filter((name) => actions[name].precondition !== undefined).sort()).toEqual(['enable_key', 'issue_token', 'remove_new_key', 'remove_old_key', 'revoke_old_token', 'run_on_rotate', 'upload_key']);
     expect(Object.fromEntries(Object.entries(actions).flatMap(([name, action]) => (action.unchecked ? [[name, action.unchecked]] : [])))).toEqual({
       write_key: 'it writes a new private key into secrets_dir; nothing on the forge changes',
       verify_key: 'it reads the forge and records what it lists; nothing on the forge changes',
       close_rotation: "it changes only the policy's own state: the rotation's record in Redis, and its key file in secrets_dir, moved aside; nothing on the forge changes",
+      deliver_token: 'it writes the new value where the policy delivers it and reads each back; the new token is checked active afterwards, and a revoked one closes the rotation',
+      close_token_rotation: "it changes only the policy's own record; nothing on the forge changes",
     });
   });
 

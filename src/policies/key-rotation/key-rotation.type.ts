@@ -7,6 +7,8 @@ import { CLOSE_ROTATION, ENABLE_KEY, REMOVE_OLD_KEY, RUN_ON_ROTATE, UPLOAD_KEY, 
 import { KEY_ROTATION_HARMS, REMOVE_NEW_KEY } from './key-rotation.harms';
 import { type KeyRotationObservation, observeRotations } from './key-rotation.observer';
 import { type KeyRotationConfig, keyRotationDefinition, keyRotationPolicy, type RotationConfig } from './key-rotation.schema';
+import { keyRotationTokenSteps, tokenParts } from './token-rotation.parts';
+import type { TokenSteps } from './token-rotation.actions';
 
 /**
  * The key_rotation policy as the engine runs it, over the kinds its steps know: every `interval`, plus a pass when an
@@ -17,18 +19,24 @@ import { type KeyRotationConfig, keyRotationDefinition, keyRotationPolicy, type 
  */
 export function defineKeyRotationType<Config extends RotationConfig, Snapshot extends RotationSnapshot>(
   steps: RotationSteps,
-  definition: PolicyTypeDefinition = keyRotationDefinition(steps.kinds),
+  definition?: PolicyTypeDefinition,
+  tokenSteps: TokenSteps = keyRotationTokenSteps,
 ): PolicyType<Config, Snapshot> {
   const { kinds, keyFiles, preconditions } = steps;
   const sections = kinds.entries();
+  const tokens = tokenParts(tokenSteps);
   return {
-    definition,
+    definition: definition ?? keyRotationDefinition(kinds, tokenSteps.kinds),
     trigger: (config) => ({ every: config.interval }),
-    // The snapshot is what the kinds' facts add up to, which Snapshot names.
-    observe: (config, context) => observeRotations(kinds, keyFiles, config, context) as Promise<Snapshot>,
-    decide: (config, snapshot, now) => decideRotations(kinds, config, snapshot, now),
-    nextPass: (_config, snapshot, now, decisions) => nextRotationPass(snapshot, now, decisions),
+    // The snapshot is what the kinds' facts add up to, which Snapshot names; the tokens' part sits under `tokens`.
+    observe: async (config, context) => {
+      const keys = await observeRotations(kinds, keyFiles, config, context);
+      return { ...keys, tokens: await tokens.observe(config, context) } as unknown as Snapshot;
+    },
+    decide: (config, snapshot, now) => [...decideRotations(kinds, config, snapshot, now), ...tokens.decide(config, snapshot, now)],
+    nextPass: (_config, snapshot, now, decisions) => earliest(nextRotationPass(snapshot, now, decisions), tokens.nextPass(snapshot, now, decisions)),
     actions: {
+      ...tokens.actions,
       [WRITE_KEY]: defineAction({ read: (params) => params, unchecked: 'it writes a new private key into secrets_dir; nothing on the forge changes', run: (params, context) => steps.writeKey(params, context) }),
       // The user (the project) still holds the old key: a person who removed it may have meant to take the access away.
       [UPLOAD_KEY]: defineAction({ read: (params) => params, precondition: (params, context) => preconditions.upload(params, context), run: (params, context) => steps.uploadKey(params, context) }),
@@ -46,7 +54,7 @@ export function defineKeyRotationType<Config extends RotationConfig, Snapshot ex
         run: (params, context) => steps.closeRotation(params, context),
       }),
     },
-    summarize: (_config, snapshot) => sections.map(([, kind]) => kind.summary(snapshot)).join(', '),
+    summarize: (config, snapshot) => [...sections.map(([, kind]) => kind.summary(snapshot)), ...tokens.summary(config, snapshot)].join(', '),
     // Only where globs chose some of the projects: a list written out needs no echo.
     covered: (config, snapshot) => {
       const chosen = sections.flatMap(([section, kind]) => {
@@ -71,6 +79,7 @@ export function defineKeyRotationType<Config extends RotationConfig, Snapshot ex
         },
       },
       ...sections.flatMap(([section, kind]) => kind.probes(rulesOf(config, section))),
+      ...tokens.probes(config),
     ],
     limits: (config) => ({ actionsPerPass: config.max_actions_per_run }),
     harms: KEY_ROTATION_HARMS,
@@ -79,3 +88,8 @@ export function defineKeyRotationType<Config extends RotationConfig, Snapshot ex
 }
 
 export const keyRotationType = defineKeyRotationType<KeyRotationConfig, KeyRotationObservation>(keyRotationSteps, keyRotationPolicy);
+
+function earliest(a: Date | undefined, b: Date | undefined): Date | undefined {
+  if (!a || !b) return a ?? b;
+  return a.getTime() <= b.getTime() ? a : b;
+}
