@@ -6,6 +6,15 @@ const DEPLOY = { titles: ['^release'], rotate_after: '90d', grace: '1d' };
 const observed = (...deployProjects: Array<string | number>): KeyRotationObservation => ({ ...aKeySnapshot(), deployProjects });
 
 describe('key_rotation policy type', () => {
+  it("says that another user's personal access tokens need an administrator's token, and the daemon's own do not", () => {
+    const tokens = (users: string[]) =>
+      aRotationConfig({ ssh_keys: [], deploy_keys: [], personal_access_tokens: [{ users, names: ['^ci'], before_expiry: '14d', lifetime: '90d', deliver: [{ file: '/var/lib/ci/{name}' }] }] });
+    expect(keyRotationType.needsAdministrator?.(tokens(['self']))).toBeUndefined();
+    expect(keyRotationType.needsAdministrator?.(tokens(['self', 'mia', '7']))).toBe(
+      "personal_access_tokens of mia, 7: only an administrator's token lists and rotates another user's tokens",
+    );
+  });
+
   it('probes each listed project once however many deploy_keys entries name it, and each glob by its group', () => {
     const config = aRotationConfig({
       ssh_keys: [],

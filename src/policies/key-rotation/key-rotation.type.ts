@@ -64,7 +64,7 @@ export function defineKeyRotationType<Config extends RotationConfig, Snapshot ex
       return chosen.length > 0 ? { projects: chosen.flat() } : {};
     },
     needsAdministrator: (config) => {
-      const reasons = sections.flatMap(([section, kind]) => kind.needsAdministrator?.(rulesOf(config, section)) ?? []);
+      const reasons = [...sections.flatMap(([section, kind]) => kind.needsAdministrator?.(rulesOf(config, section)) ?? []), ...tokens.needsAdministrator(config)];
       return reasons.length === 0 ? undefined : reasons.join('; ');
     },
     probes: (config) => [

@@ -36,6 +36,8 @@ export interface TokenKind<Rule extends TokenRule = TokenRule> {
   /** Where a variable delivery without `project`/`group` goes: the holder itself, when it has variables. */
   variablePlace(holder: TokenHolder): VariablePlace | undefined;
   probes(rules: readonly Rule[]): TargetProbe[];
+  /** Why these entries need an administrator's token, or undefined (said by `doctor` and at start). */
+  needsAdministrator?(rules: readonly Rule[]): string | undefined;
 }
 
 /** The daemon's own token: never rotated by a policy (see gitlab.token_file), and whose user it is. */

@@ -62,6 +62,8 @@ export function tokenParts(steps: TokenSteps) {
         const holders = new Set(listings.flatMap((listing) => listing.holders.map((entry) => entry.holder.label))).size;
         return [`${tokens} ${kind.noun}s of ${holders} holder${holders === 1 ? '' : 's'}`];
       }),
+    needsAdministrator: (config: object): string[] =>
+      steps.kinds.entries().flatMap(([section, kind]) => kind.needsAdministrator?.((settings(config)[section] as TokenRule[] | undefined) ?? []) ?? []),
     probes: (config: object): TargetProbe[] => steps.kinds.entries().flatMap(([section, kind]) => kind.probes((settings(config)[section] as TokenRule[] | undefined) ?? [])),
   };
 }

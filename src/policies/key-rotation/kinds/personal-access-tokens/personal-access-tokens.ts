@@ -63,6 +63,10 @@ export const personalAccessTokens: TokenKind<PersonalAccessTokensRule> = {
   },
   revoke: (context, _user, tokenId) => removed(() => context.client.personalAccessTokens.revoke(tokenId)),
   variablePlace: () => undefined,
+  needsAdministrator: (rules) => {
+    const others = [...new Set(rules.flatMap((rule) => rule.users.map(String)))].filter((user) => user !== 'self');
+    return others.length === 0 ? undefined : `personal_access_tokens of ${others.join(', ')}: only an administrator's token lists and rotates another user's tokens`;
+  },
   probes: (rules) =>
     [...new Set(rules.flatMap((rule) => rule.users.map(String)))].map(
       (user): TargetProbe => ({
