@@ -403,7 +403,9 @@ const RIGHTS_MS: readonly [number, number] = [1_500, 4_000];
 /** How long a project stays moved or renamed. */
 const MOVED_MS: readonly [number, number] = [2_000, 6_000];
 /** How long a reprotect to cut is waited for: the daemon's next pass, under faults. */
-const CUT_WAIT_MS = 8_000;
+const CUT_WAIT_MS = 15_000;
+/** And its protect, once the unprotect went through: the daemon's next request there. */
+const CUT_PROTECT_WAIT_MS = 5_000;
 const REPORTER = 20;
 const DEVELOPER = 30;
 const OWNER = 50;
@@ -426,8 +428,9 @@ export class Person {
   private rightsAway = false;
   /** Projects moved or renamed, until they are back. */
   private readonly moved = new Set<number>();
-  /** A reprotect is being waited for, to cut it in half (one at a time). */
+  /** A reprotect is being waited for, to cut it in half (one at a time), and its project. */
   private cutting: Promise<void> | undefined;
+  private cuttingProject: number | undefined;
 
   constructor(
     private readonly sandbox: RunningSandbox,
@@ -667,7 +670,8 @@ export class Person {
 
   /** The bot user's administrator flag goes for a few seconds (it keeps its memberships: owner of every project). */
   private async takeAdminFlag(): Promise<boolean> {
-    if (this.rightsAway) return false;
+    // Not while a reprotect is awaited: the cut takes the rights itself when the daemon's protect arrives.
+    if (this.rightsAway || this.cutting) return false;
     this.rightsAway = true;
     this.judge.rules.rights(true);
     await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: false });
@@ -683,7 +687,7 @@ export class Person {
     const state = this.sandbox.state;
     const group = state.group(SUBGROUP.parent);
     const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path, { followRedirects: true })).filter((candidate) => candidate !== undefined));
-    if (this.rightsAway || !group || !project) return false;
+    if (this.rightsAway || this.cutting || !group || !project) return false;
     this.rightsAway = true;
     this.judge.rules.rights(true);
     await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: false });
@@ -709,12 +713,17 @@ export class Person {
     const drift = { name: 'main', push_access_level: DEVELOPER, merge_access_level: DEVELOPER };
     if ([...state.protectedBranches.values()].some((branch) => branch.project_id === project.id && branch.name === 'main')) await this.api('DELETE', `/projects/${project.id}/protected_branches/main`);
     await this.api('POST', `/projects/${project.id}/protected_branches`, drift);
-    const encoded = state.projectFullPath(project).split('/').join('(?:%2F|%2f|/)');
-    const hold = state.holds.add({ agent: BOT_AGENT, method: 'POST', path: `^/api/v4/projects/(?:${project.id}|${encoded})/protected_branches$`, times: 1 });
+    const where = `^/api/v4/projects/(?:${project.id}|${state.projectFullPath(project).split('/').join('(?:%2F|%2f|/)')})/protected_branches`;
+    // The daemon's unprotect of main first: once it comes, its protect (the next POST there) is held in turn.
+    const unprotect = state.holds.add({ agent: BOT_AGENT, method: 'DELETE', path: `${where}/main$`, times: 1 });
+    const arrives = (id: number, ms: number) => Promise.race([state.holds.reached(id).then(() => (state.holds.get(id)?.waiting ?? 0) > 0), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
     this.cutting = (async () => {
-      const reached = await Promise.race([state.holds.reached(hold.id).then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CUT_WAIT_MS))]);
+      let protect: number | undefined;
       try {
-        if (!reached || this.rightsAway || (state.holds.get(hold.id)?.waiting ?? 0) === 0) return;
+        if (!(await arrives(unprotect.id, CUT_WAIT_MS))) return;
+        protect = state.holds.add({ agent: BOT_AGENT, method: 'POST', path: `${where}$`, times: 1 }).id;
+        state.holds.release(unprotect.id);
+        if (!(await arrives(protect, CUT_PROTECT_WAIT_MS)) || this.rightsAway) return;
         this.rightsAway = true;
         this.judge.rules.rights(true);
         await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: false });
@@ -723,11 +732,14 @@ export class Person {
         this.count('reprotects cut');
         this.later(RIGHTS_MS, 'roles given back', () => this.giveRightsBack({ group: group.id, project: project.id }));
       } finally {
-        state.holds.release(hold.id);
+        state.holds.release(unprotect.id);
+        if (protect !== undefined) state.holds.release(protect);
       }
     })().finally(() => {
       this.cutting = undefined;
+      this.cuttingProject = undefined;
     });
+    this.cuttingProject = project.id;
     return true;
   }
 
@@ -750,7 +762,8 @@ export class Person {
 
   private async changeBranch(): Promise<boolean> {
     const state = this.sandbox.state;
-    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined));
+    // Not the branch a reprotect is awaited on: the cut wants the daemon's own unprotect there.
+    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined && candidate.id !== this.cuttingProject));
     const name = this.pick(Object.keys(DECLARED_BRANCHES));
     if (!project || name === undefined) return false;
     const protectedNow = [...state.protectedBranches.values()].some((branch) => branch.project_id === project.id && branch.name === name);

@@ -1,5 +1,5 @@
 import { fingerprintOfPublicKey } from '../../src/policies/key-rotation/openssh';
-import type { SandboxState } from '../../src/sandbox';
+import type { RequestLogEntry, SandboxState } from '../../src/sandbox';
 import type { WatchedRequest } from '../../src/sandbox/state';
 import { PASS_INTERVAL_MS, POLICIES } from './policy-file';
 import { PROJECTS, TITLES } from './world';
@@ -48,27 +48,27 @@ export const BOT_USER_ID = 1;
 export const HOOK_AGENT = 'chaos-on-rotate';
 
 /**
- * How long past a pass the daemon may take to repair its own harm or honour a revocation, on a loaded two-core machine
- * under a quarter of faults (429s answered after a second, resets, lost answers); a target parked by the refusal
- * backoff stays longer (its hour is an hour step of the suite's clock, every four seconds at best).
+ * The daemon owes the repair (or the removal of its new key) by the first pass that reads the place after its rights
+ * returned. A pass's writes may all meet faults (a quarter of requests fail, and a protect is tried again only a few
+ * times within the pass), so the rule is broken once the daemon has read the place this many times, with success,
+ * and left it as it was: two whole passes went by after one that saw it.
  */
-export const REPAIR_SLACK_MS = 5_000;
-
+const READS_ALLOWED = 3;
 /**
- * Observation bursts of a policy counted as passes: the daemon is alive and passing, so a long wait is its own doing
- * rather than the machine's load. At least this many must have begun since the premise.
+ * And, however it reads, once this long has gone by (a pass and slack on a loaded two-core machine under faults): a
+ * target parked by the refusal backoff is not read at all, and its hours are hour steps of the suite's clock, every
+ * four seconds at best.
  */
-const PASSES_NEEDED = 2;
-/** An observation this long after the policy's previous request begins a new burst. */
-const BURST_GAP_MS = 700;
+export const REPAIR_SLACK_MS = 15_000;
 
 /** The settings policy's declared branch names (policy-file.ts). */
 const DECLARED = new Set(['main', 'release/*']);
 
 interface Since {
+  /** Real time (ms since the epoch). */
   at: number;
-  /** The policy's burst count then. */
-  passes: number;
+  /** The forge's time then, to count the daemon's reads since in its request log. */
+  forge: string;
 }
 
 interface BotUnprotect extends Since {
@@ -107,10 +107,7 @@ export class RuleJudges {
   readonly revocationMs: number[] = [];
   private readonly seeded = new Set<string>();
   private rightsAway = false;
-  private rightsBack = 0;
-  /** Each policy's burst count when the rights came back. */
-  private burstsAtBack = new Map<string, number>();
-  private readonly bursts = new Map<string, { count: number; lastAt: number; lastPhase: string }>();
+  private rightsBack: Since = { at: 0, forge: '' };
   private readonly unprotects = new Map<string, BotUnprotect>();
   private readonly revocations = new Map<string, Revocation>();
   /** `keyId:projectId` links the person made with a key the daemon created: theirs, not the daemon's. */
@@ -130,18 +127,13 @@ export class RuleJudges {
   rights(away: boolean): void {
     this.rightsAway = away;
     if (away) for (const open of this.unprotects.values()) open.interrupted = true;
-    if (!away) {
-      this.rightsBack = Date.now();
-      this.burstsAtBack = new Map([...this.bursts].map(([policy, burst]) => [policy, burst.count]));
-    }
+    if (!away) this.rightsBack = this.now();
     for (const judge of ['branchRepair', 'revocation', 'onRotate', 'facts'] as const) this.figures[judge].interventions += 1;
   }
 
   /** Every request of the daemon, reads too: passes, and the writes these judges look at. */
   bot(request: WatchedRequest): void {
     const policy = request.headers['x-forgewarden-policy'];
-    const phase = request.headers['x-forgewarden-phase'];
-    if (policy !== undefined && phase !== undefined) this.countBurst(policy, phase);
     // The forge as this write meets it (the watcher runs before the forge handles it): checked before it is recorded.
     if (request.method !== 'GET') this.checkAll(false);
     const branch = /^\/api\/v4\/projects\/([^/]+)\/protected_branches(?:\/([^/]+))?$/.exec(request.path);
@@ -151,7 +143,7 @@ export class RuleJudges {
       if (project && name !== undefined && DECLARED.has(name) && policy === POLICIES.settings) {
         const key = `${project.id}:${name}`;
         if (request.method === 'DELETE' && this.isProtected(project.id, name)) {
-          this.unprotects.set(key, { at: Date.now(), passes: this.passes(POLICIES.settings), where: `${name} on ${this.state.projectFullPath(project)}` });
+          this.unprotects.set(key, { ...this.now(), where: `${name} on ${this.state.projectFullPath(project)}` });
           this.figures.branchRepair.actions += 1;
         } else if (request.method === 'POST') {
           const open = this.unprotects.get(key);
@@ -259,12 +251,12 @@ export class RuleJudges {
         continue;
       }
       if (this.isProtected(projectId, name)) {
-        if (open.interrupted && open.lastAttemptAt !== undefined) this.repairMs.push(Math.max(0, open.lastAttemptAt - Math.max(open.at, this.rightsBack)));
+        if (open.interrupted && open.lastAttemptAt !== undefined) this.repairMs.push(Math.max(0, open.lastAttemptAt - Math.max(open.at, this.rightsBack.at)));
         else this.levelChanges += 1;
         this.unprotects.delete(key);
         continue;
       }
-      const late = this.late(open, POLICIES.settings, final);
+      const late = this.late(open, final, (entry) => entry.path.endsWith('/protected_branches') && this.projectOfPath(entry.path) === projectId && entry.headers['x-forgewarden-policy'] === POLICIES.settings);
       if (late === undefined) continue;
       figures.violations.push(`${open.where} unprotected by the daemon and still unprotected ${late}`);
       this.unprotects.delete(key);
@@ -278,17 +270,21 @@ export class RuleJudges {
       const left = this.botKeysAt(revocation);
       if (left.length === 0) {
         if (revocation.seen) {
-          this.revocationMs.push(Date.now() - Math.max(revocation.at, this.rightsBack));
+          this.revocationMs.push(Date.now() - Math.max(revocation.at, this.rightsBack.at));
           this.revocations.delete(key);
         }
         continue;
       }
       if (!revocation.seen) {
         revocation.seen = true;
-        revocation.at = Math.max(revocation.at, Date.now() - 1);
-        revocation.passes = this.passes(POLICIES.keys);
+        Object.assign(revocation, this.now());
       }
-      const late = this.late(revocation, POLICIES.keys, final);
+      const reads = (entry: RequestLogEntry) =>
+        entry.headers['x-forgewarden-policy'] === POLICIES.keys &&
+        (revocation.kind === 'ssh'
+          ? entry.path === '/api/v4/user/keys' || entry.path === `/api/v4/users/${revocation.place}/keys`
+          : entry.path === '/api/v4/deploy_keys' || (entry.path.endsWith('/deploy_keys') && this.projectOfPath(entry.path) === revocation.place));
+      const late = this.late(revocation, final, reads);
       if (late === undefined) continue;
       figures.violations.push(`new key(s) ${left.join(', ')} "${revocation.title}" left on ${revocation.where}, where a person took the old key away, ${late}`);
       this.revocations.delete(key);
@@ -318,21 +314,40 @@ export class RuleJudges {
   }
 
   /**
-   * Whether `since` (or the rights returning, if later) is longer ago than a pass and the slack, with the policy passing
-   * meanwhile (undefined while it is not, or while the rights are away); in words, for the violation.
+   * Whether `since` (or the rights returning, if later) is overdue: the daemon read the place (`reads`: its successful
+   * observations in the forge's request log) READS_ALLOWED times since and left it, or REPAIR_SLACK_MS went by; never
+   * while the rights are away, always at the end. In words, for the violation.
    */
-  private late(since: Since, policy: string, final: boolean): string | undefined {
+  private late(since: Since, final: boolean, reads: (entry: RequestLogEntry) => boolean): string | undefined {
     if (this.rightsAway && !final) return undefined;
-    const back = this.rightsBack > since.at;
-    const elapsed = Date.now() - (back ? this.rightsBack : since.at);
-    const passes = this.passes(policy) - (back ? (this.burstsAtBack.get(policy) ?? 0) : since.passes);
-    if (!final && (elapsed <= PASS_INTERVAL_MS + REPAIR_SLACK_MS || passes < PASSES_NEEDED)) return undefined;
+    const back = this.rightsBack.at > since.at;
+    const from = back ? this.rightsBack : since;
+    const elapsed = Date.now() - from.at;
+    let count = 0;
+    const log = this.state.requestLog;
+    // The log is in the order of the answers; the forge's clock only moves forward.
+    for (let i = log.length - 1; i >= 0 && log[i].time >= from.forge; i--) {
+      const entry = log[i];
+      if (entry.method === 'GET' && entry.status === 200 && entry.fault === null && entry.headers['x-forgewarden-phase'] === 'observe' && reads(entry)) count += 1;
+    }
+    if (!final && count < READS_ALLOWED && elapsed <= PASS_INTERVAL_MS + REPAIR_SLACK_MS) return undefined;
     const after = back ? "after the daemon's rights came back" : 'after it happened';
-    return `${(elapsed / 1000).toFixed(1)} s ${after} (${passes} passes of ${policy} began meanwhile${final ? ', at the end' : ''})`;
+    return `${(elapsed / 1000).toFixed(1)} s ${after}, the daemon having read it ${count} time(s) since${final ? ' (at the end)' : ''}`;
+  }
+
+  /** Real time and the forge's, now. */
+  private now(): Since {
+    return { at: Date.now(), forge: this.state.nowIso() };
+  }
+
+  /** The project a request's path names (by id or path, an old path too), or undefined. */
+  private projectOfPath(path: string): number | undefined {
+    const match = /^\/api\/v4\/projects\/([^/]+)\//.exec(path);
+    return match ? this.state.project(decodeURIComponent(match[1]), { followRedirects: true })?.id : undefined;
   }
 
   private revoke(kind: 'ssh' | 'deploy', place: number, title: string, where: string): void {
-    this.revocations.set(`${kind}:${place}:${title}`, { kind, place, title, where, at: Date.now(), passes: this.passes(POLICIES.keys) });
+    this.revocations.set(`${kind}:${place}:${title}`, { kind, place, title, where, ...this.now() });
     this.figures.revocation.interventions += 1;
   }
 
@@ -361,19 +376,6 @@ export class RuleJudges {
 
   private isProtected(projectId: number, name: string): boolean {
     return [...this.state.protectedBranches.values()].some((branch) => branch.project_id === projectId && branch.name === name);
-  }
-
-  private countBurst(policy: string, phase: string): void {
-    const now = Date.now();
-    const last = this.bursts.get(policy) ?? { count: 0, lastAt: 0, lastPhase: '' };
-    if (phase === 'observe' && (last.lastPhase !== 'observe' || now - last.lastAt > BURST_GAP_MS)) last.count += 1;
-    last.lastAt = now;
-    last.lastPhase = phase;
-    this.bursts.set(policy, last);
-  }
-
-  private passes(policy: string): number {
-    return this.bursts.get(policy)?.count ?? 0;
   }
 
   private placeName(place: string): string {
