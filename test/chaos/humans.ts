@@ -428,8 +428,11 @@ export class Person {
   private rightsAway = false;
   /** Projects moved or renamed, until they are back. */
   private readonly moved = new Set<number>();
-  /** A reprotect is being waited for, to cut it in half (one at a time), and its project. */
+  /** A reprotect is set up to be cut by then at the latest, so every run has one (the random choice may never pick it). */
+  private firstCutBy = Number.POSITIVE_INFINITY;
+  /** A reprotect is being waited for, to cut it in half (one at a time). */
   private cutting: Promise<void> | undefined;
+  /** Its project, until `main` is protected there again: the person leaves that branch to the daemon meanwhile. */
   private cuttingProject: number | undefined;
 
   constructor(
@@ -441,6 +444,7 @@ export class Person {
 
   /** Acts until `until` (ms since the epoch), then returns. */
   async work(until: number, gapMs: [number, number]): Promise<void> {
+    this.firstCutBy = Date.now() + (until - Date.now()) / 3;
     while (Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, this.random.int(gapMs[0], gapMs[1])));
       if (Date.now() >= until) break;
@@ -503,6 +507,11 @@ export class Person {
       () => this.lowerRole(),
       () => this.cutReprotect(),
     ];
+    const cut = CHOICE_KINDS.indexOf('reprotects set up to be cut');
+    if (!this.made.has(CHOICE_KINDS[cut]) && Date.now() >= this.firstCutBy && (await choices[cut]())) {
+      this.count(CHOICE_KINDS[cut]);
+      return;
+    }
     // A choice with nothing to act on gives way to another; ten tries are plenty.
     for (let tries = 0; tries < 10; tries++) {
       const choice = this.random.int(0, choices.length - 1);
@@ -709,7 +718,7 @@ export class Person {
     const state = this.sandbox.state;
     const group = state.group(SUBGROUP.parent);
     const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined && !candidate.archived));
-    if (this.rightsAway || this.cutting || !group || !project) return false;
+    if (this.rightsAway || this.cutting || this.cuttingProject !== undefined || !group || !project) return false;
     const drift = { name: 'main', push_access_level: DEVELOPER, merge_access_level: DEVELOPER };
     if ([...state.protectedBranches.values()].some((branch) => branch.project_id === project.id && branch.name === 'main')) await this.api('DELETE', `/projects/${project.id}/protected_branches/main`);
     await this.api('POST', `/projects/${project.id}/protected_branches`, drift);
@@ -737,7 +746,6 @@ export class Person {
       }
     })().finally(() => {
       this.cutting = undefined;
-      this.cuttingProject = undefined;
     });
     this.cuttingProject = project.id;
     return true;
@@ -762,7 +770,9 @@ export class Person {
 
   private async changeBranch(): Promise<boolean> {
     const state = this.sandbox.state;
-    // Not the branch a reprotect is awaited on: the cut wants the daemon's own unprotect there.
+    // Not the branch of a cut reprotect: the cut wants the daemon's own unprotect there, and the judge its own repair.
+    const cut = this.cuttingProject;
+    if (cut !== undefined && !this.cutting && [...state.protectedBranches.values()].some((branch) => branch.project_id === cut && branch.name === 'main')) this.cuttingProject = undefined;
     const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined && candidate.id !== this.cuttingProject));
     const name = this.pick(Object.keys(DECLARED_BRANCHES));
     if (!project || name === undefined) return false;
