@@ -428,7 +428,7 @@ export class Person {
   private rightsAway = false;
   /** Projects moved or renamed, until they are back. */
   private readonly moved = new Set<number>();
-  /** A reprotect is set up to be cut by then at the latest, so every run has one (the random choice may never pick it). */
+  /** A reprotect is set up to be cut from then on until one was, so a run has one (the random choice may never pick it). */
   private firstCutBy = Number.POSITIVE_INFINITY;
   /** A reprotect is being waited for, to cut it in half (one at a time). */
   private cutting: Promise<void> | undefined;
@@ -507,8 +507,9 @@ export class Person {
       () => this.lowerRole(),
       () => this.cutReprotect(),
     ];
+    // Until one reprotect was cut (the daemon's unprotect may not come within the wait), one is set up again.
     const cut = CHOICE_KINDS.indexOf('reprotects set up to be cut');
-    if (!this.made.has(CHOICE_KINDS[cut]) && Date.now() >= this.firstCutBy && (await choices[cut]())) {
+    if (!this.made.has('reprotects cut') && Date.now() >= this.firstCutBy && (await choices[cut]())) {
       this.count(CHOICE_KINDS[cut]);
       return;
     }
