@@ -5,9 +5,10 @@ import type { RunningSandbox, SandboxState } from '../../src/sandbox';
 import type { WatchedRequest } from '../../src/sandbox/state';
 import type { Row } from './compare';
 import type { Outcome } from './outcome';
+import { BOT_USER_ID, HOOK_AGENT, JUDGE_ROWS, type JudgeName, RuleJudges } from './judges';
 import { POLICIES } from './policy-file';
 import type { Random } from './random';
-import { PERSON, REGISTRY, TITLES } from './world';
+import { PERSON, REGISTRY, SUBGROUP, TITLES } from './world';
 
 /**
  * "Humans at work": a seeded person acts on the forge while the daemon works (retries jobs, deletes tags and keys,
@@ -53,6 +54,8 @@ interface Write {
    * revocation honoured; leaving none after they took the newer one is still a lock-out.
    */
   removal?: number;
+  /** An access request approved or denied: the facts its rules read must have been readable (judges.ts). */
+  decision?: true;
 }
 
 const BOT_AGENT = 'forgewarden';
@@ -111,18 +114,29 @@ export class Judge {
   readonly touched = new Set<string>();
   /** Place → ids of the keys the person took away there: a rotation's newer key goes there too (a revocation wins). */
   private readonly revokedByPerson = new Map<string, number[]>();
+  /** Place (`deploy:<project id>`, `ssh:<user id>`) → sequence number of the daemon's latest read of its keys. */
+  private readonly lastRead = new Map<string, number>();
+  /** The judges of the rules the person's rights changes test (judges.ts). */
+  readonly rules: RuleJudges;
 
-  constructor(private readonly state: SandboxState) {}
+  constructor(private readonly state: SandboxState) {
+    this.rules = new RuleJudges(state);
+  }
 
   /** The watcher to register on the sandbox (`state.watchers`). */
   readonly watch = (request: WatchedRequest): void => {
     const seq = ++this.seq;
     const agent = request.headers['user-agent'] ?? '';
+    if (agent.startsWith(HOOK_AGENT)) {
+      this.rules.hook(request, (key) => this.changedSinceRead(key));
+      return;
+    }
     if (!agent.startsWith(BOT_AGENT)) {
       if (request.method !== 'GET') {
         const write = writeOf(this.state, request);
         if (write) this.human(write.area, write.keys, seq);
         if (write?.removal !== undefined) for (const key of write.keys) this.revokedByPerson.set(key, [...(this.revokedByPerson.get(key) ?? []), write.removal]);
+        this.rules.person(request);
       }
       return;
     }
@@ -132,8 +146,14 @@ export class Judge {
       if (phase === 'precondition' && this.lastPhase.get(action) !== 'precondition') this.preconditionFrom.set(action, seq);
       this.lastPhase.set(action, phase);
     }
+    if (request.method === 'GET') this.noteRead(request.path, seq);
+    this.rules.bot(request);
     if (request.method === 'GET') return;
     const write = writeOf(this.state, request);
+    if (write?.decision) {
+      const from = action === undefined ? undefined : this.preconditionFrom.get(action);
+      this.rules.decision(write.label, from !== undefined && (this.humanAt.get(`admin:${BOT_USER_ID}`) ?? []).some((at) => at > from));
+    }
     if (!write?.contradicted) return;
     const area = areaOfPolicy(request.headers['x-forgewarden-policy']) ?? write.area;
     const figures = this.figures[area];
@@ -162,6 +182,24 @@ export class Judge {
     }
   }
 
+  /** Whether the person changed `place:title` (`deploy:2:release-api`) after the daemon last read that place's keys. */
+  private changedSinceRead(key: string): boolean {
+    const place = key.split(':').slice(0, 2).join(':');
+    const read = Math.max(this.lastRead.get(place) ?? 0, place.startsWith('deploy:') ? (this.lastRead.get('deploy:*') ?? 0) : 0);
+    return (this.humanAt.get(key) ?? []).some((at) => at > read);
+  }
+
+  /** The daemon's reads of keys, for `changedSinceRead`. */
+  private noteRead(path: string, seq: number): void {
+    let match: RegExpExecArray | null;
+    if ((match = /^\/api\/v4\/projects\/([^/]+)\/deploy_keys$/.exec(path))) {
+      const project = this.state.project(decodeURIComponent(match[1]), { followRedirects: true });
+      if (project) this.lastRead.set(`deploy:${project.id}`, seq);
+    } else if (path === '/api/v4/deploy_keys') this.lastRead.set('deploy:*', seq);
+    else if (path === '/api/v4/user/keys') this.lastRead.set(`ssh:${BOT_USER_ID}`, seq);
+    else if ((match = /^\/api\/v4\/users\/(\d+)\/keys$/.exec(path))) this.lastRead.set(`ssh:${match[1]}`, seq);
+  }
+
   /** An invariant checked outside of a write (after a step of the person, at the end). */
   check(area: HumanArea, violation: string | undefined): void {
     this.figures[area].checks += 1;
@@ -169,9 +207,9 @@ export class Judge {
   }
 }
 
-/** A project by id or URL-encoded path, as the API takes it. */
+/** A project by id or URL-encoded path, as the API takes it (an old path of a moved project too, as the forge routes it). */
 function projectOf(state: SandboxState, ref: string) {
-  return state.project(decodeURIComponent(ref));
+  return state.project(decodeURIComponent(ref), { followRedirects: true });
 }
 
 /** The harmful writes the judge knows, with what their premise rests on and how the forge can contradict it. */
@@ -258,6 +296,7 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
     const pending = () => state.accessRequests.some((request) => request.source === kind && request.source_id === source.id && request.user_id === userId);
     return {
       area: 'access',
+      decision: true,
       keys: [`request:${kind}:${source.id}:${userId}`, ...(approve ? [`user:${userId}`] : [])],
       label: `${approve ? 'approval' : 'denial'} of user ${userId}'s request to ${kind} ${source.id}`,
       contradicted: () => {
@@ -295,6 +334,21 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
     return { area: 'settings', keys, label: `protect of ${name} on ${where}` };
   }
 
+  // The person's rights and place changes (the daemon makes none): what they touch, for the races.
+  if ((match = /^\/api\/v4\/projects\/([^/]+)(\/transfer)?$/.exec(path)) && method === 'PUT') {
+    const project = projectOf(state, match[1]);
+    return project ? { area: 'settings', keys: [`moved:${project.id}`], label: `${match[2] ? 'transfer' : 'edit'} of project ${project.id}` } : undefined;
+  }
+  if ((match = /^\/api\/v4\/users\/(\d+)\/(block|unblock)$/.exec(path)) && method === 'POST') {
+    return { area: 'access', keys: [`user:${match[1]}`], label: `${match[2]} of user ${match[1]}` };
+  }
+  if ((match = /^\/api\/v4\/users\/(\d+)$/.exec(path)) && method === 'PUT' && body.admin !== undefined) {
+    return { area: 'access', keys: [`admin:${match[1]}`], label: `administrator flag of user ${match[1]}` };
+  }
+  if ((match = /^\/api\/v4\/(groups|projects)\/([^/]+)\/members\/(\d+)$/.exec(path)) && method === 'PUT') {
+    return { area: 'settings', keys: [`role:${match[3]}`], label: `role of user ${match[3]} in ${match[1]} ${decodeURIComponent(match[2])}` };
+  }
+
   if ((match = /^\/api\/v4\/projects\/([^/]+)\/registry\/repositories\/(\d+)\/tags(?:\/([^/]+))?$/.exec(path)) && method === 'DELETE') {
     const repositoryId = Number(match[2]);
     const keys = [`repository:${repositoryId}`];
@@ -325,6 +379,37 @@ function keptNewer(state: SandboxState, repositoryId: number, name: string): str
   return newer >= REGISTRY.keepN ? undefined : `only ${newer} newer tags are left, fewer than keep_n ${REGISTRY.keepN}: ${name} is among the newest`;
 }
 
+/** The person's choices in `act`'s order, as the closing line names them. */
+const CHOICE_KINDS = [
+  'job retries',
+  'tag deletions',
+  'SSH key deletions',
+  'deploy key changes',
+  'request decisions',
+  'blocks',
+  'branch changes',
+  'archivings',
+  'closings to the bot',
+  'backup deletions',
+  'transfers',
+  'renames',
+  'unblocks',
+  'administrator flags taken',
+  'roles lowered',
+  'reprotects set up to be cut',
+];
+/** How long the bot user's rights stay away: a few seconds, up to about two of its passes. */
+const RIGHTS_MS: readonly [number, number] = [1_500, 4_000];
+/** How long a project stays moved or renamed. */
+const MOVED_MS: readonly [number, number] = [2_000, 6_000];
+/** How long a reprotect to cut is waited for: the daemon's next pass, under faults. */
+const CUT_WAIT_MS = 15_000;
+/** And its protect, once the unprotect went through: the daemon's next request there. */
+const CUT_PROTECT_WAIT_MS = 5_000;
+const REPORTER = 20;
+const DEVELOPER = 30;
+const OWNER = 50;
+
 /**
  * The person: every `gapMs` (random within bounds) one change of the forge, made through its API with their own token
  * (or, for what the API does not offer, the control API or the sandbox's state), at a moment the daemon is held at
@@ -335,6 +420,20 @@ export class Person {
   private revoked = false;
   readonly deletedBackups = new Set<string>();
   steps = 0;
+  /** The person's changes by kind (`transfers`, `admin flag restores`, ...), for the closing line. */
+  readonly made = new Map<string, number>();
+  /** Changes to undo a few seconds later (the bot's rights, a project's place), the earliest first when due. */
+  private readonly pending: Array<{ at: number; kind: string; run: () => Promise<boolean> }> = [];
+  /** The bot user's rights are away (one window at a time). */
+  private rightsAway = false;
+  /** Projects moved or renamed, until they are back. */
+  private readonly moved = new Set<number>();
+  /** A reprotect is set up to be cut from then on until one was, so a run has one (the random choice may never pick it). */
+  private firstCutBy = Number.POSITIVE_INFINITY;
+  /** A reprotect is being waited for, to cut it in half (one at a time). */
+  private cutting: Promise<void> | undefined;
+  /** Its project, until `main` is protected there again: the person leaves that branch to the daemon meanwhile. */
+  private cuttingProject: number | undefined;
 
   constructor(
     private readonly sandbox: RunningSandbox,
@@ -345,26 +444,48 @@ export class Person {
 
   /** Acts until `until` (ms since the epoch), then returns. */
   async work(until: number, gapMs: [number, number]): Promise<void> {
+    this.firstCutBy = Date.now() + (until - Date.now()) / 3;
     while (Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, this.random.int(gapMs[0], gapMs[1])));
       if (Date.now() >= until) break;
-      await this.step();
+      await this.step(false);
     }
+    await this.cutting;
+    // Whatever was taken away or moved comes back before the person leaves, each at a step of its own.
+    while (this.pending.length > 0) await this.step(true);
   }
 
-  private async step(): Promise<void> {
+  private async step(closing: boolean): Promise<void> {
     const state = this.sandbox.state;
     const hold = state.holds.add({ agent: BOT_AGENT, times: 1 });
     // Mid-pass when the daemon is working: its next request waits at the door while the person acts.
     await Promise.race([state.holds.reached(hold.id), new Promise((resolve) => setTimeout(resolve, 1_000))]);
     try {
       checkBackups(this.judge, this.backupFolder, this.deletedBackups);
-      await this.act();
+      this.judge.rules.checkAll(false);
+      const due = this.pending.findIndex((change) => closing || change.at <= Date.now());
+      if (due >= 0) {
+        const [change] = this.pending.splice(due, 1);
+        if (await change.run()) this.count(change.kind);
+        // Not done (the forge answered with faults only): tried again at a later step.
+        else this.pending.push({ ...change, at: Date.now() + 500 });
+      } else await this.act();
       this.steps += 1;
       checkBackups(this.judge, this.backupFolder, this.deletedBackups);
+      this.judge.rules.checkAll(false);
     } finally {
       state.holds.release(hold.id);
     }
+  }
+
+  private count(kind: string): void {
+    this.made.set(kind, (this.made.get(kind) ?? 0) + 1);
+  }
+
+  /** `run` in `[min, max]` ms, at a step of the person's; it says whether the change took. */
+  private later(range: readonly [number, number], kind: string, run: () => Promise<boolean>): void {
+    this.pending.push({ at: Date.now() + this.random.int(range[0], range[1]), kind, run });
+    this.pending.sort((a, b) => a.at - b.at);
   }
 
   private async act(): Promise<void> {
@@ -379,10 +500,26 @@ export class Person {
       () => this.archiveProject(),
       () => this.closeProjectToBot(),
       () => this.deleteNewestBackup(),
+      () => this.transferProject(),
+      () => this.renameProject(),
+      () => this.unblockRequester(),
+      () => this.takeAdminFlag(),
+      () => this.lowerRole(),
+      () => this.cutReprotect(),
     ];
+    // Until one reprotect was cut (the daemon's unprotect may not come within the wait), one is set up again.
+    const cut = CHOICE_KINDS.indexOf('reprotects set up to be cut');
+    if (!this.made.has('reprotects cut') && Date.now() >= this.firstCutBy && (await choices[cut]())) {
+      this.count(CHOICE_KINDS[cut]);
+      return;
+    }
     // A choice with nothing to act on gives way to another; ten tries are plenty.
     for (let tries = 0; tries < 10; tries++) {
-      if (await choices[this.random.int(0, choices.length - 1)]()) return;
+      const choice = this.random.int(0, choices.length - 1);
+      if (await choices[choice]()) {
+        this.count(CHOICE_KINDS[choice]);
+        return;
+      }
     }
   }
 
@@ -469,20 +606,175 @@ export class Person {
     return true;
   }
 
-  /** An administrator blocks a user who is waiting for access (the sandbox serves no block endpoint: its state changes). */
+  /** An administrator blocks a user who is waiting for access (the forge's `POST /users/:id/block`). */
   private async blockRequester(): Promise<boolean> {
     const state = this.sandbox.state;
     const request = this.pick(state.accessRequests.filter((candidate) => state.users.get(candidate.user_id)?.state === 'active'));
-    const user = request && state.users.get(request.user_id);
-    if (!user) return false;
-    user.state = 'blocked';
-    this.judge.human('access', [`user:${user.id}`]);
+    if (!request) return false;
+    await this.api('POST', `/users/${request.user_id}/block`);
     return true;
+  }
+
+  /** An administrator unblocks a blocked user who is waiting for access (the seeded `blocked-1`, or one blocked above). */
+  private async unblockRequester(): Promise<boolean> {
+    const state = this.sandbox.state;
+    const request = this.pick(state.accessRequests.filter((candidate) => state.users.get(candidate.user_id)?.state === 'blocked'));
+    if (!request) return false;
+    await this.api('POST', `/users/${request.user_id}/unblock`);
+    return true;
+  }
+
+  /** The acme projects the person may move or rename now: not archived, not moved already. */
+  private movable() {
+    const state = this.sandbox.state;
+    return ['acme/api', 'acme/web', 'acme/worker']
+      .map((path) => state.project(path))
+      .filter((project) => project !== undefined && !project.archived && !this.moved.has(project.id));
+  }
+
+  /**
+   * A project moves into acme/platform (still within `acme/**`, and within acme's top level, which a project whose
+   * registry holds tags may not leave) and back a few seconds later, its id kept.
+   */
+  private async transferProject(): Promise<boolean> {
+    const state = this.sandbox.state;
+    const project = this.pick(this.movable());
+    const subgroup = state.group(`${SUBGROUP.parent}/${SUBGROUP.path}`);
+    const home = project && state.groups.get(project.namespace_id);
+    if (!project || !subgroup || !home) return false;
+    this.moved.add(project.id);
+    // Judged by what the forge holds after: a transfer whose answer a fault took is still made.
+    await this.api('PUT', `/projects/${project.id}/transfer`, { namespace: subgroup.id });
+    if (project.namespace_id !== subgroup.id) {
+      this.moved.delete(project.id);
+      return false;
+    }
+    this.later(MOVED_MS, 'transfers back', async () => {
+      if (project.namespace_id !== home.id) await this.api('PUT', `/projects/${project.id}/transfer`, { namespace: home.id });
+      const back = project.namespace_id === home.id;
+      if (back) this.moved.delete(project.id);
+      return back;
+    });
+    return true;
+  }
+
+  /** A project's path changes (its id and name kept; the old path redirects) and comes back a few seconds later. */
+  private async renameProject(): Promise<boolean> {
+    const project = this.pick(this.movable());
+    if (!project) return false;
+    const path = project.path;
+    this.moved.add(project.id);
+    await this.api('PUT', `/projects/${project.id}`, { path: `${path}-renamed` });
+    if (project.path === path) {
+      this.moved.delete(project.id);
+      return false;
+    }
+    this.later(MOVED_MS, 'renames back', async () => {
+      if (project.path !== path) await this.api('PUT', `/projects/${project.id}`, { path });
+      const back = project.path === path;
+      if (back) this.moved.delete(project.id);
+      return back;
+    });
+    return true;
+  }
+
+  /** The bot user's administrator flag goes for a few seconds (it keeps its memberships: owner of every project). */
+  private async takeAdminFlag(): Promise<boolean> {
+    // Not while a reprotect is awaited: the cut takes the rights itself when the daemon's protect arrives.
+    if (this.rightsAway || this.cutting) return false;
+    this.rightsAway = true;
+    this.judge.rules.rights(true);
+    await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: false });
+    this.later(RIGHTS_MS, 'administrator flags given back', () => this.giveRightsBack(undefined));
+    return true;
+  }
+
+  /**
+   * The bot user becomes a reporter of acme and of one of its projects for a few seconds. An administrator's role is
+   * owner everywhere, so the flag goes for the same time too: only then does the lowered membership take effect.
+   */
+  private async lowerRole(): Promise<boolean> {
+    const state = this.sandbox.state;
+    const group = state.group(SUBGROUP.parent);
+    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path, { followRedirects: true })).filter((candidate) => candidate !== undefined));
+    if (this.rightsAway || this.cutting || !group || !project) return false;
+    this.rightsAway = true;
+    this.judge.rules.rights(true);
+    await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: false });
+    // The group first: a project's role may not be lower than the one inherited from its group.
+    await this.api('PUT', `/groups/${group.id}/members/${BOT_USER_ID}`, { access_level: REPORTER });
+    await this.api('PUT', `/projects/${project.id}/members/${BOT_USER_ID}`, { access_level: REPORTER });
+    this.later(RIGHTS_MS, 'roles given back', () => this.giveRightsBack({ group: group.id, project: project.id }));
+    return true;
+  }
+
+  /**
+   * The issue's half-done reprotect, made certain: the person lets developers push to `main` of an acme project (a
+   * level change the daemon makes by unprotect, then protect), and holds the daemon's protect of that project at the
+   * door; once it waits there (its unprotect done), the bot user's role there is lowered and its flag taken, and the
+   * protect goes on to meet a 403. The rights come back a few seconds later, and the judge wants `main` protected
+   * again within a pass (and slack) of that.
+   */
+  private async cutReprotect(): Promise<boolean> {
+    const state = this.sandbox.state;
+    const group = state.group(SUBGROUP.parent);
+    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined && !candidate.archived));
+    if (this.rightsAway || this.cutting || this.cuttingProject !== undefined || !group || !project) return false;
+    const drift = { name: 'main', push_access_level: DEVELOPER, merge_access_level: DEVELOPER };
+    if ([...state.protectedBranches.values()].some((branch) => branch.project_id === project.id && branch.name === 'main')) await this.api('DELETE', `/projects/${project.id}/protected_branches/main`);
+    await this.api('POST', `/projects/${project.id}/protected_branches`, drift);
+    const where = `^/api/v4/projects/(?:${project.id}|${state.projectFullPath(project).split('/').join('(?:%2F|%2f|/)')})/protected_branches`;
+    // The daemon's unprotect of main first: once it comes, its protect (the next POST there) is held in turn.
+    const unprotect = state.holds.add({ agent: BOT_AGENT, method: 'DELETE', path: `${where}/main$`, times: 1 });
+    const arrives = (id: number, ms: number) => Promise.race([state.holds.reached(id).then(() => (state.holds.get(id)?.waiting ?? 0) > 0), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+    this.cutting = (async () => {
+      let protect: number | undefined;
+      try {
+        if (!(await arrives(unprotect.id, CUT_WAIT_MS))) return;
+        protect = state.holds.add({ agent: BOT_AGENT, method: 'POST', path: `${where}$`, times: 1 }).id;
+        state.holds.release(unprotect.id);
+        if (!(await arrives(protect, CUT_PROTECT_WAIT_MS)) || this.rightsAway) return;
+        this.rightsAway = true;
+        this.judge.rules.rights(true);
+        await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: false });
+        await this.api('PUT', `/groups/${group.id}/members/${BOT_USER_ID}`, { access_level: REPORTER });
+        await this.api('PUT', `/projects/${project.id}/members/${BOT_USER_ID}`, { access_level: REPORTER });
+        this.count('reprotects cut');
+        this.later(RIGHTS_MS, 'roles given back', () => this.giveRightsBack({ group: group.id, project: project.id }));
+      } finally {
+        state.holds.release(unprotect.id);
+        if (protect !== undefined) state.holds.release(protect);
+      }
+    })().finally(() => {
+      this.cutting = undefined;
+    });
+    this.cuttingProject = project.id;
+    return true;
+  }
+
+  /** Owner again where the role was lowered, then the administrator flag; true once the forge holds all of it. */
+  private async giveRightsBack(lowered: { group: number; project: number } | undefined): Promise<boolean> {
+    const state = this.sandbox.state;
+    const level = (source: 'group' | 'project', id: number) => state.members.find((member) => member.source === source && member.source_id === id && member.user_id === BOT_USER_ID)?.access_level;
+    if (lowered) {
+      if (level('group', lowered.group) !== OWNER) await this.api('PUT', `/groups/${lowered.group}/members/${BOT_USER_ID}`, { access_level: OWNER });
+      if (level('project', lowered.project) !== OWNER) await this.api('PUT', `/projects/${lowered.project}/members/${BOT_USER_ID}`, { access_level: OWNER });
+    }
+    if (state.users.get(BOT_USER_ID)?.is_admin !== true) await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: true });
+    const back = state.users.get(BOT_USER_ID)?.is_admin === true && (!lowered || (level('group', lowered.group) === OWNER && level('project', lowered.project) === OWNER));
+    if (back) {
+      this.rightsAway = false;
+      this.judge.rules.rights(false);
+    }
+    return back;
   }
 
   private async changeBranch(): Promise<boolean> {
     const state = this.sandbox.state;
-    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined));
+    // Not the branch of a cut reprotect: the cut wants the daemon's own unprotect there, and the judge its own repair.
+    const cut = this.cuttingProject;
+    if (cut !== undefined && !this.cutting && [...state.protectedBranches.values()].some((branch) => branch.project_id === cut && branch.name === 'main')) this.cuttingProject = undefined;
+    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined && candidate.id !== this.cuttingProject));
     const name = this.pick(Object.keys(DECLARED_BRANCHES));
     if (!project || name === undefined) return false;
     const protectedNow = [...state.protectedBranches.values()].some((branch) => branch.project_id === project.id && branch.name === name);
@@ -561,20 +853,21 @@ function verifiedSets(folder: string): string[] {
   });
 }
 
-/** What the last look at the backup folder found, to tell a set the daemon pruned from one the person broke. */
+/** The verified complete sets the last look at the backup folder found, to tell a set the daemon pruned. */
 // Keyed by folder: each scenario has its own.
 const seenSets = new Map<string, Set<string>>();
 
 /**
- * No set pruned while fewer than `keep` verified complete sets exist: when a set is gone that the person did not
- * break, the daemon pruned it, and the verified sets left must be at least `keep.last`.
+ * No set pruned while fewer than `keep` verified complete sets exist: when a set that was verified complete at the last
+ * look is gone and the person did not break it, the daemon pruned it, and the verified sets left must be at least
+ * `keep.last`. (An unfinished set the daemon gave up, or a partial one, is no backup keep.last counts.)
  */
 export function checkBackups(judge: Judge, folder: string, brokenByPerson: ReadonlySet<string>): void {
-  const now = new Set(setsIn(folder));
+  const present = new Set(setsIn(folder));
+  const verified = verifiedSets(folder);
   const before = seenSets.get(folder) ?? new Set<string>();
-  seenSets.set(folder, now);
-  const pruned = [...before].filter((name) => !now.has(name) && !brokenByPerson.has(name));
-  const verified = pruned.length === 0 ? [] : verifiedSets(folder);
+  seenSets.set(folder, new Set(verified));
+  const pruned = [...before].filter((name) => !present.has(name) && !brokenByPerson.has(name));
   judge.check(
     'backup',
     pruned.length === 0 || verified.length >= BACKUP.keepLast
@@ -616,8 +909,8 @@ export function humansRows(
   state: SandboxState,
   backupFolder: string,
   audit: AuditCounts,
-): Array<Omit<Row, 'faults'> & { area: HumanArea }> {
-  const rows: Array<Omit<Row, 'faults'> & { area: HumanArea }> = [];
+): Array<Omit<Row, 'faults'> & { area: HumanArea | 'judge' }> {
+  const rows: Array<Omit<Row, 'faults'> & { area: HumanArea | 'judge' }> = [];
   const row = (area: HumanArea, policy: string, healthy: readonly string[], done: (item: string) => boolean, describe: (item: string) => string, duplicated = 0) => {
     const figures = judge.figures[area];
     const missing = healthy.filter((item) => !done(item));
@@ -655,8 +948,11 @@ export function humansRows(
   const duplicatedRetries = [...actual.retryActs.values()].reduce((sum, times) => sum + Math.max(0, times - 1), 0);
   row('jobRetry', POLICIES.jobRetry, healthyJobs.map(String), (id) => actual.retried.has(Number(id)), (id) => `job ${id} was not retried`, duplicatedRetries);
 
-  // Tags: repositories the person did not touch are cleaned as in the reference run.
-  const healthyRepositories = [...reference.tagsLeft.keys()].filter((id) => !touched(`repository:${id}`)).map(String);
+  // Tags: repositories the person did not touch are cleaned as in the reference run (an archived project's registry is
+  // read-only, and one closed to the token is out of its sight).
+  const healthyRepositories = [...reference.tagsLeft.keys()]
+    .filter((id) => !touched(`repository:${id}`) && !closedProjects.has(state.repositories.get(id)?.project_id ?? 0))
+    .map(String);
   const sameTags = (id: string) => {
     const want = reference.tagsLeft.get(Number(id)) ?? new Set<string>();
     const have = actual.tagsLeft.get(Number(id)) ?? new Set<string>();
@@ -692,5 +988,39 @@ export function humansRows(
   row('settings', POLICIES.settings, healthyItems, (item) => actual.settings.get(item) === reference.settings.get(item), (item) => `${item}: ${actual.settings.get(item)}, the reference ${reference.settings.get(item)}`);
 
   row('backup', HUMANS_BACKUP_POLICY, [BACKUP.group], () => backupDone(backupFolder), (group) => `group ${group} has no verified backup`);
+
+  // A row per rule judge (judges.ts): nothing expected of it but no violation.
+  for (const [name, policy] of Object.entries(JUDGE_ROWS) as [JudgeName, string][]) {
+    const figures = judge.rules.figures[name];
+    rows.push({
+      area: 'judge',
+      scenario,
+      policy,
+      expected: 0,
+      done: 0,
+      duplicated: 0,
+      missing: 0,
+      extra: 0,
+      details: [...figures.violations.map((line) => `violation: ${line}`), ...figures.races.map((line) => `race: ${line}`)],
+      humans: { actions: figures.actions, interventions: figures.interventions, stale: 0, refused: 0, checks: figures.checks, violations: figures.violations.length, races: figures.races.length },
+    });
+  }
   return rows;
+}
+
+/**
+ * The closing line of the humans scenario: the person's changes by kind, each rule judge's checks, and the times the
+ * daemon took to repair its own harm and to honour a revocation.
+ */
+export function humansSummary(person: Person, judge: Judge): string {
+  const made = [...person.made].sort(([a], [b]) => a.localeCompare(b)).map(([kind, count]) => `${count} ${kind}`);
+  const total = [...person.made.values()].reduce((sum, count) => sum + count, 0);
+  const checks = (Object.entries(JUDGE_ROWS) as [JudgeName, string][]).map(([name, policy]) => `${policy} ${judge.rules.figures[name].checks}`);
+  const { repairMs, revocationMs, levelChanges } = judge.rules;
+  const spread = (values: readonly number[]) => (values.length === 0 ? 'none' : `${values.length}, ${(Math.min(...values) / 1000).toFixed(1)}–${(Math.max(...values) / 1000).toFixed(1)} s`);
+  return (
+    `the person made ${total} changes (${made.join(', ')}); the rule judges made ${checks.join(', ')} checks; ` +
+    `branch repairs after the rights came back: ${spread(repairMs)} (and ${levelChanges} level changes not interrupted); ` +
+    `new keys taken from where a person revoked the old: ${spread(revocationMs)}`
+  );
 }

@@ -1,6 +1,9 @@
 import { SETTINGS } from './project-settings';
 import { ACCESS, GROUPS, PROJECTS, REGISTRY, TITLES } from './world';
 
+/** Every polling policy's interval: the humans scenario's judges allow the daemon one such pass (and slack) to repair. */
+export const PASS_INTERVAL_MS = 1_000;
+
 /** Policy names, also used as the table's `policy` column. */
 export const POLICIES = {
   jobRetry: 'chaos-job-retry',
@@ -36,10 +39,16 @@ export interface PolicyFileOptions {
    * their counters at the end (the failover scenario). Without it no HTTP server runs.
    */
   metrics?: boolean;
+  /**
+   * key_rotation's on_rotate (the humans scenario): a command that reports each run, with the forge's address passed
+   * through on_rotate_env, so the judge can compare what the hook was handed with what the forge holds at that moment.
+   */
+  onRotate?: string;
 }
 
 export function policyFile(secretsDir: string, options: PolicyFileOptions = {}): string {
-  const { backup, registryMode = 'bulk', redis, metrics = false } = options;
+  const { backup, registryMode = 'bulk', redis, metrics = false, onRotate } = options;
+  const interval = `${PASS_INTERVAL_MS / 1000}s`;
   const list = (items: readonly string[]): string => `[${items.map((i) => JSON.stringify(i)).join(', ')}]`;
   const topology = redis ? `sentinels: ${list(redis.sentinels)}\n  master_name: ${JSON.stringify(redis.masterName)}` : 'url: ${REDIS_URL}';
   return `version: 1
@@ -62,7 +71,7 @@ policies:
   - name: ${POLICIES.jobRetry}
     type: job_retry
     projects: ${list(PROJECTS)}
-    interval: 1s
+    interval: ${interval}
     lookback: 7d
     match:
       stages: [test]
@@ -80,7 +89,7 @@ policies:
     older_than: ${REGISTRY.olderThan}
   - name: ${POLICIES.access}
     type: access_requests
-    interval: 1s
+    interval: ${interval}
     groups: ${list(GROUPS)}
     projects: ["acme/web"]
     rules:
@@ -96,16 +105,16 @@ policies:
     deny_pending_after: ${ACCESS.denyPendingAfter}
   - name: ${POLICIES.keys}
     type: key_rotation
-    interval: 1s
+    interval: ${interval}
     secrets_dir: ${JSON.stringify(secretsDir)}
     ssh_keys:
       - { user: self, titles: [${JSON.stringify(TITLES.ssh)}], rotate_before: 14d, lifetime: 90d, grace: 1h }
     deploy_keys:
       - { projects: ${list(PROJECTS)}, titles: [${JSON.stringify(TITLES.deploy)}], rotate_after: 90d, grace: 1h }
-  - name: ${POLICIES.settings}
+${onRotate ? `    on_rotate: ${JSON.stringify(onRotate)}\n    on_rotate_env: [GITLAB_URL]\n` : ''}  - name: ${POLICIES.settings}
     type: project_settings
     projects: ${list(SETTINGS.projects)}
-    interval: 1s
+    interval: ${interval}
     protected_branches:
       - { name: main, push_access_level: maintainer, merge_access_level: developer }
       - { name: "release/*", push_access_level: no_access, merge_access_level: maintainer }

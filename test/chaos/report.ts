@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { passed, type Row } from './compare';
+import { JUDGE_ROW_PREFIX } from './judges';
 import type { ScenarioResult } from './scenario';
 
 /** The table on standard output and the JSON summary CI reads. */
@@ -32,7 +33,8 @@ const HUMAN_COLUMNS: { title: string; value: (row: Row) => string | number }[] =
 
 export function table(rows: readonly Row[]): string {
   const humans = rows.filter((row) => row.humans);
-  const main = render(COLUMNS, rows);
+  // The rule judges' rows have no targets of their own: they show in the humans table only.
+  const main = render(COLUMNS, rows.filter((row) => !row.policy.startsWith(JUDGE_ROW_PREFIX)));
   return humans.length === 0 ? main : `${main}\n\n${render(HUMAN_COLUMNS, humans)}`;
 }
 
@@ -83,6 +85,8 @@ export interface Summary {
     requests: number;
     faults: number;
     notes: string[];
+    /** The humans scenario: the person's changes by kind and the rule judges' checks. */
+    humans?: string;
     /** The failover scenario: failovers made (requested or after a kill), primary changes nobody asked for. */
     failovers?: { made: number; unrequested: number };
     /** The failover scenario: each daemon's forgewarden_redis_failovers_total at the end (null: not read). */
@@ -113,6 +117,7 @@ export function scenarioSummary(name: string, result: ScenarioResult): Summary['
     requests: result.requests,
     faults: Object.values(result.outcome.faults).reduce((a, b) => a + b, 0),
     notes: result.notes,
+    ...(result.humansLine !== undefined ? { humans: result.humansLine } : {}),
     ...(result.failovers ? { failovers: result.failovers } : {}),
     ...(result.redisMetrics
       ? {

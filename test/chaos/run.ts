@@ -180,6 +180,7 @@ async function main(): Promise<number> {
 
   log('');
   log(table(rows));
+  for (const [name, result] of results) if (result.humansLine) log(`${name}: ${result.humansLine}`);
   const evidence = differences(rows);
   if (evidence) log(`\n${evidence}`);
   const raced = races(rows);

@@ -13,7 +13,8 @@ import { readSettings, seededRuleIds, seedSettings } from './project-settings';
 import type { Random } from './random';
 import { auditOutcomes, ChaosRedis, describeRedis } from './redis';
 import type { Design } from './world';
-import { BACKUP, checkBackups, HUMANS_BACKUP_POLICY, humansRows, Judge, Person } from './humans';
+import { BACKUP, checkBackups, HUMANS_BACKUP_POLICY, humansRows, humansSummary, Judge, Person } from './humans';
+import { writeOnRotateHook } from './on-rotate-hook';
 
 /**
  * One scenario: a fresh forge (the same world every time), a fresh Redis and fresh key folder, the daemons as child
@@ -80,6 +81,8 @@ export interface ScenarioResult {
   daemonStarts: number;
   requests: number;
   notes: string[];
+  /** With a person at work: their changes by kind and the rule judges' checks, printed under the humans table. */
+  humansLine?: string;
   /** With a Sentinel topology: the failovers made (requested or after a kill), and those that happened unasked. */
   failovers?: { made: number; unrequested: number };
   /**
@@ -162,10 +165,12 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
   try {
     if (plan.failovers) topology = await startSentinelTopology({ downAfterMs: SENTINEL_DOWN_AFTER_MS });
     else redis = await ChaosRedis.start();
+    // With a person at work, on_rotate reports each run to the judge (on-rotate-hook.ts).
+    const onRotate = plan.humans ? writeOnRotateHook(dir).command : undefined;
     writeFileSync(
       configFile,
       policyFile(secretsDir, {
-        ...(plan.humans ? { backup, registryMode: 'per_tag' } : {}),
+        ...(plan.humans ? { backup, registryMode: 'per_tag', onRotate } : {}),
         ...(topology ? { redis: { sentinels: topology.sentinelAddresses, masterName: topology.masterName }, metrics: true } : {}),
       }),
     );
@@ -325,16 +330,19 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     }
     const outcome = readOutcome(state, ctx.design, secretsDir, seeded);
     if (judge && person) checkBackups(judge, backupFolder, person.deletedBackups);
+    // After the quiet period no pass is owed any more: what is still open is late.
+    judge?.rules.checkAll(true);
     // What the forge recorded, for the evidence behind a failing row (one JSON object a line).
     writeFileSync(join(dir, 'forge-requests.jsonl'), state.requestLog.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
     let rows: Row[];
+    let humansLine: string | undefined;
     if (judge) {
       const audit = await auditOutcomes(await redisUrl());
       rows = humansRows(plan.name, expected, outcome, judge, state, backupFolder, audit).map(({ area, ...row }) => ({
         ...row,
-        faults: area === 'backup' ? 0 : outcome.faults[area],
+        faults: area === 'backup' || area === 'judge' ? 0 : outcome.faults[area],
       }));
-      notes.push(`the person made ${person?.steps ?? 0} changes`);
+      if (person) humansLine = humansSummary(person, judge);
     } else {
       const counts = compare(expected, outcome);
       rows = (Object.keys(POLICIES) as (keyof typeof POLICIES)[]).map((policy) => ({
@@ -353,6 +361,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       daemonStarts: daemons.reduce((sum, d) => sum + d.startCount, 0),
       requests: state.requestLog.length,
       notes,
+      ...(humansLine !== undefined ? { humansLine } : {}),
       ...(topology ? { failovers: { made: failovers.made, unrequested: failovers.unrequested }, redisMetrics } : {}),
     };
   } finally {

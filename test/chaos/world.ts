@@ -16,6 +16,11 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 export const GROUPS = ['acme', 'tools'] as const;
+/**
+ * An empty subgroup of acme: the humans scenario's person moves projects there and back (within `acme/**`, and within
+ * acme's top level, as the forge requires of a project whose registry holds tags). No policy lists it.
+ */
+export const SUBGROUP = { id: 12, path: 'platform', parent: 'acme' } as const;
 export const PROJECTS = ['acme/api', 'acme/web', 'acme/worker', 'tools/cli'] as const;
 
 /** The rules of the policy file (policy-file.ts) in the order it lists them; users below are made to hit each one. */
@@ -219,14 +224,21 @@ export function buildDesign(): Design {
     now: CHAOS_NOW,
     settings: { bulk_delete_delay_ms: 50, bulk_delete_cap: REGISTRY.cap },
     users,
-    groups: GROUPS.map((path, i) => ({
-      id: 10 + i,
-      path,
-      members: [{ user: 'root', access_level: 'owner' }],
-      access_requests: requests
-        .filter((r) => r.source === 'group' && r.ref === path)
-        .map((r) => ({ user: r.user, requested_at: r.requested_at })),
-    })),
+    groups: [
+      ...GROUPS.map((path, i) => ({
+        id: 10 + i,
+        path,
+        // The person owns the groups too, so the bot's user is not their last owner and its role can be lowered.
+        members: [
+          { user: 'root', access_level: 'owner' as const },
+          { user: PERSON.username, access_level: 'owner' as const },
+        ],
+        access_requests: requests
+          .filter((r) => r.source === 'group' && r.ref === path)
+          .map((r) => ({ user: r.user, requested_at: r.requested_at })),
+      })),
+      { id: SUBGROUP.id, path: SUBGROUP.path, parent: SUBGROUP.parent, members: [] },
+    ],
     projects,
     deploy_keys: deployKeys.map((k) => ({
       id: k.id,

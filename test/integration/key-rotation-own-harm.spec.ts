@@ -7,7 +7,7 @@ import type { PassResult } from '../../src/engine/engine.service';
 import { EngineGauges } from '../../src/engine/gauges';
 import { AuditTrail } from '../../src/engine/stores/audit';
 import { MetricsService } from '../../src/metrics/metrics.service';
-import { parseRecord, type RotationRecord } from '../../src/policies/key-rotation/key-rotation.record';
+import { parseRecord, REVOKED_FIRST, type RotationRecord } from '../../src/policies/key-rotation/key-rotation.record';
 import { keyRotationPolicy } from '../../src/policies/key-rotation/key-rotation.schema';
 import type { World } from '../../src/sandbox';
 import { aPublicKey } from '../support/builders/keys';
@@ -203,6 +203,44 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     expect(await record(`ssh-${ALICE}-${ALICE_KEY}`)).toMatchObject({ step: 'done', old_removed_on: ['(holder)'] });
     expect(acted(await pass(engine))).toEqual([]);
     expect(sshKeyIds(ALICE)).toEqual([fresh]);
+  });
+
+  it('a person takes alice’s old SSH key away after grace, before the bot removes it: the removal is stale, sends nothing, and the new key goes instead', async () => {
+    const engine = await app({ ssh: [ALICE_SSH] });
+    await pass(engine);
+    const [fresh] = sshKeyIds(ALICE).filter((id) => id !== ALICE_KEY);
+    await advanceHours(25);
+    // The pass decides remove_old_key from its observation; the person acts while its precondition's read waits.
+    const removal = await whileHeld(sandbox(), { method: 'GET', path: `^/api/v4/users/${ALICE}/keys$`, after: 1 }, () => pass(engine), async () => {
+      expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
+    });
+    expect(removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail])).toEqual([
+      ['remove_old_key', 'stale', `old key ${ALICE_KEY} of alice is gone, not removed by the bot: ${REVOKED_FIRST}`],
+    ]);
+    expect(sandbox().state.requestLog.filter((entry) => entry.method === 'DELETE' && entry.headers['user-agent']?.startsWith('forgewarden'))).toEqual([]);
+    expect(acted(await pass(engine))).toEqual([
+      `remove_new_key:done remove new key ${fresh} from alice: a person took old key ${ALICE_KEY} away from it during the rotation, and a person's revocation wins`,
+    ]);
+    expect(sshKeyIds(ALICE)).toEqual([]);
+  });
+
+  it('a person takes the old deploy key away from acme/web after grace, before the bot removes it: the removal is stale, and the new key leaves acme/web instead', async () => {
+    const engine = await app({ deploy: [THREE] });
+    await pass(engine);
+    const [fresh] = newDeployKeys();
+    await advanceHours(25);
+    const removal = await whileHeld(sandbox(), { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$', after: 1 }, () => pass(engine), async () => {
+      expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
+    });
+    expect(removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail])).toEqual([
+      ['remove_old_key', 'stale', `old key ${DEPLOY_KEY} is gone from acme/web, not removed by the bot: ${REVOKED_FIRST}`],
+    ]);
+    expect(deployKeyOn(DEPLOY_KEY)).toEqual({ [API]: true, [WORKER]: true });
+    const next = await pass(engine);
+    expect(acted(next)).toContain(`remove_new_key:done remove new key ${fresh} from acme/web: ${REVOKED}`);
+    await pass(engine);
+    expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WORKER]: true });
+    expect(deployKeyOn(DEPLOY_KEY)).toBeUndefined();
   });
 
   it('a person who gives the old key back before the repair runs keeps the rotation going there: the repair is stale and sends nothing', async () => {

@@ -170,6 +170,12 @@ export function differs(listed: string | null | undefined, recorded: string | nu
 /** What old_removed_on and revoked_on name for a credential on one holder (a user's SSH key). */
 export const HOLDER = '(holder)';
 
+/**
+ * Why remove_old_key is stale when the old key is already gone from a holder and the bot did not remove it: a person took
+ * it away during the rotation, and the next pass takes the new key away there too (docs/policies.md).
+ */
+export const REVOKED_FIRST = "a person took it away during the rotation, and a person's revocation wins: the next pass removes the new key there instead";
+
 /** Projects by id or path as one key: the forge routes paths regardless of case. */
 export function refKey(project: string | number): string {
   return String(project).toLowerCase();

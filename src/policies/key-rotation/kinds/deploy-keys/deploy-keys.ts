@@ -7,7 +7,7 @@ import type { DeployKey } from '../../../../gitlab/types/keys';
 import type { CredentialKind } from '../../credential-kind';
 import { anotherKey, createAdopting, findByFingerprint, ignoreNotFound, type ListedKey, listKeys, newKeyIn, oldKeyProblem } from '../../key-rotation.listed';
 import { placesSchema } from '../../key-rotation.params';
-import { type DeployProject, differs, placedOn, refKey, type RotationRecord } from '../../key-rotation.record';
+import { type DeployProject, differs, placedOn, refKey, REVOKED_FIRST, type RotationRecord } from '../../key-rotation.record';
 import { type DeployKeysFacts, observeDeployKeys } from './deploy-keys.observe';
 import { observeDeployRotations } from './deploy-keys.rotations';
 import { type DeployKeysRule, deployKeysSchema } from './deploy-keys.schema';
@@ -123,7 +123,13 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
     for (const { project } of projects) {
       const keys = await projectKeys(context, project);
       const old = keys?.find((key) => key.id === record.old_key_id);
-      if (!keys || !old) continue;
+      if (!keys) continue;
+      if (!old) {
+        // Gone beside the new key, and not by the bot (which records its removal before sending it): a revocation.
+        const byBot = record.old_removed_on?.includes(refKey(project)) === true;
+        if (!byBot && newKeyIn(keys, record) === undefined) return `old key ${record.old_key_id} is gone from ${project}, not removed by the bot: ${REVOKED_FIRST}`;
+        continue;
+      }
       const another = anotherKey(`deploy key ${record.old_key_id} on ${project}`, old, record);
       if (another) return `${another}: not removed`;
       const problem = newKeyIn(keys, record);

@@ -6,7 +6,7 @@ import { count } from '../../../../engine/words';
 import type { GitlabClient } from '../../../../gitlab';
 import type { CredentialKind, KindView, Leftover, Listing, ManagedKey, Premise } from '../../credential-kind';
 import { anotherKey, createAdopting, findByFingerprint, ignoreNotFound, listKeys, newKeyIn, oldKeyProblem } from '../../key-rotation.listed';
-import { differs, HOLDER, type RotationRecord, type SshOwner, sshRotationId } from '../../key-rotation.record';
+import { differs, HOLDER, REVOKED_FIRST, type RotationRecord, type SshOwner, sshRotationId } from '../../key-rotation.record';
 import { dueByExpiry } from '../../key-rotation.timing';
 import { keysOf, observeSshKeys, observeSshOwners, type OwnerKeys, type SshKeysFacts } from './ssh-keys.observe';
 import { type SshKeysRule, sshKeysSchema } from './ssh-keys.schema';
@@ -72,6 +72,8 @@ export const sshKeys: CredentialKind<SshKeysRule, SshKeysFacts> = {
     const keys = await userKeys(context, record);
     const whose = ownerOf(record).username;
     const old = keys.find((key) => key.id === record.old_key_id);
+    // Gone, and not by the bot (which records its removal before sending it): a person's revocation, which wins.
+    if (!old && record.old_removed_on?.includes(HOLDER) !== true) return `old key ${record.old_key_id} of ${whose} is gone, not removed by the bot: ${REVOKED_FIRST}`;
     const another = old && anotherKey(`key ${record.old_key_id} of ${whose}`, old, record);
     if (another) return `${another}: not removed`;
     const found = newKeyIn(keys, record);
