@@ -423,7 +423,7 @@ function jobRetryConfig(projects: readonly number[]): JobRetryConfig {
 
 function candidate(id: number, projectId: number, log: string): JobRetryCandidate {
   return {
-    job: { id, name: id % 3 ? 'test-unit' : 'lint', stage: 'test', ref: 'main', tag: false, allow_failure: false, pipeline_id: id, project_id: projectId, finished_at: null },
+    job: { id, name: id % 3 ? 'test-unit' : 'lint', stage: 'test', ref: 'main', tag: false, allow_failure: false, pipeline_id: id, project_id: projectId, finished_at: null, failure_reason: 'script_failure' },
     attempts: 1,
     newestAttemptId: id,
     log: { state: 'found', text: log },

@@ -76,6 +76,18 @@ export interface ProjectDiscoverer {
 
 export type PassOccasion = 'schedule' | 'command' | 'event';
 
+/** A change of a policy's own state worth an operator's eye (a retry storm entered or left), for the audit trail. */
+export interface PolicyNote {
+  /** What it is about, for people: `retry storm`. */
+  readonly target: string;
+  /** `storm`. */
+  readonly action: string;
+  readonly reason: string;
+  /** `entered`, `left`. */
+  readonly outcome: string;
+  readonly detail?: string;
+}
+
 /** The engine's clock as a policy sees it: time read afresh, and a wait that moves with the engine's time in tests. */
 export interface PolicyClock {
   now(): Date;
@@ -133,6 +145,8 @@ export interface PolicyContext {
   readonly forgeLimits: ForgeLimits;
   /** The local disk (backups written and read back): a policy reads and writes files through it, never `node:fs`. */
   readonly files: LocalFiles;
+  /** Records a change of the policy's own state in the audit trail (a retry storm entered or left); nothing in `plan`. */
+  readonly note: (entry: PolicyNote) => Promise<void>;
   /**
    * When a running daemon last found Redis without its data (restarted empty, failed over, flushed), if it did:
    * records a policy kept there before that moment are gone, and a policy whose forge-side limits it cannot observe
