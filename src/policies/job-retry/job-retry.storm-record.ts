@@ -39,8 +39,12 @@ function parseRecord(text: string | undefined): StormRecord {
       if (num(n) && num(at)) free[slot] = { n: n as number, at: at as number };
     }
   }
+  const ended: Record<string, number> = {};
+  if (typeof raw.ended === 'object' && raw.ended !== null) {
+    for (const [sig, at] of Object.entries(raw.ended as Record<string, unknown>)) if (num(at)) ended[sig] = at as number;
+  }
   const storm = parseStorm(raw.storm);
-  return { ...(storm ? { storm } : {}), arrivals, retries, held, free };
+  return { ...(storm ? { storm } : {}), arrivals, retries, held, free, ...(Object.keys(ended).length > 0 ? { ended } : {}) };
 }
 
 function parseStorm(value: unknown): Storm | undefined {

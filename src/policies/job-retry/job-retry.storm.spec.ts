@@ -118,6 +118,19 @@ describe('job_retry storm control (decide)', () => {
     expect(plan?.record.held).toEqual([]);
   });
 
+  it('never starts a second storm from the failures of one that ended, read again while they are retried', () => {
+    const record = inStorm({ probe: { slot: slotOf(1, 100, 'test-0'), job: 1000, at: NOW.getTime() - MIN } }, [heldJob(1, 0)]);
+    const ended = stormPlanFor(config(), snapshot(burst(10, 5), record, { state: 'succeeded', job: 1009 }), NOW)?.record as StormRecord;
+    const later = new Date(NOW.getTime() + MIN);
+    // The same 50 failures, deferred by the per-pass cap and read again: retried, no storm.
+    const again = decideJobRetries(config(), snapshot(burst(10, 5), ended), later);
+    expect(again.some((decision) => decision.key === 'storm')).toBe(false);
+    expect(retries(again)).toHaveLength(50);
+    // New failures after it ended count again.
+    const fresh = burst(10, 5, { finished_at: new Date(later.getTime() - 1000).toISOString() }).map((p) => ({ ...p, candidates: p.candidates.map((c) => ({ ...c, job: { ...c.job, id: c.job.id + 500 } })) }));
+    expect(decideJobRetries(config(), snapshot(fresh, ended), later)[0]?.key).toBe('storm');
+  });
+
   it('ends when its signature was not seen for calm_after, and not while probes fail', () => {
     const quiet = inStorm({ last_failure_at: NOW.getTime() - 16 * MIN }, [heldJob(1, 1)]);
     expect(stormPlanFor(config(), snapshot([], quiet), NOW)?.left?.why).toBe('no failure with runner_system_failure for 15m');

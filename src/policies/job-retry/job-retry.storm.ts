@@ -74,6 +74,11 @@ export interface StormRecord {
   readonly retries: readonly BotRetry[];
   readonly held: readonly HeldJob[];
   readonly free: Readonly<Record<string, FreeRetries>>;
+  /**
+   * When a storm of each signature ended, epoch ms: failures with it that finished before then belonged to that storm
+   * (its held jobs, retried after it) and never start another.
+   */
+  readonly ended?: Readonly<Record<string, number>>;
 }
 
 export const EMPTY_STORM_RECORD: StormRecord = { arrivals: [], retries: [], held: [], free: {} };
@@ -200,9 +205,11 @@ export function planStorm(
   const windowStart = now - settings.within;
   const before = view.record;
   // Arrivals counted once each, within the window; a job read again (deferred, open) keeps its first count.
-  const arrivals = new Map(before.arrivals.filter((arrival) => arrival.at >= windowStart).map((arrival) => [arrival.key, arrival] as const));
+  const ended = Object.fromEntries(Object.entries(before.ended ?? {}).filter(([, at]) => at >= windowStart));
+  const counts = (sig: string, at: number) => at >= windowStart && at > (ended[sig] ?? 0);
+  const arrivals = new Map(before.arrivals.filter((arrival) => counts(arrival.sig, arrival.at)).map((arrival) => [arrival.key, arrival] as const));
   for (const job of wouldRetry) {
-    if (job.finished_at >= windowStart && job.finished_at <= now + settings.within && !arrivals.has(job.key)) {
+    if (counts(job.sig, job.finished_at) && job.finished_at <= now + settings.within && !arrivals.has(job.key)) {
       arrivals.set(job.key, { key: job.key, at: job.finished_at, project: job.project, sig: job.sig });
     }
   }
@@ -215,7 +222,7 @@ export function planStorm(
     });
   let held = before.held.filter((job) => job.since >= now - HOLD_MAX_MS);
   const counted = { arrivals: newest([...arrivals.values()]), retries: newest(retries) };
-  const keep = (record: Partial<StormRecord>): StormRecord => ({ ...counted, held, free, ...record });
+  const keep = (record: Partial<StormRecord>): StormRecord => ({ ...counted, held, free, ...(Object.keys(ended).length > 0 ? { ended } : {}), ...record });
 
   let storm = before.storm;
   if (view.event) {
@@ -229,7 +236,13 @@ export function planStorm(
     if (ends !== undefined) {
       // Every held job was read again for this pass and is decided like any failure: retried, round robin.
       held = [];
-      return { record: keep({ storm: undefined }), left: { storm, why: ends }, held: new Set(), free };
+      const signature = storm.signature;
+      const record = keep({
+        storm: undefined,
+        arrivals: counted.arrivals.filter((arrival) => arrival.sig !== signature),
+        ended: { ...ended, [signature]: now },
+      });
+      return { record, left: { storm, why: ends }, held: new Set(), free };
     }
     storm = afterProbe(settings, storm, view.probe, now, (slot, job) => {
       held = held.map((entry) => (slotOf(entry.project, entry.pipeline_id, entry.job_name) === slot ? { ...entry, job_id: Math.max(entry.job_id, job) } : entry));
