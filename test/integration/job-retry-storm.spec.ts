@@ -123,7 +123,7 @@ describe('job_retry storm control against the sandbox with a real Redis', () => 
         const newest = attempts.reduce((a, b) => (b.id > a.id ? b : a));
         expect({ slot: slot(project, n), status: newest.status }).toEqual({ slot: slot(project, n), status: 'success' });
         // The probe's slot carries the outage's failed attempts; every other slot was retried exactly once.
-        if (slot(project, n) !== slotOfJob(whileDown[0] as number)) expect(attempts).toHaveLength(2);
+        if (slot(project, n) !== slotOfJob(whileDown[0])) expect(attempts).toHaveLength(2);
       }
     }
 
