@@ -36,10 +36,16 @@ export interface PolicyFileOptions {
    * their counters at the end (the failover scenario). Without it no HTTP server runs.
    */
   metrics?: boolean;
+  /**
+   * The storm scenario: job_retry's storm control at thresholds the world's failures reach (its defaults are for a
+   * forge, not for a world of a few dozen jobs), counted over a day of the suite's fast clock, probing every 10 minutes
+   * of it at first.
+   */
+  storm?: boolean;
 }
 
 export function policyFile(secretsDir: string, options: PolicyFileOptions = {}): string {
-  const { backup, registryMode = 'bulk', redis, metrics = false } = options;
+  const { backup, registryMode = 'bulk', redis, metrics = false, storm = false } = options;
   const list = (items: readonly string[]): string => `[${items.map((i) => JSON.stringify(i)).join(', ')}]`;
   const topology = redis ? `sentinels: ${list(redis.sentinels)}\n  master_name: ${JSON.stringify(redis.masterName)}` : 'url: ${REDIS_URL}';
   return `version: 1
@@ -69,7 +75,7 @@ policies:
       failure_log: ["(?i)connection reset", "ETIMEDOUT"]
     max_retries: 2
     max_actions_per_run: 100
-  - name: ${POLICIES.registry}
+${storm ? '    storm: { failures: 8, projects: 2, within: 1d, probe_backoff: 10m, probe_backoff_max: 2h, calm_after: 2d }\n' : ''}  - name: ${POLICIES.registry}
     type: registry_cleanup
     schedule: "* * * * *"
     mode: ${registryMode}
