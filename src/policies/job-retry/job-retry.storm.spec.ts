@@ -66,6 +66,9 @@ describe('job_retry storm control (decide)', () => {
     const old = earlier.map((arrival) => ({ ...arrival, at: NOW.getTime() - 6 * MIN }));
     expect(decideJobRetries(config(), snapshot(burst(5, 1), { ...EMPTY_STORM_RECORD, arrivals: earlier }), NOW)[0]?.key).toBe('storm');
     expect(decideJobRetries(config(), snapshot(burst(5, 1), { ...EMPTY_STORM_RECORD, arrivals: old }), NOW)[0]?.key).not.toBe('storm');
+    // Counted and retried already, with nothing of that signature failing now: nothing to hold, no storm.
+    const enough = Array.from({ length: 60 }, (_, n) => ({ key: `9:${n}`, at: NOW.getTime() - 2 * MIN, project: 9 + (n % 10), sig: DOWN }));
+    expect(decideJobRetries(config(), snapshot(burst(5, 1, { failure_reason: 'script_failure' }), { ...EMPTY_STORM_RECORD, arrivals: enough }), NOW)[0]?.key).not.toBe('storm');
     // Failures another rule skips (a stage not matched) are no storm of this policy's.
     const skipped = burst(10, 5, { stage: 'deploy' });
     expect(decideJobRetries(aConfig({ projects: ['acme/**'], match: { stages: ['^test$'] } }), snapshot(skipped), NOW)[0]?.key).not.toBe('storm');

@@ -253,7 +253,10 @@ export function planStorm(
 
   let entered: Storm | undefined;
   if (!storm) {
-    const start = stormStarts(settings, [...arrivals.values()], retries);
+    // Only a signature failing in this pass starts one: failures counted before and already retried (a burst while
+    // another storm held its own) have nothing left to hold.
+    const failing = new Set([...wouldRetry.map((job) => job.sig), ...later.map((attempt) => attempt.sig)]);
+    const start = stormStarts(settings, [...arrivals.values()], retries, failing);
     if (!start) return { record: keep({ storm: undefined }), held: new Set(), free };
     storm = { signature: start.sig, since: now, why: start.why, probes: 0, next_probe_at: now, last_failure_at: now };
     entered = storm;
@@ -312,7 +315,7 @@ function afterProbe(
   return rest;
 }
 
-function stormStarts(settings: StormSettings, arrivals: readonly Arrival[], retries: readonly BotRetry[]): { sig: string; why: string } | undefined {
+function stormStarts(settings: StormSettings, arrivals: readonly Arrival[], retries: readonly BotRetry[], failing: ReadonlySet<string>): { sig: string; why: string } | undefined {
   const window = formatDuration(settings.within);
   const bySig = new Map<string, { count: number; projects: Set<number> }>();
   for (const arrival of arrivals) {
@@ -322,12 +325,12 @@ function stormStarts(settings: StormSettings, arrivals: readonly Arrival[], retr
     bySig.set(arrival.sig, entry);
   }
   const burst = [...bySig]
-    .filter(([, entry]) => entry.count >= settings.failures && entry.projects.size >= settings.projects)
+    .filter(([sig, entry]) => failing.has(sig) && entry.count >= settings.failures && entry.projects.size >= settings.projects)
     .sort((a, b) => b[1].count - a[1].count)[0];
   if (burst) return { sig: burst[0], why: `${burst[1].count} failures with ${burst[0]} within ${window} over ${burst[1].projects.size} projects` };
   if (retries.length < settings.min_retries) return undefined;
   const again = new Map<string, number>();
-  for (const retry of retries) if (retry.again !== undefined) again.set(retry.again, (again.get(retry.again) ?? 0) + 1);
+  for (const retry of retries) if (retry.again !== undefined && failing.has(retry.again)) again.set(retry.again, (again.get(retry.again) ?? 0) + 1);
   const worst = [...again].sort((a, b) => b[1] - a[1])[0];
   if (!worst || worst[1] / retries.length <= settings.failed_again) return undefined;
   return { sig: worst[0], why: `${worst[1]} of the ${retries.length} retries within ${window} failed again with ${worst[0]}` };
