@@ -1,4 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { ConsoleReader } from '../../src/console/console-reader';
 import { AuditTrail } from '../../src/engine/stores/audit';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { POLICY_TYPES } from '../../src/policies';
@@ -77,6 +78,8 @@ describe('job_retry storm control against the sandbox with a real Redis', () => 
     expect(first.decisions[0]?.reason).toMatch(/^storm entered on runner_system_failure \/ log "no space left on device" \(300 failures .* over 30 projects\); 300 held/);
     expect(first.records.filter((record) => record.outcome === 'done')).toHaveLength(1);
     expect(retried()).toHaveLength(1);
+    const notices = async () => (await engineApp.get(ConsoleReader).overview()).policies.find((row) => row.name === 'storm')?.notices;
+    expect(await notices()).toEqual(['in a retry storm: failed jobs are held, not retried, while one probe job at a time is']);
 
     // While the runners stay down: probes only, one at a time, each after its backoff, all on the same job's slot.
     await waitUntil(
@@ -111,6 +114,7 @@ describe('job_retry storm control against the sandbox with a real Redis', () => 
     const after = await harness.pass(engineApp, 'storm');
     gauges.push(await gauge(engineApp));
     expect(after.records.filter((record) => record.outcome === 'done')).toHaveLength(0);
+    expect(await notices()).toEqual([]);
 
     const all = retried();
     // No job retried twice, and every one of the 300 ends in a successful retry.
