@@ -43,6 +43,7 @@ import { backupSetBench } from './backup-set';
 import { consoleBench } from './console';
 import { scaleBench } from './scale';
 import { ownHarmBench } from './own-harm';
+import { burstBench } from './burst';
 import { webhookLatencyBench } from './webhook-latency';
 import { benchRedisUrl, dropRunKeys } from './processes';
 
@@ -819,7 +820,7 @@ function gitbeakerVersion(): string {
 }
 
 /** What `--only` takes. */
-const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup', 'backup-set', 'console', 'own-harm'] as const;
+const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'burst', 'backup', 'backup-set', 'console', 'own-harm'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 function onlySections(): ReadonlySet<SectionName> {
@@ -906,6 +907,12 @@ async function main(): Promise<void> {
     rows.push(...latency.rows.map((row) => ({ section: 7, ...row })));
     notes.push(...latency.notes);
   }
+  // One daemon and its sandbox, a minute of failures and their retries.
+  if (wants('burst')) {
+    const burst = await burstBench(log);
+    rows.push(...burst.rows.map((row) => ({ section: 7, ...row })));
+    notes.push(...burst.notes);
+  }
 
   const text = [
     [
@@ -916,6 +923,7 @@ async function main(): Promise<void> {
       ...(wants('console') ? [`The console: \`node dist/main.js run\` with 50 dry-run policies against the sandbox forge, Redis filled by the bench (1,000,000 audit entries appended with the trail's own trim), alone.`] : []),
       ...(wants('backup-set') ? ["The backup set: `node dist/main.js once` with a group_backup policy at its defaults against the sandbox forge at the forge's default export limits (60 s window), alone."] : []),
       ...(wants('webhooks') ? ['Failure → retry: two daemons, one with webhooks and one polling every minute, each on a sandbox forge of its own.'] : []),
+      ...(wants('burst') ? ['The burst: one daemon with webhooks on, 1,000 failures within a minute on a sandbox forge of its own.'] : []),
       ...(wants('own-harm') ? ["Own harm: `node dist/main.js run` with a project_settings policy, its reprotect cut by the token's rights taken away (the protect held at the sandbox's door), five runs."] : []),
     ].join(' '),
     '',
