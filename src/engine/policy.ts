@@ -23,6 +23,8 @@ export { SKIP } from './decision';
 /** Small per-policy state kept in Redis between passes (watermarks, caches), namespaced by the engine. */
 export interface PolicyState {
   get(key: string): Promise<string | undefined>;
+  /** Several values at once, in the order asked (a watermark per project of thousands): few round trips, not one each. */
+  getMany(keys: readonly string[]): Promise<Array<string | undefined>>;
   set(key: string, value: string, ttlMs?: number): Promise<void>;
   /**
    * Sets a value that guards an action about to be sent (the record that keeps a bulk deletion to one an hour): it

@@ -61,6 +61,8 @@ export interface JobRetryProjectSnapshot {
   readonly candidates: readonly JobRetryCandidate[];
   /** What `commit` stores after an acting pass; undefined when nothing has been seen yet. */
   readonly watermark: Watermark | undefined;
+  /** The watermark is the one already stored (nothing new): commit has nothing to write. */
+  readonly unmoved?: true;
 }
 
 export interface JobRetrySnapshot {

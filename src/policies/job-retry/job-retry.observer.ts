@@ -41,6 +41,9 @@ export const WATERMARK_MARGIN_MS = 60 * 60 * 1000;
 /** Extra reads (pipeline jobs, logs) in flight at once per project, so a burst of failures does not flood the forge. */
 export const READ_CONCURRENCY = 4;
 
+/** Watermarks written to Redis at once by commit: one connection takes them in order, without a round trip each. */
+const WRITE_CONCURRENCY = 32;
+
 export function watermarkKey(project: ProjectRef): string {
   return `watermark:${project}`;
 }
@@ -60,13 +63,16 @@ export async function observeJobRetries(config: JobRetryConfig, context: PolicyC
   // latency, not its throughput, and the client's concurrency cap and budget still hold every request. A scheduled
   // pass spreads them over half its interval instead of bursting at the tick (see TargetPace).
   const selected = await selectProjects(context, config.projects, config.include_archived);
+  // Every project's watermark in a few round trips before the reads start, not one Redis read each.
+  const stored = await context.state.getMany(selected.map(watermarkKey));
+  const watermarks = new Map(selected.map((project, index) => [project, stored[index]] as const));
   // Each project on its own: one the token may no longer read (or archived, deleted, moved) is recorded against that
   // project and the others go on. Its watermark stays, and its open retries are kept for the pass that reads it.
   const projects = await observeTargets(
     context,
     selected,
     (project) => ({ target: `project ${project}`, listed: config.projects.names(project) }),
-    (project) => observeProject(config, project, context, open.get(String(project)) ?? []),
+    (project) => observeProject(config, project, context, open.get(String(project)) ?? [], watermarks.get(project)),
   );
   return { projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined), ...(storm ? { storm } : {}) };
 }
@@ -176,9 +182,9 @@ export async function commitJobRetries(
     }
   }
   await context.measures.set(RETRY_STORM, {}, plan?.storm ? 1 : 0);
-  for (const project of snapshot.projects) {
-    if (project.watermark) await context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark));
-  }
+  // Only the marks that moved: a poll of thousands of projects where little failed writes little.
+  const moved = snapshot.projects.filter((project) => project.watermark && !project.unmoved);
+  await mapLimited(moved, WRITE_CONCURRENCY, (project) => context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark)));
 }
 
 /** The retries earlier passes left open, by the project as the policy lists it. */
@@ -214,8 +220,9 @@ async function observeProject(
   project: ProjectRef,
   context: PolicyContext,
   open: readonly RetryTarget[],
+  storedWatermark: string | undefined,
 ): Promise<JobRetryProjectSnapshot> {
-  const previous = parseWatermark(await context.state.get(watermarkKey(project)));
+  const previous = parseWatermark(storedWatermark);
   const now = context.now.getTime();
   // First poll: look back `lookback`; later polls: everything not seen before. The listing stops a margin later
   // than that in both cases, for the long jobs with smaller ids that failed late.
@@ -251,12 +258,10 @@ async function observeProject(
   const pipelineJobs = pipelineReader(context, project);
   const candidates = await mapLimited(fresh, READ_CONCURRENCY, (job) => observeCandidate(config, project, job, context, pipelineJobs));
 
-  return {
-    project,
-    projectId,
-    candidates,
-    watermark: newest && { id: newest.id, finished_at: new Date(newest.finishedMs).toISOString() },
-  };
+  const watermark = newest && { id: newest.id, finished_at: new Date(newest.finishedMs).toISOString() };
+  // Unmoved (nothing new failed): nothing for commit to write.
+  const moved = watermark !== undefined && (previous === undefined || watermark.id !== previous.id || watermark.finished_at !== previous.finished_at);
+  return { project, projectId, candidates, watermark, ...(moved ? {} : { unmoved: true as const }) };
 }
 
 async function observeCandidate(
