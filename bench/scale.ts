@@ -196,6 +196,8 @@ interface Poll {
   counts: Record<Kind, number>;
   /** Times of the requests (epoch ms), kept for the first world's windows. */
   times: number[];
+  /** Registry requests by project path: how many registry_cleanup passes reached each. */
+  registryHits: Map<string, number>;
   /** Each listing's time, for the spread of the poll's reads. */
   listingFrom: number;
   listingTo: number;
@@ -312,6 +314,7 @@ async function runDaemon(configFile: string, httpPort: number, sandbox: Sandbox,
       heapUsed: NaN,
       counts: countKinds([]),
       times: [],
+      registryHits: new Map(),
       listingFrom: NaN,
       listingTo: NaN,
       otherPasses: { ...passes },
@@ -326,6 +329,10 @@ async function runDaemon(configFile: string, httpPort: number, sandbox: Sandbox,
       const requests = await drainRequestLog(sandbox);
       poll.counts = countKinds(requests);
       poll.times = requests.map((request) => Date.parse(request.time));
+      for (const request of requests) {
+        const repositories = /^\/api\/v4\/projects\/([^/]+)\/registry\/repositories$/.exec(request.path);
+        if (repositories) poll.registryHits.set(repositories[1], (poll.registryHits.get(repositories[1]) ?? 0) + 1);
+      }
       const listings = requests.filter((request) => kindOf(request) === 'listing').map((request) => Date.parse(request.time));
       poll.listingFrom = Math.min(...listings);
       poll.listingTo = Math.max(...listings);
@@ -467,7 +474,10 @@ function report(world: ScaleWorld, daemon: DaemonRun, log: (line?: string) => vo
   const failures = median(steady(polls).map((poll) => poll.counts.failures));
   const discovery = polls.reduce((sum, poll) => sum + poll.counts.discovery, 0);
   const registry = polls.reduce((sum, poll) => sum + poll.counts.registry, 0);
-  const cleanupPasses = polls.reduce((sum, poll) => sum + poll.otherPasses.cleanup, 0);
+  // Passes that began: the most times any project's repositories were listed (a pass may be under way at the end).
+  const hits = new Map<string, number>();
+  for (const poll of polls) for (const [project, count] of poll.registryHits) hits.set(project, (hits.get(project) ?? 0) + count);
+  const cleanupPasses = Math.max(0, ...hits.values());
   const access = polls.reduce((sum, poll) => sum + poll.counts.access, 0);
   const accessPasses = polls.reduce((sum, poll) => sum + poll.otherPasses.access, 0);
   const spread = median(steady(polls).map((poll) => poll.listingTo - poll.listingFrom));
@@ -477,7 +487,7 @@ function report(world: ScaleWorld, daemon: DaemonRun, log: (line?: string) => vo
   log(`- RSS loaded: after each poll ${loaded.map((poll) => toMb(poll.rss)).join(', ')} MB; peak ${mb(daemon.peakAll)}; ${above(loaded, RSS_LOADED_TARGET_MB)} of ${loaded.length} above ${RSS_LOADED_TARGET_MB} MB; live heap after poll ${polls.length}: ${live ? mb(live.heapUsed) : 'n/a'}`);
   log(`- daemon CPU per poll: ${s(cpuIdle)} idle, ${s(cpuLoaded)} loaded (medians; every policy's work between two job_retry polls)`);
   log(`- job_retry requests per poll: ${n(listing)} listings (${(listing / projects).toFixed(2)} per project) + ${failures} failure reads; listing spread over ${s(spread)} of ${world.intervalS} s`);
-  log(`- registry_cleanup: ${n(registry)} requests over ${cleanupPasses} passes (${(registry / Math.max(1, cleanupPasses) / projects).toFixed(2)} per project a pass); access_requests: ${n(access)} over ${accessPasses} passes; discovery ${n(discovery)} requests over ${polls.length} polls`);
+  log(`- registry_cleanup: ${n(registry)} requests over ${cleanupPasses} passes begun, ${polls.reduce((sum, poll) => sum + poll.otherPasses.cleanup, 0)} done (${(registry / Math.max(1, cleanupPasses) / projects).toFixed(2)} per project a pass); access_requests: ${n(access)} over ${accessPasses} passes; discovery ${n(discovery)} requests over ${polls.length} polls`);
 
   const label = `${n(projects)} projects`;
   rows.push({
