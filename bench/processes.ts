@@ -124,6 +124,13 @@ export async function clearRequestLog(sandbox: Sandbox): Promise<void> {
   await fetch(`${sandbox.url}/__sandbox/requests`, { method: 'DELETE' });
 }
 
+/** The request log so far, emptied in the same step on the sandbox (POST /__sandbox/requests/drain). */
+export async function drainRequestLog(sandbox: Sandbox): Promise<LoggedRequest[]> {
+  const response = await fetch(`${sandbox.url}/__sandbox/requests/drain`, { method: 'POST' });
+  if (!response.ok) throw new Error(`the sandbox did not give its request log: ${response.status}`);
+  return ((await response.json()) as LoggedRequest[]).map(({ time, method, path }) => ({ time, method, path }));
+}
+
 export async function requestLog(sandbox: Sandbox, query = ''): Promise<LoggedRequest[]> {
   const text = await get(`${sandbox.url}/__sandbox/requests${query}`);
   if (text === undefined) throw new Error('the sandbox did not give its request log');

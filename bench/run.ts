@@ -44,6 +44,7 @@ import { consoleBench } from './console';
 import { scaleBench } from './scale';
 import { ownHarmBench } from './own-harm';
 import { tokensBench } from './tokens';
+import { burstBench } from './burst';
 import { webhookLatencyBench } from './webhook-latency';
 import { benchRedisUrl, dropRunKeys } from './processes';
 
@@ -424,7 +425,7 @@ function jobRetryConfig(projects: readonly number[]): JobRetryConfig {
 
 function candidate(id: number, projectId: number, log: string): JobRetryCandidate {
   return {
-    job: { id, name: id % 3 ? 'test-unit' : 'lint', stage: 'test', ref: 'main', tag: false, allow_failure: false, pipeline_id: id, project_id: projectId, finished_at: null },
+    job: { id, name: id % 3 ? 'test-unit' : 'lint', stage: 'test', ref: 'main', tag: false, allow_failure: false, pipeline_id: id, project_id: projectId, finished_at: null, failure_reason: 'script_failure' },
     attempts: 1,
     newestAttemptId: id,
     log: { state: 'found', text: log },
@@ -482,6 +483,10 @@ class MemoryState implements PolicyState {
 
   async get(key: string): Promise<string | undefined> {
     return this.values.get(key);
+  }
+
+  async getMany(keys: readonly string[]): Promise<Array<string | undefined>> {
+    return keys.map((key) => this.values.get(key));
   }
 
   async set(key: string, value: string): Promise<void> {
@@ -820,7 +825,7 @@ function gitbeakerVersion(): string {
 }
 
 /** What `--only` takes. */
-const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'backup', 'backup-set', 'console', 'own-harm', 'tokens'] as const;
+const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'burst', 'backup', 'backup-set', 'console', 'own-harm', 'tokens'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 function onlySections(): ReadonlySet<SectionName> {
@@ -913,6 +918,12 @@ async function main(): Promise<void> {
     rows.push(...latency.rows.map((row) => ({ section: 7, ...row })));
     notes.push(...latency.notes);
   }
+  // One daemon and its sandbox, a minute of failures and their retries.
+  if (wants('burst')) {
+    const burst = await burstBench(log);
+    rows.push(...burst.rows.map((row) => ({ section: 7, ...row })));
+    notes.push(...burst.notes);
+  }
 
   const text = [
     [
@@ -924,6 +935,7 @@ async function main(): Promise<void> {
       ...(wants('backup-set') ? ["The backup set: `node dist/main.js once` with a group_backup policy at its defaults against the sandbox forge at the forge's default export limits (60 s window), alone."] : []),
       ...(wants('webhooks') ? ['Failure → retry: two daemons, one with webhooks and one polling every minute, each on a sandbox forge of its own.'] : []),
       ...(wants('tokens') ? ['Tokens: key_rotation in this process against the sandbox forge, at the default request budget, alone.'] : []),
+      ...(wants('burst') ? ['The burst: one daemon with webhooks on, 1,000 failures within a minute on a sandbox forge of its own.'] : []),
       ...(wants('own-harm') ? ["Own harm: `node dist/main.js run` with a project_settings policy, its reprotect cut by the token's rights taken away (the protect held at the sandbox's door), five runs."] : []),
     ].join(' '),
     '',

@@ -1,43 +1,55 @@
 /**
  * The daemon at scale (`npm run bench -- --only scale`, also part of the whole bench): the real daemon
- * (`node dist/main.js run`) with one job_retry policy over `big/**`, against the sandbox forge (`node dist/main.js
- * sandbox`) serving a generated world of 5,000 projects under one group. Everything is measured from outside:
- * - RSS of the daemon's process (/proc/PID/status) once it has started and after each of ten polls, with the V8 heap it
- *   reports on /metrics, against the target of 150 MB and no growth per poll;
- * - the requests of each poll as the sandbox logged them, by path: discovery (the group listing, cached for
- *   `discovery_interval`), the per-project listing of failed jobs, and the reads of the failures found;
- * - requests per 10 s and per minute (the budget's own fixed windows) against `gitlab.max_requests_per_minute`, and
- *   the peak per second, paced (the daemon's scheduled passes) and unpaced (`once`, the same pass as fast as
- *   `gitlab.concurrency` allows).
- * About 2¾ minutes: the ten polls at a 15 s interval (the first at the start, the others at the interval's ticks), and
- * a few seconds for the starts and the unpaced pass.
+ * (`node dist/main.js run`) against the sandbox forge (`node dist/main.js sandbox`) serving a generated world under one
+ * group, first of 5,000 projects, then of 20,000, in the same run. The daemon runs three dry-run policies over
+ * `big/**`: job_retry (whose passes are the polls counted), registry_cleanup every minute (a preview: every project's
+ * repositories listed, nothing deleted) and access_requests over the groups. Each world gets ten polls on an otherwise
+ * idle machine, then ten with a CPU burner of the bench's own running beside the daemon (one process spinning, so the
+ * daemon shares the cores with it as on a busy host). Everything is measured from outside:
+ * - RSS of the daemon's process (/proc/PID/status) once it has started and after each poll, idle and loaded, with the
+ *   V8 heap it reports on /metrics and its live heap after the last poll, against 150 MB idle and 200 MB loaded;
+ * - the daemon's CPU per poll (/proc/PID/stat), idle and loaded;
+ * - the requests of each poll as the sandbox logged them (drained poll by poll), by kind: discovery, job_retry's
+ *   listing per project, the failures' reads, registry_cleanup's and access_requests' reads;
+ * - for the first world, requests per 10 s and per minute against `gitlab.max_requests_per_minute`, and the peak per
+ *   second, paced (the daemon's scheduled passes) and unpaced (`once`).
+ * About 10 minutes for 5,000 projects (polls every 15 s) and 21 for 20,000 (every 60 s); FORGEWARDEN_SCALE_POLLS=N
+ * takes N polls a phase instead of ten, FORGEWARDEN_SCALE_WORLDS=5000 (or 20000) one world only.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { benchPrefix, clearRequestLog, type CommandRun, DAEMON_NODE_FLAGS, dropKeys, freePort, get, lines, type LoggedRequest, MAIN, memoryOf, metric, requestLog, ROOT, runCommand, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
+import { benchPrefix, type CommandRun, DAEMON_NODE_FLAGS, drainRequestLog, dropKeys, freePort, get, lines, type LoggedRequest, MAIN, memoryOf, metric, requestLog, ROOT, runCommand, type Sandbox, sleep, startSandbox, waitForExit, clearRequestLog } from './processes';
 // The world's administrator; the sandbox accepts it and no real forge does.
 const TOKEN = 'glpat-sandbox-scale-admin';
 
-/** 50 generated groups of 99 projects under `big`, plus 50 projects in `big` itself with a transient failure each. */
-const GROUPS = 50;
+/** A generated world: `groups` groups of 99 projects under `big`, plus `flaky` projects in `big` with a failed job each. */
+interface ScaleWorld {
+  readonly groups: number;
+  readonly flaky: number;
+  /** job_retry's and access_requests' interval, s. */
+  readonly intervalS: number;
+  /**
+   * A budget the policies need most of: job_retry's listing each interval and registry_cleanup's each minute. The pace
+   * of a scheduled pass is then the budget's, not the spread window's.
+   */
+  readonly budget: number;
+}
+
 const PROJECTS_PER_GROUP = 99;
-const FLAKY = 50;
-const SCALE_PROJECTS = GROUPS * PROJECTS_PER_GROUP + FLAKY;
-const INTERVAL_S = 15;
-/**
- * A budget the policy needs most of (5,000 requests each 15 s is 20,000 a minute): the pace is then the budget's
- * (60 s / 24,000 = 2.5 ms between projects, reads spread over 12.5 s of the 15 s), not the spread window's 1.5 ms.
- */
-const SCALE_BUDGET = 24_000;
+const WORLDS: readonly ScaleWorld[] = [
+  { groups: 50, flaky: 50, intervalS: 15, budget: 30_000 },
+  { groups: 200, flaky: 200, intervalS: 60, budget: 48_000 },
+];
+const projectsOf = (world: ScaleWorld) => world.groups * PROJECTS_PER_GROUP + world.flaky;
 const CONCURRENCY = 8;
 const DISCOVERY_INTERVAL = '1m';
-const POLLS = 10;
-/** Safety net: the daemon is stopped here whatever number of polls it made. */
-const POLLS_DEADLINE_MS = (POLLS + 3) * INTERVAL_S * 1000;
+/** Polls a phase (idle, then loaded). */
+const POLLS = Number(process.env.FORGEWARDEN_SCALE_POLLS ?? 10) || 10;
 const RSS_TARGET_MB = 150;
+const RSS_LOADED_TARGET_MB = 200;
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -58,6 +70,7 @@ export interface ScaleResult {
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const n = (value: number) => value.toLocaleString('en');
 const s = (msValue: number) => `${(msValue / 1000).toFixed(1)} s`;
+const toMb = (v: number) => (v / 1024 / 1024).toFixed(0);
 
 function median(values: readonly number[]): number {
   if (values.length === 0) return NaN;
@@ -77,12 +90,15 @@ function cpuOf(pid: number): number {
   }
 }
 
+/** The load averages as `uptime` shows them. */
+const load = () => loadavg().map((value) => value.toFixed(2)).join(', ');
+
 // ---------------------------------------------------------------------------------------------------------------
 // the world and the policy file
 
-function worldText(): string {
-  const flaky = Array.from({ length: FLAKY }, (_, i) => ({
-    path: `flaky-${String(i + 1).padStart(2, '0')}`,
+function worldText(world: ScaleWorld): string {
+  const flaky = Array.from({ length: world.flaky }, (_, i) => ({
+    path: `flaky-${String(i + 1).padStart(3, '0')}`,
     namespace: 'big',
     pipelines: [{ created_at: 'now-10m', jobs: [{ name: 'test-1', stage: 'test', status: 'failed', failure_reason: 'script_failure', log: 'Running tests\nERROR: connection reset by peer\n' }] }],
   }));
@@ -91,25 +107,43 @@ function worldText(): string {
     users: [{ username: 'root', admin: true, tokens: [TOKEN] }],
     groups: [{ path: 'big', members: [{ user: 'root', access_level: 'owner' }] }],
     projects: flaky,
-    generate: { parent: 'big', groups: GROUPS, projects_per_group: PROJECTS_PER_GROUP, path_prefix: 'team' },
+    generate: { parent: 'big', groups: world.groups, projects_per_group: PROJECTS_PER_GROUP, path_prefix: 'team' },
   });
 }
 
-function policyText(url: string, prefix: string, httpPort: number): string {
+function policyText(url: string, prefix: string, httpPort: number, world: ScaleWorld, only?: 'scale'): string {
+  const jobRetry = [
+    '  - name: scale',
+    '    type: job_retry',
+    '    projects: ["big/**"]',
+    `    interval: ${world.intervalS}s`,
+    '    match: { job_names: ["^test"], failure_log: ["(?i)connection reset"] }',
+  ];
+  const others = [
+    '  - name: cleanup',
+    '    type: registry_cleanup',
+    '    projects: ["big/**"]',
+    '    schedule: "* * * * *"',
+    '    name_regex_delete: ".*"',
+    '    keep_n: 5',
+    '    older_than: 30d',
+    '  - name: access',
+    '    type: access_requests',
+    '    groups: ["big/**"]',
+    `    interval: ${world.intervalS}s`,
+    '    rules: [{ approve: developer, when: { email_domains: [example.com] } }]',
+  ];
   return [
     'version: 1',
-    `gitlab: { url: "${url}", token: "\${GITLAB_TOKEN}", concurrency: ${CONCURRENCY}, max_requests_per_minute: ${SCALE_BUDGET} }`,
+    `gitlab: { url: "${url}", token: "\${GITLAB_TOKEN}", concurrency: ${CONCURRENCY}, max_requests_per_minute: ${world.budget} }`,
     `redis: { prefix: ${prefix} }`,
     'dry_run: true',
     `http: { port: ${httpPort} }`,
     `discovery_interval: ${DISCOVERY_INTERVAL}`,
     'shutdown_timeout: 10s',
     'policies:',
-    '  - name: scale',
-    '    type: job_retry',
-    '    projects: ["big/**"]',
-    `    interval: ${INTERVAL_S}s`,
-    '    match: { job_names: ["^test"], failure_log: ["(?i)connection reset"] }',
+    ...jobRetry,
+    ...(only ? [] : others),
     '',
   ].join('\n');
 }
@@ -117,17 +151,20 @@ function policyText(url: string, prefix: string, httpPort: number): string {
 // ---------------------------------------------------------------------------------------------------------------
 // the sandbox, in its own process
 
-type Kind = 'discovery' | 'listing' | 'failures' | 'other';
+type Kind = 'discovery' | 'listing' | 'failures' | 'registry' | 'access' | 'other';
+const KINDS: readonly Kind[] = ['discovery', 'listing', 'failures', 'registry', 'access', 'other'];
 
 function kindOf(request: LoggedRequest): Kind {
+  if (request.path.endsWith('/access_requests')) return 'access';
   if (request.path.startsWith('/api/v4/groups/')) return 'discovery';
   if (/^\/api\/v4\/projects\/[^/]+\/jobs$/.test(request.path)) return 'listing';
   if (/^\/api\/v4\/projects\/[^/]+\/(pipelines\/\d+\/jobs|jobs\/\d+\/trace)$/.test(request.path)) return 'failures';
-  return 'other'; // GET /user (the forge check), GET /version
+  if (/\/registry\/repositories/.test(request.path)) return 'registry';
+  return 'other'; // GET /user (the forge check), GET /version, a project's own read
 }
 
 function countKinds(requests: readonly LoggedRequest[]): Record<Kind, number> {
-  const counts: Record<Kind, number> = { discovery: 0, listing: 0, failures: 0, other: 0 };
+  const counts = Object.fromEntries(KINDS.map((kind) => [kind, 0])) as Record<Kind, number>;
   for (const request of requests) counts[kindOf(request)]++;
   return counts;
 }
@@ -149,12 +186,24 @@ function perWindow(times: readonly number[], windowMs: number, from: number, to:
 
 interface Poll {
   endedAt: number;
+  /** Whether the CPU burner ran through this poll. */
+  loaded: boolean;
   /** CPU time the daemon used since the poll before (since it started, for the first). */
   cpuMs: number;
   rss: number;
   heapUsed: number;
-  apiRequests: number;
-  /** After a full collection (gc-probe), for the polls where one is asked for. */
+  /** The requests the sandbox logged since the poll before, by kind. */
+  counts: Record<Kind, number>;
+  /** Times of the requests (epoch ms), kept for the first world's windows. */
+  times: number[];
+  /** Registry requests by project path: how many registry_cleanup passes reached each. */
+  registryHits: Map<string, number>;
+  /** Each listing's time, for the spread of the poll's reads. */
+  listingFrom: number;
+  listingTo: number;
+  /** Passes of registry_cleanup and access_requests that ended since the poll before. */
+  otherPasses: { cleanup: number; access: number };
+  /** After a full collection (gc-probe), for the last poll. */
   collected?: { rss: number; heapUsed: number };
 }
 
@@ -165,16 +214,6 @@ interface Collected {
   heapTotal: number;
   external: number;
   arrayBuffers: number;
-}
-
-/**
- * The polls after which the daemon is made to collect its garbage, to see its live heap: the last one only. A
- * collection earlier changes the figures after it: V8's first full collection sets how far the heap may grow before
- * the next, and until then it lets the old generation grow to some 100 MB. FORGEWARDEN_SCALE_GC=all asks for one
- * after every poll, to see the live heap poll by poll (the RSS figures are then not the daemon's own).
- */
-function collectAfter(poll: number): boolean {
-  return process.env.FORGEWARDEN_SCALE_GC === 'all' || poll === POLLS;
 }
 
 /**
@@ -190,15 +229,25 @@ interface DaemonRun {
   readyMs: number;
   ready: { rss: number };
   polls: Poll[];
-  peakRss: number;
+  /** VmHWM when the burner started (the idle phase's peak) and at the end. */
+  peakIdle: number;
+  peakAll: number;
   warnings: string[];
   failures: string[];
   code: number | null;
+  loadAtStart: string;
+  loadWhenLoaded: string;
 }
 
-async function runDaemon(configFile: string, httpPort: number, log: (line?: string) => void): Promise<DaemonRun> {
+/** A process of the bench's own that spins on a core for as long as it runs: the "busy host" beside the daemon. */
+function startBurner() {
+  return spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
+}
+
+async function runDaemon(configFile: string, httpPort: number, sandbox: Sandbox, world: ScaleWorld, log: (line?: string) => void): Promise<DaemonRun> {
   const started = performance.now();
   const probe = join(__dirname, 'gc-probe.js');
+  const loadAtStart = load();
   const child = spawn(process.execPath, [...daemonFlags(), '--expose-gc', '--require', probe, MAIN, 'run', '-c', configFile], {
     cwd: ROOT,
     env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_FORMAT: 'json', LOG_LEVEL: 'info' },
@@ -225,13 +274,17 @@ async function runDaemon(configFile: string, httpPort: number, log: (line?: stri
       });
       child.kill('SIGUSR2');
     });
-  let peakRss = 0;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, memoryOf(pid).peak || 0)), 1000);
+  let burner: ReturnType<typeof startBurner> | undefined;
+  let peakIdle = 0;
+  let loadWhenLoaded = '';
   const pending: Array<Promise<void>> = [];
   let lastCpu = NaN;
   let startedAt: { ms: number; rss: number } | undefined;
   let allDone: () => void = () => undefined;
   const done = new Promise<void>((resolveDone) => (allDone = resolveDone));
+  const passes = { cleanup: 0, access: 0 };
+  // Drained one poll at a time, in order: a poll's requests are those logged since the drain after the poll before.
+  let drained = Promise.resolve();
   lines(child.stdout as NodeJS.ReadableStream, (line) => {
     let entry: { level?: string; message?: string };
     try {
@@ -245,65 +298,96 @@ async function runDaemon(configFile: string, httpPort: number, log: (line?: stri
       startedAt = { ms: performance.now() - started, rss: memoryOf(pid).rss };
       lastCpu = cpuOf(pid);
     }
-    if (message.startsWith('scale: pass failed')) failures.push(message);
-    if (!message.startsWith('scale: pass done')) return;
+    if (message.startsWith('cleanup: pass done')) passes.cleanup++;
+    if (message.startsWith('access: pass done')) passes.access++;
+    if (/^(scale|cleanup|access): pass failed/.test(message)) failures.push(message);
+    if (!message.startsWith('scale: pass done') || polls.length >= 2 * POLLS) return;
     // RSS at once, before the daemon does anything else; the heap from its own /metrics right after.
     const endedAt = Date.now();
     const { rss } = memoryOf(pid);
     const cpu = cpuOf(pid);
-    const poll: Poll = { endedAt, cpuMs: cpu - lastCpu, rss, heapUsed: NaN, apiRequests: NaN };
+    const poll: Poll = {
+      endedAt,
+      loaded: burner !== undefined,
+      cpuMs: cpu - lastCpu,
+      rss,
+      heapUsed: NaN,
+      counts: countKinds([]),
+      times: [],
+      registryHits: new Map(),
+      listingFrom: NaN,
+      listingTo: NaN,
+      otherPasses: { ...passes },
+    };
+    passes.cleanup = 0;
+    passes.access = 0;
     lastCpu = cpu;
     polls.push(poll);
-    log(`  poll ${polls.length} done at ${s(performance.now() - started)}: RSS ${mb(rss)}, CPU ${s(poll.cpuMs)} since the last`);
     const index = polls.length;
-    const measured = get(metricsUrl).then(async (text) => {
-      if (text !== undefined) {
-        poll.heapUsed = metric(text, 'nodejs_heap_size_used_bytes');
-        poll.apiRequests = metric(text, 'forgewarden_api_requests_total');
+    log(`  poll ${index}${poll.loaded ? ' (loaded)' : ''} done at ${s(performance.now() - started)}: RSS ${mb(rss)}, CPU ${s(poll.cpuMs)} since the last`);
+    drained = drained.then(async () => {
+      const requests = await drainRequestLog(sandbox);
+      poll.counts = countKinds(requests);
+      poll.times = requests.map((request) => Date.parse(request.time));
+      for (const request of requests) {
+        const repositories = /^\/api\/v4\/projects\/([^/]+)\/registry\/repositories$/.exec(request.path);
+        if (repositories) poll.registryHits.set(repositories[1], (poll.registryHits.get(repositories[1]) ?? 0) + 1);
       }
-      if (!collectAfter(index)) return;
+      const listings = requests.filter((request) => kindOf(request) === 'listing').map((request) => Date.parse(request.time));
+      poll.listingFrom = Math.min(...listings);
+      poll.listingTo = Math.max(...listings);
+    });
+    const measured = Promise.all([drained, get(metricsUrl)]).then(async ([, text]) => {
+      if (text !== undefined) poll.heapUsed = metric(text, 'nodejs_heap_size_used_bytes');
+      if (index !== 2 * POLLS) return;
       const collected = await collect();
       if (!collected) return;
       poll.collected = { rss: collected.rss, heapUsed: collected.heapUsed };
       log(`    after a full collection: RSS ${mb(collected.rss)}, heap used ${mb(collected.heapUsed)} of ${mb(collected.heapTotal)}, external ${mb(collected.external)}`);
     });
     pending.push(measured);
-    if (polls.length >= POLLS) void measured.then(allDone);
+    if (index === POLLS) {
+      // The idle phase is over: its peak, then the burner for the loaded one.
+      peakIdle = memoryOf(pid).peak || 0;
+      burner = startBurner();
+      setTimeout(() => (loadWhenLoaded = load()), (world.intervalS * 1000) / 2).unref();
+      log(`  a CPU burner of the bench's own now runs beside the daemon (load ${load()})`);
+    }
+    if (index >= 2 * POLLS) void measured.then(allDone);
   });
   child.once('exit', () => allDone());
 
   let deadline: NodeJS.Timeout | undefined;
   try {
-    // Started: the line the daemon logs once its schedules are in place and its workers take jobs, just before the
-    // first pass (queued at that moment) makes its first request. Its RSS is read as the line arrives.
-    const startBy = performance.now() + 30_000;
+    const startBy = performance.now() + 60_000;
     while (startedAt === undefined) {
       if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}: ${stderr.trim()}`);
-      if (performance.now() > startBy) throw new Error(`the daemon had not started after 30 s: ${stderr.trim()}`);
+      if (performance.now() > startBy) throw new Error(`the daemon had not started after 60 s: ${stderr.trim()}`);
       await sleep(20);
     }
     const readyMs = startedAt.ms;
     const ready = { rss: startedAt.rss };
-    log(`  daemon started after ${s(readyMs)}: RSS ${mb(ready.rss)}`);
-
-    await Promise.race([done, new Promise<void>((resolveLate) => (deadline = setTimeout(resolveLate, POLLS_DEADLINE_MS)))]);
+    log(`  daemon started after ${s(readyMs)}: RSS ${mb(ready.rss)} (load ${loadAtStart})`);
+    const limitMs = (2 * POLLS + 3) * world.intervalS * 1000;
+    await Promise.race([done, new Promise<void>((resolveLate) => (deadline = setTimeout(resolveLate, limitMs)))]);
     await Promise.all(pending);
-    peakRss = Math.max(peakRss, memoryOf(pid).peak || 0);
+    const peakAll = memoryOf(pid).peak || 0;
+    burner?.kill('SIGKILL');
     const stopping = performance.now();
     child.kill('SIGTERM');
     const code = await waitForExit(child, 15_000);
     log(`  daemon stopped in ${s(performance.now() - stopping)} (exit code ${code})`);
-    return { readyMs, ready, polls, peakRss, warnings, failures, code };
+    return { readyMs, ready, polls, peakIdle, peakAll, warnings, failures, code, loadAtStart, loadWhenLoaded };
   } finally {
     clearTimeout(deadline);
-    clearInterval(sampler);
+    burner?.kill('SIGKILL');
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
 }
 
-/** `once`: the same pass without the pace (as `plan`, `once` and cron passes run), its requests as the sandbox saw them. */
+/** `once`: the same job_retry pass without the pace (as `plan`, `once` and cron passes run), as the sandbox saw it. */
 function runOnce(configFile: string): Promise<CommandRun> {
-  return runCommand(['once', '-c', configFile, '--policy', 'scale'], { GITLAB_TOKEN: TOKEN }, { timeoutMs: 120_000 });
+  return runCommand(['once', '-c', configFile, '--policy', 'scale'], { GITLAB_TOKEN: TOKEN }, { timeoutMs: 180_000 });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -311,38 +395,49 @@ function runOnce(configFile: string): Promise<CommandRun> {
 export async function scaleBench(log: (line?: string) => void): Promise<ScaleResult> {
   const rows: ScaleRow[] = [];
   const notes: string[] = [];
-  log(`\n### the daemon over ${n(SCALE_PROJECTS)} projects (job_retry, big/**), interval ${INTERVAL_S} s, budget ${n(SCALE_BUDGET)}/min, concurrency ${CONCURRENCY}, discovery_interval ${DISCOVERY_INTERVAL}`);
   if (!existsSync(MAIN)) {
     notes.push('The scale section was skipped: dist/main.js is missing (run `npm run build`).');
     log('- skipped: dist/main.js is missing (run `npm run build`)');
     return { rows, notes };
   }
+  const chosen = (process.env.FORGEWARDEN_SCALE_WORLDS ?? '').split(',').map(Number).filter((size) => size > 0);
+  const worlds = chosen.length > 0 ? WORLDS.filter((world) => chosen.includes(projectsOf(world))) : WORLDS;
+  for (const [index, world] of worlds.entries()) await oneWorld(world, index === 0, log, rows, notes);
+  const flags = daemonFlags();
+  notes.push(
+    flags.length ? `The scale daemon ran with \`${flags.join(' ')}\`${process.env.FORGEWARDEN_SCALE_NODE_FLAGS === undefined ? ', as deploy/forgewarden.service and `npm start` run it' : ' (FORGEWARDEN_SCALE_NODE_FLAGS)'}.` : "The scale daemon ran with Node's default flags (FORGEWARDEN_SCALE_NODE_FLAGS empty).",
+  );
+  return { rows, notes };
+}
+
+async function oneWorld(world: ScaleWorld, withOnce: boolean, log: (line?: string) => void, rows: ScaleRow[], notes: string[]): Promise<void> {
+  const projects = projectsOf(world);
+  log(`\n### the daemon over ${n(projects)} projects (job_retry, registry_cleanup preview, access_requests; big/**), interval ${world.intervalS} s, budget ${n(world.budget)}/min, concurrency ${CONCURRENCY}, discovery_interval ${DISCOVERY_INTERVAL}`);
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-scale-'));
   const worldFile = join(dir, 'world.yml');
-  writeFileSync(worldFile, worldText());
-  const run = benchPrefix('scale');
+  writeFileSync(worldFile, worldText(world));
+  const run = benchPrefix(`scale${projects}`);
   const prefixes = [`${run}-daemon`, `${run}-once`];
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await startSandbox(worldFile);
-    log(`- sandbox: ${n(SCALE_PROJECTS)} projects (${GROUPS} groups of ${PROJECTS_PER_GROUP} under big, ${FLAKY} in big itself with a failed job each), up in ${s(sandbox.startMs)}`);
-    // The paced daemon.
+    log(`- sandbox: ${n(projects)} projects (${world.groups} groups of ${PROJECTS_PER_GROUP} under big, ${world.flaky} in big itself with a failed job each), up in ${s(sandbox.startMs)}`);
     const httpPort = await freePort();
     const daemonConfig = join(dir, 'daemon.yml');
-    writeFileSync(daemonConfig, policyText(sandbox.url, prefixes[0], httpPort));
+    writeFileSync(daemonConfig, policyText(sandbox.url, prefixes[0], httpPort, world));
     await clearRequestLog(sandbox);
-    const daemon = await runDaemon(daemonConfig, httpPort, log);
-    const paced = await requestLog(sandbox);
-
-    // The same pass unpaced, on a Redis prefix of its own (so it discovers again and has the budget to itself).
-    await clearRequestLog(sandbox);
-    const onceConfig = join(dir, 'once.yml');
-    writeFileSync(onceConfig, policyText(sandbox.url, prefixes[1], 0));
-    const once = await runOnce(onceConfig);
-    const unpaced = await requestLog(sandbox);
-    if (once.code !== 0) notes.push(`\`once\` over ${n(SCALE_PROJECTS)} projects exited with ${once.code}: ${once.stderr.trim().split('\n').slice(-2).join(' / ')}`);
-
-    report(daemon, paced, once, unpaced, log, rows, notes);
+    const daemon = await runDaemon(daemonConfig, httpPort, sandbox, world, log);
+    report(world, daemon, log, rows, notes);
+    if (withOnce) {
+      // The same job_retry pass unpaced, on a Redis prefix of its own (so it discovers again and has the budget to itself).
+      await clearRequestLog(sandbox);
+      const onceConfig = join(dir, 'once.yml');
+      writeFileSync(onceConfig, policyText(sandbox.url, prefixes[1], 0, world, 'scale'));
+      const once = await runOnce(onceConfig);
+      const unpaced = await requestLog(sandbox);
+      if (once.code !== 0) notes.push(`\`once\` over ${n(projects)} projects exited with ${once.code}: ${once.stderr.trim().split('\n').slice(-2).join(' / ')}`);
+      reportWindows(world, daemon, once, unpaced, log, rows);
+    }
   } finally {
     if (sandbox) {
       sandbox.child.kill('SIGTERM');
@@ -351,132 +446,111 @@ export async function scaleBench(log: (line?: string) => void): Promise<ScaleRes
     await Promise.all(prefixes.map((prefix) => dropKeys(prefix)));
     rmSync(dir, { recursive: true, force: true });
   }
-  return { rows, notes };
 }
 
-function report(
-  daemon: DaemonRun,
-  paced: readonly LoggedRequest[],
-  once: { wallMs: number; peakRss: number },
-  unpaced: readonly LoggedRequest[],
-  log: (line?: string) => void,
-  rows: ScaleRow[],
-  notes: string[],
-): void {
+function report(world: ScaleWorld, daemon: DaemonRun, log: (line?: string) => void, rows: ScaleRow[], notes: string[]): void {
+  const projects = projectsOf(world);
   const { polls } = daemon;
-  if (polls.length < POLLS) notes.push(`The scale section saw ${polls.length} of ${POLLS} polls within ${s(POLLS_DEADLINE_MS)}.`);
-  for (const failure of daemon.failures) notes.push(`scale: ${failure}`);
-
-  // Each request belongs to the first poll that ended after it (the next pass starts at the next tick, later).
-  const timed = paced.map((request) => ({ request, at: Date.parse(request.time) })).sort((a, b) => a.at - b.at);
-  const byPoll = polls.map(() => [] as Array<{ request: LoggedRequest; at: number }>);
-  let poll = 0;
-  for (const entry of timed) {
-    while (poll < polls.length && entry.at > polls[poll].endedAt) poll++;
-    if (poll < polls.length) byPoll[poll].push(entry);
-  }
+  if (polls.length < 2 * POLLS) notes.push(`The scale section over ${n(projects)} projects saw ${polls.length} of ${2 * POLLS} polls.`);
+  for (const failure of daemon.failures.slice(0, 3)) notes.push(`scale (${n(projects)}): ${failure}`);
 
   log('');
-  log('| poll | reads from → to (s after the first) | discovery | listing | failure reads | other (GET /user) | daemon CPU | RSS after | heap used after | after a full collection: RSS, heap used |');
-  log('|---|---|---|---|---|---|---|---|---|---|');
-  const origin = timed[0]?.at ?? 0;
-  const perPoll = byPoll.map((entries, i) => {
-    const counts = countKinds(entries.map((e) => e.request));
-    const reads = entries.filter((e) => kindOf(e.request) === 'listing');
-    const from = reads[0]?.at ?? NaN;
-    const to = reads.at(-1)?.at ?? NaN;
-    log(`| ${i + 1} | ${((from - origin) / 1000).toFixed(1)} → ${((to - origin) / 1000).toFixed(1)} (${s(to - from)}) | ${counts.discovery} | ${n(counts.listing)} | ${counts.failures} | ${counts.other} | ${s(polls[i].cpuMs)} | ${mb(polls[i].rss)} | ${mb(polls[i].heapUsed)} | ${polls[i].collected ? `${mb(polls[i].collected.rss)}, ${mb(polls[i].collected.heapUsed)}` : ''} |`);
-    return { counts, spreadMs: to - from };
+  log('| poll | burner | listing spread | discovery | listing | failure reads | registry | access | other | cleanup/access passes | daemon CPU | RSS after | heap used after | after a full collection: RSS, heap used |');
+  log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  polls.forEach((poll, i) => {
+    const c = poll.counts;
+    log(`| ${i + 1} | ${poll.loaded ? 'yes' : ''} | ${s(poll.listingTo - poll.listingFrom)} | ${c.discovery} | ${n(c.listing)} | ${c.failures} | ${n(c.registry)} | ${c.access} | ${c.other} | ${poll.otherPasses.cleanup}/${poll.otherPasses.access} | ${s(poll.cpuMs)} | ${mb(poll.rss)} | ${mb(poll.heapUsed)} | ${poll.collected ? `${mb(poll.collected.rss)}, ${mb(poll.collected.heapUsed)}` : ''} |`);
   });
 
-  // Memory.
-  const toMb = (v: number) => (v / 1024 / 1024).toFixed(0);
-  const rssAfter = polls.map((p) => p.rss);
-  const heapAfter = polls.map((p) => p.heapUsed);
-  const target = RSS_TARGET_MB * 1024 * 1024;
-  const above = rssAfter.filter((v) => v > target).length;
-  const lastPoll = polls.at(-1);
-  const live = lastPoll?.collected;
-  const cpu = median(polls.slice(1).map((p) => p.cpuMs));
+  const idle = polls.filter((poll) => !poll.loaded);
+  const loaded = polls.filter((poll) => poll.loaded);
+  const live = polls.at(-1)?.collected;
+  const above = (list: readonly Poll[], targetMb: number) => list.filter((poll) => poll.rss > targetMb * 1024 * 1024).length;
+  // The first poll of a daemon discovers and reads every failure once: the steady state is the others.
+  const steady = (list: readonly Poll[]) => list.filter((poll) => poll !== polls[0]);
+  const cpuIdle = median(steady(idle).map((poll) => poll.cpuMs));
+  const cpuLoaded = median(loaded.map((poll) => poll.cpuMs));
+  const listing = median(steady(polls).map((poll) => poll.counts.listing));
+  const failures = median(steady(polls).map((poll) => poll.counts.failures));
+  const discovery = polls.reduce((sum, poll) => sum + poll.counts.discovery, 0);
+  const registry = polls.reduce((sum, poll) => sum + poll.counts.registry, 0);
+  // Passes that began: the most times any project's repositories were listed (a pass may be under way at the end).
+  const hits = new Map<string, number>();
+  for (const poll of polls) for (const [project, count] of poll.registryHits) hits.set(project, (hits.get(project) ?? 0) + count);
+  const cleanupPasses = Math.max(0, ...hits.values());
+  const access = polls.reduce((sum, poll) => sum + poll.counts.access, 0);
+  const accessPasses = polls.reduce((sum, poll) => sum + poll.otherPasses.access, 0);
+  const spread = median(steady(polls).map((poll) => poll.listingTo - poll.listingFrom));
   log('');
-  log(`- RSS: ${mb(daemon.ready.rss)} when started (${s(daemon.readyMs)} after the spawn, before the first request); after the polls ${rssAfter.map(toMb).join(', ')} MB; peak (VmHWM) ${mb(daemon.peakRss)}; target ≤ ${RSS_TARGET_MB} MB: ${daemon.ready.rss > target ? 'above it when started, ' : ''}${above} of ${polls.length} polls above it`);
-  log(`- V8 heap used after the polls (not collected: garbage included) ${heapAfter.map(toMb).join(', ')} MB; live heap after poll ${polls.length} (full collection): ${live ? `${mb(live.heapUsed)}, RSS then ${mb(live.rss)}` : 'n/a'}`);
-  log(`- daemon CPU per poll: ${s(cpu)} (median of polls 2–${polls.length}), ${((100 * cpu) / (INTERVAL_S * 1000)).toFixed(0)}% of one core over the ${INTERVAL_S} s interval`);
-  const flags = daemonFlags();
-  notes.push(
-    flags.length ? `The scale daemon ran with \`${flags.join(' ')}\`${process.env.FORGEWARDEN_SCALE_NODE_FLAGS === undefined ? ', as deploy/forgewarden.service and `npm start` run it' : ' (FORGEWARDEN_SCALE_NODE_FLAGS)'}.` : "The scale daemon ran with Node's default flags (FORGEWARDEN_SCALE_NODE_FLAGS empty).",
-  );
-  if (process.env.FORGEWARDEN_SCALE_GC === 'all') notes.push('The scale daemon was made to collect its garbage after every poll (FORGEWARDEN_SCALE_GC=all): its RSS figures are not those of a daemon left alone.');
+  log(`- load average (uptime): ${daemon.loadAtStart} when the daemon started; ${daemon.loadWhenLoaded || 'n/a'} with the burner running`);
+  log(`- RSS idle: ${mb(daemon.ready.rss)} when started; after each poll ${idle.map((poll) => toMb(poll.rss)).join(', ')} MB; peak ${mb(daemon.peakIdle)}; ${above(idle, RSS_TARGET_MB)} of ${idle.length} above ${RSS_TARGET_MB} MB`);
+  log(`- RSS loaded: after each poll ${loaded.map((poll) => toMb(poll.rss)).join(', ')} MB; peak ${mb(daemon.peakAll)}; ${above(loaded, RSS_LOADED_TARGET_MB)} of ${loaded.length} above ${RSS_LOADED_TARGET_MB} MB; live heap after poll ${polls.length}: ${live ? mb(live.heapUsed) : 'n/a'}`);
+  log(`- daemon CPU per poll: ${s(cpuIdle)} idle, ${s(cpuLoaded)} loaded (medians; every policy's work between two job_retry polls)`);
+  log(`- job_retry requests per poll: ${n(listing)} listings (${(listing / projects).toFixed(2)} per project) + ${failures} failure reads; listing spread over ${s(spread)} of ${world.intervalS} s`);
+  log(`- registry_cleanup: ${n(registry)} requests over ${cleanupPasses} passes begun, ${polls.reduce((sum, poll) => sum + poll.otherPasses.cleanup, 0)} done (${(registry / Math.max(1, cleanupPasses) / projects).toFixed(2)} per project a pass); access_requests: ${n(access)} over ${accessPasses} passes; discovery ${n(discovery)} requests over ${polls.length} polls`);
 
-  // Requests per poll.
-  const steady = perPoll.slice(1);
-  const listing = median(steady.map((p) => p.counts.listing));
-  const failures = median(steady.map((p) => p.counts.failures));
-  const discoveryTotal = perPoll.reduce((a, p) => a + p.counts.discovery, 0);
-  const discoveryPolls = perPoll.filter((p) => p.counts.discovery > 0).length;
-  const runMs = polls.length ? polls[polls.length - 1].endedAt - origin : NaN;
-  const discoveryPerPoll = discoveryTotal / Math.max(1, perPoll.length);
-  const firstPoll = perPoll[0]?.counts;
-  log(`- requests per poll: ${n(listing)} listings (${(listing / SCALE_PROJECTS).toFixed(2)} per project) + ${failures} reads for the ${FLAKY} failed jobs (pipeline jobs and log tail) ; discovery ${discoveryTotal} requests in ${discoveryPolls} of ${perPoll.length} polls (every ${DISCOVERY_INTERVAL}: ≈ ${discoveryPerPoll.toFixed(1)} a poll); first poll ${firstPoll ? n(firstPoll.discovery + firstPoll.listing + firstPoll.failures + firstPoll.other) : 'n/a'} in all`);
-  log(`- reads spread over ${s(median(steady.map((p) => p.spreadMs)))} of each ${INTERVAL_S} s interval (median; the pace: ${n(SCALE_PROJECTS)} projects at 60 s / ${n(SCALE_BUDGET)} = ${(60_000 / SCALE_BUDGET).toFixed(1)} ms apart = ${s(((SCALE_PROJECTS - 1) * 60_000) / SCALE_BUDGET)})`);
-
-  // Spread against the budget: 10 s windows and the budget's own minute windows, between the first and last request.
-  const times = timed.map((e) => e.at);
-  const last = polls.length ? polls[polls.length - 1].endedAt : (times.at(-1) ?? 0);
-  const tens = perWindow(times, 10_000, origin, last).slice(1, -1); // whole windows only
-  const minutes = perWindow(times, 60_000, origin, last);
-  const wholeMinutes = minutes.slice(1, -1);
-  const seconds = perWindow(times, 1000, origin, last);
-  const perTen = SCALE_BUDGET / 6;
-  log(`- per 10 s window: max ${n(Math.max(...tens))}, median ${n(Math.round(median(tens)))} (the budget's rate: ${n(perTen)} per 10 s)`);
-  log(`- per budget minute (epoch-aligned, as the limiter counts): ${minutes.map(n).join(', ')} (first and last partial); budget ${n(SCALE_BUDGET)}`);
-  log(`- peak per second, paced: ${n(Math.max(...seconds))} (budget's rate ${n(SCALE_BUDGET / 60)}/s)`);
-
-  // Unpaced: once.
-  const onceTimes = unpaced.map((r) => Date.parse(r.time)).sort((a, b) => a - b);
-  const onceSeconds = onceTimes.length ? perWindow(onceTimes, 1000, onceTimes[0], onceTimes[onceTimes.length - 1]) : [];
-  const onceCounts = countKinds(unpaced);
-  const onceSpan = onceTimes.length ? onceTimes[onceTimes.length - 1] - onceTimes[0] : NaN;
-  log(`- unpaced (\`once\`, same pass, fresh Redis prefix): ${n(unpaced.length)} requests (${onceCounts.discovery} discovery, ${n(onceCounts.listing)} listings, ${onceCounts.failures} failure reads) in ${s(onceSpan)}; peak ${n(Math.max(0, ...onceSeconds))}/s; whole process ${s(once.wallMs)}, max RSS ${mb(once.peakRss)}`);
-  void runMs;
-
+  const label = `${n(projects)} projects`;
   rows.push({
-    figure: `daemon RSS, job_retry over ${n(SCALE_PROJECTS)} projects (\`big/**\`), ${polls.length} polls`,
-    forgewarden: `${mb(daemon.ready.rss)} when started; after each poll ${rssAfter.map(toMb).join(' · ')} MB (peak ${mb(daemon.peakRss)}); live heap after poll ${polls.length} ${live ? mb(live.heapUsed) : 'n/a'}`,
+    figure: `daemon RSS idle, ${label} (job_retry, registry_cleanup preview, access_requests), ${idle.length} polls`,
+    forgewarden: `${mb(daemon.ready.rss)} when started; after each poll ${idle.map((poll) => toMb(poll.rss)).join(' · ')} MB (peak ${mb(daemon.peakIdle)})`,
     peers: '',
-    ratio: `${above} of ${polls.length} polls above ${RSS_TARGET_MB} MB`,
+    ratio: `${above(idle, RSS_TARGET_MB)} of ${idle.length} polls above ${RSS_TARGET_MB} MB`,
     floor: `≤ ${RSS_TARGET_MB} MB, flat`,
   });
   rows.push({
-    figure: `daemon CPU per poll, ${n(SCALE_PROJECTS)} projects`,
-    forgewarden: `${s(cpu)} (${((100 * cpu) / (INTERVAL_S * 1000)).toFixed(0)}% of one core over the ${INTERVAL_S} s interval)`,
+    figure: `daemon RSS loaded (a CPU burner beside it), ${label}, ${loaded.length} polls`,
+    forgewarden: `after each poll ${loaded.map((poll) => toMb(poll.rss)).join(' · ')} MB (peak ${mb(daemon.peakAll)}); live heap after the last ${live ? mb(live.heapUsed) : 'n/a'}`,
     peers: '',
-    ratio: '',
+    ratio: `${above(loaded, RSS_LOADED_TARGET_MB)} of ${loaded.length} polls above ${RSS_LOADED_TARGET_MB} MB`,
+    floor: `≤ ${RSS_LOADED_TARGET_MB} MB, flat`,
+  });
+  rows.push({
+    figure: `daemon CPU per poll, ${label}, interval ${world.intervalS} s`,
+    forgewarden: `idle ${s(cpuIdle)} (${((100 * cpuIdle) / (world.intervalS * 1000)).toFixed(0)}% of one core) · loaded ${s(cpuLoaded)}`,
+    peers: '',
+    ratio: `${(cpuIdle / projects).toFixed(3)} ms a project`,
     floor: '',
   });
   rows.push({
-    figure: `requests per poll, ${n(SCALE_PROJECTS)} projects (${FLAKY} with a failed job), dry run`,
-    forgewarden: `${n(listing)} listings (${(listing / SCALE_PROJECTS).toFixed(2)}/project) + ${failures} failure reads; discovery ${discoveryTotal} requests over ${perPoll.length} polls (${DISCOVERY_INTERVAL}: ≈ ${discoveryPerPoll.toFixed(1)}/poll)`,
+    figure: `requests per poll, ${label} (${world.flaky} with a failed job), dry run`,
+    forgewarden: `job_retry ${n(listing)} listings (${(listing / projects).toFixed(2)}/project) + ${failures} failure reads; registry_cleanup ${(registry / Math.max(1, cleanupPasses) / projects).toFixed(2)}/project a pass; access_requests ${Math.round(access / Math.max(1, accessPasses))} a pass; discovery ${n(discovery)} over ${polls.length} polls`,
     peers: '',
     ratio: '',
-    floor: `≤ ${n(SCALE_PROJECTS)} + discovery (+ 2 reads a failed job)`,
+    floor: `job_retry 1.00/project (+ 2 reads a failed job)`,
   });
+  if (daemon.warnings.length) notes.push(`The scale daemon (${label}) warned: ${[...new Set(daemon.warnings)].slice(0, 3).join(' / ')}`);
+  if (daemon.code !== 0) notes.push(`The scale daemon (${label}) exited with ${daemon.code} on SIGTERM.`);
+}
+
+/** The first world's requests against the budget: 10 s and minute windows, the peak second, paced and unpaced. */
+function reportWindows(world: ScaleWorld, daemon: DaemonRun, once: { wallMs: number; peakRss: number }, unpaced: readonly LoggedRequest[], log: (line?: string) => void, rows: ScaleRow[]): void {
+  const projects = projectsOf(world);
+  const times = daemon.polls.flatMap((poll) => poll.times).sort((a, b) => a - b);
+  if (times.length === 0) return;
+  const origin = times[0];
+  const last = times[times.length - 1];
+  const tens = perWindow(times, 10_000, origin, last).slice(1, -1);
+  const minutes = perWindow(times, 60_000, origin, last).slice(1, -1);
+  const seconds = perWindow(times, 1000, origin, last);
+  const onceTimes = unpaced.map((r) => Date.parse(r.time)).sort((a, b) => a - b);
+  const onceSeconds = onceTimes.length ? perWindow(onceTimes, 1000, onceTimes[0], onceTimes[onceTimes.length - 1]) : [];
+  const onceSpan = onceTimes.length ? onceTimes[onceTimes.length - 1] - onceTimes[0] : NaN;
+  log(`- per 10 s window: max ${n(Math.max(...tens))}, median ${n(Math.round(median(tens)))} (the budget's rate: ${n(world.budget / 6)} per 10 s); whole budget minutes ${minutes.map(n).join(', ')}`);
+  log(`- peak per second: paced ${n(Math.max(...seconds))}; unpaced (\`once\`, job_retry alone) ${n(Math.max(0, ...onceSeconds))}, ${n(unpaced.length)} requests in ${s(onceSpan)}, process ${s(once.wallMs)}, max RSS ${mb(once.peakRss)}`);
   rows.push({
-    figure: `requests per 10 s / per minute, interval ${INTERVAL_S} s, budget ${n(SCALE_BUDGET)}/min, c=${CONCURRENCY}`,
-    forgewarden: `10 s: max ${n(Math.max(...tens))}, median ${n(Math.round(median(tens)))}; whole minutes ${wholeMinutes.map(n).join(', ') || 'none'}; reads spread over ${s(median(steady.map((p) => p.spreadMs)))} of ${INTERVAL_S} s`,
+    figure: `requests per 10 s / per minute, ${n(projects)} projects, three policies, budget ${n(world.budget)}/min, c=${CONCURRENCY}`,
+    forgewarden: `10 s: max ${n(Math.max(...tens))}, median ${n(Math.round(median(tens)))}; whole minutes ${minutes.map(n).join(', ') || 'none'}`,
     peers: '',
-    ratio: `${((100 * Math.max(...wholeMinutes, 0)) / SCALE_BUDGET).toFixed(0)}% of the budget (busiest minute)`,
-    floor: `${n(perTen)} / 10 s, ${n(SCALE_BUDGET)} / min`,
+    ratio: `${((100 * Math.max(...minutes, 0)) / world.budget).toFixed(0)}% of the budget (busiest minute)`,
+    floor: `${n(world.budget / 6)} / 10 s, ${n(world.budget)} / min`,
   });
   rows.push({
-    figure: `peak requests per second, the same ${n(SCALE_PROJECTS)}-project pass`,
-    forgewarden: `paced (daemon) ${n(Math.max(...seconds))}/s`,
-    peers: `unpaced (\`once\`) ${n(Math.max(0, ...onceSeconds))}/s, whole pass in ${s(onceSpan)}`,
-    ratio: `${(Math.max(0, ...onceSeconds) / Math.max(1, Math.max(...seconds))).toFixed(1)}× burst unpaced`,
-    floor: `budget's rate ${n(SCALE_BUDGET / 60)}/s`,
+    figure: `peak requests per second, ${n(projects)} projects`,
+    forgewarden: `paced (daemon, three policies) ${n(Math.max(...seconds))}/s`,
+    peers: `unpaced (\`once\`, job_retry) ${n(Math.max(0, ...onceSeconds))}/s, whole pass in ${s(onceSpan)}`,
+    ratio: '',
+    floor: `budget's rate ${n(Math.round(world.budget / 60))}/s`,
   });
-  if (daemon.warnings.length) notes.push(`The scale daemon warned: ${[...new Set(daemon.warnings)].slice(0, 3).join(' / ')}`);
-  if (daemon.code !== 0) notes.push(`The scale daemon exited with ${daemon.code} on SIGTERM.`);
 }
 
 // Alone: `node dist-bench/bench/scale.js` (npm run bench -- --only scale does the same inside run.ts).

@@ -13,6 +13,7 @@ import { PolicyStates } from './stores/policy-state';
 import { PolicyMeasureStore } from './stores/policy-measures';
 import { RedisForgeLimits } from './stores/forge-limits';
 import { LookOnlyDiscoveryCache, LookOnlyState } from './stores/look-only';
+import { AuditTrail } from './stores/audit';
 
 /**
  * The context every policy's observe, commit and actions are handed: the forge's client, the policy's own state,
@@ -35,6 +36,7 @@ export class PolicyContexts {
     private readonly measures: PolicyMeasureStore,
     private readonly forgeLimits: RedisForgeLimits,
     private readonly files: LocalFiles,
+    private readonly audit: AuditTrail,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.lookOnlyCache = new LookOnlyDiscoveryCache(discoveryCache);
@@ -78,6 +80,9 @@ export class PolicyContexts {
       pace: (occasion === 'schedule' ? this.pace(policy) : undefined) ?? unpaced,
       forgeLimits: this.forgeLimits,
       files: this.files,
+      note: look
+        ? async () => undefined
+        : (entry) => this.audit.record({ time: new Date(clock.now()).toISOString(), policy: policy.name, dry_run: false, ...entry }),
     };
   }
 

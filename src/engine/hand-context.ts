@@ -12,7 +12,7 @@ import { localForgeLimits } from './stores/forge-limits';
 /**
  * A context built by hand, outside the engine (a test of one policy against the sandbox, a benchmark): the forge's
  * client, the policy and a state given, the rest plain: the system clock, listed projects only (no discovery of
- * globs), one target at a time, measures discarded, the forge's limits counted in memory, the real disk. `fields`
+ * globs), one target at a time, measures and notes discarded, the forge's limits counted in memory, the real disk. `fields`
  * replace any part.
  */
 export function handContext(client: GitlabClient, policy: PolicyConfig, state: PolicyState, fields: Partial<PolicyContext> = {}): PolicyContext {
@@ -34,6 +34,7 @@ export function handContext(client: GitlabClient, policy: PolicyConfig, state: P
     pace: unpaced,
     forgeLimits: localForgeLimits(),
     files: new LocalFiles(),
+    note: async () => undefined,
     ...fields,
   };
 }

@@ -15,6 +15,10 @@ export class MemoryPolicyState implements PolicyState {
     return this.values.get(key);
   }
 
+  async getMany(keys: readonly string[]): Promise<Array<string | undefined>> {
+    return keys.map((key) => this.values.get(key));
+  }
+
   async set(key: string, value: string): Promise<void> {
     this.values.set(key, value);
   }

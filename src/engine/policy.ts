@@ -23,6 +23,8 @@ export { SKIP } from './decision';
 /** Small per-policy state kept in Redis between passes (watermarks, caches), namespaced by the engine. */
 export interface PolicyState {
   get(key: string): Promise<string | undefined>;
+  /** Several values at once, in the order asked (a watermark per project of thousands): few round trips, not one each. */
+  getMany(keys: readonly string[]): Promise<Array<string | undefined>>;
   set(key: string, value: string, ttlMs?: number): Promise<void>;
   /**
    * Sets a value that guards an action about to be sent (the record that keeps a bulk deletion to one an hour): it
@@ -76,6 +78,18 @@ export interface ProjectDiscoverer {
 
 export type PassOccasion = 'schedule' | 'command' | 'event';
 
+/** A change of a policy's own state worth an operator's eye (a retry storm entered or left), for the audit trail. */
+export interface PolicyNote {
+  /** What it is about, for people: `retry storm`. */
+  readonly target: string;
+  /** `storm`. */
+  readonly action: string;
+  readonly reason: string;
+  /** `entered`, `left`. */
+  readonly outcome: string;
+  readonly detail?: string;
+}
+
 /** The engine's clock as a policy sees it: time read afresh, and a wait that moves with the engine's time in tests. */
 export interface PolicyClock {
   now(): Date;
@@ -105,6 +119,8 @@ export interface StepContext {
   readonly measures: PolicyMeasures;
   /** The local disk (backups written and read back): a policy reads and writes files through it, never `node:fs`. */
   readonly files: LocalFiles;
+  /** Records a change of the policy's own state in the audit trail (a retry storm entered or left); nothing in `plan`. */
+  readonly note: (entry: PolicyNote) => Promise<void>;
   /**
    * When the records were last dropped for describing another forge, or this one before it was reset: what a policy
    * left outside Redis before then (a key file) was made for that forge, not this one.

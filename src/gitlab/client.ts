@@ -52,7 +52,7 @@ export interface GitlabClientOptions {
   concurrency?: number;
   /** Shared by all replicas using the same Redis and prefix; 0 = unlimited. Default 600. */
   maxRequestsPerMinute?: number;
-  /** Minimum spacing between writes of this process. Default 250 ms. */
+  /** Minimum spacing between writes of this process. Default: the budget's pace, at most 250 ms (see writeSpacingMs). */
   minWriteIntervalMs?: number;
   /** Holds the shared request budget; without it the budget is per process. */
   redis?: SharedBudgetRedis;
@@ -121,7 +121,7 @@ export class GitlabClient {
       {
         maxRequestsPerMinute: options.maxRequestsPerMinute ?? DEFAULT_RATE_LIMIT_OPTIONS.maxRequestsPerMinute,
         concurrency,
-        minWriteIntervalMs: options.minWriteIntervalMs ?? DEFAULT_RATE_LIMIT_OPTIONS.minWriteIntervalMs,
+        ...(options.minWriteIntervalMs !== undefined ? { minWriteIntervalMs: options.minWriteIntervalMs } : {}),
         windowMs: options.rateLimitWindowMs ?? DEFAULT_RATE_LIMIT_OPTIONS.windowMs,
         redis: options.redis,
         redisPrefix: options.redisPrefix ?? DEFAULT_RATE_LIMIT_OPTIONS.redisPrefix,

@@ -66,9 +66,26 @@ type SeedJob = Pick<
     Pick<WorldJob, 'log' | 'token' | 'failure_reason' | 'artifacts' | 'artifacts_expire_at' | 'tag_list' | 'coverage'>
   > & { downstream_pipeline?: number };
 
+/**
+ * What the runners do with a retried job (sandbox-only, `/__sandbox/runners`): `idle` leaves it pending, as no runner
+ * picks it up (the default); `down` fails it at once with the given reason and log, as a runner outage does; `up` runs it
+ * to success at once.
+ */
+export interface Runners {
+  state: 'idle' | 'down' | 'up';
+  failure_reason: string;
+  log: string;
+}
+
+export const RUNNERS_DOWN_DEFAULTS = {
+  failure_reason: 'runner_system_failure',
+  log: 'ERROR: Job failed (system failure): no space left on device\n',
+} as const;
+
 export class CiState {
   readonly pipelines = new Map<number, PipelineRecord>();
   readonly jobs = new Map<number, JobRecord>();
+  readonly runners: Runners = { state: 'idle', ...RUNNERS_DOWN_DEFAULTS };
 
   constructor(private readonly people: PeopleState) {}
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { JOB_STATUSES } from '../gitlab/types/jobs';
 import { OVERRIDE_LEVELS, type AccessOverrideRecord } from './access-overrides';
 import { parseDuration } from './duration';
+import { RUNNERS_DOWN_DEFAULTS } from './ci-state';
 import { faultRuleSchema } from './faults';
 import { holdRuleSchema } from './holds';
 import {
@@ -33,8 +34,9 @@ import { exportPaddingBytes, exportRateLimitsSchema } from './world';
  * The control API under `/__sandbox/` (no auth; the sandbox binds 127.0.0.1 by default). Tests and demos use it to
  * read what the forge received, move the sandbox clock, inject faults, change settings and move jobs along, and to
  * play the people who change the forge under the bot: archiving and deleting projects and groups, removing members,
- * deleting users, narrowing a token's access, revoking an access token or moving its expiry; and to read the family
- * revocations of the forge's token reuse detection.
+ * deleting users, narrowing a token's access, revoking an access token or moving its expiry; to read the family
+ * revocations of the forge's token reuse detection; and to take the runners down and bring them back (retried jobs
+ * then fail, or succeed, at once).
  */
 
 const clockSchema = z.union([
@@ -58,6 +60,13 @@ const jobSchema = z.strictObject({
   log: z.string().nullable().optional(),
   append_log: z.string().optional(),
   failure_reason: z.string().optional(),
+});
+
+/** What runners do with a retried job from now on (see Runners); reason and log apply while they are down. */
+const runnersSchema = z.strictObject({
+  state: z.enum(['idle', 'down', 'up']),
+  failure_reason: z.string().min(1).optional(),
+  log: z.string().optional(),
 });
 
 /** A user, project or group as the control API names them: an id, or a username or full path. */
@@ -102,6 +111,8 @@ export function controlRouter(): Router {
       ctx.state.requestLog.length = 0;
       return noContent();
     }, 'none')
+    // The log so far, emptied in the same step: a long benchmark reads it in parts without losing a request between.
+    .post('/requests/drain', (ctx) => ok(ctx.state.requestLog.splice(0)), 'none')
     .get('/clock', (ctx) => ok({ now: ctx.state.nowIso() }), 'none')
     .post('/clock', (ctx) => {
       const input = parse(clockSchema, ctx.body);
@@ -174,6 +185,16 @@ export function controlRouter(): Router {
     .get('/hook-deliveries/settled', async (ctx) => {
       await ctx.state.hooks.settled();
       return noContent();
+    }, 'none')
+    .get('/runners', (ctx) => ok(ctx.state.runners), 'none')
+    // Sandbox-only: a runner outage (retries fail at once with one signature) and its end (retries succeed at once).
+    .post('/runners', (ctx) => {
+      const input = parse(runnersSchema, ctx.body);
+      const runners = ctx.state.runners;
+      runners.state = input.state;
+      runners.failure_reason = input.failure_reason ?? RUNNERS_DOWN_DEFAULTS.failure_reason;
+      runners.log = input.log ?? RUNNERS_DOWN_DEFAULTS.log;
+      return ok(runners);
     }, 'none')
     .post('/jobs/:id', (ctx) => {
       const job = ctx.state.jobs.get(intRouteParam(ctx, 'id'));

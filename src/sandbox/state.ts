@@ -192,6 +192,8 @@ export class SandboxState {
   readonly projectGroupLinks = this.namespaces.projectGroupLinks;
   readonly pipelines = this.ci.pipelines;
   readonly jobs = this.ci.jobs;
+  /** What runners do with retried jobs (`/__sandbox/runners`). */
+  readonly runners = this.ci.runners;
   readonly repositories = this.registry.repositories;
   readonly bulkDeletions = this.registry.bulkDeletions;
   readonly cleanupLeases = this.registry.cleanupLeases;

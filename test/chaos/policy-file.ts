@@ -44,10 +44,16 @@ export interface PolicyFileOptions {
    * through on_rotate_env, so the judge can compare what the hook was handed with what the forge holds at that moment.
    */
   onRotate?: string;
+  /**
+   * The storm scenario: job_retry's storm control at thresholds the world's failures reach (its defaults are for a
+   * forge, not for a world of a few dozen jobs), counted over a day of the suite's fast clock, probing every 10 minutes
+   * of it at first.
+   */
+  storm?: boolean;
 }
 
 export function policyFile(secretsDir: string, options: PolicyFileOptions = {}): string {
-  const { backup, registryMode = 'bulk', redis, metrics = false, onRotate } = options;
+  const { backup, registryMode = 'bulk', redis, metrics = false, onRotate, storm = false } = options;
   const interval = `${PASS_INTERVAL_MS / 1000}s`;
   const list = (items: readonly string[]): string => `[${items.map((i) => JSON.stringify(i)).join(', ')}]`;
   const topology = redis ? `sentinels: ${list(redis.sentinels)}\n  master_name: ${JSON.stringify(redis.masterName)}` : 'url: ${REDIS_URL}';
@@ -78,7 +84,7 @@ policies:
       failure_log: ["(?i)connection reset", "ETIMEDOUT"]
     max_retries: 2
     max_actions_per_run: 100
-  - name: ${POLICIES.registry}
+${storm ? '    storm: { failures: 8, projects: 2, within: 1d, probe_backoff: 10m, probe_backoff_max: 2h, calm_after: 2d }\n' : ''}  - name: ${POLICIES.registry}
     type: registry_cleanup
     schedule: "* * * * *"
     mode: ${registryMode}

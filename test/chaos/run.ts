@@ -70,9 +70,12 @@ const PLANS: ScenarioPlan[] = [
   // A person at work beside one daemon under the same faults (humans.ts): the rows judge each harmful write of the
   // daemon at the moment the forge handles it, and the work on the targets the person left alone.
   { name: 'humans', daemons: 1, faults: true, humans: { forMs: 45_000, gapMs: [250, 900] }, timeLimitMs: 110_000 },
+  // A runner outage: job_retry in a retry storm from its first pass, under the same faults, its daemon SIGKILLed and
+  // restarted while the runners are down; once they are back, every designed retry must end in a successful attempt.
+  { name: 'storm', daemons: 1, faults: true, killCycles: 8, storm: { downForMs: 40_000 }, timeLimitMs: 130_000 },
 ];
 /** The order lanes take scenarios in: the longest first, so the lanes end close together. */
-const LANE_ORDER = ['redis-outage', 'failover', 'kills', 'humans', 'faults', 'replicas'];
+const LANE_ORDER = ['redis-outage', 'failover', 'kills', 'humans', 'storm', 'faults', 'replicas'];
 
 interface Options {
   seed: number;
@@ -203,6 +206,7 @@ function describe(plan: ScenarioPlan): string {
     parts.push(`Redis behind Sentinel, failed over ${plan.failovers.length - kills} time(s) on request${kills > 0 ? ` and ${kills} by SIGKILL to the primary` : ''}`);
   }
   if (plan.humans) parts.push(`a person at work for ${plan.humans.forMs / 1000} s`);
+  if (plan.storm) parts.push(`the runners down for the first ${plan.storm.downForMs / 1000} s (job_retry in a retry storm)`);
   parts.push(`at most ${plan.timeLimitMs / 1000} s`);
   return parts.join(', ');
 }

@@ -12,7 +12,7 @@ import { POLICIES, policyFile } from './policy-file';
 import { readSettings, seededRuleIds, seedSettings } from './project-settings';
 import type { Random } from './random';
 import { auditOutcomes, ChaosRedis, describeRedis } from './redis';
-import type { Design } from './world';
+import { type Design, OUTAGE } from './world';
 import { BACKUP, checkBackups, HUMANS_BACKUP_POLICY, humansRows, humansSummary, Judge, Person } from './humans';
 import { writeOnRotateHook } from './on-rotate-hook';
 
@@ -51,6 +51,12 @@ export interface ScenarioPlan {
    * judge the daemon's writes at the moment the forge handles them, and the targets the person left alone.
    */
   humans?: { forMs: number; gapMs: [number, number] };
+  /**
+   * A runner outage from the start for `downForMs` (the sandbox's runners down: every retry fails at once with the
+   * world's ETIMEDOUT signature), job_retry's storm control at the world's scale: the job_retry row then also holds
+   * that every job the world's design retries ends in a successful attempt.
+   */
+  storm?: { downForMs: number };
 }
 
 export interface RedisOutage {
@@ -172,6 +178,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       policyFile(secretsDir, {
         ...(plan.humans ? { backup, registryMode: 'per_tag', onRotate } : {}),
         ...(topology ? { redis: { sentinels: topology.sentinelAddresses, masterName: topology.masterName }, metrics: true } : {}),
+        ...(plan.storm ? { storm: true } : {}),
       }),
     );
     /** Where the daemons' data is now: the one server, or the primary the sentinels name. */
@@ -186,6 +193,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     writeClock();
     const seeded = await seedForge(sandbox, ctx.design);
     if (plan.faults) for (const rule of faultRules(ctx.random.fork(`faults:${plan.name}`))) state.faults.add(rule);
+    const runnerOutage = plan.storm ? new RunnerOutage(state, started + plan.storm.downForMs) : undefined;
 
     for (let i = 0; i < plan.daemons; i++) {
       daemons.push(
@@ -292,6 +300,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         }
         nextTickAt = Date.now() + TICK_MS;
       }
+      runnerOutage?.tick(now, (line) => ctx.log(`  ${plan.name}: ${line}`));
       if (killsLeft > 0 && now >= killAt) {
         await daemons[0].kill();
         daemons[0].start();
@@ -300,7 +309,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       }
       if (now >= checkAt) {
         checkAt = now + CHECK_EVERY_MS;
-        done = judge ? healthyDone() : converged(expected, readOutcome(state, ctx.design, secretsDir, seeded));
+        done = judge ? healthyDone() : converged(expected, readOutcome(state, ctx.design, secretsDir, seeded)) && (runnerOutage?.over(ctx.design) ?? true);
         if (done && killsLeft === 0 && outages.length === 0 && failovers.over && steps >= MIN_HOUR_STEPS) break;
       }
       await sleep(POLL_MS);
@@ -345,6 +354,11 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       if (person) humansLine = humansSummary(person, judge);
     } else {
       const counts = compare(expected, outcome);
+      if (runnerOutage) {
+        const storm = runnerOutage.judge(ctx.design);
+        counts.jobRetry = { ...counts.jobRetry, missing: counts.jobRetry.missing + storm.missing.length, details: [...counts.jobRetry.details, ...storm.missing] };
+        notes.push(...storm.notes);
+      }
       rows = (Object.keys(POLICIES) as (keyof typeof POLICIES)[]).map((policy) => ({
         scenario: plan.name,
         policy: POLICIES[policy],
@@ -523,5 +537,51 @@ class Failovers {
     this.lines.push(line);
     this.log(line);
     this.primary = primaryNow;
+  }
+}
+
+/**
+ * The storm scenario's runner outage: the sandbox's runners down from the start (retries fail at once with the world's
+ * ETIMEDOUT signature), up at `upAt`. Judged at the end: every job the design retries ends in a successful attempt, and
+ * the retries sent while the runners were down are counted.
+ */
+class RunnerOutage {
+  private upSince: number | undefined;
+  private retriesWhileDown = 0;
+
+  constructor(
+    private readonly state: RunningSandbox['state'],
+    private readonly upAt: number,
+  ) {
+    Object.assign(state.runners, { state: 'down', ...OUTAGE });
+  }
+
+  tick(now: number, log: (line: string) => void): void {
+    if (this.upSince !== undefined || now < this.upAt) return;
+    this.retriesWhileDown = this.retries();
+    this.state.runners.state = 'up';
+    this.upSince = now;
+    log(`runners back up; ${this.retriesWhileDown} retries were sent while they were down`);
+  }
+
+  /** Done: the runners are back and every designed retry ended in success. */
+  over(design: Design): boolean {
+    return this.upSince !== undefined && this.judge(design).missing.length === 0;
+  }
+
+  judge(design: Design): { missing: string[]; notes: string[] } {
+    const jobs = [...this.state.jobs.values()];
+    const missing: string[] = [];
+    for (const id of design.retriedJobs) {
+      const job = this.state.jobs.get(id);
+      if (!job) continue;
+      const newest = jobs.filter((other) => other.pipeline_id === job.pipeline_id && other.name === job.name).reduce((a, b) => (b.id > a.id ? b : a));
+      if (newest.status !== 'success') missing.push(`job ${id} (${job.name}, pipeline ${job.pipeline_id}): its newest attempt ${newest.id} is ${newest.status}, not a success after the outage`);
+    }
+    return { missing, notes: [`${this.retriesWhileDown} retries sent while the runners were down, ${this.retries()} in all`] };
+  }
+
+  private retries(): number {
+    return this.state.requestLog.filter((entry) => entry.method === 'POST' && /\/jobs\/\d+\/retry$/.test(entry.path) && entry.status === 200).length;
   }
 }

@@ -68,6 +68,12 @@ const RETRYABLE_LOGS = [
   'npm ERR! errno ECONNRESET\nError: read ECONNRESET: connection reset by peer\nERROR: Job failed: exit code 1\n',
   'Error: connect ETIMEDOUT 10.0.0.12:443\nERROR: Job failed: exit code 1\n',
 ];
+/**
+ * What a job retried while the storm scenario's runners are down fails with: the ETIMEDOUT failures' own log and
+ * reason, the larger of the world's two signatures (16 jobs, the connection resets 12), so its probes fail with the
+ * storm's signature.
+ */
+export const OUTAGE = { failure_reason: 'script_failure', log: RETRYABLE_LOGS[1] } as const;
 const GENUINE_LOG = 'FAIL src/orders.spec.ts\n  expected 200, received 500\nERROR: Job failed: exit code 1\n';
 
 export function buildDesign(): Design {

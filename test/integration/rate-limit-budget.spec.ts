@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import { RateLimiter } from '../../src/gitlab/transport/rate-limit';
+import { budgetBlock, MAX_BUDGET_BLOCK, RateLimiter } from '../../src/gitlab/transport/rate-limit';
 import { FakeClock } from '../support/gitlab/fake-clock';
 import { MockForge, OPEN_LIMITER } from '../support/gitlab/mock-forge';
 
@@ -78,6 +78,30 @@ describe('rate-limit budget in Redis', () => {
       expect(counts.reduce((sum, n) => sum + n, 0)).toBe(25);
       expect(counts[0]).toBe(10);
       expect(Math.max(...counts)).toBe(10);
+    });
+
+    it('takes a large budget from Redis a block at a time, and two replicas together still stay within it', async () => {
+      expect(budgetBlock(600)).toBe(1);
+      expect(budgetBlock(5_000)).toBe(10);
+      expect(budgetBlock(48_000)).toBe(MAX_BUDGET_BLOCK);
+      const clock = new FakeClock(Date.UTC(2024, 0, 1, 12, 0, 0));
+      const budget = 1_000; // blocks of 2
+      const limiters = [0, 1].map(() => new RateLimiter({ ...base, maxRequestsPerMinute: budget, redis, redisPrefix: prefix }, clock));
+      const monitor = redis.duplicate();
+      const takes: string[] = [];
+      await monitor.monitor().then((feed) => feed.on('monitor', (_time: string, args: string[]) => args[0]?.toLowerCase().startsWith('eval') && args.some((arg) => arg.startsWith(prefix)) && takes.push(args[0])));
+      let sent = 0;
+      await Promise.all(Array.from({ length: 1_001 }, (_, i) => limiters[i % 2].schedule('GET', async () => sent++)));
+      monitor.disconnect();
+      const keys = (await redis.keys(`${prefix}:ratelimit:*`)).sort();
+      const counts = await Promise.all(keys.map(async (key) => Number(await redis.get(key))));
+      expect(sent).toBe(1_001);
+      // The first window held exactly the budget, taken two at a time: about half as many round trips as requests.
+      expect(counts[0]).toBe(budget);
+      // Taken and not sent, at most a block for each request in flight of each replica (8 each here), in the last window.
+      expect(counts.reduce((sum, n) => sum + n, 0)).toBeLessThanOrEqual(1_001 + 2 * 8 * budgetBlock(budget));
+      expect(takes.length).toBeLessThanOrEqual(Math.ceil(1_001 / budgetBlock(budget)) + 2 * 8);
+      expect(takes.length).toBeGreaterThan(0);
     });
 
     it('counts per process when Redis is unreachable instead of stopping', async () => {

@@ -97,6 +97,26 @@ describe('sandbox forge: jobs', () => {
     expect(fresh.pipeline.status).toBe('running');
   });
 
+  it('runners taken down fail retried jobs at once with one signature, and brought back run them to success', async () => {
+    const down = await call(sandbox.url, '/__sandbox/runners', { method: 'POST', body: { state: 'down' } });
+    expect(down.json).toEqual({ state: 'down', failure_reason: 'runner_system_failure', log: 'ERROR: Job failed (system failure): no space left on device\n' });
+    const failed = (await user()('/projects/1/jobs/12/retry', { method: 'POST' })).json as Job & { failure_reason: string };
+    expect(failed).toMatchObject({ status: 'failed', failure_reason: 'runner_system_failure' });
+    expect(failed.finished_at).not.toBeNull();
+    expect((await user()(`/projects/1/jobs/${failed.id}/trace`)).text).toContain('no space left on device');
+
+    await call(sandbox.url, '/__sandbox/runners', { method: 'POST', body: { state: 'up' } });
+    const succeeded = (await user()(`/projects/1/jobs/${failed.id}/retry`, { method: 'POST' })).json as Job;
+    expect(succeeded).toMatchObject({ status: 'success' });
+    expect(sandbox.state.jobs.get(succeeded.id)?.failure_reason).toBeNull();
+
+    await call(sandbox.url, '/__sandbox/runners', { method: 'POST', body: { state: 'idle' } });
+    expect(((await user()(`/projects/1/jobs/15/retry`, { method: 'POST' })).status)).toBe(403);
+    const pending = (await user()(`/projects/1/jobs/${succeeded.id}/retry`, { method: 'POST' })).json as Job;
+    expect(pending.status).toBe('pending');
+    expect((await call(sandbox.url, '/__sandbox/runners', { method: 'POST', body: { state: 'sideways' } })).status).toBe(400);
+  });
+
   it('refuses to retry a job that is not finished', async () => {
     const response = await user()('/projects/1/jobs/14/retry', { method: 'POST' });
     expect(response).toMatchObject({ status: 403, json: { message: '403 Forbidden - Job is not retryable' } });

@@ -9,6 +9,9 @@ class Stored implements PolicyState, DiscoveryCache {
   async get(key: string) {
     return this.values.get(key);
   }
+  async getMany(keys: readonly string[]) {
+    return keys.map((key) => this.values.get(key));
+  }
   async set(key: string) {
     this.writes.push(`set ${key}`);
   }
@@ -33,6 +36,7 @@ describe('a pass that changes nothing', () => {
     await state.setGuard('rotation:1', '{}');
     await state.delete('details:1');
     expect([await state.get('watermark'), await state.get('rotation:1'), await state.get('details:1')]).toEqual(['42', '{}', undefined]);
+    expect(await state.getMany(['watermark', 'details:1', 'never'])).toEqual(['42', undefined, undefined]);
     expect(stored.writes).toEqual([]);
   });
 

@@ -16,6 +16,11 @@ export class LookOnlyState implements PolicyState {
     return this.written.has(key) ? this.written.get(key) : this.stored.get(key);
   }
 
+  async getMany(keys: readonly string[]): Promise<Array<string | undefined>> {
+    const stored = await this.stored.getMany(keys);
+    return keys.map((key, index) => (this.written.has(key) ? this.written.get(key) : stored[index]));
+  }
+
   async set(key: string, value: string): Promise<void> {
     this.written.set(key, value);
   }

@@ -6,6 +6,9 @@ import { ReplicaAcks } from '../../redis/replication';
 import type { PolicyState } from '../policy';
 import { EngineKeys } from './keys';
 
+/** Keys per MGET: large enough to save the round trips, small enough not to hold Redis up for long. */
+const MGET_CHUNK = 1_000;
+
 /** A policy's own small state in Redis (watermarks), one key each under the policy's name. */
 class RedisPolicyState implements PolicyState {
   constructor(
@@ -17,6 +20,16 @@ class RedisPolicyState implements PolicyState {
 
   async get(key: string): Promise<string | undefined> {
     return (await this.redis.get(this.keys.state(this.policy, key))) ?? undefined;
+  }
+
+  async getMany(keys: readonly string[]): Promise<Array<string | undefined>> {
+    const values: Array<string | undefined> = [];
+    // One MGET per thousand keys: every key of a policy carries the same prefix (and hash tag on a cluster).
+    for (let at = 0; at < keys.length; at += MGET_CHUNK) {
+      const chunk = keys.slice(at, at + MGET_CHUNK).map((key) => this.keys.state(this.policy, key));
+      for (const value of await this.redis.mget(...chunk)) values.push(value ?? undefined);
+    }
+    return values;
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {

@@ -1,6 +1,6 @@
 import { FakeClock } from '../../../test/support/gitlab/fake-clock';
 import { MockForge, OPEN_LIMITER } from '../../../test/support/gitlab/mock-forge';
-import { LimiterClosedError, RateLimiter } from './rate-limit';
+import { LimiterClosedError, RateLimiter, writeSpacingMs } from './rate-limit';
 
 const base = OPEN_LIMITER;
 
@@ -73,6 +73,25 @@ describe('rate-limit layer', () => {
       ['DELETE', 1000],
       ['PUT', 2000],
     ]);
+  });
+
+  it('spaces writes at the budget’s pace, at most 250 ms apart, unless told an interval', async () => {
+    const spacing = (maxRequestsPerMinute: number, minWriteIntervalMs?: number) =>
+      writeSpacingMs({ maxRequestsPerMinute, windowMs: 60_000, ...(minWriteIntervalMs !== undefined ? { minWriteIntervalMs } : {}) });
+    expect(spacing(600)).toBe(100);
+    expect(spacing(6_000)).toBe(10);
+    expect(spacing(100)).toBe(250);
+    expect(spacing(0)).toBe(0);
+    expect(spacing(600, 1000)).toBe(1000);
+
+    const clock = new FakeClock();
+    const { minWriteIntervalMs: _fixed, ...budgeted } = base;
+    const limiter = new RateLimiter({ ...budgeted, maxRequestsPerMinute: 1_200, windowMs: 60_000 }, clock);
+    expect(limiter.writeSpacingMs).toBe(50);
+    const sent: number[] = [];
+    const t0 = clock.now();
+    await Promise.all(Array.from({ length: 4 }, () => limiter.schedule('POST', async () => sent.push(clock.now() - t0))));
+    expect(sent).toEqual([0, 50, 100, 150]);
   });
 
   describe('slowing down on the forge’s own counters', () => {

@@ -63,6 +63,11 @@ export interface Job {
   tag: boolean;
   status: JobStatus;
   allow_failure: boolean;
+  /**
+   * Why a failed job failed (`script_failure`, `runner_system_failure`...): beyond the spec, sent by the forge on failed
+   * jobs only. Absent on older forges and on jobs that did not fail.
+   */
+  failure_reason?: string;
   /** Often null; a number once coverage is reported. */
   coverage: number | null;
   created_at: Timestamp;

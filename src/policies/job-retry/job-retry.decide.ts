@@ -3,6 +3,7 @@ import { firstPositions } from '../../engine/order';
 import { type Decision, SKIP } from '../../engine/policy';
 import { retryParams } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
+import { type FreeRetries, type LaterAttempt, planStorm, signatureOf, slotOf, type StormPlan, stormFree, type StormView, type WouldRetry } from './job-retry.storm';
 
 /**
  * Deciding which failed jobs to retry: pure, no I/O, no clock. The observer reuses the predicates below to decide
@@ -23,6 +24,8 @@ export interface FailedJob {
   /** The project's numeric id, as the job's pipeline names it. */
   readonly project_id: number;
   readonly finished_at: string | null;
+  /** The forge's failure_reason (`runner_system_failure`), part of the failure's storm signature; null when not sent. */
+  readonly failure_reason: string | null;
 }
 
 /** The end of a job's log, as far as the observer read it. */
@@ -58,11 +61,15 @@ export interface JobRetryProjectSnapshot {
   readonly candidates: readonly JobRetryCandidate[];
   /** What `commit` stores after an acting pass; undefined when nothing has been seen yet. */
   readonly watermark: Watermark | undefined;
+  /** The watermark is the one already stored (nothing new): commit has nothing to write. */
+  readonly unmoved?: true;
 }
 
 export interface JobRetrySnapshot {
   /** In the configured order. */
   readonly projects: readonly JobRetryProjectSnapshot[];
+  /** The storm record and the probe as read now; absent when storm control is off. */
+  readonly storm?: StormView;
 }
 
 export const RETRY = 'retry';
@@ -91,13 +98,16 @@ export function cheapSkipReason(config: JobRetryConfig, job: FailedJob): string 
 export function historySkipReason(
   config: JobRetryConfig,
   candidate: { readonly job: Pick<FailedJob, 'id'>; readonly attempts?: number; readonly newestAttemptId?: number },
+  free = 0,
 ): string | undefined {
   const { attempts, newestAttemptId } = candidate;
   if (attempts === undefined || newestAttemptId === undefined) return 'skip: pipeline is gone';
   // Someone (a person or this policy) retried it already, or a later attempt failed and is judged on its own.
   if (newestAttemptId > candidate.job.id) return `skip: newer attempt ${newestAttemptId} exists`;
-  const retried = attempts - 1;
-  if (retried >= config.max_retries) return `skip: already retried ${retried} ${retried === 1 ? 'time' : 'times'}`;
+  // A storm's retries that failed again with its signature were spent on the outage, not on the job (see job-retry.storm.ts).
+  const retried = Math.max(0, attempts - 1 - free);
+  const uncounted = free > 0 ? ` (and ${free} in a retry storm, not counted)` : '';
+  if (retried >= config.max_retries) return `skip: already retried ${retried} ${retried === 1 ? 'time' : 'times'}${uncounted}`;
   return undefined;
 }
 
@@ -123,32 +133,49 @@ function logVerdict(config: JobRetryConfig, log: JobLog): { skip: string } | { m
   }
 }
 
-function decideOne(config: JobRetryConfig, project: ProjectRef, projectId: number, candidate: JobRetryCandidate): Decision {
+/** One candidate's decision, with its storm signature when it would be retried. */
+interface Decided {
+  readonly decision: Decision;
+  readonly project: ProjectRef;
+  readonly projectId: number;
+  readonly candidate: JobRetryCandidate;
+  readonly sig: string | undefined;
+}
+
+function decideOne(config: JobRetryConfig, project: ProjectRef, projectId: number, candidate: JobRetryCandidate, free: number): Decided {
   const { job } = candidate;
   const base = {
     target: `${project} job ${job.id} (${job.name})`,
     // The same failure always has the same key, so the engine retries it at most once however often it is seen.
     key: `${projectId}:${job.id}`,
-    params: retryParams({ project: projectId, jobId: job.id, pipelineId: job.pipeline_id, jobName: job.name, source: String(project) }),
+    params: retryParams({ project: projectId, jobId: job.id, pipelineId: job.pipeline_id, jobName: job.name, source: String(project), freeRetries: free }),
   };
-  const skip = (reason: string): Decision => ({ ...base, action: SKIP, reason });
+  const decided = (decision: Decision, sig?: string): Decided => ({ decision, project, projectId, candidate, sig });
+  const skip = (reason: string): Decided => decided({ ...base, action: SKIP, reason });
 
   const cheap = cheapSkipReason(config, job);
   if (cheap) return skip(cheap);
-  const history = historySkipReason(config, candidate);
+  const history = historySkipReason(config, candidate, free);
   if (history) return skip(history);
   const verdict = logVerdict(config, candidate.log);
   if (verdict && 'skip' in verdict) return skip(verdict.skip);
 
   // attempts is known here: historySkipReason passed.
-  const counter = `retry ${candidate.attempts ?? 1} of ${config.max_retries}`;
+  const counter = `retry ${(candidate.attempts ?? 1) - free} of ${config.max_retries}`;
   const why = verdict ? `log matched "${verdict.matched}"` : `failed in stage ${job.stage}`;
-  return {
+  const decision: Decision = {
     ...base,
     action: RETRY,
     reason: `${counter}: ${why}`,
     ...(config.delay > 0 ? { delayMs: config.delay } : {}),
   };
+  return decided(decision, signatureOf(job.failure_reason, verdict?.matched));
+}
+
+/** The signature a failed job's log and failure_reason give, whatever the rules decided (for a retry that failed again). */
+function candidateSignature(config: JobRetryConfig, candidate: JobRetryCandidate): string {
+  const verdict = logVerdict(config, candidate.log);
+  return signatureOf(candidate.job.failure_reason, verdict && 'matched' in verdict ? verdict.matched : undefined);
 }
 
 /**
@@ -156,7 +183,24 @@ function decideOne(config: JobRetryConfig, project: ProjectRef, projectId: numbe
  * first, so a pass capped by `max_actions_per_run` retries the freshest failures first and `plan` reads the same
  * every time.
  */
-export function decideJobRetries(config: JobRetryConfig, snapshot: JobRetrySnapshot, _now: Date): Decision[] {
+export function decideJobRetries(config: JobRetryConfig, snapshot: JobRetrySnapshot, now: Date): Decision[] {
+  const { decided, free } = decideCandidates(config, snapshot, now);
+  if (!config.storm.enabled || !snapshot.storm) return decided.map((entry) => entry.decision);
+  return withStorm(decided, stormPlanOf(config, snapshot, decided, free, now), free);
+}
+
+/**
+ * The storm's plan for this pass, from what decide made of each candidate: exported for commit, which keeps the
+ * record it returns (with the retries the pass made) instead of deciding anything again.
+ */
+export function stormPlanFor(config: JobRetryConfig, snapshot: JobRetrySnapshot, now: Date): StormPlan | undefined {
+  if (!config.storm.enabled || !snapshot.storm) return undefined;
+  const { decided, free } = decideCandidates(config, snapshot, now);
+  return stormPlanOf(config, snapshot, decided, free, now);
+}
+
+/** Every candidate decided by the rules alone, in decide's order, with the storm's free retries counted. */
+function decideCandidates(config: JobRetryConfig, snapshot: JobRetrySnapshot, now: Date): { decided: Decided[]; free: Readonly<Record<string, FreeRetries>> } {
   // The selection's order, whatever order the snapshot lists things in: listed projects as written, then the ones
   // globs found, by path. Positions are looked up in a map: a policy may cover thousands of projects.
   const positions = firstPositions(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path)));
@@ -167,12 +211,105 @@ export function decideJobRetries(config: JobRetryConfig, snapshot: JobRetrySnaps
   };
   const projects = [...snapshot.projects].sort((a, b) => listedFirst(a.project, b.project));
 
-  const decisions: Decision[] = [];
+  const free = config.storm.enabled && snapshot.storm ? stormFree(config.storm, snapshot.storm, now) : {};
+  const decided: Decided[] = [];
   for (const p of projects) {
     const candidates = [...p.candidates].sort((a, b) => b.job.id - a.job.id);
     for (const candidate of candidates) {
-      decisions.push(decideOne(config, p.project, p.projectId ?? candidate.job.project_id, candidate));
+      const projectId = p.projectId ?? candidate.job.project_id;
+      const slot = slotOf(projectId, candidate.job.pipeline_id, candidate.job.name);
+      decided.push(decideOne(config, p.project, projectId, candidate, free[slot]?.n ?? 0));
     }
   }
-  return decisions;
+  return { decided, free };
+}
+
+function stormPlanOf(config: JobRetryConfig, snapshot: JobRetrySnapshot, decided: readonly Decided[], free: Readonly<Record<string, FreeRetries>>, now: Date): StormPlan {
+  const view = snapshot.storm as StormView;
+  const wouldRetry: WouldRetry[] = [];
+  const later: LaterAttempt[] = [];
+  for (const { decision, projectId, candidate, sig, project } of decided) {
+    const { job } = candidate;
+    if (decision.action === RETRY && sig !== undefined) {
+      const finished = Date.parse(job.finished_at ?? '');
+      wouldRetry.push({
+        key: decision.key,
+        project: projectId,
+        source: String(project),
+        job_id: job.id,
+        pipeline_id: job.pipeline_id,
+        job_name: job.name,
+        finished_at: Number.isNaN(finished) ? now.getTime() : finished,
+        sig,
+      });
+    }
+    if ((candidate.attempts ?? 1) > 1) later.push({ slot: slotOf(projectId, job.pipeline_id, job.name), job_id: job.id, sig: candidateSignature(config, candidate) });
+  }
+  return planStorm(config.storm, view, wouldRetry, later, free, now);
+}
+
+/**
+ * The decisions as the storm changes them: a line saying the storm's state first (so `plan` and the pass's summary
+ * say it), held retries as skips, the probe as a retry, and, in the pass that ends a storm, the retries round robin
+ * across projects so a capped pass shares its retries fairly.
+ */
+function withStorm(decided: readonly Decided[], plan: StormPlan, free: Readonly<Record<string, FreeRetries>>): Decision[] {
+  const storm = plan.storm;
+  const probeKey = plan.probe && `${plan.probe.project}:${plan.probe.job_id}`;
+  const since = (at: number) => new Date(at).toISOString();
+  const decisions: Decision[] = decided.map(({ decision }) => {
+    if (!storm || !plan.held.has(decision.key)) return decision;
+    return { ...decision, action: SKIP, reason: `skip: held in the retry storm on ${storm.signature} (since ${since(storm.since)}); retried when it ends` };
+  });
+  const byKey = new Map(decisions.map((decision, index) => [decision.key, index] as const));
+  if (plan.probe && storm) {
+    const { probe } = plan;
+    const slot = slotOf(probe.project, probe.pipeline_id, probe.job_name);
+    const n = free[slot]?.n ?? 0;
+    const probeDecision: Decision = {
+      action: RETRY,
+      target: `${probe.source} job ${probe.job_id} (${probe.job_name})`,
+      key: probeKey as string,
+      reason: `probe ${storm.probes + 1} of the retry storm on ${storm.signature}: retried alone to see whether the failure is over${n > 0 ? ` (${n} failed probes not counted against max_retries)` : ''}`,
+      params: retryParams({ project: probe.project, jobId: probe.job_id, pipelineId: probe.pipeline_id, jobName: probe.job_name, source: probe.source, freeRetries: n }),
+    };
+    const at = byKey.get(probeDecision.key);
+    if (at !== undefined) decisions[at] = probeDecision;
+    else decisions.push(probeDecision);
+  }
+  const status = stormStatus(plan, since);
+  const ordered = plan.left ? roundRobin(decisions, decided) : decisions;
+  return status ? [status, ...ordered] : ordered;
+}
+
+/** The storm's state as one skip decision: what `plan`, the pass log and the audit of its changes say. */
+function stormStatus(plan: StormPlan, since: (at: number) => string): Decision | undefined {
+  const line = (reason: string): Decision => ({ action: SKIP, target: 'retry storm', key: 'storm', reason, params: {} });
+  if (plan.left) return line(`storm on ${plan.left.storm.signature} over: ${plan.left.why}; its ${plan.left.storm.probes} probes done, held jobs retried now`);
+  const storm = plan.storm;
+  if (!storm) return undefined;
+  const held = plan.record.held.length;
+  const probe = storm.probe ? `probe job ${storm.probe.job} running` : plan.probe ? 'a probe retried now' : `next probe after ${since(storm.next_probe_at)}`;
+  const start = plan.entered ? 'storm entered' : `storm since ${since(storm.since)}`;
+  return line(`${start} on ${storm.signature} (${storm.why}); ${held} held, no retries spent on them; ${probe}`);
+}
+
+/** Retries interleaved across projects (each project's newest first), skips after them in their order. */
+function roundRobin(decisions: readonly Decision[], decided: readonly Decided[]): Decision[] {
+  const byProject = new Map<string, Decision[]>();
+  const rest: Decision[] = [];
+  decisions.forEach((decision, index) => {
+    if (decision.action !== RETRY) {
+      rest.push(decision);
+      return;
+    }
+    const project = String(decided[index]?.projectId ?? decision.params.project);
+    byProject.set(project, [...(byProject.get(project) ?? []), decision]);
+  });
+  const queues = [...byProject.values()];
+  const retries: Decision[] = [];
+  for (let round = 0; retries.length < decisions.length - rest.length; round += 1) {
+    for (const queue of queues) if (queue[round]) retries.push(queue[round]);
+  }
+  return [...retries, ...rest];
 }

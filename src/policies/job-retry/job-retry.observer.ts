@@ -20,6 +20,11 @@ import type { EventProject, ForgeEvent } from '../../engine/events';
 import { mapLimited } from '../../engine/map-limited';
 import { observeTargets } from '../../engine/observe-targets';
 import { readJsonObject } from '../../engine/json';
+import type { ActionRecord } from '../../engine/policy';
+import { stormPlanFor } from './job-retry.decide';
+import { RETRY_STORM } from './job-retry.measures';
+import { type ProbeView, signatureOf, slotOf, type StormRecord, stormEnds, type StormView, withRetriesMade } from './job-retry.storm';
+import { StormRecords } from './job-retry.storm-record';
 
 /**
  * Reading what the job_retry rules need, and no more: one page of a project's failed jobs when nothing is new, a
@@ -36,25 +41,71 @@ export const WATERMARK_MARGIN_MS = 60 * 60 * 1000;
 /** Extra reads (pipeline jobs, logs) in flight at once per project, so a burst of failures does not flood the forge. */
 export const READ_CONCURRENCY = 4;
 
+/** Watermarks written to Redis at once by commit: one connection takes them in order, without a round trip each. */
+const WRITE_CONCURRENCY = 32;
+
 export function watermarkKey(project: ProjectRef): string {
   return `watermark:${project}`;
 }
 
 export async function observeJobRetries(config: JobRetryConfig, context: ObserveContext): Promise<JobRetrySnapshot> {
   const open = openRetries(context.unsettled);
+  const storm = config.storm.enabled ? await observeStorm(config, context) : undefined;
+  // The pass that ends a storm reads every held job again, as an open retry: decide then retries them (stormEnds
+  // answers decide the same).
+  if (storm && stormEnds(config.storm, storm.record, storm.probe, context.now.getTime()) !== undefined) {
+    for (const held of storm.record.held) {
+      const target: RetryTarget = { project: held.project, jobId: held.job_id, pipelineId: held.pipeline_id, jobName: held.job_name, source: held.source };
+      open.set(held.source, [...(open.get(held.source) ?? []).filter((known) => known.jobId !== held.job_id), target]);
+    }
+  }
   // Several projects at once, in the order configured: a poll of thousands of projects is bound by the forge's
   // latency, not its throughput, and the client's concurrency cap and budget still hold every request. A scheduled
   // pass spreads them over half its interval instead of bursting at the tick (see TargetPace).
   const selected = await selectProjects(context, config.projects, config.include_archived);
+  // Every project's watermark in a few round trips before the reads start, not one Redis read each.
+  const stored = await context.state.getMany(selected.map(watermarkKey));
+  const watermarks = new Map(selected.map((project, index) => [project, stored[index]] as const));
   // Each project on its own: one the token may no longer read (or archived, deleted, moved) is recorded against that
   // project and the others go on. Its watermark stays, and its open retries are kept for the pass that reads it.
   const projects = await observeTargets(
     context,
     selected,
     (project) => ({ target: `project ${project}`, listed: config.projects.names(project) }),
-    (project) => observeProject(config, project, context, open.get(String(project)) ?? []),
+    (project) => observeProject(config, project, context, open.get(String(project)) ?? [], watermarks.get(project)),
   );
-  return { projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined) };
+  return { projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined), ...(storm ? { storm } : {}) };
+}
+
+/**
+ * The storm record, and the probe in flight as its pipeline shows it now (the newest attempt of its name): one read of
+ * Redis, and one pipeline (and perhaps one log) while a storm lasts.
+ */
+async function observeStorm(config: JobRetryConfig, context: StepContext): Promise<StormView> {
+  const record = await new StormRecords(context.state).read();
+  const probe = record.storm?.probe;
+  if (!probe) return { record };
+  return { record, probe: await readProbe(config, record, probe, context) };
+}
+
+async function readProbe(config: JobRetryConfig, record: StormRecord, probe: { slot: string; job: number }, context: StepContext): Promise<ProbeView> {
+  const held = record.held.find((job) => slotOf(job.project, job.pipeline_id, job.job_name) === probe.slot);
+  if (!held) return { state: 'gone' };
+  const jobs = await readPipeline(context, held.project, held.pipeline_id);
+  const attempts = (jobs ?? []).filter((job) => job.name === held.job_name && job.pipeline.id === held.pipeline_id);
+  const newest = attempts.reduce<Job | undefined>((found, job) => (found === undefined || job.id > found.id ? job : found), undefined);
+  if (!jobs || !newest) return { state: 'gone' };
+  // The retry's new attempt not listed yet: it is on its way.
+  if (newest.id <= probe.job) return { state: 'running' };
+  if (newest.status === 'success') return { state: 'succeeded', job: newest.id };
+  if (newest.status !== 'failed') return newest.status === 'canceled' || newest.status === 'skipped' ? { state: 'gone' } : { state: 'running' };
+  let matched: string | undefined;
+  const patterns = config.match.failure_log;
+  if (patterns) {
+    const tail = await context.client.jobs.traceTail(held.project, newest.id, config.log_tail);
+    matched = tail.found ? patterns.find((pattern) => pattern.test(tail.text))?.source : undefined;
+  }
+  return { state: 'failed', job: newest.id, sig: signatureOf(newest.failure_reason, matched) };
 }
 
 /**
@@ -77,7 +128,8 @@ export async function observeJobRetryEvent(config: JobRetryConfig, event: ForgeE
     failed = jobs.filter((job) => job.status === 'failed' && job.pipeline.id === event.pipelineId && (wanted.size === 0 || wanted.has(job.id)));
   }
   const candidates = await mapLimited(failed.map(toFailedJob), READ_CONCURRENCY, (job) => observeCandidate(config, project, job, context, pipelineJobs));
-  return { projects: [{ project, projectId: event.project.id, candidates, watermark: undefined }] };
+  const storm = config.storm.enabled ? { record: await new StormRecords(context.state).read(), event: true as const } : undefined;
+  return { projects: [{ project, projectId: event.project.id, candidates, watermark: undefined }], ...(storm ? { storm } : {}) };
 }
 
 /** The project as the policy names it, when the policy covers the event's project; undefined otherwise. */
@@ -100,17 +152,39 @@ async function coveringRef(config: JobRetryConfig, project: EventProject, contex
 }
 
 /**
- * Stores each project's new watermark after an acting, non-dry pass. The watermark may move past jobs whose retry
- * failed, waits or was deferred: the engine keeps those as unsettled targets, and the next observe reads them again.
+ * Stores the storm record and each project's new watermark after an acting, non-dry pass. The watermark may move past
+ * jobs whose retry failed, waits or was deferred: the engine keeps those as unsettled targets, and the next observe reads
+ * them again. The storm record goes first: a job it holds is past the watermark, and a crash in between only lists it
+ * again.
  */
 export async function commitJobRetries(
-  _config: JobRetryConfig,
+  config: JobRetryConfig,
   snapshot: JobRetrySnapshot,
-  context: StepContext,
+  context: ObserveContext,
+  records: readonly ActionRecord[] = [],
 ): Promise<void> {
-  for (const project of snapshot.projects) {
-    if (project.watermark) await context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark));
+  const plan = stormPlanFor(config, snapshot, context.now);
+  if (plan) {
+    // The probe counts as sent when the ledger has its retry done (by this pass, or one cut off before its commit).
+    const made = records
+      .filter((record) => record.decision.action === RETRY && (record.outcome === 'done' || record.outcome === 'scheduled' || record.outcome === 'duplicate'))
+      .flatMap((record) => {
+        const target = retryTarget(record.decision.params);
+        return [{ key: record.decision.key, slot: slotOf(target.project, target.pipelineId, target.jobName), job: target.jobId }];
+      });
+    await new StormRecords(context.state).write(withRetriesMade(plan, made, context.now));
+    if (plan.entered) {
+      await context.note({ target: `retry storm (${plan.entered.signature})`, action: 'storm', outcome: 'entered', reason: plan.entered.why, detail: `${plan.record.held.length} failed jobs held; one probe job at a time` });
+    }
+    if (plan.left) {
+      const { storm, why } = plan.left;
+      await context.note({ target: `retry storm (${storm.signature})`, action: 'storm', outcome: 'left', reason: why, detail: `since ${new Date(storm.since).toISOString()}, ${storm.probes} probes; held jobs retried` });
+    }
   }
+  await context.measures.set(RETRY_STORM, {}, plan?.storm ? 1 : 0);
+  // Only the marks that moved: a poll of thousands of projects where little failed writes little.
+  const moved = snapshot.projects.filter((project) => project.watermark && !project.unmoved);
+  await mapLimited(moved, WRITE_CONCURRENCY, (project) => context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark)));
 }
 
 /** The retries earlier passes left open, by the project as the policy lists it. */
@@ -137,7 +211,7 @@ function openRetries(unsettled: readonly UnsettledTarget[]): Map<string, RetryTa
 export async function jobStillToRetry(config: JobRetryConfig, target: RetryTarget, context: StepContext): Promise<string | undefined> {
   const job = { id: target.jobId, name: target.jobName, pipeline_id: target.pipelineId };
   const jobs = await readPipeline(context, target.project, target.pipelineId);
-  const reason = historySkipReason(config, { job, ...(jobs && attemptsOf(job, jobs)) });
+  const reason = historySkipReason(config, { job, ...(jobs && attemptsOf(job, jobs)) }, target.freeRetries ?? 0);
   return reason && `${reason.replace(/^skip: /, '')} (found when read again before retrying)`;
 }
 
@@ -146,8 +220,9 @@ async function observeProject(
   project: ProjectRef,
   context: StepContext,
   open: readonly RetryTarget[],
+  storedWatermark: string | undefined,
 ): Promise<JobRetryProjectSnapshot> {
-  const previous = parseWatermark(await context.state.get(watermarkKey(project)));
+  const previous = parseWatermark(storedWatermark);
   const now = context.now.getTime();
   // First poll: look back `lookback`; later polls: everything not seen before. The listing stops a margin later
   // than that in both cases, for the long jobs with smaller ids that failed late.
@@ -183,12 +258,10 @@ async function observeProject(
   const pipelineJobs = pipelineReader(context, project);
   const candidates = await mapLimited(fresh, READ_CONCURRENCY, (job) => observeCandidate(config, project, job, context, pipelineJobs));
 
-  return {
-    project,
-    projectId,
-    candidates,
-    watermark: newest && { id: newest.id, finished_at: new Date(newest.finishedMs).toISOString() },
-  };
+  const watermark = newest && { id: newest.id, finished_at: new Date(newest.finishedMs).toISOString() };
+  // Unmoved (nothing new failed): nothing for commit to write.
+  const moved = watermark !== undefined && (previous === undefined || watermark.id !== previous.id || watermark.finished_at !== previous.finished_at);
+  return { project, projectId, candidates, watermark, ...(moved ? {} : { unmoved: true as const }) };
 }
 
 async function observeCandidate(
@@ -263,6 +336,7 @@ function toFailedJob(job: Job): FailedJob {
     pipeline_id: job.pipeline.id,
     project_id: job.pipeline.project_id,
     finished_at: job.finished_at,
+    failure_reason: job.failure_reason ?? null,
   };
 }
 

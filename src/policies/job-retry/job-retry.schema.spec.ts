@@ -22,7 +22,27 @@ describe('job_retry schema', () => {
       delay: 0,
       log_tail: 65_536,
       max_actions_per_run: 50,
+      storm: {
+        enabled: true,
+        failures: 50,
+        projects: 10,
+        within: 300_000,
+        failed_again: 0.5,
+        min_retries: 10,
+        probe_backoff: 60_000,
+        probe_backoff_max: 480_000,
+        calm_after: 900_000,
+      },
     });
+  });
+
+  it('reads storm settings and refuses a calm_after that a failing probe could outlast', () => {
+    const config = aConfig({ storm: { failures: 200, projects: 3, within: '10m', probe_backoff: '30s', probe_backoff_max: '4m', calm_after: '5m' } });
+    expect(config.storm).toMatchObject({ failures: 200, projects: 3, within: 600_000, probe_backoff: 30_000, probe_backoff_max: 240_000, calm_after: 300_000 });
+    expect(aConfig({ storm: { enabled: false } }).storm.enabled).toBe(false);
+    expect(() => aConfig({ storm: { probe_backoff_max: '20m' } })).toThrow('storm.calm_after must be longer than storm.probe_backoff_max');
+    expect(() => aConfig({ storm: { failures: 1 } })).toThrow('storm.failures must be at least 2');
+    expect(() => aConfig({ storm: { failed_again: 1.5 } })).toThrow('storm.failed_again must be at most 1');
   });
 
   it('reads every field as written', () => {

@@ -29,6 +29,43 @@ const matchSchema = z
   })
   .describe('Which failed jobs are retried; every given condition must hold.');
 
+const count = (what: string, min: number) =>
+  z
+    .number()
+    .int({ error: `${what} must be a whole number` })
+    .min(min, { error: `${what} must be at least ${min}` });
+
+/**
+ * Storm control (docs/policies.md, "Retry storms"): when one failure signature arrives across many projects at once,
+ * or most of the bot's own retries fail again with it, retries are held and one probe job is retried at a time.
+ */
+const stormSchema = z
+  .strictObject({
+    enabled: z.boolean({ error: 'expected true or false' }).default(true).describe('Whether storms are detected at all.'),
+    failures: count('storm.failures', 2)
+      .default(50)
+      .describe('Failures with one signature, each of which would be retried, that start a storm when they finish within `within`...'),
+    projects: count('storm.projects', 1).default(10).describe('...in at least this many projects.'),
+    within: duration({ min: 1000 }).prefault('5m').describe('The window failures and the bot\'s own retries are counted in.'),
+    failed_again: z
+      .number({ error: 'expected a fraction such as 0.5' })
+      .gt(0, { error: 'storm.failed_again must be above 0' })
+      .max(1, { error: 'storm.failed_again must be at most 1' })
+      .default(0.5)
+      .describe('A storm also starts when more than this share of the bot\'s retries within `within` failed again with one signature...'),
+    min_retries: count('storm.min_retries', 1).default(10).describe('...once it made at least this many.'),
+    probe_backoff: duration({ min: 1000 }).prefault('1m').describe('How long after a probe failed again the next one is retried, doubling each time...'),
+    probe_backoff_max: duration({ min: 1000 }).prefault('8m').describe('...up to this.'),
+    calm_after: duration({ min: 1000 })
+      .prefault('15m')
+      .describe('A storm also ends when no failure with its signature (a new one or a probe) was seen for this long.'),
+  })
+  .refine((storm) => storm.calm_after > storm.probe_backoff_max, {
+    error: 'storm.calm_after must be longer than storm.probe_backoff_max: a probe that keeps failing must keep the storm going',
+    path: ['calm_after'],
+  })
+  .describe('Retry storm control: hold retries while one failure hits many projects, probe one job at a time.');
+
 export const jobRetryPolicy = definePolicyType('job_retry', 'Retries failed CI jobs whose failure looks transient.', {
   projects: projectSelection().describe(
     'Projects to watch: by id (42), full path (acme/api) or glob ("acme/*" the group\'s own, "acme/**" with its subgroups); a quoted leading "!" excludes.',
@@ -65,6 +102,8 @@ export const jobRetryPolicy = definePolicyType('job_retry', 'Retries failed CI j
     .min(1, { error: 'max_actions_per_run must be at least 1' })
     .default(50)
     .describe('At most this many retries in one pass; a storm of failures is then worked off over several passes.'),
+  // prefault, not default: the empty object is parsed, so the defaults inside `storm` apply.
+  storm: stormSchema.prefault({}),
 });
 
 export type JobRetryConfig = z.output<typeof jobRetryPolicy.schema>;

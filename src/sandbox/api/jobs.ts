@@ -142,9 +142,27 @@ export function retryJob(ctx: RequestContext, job: JobRecord): JobRecord {
     coverage: null,
   };
   job.retried = true;
+  runRetried(state, clone);
   state.jobs.set(clone.id, clone);
   state.touchPipeline(job.pipeline_id);
   return clone;
+}
+
+/** The runners' answer to a retried job, as `/__sandbox/runners` set them: none (pending), a failure, or a success. */
+function runRetried(state: SandboxState, clone: JobRecord): void {
+  const { runners } = state;
+  if (runners.state === 'idle') return;
+  const now = state.nowIso();
+  clone.started_at = now;
+  clone.finished_at = now;
+  if (runners.state === 'down') {
+    clone.status = 'failed';
+    clone.failure_reason = runners.failure_reason;
+    clone.log = runners.log;
+  } else {
+    clone.status = 'success';
+    clone.log = 'Job succeeded\n';
+  }
 }
 
 function present(ctx: RequestContext): Presenter {
