@@ -87,12 +87,21 @@ describe('rate-limit budget in Redis', () => {
       const clock = new FakeClock(Date.UTC(2024, 0, 1, 12, 0, 0));
       const budget = 1_000; // blocks of 2
       const limiters = [0, 1].map(() => new RateLimiter({ ...base, maxRequestsPerMinute: budget, redis, redisPrefix: prefix }, clock));
-      const monitor = redis.duplicate();
+      // MONITOR streams every command in order: a marker read after the requests tells when the feed has them all.
+      const feed = await redis.duplicate().monitor();
       const takes: string[] = [];
-      await monitor.monitor().then((feed) => feed.on('monitor', (_time: string, args: string[]) => args[0]?.toLowerCase().startsWith('eval') && args.some((arg) => arg.startsWith(prefix)) && takes.push(args[0])));
+      const marker = `${prefix}:monitor-marker`;
+      let markerSeen: () => void = () => undefined;
+      const seen = new Promise<void>((resolve) => (markerSeen = resolve));
+      feed.on('monitor', (_time: string, args: string[]) => {
+        if (args[0]?.toLowerCase().startsWith('eval') && args.some((arg) => arg.startsWith(prefix))) takes.push(args[0]);
+        if (args[0]?.toLowerCase() === 'get' && args[1] === marker) markerSeen();
+      });
       let sent = 0;
       await Promise.all(Array.from({ length: 1_001 }, (_, i) => limiters[i % 2].schedule('GET', async () => sent++)));
-      monitor.disconnect();
+      await redis.get(marker);
+      await seen;
+      feed.disconnect();
       const keys = (await redis.keys(`${prefix}:ratelimit:*`)).sort();
       const counts = await Promise.all(keys.map(async (key) => Number(await redis.get(key))));
       expect(sent).toBe(1_001);
