@@ -56,6 +56,8 @@ interface Write {
   removal?: number;
   /** An access request approved or denied: the facts its rules read must have been readable (judges.ts). */
   decision?: true;
+  /** A deploy key's removal: the project it leaves. */
+  project?: number;
 }
 
 const BOT_AGENT = 'forgewarden';
@@ -163,7 +165,8 @@ export class Judge {
     for (const key of write.keys) if (action !== undefined) this.lastBotWrite.set(key, action);
     const removed = write.removal;
     const honoursRevocation = removed !== undefined && write.keys.some((key) => (this.revokedByPerson.get(key) ?? []).some((older) => older < removed));
-    const why = honoursRevocation ? undefined : write.contradicted();
+    const withdrawsPersonLink = removed !== undefined && write.project !== undefined && this.rules.personLinked(removed, write.project);
+    const why = honoursRevocation || withdrawsPersonLink ? undefined : write.contradicted();
     // The same request again (the client repeating a write whose answer was lost) meets what its first attempt did.
     if (why === undefined || repeat) return;
     const from = action === undefined ? undefined : this.preconditionFrom.get(action);
@@ -268,6 +271,7 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
         area: 'keys',
         keys,
         removal: keyId,
+        project: project.id,
         label: `removal of deploy key ${keyId} "${title}" from ${where}`,
         contradicted: () =>
           state.deployKeys.get(keyId)?.projects.has(project.id) !== true || keysOn().some((key) => key.id !== keyId && key.title === title)

@@ -123,6 +123,14 @@ export class RuleJudges {
     this.selected = new Set(PROJECTS.map((path) => state.project(path)?.id).filter((id): id is number => id !== undefined));
   }
 
+  /**
+   * Whether the person enabled this key, one the daemon created, on that project: the daemon withdrawing a key no
+   * rotation vouches for from there is documented (docs/policies.md, "Never a second new key"), no lock-out of its own.
+   */
+  personLinked(keyId: number, projectId: number): boolean {
+    return !this.seeded.has(`deploy:${keyId}`) && this.personLinks.has(`${keyId}:${projectId}`);
+  }
+
   /** The person took the bot user's rights away (true) or gave them all back (false). */
   rights(away: boolean): void {
     this.rightsAway = away;
