@@ -189,6 +189,24 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     expect(sshKeyIds(ALICE)).toEqual([]);
   });
 
+  it('an upload whose answer was lost, then alice’s old key taken away by a person: the uploaded key is adopted and goes too, never left untracked', async () => {
+    const engine = await app({ ssh: [ALICE_SSH] });
+    // The upload reaches the forge, but its answer is lost on the way back.
+    expect(await control(sandbox(), 'POST', '/faults', { method: 'POST', path: `/users/${ALICE}/keys$`, status: 502, after: true, times: 1 })).toBe(201);
+    await pass(engine);
+    const [uploaded] = sshKeyIds(ALICE).filter((id) => id !== ALICE_KEY);
+    expect(uploaded).toBeDefined();
+    expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
+    for (let i = 0; i < 4 && sshKeyIds(ALICE).length > 0; i++) {
+      await advanceHours(1);
+      await pass(engine);
+    }
+    // The key the bot made is never left live where a person took the old one away.
+    expect(sshKeyIds(ALICE)).toEqual([]);
+    const removals = sandbox().state.requestLog.filter((entry) => entry.method === 'DELETE' && entry.headers['user-agent']?.startsWith('forgewarden'));
+    expect(removals.map((entry) => entry.path)).toEqual([`/api/v4/users/${ALICE}/keys/${uploaded}`]);
+  });
+
   it('the bot’s own removal of the old key, its answer lost and repeated into a 404, is no person’s revocation: the new key stays', async () => {
     const engine = await app({ ssh: [ALICE_SSH] });
     await pass(engine);

@@ -23,6 +23,8 @@ export class RotationPreconditions {
     if (!record) return undefined;
     const kind = this.kinds.named(record.kind);
     const problem = await kind.oldKeyHeld(context, record, uploadPlace(read, record)?.project);
+    // A key an earlier upload made (its answer lost) is adopted whatever became of the old one: untracked, it would stay.
+    if (problem && kind.holders !== 'several' && (await kind.listedAnywhere(context, record))) return undefined;
     return problem && `${problem}: ${kind.holders === 'several' ? 'the new key is not created there' : 'no new key is uploaded'}`;
   }
 

@@ -182,7 +182,10 @@ function sshPremise(ownerKeys: (userId: number) => OwnerKeys | undefined, record
       : undefined;
   if (record.new_key_id === null) {
     if (contradicted) return { close: contradicted };
-    if (!old) return { close: `old key ${record.old_key_id} is gone from the keys of ${name} (removed by someone else): no new key is uploaded` };
+    // An upload whose answer was lost made the key already: it is adopted first, so that the revocation takes it away.
+    if (!old && !listing.keys.some((key) => record.fingerprint !== null && key.fingerprint === record.fingerprint)) {
+      return { close: `old key ${record.old_key_id} is gone from the keys of ${name} (removed by someone else): no new key is uploaded` };
+    }
     return { oldOn: [], newOn: new Map(), unreadable: [], revoked: [] };
   }
   const fresh = listing.keys.find((key) => key.id === record.new_key_id);
