@@ -130,3 +130,12 @@ export class TokenKinds<Sections extends Readonly<Record<string, TokenKind>> = R
     return Object.fromEntries(this.entries().map(([section, kind]) => [section, kind.schema])) as { [Section in keyof Sections]: Sections[Section]['schema'] };
   }
 }
+
+/** A personal, project or group access token as a listing entry: the same fields on each, only the family differs. */
+export function listedAccessToken(
+  token: Pick<ListedToken, 'id' | 'name' | 'active' | 'revoked' | 'created_at' | 'expires_at' | 'scopes'>,
+  family: string,
+): ListedToken {
+  const { id, name, active, revoked, created_at, expires_at, scopes } = token;
+  return { id, name, active, revoked, created_at, expires_at, family, scopes };
+}

@@ -5,7 +5,7 @@ import type { ObserveContext, TargetProbe } from '../../../../engine/policy';
 import { onePage, readFirstPage } from '../../../../engine/probe';
 import type { GitlabClient, ResourceAccessTokensResource } from '../../../../gitlab';
 import type { NewResourceAccessToken, ResourceAccessToken, ResourceAccessTokenScope } from '../../../../gitlab/types/tokens';
-import type { ListedToken, TokenHolder, TokenKind } from '../../token-kind';
+import { listedAccessToken, type ListedToken, type TokenHolder, type TokenKind } from '../../token-kind';
 import { allOrGone, listHolders, removed } from '../../token-rotation.listing';
 import { type TokenRule, tokenRuleFields, withTokenChecks } from '../../token-rotation.schema';
 
@@ -91,17 +91,7 @@ function accessTokenKind<Rule extends TokenRule>(where: Where<Rule>): TokenKind<
 }
 
 function listed(token: ResourceAccessToken): ListedToken {
-  return {
-    id: token.id,
-    name: token.name,
-    active: token.active,
-    revoked: token.revoked,
-    created_at: token.created_at,
-    expires_at: token.expires_at,
-    family: `bot-${token.user_id}`,
-    scopes: token.scopes,
-    access_level: token.access_level,
-  };
+  return { ...listedAccessToken(token, `bot-${token.user_id}`), access_level: token.access_level };
 }
 
 async function collect<T>(listing: AsyncIterable<T>): Promise<T[]> {

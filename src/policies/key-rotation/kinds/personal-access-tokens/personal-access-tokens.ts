@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ObserveContext, TargetProbe } from '../../../../engine/policy';
 import type { PersonalAccessToken } from '../../../../gitlab/types/tokens';
-import type { ListedToken, TokenHolder, TokenKind } from '../../token-kind';
+import { listedAccessToken, type ListedToken, type TokenHolder, type TokenKind } from '../../token-kind';
 import { allOrGone, listHolders, removed } from '../../token-rotation.listing';
 import { tokenRuleFields, withTokenChecks } from '../../token-rotation.schema';
 
@@ -93,14 +93,5 @@ async function userHolder(context: ObserveContext, ref: string | number): Promis
 }
 
 function listed(token: PersonalAccessToken): ListedToken {
-  return {
-    id: token.id,
-    name: token.name,
-    active: token.active,
-    revoked: token.revoked,
-    created_at: token.created_at,
-    expires_at: token.expires_at,
-    family: `user-${token.user_id}:${token.name}`,
-    scopes: token.scopes,
-  };
+  return listedAccessToken(token, `user-${token.user_id}:${token.name}`);
 }
