@@ -220,7 +220,10 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     // Done, for a scenario with a person: the person has stopped and every target they left alone is done.
     const healthyDone = (): boolean => {
       if (!judge || !personDone) return false;
-      return humansRows(plan.name, expected, readOutcome(state, ctx.design, secretsDir, seeded), judge, state, backupFolder, new Map()).every((row) => row.missing === 0);
+      const now = readOutcome(state, ctx.design, secretsDir, seeded);
+      // The person leaves tokens alone: their row is the main table's, judged against the reference.
+      const tokens = compare(expected, now).tokens;
+      return tokens.missing === 0 && tokens.extra === 0 && humansRows(plan.name, expected, now, judge, state, backupFolder, new Map()).every((row) => row.missing === 0);
     };
     let steps = 0;
     let ticks = 0;
@@ -323,7 +326,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       notes.push(`${FAILOVERS_METRIC}: ${figures.map(([name, { failovers: value }]) => `${name} ${shown(value)}`).join(', ')}`);
       notes.push(`${REDIS_UP_METRIC}: ${figures.map(([name, { up }]) => `${name} ${shown(up)}`).join(', ')}`);
     }
-    const outcome = readOutcome(state, ctx.design, secretsDir, seeded);
+    const outcome = readOutcome(state, ctx.design, secretsDir, seeded, dir);
     if (judge && person) checkBackups(judge, backupFolder, person.deletedBackups);
     // What the forge recorded, for the evidence behind a failing row (one JSON object a line).
     writeFileSync(join(dir, 'forge-requests.jsonl'), state.requestLog.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
@@ -334,6 +337,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         ...row,
         faults: area === 'backup' ? 0 : outcome.faults[area],
       }));
+      rows.push({ scenario: plan.name, policy: POLICIES.tokens, faults: outcome.faults.tokens, ...compare(expected, outcome).tokens });
       notes.push(`the person made ${person?.steps ?? 0} changes`);
     } else {
       const counts = compare(expected, outcome);
