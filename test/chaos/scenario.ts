@@ -6,7 +6,7 @@ import { startSentinelTopology, type SentinelTopology } from '../support/redis-t
 import { freePort, isAlive } from '../support/redis-server';
 import { compare, converged, type Row } from './compare';
 import { Daemon, sleep } from './daemon';
-import { faultRules } from './fault-mix';
+import { faultRules, tokenFaultRules } from './fault-mix';
 import { readOutcome, type Outcome, type Seeded } from './outcome';
 import { POLICIES, policyFile } from './policy-file';
 import { readSettings, seededRuleIds, seedSettings } from './project-settings';
@@ -180,7 +180,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     };
     writeClock();
     const seeded = await seedForge(sandbox, ctx.design);
-    if (plan.faults) for (const rule of faultRules(ctx.random.fork(`faults:${plan.name}`))) state.faults.add(rule);
+    if (plan.faults) for (const rule of [...faultRules(ctx.random.fork(`faults:${plan.name}`)), ...tokenFaultRules()]) state.faults.add(rule);
 
     for (let i = 0; i < plan.daemons; i++) {
       daemons.push(
