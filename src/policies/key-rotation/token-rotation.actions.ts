@@ -99,7 +99,8 @@ export class TokenSteps {
       return { detail: `new token ${kept.token_id} taken up from ${record.value_path}; nothing sent again` };
     }
     const orphans = listed.filter((token) => token.active && !record.known_ids.includes(token.id) && (token.family === record.family || token.name === record.name));
-    const known = [...new Set([...record.known_ids, ...listed.map((token) => token.id)])];
+    // Orphans stay unknown: a recovery refused before the forge acted must find its token again, not make another.
+    const known = [...new Set([...record.known_ids, ...listed.filter((token) => !orphans.includes(token)).map((token) => token.id)])];
     const newest = orphans.sort((a, b) => b.id - a.id)[0];
     if (newest) {
       // The lost answer's token: its value is known to nobody. Rotated (or replaced) by its id with the bot's credential.
