@@ -201,6 +201,25 @@ describe('key_rotation of access tokens against the sandbox with a real Redis', 
     expect(sandbox.state.accessTokens.familyRevocations).toEqual([]);
   });
 
+  it('overlap: Redis back empty during the grace: the token in the value file is taken up, no second token made', async () => {
+    const engine = await app({ projects: '[acme/api]', strategy: 'overlap' });
+    const first = await pass(engine);
+    expect(acted(first)).toEqual(['issue_token:done', 'deliver_token:done']);
+    const made = rotateCalls().length;
+    // The rotation's record and the ledger gone, as after a Redis restart without its data.
+    const keys = await harness.redis.keys(`${harness.prefix}:*`);
+    if (keys.length > 0) await harness.redis.del(...keys);
+    await advanceHours(1);
+    await pass(engine);
+    expect(rotateCalls()).toHaveLength(made);
+    await advanceHours(25);
+    await pass(engine);
+    const active = activeNamed('deploy', { source: 'project', id: 1 });
+    expect(active).toHaveLength(1);
+    expect(token(API_TOKEN).revoked).toBe(true);
+    expect(variable('project', 1, 'DEPLOY_TOKEN')?.value).toBe(active[0].value);
+  });
+
   it('a daemon that stops between the answer and the delivery: another on the same Redis and secrets dir delivers from the value file, rotating nothing again', async () => {
     const first = await app({ projects: '[acme/api]' });
     // Every variable write fails, as if the daemon died before it delivered.
