@@ -55,6 +55,7 @@ export function compare(expected: Outcome, actual: Outcome): Record<keyof typeof
     access: compareAccess(expected, actual),
     keys: compareKeys(expected, actual),
     settings: compareSettings(expected, actual),
+    tokens: compareTokens(expected, actual),
   };
 }
 
@@ -196,6 +197,41 @@ function compareSettings(expected: Outcome, actual: Outcome): Counts {
     details.push(`${item}: the forge carried out ${writes.carried} write(s), ${allowed} expected (${writes.unanswered} unanswered)`);
   }
   return { expected: drifts, done, duplicated, missing, extra, details };
+}
+
+/**
+ * Token families: `done` when rotated soundly (the old token revoked or gone, one new active token, its value in the
+ * delivery variable). `duplicated`: new tokens beyond one that no lost answer explains, and every family revocation
+ * (reuse detection fires on a stale token rotated or used: a rotation done twice). `extra`: a family touched that the
+ * expected run left, and each token value found in a daemon's log.
+ */
+function compareTokens(expected: Outcome, actual: Outcome): Counts {
+  const details: string[] = [];
+  let expectedRotations = 0;
+  let done = 0;
+  let missing = 0;
+  let extra = 0;
+  let duplicated = 0;
+  for (const [key, want] of expected.tokens) {
+    const got = actual.tokens.get(key);
+    if (!got) continue;
+    if (want.rotated) expectedRotations += 1;
+    if (got.surplus > 0) {
+      duplicated += got.surplus;
+      details.push(`${got.label}: ${got.surplus} new token(s) beyond one that no lost answer explains`);
+    }
+    if (want.rotated && got.rotated) done += 1;
+    else if (want.rotated) {
+      missing += 1;
+      details.push(`${got.label}: ${got.problems.join('; ') || 'not rotated'}`);
+    } else if (got.touched) {
+      extra += 1;
+      details.push(`${got.label}: rotated or revoked, the expected run left it (${got.problems.join('; ') || 'rotated'})`);
+    }
+  }
+  duplicated += actual.familyRevocations.length;
+  extra += actual.tokenLeaks.length;
+  return { expected: expectedRotations, done, duplicated, missing, extra, details: [...details, ...actual.familyRevocations, ...actual.tokenLeaks] };
 }
 
 function sorted(values: Set<number>): number[] {

@@ -10,7 +10,7 @@ import { compare, passed } from './compare';
 import { designOutcome, readOutcome, type Seeded } from './outcome';
 import { SETTINGS } from './project-settings';
 import { seedForge } from './scenario';
-import { accessKey, buildDesign, type Design } from './world';
+import { accessKey, buildDesign, type Design, type TokenFamily } from './world';
 
 /**
  * The chaos suite's yardstick on a forge changed by hand: a complete, correct run passes; each kind of drop or double
@@ -272,5 +272,122 @@ describe('chaos outcome and comparison: project settings', () => {
     // A further one is a duplicate.
     await send(`${project('acme/web')}/services/chat-notifications-a`, 'PUT', chat);
     expect(settingsRow()).toMatchObject({ done: 12, duplicated: 1 });
+  });
+});
+
+/**
+ * key_rotation's tokens against a running sandbox: each family rotated through the API as a correct daemon does it
+ * (rotate, or create and revoke the old one after the grace), the value written to the holder's variable; then each
+ * fault the token row exists to catch.
+ */
+describe('chaos outcome and comparison: tokens', () => {
+  const design: Design = buildDesign();
+  let sandbox: RunningSandbox;
+  let seeded: Seeded;
+  let secrets: string;
+  let api: ReturnType<typeof apiClient>;
+
+  beforeEach(async () => {
+    sandbox = await startSandbox({ world: design.world });
+    seeded = await seedForge(sandbox, design);
+    secrets = mkdtempSync(join(tmpdir(), 'chaos-outcome-spec-'));
+    api = apiClient(sandbox.url, ADMIN_TOKEN);
+  });
+
+  afterEach(async () => {
+    await sandbox.close();
+    rmSync(secrets, { recursive: true, force: true });
+  });
+
+  const send = async (path: string, method: string, body?: Record<string, unknown>): Promise<unknown> => {
+    const response = await api(path, { method, ...(body ? { body } : {}) });
+    if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${response.text}`);
+    return response.json;
+  };
+  const holderPath = (family: TokenFamily): string => `/${family.kind === 'group' ? 'groups' : 'projects'}/${encodeURIComponent(family.holder)}`;
+  const expiresAt = '2025-08-31';
+
+  /** The family's new token: rotated, or made beside the old one (which is then revoked); its value. */
+  async function issue(family: TokenFamily): Promise<string> {
+    const base = holderPath(family);
+    if (family.kind === 'deploy') {
+      const made = (await send(`${base}/deploy_tokens`, 'POST', { name: family.name, username: 'ci-registry', scopes: ['read_registry'], expires_at: expiresAt })) as { token: string };
+      await send(`${base}/deploy_tokens/${family.oldId}`, 'DELETE');
+      return made.token;
+    }
+    if (family.holder === 'acme/web') {
+      const made = (await send(`${base}/access_tokens`, 'POST', { name: family.name, scopes: ['read_api'], access_level: 30, expires_at: expiresAt })) as { token: string };
+      await send(`${base}/access_tokens/${family.oldId}`, 'DELETE');
+      return made.token;
+    }
+    return ((await send(`${base}/access_tokens/${family.oldId}/rotate`, 'POST', { expires_at: expiresAt })) as { token: string }).token;
+  }
+
+  async function deliver(family: TokenFamily, value: string): Promise<void> {
+    const base = holderPath(family);
+    const exists = (await api(`${base}/variables/${family.variable}`)).status === 200;
+    if (exists) await send(`${base}/variables/${family.variable}`, 'PUT', { value });
+    else await send(`${base}/variables`, 'POST', { key: family.variable, value, masked: true, protected: true });
+  }
+
+  const due = (): TokenFamily[] => design.tokens.filter((f) => f.rotate);
+  async function rotateAll(skipDelivery: readonly string[] = []): Promise<void> {
+    for (const family of due()) {
+      const value = await issue(family);
+      if (!skipDelivery.includes(family.holder + family.name)) await deliver(family, value);
+    }
+  }
+  const tokensRow = (logDir?: string) => compare(designOutcome(design), readOutcome(sandbox.state, design, secrets, seeded, logDir)).tokens;
+
+  it('passes every due family rotated once and delivered', async () => {
+    await rotateAll();
+    expect(tokensRow()).toEqual({ expected: 4, done: 4, duplicated: 0, missing: 0, extra: 0, details: [] });
+  });
+
+  it('counts everything missing on an untouched forge', () => {
+    expect(tokensRow()).toMatchObject({ expected: 4, done: 0, missing: 4, extra: 0 });
+  });
+
+  it('fails on a family revocation: the stale token rotated again kills the new one, and the variable holds a refused token', async () => {
+    await rotateAll();
+    const response = await api('/projects/acme%2Fapi/access_tokens/701/rotate', { method: 'POST', body: { expires_at: expiresAt } });
+    expect(response.status).toBe(400);
+    const row = tokensRow();
+    expect(row).toMatchObject({ done: 3, missing: 1, duplicated: 1 });
+    expect(row.details.join('\n')).toMatch(/project access token 701 "ci-deploy" of acme\/api: 0 active new tokens .*variable DEPLOY_TOKEN holds token \d+, which the forge refuses/);
+    expect(row.details.join('\n')).toMatch(/family revocation \(rotated_revoked_token\) by POST \/projects\/acme%2Fapi\/access_tokens\/701\/rotate/);
+    expect(passed(row)).toBe(false);
+  });
+
+  it('counts a variable left with the old value, a family touched that is not due, and a second token made without cause', async () => {
+    await rotateAll(['acme/apici-deploy']);
+    await send('/projects/acme%2Fapi/access_tokens/705/rotate', 'POST', { expires_at: expiresAt });
+    // A second new token for acme/web, its answer received: one too many (and two active new tokens).
+    await send('/projects/acme%2Fweb/access_tokens', 'POST', { name: 'ci-deploy', scopes: ['read_api'], access_level: 30, expires_at: expiresAt });
+    const row = tokensRow();
+    expect(row).toMatchObject({ expected: 4, done: 2, missing: 2, extra: 1, duplicated: 1 });
+    expect(row.details.join('\n')).toMatch(/acme\/api: .*variable DEPLOY_TOKEN holds token 701, which the forge refuses/);
+    expect(row.details.join('\n')).toMatch(/token 705 "ci-other" of acme\/api: rotated or revoked, the expected run left it/);
+  });
+
+  it('allows one more new token for each issuing call whose answer was lost, recovered by rotating it again', async () => {
+    sandbox.state.faults.add({ method: 'POST', path: 'access_tokens/701/rotate$', status: 502, after: true, times: 1 });
+    const lost = await api('/projects/acme%2Fapi/access_tokens/701/rotate', { method: 'POST', body: { expires_at: expiresAt } });
+    expect(lost.status).toBe(502);
+    // The lost answer's token is the family's newest active one: rotated by its id, which gives a value.
+    const successor = sandbox.state.accessTokens.ofPlace('project', 1).find((t) => t.previous_id === 701);
+    const value = ((await send(`/projects/acme%2Fapi/access_tokens/${successor?.id}/rotate`, 'POST', { expires_at: expiresAt })) as { token: string }).token;
+    await deliver(design.tokens[0], value);
+    for (const family of due().slice(1)) await deliver(family, await issue(family));
+    expect(tokensRow()).toMatchObject({ done: 4, duplicated: 0, missing: 0 });
+  });
+
+  it('counts each token value found in a daemon log', async () => {
+    await rotateAll();
+    const value = sandbox.state.accessTokens.ofPlace('group', 10).find((t) => !t.revoked)?.value ?? '';
+    writeFileSync(join(secrets, 'daemon-1-1.log'), `{"msg":"delivered ${value}"}\n`);
+    const row = tokensRow(secrets);
+    expect(row).toMatchObject({ done: 4, extra: 1 });
+    expect(row.details).toEqual([expect.stringMatching(/^access token \d+'s value is in daemon-1-1\.log$/)]);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { readOpenSshPrivateKey } from '../../src/policies/key-rotation/openssh';
 import type { RequestLogEntry, SandboxState } from '../../src/sandbox';
 import { type ItemWrites, readSettings, ruleNames, settingsWrites } from './project-settings';
-import { accessKey, type Design } from './world';
+import { accessKey, type Design, type TokenFamily } from './world';
 
 /**
  * What a run did to the forge, read from the sandbox's state and request log (and the key files on disk), in a form
@@ -45,11 +45,31 @@ export interface Outcome {
   settings: Map<string, string>;
   /** Item → writes to it the forge carried out. */
   settingsWrites: Map<string, ItemWrites>;
+  /** `project:acme/api:ci-deploy` → how the token family ended up. */
+  tokens: Map<string, TokenOutcome>;
+  /** The forge's family revocations (reuse detection), one line each: any is a stale token rotated or used. */
+  familyRevocations: string[];
+  /** Token values found in the daemons' logs (read at the end of a scenario only), one line each. */
+  tokenLeaks: string[];
   /** Requests a fault answered, by the policy whose endpoints they were for (`other` for shared lookups). */
   faults: Record<FaultArea, number>;
 }
 
-export type FaultArea = 'jobRetry' | 'registry' | 'access' | 'keys' | 'settings' | 'other';
+/** How a token family ended up. */
+export interface TokenOutcome {
+  /** `project access token 701 "ci-deploy" of acme/api` */
+  label: string;
+  /** Rotated soundly: the old token revoked or gone, exactly one new active token, its value in the variable. */
+  rotated: boolean;
+  /** Touched at all: a new token made, or the old one revoked or gone. */
+  touched: boolean;
+  /** New tokens made beyond one, less one per issuing call whose answer was lost (its recovery makes another). */
+  surplus: number;
+  /** What is wrong as it stands; empty when complete and sound, or never started. */
+  problems: string[];
+}
+
+export type FaultArea = 'jobRetry' | 'registry' | 'access' | 'keys' | 'settings' | 'tokens' | 'other';
 
 /** What the scenario noted about the forge before the daemons started: the ids its approval rules had. */
 export interface Seeded {
@@ -58,6 +78,7 @@ export interface Seeded {
 
 /** Which policy an endpoint serves, to count the faults each policy met. */
 function areaOf(path: string): FaultArea {
+  if (/\/(access_tokens|personal_access_tokens|deploy_tokens|variables)(\/|$)/.test(path)) return 'tokens';
   if (/^\/api\/v4\/projects\/[^/]+\/(protected_branches|approvals|approval_rules|services)(\/|$)/.test(path)) return 'settings';
   if (/\/(jobs|pipelines)(\/|$)/.test(path)) return 'jobRetry';
   if (/\/registry\//.test(path)) return 'registry';
@@ -67,7 +88,7 @@ function areaOf(path: string): FaultArea {
 }
 
 function countFaults(log: readonly RequestLogEntry[]): Record<FaultArea, number> {
-  const counts: Record<FaultArea, number> = { jobRetry: 0, registry: 0, access: 0, keys: 0, settings: 0, other: 0 };
+  const counts: Record<FaultArea, number> = { jobRetry: 0, registry: 0, access: 0, keys: 0, settings: 0, tokens: 0, other: 0 };
   for (const entry of log) if (entry.fault !== null) counts[areaOf(entry.path)] += 1;
   return counts;
 }
@@ -81,7 +102,8 @@ export function forgeStatus(entry: RequestLogEntry): number | undefined {
 
 const ok = (status: number | undefined): boolean => status !== undefined && status >= 200 && status < 300;
 
-export function readOutcome(state: SandboxState, design: Design, secretsDir: string, seeded: Seeded): Outcome {
+/** `logDir`: the scenario's folder, whose daemon logs are scanned for token values (at the end only: it is slow). */
+export function readOutcome(state: SandboxState, design: Design, secretsDir: string, seeded: Seeded, logDir?: string): Outcome {
   const world = design.world;
   const log = state.requestLog;
 
@@ -152,8 +174,102 @@ export function readOutcome(state: SandboxState, design: Design, secretsDir: str
     keys: keyOutcomes(state, design, secretsDir),
     settings: readSettings(state, seeded.ruleIds),
     settingsWrites: settingsWrites(state, log, new Map([...invert(seeded.ruleIds), ...ruleNames(state)]), (entry) => ok(forgeStatus(entry))),
+    tokens: tokenOutcomes(state, design),
+    familyRevocations: state.accessTokens.familyRevocations.map(
+      (r) => `family revocation (${r.cause}) by ${r.method} ${r.path} naming token ${r.token_id}: revoked ${r.revoked_ids.join(', ') || 'none left active'} at ${r.time}`,
+    ),
+    tokenLeaks: logDir === undefined ? [] : tokenLeaks(state, logDir),
     faults: countFaults(log),
   };
+}
+
+const tokenKey = (family: TokenFamily): string => `${family.kind}:${family.holder}:${family.name}`;
+const tokenLabel = (family: TokenFamily): string =>
+  `${family.kind === 'deploy' ? 'deploy' : `${family.kind} access`} token ${family.oldId} "${family.name}" of ${family.holder}`;
+
+/** A token as the judge sees it, of either table. */
+interface HeldToken {
+  id: number;
+  value: string;
+  active: boolean;
+}
+
+/**
+ * Each family of the world: its tokens now (the holder's tokens of that name; the old one may be gone), the new ones
+ * among them, and the holder's variable. The variable must hold the value of the one new active token, which is a
+ * token the forge lets authenticate (neither revoked nor expired).
+ */
+function tokenOutcomes(state: SandboxState, design: Design): Map<string, TokenOutcome> {
+  const now = state.clock.date();
+  const worldIds = new Set(design.tokens.map((f) => `${f.kind === 'deploy' ? 'deploy' : 'access'}:${f.oldId}`));
+  const lost = lostIssues(state);
+  const outcomes = new Map<string, TokenOutcome>();
+  for (const family of design.tokens) {
+    const source = family.kind === 'group' ? 'group' : 'project';
+    const place = source === 'group' ? state.group(family.holder) : state.project(family.holder);
+    const placeId = place?.id ?? 0;
+    const table = family.kind === 'deploy' ? 'deploy' : 'access';
+    const held: HeldToken[] =
+      family.kind === 'deploy'
+        ? state.deployTokens.of(source, placeId).filter((t) => t.name === family.name).map((t) => ({ id: t.id, value: t.value, active: !t.revoked && !state.deployTokens.expired(t, now) }))
+        : state.accessTokens.ofPlace(source, placeId).filter((t) => t.name === family.name).map((t) => ({ id: t.id, value: t.value, active: state.accessTokens.active(t, now) }));
+    const old = held.find((t) => t.id === family.oldId);
+    const fresh = held.filter((t) => !worldIds.has(`${table}:${t.id}`));
+    const freshActive = fresh.filter((t) => t.active);
+    const oldGone = !old?.active;
+    const problems: string[] = [];
+    const touched = oldGone || fresh.length > 0;
+    if (touched) {
+      if (freshActive.length !== 1) problems.push(`${freshActive.length} active new tokens (${fresh.map((t) => `${t.id}${t.active ? '' : ' inactive'}`).join(', ') || 'none made'})`);
+      if (!oldGone) problems.push(`half done: old token ${family.oldId} still active`);
+      const variable = state.ciVariables.of(source, placeId).find((v) => v.key === family.variable && v.environment_scope === '*');
+      const holds = variable === undefined ? undefined : held.find((t) => t.value === variable.value);
+      if (!variable) problems.push(`variable ${family.variable} is missing`);
+      else if (!holds) problems.push(`variable ${family.variable} holds no value of the family`);
+      else if (!holds.active) problems.push(`variable ${family.variable} holds token ${holds.id}, which the forge refuses (revoked or expired)`);
+      else if (holds.id === family.oldId) problems.push(`variable ${family.variable} still holds the old token`);
+    }
+    const surplus = Math.max(0, fresh.length - 1 - (lost.get(`${table}:${source}:${placeId}`) ?? 0));
+    outcomes.set(tokenKey(family), { label: tokenLabel(family), rotated: touched && problems.length === 0, touched, surplus, problems });
+  }
+  return outcomes;
+}
+
+/**
+ * Issuing calls (a rotate, a create) the forge carried out whose answer a fault replaced, by table and holder: the
+ * daemon never got that value, so it rightly makes the family's token again.
+ */
+function lostIssues(state: SandboxState): Map<string, number> {
+  const lost = new Map<string, number>();
+  for (const entry of state.requestLog) {
+    const match = /^\/api\/v4\/(projects|groups)\/([^/]+)\/(access_tokens|deploy_tokens)(\/\d+\/rotate)?$/.exec(entry.path);
+    if (entry.method !== 'POST' || !match || entry.fault === null || !ok(forgeStatus(entry))) continue;
+    const ref = decodeURIComponent(match[2]);
+    const source = match[1] === 'groups' ? 'group' : 'project';
+    const id = (source === 'group' ? state.group(ref) : state.project(ref))?.id ?? 0;
+    const key = `${match[3] === 'deploy_tokens' ? 'deploy' : 'access'}:${source}:${id}`;
+    lost.set(key, (lost.get(key) ?? 0) + 1);
+  }
+  return lost;
+}
+
+/** Every token value the forge ever made or was seeded with, searched for in each daemon log of the scenario. */
+function tokenLeaks(state: SandboxState, logDir: string): string[] {
+  const values = new Map<string, string>();
+  for (const t of state.accessTokens.tokens.values()) values.set(t.value, `access token ${t.id}`);
+  for (const t of state.deployTokens.tokens.values()) values.set(t.value, `deploy token ${t.id}`);
+  const leaks: string[] = [];
+  let files: string[];
+  try {
+    files = readdirSync(logDir).filter((name) => /^daemon-.*\.log$/.test(name)).sort();
+  } catch {
+    return leaks;
+  }
+  for (const name of files) {
+    const text = readFileSync(join(logDir, name), 'utf8');
+    for (const [value, label] of values) if (text.includes(value)) leaks.push(`${label}'s value is in ${name}`);
+  }
+  return leaks;
 }
 
 function requestKey(state: SandboxState, source: 'group' | 'project', sourceId: number | undefined, username: string): string {
@@ -293,7 +409,12 @@ export function designOutcome(design: Design): Outcome {
     keys,
     settings: new Map(design.settings.map(({ item, after }) => [item, after])),
     settingsWrites: new Map(design.settings.filter(({ writes }) => writes > 0).map(({ item, writes }) => [item, { carried: writes, unanswered: 0 }])),
-    faults: { jobRetry: 0, registry: 0, access: 0, keys: 0, settings: 0, other: 0 },
+    tokens: new Map(
+      design.tokens.map((family) => [tokenKey(family), { label: tokenLabel(family), rotated: family.rotate, touched: family.rotate, surplus: 0, problems: [] }]),
+    ),
+    familyRevocations: [],
+    tokenLeaks: [],
+    faults: { jobRetry: 0, registry: 0, access: 0, keys: 0, settings: 0, tokens: 0, other: 0 },
   };
 }
 

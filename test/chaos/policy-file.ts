@@ -1,5 +1,5 @@
 import { SETTINGS } from './project-settings';
-import { ACCESS, GROUPS, PROJECTS, REGISTRY, TITLES } from './world';
+import { ACCESS, GROUPS, PROJECTS, REGISTRY, TITLES, TOKENS } from './world';
 
 /** Every polling policy's interval: the humans scenario's judges allow the daemon one such pass (and slack) to repair. */
 export const PASS_INTERVAL_MS = 1_000;
@@ -11,6 +11,7 @@ export const POLICIES = {
   access: 'chaos-access-requests',
   keys: 'chaos-key-rotation',
   settings: 'chaos-project-settings',
+  tokens: 'chaos-token-rotation',
 } as const;
 
 /**
@@ -133,7 +134,28 @@ ${onRotate ? `    on_rotate: ${JSON.stringify(onRotate)}\n    on_rotate_env: [GI
         webhook: ${JSON.stringify(SETTINGS.webhook)}
         notify_only_broken_pipelines: true
     prune: true
-${backup ? backupPolicy(backup) : ''}`;
+${tokenPolicy(secretsDir)}${backup ? backupPolicy(backup) : ''}`;
+}
+
+/**
+ * Tokens (world.ts, TOKEN_FAMILIES): project access tokens rotated on one project and overlapped on another, a group
+ * access token rotated, a deploy token overlapped, each delivered to a variable of its holder. The grace is an hour, so
+ * the suite's hour steps end it.
+ */
+function tokenPolicy(secretsDir: string): string {
+  const deliver = (key: string): string => `deliver: [{ variable: { key: ${key} } }]`;
+  return `  - name: ${POLICIES.tokens}
+    type: key_rotation
+    interval: 1s
+    secrets_dir: ${JSON.stringify(secretsDir)}
+    project_access_tokens:
+      - { projects: ["acme/api", "acme/worker"], names: [${JSON.stringify(TOKENS.accessNames)}], before_expiry: 14d, lifetime: 90d, strategy: rotate, ${deliver('DEPLOY_TOKEN')} }
+      - { projects: ["acme/web"], names: [${JSON.stringify(TOKENS.accessNames)}], before_expiry: 14d, lifetime: 90d, strategy: overlap, grace: 1h, ${deliver('DEPLOY_TOKEN')} }
+    group_access_tokens:
+      - { groups: [acme], names: [${JSON.stringify(TOKENS.groupNames)}], before_expiry: 14d, lifetime: 30d, strategy: rotate, ${deliver('GROUP_CI_TOKEN')} }
+    deploy_tokens:
+      - { projects: [acme/api], names: [${JSON.stringify(TOKENS.deployNames)}], before_expiry: 14d, lifetime: 90d, grace: 1h, ${deliver('REGISTRY_PASSWORD')} }
+`;
 }
 
 /** The humans scenario's backups: hourly (an hour step of the suite's clock), keeping the last two. */

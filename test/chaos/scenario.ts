@@ -6,7 +6,7 @@ import { startSentinelTopology, type SentinelTopology } from '../support/redis-t
 import { freePort, isAlive } from '../support/redis-server';
 import { compare, converged, type Row } from './compare';
 import { Daemon, sleep } from './daemon';
-import { faultRules } from './fault-mix';
+import { faultRules, tokenFaultRules } from './fault-mix';
 import { readOutcome, type Outcome, type Seeded } from './outcome';
 import { POLICIES, policyFile } from './policy-file';
 import { readSettings, seededRuleIds, seedSettings } from './project-settings';
@@ -192,7 +192,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     };
     writeClock();
     const seeded = await seedForge(sandbox, ctx.design);
-    if (plan.faults) for (const rule of faultRules(ctx.random.fork(`faults:${plan.name}`))) state.faults.add(rule);
+    if (plan.faults) for (const rule of [...faultRules(ctx.random.fork(`faults:${plan.name}`)), ...tokenFaultRules()]) state.faults.add(rule);
     const runnerOutage = plan.storm ? new RunnerOutage(state, started + plan.storm.downForMs) : undefined;
 
     for (let i = 0; i < plan.daemons; i++) {
@@ -233,7 +233,10 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     // Done, for a scenario with a person: the person has stopped and every target they left alone is done.
     const healthyDone = (): boolean => {
       if (!judge || !personDone) return false;
-      return humansRows(plan.name, expected, readOutcome(state, ctx.design, secretsDir, seeded), judge, state, backupFolder, new Map()).every((row) => row.missing === 0);
+      const now = readOutcome(state, ctx.design, secretsDir, seeded);
+      // The person leaves tokens alone: their row is the main table's, judged against the reference.
+      const tokens = compare(expected, now).tokens;
+      return tokens.missing === 0 && tokens.extra === 0 && humansRows(plan.name, expected, now, judge, state, backupFolder, new Map()).every((row) => row.missing === 0);
     };
     let steps = 0;
     let ticks = 0;
@@ -337,7 +340,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       notes.push(`${FAILOVERS_METRIC}: ${figures.map(([name, { failovers: value }]) => `${name} ${shown(value)}`).join(', ')}`);
       notes.push(`${REDIS_UP_METRIC}: ${figures.map(([name, { up }]) => `${name} ${shown(up)}`).join(', ')}`);
     }
-    const outcome = readOutcome(state, ctx.design, secretsDir, seeded);
+    const outcome = readOutcome(state, ctx.design, secretsDir, seeded, dir);
     if (judge && person) checkBackups(judge, backupFolder, person.deletedBackups);
     // After the quiet period no pass is owed any more: what is still open is late.
     judge?.rules.checkAll(true);
@@ -351,6 +354,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         ...row,
         faults: area === 'backup' || area === 'judge' ? 0 : outcome.faults[area],
       }));
+      rows.push({ scenario: plan.name, policy: POLICIES.tokens, faults: outcome.faults.tokens, ...compare(expected, outcome).tokens });
       if (person) humansLine = humansSummary(person, judge);
     } else {
       const counts = compare(expected, outcome);

@@ -58,6 +58,55 @@ export interface Design {
   rotatedDeployKeys: Set<number>;
   /** Each project setting before the run and as a correct daemon leaves it (project-settings.ts). */
   settings: readonly SettingsItem[];
+  /** The token families the token policy manages or must leave alone (TOKEN_FAMILIES). */
+  tokens: readonly TokenFamily[];
+}
+
+/**
+ * A token family of the world: a project or group access token or a deploy token, by its holder and name (an overlap
+ * makes a new token, of a new bot, beside the old one, so the name is what ties them), the variable its value is
+ * delivered to, and whether a correct daemon rotates it (due within before_expiry 14d, and matched by the policy).
+ */
+export interface TokenFamily {
+  kind: 'project' | 'group' | 'deploy';
+  holder: string;
+  name: string;
+  oldId: number;
+  oldValue: string;
+  expires: string;
+  variable: string;
+  rotate: boolean;
+}
+
+/** The token policy's names (policy-file.ts) and the families of the world, due or not. */
+export const TOKENS = { accessNames: '^ci-deploy$', groupNames: '^group-ci$', deployNames: '^registry-pull$' } as const;
+export const TOKEN_FAMILIES: readonly TokenFamily[] = [
+  // strategy rotate
+  { kind: 'project', holder: 'acme/api', name: 'ci-deploy', oldId: 701, oldValue: 'glpat-chaos-api-ci-deploy-0001', expires: 'now+5d', variable: 'DEPLOY_TOKEN', rotate: true },
+  // strategy overlap, grace 1h
+  { kind: 'project', holder: 'acme/web', name: 'ci-deploy', oldId: 702, oldValue: 'glpat-chaos-web-ci-deploy-0001', expires: 'now+3d', variable: 'DEPLOY_TOKEN', rotate: true },
+  // Not due yet.
+  { kind: 'project', holder: 'acme/worker', name: 'ci-deploy', oldId: 703, oldValue: 'glpat-chaos-worker-ci-deploy-01', expires: 'now+60d', variable: 'DEPLOY_TOKEN', rotate: false },
+  // Due, but no name the policy manages.
+  { kind: 'project', holder: 'acme/api', name: 'ci-other', oldId: 705, oldValue: 'glpat-chaos-api-ci-other-00001', expires: 'now+2d', variable: 'OTHER_TOKEN', rotate: false },
+  { kind: 'group', holder: 'acme', name: 'group-ci', oldId: 704, oldValue: 'glpat-chaos-acme-group-ci-0001', expires: 'now+4d', variable: 'GROUP_CI_TOKEN', rotate: true },
+  // Deploy tokens are overlap only.
+  { kind: 'deploy', holder: 'acme/api', name: 'registry-pull', oldId: 801, oldValue: 'gldt-chaos-api-registry-pull-1', expires: 'now+6d', variable: 'REGISTRY_PASSWORD', rotate: true },
+];
+
+/** The world's credentials of one holder: its access tokens, deploy tokens and the variable already holding one value. */
+function credentialsOf(holder: string): Pick<ProjectInput, 'access_tokens' | 'deploy_tokens' | 'variables'> {
+  const families = TOKEN_FAMILIES.filter((f) => f.holder === holder);
+  return {
+    access_tokens: families
+      .filter((f) => f.kind !== 'deploy')
+      .map((f) => ({ id: f.oldId, token: f.oldValue, name: f.name, scopes: ['read_api' as const], access_level: 'developer' as const, expires_at: f.expires })),
+    deploy_tokens: families
+      .filter((f) => f.kind === 'deploy')
+      .map((f) => ({ id: f.oldId, token: f.oldValue, name: f.name, username: 'ci-registry', scopes: ['read_registry' as const], expires_at: f.expires })),
+    // acme/api's variable exists already (updated in place); the others are created by the delivery.
+    variables: holder === 'acme/api' ? [{ key: 'DEPLOY_TOKEN', value: TOKEN_FAMILIES[0].oldValue, masked: true, protected: true }] : [],
+  };
 }
 
 export function accessKey(source: string, sourceId: number, userId: number): string {
@@ -223,6 +272,7 @@ export function buildDesign(): Design {
       registry: registries
         .filter((r) => r.projectIndex === index)
         .map((r) => ({ id: r.id, name: r.name, created_at: 'now-200d', tags: r.tags })),
+      ...credentialsOf(fullPath),
     };
   });
 
@@ -232,6 +282,7 @@ export function buildDesign(): Design {
     users,
     groups: [
       ...GROUPS.map((path, i) => ({
+        ...credentialsOf(path),
         id: 10 + i,
         path,
         // The person owns the groups too, so the bot's user is not their last owner and its role can be lowered.
@@ -278,7 +329,7 @@ export function buildDesign(): Design {
     tagsLeft.set(r.id, new Set(r.tags.map((t) => t.name).filter((name) => !deleted.has(name))));
   }
 
-  return { world, retriedJobs, tagsLeft, accessDecisions, rotatedSshKeys, rotatedDeployKeys, settings: SETTINGS_ITEMS };
+  return { world, retriedJobs, tagsLeft, accessDecisions, rotatedSshKeys, rotatedDeployKeys, settings: SETTINGS_ITEMS, tokens: TOKEN_FAMILIES };
 }
 
 /** `now-1h` and ISO times, against CHAOS_NOW (only the forms this file uses). */

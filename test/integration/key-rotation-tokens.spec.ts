@@ -179,6 +179,47 @@ describe('key_rotation of access tokens against the sandbox with a real Redis', 
     await expectNoValueKept([first, second]);
   });
 
+  it('a recovery refused before the forge acted: the lost answer’s token is found again and rotated, no second token made beside it', async () => {
+    const engine = await app({ projects: '[acme/api]' });
+    await control('faults', { method: 'POST', path: `/projects/acme%2Fapi/access_tokens/${API_TOKEN}/rotate$`, status: 502, after: true, times: 1 });
+    await pass(engine);
+    const [lost] = activeNamed('deploy', { source: 'project', id: 1 });
+    // The recovery's rotate of the lost answer's token refused before the forge acted (found in the chaos suite).
+    await control('faults', { method: 'POST', path: `/projects/acme%2Fapi/access_tokens/${lost.id}/rotate$`, status: 503, times: 1 });
+    await advanceHours(1);
+    const second = await pass(engine);
+    expect(acted(second)).toEqual(['issue_token:failed', 'deliver_token:stale']);
+    expect(token(lost.id).revoked).toBe(false);
+
+    await advanceHours(1);
+    const third = await pass(engine);
+    expect(acted(third)).toEqual(['issue_token:done', 'deliver_token:done']);
+    const active = activeNamed('deploy', { source: 'project', id: 1 });
+    expect(active).toHaveLength(1);
+    expect(token(lost.id).revoked).toBe(true);
+    expect(variable('project', 1, 'DEPLOY_TOKEN')?.value).toBe(active[0].value);
+    expect(sandbox.state.accessTokens.familyRevocations).toEqual([]);
+  });
+
+  it('overlap: Redis back empty during the grace: the token in the value file is taken up, no second token made', async () => {
+    const engine = await app({ projects: '[acme/api]', strategy: 'overlap' });
+    const first = await pass(engine);
+    expect(acted(first)).toEqual(['issue_token:done', 'deliver_token:done']);
+    const made = rotateCalls().length;
+    // The rotation's record and the ledger gone, as after a Redis restart without its data.
+    const keys = await harness.redis.keys(`${harness.prefix}:*`);
+    if (keys.length > 0) await harness.redis.del(...keys);
+    await advanceHours(1);
+    await pass(engine);
+    expect(rotateCalls()).toHaveLength(made);
+    await advanceHours(25);
+    await pass(engine);
+    const active = activeNamed('deploy', { source: 'project', id: 1 });
+    expect(active).toHaveLength(1);
+    expect(token(API_TOKEN).revoked).toBe(true);
+    expect(variable('project', 1, 'DEPLOY_TOKEN')?.value).toBe(active[0].value);
+  });
+
   it('a daemon that stops between the answer and the delivery: another on the same Redis and secrets dir delivers from the value file, rotating nothing again', async () => {
     const first = await app({ projects: '[acme/api]' });
     // Every variable write fails, as if the daemon died before it delivered.

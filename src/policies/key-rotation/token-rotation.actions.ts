@@ -86,6 +86,15 @@ export class TokenSteps {
     if (resuming) return this.resume(context, kind, resuming, listed);
     const old = listed.find((token) => token.id === record.old_token_id);
     if (!old?.active) return { outcome: 'stale', detail: `token ${record.old_token_id} is no longer active: not rotated` };
+    // No record, but the value file holds an active token of this rotation: its record was lost (Redis came back
+    // empty during an overlap's grace). Taken up, so no second token is made beside it.
+    const kept = await this.delivery.kept(record.value_path);
+    const keptToken = kept && kept.rotation === record.id ? listed.find((token) => token.id === kept.token_id && token.id !== record.old_token_id && token.active) : undefined;
+    if (kept && keptToken) {
+      redactor.addSecret(kept.value);
+      await saveTokenRecord(context.state, { ...record, step: 'issued', known_ids: listed.filter((token) => token !== keptToken).map((token) => token.id), new_token_id: keptToken.id, value_sha256: sha256(kept.value), last_error: null });
+      return { detail: `new token ${keptToken.id} taken up from ${record.value_path} (its record was lost); nothing sent` };
+    }
     return this.send(context, kind, { ...record, known_ids: listed.map((token) => token.id) }, 'send', old);
   }
 
@@ -99,7 +108,8 @@ export class TokenSteps {
       return { detail: `new token ${kept.token_id} taken up from ${record.value_path}; nothing sent again` };
     }
     const orphans = listed.filter((token) => token.active && !record.known_ids.includes(token.id) && (token.family === record.family || token.name === record.name));
-    const known = [...new Set([...record.known_ids, ...listed.map((token) => token.id)])];
+    // Orphans stay unknown: a recovery refused before the forge acted must find its token again, not make another.
+    const known = [...new Set([...record.known_ids, ...listed.filter((token) => !orphans.includes(token)).map((token) => token.id)])];
     const newest = orphans.sort((a, b) => b.id - a.id)[0];
     if (newest) {
       // The lost answer's token: its value is known to nobody. Rotated (or replaced) by its id with the bot's credential.
