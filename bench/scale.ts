@@ -2,7 +2,7 @@
  * The daemon at scale (`npm run bench -- --only scale`, also part of the whole bench): the real daemon
  * (`node dist/main.js run`) against the sandbox forge (`node dist/main.js sandbox`) serving a generated world under one
  * group, first of 5,000 projects, then of 20,000, in the same run. The daemon runs three dry-run policies over
- * `big/**`: job_retry (whose passes are the polls counted), registry_cleanup every minute (a preview: every project's
+ * `big/**`: job_retry (whose passes are the polls counted), registry_cleanup every 5 minutes (a preview: every project's
  * repositories listed, nothing deleted) and access_requests over the groups. Each world gets ten polls on an otherwise
  * idle machine, then ten with a CPU burner of the bench's own running beside the daemon (one process spinning, so the
  * daemon shares the cores with it as on a busy host). Everything is measured from outside:
@@ -123,7 +123,7 @@ function policyText(url: string, prefix: string, httpPort: number, world: ScaleW
     '  - name: cleanup',
     '    type: registry_cleanup',
     '    projects: ["big/**"]',
-    '    schedule: "* * * * *"',
+    '    schedule: "*/5 * * * *"',
     '    name_regex_delete: ".*"',
     '    keep_n: 5',
     '    older_than: 30d',
