@@ -48,13 +48,22 @@ export function passed(row: Counts): boolean {
 }
 
 /** All five rows; `converged` uses them without the duplicates (an action done twice cannot be undone by waiting). */
-export function compare(expected: Outcome, actual: Outcome): Record<keyof typeof POLICIES, Counts> {
+/** What a scenario did that changes what is expected of it. */
+export interface CompareOptions {
+  /**
+   * Redis came back without its data: the fingerprints of the integration secrets the daemon set are gone with it,
+   * and a secret it cannot read back is set once more (docs/policies.md, project_settings integrations).
+   */
+  readonly redisBackEmpty?: boolean;
+}
+
+export function compare(expected: Outcome, actual: Outcome, options: CompareOptions = {}): Record<keyof typeof POLICIES, Counts> {
   return {
     jobRetry: compareJobRetry(expected, actual),
     registry: compareRegistry(expected, actual),
     access: compareAccess(expected, actual),
     keys: compareKeys(expected, actual),
-    settings: compareSettings(expected, actual),
+    settings: compareSettings(expected, actual, options),
     tokens: compareTokens(expected, actual),
   };
 }
@@ -166,7 +175,7 @@ function compareKeys(expected: Outcome, actual: Outcome): Counts {
  * the forge carried out beyond the expected run's counts as `duplicated`, except one per write whose answer the daemon
  * did not get (it cannot know that the forge acted, and setting the same value again changes nothing).
  */
-function compareSettings(expected: Outcome, actual: Outcome): Counts {
+function compareSettings(expected: Outcome, actual: Outcome, options: CompareOptions): Counts {
   const before = new Map(SETTINGS_ITEMS.map(({ item, before: value }) => [item, value]));
   const details: string[] = [];
   let drifts = 0;
@@ -191,7 +200,8 @@ function compareSettings(expected: Outcome, actual: Outcome): Counts {
   }
   let duplicated = 0;
   for (const [item, writes] of [...actual.settingsWrites].sort((a, b) => a[0].localeCompare(b[0]))) {
-    const allowed = (expected.settingsWrites.get(item)?.carried ?? 0) + writes.unanswered;
+    const secretAgain = options.redisBackEmpty === true && item.includes(' integration ') ? 1 : 0;
+    const allowed = (expected.settingsWrites.get(item)?.carried ?? 0) + writes.unanswered + secretAgain;
     if (writes.carried <= allowed) continue;
     duplicated += writes.carried - allowed;
     details.push(`${item}: the forge carried out ${writes.carried} write(s), ${allowed} expected (${writes.unanswered} unanswered)`);

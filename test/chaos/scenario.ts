@@ -357,7 +357,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       rows.push({ scenario: plan.name, policy: POLICIES.tokens, faults: outcome.faults.tokens, ...compare(expected, outcome).tokens });
       if (person) humansLine = humansSummary(person, judge);
     } else {
-      const counts = compare(expected, outcome);
+      const counts = compare(expected, outcome, { redisBackEmpty: (plan.redisOutages ?? []).some((outage) => outage.data === 'empty') });
       if (runnerOutage) {
         const storm = runnerOutage.judge(ctx.design);
         counts.jobRetry = { ...counts.jobRetry, missing: counts.jobRetry.missing + storm.missing.length, details: [...counts.jobRetry.details, ...storm.missing] };
