@@ -165,9 +165,14 @@ export async function commitJobRetries(
 ): Promise<void> {
   const plan = stormPlanFor(config, snapshot, context.now);
   if (plan) {
-    // The probe counts as sent when the ledger has its retry done (by this pass, or one cut off before its commit).
+    // The probe counts as sent when the ledger has its retry done (by this pass, or one cut off before its commit), and
+    // when the forge already shows a newer attempt (stale: an earlier try whose answer was lost made it): that attempt
+    // is the probe's news, where deciding the probe again would meet the same newer attempt at every pass.
+    const probeKey = plan.probe && `${plan.probe.project}:${plan.probe.job_id}`;
+    const sent = (record: ActionRecord) =>
+      record.outcome === 'done' || record.outcome === 'scheduled' || record.outcome === 'duplicate' || (record.outcome === 'stale' && record.decision.key === probeKey);
     const made = records
-      .filter((record) => record.decision.action === RETRY && (record.outcome === 'done' || record.outcome === 'scheduled' || record.outcome === 'duplicate'))
+      .filter((record) => record.decision.action === RETRY && sent(record))
       .flatMap((record) => {
         const target = retryTarget(record.decision.params);
         return [{ key: record.decision.key, slot: slotOf(target.project, target.pipelineId, target.jobName), job: target.jobId }];
