@@ -72,7 +72,7 @@ const PLANS: ScenarioPlan[] = [
   { name: 'humans', daemons: 1, faults: true, humans: { forMs: 45_000, gapMs: [250, 900] }, timeLimitMs: 110_000 },
   // A runner outage: job_retry in a retry storm from its first pass, under the same faults, its daemon SIGKILLed and
   // restarted while the runners are down; once they are back, every designed retry must end in a successful attempt.
-  { name: 'storm', daemons: 1, faults: true, killCycles: 8, storm: { downForMs: 40_000 }, timeLimitMs: 130_000 },
+  { name: 'storm', daemons: 1, faults: true, killCycles: 8, storm: { downForMs: 40_000 }, timeLimitMs: 180_000, maxHourSteps: 36 },
 ];
 /** The order lanes take scenarios in: the longest first, so the lanes end close together. */
 const LANE_ORDER = ['redis-outage', 'failover', 'kills', 'humans', 'storm', 'faults', 'replicas'];

@@ -46,6 +46,8 @@ export interface ScenarioPlan {
   failovers?: FailoverEvent[];
   /** Bound of the active phase (before the quiet period). */
   timeLimitMs: number;
+  /** Hour steps of the forge's clock at the most (default 24): a storm's probes and backoffs spend forge hours. */
+  maxHourSteps?: number;
   /**
    * A person at work beside the daemon for `forMs` (humans.ts), one change every `gapMs` (random within): the rows then
    * judge the daemon's writes at the moment the forge handles them, and the targets the person left alone.
@@ -192,7 +194,9 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     };
     writeClock();
     const seeded = await seedForge(sandbox, ctx.design);
-    if (plan.faults) for (const rule of [...faultRules(ctx.random.fork(`faults:${plan.name}`)), ...tokenFaultRules()]) state.faults.add(rule);
+    // The token calls' lost answers cost forge hours each; the storm row spends its hours on the runner outage instead.
+    const tokenFaults = plan.storm ? [] : tokenFaultRules();
+    if (plan.faults) for (const rule of [...faultRules(ctx.random.fork(`faults:${plan.name}`)), ...tokenFaults]) state.faults.add(rule);
     const runnerOutage = plan.storm ? new RunnerOutage(state, started + plan.storm.downForMs) : undefined;
 
     for (let i = 0; i < plan.daemons; i++) {
@@ -285,7 +289,7 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         const entry = state.requestLog[logIndex];
         if (entry.method === 'DELETE' && /\/registry\/repositories\/\d+\/tags$/.test(entry.path)) lastBulkAt = now;
       }
-      const due = !redisDown && now >= nextTickAt && steps < MAX_HOUR_STEPS && !(done && steps >= MIN_HOUR_STEPS);
+      const due = !redisDown && now >= nextTickAt && steps < (plan.maxHourSteps ?? MAX_HOUR_STEPS) && !(done && steps >= MIN_HOUR_STEPS);
       // Right after Redis came back, a minute step takes the place of the hour step, which stays next.
       const hour = (ticks + 1) % HOUR_STEP_EVERY === 0 && now >= noHourStepBefore;
       const holdForBulk = due && hour && now - lastBulkAt < HOLD_AFTER_BULK_MS;
