@@ -32,7 +32,7 @@ const EXTRA_PASS_GRID_MS = 60_000;
 const HARM_PASS_GRID_MS = 15_000;
 
 /** How a pass is run: `plan` or `act`, and whether delayed actions and the next pass go to the queue. */
-export interface PassOptions {
+export interface CycleOptions {
   readonly mode: 'plan' | 'act';
   /** `queue` as the daemon's schedule runs it; `inline` as a command does (delays are waited out in the pass). */
   readonly delays: 'queue' | 'inline';
@@ -65,7 +65,7 @@ export class PassCycle {
    * killed with its process is run again at the next start) and followed by the extra pass it needs, queued here.
    * Any other acting pass only says when its next pass would come.
    */
-  async run(name: string, options: PassOptions): Promise<PassResult> {
+  async run(name: string, options: CycleOptions): Promise<PassResult> {
     const scheduled = options.mode === 'act' && options.delays === 'queue';
     const occasion: Exclude<PassOccasion, 'event'> = options.delays === 'queue' ? 'schedule' : 'command';
     let marked = false;
