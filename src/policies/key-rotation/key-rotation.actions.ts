@@ -4,7 +4,7 @@ import { readParams } from '../../engine/action-params';
 import type { ActionParams, ActionResult, ActContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
 import { hookMarkPath, KeyFiles } from './key-rotation.key-files';
-import { closeSchema, enableSchema, POLICY, readStart, removeNewSchema, removeSchema, runOnRotateSchema, type Start, uploadSchema, verifySchema, writeSchema } from './key-rotation.params';
+import { closeSchema, enableSchema, POLICY, readStart, recordOfStart, removeNewSchema, removeSchema, runOnRotateSchema, uploadSchema, verifySchema, writeSchema } from './key-rotation.params';
 import { RotationPreconditions, uploadPlace } from './key-rotation.preconditions';
 import { generationOf, HOLDER, isFinished, markOpen, placedOn, refKey, type RotationRecord, saveRecord } from './key-rotation.record';
 import { begin, loadKnown, message, RecordedError, recording, StepNotReadyError } from './key-rotation.step-record';
@@ -55,7 +55,7 @@ export class RotationSteps {
     const problem = await this.keyFiles.unusable(secretsDir);
     if (problem) throw new Error(`${problem}; not rotating`);
     // A first attempt records what its parameters say; a later one has it all in its record already.
-    const planned: RotationRecord = resuming ? { ...existing, attempt: existing.attempt + 1 } : newRecord(id, readStart(this.kinds, params), context.now, generation);
+    const planned: RotationRecord = resuming ? { ...existing, attempt: existing.attempt + 1 } : recordOfStart(id, readStart(this.kinds, params), context.now, generation);
     await saveRecord(context.state, planned);
     await markOpen(context.state, id, true);
     try {
@@ -280,34 +280,6 @@ export class RotationSteps {
     await saveRecord(context.state, { ...record, step: 'planned', fingerprint: null, last_error: `private key ${onDisk.problem}` });
     throw new RecordedError(`private key ${record.path} ${onDisk.problem}; nothing uploaded, a new key is written next pass`);
   }
-}
-
-function newRecord(id: string, start: Start, now: Date, generation: number): RotationRecord {
-  return {
-    id,
-    kind: start.kind.name,
-    step: 'planned',
-    attempt: 1,
-    title: start.title,
-    old_key_id: start.old_key_id,
-    old_fingerprint: start.old_fingerprint ?? null,
-    owner: start.owner,
-    ...(start.holder !== undefined ? { holder: start.holder } : {}),
-    projects: start.projects,
-    path: start.path,
-    key_type: start.key_type,
-    grace_ms: start.grace_ms,
-    lifetime_ms: start.lifetime_ms ?? null,
-    fingerprint: null,
-    new_key_id: null,
-    expires_at: null,
-    started_at: now.toISOString(),
-    verified_at: null,
-    removed_at: null,
-    last_error: null,
-    generation,
-    ...(start.kind.holders === 'several' ? { new_key_on: [] } : {}),
-  };
 }
 
 /** The steps as the daemon runs them: this build's kinds, on its disk, with on_rotate as its child. */

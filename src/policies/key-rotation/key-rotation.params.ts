@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { param, readParams } from '../../engine/action-params';
 import type { ActionParams } from '../../engine/policy';
 import type { CredentialKind, CredentialKinds, Holders } from './credential-kind';
+import type { RotationRecord } from './key-rotation.record';
 import { KEY_TYPES } from './openssh';
 
 /**
@@ -104,3 +105,32 @@ export const removeNewSchema = premiseSchema.extend({
   why: z.enum(['revoked', 'withdrawn'], { error: 'revoked | withdrawn' }),
   project: param.idOrPath().optional(),
 });
+
+/** The record a rotation starts with, `planned`, from its write step's params. */
+export function recordOfStart(id: string, start: Start, now: Date, generation: number): RotationRecord {
+  return {
+    id,
+    kind: start.kind.name,
+    step: 'planned',
+    attempt: 1,
+    title: start.title,
+    old_key_id: start.old_key_id,
+    old_fingerprint: start.old_fingerprint ?? null,
+    owner: start.owner,
+    ...(start.holder !== undefined ? { holder: start.holder } : {}),
+    projects: start.projects,
+    path: start.path,
+    key_type: start.key_type,
+    grace_ms: start.grace_ms,
+    lifetime_ms: start.lifetime_ms ?? null,
+    fingerprint: null,
+    new_key_id: null,
+    expires_at: null,
+    started_at: now.toISOString(),
+    verified_at: null,
+    removed_at: null,
+    last_error: null,
+    generation,
+    ...(start.kind.holders === 'several' ? { new_key_on: [] } : {}),
+  };
+}

@@ -1,38 +1,10 @@
-import { z } from 'zod';
-import { readParams } from '../../engine/action-params';
-import type { ActionParams, ActionResult, StepContext } from '../../engine/policy';
+import type { ActionResult, StepContext } from '../../engine/policy';
 import { redactor } from '../../logging/redact';
 import type { IssuedToken, ListedToken, TokenKind, TokenKinds } from './token-kind';
 import { deliveryId, sha256, type TokenDelivery } from './token-rotation.delivery';
 import { loadTokenRecord, saveTokenRecord, type TokenRecord } from './token-rotation.record';
-import { STRATEGIES } from './token-rotation.schema';
+import { type CloseParams, type IssueParams, type IssueStart, recordOfIssue, type StepParams } from './token-rotation.params';
 import { message } from './key-rotation.step-record';
-
-const POLICY = 'key_rotation';
-
-const resolvedDelivery = z.union([
-  z.object({ type: z.literal('variable'), scope: z.enum(['projects', 'groups']), place: z.union([z.string(), z.number()]), key: z.string(), environment_scope: z.string(), protected: z.boolean(), masked: z.boolean(), hidden: z.boolean() }),
-  z.object({ type: z.literal('file'), path: z.string() }),
-  z.object({ type: z.literal('hook'), command: z.string(), env: z.array(z.string()) }),
-]);
-
-const stepSchema = z.object({ rotation: z.string(), generation: z.int().min(1) });
-const issueSchema = stepSchema.extend({
-  kind: z.string(),
-  holder: z.object({ ref: z.union([z.string(), z.number()]), label: z.string(), scope: z.enum(['projects', 'groups']).optional() }),
-  old_token_id: z.int(),
-  name: z.string(),
-  family: z.string(),
-  scopes: z.array(z.string()),
-  access_level: z.int().optional(),
-  strategy: z.enum(STRATEGIES),
-  grace_ms: z.number(),
-  expires_at: z.string(),
-  value_path: z.string(),
-  deliveries: z.array(resolvedDelivery),
-});
-type IssueParams = z.output<typeof issueSchema> | z.output<typeof stepSchema>;
-const closeSchema = stepSchema.extend({ reason: z.string() });
 
 /** A step decided in the same pass after one that did not complete: it does nothing, and the next pass retries both. */
 export class TokenStepNotReadyError extends Error {}
@@ -79,7 +51,7 @@ export class TokenSteps {
     const secretsDir = (context.policy as { secrets_dir?: string }).secrets_dir;
     const problem = secretsDir ? await this.delivery.unusable(secretsDir) : undefined;
     if (problem) throw new Error(`${problem}; not rotating`);
-    const record = resuming ?? newRecord(raw as z.output<typeof issueSchema>, context.now);
+    const record = resuming ?? recordOfIssue(raw as IssueStart, context.now);
     const kind = this.kinds.named(record.kind);
     const listed = await kind.list(context, record.holder);
     if (!listed) throw new Error(`${record.holder.label} is gone (404); nothing sent`);
@@ -148,7 +120,7 @@ export class TokenSteps {
    * issued → delivered (overlap) or done (rotate): each delivery not yet done is written from the value file and read
    * back; the new token must still be active afterwards (a person who revoked it meanwhile closes the rotation).
    */
-  async deliver(params: z.output<typeof stepSchema>, context: StepContext): Promise<ActionResult> {
+  async deliver(params: StepParams, context: StepContext): Promise<ActionResult> {
     const record = await this.begin(context, params, 'issued');
     if ('already' in record) return record.already;
     const kept = await this.delivery.kept(record.value_path);
@@ -184,7 +156,7 @@ export class TokenSteps {
   }
 
   /** The new token is still listed and active: the old one goes only while its successor works. */
-  async revokePrecondition(params: z.output<typeof stepSchema>, context: StepContext): Promise<string | undefined> {
+  async revokePrecondition(params: StepParams, context: StepContext): Promise<string | undefined> {
     const record = await loadTokenRecord(context.state, params.rotation);
     if (!record || record.step !== 'delivered') return undefined;
     const fresh = (await this.kinds.named(record.kind).list(context, record.holder))?.find((token) => token.id === record.new_token_id);
@@ -196,7 +168,7 @@ export class TokenSteps {
    * delivered → done (overlap): every delivery is read back again first; one a person deleted or changed meanwhile sends
    * the rotation back to deliver it again, and the old token stays until then.
    */
-  async revokeOld(params: z.output<typeof stepSchema>, context: StepContext): Promise<ActionResult> {
+  async revokeOld(params: StepParams, context: StepContext): Promise<ActionResult> {
     const record = await this.begin(context, params, 'delivered');
     if ('already' in record) return record.already;
     if (context.now.getTime() < Date.parse(record.delivered_at ?? '') + record.grace_ms) throw new TokenStepNotReadyError(`not run: the grace of rotation ${record.id} has not passed`);
@@ -215,14 +187,14 @@ export class TokenSteps {
   }
 
   /** Any open step → closed: only the policy's own record changes; the forge is left as it is. */
-  async close(params: z.output<typeof closeSchema>, context: StepContext): Promise<ActionResult> {
+  async close(params: CloseParams, context: StepContext): Promise<ActionResult> {
     const record = await loadTokenRecord(context.state, params.rotation);
     if (!record || record.generation !== params.generation || record.step === 'done' || record.step === 'closed') return { outcome: 'stale', detail: `rotation ${params.rotation} is not open at generation ${params.generation}` };
     await saveTokenRecord(context.state, { ...record, step: 'closed', finished_at: context.now.toISOString(), closed_reason: params.reason });
     return { detail: `rotation ${record.id} closed: ${params.reason}` };
   }
 
-  private async begin(context: StepContext, params: z.output<typeof stepSchema>, at: 'issued' | 'delivered'): Promise<TokenRecord | { already: ActionResult }> {
+  private async begin(context: StepContext, params: StepParams, at: 'issued' | 'delivered'): Promise<TokenRecord | { already: ActionResult }> {
     const record = await loadTokenRecord(context.state, params.rotation);
     // Released, not failed: the replica (or the step of this pass) issuing it delivers it as soon as it has it.
     if (!record || record.generation < params.generation || record.step === 'sending') return { already: { outcome: 'stale', detail: `not run: rotation ${params.rotation} has not issued its new token yet` } };
@@ -235,45 +207,9 @@ export class TokenSteps {
     await saveTokenRecord(context.state, counted);
     return counted;
   }
-
-  /** Each action's params read back through its schema. */
-  static read = {
-    issue: (params: ActionParams): IssueParams => ('kind' in params ? readParams(POLICY, issueSchema, params) : readParams(POLICY, stepSchema, params)),
-    step: (params: ActionParams) => readParams(POLICY, stepSchema, params),
-    close: (params: ActionParams) => readParams(POLICY, closeSchema, params),
-  };
 }
 
 async function rotateWith(kind: TokenKind, context: StepContext, record: TokenRecord, tokenId: number): Promise<IssuedToken> {
   if (!kind.rotate) throw new Error(`a ${kind.noun} cannot be rotated; strategy overlap makes a new one`);
   return kind.rotate(context, record.holder, tokenId, record.expires_at);
-}
-
-function newRecord(params: z.output<typeof issueSchema>, now: Date): TokenRecord {
-  return {
-    id: params.rotation,
-    kind: params.kind,
-    step: 'sending',
-    attempt: 0,
-    generation: params.generation,
-    holder: params.holder,
-    name: params.name,
-    old_token_id: params.old_token_id,
-    family: params.family,
-    strategy: params.strategy,
-    grace_ms: params.grace_ms,
-    expires_at: params.expires_at,
-    value_path: params.value_path,
-    deliveries: params.deliveries,
-    known_ids: [],
-    sent_at: null,
-    new_token_id: null,
-    value_sha256: null,
-    delivered: [],
-    delivered_at: null,
-    started_at: now.toISOString(),
-    finished_at: null,
-    last_error: null,
-    closed_reason: null,
-  };
 }

@@ -7,6 +7,7 @@ import { TokenSteps } from './token-rotation.actions';
 import { CLOSE_TOKEN_ROTATION, decideTokens, DELIVER_TOKEN, ISSUE_TOKEN, REVOKE_OLD_TOKEN, type TokenSettings, type TokenSnapshot } from './token-rotation.decide';
 import { TokenDelivery } from './token-rotation.delivery';
 import { observeTokens } from './token-rotation.observer';
+import { readTokenParams } from './token-rotation.params';
 import type { TokenRule } from './token-rotation.schema';
 
 /** How long on_rotate may run with a token's value before it counts as failed. */
@@ -25,16 +26,16 @@ export function tokenParts(steps: TokenSteps) {
   const settings = (config: object) => config as unknown as TokenSettings;
   const actions: Record<string, PolicyAction> = {
     // The old token is still active (a person who revoked it took the access away), or a lost answer is looked for.
-    [ISSUE_TOKEN]: defineAction({ read: TokenSteps.read.issue, precondition: (params, context) => steps.issuePrecondition(params, context), run: (params, context) => steps.issue(params, context) }),
+    [ISSUE_TOKEN]: defineAction({ read: readTokenParams.issue, precondition: (params, context) => steps.issuePrecondition(params, context), run: (params, context) => steps.issue(params, context) }),
     // What it writes is checked by the step itself: the new token active after the delivery, each delivery read back.
     [DELIVER_TOKEN]: defineAction({
-      read: TokenSteps.read.step,
+      read: readTokenParams.step,
       unchecked: 'it writes the new value where the policy delivers it and reads each back; the new token is checked active afterwards, and a revoked one closes the rotation',
       run: (params, context) => steps.deliver(params, context),
     }),
     // The new token still works, and each delivery still holds it (read back by the step), before the old one goes.
-    [REVOKE_OLD_TOKEN]: defineAction({ read: TokenSteps.read.step, precondition: (params, context) => steps.revokePrecondition(params, context), run: (params, context) => steps.revokeOld(params, context) }),
-    [CLOSE_TOKEN_ROTATION]: defineAction({ read: TokenSteps.read.close, unchecked: "it changes only the policy's own record; nothing on the forge changes", run: (params, context) => steps.close(params, context) }),
+    [REVOKE_OLD_TOKEN]: defineAction({ read: readTokenParams.step, precondition: (params, context) => steps.revokePrecondition(params, context), run: (params, context) => steps.revokeOld(params, context) }),
+    [CLOSE_TOKEN_ROTATION]: defineAction({ read: readTokenParams.close, unchecked: "it changes only the policy's own record; nothing on the forge changes", run: (params, context) => steps.close(params, context) }),
   };
   return {
     actions,
