@@ -2,7 +2,7 @@ import { configOf, defineAction } from '../../engine/action-params';
 import type { PolicyAction } from '../../engine/policy';
 import { ForbiddenError } from '../../gitlab/transport/errors';
 import { RETRY } from './job-retry.decide';
-import { jobStillToRetry } from './job-retry.observer';
+import { jobStillToRetry } from './job-retry.precondition';
 import { retryTarget } from './job-retry.params';
 import { type JobRetryConfig, jobRetryPolicy } from './job-retry.schema';
 

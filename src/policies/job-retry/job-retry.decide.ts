@@ -3,7 +3,8 @@ import { firstPositions } from '../../engine/order';
 import { type Decision, SKIP } from '../../engine/policy';
 import { retryParams } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
-import { type FreeRetries, type LaterAttempt, planStorm, signatureOf, slotOf, type StormPlan, stormFree, type StormView, type WouldRetry } from './job-retry.storm';
+import type { FreeRetries } from './job-retry.storm-record';
+import { type LaterAttempt, planStorm, signatureOf, slotOf, type StormPlan, stormFree, type StormView, type WouldRetry } from './job-retry.storm';
 
 /**
  * Deciding which failed jobs to retry: pure, no I/O, no clock. The observer reuses the predicates below to decide

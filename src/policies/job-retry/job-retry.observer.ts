@@ -14,6 +14,7 @@ import {
   type Watermark,
 } from './job-retry.decide';
 import { type RetryTarget, retryTarget } from './job-retry.params';
+import { attemptsOf, pipelineReader, readJob, readPipeline, toFailedJob } from './job-retry.reads';
 import type { JobRetryConfig } from './job-retry.schema';
 import { selectProjects } from '../../engine/discovery';
 import type { EventProject, ForgeEvent } from '../../engine/events';
@@ -23,8 +24,8 @@ import { readJsonObject } from '../../engine/json';
 import type { ActionRecord } from '../../engine/policy';
 import { stormPlanFor } from './job-retry.decide';
 import { RETRY_STORM } from './job-retry.measures';
-import { type ProbeView, signatureOf, slotOf, type StormRecord, stormEnds, type StormView, withRetriesMade } from './job-retry.storm';
-import { StormRecords } from './job-retry.storm-record';
+import { type ProbeView, signatureOf, slotOf, stormEnds, type StormView, withRetriesMade } from './job-retry.storm';
+import { type StormRecord, StormRecords } from './job-retry.storm-record';
 
 /**
  * Reading what the job_retry rules need, and no more: one page of a project's failed jobs when nothing is new, a
@@ -208,18 +209,6 @@ function openRetries(unsettled: readonly UnsettledTarget[]): Map<string, RetryTa
   return bySource;
 }
 
-/**
- * The precondition of a retry: the job's pipeline read again now, and the same history rule as decide applied, so a
- * job someone retried since the pass looked (or while a `delay` ran) is not retried a second time. Undefined while the
- * retry still holds, else what changed.
- */
-export async function jobStillToRetry(config: JobRetryConfig, target: RetryTarget, context: StepContext): Promise<string | undefined> {
-  const job = { id: target.jobId, name: target.jobName, pipeline_id: target.pipelineId };
-  const jobs = await readPipeline(context, target.project, target.pipelineId);
-  const reason = historySkipReason(config, { job, ...(jobs && attemptsOf(job, jobs)) }, target.freeRetries ?? 0);
-  return reason && `${reason.replace(/^skip: /, '')} (found when read again before retrying)`;
-}
-
 async function observeProject(
   config: JobRetryConfig,
   project: ProjectRef,
@@ -286,63 +275,6 @@ async function observeCandidate(
 
   const tail = await context.client.jobs.traceTail(project, job.id, config.log_tail);
   return { ...withHistory, log: tail.found ? { state: 'found', text: tail.text } : { state: 'gone' } };
-}
-
-/** Every attempt of the job's name in its own pipeline (child pipelines are listed too, and have their own). */
-function attemptsOf(job: Pick<FailedJob, 'id' | 'name' | 'pipeline_id'>, jobs: readonly Job[]): { attempts: number; newestAttemptId: number } {
-  const ids = new Set<number>([job.id]); // the listing may predate the job; it is an attempt all the same
-  for (const other of jobs) if (other.name === job.name && other.pipeline.id === job.pipeline_id) ids.add(other.id);
-  return { attempts: ids.size, newestAttemptId: Math.max(...ids) };
-}
-
-async function readJob(context: StepContext, target: { readonly project: ProjectRef; readonly jobId: number }): Promise<Job | undefined> {
-  try {
-    return await context.client.jobs.show(target.project, target.jobId);
-  } catch (error) {
-    if (error instanceof NotFoundError) return undefined;
-    throw error;
-  }
-}
-
-/** Reads each pipeline's jobs at most once, however many of its failed jobs ask for them. */
-function pipelineReader(context: StepContext, project: ProjectRef): (pipelineId: number) => Promise<readonly Job[] | undefined> {
-  const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
-  return (pipelineId) => {
-    let read = pipelines.get(pipelineId);
-    if (!read) {
-      read = readPipeline(context, project, pipelineId);
-      pipelines.set(pipelineId, read);
-    }
-    return read;
-  };
-}
-
-async function readPipeline(context: StepContext, project: ProjectRef, pipelineId: number): Promise<readonly Job[] | undefined> {
-  const jobs: Job[] = [];
-  try {
-    // include_retried: attempts that were retried, by this policy or by a person, count against max_retries.
-    for await (const job of context.client.jobs.allForPipeline(project, pipelineId, { include_retried: true })) jobs.push(job);
-  } catch (error) {
-    // A pipeline deleted since the listing: its jobs cannot be retried, and decide says so.
-    if (error instanceof NotFoundError) return undefined;
-    throw error;
-  }
-  return jobs;
-}
-
-function toFailedJob(job: Job): FailedJob {
-  return {
-    id: job.id,
-    name: job.name,
-    stage: job.stage,
-    ref: job.ref,
-    tag: job.tag,
-    allow_failure: job.allow_failure,
-    pipeline_id: job.pipeline.id,
-    project_id: job.pipeline.project_id,
-    finished_at: job.finished_at,
-    failure_reason: job.failure_reason ?? null,
-  };
 }
 
 /** A failed job always has finished_at on the forge; should one lack it, its creation is the best bound we have. */

@@ -1,6 +1,5 @@
 import type { PolicyState } from '../../engine/policy';
 import { readJsonObject } from '../../engine/json';
-import { EMPTY_STORM_RECORD, type Arrival, type BotRetry, type FreeRetries, type HeldJob, type Storm, type StormRecord } from './job-retry.storm';
 
 /**
  * The storm record of a job_retry policy, one JSON value in the policy's Redis state: the storm in progress (if any),
@@ -8,6 +7,77 @@ import { EMPTY_STORM_RECORD, type Arrival, type BotRetry, type FreeRetries, type
  * max_retries. Written only by an acting pass's commit (one pass of a policy runs at a time), read by every pass.
  */
 export const STORM_KEY = 'storm';
+
+/** A failed job that would have been retried, as counted towards a storm. */
+export interface Arrival {
+  /** The decision's key (`projectId:jobId`): a job read again on a later pass is counted once. */
+  readonly key: string;
+  /** When it finished, epoch ms. */
+  readonly at: number;
+  readonly project: number;
+  readonly sig: string;
+}
+
+/** A retry the bot made outside a storm's probes, and the signature its new attempt failed with, once seen. */
+export interface BotRetry {
+  readonly slot: string;
+  /** The job retried: a failed attempt of the slot with a larger id is its new attempt, failed again. */
+  readonly job: number;
+  readonly at: number;
+  readonly again?: string;
+}
+
+/** A failed job the storm keeps instead of retrying: the newest attempt of its name in its pipeline. */
+export interface HeldJob {
+  readonly project: number;
+  /** The project as the policy lists it. */
+  readonly source: string;
+  readonly job_id: number;
+  readonly pipeline_id: number;
+  readonly job_name: string;
+  readonly sig: string;
+  /** When it was first held, epoch ms. */
+  readonly since: number;
+}
+
+export interface Storm {
+  readonly signature: string;
+  /** Epoch ms. */
+  readonly since: number;
+  /** What started it, for people. */
+  readonly why: string;
+  /** Probe retries made so far. */
+  readonly probes: number;
+  /** The probe retried and not yet seen finished: its slot, and the job whose retry it was. */
+  readonly probe?: { readonly slot: string; readonly job: number; readonly at: number };
+  /** The slot probed last: probed again while it fails with the signature, so one job carries the storm's retries. */
+  readonly last_probe?: string;
+  /** No probe before this, epoch ms. */
+  readonly next_probe_at: number;
+  /** The last failure with the signature (a new one, or a probe's), epoch ms. */
+  readonly last_failure_at: number;
+}
+
+/** Retries made in a storm that failed again with its signature, by slot: they do not count against max_retries. */
+export interface FreeRetries {
+  readonly n: number;
+  readonly at: number;
+}
+
+export interface StormRecord {
+  readonly storm?: Storm;
+  readonly arrivals: readonly Arrival[];
+  readonly retries: readonly BotRetry[];
+  readonly held: readonly HeldJob[];
+  readonly free: Readonly<Record<string, FreeRetries>>;
+  /**
+   * When a storm of each signature ended, epoch ms: failures with it that finished before then belonged to that storm
+   * (its held jobs, retried after it) and never start another.
+   */
+  readonly ended?: Readonly<Record<string, number>>;
+}
+
+export const EMPTY_STORM_RECORD: StormRecord = { arrivals: [], retries: [], held: [], free: {} };
 
 export class StormRecords {
   constructor(private readonly state: PolicyState) {}

@@ -1,7 +1,8 @@
 import { SKIP, type Decision } from '../../engine/policy';
 import { aCandidate, aConfig, aProjectSnapshot, type CandidateFields } from '../../../test/support/builders/jobs';
 import { decideJobRetries, type JobRetryCandidate, type JobRetrySnapshot, RETRY, stormPlanFor } from './job-retry.decide';
-import { EMPTY_STORM_RECORD, type HeldJob, type ProbeView, slotOf, type Storm, type StormRecord, withRetriesMade } from './job-retry.storm';
+import { type ProbeView, slotOf, withRetriesMade } from './job-retry.storm';
+import { EMPTY_STORM_RECORD, type HeldJob, type Storm, type StormRecord } from './job-retry.storm-record';
 
 const NOW = new Date('2025-06-02T12:00:00.000Z');
 const MIN = 60_000;
