@@ -16,7 +16,10 @@ const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patter
 /** Runtime code: everything in src/ but the sandbox, test helpers and specs. */
 const RUNTIME_IGNORES = ['**/*.spec.ts', 'src/sandbox/**', 'src/gitlab/testing/**', 'src/cli/sandbox.ts'];
 const runtime = [
-  { regex: '^(\\./|(\\.\\./)+)sandbox(/|$)', message: 'runtime code does not import the sandbox (only the sandbox command does)' },
+  {
+    regex: '^(\\./|(\\.\\./)+)sandbox(/|$)',
+    message: 'runtime code does not import the sandbox (only the sandbox command does)',
+  },
   { regex: '(^|/)(test|testing)(/|$)', message: 'runtime code does not import test code' },
 ];
 
@@ -25,7 +28,11 @@ const runtime = [
  * (src/engine/stores/: one class per record the engine keeps), plus the forge client's shared request budget, whose
  * Lua script lives with the rate limiter. Everything else asks a store.
  */
-const noRedis = { regex: '^ioredis$', message: 'only src/redis/ and the engine\'s stores (src/engine/stores/) import ioredis: keep what the engine stores behind a store' };
+const noRedis = {
+  regex: '^ioredis$',
+  message:
+    "only src/redis/ and the engine's stores (src/engine/stores/) import ioredis: keep what the engine stores behind a store",
+};
 
 /** How deep a file may sit in its policy's folder: a section, a credential kind, a kind's own folder. */
 const POLICY_DEPTHS = [0, 1, 2, 3];
@@ -39,14 +46,24 @@ const otherPolicies = (folder, depth) => ({
 /** A section (project-settings/approvals/) or a credential kind (key-rotation/kinds/ssh-keys/) builds on its core only. */
 const otherSections = {
   regex: '^\\.\\./[^./][^/]*/',
-  message: "a section or kind of a policy imports its policy's core, never a sibling: what two of them share lives in the core",
+  message:
+    "a section or kind of a policy imports its policy's core, never a sibling: what two of them share lives in the core",
 };
 
 // A file gets one no-restricted-imports setting (the last block that matches it), so each block lists every
 // restriction of its files: the runtime ones plus its own.
-const engineRule = { regex: '(^|/)policies(/|$)', message: 'the engine is handed the policy types (EngineModule.forRoot); it imports none' };
-const gitlabRule = { regex: '^@nestjs/', message: 'the forge client is plain classes: Nest wiring lives in src/forge/' };
-const restoreRule = { regex: '(^|/)cli(/|$)', message: 'the restore is a workflow the restore command runs and prints: it imports no command' };
+const engineRule = {
+  regex: '(^|/)policies(/|$)',
+  message: 'the engine is handed the policy types (EngineModule.forRoot); it imports none',
+};
+const gitlabRule = {
+  regex: '^@nestjs/',
+  message: 'the forge client is plain classes: Nest wiring lives in src/forge/',
+};
+const restoreRule = {
+  regex: '(^|/)cli(/|$)',
+  message: 'the restore is a workflow the restore command runs and prints: it imports no command',
+};
 
 const layerRules = [
   { files: ['src/**/*.ts'], ignores: RUNTIME_IGNORES, rules: restrict(...runtime, noRedis) },
@@ -74,19 +91,26 @@ const layerRules = [
  * TypeScript variant of no-restricted-imports), so it adds to the layer rules instead of replacing them.
  */
 const EFFECT_MODULES = ['fs', 'fs/promises', 'child_process'].flatMap((name) => [name, `node:${name}`]);
-const EFFECTS_MESSAGE = 'the disk and processes reach a policy through the injected classes of src/effects/ (LocalFiles, SecretFiles, HookRunner): see docs/architecture.md';
+const EFFECTS_MESSAGE =
+  'the disk and processes reach a policy through the injected classes of src/effects/ (LocalFiles, SecretFiles, HookRunner): see docs/architecture.md';
 // esquery ends a regular expression at its first slash: `.` stands for the one in fs/promises.
 const EFFECTS_PATTERN = '^(node:)?(fs|fs.promises|child_process)$';
 const effectsFence = {
   files: ['src/policies/**/*.ts', 'src/restore/**/*.ts'],
   ignores: RUNTIME_IGNORES,
   rules: {
-    '@typescript-eslint/no-restricted-imports': ['error', { paths: EFFECT_MODULES.map((name) => ({ name, message: EFFECTS_MESSAGE })) }],
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      { paths: EFFECT_MODULES.map((name) => ({ name, message: EFFECTS_MESSAGE })) },
+    ],
     // The same modules loaded at run time.
     'no-restricted-syntax': [
       'error',
       { selector: `ImportExpression[source.value=/${EFFECTS_PATTERN}/]`, message: EFFECTS_MESSAGE },
-      { selector: `CallExpression[callee.name='require'][arguments.0.value=/${EFFECTS_PATTERN}/]`, message: EFFECTS_MESSAGE },
+      {
+        selector: `CallExpression[callee.name='require'][arguments.0.value=/${EFFECTS_PATTERN}/]`,
+        message: EFFECTS_MESSAGE,
+      },
     ],
   },
 };

@@ -19,7 +19,18 @@ import { join } from 'node:path';
 import { LocalFiles } from '../src/effects/local-files';
 import { setDurationMs } from '../src/policies/group-backup/group-backup.decide';
 import { filesOf, PROJECTS_FOLDER, readSetFile } from '../src/policies/group-backup/group-backup.set';
-import { benchPrefix, DAEMON_NODE_FLAGS, dropKeys, get, MAIN, ROOT, runCommand, type Sandbox, startSandbox, waitForExit } from './processes';
+import {
+  benchPrefix,
+  DAEMON_NODE_FLAGS,
+  dropKeys,
+  get,
+  MAIN,
+  ROOT,
+  runCommand,
+  type Sandbox,
+  startSandbox,
+  waitForExit,
+} from './processes';
 
 const TOKEN = 'glpat-sandbox-backup-set-admin';
 const PROJECTS = 50;
@@ -46,7 +57,8 @@ export interface BackupSetRow {
 /** The archives' size as the world sets it, in decimal megabytes (the measured sizes are in MB of 2^20 bytes, as in the other rows). */
 const SIZE_TEXT = `${PADDING_BYTES / 1_000_000} MB (${PADDING_BYTES.toLocaleString('en')} bytes of padding)`;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-const min = (msValue: number) => `${Math.floor(msValue / 60_000)}:${String(Math.floor((msValue % 60_000) / 1000)).padStart(2, '0')}`;
+const min = (msValue: number) =>
+  `${Math.floor(msValue / 60_000)}:${String(Math.floor((msValue % 60_000) / 1000)).padStart(2, '0')}`;
 
 /** What the sandbox logged of a request: enough to find the exports, the downloads and any refusal. */
 interface LoggedRequest {
@@ -68,13 +80,17 @@ function worldText(): string {
   const inAcme = PROJECTS - SUBGROUPS.reduce((sum, group) => sum + group.projects, 0);
   for (let i = 1; i <= inAcme; i++) projects.push({ path: `service-${String(i).padStart(2, '0')}`, namespace: 'acme' });
   for (const group of SUBGROUPS) {
-    for (let i = 1; i <= group.projects; i++) projects.push({ path: `${group.path}-${String(i).padStart(2, '0')}`, namespace: `acme/${group.path}` });
+    for (let i = 1; i <= group.projects; i++)
+      projects.push({ path: `${group.path}-${String(i).padStart(2, '0')}`, namespace: `acme/${group.path}` });
   }
   // JSON is YAML. Only the archive size is set: the export limits, their window and the export delay are the defaults.
   return JSON.stringify({
     settings: { export_padding_bytes: PADDING_BYTES },
     users: [{ username: 'root', admin: true, tokens: [TOKEN] }],
-    groups: [{ path: 'acme', members: [{ user: 'root', access_level: 'owner' }] }, ...SUBGROUPS.map((group) => ({ path: group.path, parent: 'acme' }))],
+    groups: [
+      { path: 'acme', members: [{ user: 'root', access_level: 'owner' }] },
+      ...SUBGROUPS.map((group) => ({ path: group.path, parent: 'acme' })),
+    ],
     projects,
   });
 }
@@ -136,13 +152,20 @@ function mostInWindow(times: readonly number[], windowMs: number): number {
 
 /** The set's duration as `forgewarden plan` words it ("about 10 min at 6 project exports a minute"), if it says so. */
 function planEstimate(configFile: string): string | undefined {
-  const plan = spawnSync(process.execPath, [MAIN, 'plan', '-c', configFile], { cwd: ROOT, env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_LEVEL: 'warn' }, encoding: 'utf8', timeout: 60_000 });
+  const plan = spawnSync(process.execPath, [MAIN, 'plan', '-c', configFile], {
+    cwd: ROOT,
+    env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return /the group archive and \d+ projects?, (about [^,\n]+? a minute)/.exec(plan.stdout)?.[1];
 }
 
 export async function backupSetBench(log: (line?: string) => void): Promise<{ rows: BackupSetRow[]; notes: string[] }> {
   const expectedMs = setDurationMs(PROJECTS, EXPORTS_PER_MINUTE);
-  log(`\n### a backup set of ${PROJECTS} projects of ${SIZE_TEXT} each at the forge's default limits (group_backup, \`once\`; about ${min(expectedMs)} min)`);
+  log(
+    `\n### a backup set of ${PROJECTS} projects of ${SIZE_TEXT} each at the forge's default limits (group_backup, \`once\`; about ${min(expectedMs)} min)`,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-backup-set-bench-'));
   const worldFile = join(dir, 'world.yml');
   writeFileSync(worldFile, worldText());
@@ -151,17 +174,29 @@ export async function backupSetBench(log: (line?: string) => void): Promise<{ ro
   try {
     sandbox = await startSandbox(worldFile);
     // The limits the sandbox applies, as it says: the forge's defaults, not a shortened window.
-    const settings = JSON.parse((await get(`${sandbox.url}/__sandbox/settings`)) ?? '{}') as { export_rate_limits?: Record<string, number>; export_padding_bytes?: number };
+    const settings = JSON.parse((await get(`${sandbox.url}/__sandbox/settings`)) ?? '{}') as {
+      export_rate_limits?: Record<string, number>;
+      export_padding_bytes?: number;
+    };
     const limits = settings.export_rate_limits ?? {};
-    if (limits.window_ms !== 60_000 || limits.project_export !== EXPORTS_PER_MINUTE || limits.project_download_export !== 1 || settings.export_padding_bytes !== PADDING_BYTES) {
-      throw new Error(`backup set bench: the sandbox's settings are not the forge's defaults with ${PADDING_BYTES} bytes of padding: ${JSON.stringify(settings)}`);
+    if (
+      limits.window_ms !== 60_000 ||
+      limits.project_export !== EXPORTS_PER_MINUTE ||
+      limits.project_download_export !== 1 ||
+      settings.export_padding_bytes !== PADDING_BYTES
+    ) {
+      throw new Error(
+        `backup set bench: the sandbox's settings are not the forge's defaults with ${PADDING_BYTES} bytes of padding: ${JSON.stringify(settings)}`,
+      );
     }
     const destination = join(dir, 'backups');
     const groupFolder = join(destination, 'acme');
     const configFile = join(dir, 'backup-set.yml');
     writeFileSync(configFile, policyText(sandbox.url, prefix, destination));
     const planned = planEstimate(configFile);
-    log(`- plan: ${planned ?? 'no estimate found in its output'}; setDurationMs(${PROJECTS}, ${EXPORTS_PER_MINUTE}) = ${min(expectedMs)}`);
+    log(
+      `- plan: ${planned ?? 'no estimate found in its output'}; setDurationMs(${PROJECTS}, ${EXPORTS_PER_MINUTE}) = ${min(expectedMs)}`,
+    );
 
     // The RSS as each archive appears (the folder is read at every sample, every 100 ms: the last archive, set.json,
     // the manifest and the exit come within a few hundred ms), and the last sample before the exit.
@@ -170,41 +205,68 @@ export async function backupSetBench(log: (line?: string) => void): Promise<{ ro
     let lastLogMs = 0;
     let last: { rss: number; atMs: number } | undefined;
     const startedAt = Date.now();
-    const run = await runCommand(['once', '-c', configFile], { GITLAB_TOKEN: TOKEN }, {
-      nodeFlags: DAEMON_NODE_FLAGS,
-      timeoutMs: DEADLINE_MS,
-      onSample: (memory, atMs) => {
-        last = { rss: memory.rss, atMs };
-        const archives = archivesInPlace(groupFolder).length;
-        if (archives > seen) samples.push({ archives: (seen = archives), atMs, rss: memory.rss });
-        if (atMs - lastLogMs >= 60_000) {
-          lastLogMs = atMs;
-          log(`  ${min(atMs)}: ${seen} of ${PROJECTS} archives in place, RSS ${mb(memory.rss)} (peak ${mb(memory.peak)})`);
-        }
+    const run = await runCommand(
+      ['once', '-c', configFile],
+      { GITLAB_TOKEN: TOKEN },
+      {
+        nodeFlags: DAEMON_NODE_FLAGS,
+        timeoutMs: DEADLINE_MS,
+        onSample: (memory, atMs) => {
+          last = { rss: memory.rss, atMs };
+          const archives = archivesInPlace(groupFolder).length;
+          if (archives > seen) samples.push({ archives: (seen = archives), atMs, rss: memory.rss });
+          if (atMs - lastLogMs >= 60_000) {
+            lastLogMs = atMs;
+            log(
+              `  ${min(atMs)}: ${seen} of ${PROJECTS} archives in place, RSS ${mb(memory.rss)} (peak ${mb(memory.peak)})`,
+            );
+          }
+        },
       },
-    });
+    );
 
     // The outcome, or a loud failure: exit 0, a complete set of 50, 50 archives on disk, no 429.
     const tail = run.stderr.trim().split('\n').slice(-3).join(' / ');
-    if (run.code !== 0) throw new Error(`backup set bench: \`once\` exited with ${run.code} after ${min(run.wallMs)}: ${tail}`);
+    if (run.code !== 0)
+      throw new Error(`backup set bench: \`once\` exited with ${run.code} after ${min(run.wallMs)}: ${tail}`);
     const sets = readdirSync(groupFolder).filter((name) => existsSync(join(groupFolder, name, 'set.json')));
-    if (sets.length !== 1) throw new Error(`backup set bench: expected one set under ${groupFolder}, found ${sets.length}`);
+    if (sets.length !== 1)
+      throw new Error(`backup set bench: expected one set under ${groupFolder}, found ${sets.length}`);
     const set = await readSetFile(new LocalFiles(), join(groupFolder, sets[0]));
     const onDisk = archivesInPlace(groupFolder);
-    if (set.state !== 'complete' || set.projects.length !== PROJECTS || set.missing.length !== 0 || onDisk.length !== PROJECTS) {
+    if (
+      set.state !== 'complete' ||
+      set.projects.length !== PROJECTS ||
+      set.missing.length !== 0 ||
+      onDisk.length !== PROJECTS
+    ) {
       throw new Error(
         `backup set bench: the set is ${set.state} with ${set.projects.length} project archives (${onDisk.length} on disk), expected ${PROJECTS}; missing: ${set.missing.map((project) => `${project.path} (${project.reason})`).join(', ') || 'none'}`,
       );
     }
     const small = set.projects.filter((project) => project.bytes < PADDING_BYTES);
-    if (small.length) throw new Error(`backup set bench: ${small.length} project archives are smaller than their ${PADDING_BYTES} bytes of padding: ${small.map((project) => project.path).join(', ')}`);
+    if (small.length)
+      throw new Error(
+        `backup set bench: ${small.length} project archives are smaller than their ${PADDING_BYTES} bytes of padding: ${small.map((project) => project.path).join(', ')}`,
+      );
     const requests = JSON.parse((await get(`${sandbox.url}/__sandbox/requests`)) ?? 'null') as LoggedRequest[] | null;
     if (!requests) throw new Error('backup set bench: the sandbox did not give its request log');
     const refused = requests.filter((request) => request.status === 429);
-    if (refused.length) throw new Error(`backup set bench: the forge answered 429 ${refused.length} times: ${refused.slice(0, 3).map((r) => `${r.method} ${r.path} at ${r.time}`).join(', ')}`);
+    if (refused.length)
+      throw new Error(
+        `backup set bench: the forge answered 429 ${refused.length} times: ${refused
+          .slice(0, 3)
+          .map((r) => `${r.method} ${r.path} at ${r.time}`)
+          .join(', ')}`,
+      );
 
-    const exportTimes = requests.filter((r) => r.method === 'POST' && /^\/api\/v4\/projects\/\d+\/export$/.test(r.path)).map((r) => Date.parse(r.time)).sort((a, b) => a - b);
-    const downloads = requests.filter((r) => r.method === 'GET' && /^\/api\/v4\/projects\/\d+\/export\/download$/.test(r.path));
+    const exportTimes = requests
+      .filter((r) => r.method === 'POST' && /^\/api\/v4\/projects\/\d+\/export$/.test(r.path))
+      .map((r) => Date.parse(r.time))
+      .sort((a, b) => a - b);
+    const downloads = requests.filter(
+      (r) => r.method === 'GET' && /^\/api\/v4\/projects\/\d+\/export\/download$/.test(r.path),
+    );
     const downloaded = downloads.filter((r) => r.status === 200).length;
     const byStatus = new Map<number, number>();
     for (const request of requests) byStatus.set(request.status, (byStatus.get(request.status) ?? 0) + 1);
@@ -216,12 +278,27 @@ export async function backupSetBench(log: (line?: string) => void): Promise<{ ro
     const end = last ?? { rss: NaN, atMs: NaN };
     const lastExportMs = exportTimes.length ? (exportTimes.at(-1) ?? 0) - startedAt : NaN;
 
-    log(`- \`once\` ${min(run.wallMs)} wall (${(run.wallMs / 1000).toFixed(1)} s); expected at the limits ${min(expectedMs)} (the plan's ⌈${PROJECTS} / ${EXPORTS_PER_MINUTE}⌉ + 1 minutes): ${((100 * run.wallMs) / expectedMs).toFixed(0)}% of it`);
-    log(`- ${exportTimes.length} project export requests, at most ${mostInWindow(exportTimes, 60_000)} in any 60 s, the last ${min(lastExportMs)} after the start; ${downloaded} downloads (${downloads.length} tries); ${requests.length} requests in all (${[...byStatus].sort(([a], [b]) => a - b).map(([status, count]) => `${count} × ${status}`).join(', ')}), no 429`);
-    log(`- set ${sets[0]}: ${set.state}, group archive and ${set.projects.length} project archives, ${mb(setBytes)} in set.json; ${written.count} files, ${mb(written.bytes)} (${written.bytes.toLocaleString('en')} bytes) written under the destination`);
+    log(
+      `- \`once\` ${min(run.wallMs)} wall (${(run.wallMs / 1000).toFixed(1)} s); expected at the limits ${min(expectedMs)} (the plan's ⌈${PROJECTS} / ${EXPORTS_PER_MINUTE}⌉ + 1 minutes): ${((100 * run.wallMs) / expectedMs).toFixed(0)}% of it`,
+    );
+    log(
+      `- ${exportTimes.length} project export requests, at most ${mostInWindow(exportTimes, 60_000)} in any 60 s, the last ${min(lastExportMs)} after the start; ${downloaded} downloads (${downloads.length} tries); ${requests.length} requests in all (${[
+        ...byStatus,
+      ]
+        .sort(([a], [b]) => a - b)
+        .map(([status, count]) => `${count} × ${status}`)
+        .join(', ')}), no 429`,
+    );
+    log(
+      `- set ${sets[0]}: ${set.state}, group archive and ${set.projects.length} project archives, ${mb(setBytes)} in set.json; ${written.count} files, ${mb(written.bytes)} (${written.bytes.toLocaleString('en')} bytes) written under the destination`,
+    );
     const whole = complete ? `, ${mb(complete.rss)} with all ${PROJECTS} in place (${min(complete.atMs)})` : '';
-    log(`- RSS: ${mb(first?.rss ?? NaN)} after the first project (${min(first?.atMs ?? NaN)}), ${after.length ? `${mb(Math.min(...after))}–${mb(Math.max(...after))}` : 'n/a'} as the archives arrived${whole}, ${mb(end.rss)} at the last sample (${min(end.atMs)}); peak ${mb(run.peakRss)} (VmHWM)`);
-    log(`  per archive: ${samples.map((sample) => `${sample.archives}@${min(sample.atMs)} ${(sample.rss / 1024 / 1024).toFixed(0)}`).join(', ')} (MB)`);
+    log(
+      `- RSS: ${mb(first?.rss ?? NaN)} after the first project (${min(first?.atMs ?? NaN)}), ${after.length ? `${mb(Math.min(...after))}–${mb(Math.max(...after))}` : 'n/a'} as the archives arrived${whole}, ${mb(end.rss)} at the last sample (${min(end.atMs)}); peak ${mb(run.peakRss)} (VmHWM)`,
+    );
+    log(
+      `  per archive: ${samples.map((sample) => `${sample.archives}@${min(sample.atMs)} ${(sample.rss / 1024 / 1024).toFixed(0)}`).join(', ')} (MB)`,
+    );
 
     return {
       rows: [
@@ -233,7 +310,10 @@ export async function backupSetBench(log: (line?: string) => void): Promise<{ ro
           floor: `plan: ${min(expectedMs)} min (⌈${PROJECTS} / ${EXPORTS_PER_MINUTE}⌉ + 1); last export request at ${min(lastExportMs)}`,
         },
       ],
-      notes: planned && !planned.startsWith(`about ${Math.round(expectedMs / 60_000)} min`) ? [`The backup set's plan says "${planned}", setDurationMs ${min(expectedMs)} min.`] : [],
+      notes:
+        planned && !planned.startsWith(`about ${Math.round(expectedMs / 60_000)} min`)
+          ? [`The backup set's plan says "${planned}", setDurationMs ${min(expectedMs)} min.`]
+          : [],
     };
   } finally {
     if (sandbox) {

@@ -11,7 +11,16 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { benchPrefix, DAEMON_NODE_FLAGS, dropKeys, get, runCommand, type Sandbox, startSandbox, waitForExit } from './processes';
+import {
+  benchPrefix,
+  DAEMON_NODE_FLAGS,
+  dropKeys,
+  get,
+  runCommand,
+  type Sandbox,
+  startSandbox,
+  waitForExit,
+} from './processes';
 
 const TOKEN = 'glpat-sandbox-backup-admin';
 /** Two sizes, ten times apart: a streamed backup's peak RSS is the same for both. */
@@ -33,7 +42,10 @@ function worldText(paddingBytes: number): string {
   return JSON.stringify({
     settings: { export_padding_bytes: paddingBytes, export_delay_ms: 0, export_rate_limits: { window_ms: 1000 } },
     users: [{ username: 'root', admin: true, tokens: [TOKEN] }],
-    groups: [{ path: 'acme', members: [{ user: 'root', access_level: 'owner' }] }, { path: 'platform', parent: 'acme' }],
+    groups: [
+      { path: 'acme', members: [{ user: 'root', access_level: 'owner' }] },
+      { path: 'platform', parent: 'acme' },
+    ],
   });
 }
 
@@ -78,7 +90,9 @@ export async function backupBench(log: (line?: string) => void): Promise<{ rows:
     const run = await backupOnce(size, notes);
     if (!run) return { rows, notes };
     runs.push(run);
-    log(`- ${mb(run.bytes)}: \`once\` ${s(run.wallMs)} wall (process start, the export being made, first download try after 1 s, …); from the download to the exit ${s(run.fromDownloadMs)} (${mb((run.bytes / run.fromDownloadMs) * 1000)}/s downloaded, verified and put in place); peak RSS ${mb(run.peakRss)}; \`gzip -t\` of the archive ${s(run.gzipMs)}`);
+    log(
+      `- ${mb(run.bytes)}: \`once\` ${s(run.wallMs)} wall (process start, the export being made, first download try after 1 s, …); from the download to the exit ${s(run.fromDownloadMs)} (${mb((run.bytes / run.fromDownloadMs) * 1000)}/s downloaded, verified and put in place); peak RSS ${mb(run.peakRss)}; \`gzip -t\` of the archive ${s(run.gzipMs)}`,
+    );
   }
   for (const run of runs) {
     rows.push({
@@ -103,7 +117,11 @@ async function backupOnce(paddingBytes: number, notes: string[]): Promise<Backup
     const destination = join(dir, 'backups');
     const configFile = join(dir, 'backup.yml');
     writeFileSync(configFile, policyText(sandbox.url, prefix, destination));
-    const { wallMs, peakRss, code, stderr, endedAt } = await runCommand(['once', '-c', configFile], { GITLAB_TOKEN: TOKEN }, { nodeFlags: DAEMON_NODE_FLAGS, timeoutMs: 300_000 });
+    const { wallMs, peakRss, code, stderr, endedAt } = await runCommand(
+      ['once', '-c', configFile],
+      { GITLAB_TOKEN: TOKEN },
+      { nodeFlags: DAEMON_NODE_FLAGS, timeoutMs: 300_000 },
+    );
     const archives = readdirSync(join(destination, 'acme')).filter((name) => name.endsWith('.tar.gz'));
     if (code !== 0 || archives.length !== 1) {
       notes.push(`The backup bench's \`once\` exited with ${code}: ${stderr.trim().split('\n').slice(-2).join(' / ')}`);

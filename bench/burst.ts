@@ -11,7 +11,18 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchPrefix, dropKeys, freePort, percentile, requestLog, type Sandbox, sleep, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
+import {
+  benchPrefix,
+  dropKeys,
+  freePort,
+  percentile,
+  requestLog,
+  type Sandbox,
+  sleep,
+  startDaemonWithPasses,
+  startSandbox,
+  waitForExit,
+} from './processes';
 
 const TOKEN = 'glpat-sandbox-burst-admin';
 const SECRET = 'bench-burst-secret-0123456789abc';
@@ -50,7 +61,13 @@ function worldText(hookUrl: string): string {
         {
           id: project * 1000,
           ref: 'main',
-          jobs: Array.from({ length: JOBS_PER_PROJECT }, (_, job) => ({ id: jobId(project, job + 1), name: `test-${job + 1}`, stage: 'test', status: 'success', log: 'ok\n' })),
+          jobs: Array.from({ length: JOBS_PER_PROJECT }, (_, job) => ({
+            id: jobId(project, job + 1),
+            name: `test-${job + 1}`,
+            stage: 'test',
+            status: 'success',
+            log: 'ok\n',
+          })),
         },
       ],
       hooks: [{ url: hookUrl, token: SECRET, push_events: false, job_events: true }],
@@ -115,7 +132,8 @@ async function retries(sandbox: Sandbox): Promise<Map<number, number>> {
   return first;
 }
 
-const seconds = (ms: number) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
+const seconds = (ms: number) =>
+  ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
 
 export async function burstBench(log: (line?: string) => void): Promise<{ rows: BurstRow[]; notes: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-burst-'));
@@ -126,8 +144,16 @@ export async function burstBench(log: (line?: string) => void): Promise<{ rows: 
   writeFileSync(join(dir, 'policies.yml'), policyText(forge.url, prefix, port));
   let daemon: ChildProcess | undefined;
   try {
-    daemon = await startDaemonWithPasses(join(dir, 'policies.yml'), `http://127.0.0.1:${port}`, { GITLAB_TOKEN: TOKEN }, ['burst'], 30_000);
-    log(`\n### a burst: ${FAILURES} distinct failures within ${FAILURE_WINDOW_MS / 1000} s over ${PROJECTS} projects, webhooks, budget ${BURST_BUDGET.toLocaleString('en')}/min`);
+    daemon = await startDaemonWithPasses(
+      join(dir, 'policies.yml'),
+      `http://127.0.0.1:${port}`,
+      { GITLAB_TOKEN: TOKEN },
+      ['burst'],
+      30_000,
+    );
+    log(
+      `\n### a burst: ${FAILURES} distinct failures within ${FAILURE_WINDOW_MS / 1000} s over ${PROJECTS} projects, webhooks, budget ${BURST_BUDGET.toLocaleString('en')}/min`,
+    );
     const failedAt = await failJobs(forge);
     const lastFailure = Math.max(...failedAt.values());
     for (const deadline = Date.now() + CATCH_UP_MS; Date.now() < deadline; await sleep(1000)) {
@@ -135,7 +161,9 @@ export async function burstBench(log: (line?: string) => void): Promise<{ rows: 
     }
     const retried = await retries(forge);
     const all = await requestLog(forge);
-    const latencies = [...retried].flatMap(([job, at]) => (failedAt.has(job) ? [Math.max(0, at - (failedAt.get(job) ?? at))] : []));
+    const latencies = [...retried].flatMap(([job, at]) =>
+      failedAt.has(job) ? [Math.max(0, at - (failedAt.get(job) ?? at))] : [],
+    );
     const lastRetry = Math.max(...retried.values());
     const afterLast = lastRetry - lastFailure;
     const byMinute = new Map<number, number>();
@@ -146,8 +174,12 @@ export async function burstBench(log: (line?: string) => void): Promise<{ rows: 
     const busiest = Math.max(...byMinute.values());
     const p50 = percentile(latencies, 0.5);
     const p99 = percentile(latencies, 0.99);
-    log(`- ${retried.size}/${FAILURES} retried; failure → retry p50 ${seconds(p50)}, p99 ${seconds(p99)}, max ${seconds(percentile(latencies, 1))}`);
-    log(`- the last retry ${seconds(afterLast)} after the last failure (target ≤ ${TARGET_MS / 1000} s); ${all.length.toLocaleString('en')} requests in all, busiest budget minute ${busiest.toLocaleString('en')} of ${BURST_BUDGET.toLocaleString('en')}`);
+    log(
+      `- ${retried.size}/${FAILURES} retried; failure → retry p50 ${seconds(p50)}, p99 ${seconds(p99)}, max ${seconds(percentile(latencies, 1))}`,
+    );
+    log(
+      `- the last retry ${seconds(afterLast)} after the last failure (target ≤ ${TARGET_MS / 1000} s); ${all.length.toLocaleString('en')} requests in all, busiest budget minute ${busiest.toLocaleString('en')} of ${BURST_BUDGET.toLocaleString('en')}`,
+    );
     const defaultMinutes = Math.ceil((FAILURES * REQUESTS_PER_FAILURE) / 600);
     return {
       rows: [
@@ -179,7 +211,8 @@ export async function burstBench(log: (line?: string) => void): Promise<{ rows: 
 if (require.main === module) {
   burstBench((line = '') => process.stdout.write(`${line}\n`)).then(
     ({ rows }) => {
-      for (const row of rows) process.stdout.write(`| ${[row.figure, row.forgewarden, row.peers, row.ratio, row.floor].join(' | ')} |\n`);
+      for (const row of rows)
+        process.stdout.write(`| ${[row.figure, row.forgewarden, row.peers, row.ratio, row.floor].join(' | ')} |\n`);
       process.exit(0);
     },
     (error: unknown) => {

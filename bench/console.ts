@@ -34,7 +34,20 @@ import { type AuditFilter, AuditTrail } from '../src/engine/stores/audit';
 import { EngineKeys } from '../src/engine/stores/keys';
 import { type PassEntry, PassLog, PASSES_KEPT } from '../src/engine/stores/pass-log';
 import { POLICY_TYPES } from '../src/policies';
-import { benchPrefix, benchRedisUrl, DAEMON_NODE_FLAGS, dropKeys, freePort, MAIN, memoryOf, percentile, type Sandbox, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
+import {
+  benchPrefix,
+  benchRedisUrl,
+  DAEMON_NODE_FLAGS,
+  dropKeys,
+  freePort,
+  MAIN,
+  memoryOf,
+  percentile,
+  type Sandbox,
+  startDaemonWithPasses,
+  startSandbox,
+  waitForExit,
+} from './processes';
 
 // The world's administrator; the sandbox accepts it and no real forge does.
 const TOKEN = 'glpat-sandbox-console-admin';
@@ -104,12 +117,35 @@ function worldText(): string {
 function policyText(url: string, prefix: string, httpPort: number): string {
   const policies = POLICY_LIST.map(({ name, kind }, index) => {
     if (kind === 'job_retry') {
-      return [`  - name: ${name}`, '    type: job_retry', `    projects: [${project(index)}, ${project(index + 1)}]`, '    interval: 24h', '    match: { stages: [test], failure_log: ["(?i)connection reset", "ETIMEDOUT"] }'];
+      return [
+        `  - name: ${name}`,
+        '    type: job_retry',
+        `    projects: [${project(index)}, ${project(index + 1)}]`,
+        '    interval: 24h',
+        '    match: { stages: [test], failure_log: ["(?i)connection reset", "ETIMEDOUT"] }',
+      ];
     }
     if (kind === 'access_requests') {
-      return [`  - name: ${name}`, '    type: access_requests', '    groups: [acme]', '    interval: 24h', '    rules:', '      - approve: developer', '        when: { email_domains: [acme.com] }', '    otherwise: leave'];
+      return [
+        `  - name: ${name}`,
+        '    type: access_requests',
+        '    groups: [acme]',
+        '    interval: 24h',
+        '    rules:',
+        '      - approve: developer',
+        '        when: { email_domains: [acme.com] }',
+        '    otherwise: leave',
+      ];
     }
-    return [`  - name: ${name}`, '    type: registry_cleanup', '    groups: [acme]', '    schedule: "0 3 * * *"', '    name_regex_delete: ".*"', '    keep_n: 5', '    older_than: 30d'];
+    return [
+      `  - name: ${name}`,
+      '    type: registry_cleanup',
+      '    groups: [acme]',
+      '    schedule: "0 3 * * *"',
+      '    name_regex_delete: ".*"',
+      '    keep_n: 5',
+      '    older_than: 30d',
+    ];
   });
   return [
     'version: 1',
@@ -136,7 +172,18 @@ function random(seed: number): () => number {
   };
 }
 
-const OUTCOMES = ['would_act', 'would_act', 'would_act', 'would_act', 'done', 'done', 'failed', 'deferred', 'gone', 'duplicate'];
+const OUTCOMES = [
+  'would_act',
+  'would_act',
+  'would_act',
+  'would_act',
+  'done',
+  'done',
+  'failed',
+  'deferred',
+  'gone',
+  'duplicate',
+];
 
 /** One audit entry's fields, in AuditTrail.record's order, as a policy of that kind records them. */
 function auditFields(rand: () => number, time: string): string[] {
@@ -159,7 +206,22 @@ function auditFields(rand: () => number, time: string): string[] {
     action = 'bulk_delete';
     reason = 'tags matching ".*" older than 30d, keeping 5';
   }
-  const fields = ['time', time, 'policy', policy.name, 'target', target, 'action', action, 'reason', reason, 'outcome', outcome, 'dry_run', outcome === 'would_act' ? 'true' : 'false'];
+  const fields = [
+    'time',
+    time,
+    'policy',
+    policy.name,
+    'target',
+    target,
+    'action',
+    action,
+    'reason',
+    reason,
+    'outcome',
+    outcome,
+    'dry_run',
+    outcome === 'would_act' ? 'true' : 'false',
+  ];
   if (outcome === 'failed') fields.push('detail', 'HTTP 502 from the forge: Bad Gateway');
   else if (outcome === 'deferred') fields.push('detail', 'over max_actions_per_run (20): decided again next pass');
   return fields;
@@ -169,11 +231,12 @@ function auditFields(rand: () => number, time: string): string[] {
 async function fillAudit(redis: Redis, key: string, count: number, log: (line?: string) => void): Promise<number> {
   const rand = random(20261127);
   const started = performance.now();
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     const batch = redis.pipeline();
     const time = new Date().toISOString();
     const size = Math.min(PIPELINE, count - done);
-    for (let i = 0; i < size; i++) batch.xadd(key, 'MAXLEN', '~', String(AUDIT_MAXLEN), '*', ...auditFields(rand, time));
+    for (let i = 0; i < size; i++)
+      batch.xadd(key, 'MAXLEN', '~', String(AUDIT_MAXLEN), '*', ...auditFields(rand, time));
     const answers = (await batch.exec()) ?? [];
     const failed = answers.find(([error]) => error);
     if (failed) throw new Error(`XADD failed: ${String(failed[0])}`);
@@ -199,8 +262,19 @@ async function fillPassesAndUnsettled(redis: Redis, config: AppConfig): Promise<
         occasion: 'schedule',
         result: failed ? 'failed' : rand() < 0.1 ? 'partial' : 'ok',
         dry_run: true,
-        outcomes: failed ? {} : { skipped: Math.floor(rand() * 40), would_act: Math.floor(rand() * 5), ...(rand() < 0.2 ? { deferred: 2 } : {}) },
-        summary: kind === 'job_retry' ? `2 projects, ${Math.floor(rand() * 30)} failed jobs` : kind === 'access_requests' ? '1 group, 3 pending requests' : '5 repositories, 120 tags',
+        outcomes: failed
+          ? {}
+          : {
+              skipped: Math.floor(rand() * 40),
+              would_act: Math.floor(rand() * 5),
+              ...(rand() < 0.2 ? { deferred: 2 } : {}),
+            },
+        summary:
+          kind === 'job_retry'
+            ? `2 projects, ${Math.floor(rand() * 30)} failed jobs`
+            : kind === 'access_requests'
+              ? '1 group, 3 pending requests'
+              : '5 repositories, 120 tags',
         ...(failed ? { error: 'HTTP 502 from the forge: Bad Gateway' } : {}),
         replica: 'bench:1',
       };
@@ -217,7 +291,8 @@ async function fillPassesAndUnsettled(redis: Redis, config: AppConfig): Promise<
         params: { project: 1 + ((index + t) % PROJECTS), job: 2_000_000 + index * 10 + t },
         outcome: t % 2 ? 'deferred' : 'failed',
         since: new Date(now - (t + 1) * 600_000).toISOString(),
-        detail: t % 2 ? 'over max_actions_per_run (20): decided again next pass' : 'HTTP 502 from the forge: Bad Gateway',
+        detail:
+          t % 2 ? 'over max_actions_per_run (20): decided again next pass' : 'HTTP 502 from the forge: Bad Gateway',
       };
       fields[target.key] = JSON.stringify(target);
     }
@@ -279,19 +354,28 @@ function routes(policy: string): Route[] {
       label: 'overview `/`',
       path: '/',
       xrevrangeCalls: 0,
-      check: (body) => (count(body, 'data-policy="') === POLICIES ? undefined : `${count(body, 'data-policy="')} policy rows, not ${POLICIES}`),
+      check: (body) =>
+        count(body, 'data-policy="') === POLICIES
+          ? undefined
+          : `${count(body, 'data-policy="')} policy rows, not ${POLICIES}`,
     },
     {
       label: 'first audit page `/audit`',
       path: '/audit',
       xrevrangeCalls: 1,
-      check: (body) => (rows(body) === AUDIT_PAGE_SIZE && body.includes('id="older"') ? undefined : `${rows(body)} rows${body.includes('id="older"') ? '' : ', no link to older entries'}`),
+      check: (body) =>
+        rows(body) === AUDIT_PAGE_SIZE && body.includes('id="older"')
+          ? undefined
+          : `${rows(body)} rows${body.includes('id="older"') ? '' : ', no link to older entries'}`,
     },
     {
       label: `audit filtered by policy \`/audit?policy=${policy}\``,
       path: `/audit?policy=${policy}`,
       xrevrangeCalls: NaN, // as many chunks as it takes to find 50 of 1 in 50
-      check: (body) => (rows(body) === AUDIT_PAGE_SIZE && count(body, `<a href="/policies/${policy}">${policy}</a>`) === AUDIT_PAGE_SIZE ? undefined : `${rows(body)} rows, ${count(body, `>${policy}</a>`)} of ${policy}`),
+      check: (body) =>
+        rows(body) === AUDIT_PAGE_SIZE && count(body, `<a href="/policies/${policy}">${policy}</a>`) === AUDIT_PAGE_SIZE
+          ? undefined
+          : `${rows(body)} rows, ${count(body, `>${policy}</a>`)} of ${policy}`,
     },
     {
       label: `audit, a filter nothing matches \`/audit?q=${NO_MATCH}\``,
@@ -299,7 +383,9 @@ function routes(policy: string): Route[] {
       xrevrangeCalls: NaN, // AUDIT_SCAN_LIMIT / SCAN_CHUNK
       check: (body) => {
         const searched = /Searched (\d+) entries/.exec(body)?.[1];
-        return body.includes('id="scan-stopped"') && searched === String(AUDIT_SCAN_LIMIT) && rows(body) === 0 ? undefined : `scan-stopped ${body.includes('id="scan-stopped"')}, searched ${searched}, ${rows(body)} rows`;
+        return body.includes('id="scan-stopped"') && searched === String(AUDIT_SCAN_LIMIT) && rows(body) === 0
+          ? undefined
+          : `scan-stopped ${body.includes('id="scan-stopped"')}, searched ${searched}, ${rows(body)} rows`;
       },
     },
     {
@@ -309,7 +395,12 @@ function routes(policy: string): Route[] {
       check: (body) => {
         const passes = count(body.slice(body.indexOf('id="passes"'), body.indexOf('id="unsettled"')), '<tr><td>');
         const recent = rows(body);
-        return body.includes(`<h1>${policy} `) && passes === PASSES_KEPT && body.includes('id="unsettled-targets"') && recent === 20 ? undefined : `${passes} passes, ${recent} recent actions, unsettled table ${body.includes('id="unsettled-targets"')}`;
+        return body.includes(`<h1>${policy} `) &&
+          passes === PASSES_KEPT &&
+          body.includes('id="unsettled-targets"') &&
+          recent === 20
+          ? undefined
+          : `${passes} passes, ${recent} recent actions, unsettled table ${body.includes('id="unsettled-targets"')}`;
       },
     },
   ];
@@ -328,7 +419,8 @@ async function timeRoute(pool: Pool, route: Route, redis: Redis, pid: number): P
     const response = await pool.request({ path: route.path, method: 'GET', headers: { accept: 'text/html' } });
     const body = await response.body.text();
     const ms = performance.now() - started;
-    if (response.statusCode !== 200) throw new Error(`GET ${route.path} answered ${response.statusCode}: ${body.slice(0, 200)}`);
+    if (response.statusCode !== 200)
+      throw new Error(`GET ${route.path} answered ${response.statusCode}: ${body.slice(0, 200)}`);
     const wrong = route.check(body);
     if (wrong) throw new Error(`GET ${route.path}: ${wrong}`);
     return { ms, body };
@@ -356,7 +448,11 @@ async function timeRoute(pool: Pool, route: Route, redis: Redis, pid: number): P
     cpuPerRequest: cpu,
     redisUs: ours ? (after.usec - before.usec) / REQUESTS : NaN,
     redisCalls: calls / REQUESTS,
-    ...(ours ? {} : { note: `${calls} XREVRANGE calls during ${route.path}, ${expected} expected: another client read the same Redis` }),
+    ...(ours
+      ? {}
+      : {
+          note: `${calls} XREVRANGE calls during ${route.path}, ${expected} expected: another client read the same Redis`,
+        }),
   };
 }
 
@@ -373,7 +469,14 @@ interface Split {
   readonly scanned: number;
 }
 
-async function split(trail: AuditTrail, redis: Redis, label: string, filter: AuditFilter, scanLimit: number, names: readonly string[]): Promise<Split> {
+async function split(
+  trail: AuditTrail,
+  redis: Redis,
+  label: string,
+  filter: AuditFilter,
+  scanLimit: number,
+  names: readonly string[],
+): Promise<Split> {
   const frame: PageFrame = { now: new Date(), formToken: 'bench-form-token', cookieSession: false };
   const read = () => trail.page(filter, { limit: AUDIT_PAGE_SIZE, scanLimit });
   for (let i = 0; i < WARM_UP; i++) auditPage(filter, await read(), names, frame);
@@ -392,7 +495,13 @@ async function split(trail: AuditTrail, redis: Redis, label: string, filter: Aud
     scanned = page.scanned;
   }
   const after = await xrevrangeStats(redis);
-  return { label, readMs: median(readTimes), renderMs: median(renderTimes), redisUs: (after.usec - before.usec) / runs, scanned };
+  return {
+    label,
+    readMs: median(readTimes),
+    renderMs: median(renderTimes),
+    redisUs: (after.usec - before.usec) / runs,
+    scanned,
+  };
 }
 
 /**
@@ -404,7 +513,7 @@ async function rawScan(redis: Redis, key: string, total: number): Promise<number
   for (let run = 0; run < WARM_UP + 20; run++) {
     const started = performance.now();
     let end = '+';
-    for (let read = 0; read < total; ) {
+    for (let read = 0; read < total;) {
       const rows = await redis.xrevrange(key, end, '-', 'COUNT', Math.min(500, total - read));
       if (rows.length === 0) break;
       read += rows.length;
@@ -420,8 +529,12 @@ async function rawScan(redis: Redis, key: string, total: number): Promise<number
 export async function consoleBench(log: (line?: string) => void): Promise<{ rows: ConsoleRow[]; notes: string[] }> {
   const rows: ConsoleRow[] = [];
   const notes: string[] = [];
-  log(`\n### the console: ${POLICIES} policies, ${n(AUDIT_ENTRIES)} audit entries appended (trimmed at ~${n(AUDIT_MAXLEN)})`);
-  const load = loadavg().map((value) => value.toFixed(2)).join(', ');
+  log(
+    `\n### the console: ${POLICIES} policies, ${n(AUDIT_ENTRIES)} audit entries appended (trimmed at ~${n(AUDIT_MAXLEN)})`,
+  );
+  const load = loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
   log(`- load average at the start: ${load} (1, 5, 15 min)`);
   if (!existsSync(MAIN)) {
     notes.push('The console section was skipped: dist/main.js is missing (run `npm run build`).');
@@ -447,49 +560,74 @@ export async function consoleBench(log: (line?: string) => void): Promise<{ rows
     const started = performance.now();
     daemon = await startDaemon(configFile, httpUrl);
     const pid = daemon.pid ?? -1;
-    log(`- daemon up with its first passes behind it in ${s(performance.now() - started)} (${POLICIES} dry-run policies against the sandbox)`);
+    log(
+      `- daemon up with its first passes behind it in ${s(performance.now() - started)} (${POLICIES} dry-run policies against the sandbox)`,
+    );
 
     const key = EngineKeys.of(config).audit();
     const fillMs = await fillAudit(redis, key, AUDIT_ENTRIES, log);
     const length = await redis.xlen(key);
     const memory = await redis.memory('USAGE', key);
     const open = await fillPassesAndUnsettled(redis, config);
-    log(`- ${n(AUDIT_ENTRIES)} entries appended in ${s(fillMs)} (${n(Math.round(AUDIT_ENTRIES / (fillMs / 1000)))}/s, ${n(PIPELINE)} to a pipeline); XLEN now ${n(length)}, ${(Number(memory) / 1024 / 1024).toFixed(1)} MB in Redis`);
-    log(`- ${PASSES_KEPT} passes in each policy's pass log, ${open} unsettled targets over ${POLICY_LIST.filter((_, i) => i % 5 !== 4).length} policies`);
+    log(
+      `- ${n(AUDIT_ENTRIES)} entries appended in ${s(fillMs)} (${n(Math.round(AUDIT_ENTRIES / (fillMs / 1000)))}/s, ${n(PIPELINE)} to a pipeline); XLEN now ${n(length)}, ${(Number(memory) / 1024 / 1024).toFixed(1)} MB in Redis`,
+    );
+    log(
+      `- ${PASSES_KEPT} passes in each policy's pass log, ${open} unsettled targets over ${POLICY_LIST.filter((_, i) => i % 5 !== 4).length} policies`,
+    );
 
     pool = new Pool(httpUrl, { connections: 1 });
     const policy = POLICY_LIST[0].name;
     const runs: RouteRun[] = [];
     log('');
-    log(`| route (${REQUESTS} in a row after ${WARM_UP} to warm up) | min | median | p95 | max | page | daemon CPU / request | Redis XREVRANGE / request |`);
+    log(
+      `| route (${REQUESTS} in a row after ${WARM_UP} to warm up) | min | median | p95 | max | page | daemon CPU / request | Redis XREVRANGE / request |`,
+    );
     log('|---|---|---|---|---|---|---|---|');
     for (const route of routes(policy)) {
       const run = await timeRoute(pool, route, redis, pid);
       runs.push(run);
       if (run.note) notes.push(`Console: ${run.note}.`);
       const redisText = run.route.xrevrangeCalls === 0 ? '' : `${msText(run.redisUs / 1000)} (${run.redisCalls} calls)`;
-      log(`| ${route.label} | ${msText(Math.min(...run.times))} | ${msText(median(run.times))} | ${msText(percentile(run.times, 0.95))} | ${msText(Math.max(...run.times))} | ${(run.bytes / 1024).toFixed(1)} KB | ${msText(run.cpuPerRequest)} | ${redisText} |`);
+      log(
+        `| ${route.label} | ${msText(Math.min(...run.times))} | ${msText(median(run.times))} | ${msText(percentile(run.times, 0.95))} | ${msText(Math.max(...run.times))} | ${(run.bytes / 1024).toFixed(1)} KB | ${msText(run.cpuPerRequest)} | ${redisText} |`,
+      );
     }
     log(`- daemon RSS after: ${(memoryOf(pid).rss / 1024 / 1024).toFixed(1)} MB`);
 
     // The same reads and pages in this process: what reading the trail costs, and what rendering it does.
     const trail = new AuditTrail(redis, config);
     const names = POLICY_LIST.map((p) => p.name);
-    const splits = [await split(trail, redis, 'first page, unfiltered', {}, AUDIT_SCAN_LIMIT, names), await split(trail, redis, `policy=${policy}`, { policy }, AUDIT_SCAN_LIMIT, names)];
-    for (const limit of SCAN_LIMITS) splits.push(await split(trail, redis, `q=${NO_MATCH}, scan limit ${n(limit)}`, { text: NO_MATCH }, limit, names));
+    const splits = [
+      await split(trail, redis, 'first page, unfiltered', {}, AUDIT_SCAN_LIMIT, names),
+      await split(trail, redis, `policy=${policy}`, { policy }, AUDIT_SCAN_LIMIT, names),
+    ];
+    for (const limit of SCAN_LIMITS)
+      splits.push(await split(trail, redis, `q=${NO_MATCH}, scan limit ${n(limit)}`, { text: NO_MATCH }, limit, names));
     log('');
-    log('In this process (the same store and view code), medians of 20: reading the trail (AuditTrail.page: round trips, RESP parsing, matching) and rendering the page (auditPage):');
+    log(
+      'In this process (the same store and view code), medians of 20: reading the trail (AuditTrail.page: round trips, RESP parsing, matching) and rendering the page (auditPage):',
+    );
     log('');
-    log('| audit page | entries read | AuditTrail.page | of it, in the Redis server (XREVRANGE) | rendering | together |');
+    log(
+      '| audit page | entries read | AuditTrail.page | of it, in the Redis server (XREVRANGE) | rendering | together |',
+    );
     log('|---|---|---|---|---|---|');
-    for (const row of splits) log(`| ${row.label} | ${n(row.scanned)} | ${msText(row.readMs)} | ${msText(row.redisUs / 1000)} | ${msText(row.renderMs)} | ${msText(row.readMs + row.renderMs)} |`);
+    for (const row of splits)
+      log(
+        `| ${row.label} | ${n(row.scanned)} | ${msText(row.readMs)} | ${msText(row.redisUs / 1000)} | ${msText(row.renderMs)} | ${msText(row.readMs + row.renderMs)} |`,
+      );
     const raw = await rawScan(redis, key, AUDIT_SCAN_LIMIT);
     log('');
-    log(`- the same ${n(AUDIT_SCAN_LIMIT)} entries as bare XREVRANGE round trips of 500, parsed by ioredis only: ${msText(raw)} (median of 20)`);
+    log(
+      `- the same ${n(AUDIT_SCAN_LIMIT)} entries as bare XREVRANGE round trips of 500, parsed by ioredis only: ${msText(raw)} (median of 20)`,
+    );
 
     const [overview, first, filtered, noMatch, policyPage] = runs;
-    const figures = (run: RouteRun) => `median ${msText(median(run.times))}, p95 ${msText(percentile(run.times, 0.95))}, max ${msText(Math.max(...run.times))}`;
-    const verdict = (run: RouteRun) => (percentile(run.times, 0.95) < TARGET_MS ? `p95 under ${TARGET_MS} ms` : `p95 **over** ${TARGET_MS} ms`);
+    const figures = (run: RouteRun) =>
+      `median ${msText(median(run.times))}, p95 ${msText(percentile(run.times, 0.95))}, max ${msText(Math.max(...run.times))}`;
+    const verdict = (run: RouteRun) =>
+      percentile(run.times, 0.95) < TARGET_MS ? `p95 under ${TARGET_MS} ms` : `p95 **over** ${TARGET_MS} ms`;
     rows.push({
       figure: `console overview \`/\`, ${POLICIES} policies, audit trail of ${n(AUDIT_ENTRIES)} appended (XLEN ${n(length)})`,
       forgewarden: figures(overview),
@@ -497,17 +635,37 @@ export async function consoleBench(log: (line?: string) => void): Promise<{ rows
       ratio: verdict(overview),
       floor: `< ${TARGET_MS} ms`,
     });
-    rows.push({ figure: 'console first audit page `/audit` (50 entries)', forgewarden: figures(first), peers: '', ratio: verdict(first), floor: `< ${TARGET_MS} ms` });
-    rows.push({ figure: 'console audit filtered by policy (1 entry in 50 matches)', forgewarden: figures(filtered), peers: '', ratio: verdict(filtered), floor: `< ${TARGET_MS} ms` });
+    rows.push({
+      figure: 'console first audit page `/audit` (50 entries)',
+      forgewarden: figures(first),
+      peers: '',
+      ratio: verdict(first),
+      floor: `< ${TARGET_MS} ms`,
+    });
+    rows.push({
+      figure: 'console audit filtered by policy (1 entry in 50 matches)',
+      forgewarden: figures(filtered),
+      peers: '',
+      ratio: verdict(filtered),
+      floor: `< ${TARGET_MS} ms`,
+    });
     const scan = splits.find((row) => row.scanned === AUDIT_SCAN_LIMIT && row.label.startsWith('q='));
     rows.push({
       figure: `console audit filter that matches nothing (bounded scan of ${n(AUDIT_SCAN_LIMIT)} entries, says where it stopped)`,
       forgewarden: `${figures(noMatch)}; daemon CPU ${msText(noMatch.cpuPerRequest)}, Redis ${msText(noMatch.redisUs / 1000)} a request`,
       peers: '',
       ratio: verdict(noMatch),
-      floor: scan ? `in the bench's process: read ${msText(scan.readMs)} (bare XREVRANGE ${msText(raw)}) + render ${msText(scan.renderMs)}` : '',
+      floor: scan
+        ? `in the bench's process: read ${msText(scan.readMs)} (bare XREVRANGE ${msText(raw)}) + render ${msText(scan.renderMs)}`
+        : '',
     });
-    rows.push({ figure: 'console policy page `/policies/NAME` (20 passes, recent actions)', forgewarden: figures(policyPage), peers: '', ratio: verdict(policyPage), floor: '' });
+    rows.push({
+      figure: 'console policy page `/policies/NAME` (20 passes, recent actions)',
+      forgewarden: figures(policyPage),
+      peers: '',
+      ratio: verdict(policyPage),
+      floor: '',
+    });
     notes.push(
       `Console: load average ${load} at the start; the real daemon (\`node ${DAEMON_NODE_FLAGS.join(' ')} dist/main.js run\`), ${REQUESTS} requests a route in a row on one keep-alive connection after ${WARM_UP} to warm up; ${n(AUDIT_ENTRIES)} entries appended with \`XADD MAXLEN ~ ${n(AUDIT_MAXLEN)}\` in ${s(fillMs)}, leaving ${n(length)}.`,
     );
@@ -532,7 +690,8 @@ export async function consoleBench(log: (line?: string) => void): Promise<{ rows
 if (require.main === module) {
   consoleBench((line = '') => process.stdout.write(`${line}\n`)).then(
     ({ rows, notes }) => {
-      for (const row of rows) process.stdout.write(`| ${[row.figure, row.forgewarden, row.peers, row.ratio, row.floor].join(' | ')} |\n`);
+      for (const row of rows)
+        process.stdout.write(`| ${[row.figure, row.forgewarden, row.peers, row.ratio, row.floor].join(' | ')} |\n`);
       for (const note of notes) process.stdout.write(`- ${note}\n`);
     },
     (error: unknown) => {

@@ -174,7 +174,8 @@ export function renderJob(id: number, projectId: number, finishedMs: number, nam
 
 function listing(items: readonly unknown[], perPage = 100): Listing {
   const pageCount = Math.max(1, Math.ceil(items.length / perPage));
-  const render = (size: number, page: number) => Buffer.from(JSON.stringify(items.slice((page - 1) * size, page * size)));
+  const render = (size: number, page: number) =>
+    Buffer.from(JSON.stringify(items.slice((page - 1) * size, page * size)));
   const pages = Array.from({ length: pageCount }, (_, i) => ({ page: i + 1, body: render(perPage, i + 1) }));
   return { total: items.length, perPage, pages, render, cache: new Map() };
 }
@@ -194,7 +195,11 @@ export async function startFixtureServer(options: Partial<FixtureOptions> = {}, 
   const minute = 60_000;
 
   // Project 1: newest first, one job finishing every two minutes.
-  const jobs = listing(Array.from({ length: o.jobs }, (_, i) => renderJob(o.jobs - i, 1, o.now - (i + 1) * 2 * minute, i % 3 ? 'test-unit' : 'lint')));
+  const jobs = listing(
+    Array.from({ length: o.jobs }, (_, i) =>
+      renderJob(o.jobs - i, 1, o.now - (i + 1) * 2 * minute, i % 3 ? 'test-unit' : 'lint'),
+    ),
+  );
   // Every other project: a few recent `lint` failures (job_retry's cheap rules skip them), then old ones (the first
   // poll's `until` stops there). Project ids in these records are 0: the poll configures projects by id.
   const pollItems = Array.from({ length: o.pollPageJobs }, (_, i) => {
@@ -205,7 +210,11 @@ export async function startFixtureServer(options: Partial<FixtureOptions> = {}, 
 
   const repositoryPath = 'acme/api/app';
   const tagNames = Array.from({ length: o.tags }, (_, i) => `build-${String(i).padStart(6, '0')}`); // sorted, as GitLab lists them
-  const tagSummaries = tagNames.map((name) => ({ name, path: `${repositoryPath}:${name}`, location: `registry.example.com/${repositoryPath}:${name}` }));
+  const tagSummaries = tagNames.map((name) => ({
+    name,
+    path: `${repositoryPath}:${name}`,
+    location: `registry.example.com/${repositoryPath}:${name}`,
+  }));
   const tags = listing(tagSummaries);
   const tagDetails = new Map<string, Buffer>();
   tagNames.forEach((name, i) => {
@@ -238,7 +247,9 @@ export async function startFixtureServer(options: Partial<FixtureOptions> = {}, 
       tags_count: o.tags,
     },
   ]);
-  const user = Buffer.from(JSON.stringify({ id: 1, username: 'root', name: 'Administrator', state: 'active', is_admin: true }));
+  const user = Buffer.from(
+    JSON.stringify({ id: 1, username: 'root', name: 'Administrator', state: 'active', is_admin: true }),
+  );
   const line = 'line of build output\n';
   const trace = Buffer.from(line.repeat(Math.floor(o.traceBytes / line.length)) + TRACE_LAST_LINE);
   const notFound = Buffer.from('{"message":"404 Not found"}');
@@ -256,7 +267,13 @@ export async function startFixtureServer(options: Partial<FixtureOptions> = {}, 
   };
 
   /** GitLab's offset pagination headers; links keep the request's own query, with page and per_page replaced. */
-  const paginated = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, list: Listing) => {
+  const paginated = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    list: Listing,
+  ) => {
     const perPage = Math.min(Math.max(Number(query.get('per_page') ?? 20) || 20, 1), 100);
     const totalPages = Math.max(1, Math.ceil(list.total / perPage));
     const page = Math.max(Number(query.get('page') ?? 1) || 1, 1);
@@ -297,12 +314,12 @@ export async function startFixtureServer(options: Partial<FixtureOptions> = {}, 
     if (!req.headers['private-token'] && !req.headers['job-token']) return json(res, 401, unauthorized);
     const parts = path.split('/'); // ['', 'api', 'v4', ...]
     if (parts[1] !== 'api' || parts[2] !== 'v4' || req.method !== 'GET') return json(res, 404, notFound);
-    if (parts.length === 4 && parts[3] === 'user') return count('user'), json(res, 200, user);
+    if (parts.length === 4 && parts[3] === 'user') return (count('user'), json(res, 200, user));
     if (parts[3] !== 'projects' || parts.length < 6) return json(res, 404, notFound);
     const project = decodeURIComponent(parts[4]);
     const main = project === '1' || project === 'acme/api';
     if (parts[5] === 'jobs' && parts.length === 6) {
-      if (main) return count('jobs'), paginated(req, res, path, query, jobs);
+      if (main) return (count('jobs'), paginated(req, res, path, query, jobs));
       count('poll_jobs');
       pollCounts.set(project, (pollCounts.get(project) ?? 0) + 1);
       return paginated(req, res, path, query, poll);
@@ -313,9 +330,9 @@ export async function startFixtureServer(options: Partial<FixtureOptions> = {}, 
       return res.end(trace);
     }
     if (parts[5] === 'registry' && parts[6] === 'repositories' && main) {
-      if (parts.length === 7) return count('repositories'), paginated(req, res, path, query, repositories);
+      if (parts.length === 7) return (count('repositories'), paginated(req, res, path, query, repositories));
       if (Number(parts[7]) === REPOSITORY_ID && parts[8] === 'tags') {
-        if (parts.length === 9) return count('tags'), paginated(req, res, path, query, tags);
+        if (parts.length === 9) return (count('tags'), paginated(req, res, path, query, tags));
         const detail = parts.length === 10 ? tagDetails.get(decodeURIComponent(parts[9])) : undefined;
         count('tag');
         return detail ? json(res, 200, detail) : json(res, 404, notFound);
@@ -368,12 +385,12 @@ export async function startFixtureServer(options: Partial<FixtureOptions> = {}, 
 
 /** Messages the parent sends; each gets one reply `{id, ...}`. */
 export type FixtureRequest =
-  | { id: number; type: 'latency'; ms: number }
-  | { id: number; type: 'stats' }
-  | { id: number; type: 'reset' };
+  { id: number; type: 'latency'; ms: number } | { id: number; type: 'stats' } | { id: number; type: 'reset' };
 
 if (require.main === module) {
-  const options: Partial<FixtureOptions> = process.env.FIXTURE_OPTIONS ? (JSON.parse(process.env.FIXTURE_OPTIONS) as Partial<FixtureOptions>) : {};
+  const options: Partial<FixtureOptions> = process.env.FIXTURE_OPTIONS
+    ? (JSON.parse(process.env.FIXTURE_OPTIONS) as Partial<FixtureOptions>)
+    : {};
   startFixtureServer(options).then(
     (fixture) => {
       process.on('message', (message: FixtureRequest) => {

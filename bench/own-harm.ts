@@ -9,7 +9,18 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DAEMON_NODE_FLAGS, dropKeys, freePort, MAIN, percentile, ROOT, type Sandbox, sleep, startSandbox, waitForExit } from './processes';
+import {
+  DAEMON_NODE_FLAGS,
+  dropKeys,
+  freePort,
+  MAIN,
+  percentile,
+  ROOT,
+  type Sandbox,
+  sleep,
+  startSandbox,
+  waitForExit,
+} from './processes';
 
 const BOT_TOKEN = 'glpat-sandbox-harm-bot';
 const PERSON_TOKEN = 'glpat-sandbox-harm-person';
@@ -63,10 +74,19 @@ function policyText(forgeUrl: string, prefix: string, httpPort: number): string 
   ].join('\n');
 }
 
-async function call(sandbox: Sandbox, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; json: unknown }> {
+async function call(
+  sandbox: Sandbox,
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; json: unknown }> {
   const response = await fetch(`${sandbox.url}${path}`, {
     method,
-    headers: { ...(token ? { 'PRIVATE-TOKEN': token } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token ? { 'PRIVATE-TOKEN': token } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -77,7 +97,9 @@ async function call(sandbox: Sandbox, method: string, path: string, body?: unkno
 async function pushLevels(sandbox: Sandbox): Promise<number[] | undefined> {
   const answer = await call(sandbox, 'GET', '/api/v4/projects/1/protected_branches/main', undefined, PERSON_TOKEN);
   if (answer.status === 404) return undefined;
-  return (answer.json as { push_access_levels: Array<{ access_level: number }> }).push_access_levels.map((entry) => entry.access_level);
+  return (answer.json as { push_access_levels: Array<{ access_level: number }> }).push_access_levels.map(
+    (entry) => entry.access_level,
+  );
 }
 
 /** One run: the cut, the rights away for `awayMs`, then the time until main is protected as declared, ms. */
@@ -90,7 +112,9 @@ async function oneRun(folder: string, run: number, awayMs: number): Promise<{ me
   const config = join(folder, `policies-${run}.yml`);
   writeFileSync(config, policyText(sandbox.url, prefix, httpPort));
   // The daemon's first protect of main (after its unprotect) waits at the forge's door.
-  const hold = (await call(sandbox, 'POST', '/__sandbox/holds', { method: 'POST', path: '^/api/v4/projects/1/protected_branches$' })).json as { id: number };
+  const hold = (
+    await call(sandbox, 'POST', '/__sandbox/holds', { method: 'POST', path: '^/api/v4/projects/1/protected_branches$' })
+  ).json as { id: number };
   const daemon = spawn(process.execPath, [...DAEMON_NODE_FLAGS, MAIN, 'run', '-c', config], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'ignore'],
@@ -112,7 +136,8 @@ async function oneRun(folder: string, run: number, awayMs: number): Promise<{ me
       if ((await pushLevels(sandbox))?.includes(40)) break;
     }
     const mendedMs = Date.now() - back;
-    const log = (await call(sandbox, 'GET', '/__sandbox/requests?method=POST&path=protected_branches$')).json as unknown[];
+    const log = (await call(sandbox, 'GET', '/__sandbox/requests?method=POST&path=protected_branches$'))
+      .json as unknown[];
     return { mendedMs, repairs: log.length };
   } finally {
     daemon.kill('SIGTERM');
@@ -131,7 +156,9 @@ export async function ownHarmBench(log: (line: string) => void): Promise<{ rows:
       const awayMs = AWAY_MS[0] + Math.random() * (AWAY_MS[1] - AWAY_MS[0]);
       const result = await oneRun(folder, run, awayMs);
       runs.push({ awayMs, ...result });
-      log(`own harm: run ${run}: rights away ${(awayMs / 1000).toFixed(1)} s, main protected ${(result.mendedMs / 1000).toFixed(1)} s after they came back (${result.repairs} protects sent)`);
+      log(
+        `own harm: run ${run}: rights away ${(awayMs / 1000).toFixed(1)} s, main protected ${(result.mendedMs / 1000).toFixed(1)} s after they came back (${result.repairs} protects sent)`,
+      );
     }
   } finally {
     rmSync(folder, { recursive: true, force: true });
@@ -148,6 +175,8 @@ export async function ownHarmBench(log: (line: string) => void): Promise<{ rows:
         floor: 'the next pass: ≤ 45 s after the last refused one',
       },
     ],
-    notes: [`Own harm: each run's rights away and then back → protected: ${runs.map((run) => `${s(run.awayMs)} → ${s(run.mendedMs)}`).join('; ')}.`],
+    notes: [
+      `Own harm: each run's rights away and then back → protected: ${runs.map((run) => `${s(run.awayMs)} → ${s(run.mendedMs)}`).join('; ')}.`,
+    ],
   };
 }

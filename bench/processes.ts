@@ -100,7 +100,10 @@ export interface Sandbox {
 /** `forgewarden sandbox --world FILE` on a free port, once it says where it listens. */
 export async function startSandbox(worldFile: string): Promise<Sandbox> {
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, 'sandbox', '--world', worldFile, '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'sandbox', '--world', worldFile, '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolveUrl, reject) => {
@@ -203,7 +206,11 @@ export interface CommandRun {
 export async function runCommand(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
-  options: { nodeFlags?: readonly string[]; timeoutMs: number; onSample?: (memory: { rss: number; peak: number }, elapsedMs: number) => void },
+  options: {
+    nodeFlags?: readonly string[];
+    timeoutMs: number;
+    onSample?: (memory: { rss: number; peak: number }, elapsedMs: number) => void;
+  },
 ): Promise<CommandRun> {
   const started = performance.now();
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), MAIN, ...args], {
@@ -245,8 +252,15 @@ export async function startDaemonWithPasses(
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   for (const deadline = Date.now() + timeoutMs; ; await sleep(100)) {
     if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}: ${stderr.trim()}`);
-    if (Date.now() > deadline) throw new Error(`the daemon's first passes were not done in ${timeoutMs / 1000} s: ${stderr.trim()}`);
+    if (Date.now() > deadline)
+      throw new Error(`the daemon's first passes were not done in ${timeoutMs / 1000} s: ${stderr.trim()}`);
     const metrics = await get(`${httpUrl}/metrics`);
-    if (metrics && policies.every((policy) => !Number.isNaN(metric(metrics, 'forgewarden_last_successful_pass_timestamp_seconds', { policy })))) return child;
+    if (
+      metrics &&
+      policies.every(
+        (policy) => !Number.isNaN(metric(metrics, 'forgewarden_last_successful_pass_timestamp_seconds', { policy })),
+      )
+    )
+      return child;
   }
 }

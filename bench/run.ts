@@ -34,7 +34,11 @@ import { handContext } from '../src/engine/hand-context';
 import type { PolicyContext, PolicyState } from '../src/engine/policy';
 import { GitlabClient } from '../src/gitlab';
 import { POLICY_TYPES, policyType } from '../src/policies';
-import { decideJobRetries, type JobRetryCandidate, type JobRetrySnapshot } from '../src/policies/job-retry/job-retry.decide';
+import {
+  decideJobRetries,
+  type JobRetryCandidate,
+  type JobRetrySnapshot,
+} from '../src/policies/job-retry/job-retry.decide';
 import { observeJobRetries } from '../src/policies/job-retry/job-retry.observer';
 import { type JobRetryConfig, jobRetryPolicy } from '../src/policies/job-retry/job-retry.schema';
 import type { FixtureOptions, FixtureRequest, FixtureStats } from './fixture-server';
@@ -67,7 +71,14 @@ const POLL_DEADLINE_MS = 100_000;
 // ---------------------------------------------------------------------------------------------------------------
 // small helpers
 
-const ms = (value: number) => (value >= 120_000 ? `${(value / 60_000).toFixed(0)} min` : value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} ms`);
+const ms = (value: number) =>
+  value >= 120_000
+    ? `${(value / 60_000).toFixed(0)} min`
+    : value >= 10_000
+      ? `${(value / 1000).toFixed(1)} s`
+      : value >= 1000
+        ? `${(value / 1000).toFixed(2)} s`
+        : `${value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0)} ms`;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const n = (value: number) => value.toLocaleString('en');
 const ratio = (value: number, best: number) => `${(value / best).toFixed(2)}×`;
@@ -91,7 +102,6 @@ async function timeRuns(runs: number, body: () => unknown): Promise<number[]> {
   }
   return times;
 }
-
 
 function log(line = ''): void {
   process.stdout.write(`${line}\n`);
@@ -136,13 +146,17 @@ class FixtureProcess {
       env: { ...process.env, FIXTURE_OPTIONS: JSON.stringify(options) },
     });
     const url = await new Promise<string>((resolveUrl, reject) => {
-      child.once('message', (message: { ready?: boolean; url?: string }) => (message.ready && message.url ? resolveUrl(message.url) : reject(new Error('fixture server did not start'))));
+      child.once('message', (message: { ready?: boolean; url?: string }) =>
+        message.ready && message.url ? resolveUrl(message.url) : reject(new Error('fixture server did not start')),
+      );
       child.once('exit', (code) => reject(new Error(`fixture server exited with ${code}`)));
     });
     return new FixtureProcess(child, url);
   }
 
-  private ask(request: FixtureRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never): Promise<FixtureStats> {
+  private ask(
+    request: FixtureRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never,
+  ): Promise<FixtureStats> {
     const id = this.nextId++;
     return new Promise((resolveStats) => {
       this.pending.set(id, resolveStats);
@@ -205,7 +219,11 @@ async function listRawUndici(url: string, concurrency: number): Promise<{ ms: nu
     const worker = async (): Promise<void> => {
       while (next <= PAGES) {
         const page = next++;
-        const response = await pool.request({ path: `/api/v4/projects/1/jobs?page=${page}&per_page=100`, method: 'GET', headers: { 'private-token': TOKEN } });
+        const response = await pool.request({
+          path: `/api/v4/projects/1/jobs?page=${page}&per_page=100`,
+          method: 'GET',
+          headers: { 'private-token': TOKEN },
+        });
         // Read first, then added: `count += await …` would read `count` before the await and lose the other workers' pages.
         const jobs = JSON.parse(await response.body.text()) as unknown[];
         count += jobs.length;
@@ -237,7 +255,9 @@ interface Python {
 function findPython(): Python | undefined {
   const candidates = process.env.PYTHON ? [process.env.PYTHON] : ['python3', '/usr/bin/python3'];
   for (const command of [...new Set(candidates)]) {
-    const probe = spawnSync(command, ['-c', 'import gitlab, sys; print(gitlab.__version__, sys.version.split()[0])'], { encoding: 'utf8' });
+    const probe = spawnSync(command, ['-c', 'import gitlab, sys; print(gitlab.__version__, sys.version.split()[0])'], {
+      encoding: 'utf8',
+    });
     if (probe.status !== 0) continue; // not there (stdout null), or no python-gitlab
     const [gitlab, version] = probe.stdout.trim().split(' ');
     return { command, version: `${gitlab} (Python ${version}, ${command})` };
@@ -245,7 +265,11 @@ function findPython(): Python | undefined {
   return undefined;
 }
 
-function runProcess(command: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<{ wall: number; stdout: string; stderr: string; code: number | null }> {
+function runProcess(
+  command: string,
+  args: readonly string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ wall: number; stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolveRun, reject) => {
     const started = performance.now();
     const child = spawn(command, args, { cwd: ROOT, env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -261,14 +285,16 @@ function runProcess(command: string, args: readonly string[], env?: NodeJS.Proce
 /** The client loaded and used in a process of its own, as a script or a cron job would (default concurrency). */
 async function listForgewardenProcess(url: string): Promise<{ ms: number; wall: number; count: number }> {
   const run = await runProcess(process.execPath, [join(__dirname, 'list-jobs.js'), url, TOKEN, '1']);
-  if (run.code !== 0) throw new Error(`forgewarden listing failed: ${run.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+  if (run.code !== 0)
+    throw new Error(`forgewarden listing failed: ${run.stderr.trim().split('\n').slice(-3).join(' / ')}`);
   const result = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { list_ms: number; count: number };
   return { ms: result.list_ms, wall: run.wall, count: result.count };
 }
 
 async function listPython(python: Python, url: string): Promise<{ ms: number; wall: number; count: number }> {
   const run = await runProcess(python.command, [join(ROOT, 'bench', 'python_list_jobs.py'), url, TOKEN, '1']);
-  if (run.code !== 0) throw new Error(`python-gitlab listing failed: ${run.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+  if (run.code !== 0)
+    throw new Error(`python-gitlab listing failed: ${run.stderr.trim().split('\n').slice(-3).join(' / ')}`);
   const result = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { list_ms: number; count: number };
   return { ms: result.list_ms, wall: run.wall, count: result.count };
 }
@@ -310,7 +336,9 @@ async function listing(fixture: FixtureProcess, python: Python | undefined): Pro
   for (const latency of [0, LATENCY_MS]) {
     await fixture.latency(latency);
     await fixture.reset();
-    const times = new Map<string, { ms: number[]; wall: number[] }>(contenders.map((c) => [c.name, { ms: [], wall: [] }]));
+    const times = new Map<string, { ms: number[]; wall: number[] }>(
+      contenders.map((c) => [c.name, { ms: [], wall: [] }]),
+    );
     for (let round = 0; round < ROUNDS[latency]; round++) {
       for (const contender of contenders) {
         gc();
@@ -326,14 +354,24 @@ async function listing(fixture: FixtureProcess, python: Python | undefined): Pro
     const fastest = Math.min(...[...medians].filter(([name]) => !name.startsWith('raw')).map(([, value]) => value));
     const raw = medians.get('raw undici c=4') ?? NaN;
     const floor = (concurrency: number) => (PAGES * latency) / concurrency;
-    log(`\n### list ${n(JOBS)} jobs (${PAGES} pages of 100), fixture server ${latency} ms a request, ${ROUNDS[latency]} interleaved rounds`);
-    log(`fixture server: ${stats.requests} requests, ${(stats.cpuMicros / Math.max(1, stats.requests) / 1000).toFixed(3)} ms CPU a request (all clients)`);
+    log(
+      `\n### list ${n(JOBS)} jobs (${PAGES} pages of 100), fixture server ${latency} ms a request, ${ROUNDS[latency]} interleaved rounds`,
+    );
+    log(
+      `fixture server: ${stats.requests} requests, ${(stats.cpuMicros / Math.max(1, stats.requests) / 1000).toFixed(3)} ms CPU a request (all clients)`,
+    );
     for (const contender of contenders) {
       const t = times.get(contender.name) ?? { ms: [], wall: [] };
       const m = median(t.ms);
-      const wall = t.wall.length ? `; whole fresh process ${ms(median(t.wall))} (runs ${t.wall.map((v) => v.toFixed(0)).join(', ')})` : '';
-      const floorText = latency ? `; floor ${ms(floor(contender.concurrency))} at concurrency ${contender.concurrency}` : '';
-      log(`- ${contender.name}: median ${ms(m)} (runs ${t.ms.map((v) => v.toFixed(0)).join(', ')} ms), ${ratio(m, fastest)} the fastest${wall}${floorText}`);
+      const wall = t.wall.length
+        ? `; whole fresh process ${ms(median(t.wall))} (runs ${t.wall.map((v) => v.toFixed(0)).join(', ')})`
+        : '';
+      const floorText = latency
+        ? `; floor ${ms(floor(contender.concurrency))} at concurrency ${contender.concurrency}`
+        : '';
+      log(
+        `- ${contender.name}: median ${ms(m)} (runs ${t.ms.map((v) => v.toFixed(0)).join(', ')} ms), ${ratio(m, fastest)} the fastest${wall}${floorText}`,
+      );
     }
     const fw4 = medians.get('Forgewarden c=4') ?? NaN;
     const fw8 = medians.get('Forgewarden c=8') ?? NaN;
@@ -346,7 +384,12 @@ async function listing(fixture: FixtureProcess, python: Python | undefined): Pro
       figure: `list ${n(JOBS)} jobs, ${PAGES} pages, ${latency} ms/request`,
       forgewarden: `${ms(fw4)} (c=4) · ${ms(fw8)} (c=8) (fresh process ${ms(fwWall)})`,
       peers: `gitbeaker ${ms(gb)}${py !== undefined ? ` · python-gitlab ${ms(py)} (fresh process ${ms(pyWall ?? NaN)})` : ' · python-gitlab skipped'}`,
-      ratio: [`c=4 ${ratio(fw4, fastest)}`, `c=8 ${ratio(fw8, fastest)}`, `gitbeaker ${ratio(gb, fastest)}`, ...(py !== undefined ? [`python ${ratio(py, fastest)}`] : [])].join(' · '),
+      ratio: [
+        `c=4 ${ratio(fw4, fastest)}`,
+        `c=8 ${ratio(fw8, fastest)}`,
+        `gitbeaker ${ratio(gb, fastest)}`,
+        ...(py !== undefined ? [`python ${ratio(py, fastest)}`] : []),
+      ].join(' · '),
       floor: latency
         ? `${ms(floor(4))} (c=4) · ${ms(floor(8))} (c=8) · ${ms(floor(1))} (one page at a time); raw undici c=4 ${ms(raw)}`
         : `raw undici c=4 ${ms(raw)}`,
@@ -387,8 +430,12 @@ async function clientExtras(fixture: FixtureProcess): Promise<void> {
     clearInterval(sampler);
     const total = tail.found ? tail.totalBytes : 0;
     log(`\n### client extras (0 ms)`);
-    log(`- a poll with nothing new (stops at the first job of page 1): ${ms(quiet)}, ${quietRequests.toFixed(1)} requests reached the server per poll`);
-    log(`- last 64 KiB of a ${mb(total)} log, streamed: ${ms(tailMs)}, heap grew at most ${mb(Math.max(0, peak - before))}`);
+    log(
+      `- a poll with nothing new (stops at the first job of page 1): ${ms(quiet)}, ${quietRequests.toFixed(1)} requests reached the server per poll`,
+    );
+    log(
+      `- last 64 KiB of a ${mb(total)} log, streamed: ${ms(tailMs)}, heap grew at most ${mb(Math.max(0, peak - before))}`,
+    );
     rows.push({
       section: 1,
       figure: 'poll with nothing new (stops on page 1, `until`), 0 ms',
@@ -425,7 +472,18 @@ function jobRetryConfig(projects: readonly number[]): JobRetryConfig {
 
 function candidate(id: number, projectId: number, log: string): JobRetryCandidate {
   return {
-    job: { id, name: id % 3 ? 'test-unit' : 'lint', stage: 'test', ref: 'main', tag: false, allow_failure: false, pipeline_id: id, project_id: projectId, finished_at: null, failure_reason: 'script_failure' },
+    job: {
+      id,
+      name: id % 3 ? 'test-unit' : 'lint',
+      stage: 'test',
+      ref: 'main',
+      tag: false,
+      allow_failure: false,
+      pipeline_id: id,
+      project_id: projectId,
+      finished_at: null,
+      failure_reason: 'script_failure',
+    },
     attempts: 1,
     newestAttemptId: id,
     log: { state: 'found', text: log },
@@ -437,14 +495,24 @@ async function deciding(): Promise<void> {
   const bigLog = `${'x'.repeat(60_000)}\nError: read ECONNRESET: connection reset by peer\n`;
   const oneProject = jobRetryConfig([1]);
   const jobsSnapshot: JobRetrySnapshot = {
-    projects: [{ project: 1, projectId: 1, candidates: Array.from({ length: 10_000 }, (_, i) => candidate(i + 1, 1, bigLog)), watermark: undefined }],
+    projects: [
+      {
+        project: 1,
+        projectId: 1,
+        candidates: Array.from({ length: 10_000 }, (_, i) => candidate(i + 1, 1, bigLog)),
+        watermark: undefined,
+      },
+    ],
   };
   // Seconds a run: one run is the figure (and its own warm-up). Shorter: that run was the warm-up, three more count.
   const first = await timeRuns(1, () => decideJobRetries(oneProject, jobsSnapshot, new Date()));
-  const jobsTimes = first[0] > 2_000 ? first : await timeRuns(3, () => decideJobRetries(oneProject, jobsSnapshot, new Date()));
+  const jobsTimes =
+    first[0] > 2_000 ? first : await timeRuns(3, () => decideJobRetries(oneProject, jobsSnapshot, new Date()));
   const jobsMs = median(jobsTimes);
   const scanned = (10_000 * 2) / 3; // the `lint` third is skipped by name before its log is looked at
-  log(`- 10,000 failed jobs, 60 KB logs, 2 RE2 patterns: ${ms(jobsMs)} (runs ${jobsTimes.map((t) => t.toFixed(0)).join(', ')} ms; ~${n(Math.round(scanned))} logs searched, ${((scanned * bigLog.length) / 1e6 / (jobsMs / 1000)).toFixed(0)} MB/s)`);
+  log(
+    `- 10,000 failed jobs, 60 KB logs, 2 RE2 patterns: ${ms(jobsMs)} (runs ${jobsTimes.map((t) => t.toFixed(0)).join(', ')} ms; ~${n(Math.round(scanned))} logs searched, ${((scanned * bigLog.length) / 1e6 / (jobsMs / 1000)).toFixed(0)} MB/s)`,
+  );
 
   const shortLog = 'Step 3/9 : RUN make test\nError: read ECONNRESET: connection reset by peer\n';
   const byProjects = new Map<number, { median: number; min: number }>();
@@ -452,19 +520,35 @@ async function deciding(): Promise<void> {
     const ids = Array.from({ length: count }, (_, i) => i + 1);
     const config = jobRetryConfig(ids);
     const snapshot: JobRetrySnapshot = {
-      projects: ids.map((id) => ({ project: id, projectId: id, candidates: [candidate(id * 10 + 1, id, shortLog)], watermark: undefined })),
+      projects: ids.map((id) => ({
+        project: id,
+        projectId: id,
+        candidates: [candidate(id * 10 + 1, id, shortLog)],
+        watermark: undefined,
+      })),
     };
     decideJobRetries(config, snapshot, new Date());
     const times = await timeRuns(9, () => decideJobRetries(config, snapshot, new Date()));
     byProjects.set(count, { median: median(times), min: Math.min(...times) });
-    log(`- ${n(count)} projects, one failed job each (short log): median ${ms(median(times))}, fastest ${ms(Math.min(...times))} (runs ${times.map((t) => t.toFixed(0)).join(', ')} ms)`);
+    log(
+      `- ${n(count)} projects, one failed job each (short log): median ${ms(median(times))}, fastest ${ms(Math.min(...times))} (runs ${times.map((t) => t.toFixed(0)).join(', ')} ms)`,
+    );
   }
   // The fastest run is the one least disturbed by the rest of the machine: the ratio of those says more about the
   // code's growth than a ratio of medians on a shared 2-core machine.
   const p10 = byProjects.get(10_000) ?? { median: NaN, min: NaN };
   const p20 = byProjects.get(20_000) ?? { median: NaN, min: NaN };
-  log(`- 20,000 / 10,000 projects: ${(p20.min / p10.min).toFixed(2)}× fastest runs, ${(p20.median / p10.median).toFixed(2)}× medians (2.00× is linear)`);
-  rows.push({ section: 3, figure: 'decide 10,000 failed jobs, 60 KB logs, 2 RE2 patterns', forgewarden: ms(jobsMs), peers: '', ratio: '', floor: '' });
+  log(
+    `- 20,000 / 10,000 projects: ${(p20.min / p10.min).toFixed(2)}× fastest runs, ${(p20.median / p10.median).toFixed(2)}× medians (2.00× is linear)`,
+  );
+  rows.push({
+    section: 3,
+    figure: 'decide 10,000 failed jobs, 60 KB logs, 2 RE2 patterns',
+    forgewarden: ms(jobsMs),
+    peers: '',
+    ratio: '',
+    floor: '',
+  });
   rows.push({
     section: 3,
     figure: 'decide 10,000 → 20,000 projects (1 job each)',
@@ -505,14 +589,28 @@ class MemoryState implements PolicyState {
 const quietLogger = { log() {}, warn() {}, error() {}, debug() {}, verbose() {}, fatal() {} } as unknown as Logger;
 
 /** A pass's context as the engine builds it: observers read `concurrency` targets at once, the client's cap. */
-function context(client: GitlabClient, policy: PolicyConfig, concurrency: number, progress: (message: string) => void = () => {}): PolicyContext {
+function context(
+  client: GitlabClient,
+  policy: PolicyConfig,
+  concurrency: number,
+  progress: (message: string) => void = () => {},
+): PolicyContext {
   return handContext(client, policy, new MemoryState(), { logger: quietLogger, mode: 'plan', progress, concurrency });
 }
 
 type WorkerMessage =
   | { kind: 'started'; rss: number }
   | { kind: 'progress'; message: string; at: number }
-  | { kind: 'done'; ms: number; cpuMs: number; rssBefore: number; rssAfter: number; maxRss: number; heapAfter: number; summary: string };
+  | {
+      kind: 'done';
+      ms: number;
+      cpuMs: number;
+      rssBefore: number;
+      rssAfter: number;
+      maxRss: number;
+      heapAfter: number;
+      summary: string;
+    };
 
 async function pollWorker(url: string): Promise<void> {
   const send = (message: WorkerMessage) => process.send?.(message);
@@ -571,7 +669,9 @@ async function registryWorker(url: string): Promise<void> {
   const policy: PolicyConfig = config.policies[0];
   const runner = policyType(policy.type);
   if (!runner) throw new Error('registry_cleanup is not a policy type of this build');
-  const ctx = context(client, policy, gitlab.concurrency, (message) => send({ kind: 'progress', message, at: performance.now() }));
+  const ctx = context(client, policy, gitlab.concurrency, (message) =>
+    send({ kind: 'progress', message, at: performance.now() }),
+  );
   gc();
   const rssBefore = process.memoryUsage().rss;
   send({ kind: 'started', rss: rssBefore });
@@ -595,8 +695,15 @@ async function registryWorker(url: string): Promise<void> {
 }
 
 /** Runs a worker until it reports `done` or the deadline passes (then it is stopped); returns what it said. */
-async function runWorker(kind: string, url: string, deadlineMs: number): Promise<{ messages: WorkerMessage[]; elapsed: number; finished: boolean }> {
-  const child = fork(__filename, ['--worker', kind, url], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+async function runWorker(
+  kind: string,
+  url: string,
+  deadlineMs: number,
+): Promise<{ messages: WorkerMessage[]; elapsed: number; finished: boolean }> {
+  const child = fork(__filename, ['--worker', kind, url], {
+    execArgv: ['--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const messages: WorkerMessage[] = [];
   let startedAt = performance.now();
   return new Promise((resolveRun, reject) => {
@@ -639,22 +746,32 @@ function reportPoll({ run, stats, overlapped }: PollRun): void {
   const requestsText = `${n(stats.requests)} requests, ${perProject.toFixed(2)} per project (at most ${stats.maxRequestsPerPollProject})`;
   const started = run.messages.find((m) => m.kind === 'started');
   const done = run.messages.find((m): m is Extract<WorkerMessage, { kind: 'done' }> => m.kind === 'done');
-  log(`\n### job_retry poll of ${n(POLL_PROJECTS)} projects (observe, first poll), ${LATENCY_MS} ms a request, client concurrency ${POLL_CONCURRENCY}`);
+  log(
+    `\n### job_retry poll of ${n(POLL_PROJECTS)} projects (observe, first poll), ${LATENCY_MS} ms a request, client concurrency ${POLL_CONCURRENCY}`,
+  );
   if (overlapped) {
-    log('- ran alongside the other figures (its own process and fixture server; it waits on the forge almost all the time, see its CPU); `--serial` runs it alone');
+    log(
+      '- ran alongside the other figures (its own process and fixture server; it waits on the forge almost all the time, see its CPU); `--serial` runs it alone',
+    );
   }
   let time: string;
   if (done) {
     time = ms(done.ms);
     log(`- ${time}: ${done.summary}; ${requestsText}`);
-    log(`- CPU ${ms(done.cpuMs)} (${((100 * done.cpuMs) / done.ms).toFixed(1)}% of one core); fixture server ${(stats.cpuMicros / Math.max(1, stats.requests) / 1000).toFixed(3)} ms CPU a request`);
-    log(`- RSS ${mb(done.rssBefore)} before, ${mb(done.rssAfter)} after (peak ${mb(done.maxRss)}), heap after ${mb(done.heapAfter)}`);
+    log(
+      `- CPU ${ms(done.cpuMs)} (${((100 * done.cpuMs) / done.ms).toFixed(1)}% of one core); fixture server ${(stats.cpuMicros / Math.max(1, stats.requests) / 1000).toFixed(3)} ms CPU a request`,
+    );
+    log(
+      `- RSS ${mb(done.rssBefore)} before, ${mb(done.rssAfter)} after (peak ${mb(done.maxRss)}), heap after ${mb(done.heapAfter)}`,
+    );
   } else {
     const projected = (run.elapsed / Math.max(1, stats.pollProjects)) * POLL_PROJECTS;
     time = `stopped at ${ms(run.elapsed)} after ${n(stats.pollProjects)} projects; projected ${ms(projected)}`;
     log(`- ${time}; ${requestsText}; RSS before ${mb(started?.kind === 'started' ? started.rss : NaN)}`);
   }
-  log(`- floor ${n(POLL_PROJECTS)} × ${LATENCY_MS} ms / ${POLL_CONCURRENCY} = ${ms(floor)}${done ? `: ${(done.ms / floor).toFixed(1)}× the floor` : ''}`);
+  log(
+    `- floor ${n(POLL_PROJECTS)} × ${LATENCY_MS} ms / ${POLL_CONCURRENCY} = ${ms(floor)}${done ? `: ${(done.ms / floor).toFixed(1)}× the floor` : ''}`,
+  );
   rows.push({
     section: 2,
     figure: `job_retry poll, ${n(POLL_PROJECTS)} projects, ${LATENCY_MS} ms, c=${POLL_CONCURRENCY}`,
@@ -673,7 +790,11 @@ async function registryPreview(fixture: FixtureProcess): Promise<void> {
   await fixture.latency(0);
   // Default settings as the policy file gives them (concurrency 4), with the request budget lifted: at the default
   // 600 requests a minute a cold preview of this size is bound by the budget, whatever the client does.
-  const defaults = parseConfig(`version: 1\ngitlab: { url: "${fixture.url}", token: t }\npolicies: []`, 'defaults.yml', { policyTypes: POLICY_TYPES, env: {} }).gitlab;
+  const defaults = parseConfig(
+    `version: 1\ngitlab: { url: "${fixture.url}", token: t }\npolicies: []`,
+    'defaults.yml',
+    { policyTypes: POLICY_TYPES, env: {} },
+  ).gitlab;
   const requests = 1 + TAGS / 100 + TAGS; // repositories, tag pages, one detail per tag
   const concurrencyFloor = (requests * LATENCY_MS) / defaults.concurrency;
   const windows = Math.ceil(requests / defaults.max_requests_per_minute);
@@ -681,7 +802,9 @@ async function registryPreview(fixture: FixtureProcess): Promise<void> {
   const done = run.messages.find((m): m is Extract<WorkerMessage, { kind: 'done' }> => m.kind === 'done');
   const progress = run.messages.filter((m): m is Extract<WorkerMessage, { kind: 'progress' }> => m.kind === 'progress');
   const started = run.messages.find((m) => m.kind === 'started');
-  log(`\n### cold registry preview, ${n(TAGS)} tags, ${LATENCY_MS} ms a request, default settings (concurrency ${defaults.concurrency}), request budget lifted`);
+  log(
+    `\n### cold registry preview, ${n(TAGS)} tags, ${LATENCY_MS} ms a request, default settings (concurrency ${defaults.concurrency}), request budget lifted`,
+  );
   const seen = `${n(stats.requests)} requests (${stats.byRoute.tags ?? 0} tag pages, ${n(stats.byRoute.tag ?? 0)} tag details)`;
   let time: string;
   if (done) {
@@ -690,13 +813,19 @@ async function registryPreview(fixture: FixtureProcess): Promise<void> {
   } else {
     const last = progress.at(-1);
     time = `not done after ${ms(run.elapsed)}: ${seen}`;
-    log(`- ${time}; last progress: ${last ? `"${last.message}"` : 'none'}; RSS before ${mb(started?.kind === 'started' ? started.rss : NaN)}`);
+    log(
+      `- ${time}; last progress: ${last ? `"${last.message}"` : 'none'}; RSS before ${mb(started?.kind === 'started' ? started.rss : NaN)}`,
+    );
   }
-  log(`- floor ${n(requests)} × ${LATENCY_MS} ms / ${defaults.concurrency} = ${ms(concurrencyFloor)}; with the default budget of ${defaults.max_requests_per_minute} a minute the same preview needs ${windows} one-minute windows, ≈ ${ms(budgetFloor)}`);
+  log(
+    `- floor ${n(requests)} × ${LATENCY_MS} ms / ${defaults.concurrency} = ${ms(concurrencyFloor)}; with the default budget of ${defaults.max_requests_per_minute} a minute the same preview needs ${windows} one-minute windows, ≈ ${ms(budgetFloor)}`,
+  );
   rows.push({
     section: 4,
     figure: `cold registry preview, ${n(TAGS)} tags, ${LATENCY_MS} ms, default settings`,
-    forgewarden: done ? `${time}; ${n(stats.requests)} requests` : `not done in ${ms(REGISTRY_DEADLINE_MS)}: ${n(stats.requests)} requests`,
+    forgewarden: done
+      ? `${time}; ${n(stats.requests)} requests`
+      : `not done in ${ms(REGISTRY_DEADLINE_MS)}: ${n(stats.requests)} requests`,
     peers: '',
     ratio: done ? `${(done.ms / concurrencyFloor).toFixed(2)}× the floor` : '',
     floor: `${ms(concurrencyFloor)} (c=${defaults.concurrency}; ≈ ${ms(budgetFloor)} at the default ${defaults.max_requests_per_minute}/min budget)`,
@@ -707,7 +836,10 @@ async function registryPreview(fixture: FixtureProcess): Promise<void> {
 // 5. CLI start
 
 /** Wall time and max RSS of a command, by /usr/bin/time -v when there is one, else by a --require probe (node only). */
-async function measureCommand(command: string, args: readonly string[]): Promise<{ wall: number; maxRss: number; stdout: string; code: number | null }> {
+async function measureCommand(
+  command: string,
+  args: readonly string[],
+): Promise<{ wall: number; maxRss: number; stdout: string; code: number | null }> {
   if (existsSync('/usr/bin/time')) {
     const run = await runProcess('/usr/bin/time', ['-v', command, ...args]);
     const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(run.stderr);
@@ -748,15 +880,22 @@ async function cliStart(python: Python | undefined): Promise<void> {
   const measure = async (args: string[]) => {
     const results = [];
     for (let i = 0; i < runs; i++) results.push(await measureCommand(process.execPath, [main, ...args]));
-    if (results.some((r) => r.code !== 0)) throw new Error(`node dist/main.js ${args.join(' ')} exited with ${results.map((r) => r.code).join(',')}`);
-    return { wall: median(results.map((r) => r.wall)), maxRss: median(results.map((r) => r.maxRss)), walls: results.map((r) => r.wall) };
+    if (results.some((r) => r.code !== 0))
+      throw new Error(`node dist/main.js ${args.join(' ')} exited with ${results.map((r) => r.code).join(',')}`);
+    return {
+      wall: median(results.map((r) => r.wall)),
+      maxRss: median(results.map((r) => r.maxRss)),
+      walls: results.map((r) => r.wall),
+    };
   };
   const validate = await measure(['validate', 'config/demo.yml']);
   const version = await measure(['--version']);
   const nodeBare = [];
   for (let i = 0; i < runs; i++) nodeBare.push(await measureCommand(process.execPath, ['-e', '0']));
   const nodeWall = median(nodeBare.map((r) => r.wall));
-  log(`- node dist/main.js validate config/demo.yml: ${ms(validate.wall)} wall (runs ${validate.walls.map((v) => v.toFixed(0)).join(', ')} ms), max RSS ${mb(validate.maxRss)}`);
+  log(
+    `- node dist/main.js validate config/demo.yml: ${ms(validate.wall)} wall (runs ${validate.walls.map((v) => v.toFixed(0)).join(', ')} ms), max RSS ${mb(validate.maxRss)}`,
+  );
   log(`- node dist/main.js --version: ${ms(version.wall)} wall, max RSS ${mb(version.maxRss)}`);
   log(`- node -e 0 (the floor): ${ms(nodeWall)} wall, max RSS ${mb(median(nodeBare.map((r) => r.maxRss)))}`);
 
@@ -774,7 +913,9 @@ async function cliStart(python: Python | undefined): Promise<void> {
       bareWalls.push((await runProcess(python.command, ['-c', 'pass'])).wall);
     }
     const importMs = median(importTimes);
-    log(`- ${python.command} -X importtime -c 'import gitlab': ${ms(importMs)} (cumulative); whole process ${ms(median(importWalls))}, \`${python.command} -c pass\` ${ms(median(bareWalls))}`);
+    log(
+      `- ${python.command} -X importtime -c 'import gitlab': ${ms(importMs)} (cumulative); whole process ${ms(median(importWalls))}, \`${python.command} -c pass\` ${ms(median(bareWalls))}`,
+    );
     peers = `python-gitlab: \`import gitlab\` ${ms(importMs)}, process ${ms(median(importWalls))}`;
   }
   rows.push({
@@ -785,7 +926,14 @@ async function cliStart(python: Python | undefined): Promise<void> {
     ratio: '',
     floor: `\`node -e 0\` ${ms(nodeWall)}`,
   });
-  rows.push({ section: 5, figure: '`node dist/main.js --version`', forgewarden: `${ms(version.wall)}, max RSS ${mb(version.maxRss)}`, peers: '', ratio: '', floor: `\`node -e 0\` ${ms(nodeWall)}` });
+  rows.push({
+    section: 5,
+    figure: '`node dist/main.js --version`',
+    forgewarden: `${ms(version.wall)}, max RSS ${mb(version.maxRss)}`,
+    peers: '',
+    ratio: '',
+    floor: `\`node -e 0\` ${ms(nodeWall)}`,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -801,11 +949,25 @@ async function configLoading(): Promise<void> {
       '    match: { job_names: ["^test", "^e2e"], stages: [test], failure_log: ["(?i)connection reset", "ETIMEDOUT"] }',
     ].join('\n'),
   );
-  const text = ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "t0k3n-bench" }', 'policies:', ...policies].join('\n');
+  const text = [
+    'version: 1',
+    'gitlab: { url: "https://gitlab.example.com", token: "t0k3n-bench" }',
+    'policies:',
+    ...policies,
+  ].join('\n');
   parseConfig(text, 'bench.yml', { policyTypes: POLICY_TYPES, env: {} });
-  const time = median(await timeRuns(20, () => void parseConfig(text, 'bench.yml', { policyTypes: POLICY_TYPES, env: {} })));
+  const time = median(
+    await timeRuns(20, () => void parseConfig(text, 'bench.yml', { policyTypes: POLICY_TYPES, env: {} })),
+  );
   log(`\n### config\n- load and validate a policy file with 50 job_retry policies: ${ms(time)}`);
-  rows.push({ section: 3, figure: 'load and validate 50 job_retry policies', forgewarden: ms(time), peers: '', ratio: '', floor: '' });
+  rows.push({
+    section: 3,
+    figure: 'load and validate 50 job_retry policies',
+    forgewarden: ms(time),
+    peers: '',
+    ratio: '',
+    floor: '',
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -813,19 +975,46 @@ async function configLoading(): Promise<void> {
 function table(): string {
   const header = '| figure | Forgewarden | peers | ratio (to the fastest) | floor / target |';
   const escape = (cell: string) => cell.replace(/\|/g, '\\|');
-  const lines = [header, '|---|---|---|---|---|', ...[...rows].sort((a, b) => a.section - b.section).map((r) => `| ${[r.figure, r.forgewarden, r.peers, r.ratio, r.floor].map(escape).join(' | ')} |`)];
+  const lines = [
+    header,
+    '|---|---|---|---|---|',
+    ...[...rows]
+      .sort((a, b) => a.section - b.section)
+      .map((r) => `| ${[r.figure, r.forgewarden, r.peers, r.ratio, r.floor].map(escape).join(' | ')} |`),
+  ];
   return lines.join('\n');
 }
 
 function gitbeakerVersion(): string {
   // Its package.json is not exported, so it is read from where the package resolves.
   const entry = require.resolve('@gitbeaker/rest');
-  const manifest = join(entry.slice(0, entry.lastIndexOf(`${'@gitbeaker'}/rest`)), '@gitbeaker', 'rest', 'package.json');
+  const manifest = join(
+    entry.slice(0, entry.lastIndexOf(`${'@gitbeaker'}/rest`)),
+    '@gitbeaker',
+    'rest',
+    'package.json',
+  );
   return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
 
 /** What `--only` takes. */
-const SECTIONS = ['config', 'listing', 'extras', 'decide', 'registry', 'cli', 'poll', 'scale', 'webhooks', 'burst', 'backup', 'backup-set', 'console', 'own-harm', 'tokens'] as const;
+const SECTIONS = [
+  'config',
+  'listing',
+  'extras',
+  'decide',
+  'registry',
+  'cli',
+  'poll',
+  'scale',
+  'webhooks',
+  'burst',
+  'backup',
+  'backup-set',
+  'console',
+  'own-harm',
+  'tokens',
+] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 function onlySections(): ReadonlySet<SectionName> {
@@ -833,7 +1022,10 @@ function onlySections(): ReadonlySet<SectionName> {
   if (at === -1) return new Set(SECTIONS);
   const names = (process.argv[at + 1] ?? '').split(',').filter(Boolean);
   const unknown = names.filter((name) => !(SECTIONS as readonly string[]).includes(name));
-  if (names.length === 0 || unknown.length) throw new Error(`--only takes some of ${SECTIONS.join(', ')} (comma-separated)${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+  if (names.length === 0 || unknown.length)
+    throw new Error(
+      `--only takes some of ${SECTIONS.join(', ')} (comma-separated)${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`,
+    );
   return new Set(names as SectionName[]);
 }
 
@@ -848,7 +1040,9 @@ async function main(): Promise<void> {
   const env = `node ${process.version}, ${process.platform}/${process.arch}, @gitbeaker/rest ${gitbeakerVersion()}, ${python ? `python-gitlab ${python.version}` : 'python-gitlab not importable'}`;
   log(`# forgewarden benchmarks (${env})`);
   if (!python) {
-    const why = process.env.PYTHON ? `$PYTHON (${process.env.PYTHON}) cannot` : 'neither python3 nor /usr/bin/python3 can';
+    const why = process.env.PYTHON
+      ? `$PYTHON (${process.env.PYTHON}) cannot`
+      : 'neither python3 nor /usr/bin/python3 can';
     const note = `python-gitlab skipped: ${why} \`import gitlab\` (Debian: apt-get install python3-gitlab; or set PYTHON).`;
     notes.push(note);
     log(note);
@@ -928,15 +1122,45 @@ async function main(): Promise<void> {
   const text = [
     [
       `Measured ${new Date().toISOString().slice(0, 10)} (${env}), ${cpus().length} cores.`,
-      ...(wants('listing') ? [`Listing: medians of interleaved rounds (${ROUNDS[0]} at 0 ms, ${ROUNDS[LATENCY_MS]} at ${LATENCY_MS} ms).`] : []),
-      ...(wants('listing') || wants('poll') ? [`The request budget lifted for the listing and the poll${wants('poll') && !serial ? '; the poll ran alongside the other figures' : ''}.`] : []),
-      ...(wants('scale') ? [`The daemon at scale: \`node dist/main.js run\` against the sandbox forge (\`node dist/main.js sandbox\`, no added latency), alone at the end.`] : []),
-      ...(wants('console') ? [`The console: \`node dist/main.js run\` with 50 dry-run policies against the sandbox forge, Redis filled by the bench (1,000,000 audit entries appended with the trail's own trim), alone.`] : []),
-      ...(wants('backup-set') ? ["The backup set: `node dist/main.js once` with a group_backup policy at its defaults against the sandbox forge at the forge's default export limits (60 s window), alone."] : []),
-      ...(wants('webhooks') ? ['Failure → retry: two daemons, one with webhooks and one polling every minute, each on a sandbox forge of its own.'] : []),
-      ...(wants('tokens') ? ['Tokens: key_rotation in this process against the sandbox forge, at the default request budget, alone.'] : []),
-      ...(wants('burst') ? ['The burst: one daemon with webhooks on, 1,000 failures within a minute on a sandbox forge of its own.'] : []),
-      ...(wants('own-harm') ? ["Own harm: `node dist/main.js run` with a project_settings policy, its reprotect cut by the token's rights taken away (the protect held at the sandbox's door), five runs."] : []),
+      ...(wants('listing')
+        ? [`Listing: medians of interleaved rounds (${ROUNDS[0]} at 0 ms, ${ROUNDS[LATENCY_MS]} at ${LATENCY_MS} ms).`]
+        : []),
+      ...(wants('listing') || wants('poll')
+        ? [
+            `The request budget lifted for the listing and the poll${wants('poll') && !serial ? '; the poll ran alongside the other figures' : ''}.`,
+          ]
+        : []),
+      ...(wants('scale')
+        ? [
+            `The daemon at scale: \`node dist/main.js run\` against the sandbox forge (\`node dist/main.js sandbox\`, no added latency), alone at the end.`,
+          ]
+        : []),
+      ...(wants('console')
+        ? [
+            `The console: \`node dist/main.js run\` with 50 dry-run policies against the sandbox forge, Redis filled by the bench (1,000,000 audit entries appended with the trail's own trim), alone.`,
+          ]
+        : []),
+      ...(wants('backup-set')
+        ? [
+            "The backup set: `node dist/main.js once` with a group_backup policy at its defaults against the sandbox forge at the forge's default export limits (60 s window), alone.",
+          ]
+        : []),
+      ...(wants('webhooks')
+        ? [
+            'Failure → retry: two daemons, one with webhooks and one polling every minute, each on a sandbox forge of its own.',
+          ]
+        : []),
+      ...(wants('tokens')
+        ? ['Tokens: key_rotation in this process against the sandbox forge, at the default request budget, alone.']
+        : []),
+      ...(wants('burst')
+        ? ['The burst: one daemon with webhooks on, 1,000 failures within a minute on a sandbox forge of its own.']
+        : []),
+      ...(wants('own-harm')
+        ? [
+            "Own harm: `node dist/main.js run` with a project_settings policy, its reprotect cut by the token's rights taken away (the protect held at the sandbox's door), five runs.",
+          ]
+        : []),
     ].join(' '),
     '',
     table(),
@@ -953,13 +1177,20 @@ async function main(): Promise<void> {
  */
 async function leaveNoKeys(): Promise<void> {
   const left = await dropRunKeys();
-  log(`\nRedis: ${left === 0 ? 'no key of this run was left' : `${left} keys of this run were left by a section, removed now`} (${benchRedisUrl()}, fwbench-*-${process.pid}-*)`);
+  log(
+    `\nRedis: ${left === 0 ? 'no key of this run was left' : `${left} keys of this run were left by a section, removed now`} (${benchRedisUrl()}, fwbench-*-${process.pid}-*)`,
+  );
   if (left > 0) process.exitCode = 1;
 }
 
 if (process.argv[2] === '--worker') {
   const [, , , kind, url] = process.argv;
-  const work = kind === 'poll' ? pollWorker(url) : kind === 'registry' ? registryWorker(url) : Promise.reject(new Error(`unknown worker ${kind}`));
+  const work =
+    kind === 'poll'
+      ? pollWorker(url)
+      : kind === 'registry'
+        ? registryWorker(url)
+        : Promise.reject(new Error(`unknown worker ${kind}`));
   work.then(
     () => process.disconnect?.(),
     (error: unknown) => {

@@ -21,7 +21,28 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { benchPrefix, type CommandRun, DAEMON_NODE_FLAGS, drainRequestLog, dropKeys, freePort, get, lines, type LoggedRequest, MAIN, memoryOf, metric, requestLog, ROOT, runCommand, type Sandbox, sleep, startSandbox, waitForExit, clearRequestLog } from './processes';
+import {
+  benchPrefix,
+  type CommandRun,
+  DAEMON_NODE_FLAGS,
+  drainRequestLog,
+  dropKeys,
+  freePort,
+  get,
+  lines,
+  type LoggedRequest,
+  MAIN,
+  memoryOf,
+  metric,
+  requestLog,
+  ROOT,
+  runCommand,
+  type Sandbox,
+  sleep,
+  startSandbox,
+  waitForExit,
+  clearRequestLog,
+} from './processes';
 // The world's administrator; the sandbox accepts it and no real forge does.
 const TOKEN = 'glpat-sandbox-scale-admin';
 
@@ -91,7 +112,10 @@ function cpuOf(pid: number): number {
 }
 
 /** The load averages as `uptime` shows them. */
-const load = () => loadavg().map((value) => value.toFixed(2)).join(', ');
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
 
 // ---------------------------------------------------------------------------------------------------------------
 // the world and the policy file
@@ -100,7 +124,20 @@ function worldText(world: ScaleWorld): string {
   const flaky = Array.from({ length: world.flaky }, (_, i) => ({
     path: `flaky-${String(i + 1).padStart(3, '0')}`,
     namespace: 'big',
-    pipelines: [{ created_at: 'now-10m', jobs: [{ name: 'test-1', stage: 'test', status: 'failed', failure_reason: 'script_failure', log: 'Running tests\nERROR: connection reset by peer\n' }] }],
+    pipelines: [
+      {
+        created_at: 'now-10m',
+        jobs: [
+          {
+            name: 'test-1',
+            stage: 'test',
+            status: 'failed',
+            failure_reason: 'script_failure',
+            log: 'Running tests\nERROR: connection reset by peer\n',
+          },
+        ],
+      },
+    ],
   }));
   // JSON is YAML.
   return JSON.stringify({
@@ -244,15 +281,25 @@ function startBurner() {
   return spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
 }
 
-async function runDaemon(configFile: string, httpPort: number, sandbox: Sandbox, world: ScaleWorld, log: (line?: string) => void): Promise<DaemonRun> {
+async function runDaemon(
+  configFile: string,
+  httpPort: number,
+  sandbox: Sandbox,
+  world: ScaleWorld,
+  log: (line?: string) => void,
+): Promise<DaemonRun> {
   const started = performance.now();
   const probe = join(__dirname, 'gc-probe.js');
   const loadAtStart = load();
-  const child = spawn(process.execPath, [...daemonFlags(), '--expose-gc', '--require', probe, MAIN, 'run', '-c', configFile], {
-    cwd: ROOT,
-    env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_FORMAT: 'json', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...daemonFlags(), '--expose-gc', '--require', probe, MAIN, 'run', '-c', configFile],
+    {
+      cwd: ROOT,
+      env: { ...process.env, GITLAB_TOKEN: TOKEN, LOG_FORMAT: 'json', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const pid = child.pid ?? -1;
   const metricsUrl = `http://127.0.0.1:${httpPort}/metrics`;
   const polls: Poll[] = [];
@@ -324,7 +371,9 @@ async function runDaemon(configFile: string, httpPort: number, sandbox: Sandbox,
     lastCpu = cpu;
     polls.push(poll);
     const index = polls.length;
-    log(`  poll ${index}${poll.loaded ? ' (loaded)' : ''} done at ${s(performance.now() - started)}: RSS ${mb(rss)}, CPU ${s(poll.cpuMs)} since the last`);
+    log(
+      `  poll ${index}${poll.loaded ? ' (loaded)' : ''} done at ${s(performance.now() - started)}: RSS ${mb(rss)}, CPU ${s(poll.cpuMs)} since the last`,
+    );
     drained = drained.then(async () => {
       const requests = await drainRequestLog(sandbox);
       poll.counts = countKinds(requests);
@@ -333,7 +382,9 @@ async function runDaemon(configFile: string, httpPort: number, sandbox: Sandbox,
         const repositories = /^\/api\/v4\/projects\/([^/]+)\/registry\/repositories$/.exec(request.path);
         if (repositories) poll.registryHits.set(repositories[1], (poll.registryHits.get(repositories[1]) ?? 0) + 1);
       }
-      const listings = requests.filter((request) => kindOf(request) === 'listing').map((request) => Date.parse(request.time));
+      const listings = requests
+        .filter((request) => kindOf(request) === 'listing')
+        .map((request) => Date.parse(request.time));
       poll.listingFrom = Math.min(...listings);
       poll.listingTo = Math.max(...listings);
     });
@@ -343,7 +394,9 @@ async function runDaemon(configFile: string, httpPort: number, sandbox: Sandbox,
       const collected = await collect();
       if (!collected) return;
       poll.collected = { rss: collected.rss, heapUsed: collected.heapUsed };
-      log(`    after a full collection: RSS ${mb(collected.rss)}, heap used ${mb(collected.heapUsed)} of ${mb(collected.heapTotal)}, external ${mb(collected.external)}`);
+      log(
+        `    after a full collection: RSS ${mb(collected.rss)}, heap used ${mb(collected.heapUsed)} of ${mb(collected.heapTotal)}, external ${mb(collected.external)}`,
+      );
     });
     pending.push(measured);
     if (index === POLLS) {
@@ -400,19 +453,32 @@ export async function scaleBench(log: (line?: string) => void): Promise<ScaleRes
     log('- skipped: dist/main.js is missing (run `npm run build`)');
     return { rows, notes };
   }
-  const chosen = (process.env.FORGEWARDEN_SCALE_WORLDS ?? '').split(',').map(Number).filter((size) => size > 0);
+  const chosen = (process.env.FORGEWARDEN_SCALE_WORLDS ?? '')
+    .split(',')
+    .map(Number)
+    .filter((size) => size > 0);
   const worlds = chosen.length > 0 ? WORLDS.filter((world) => chosen.includes(projectsOf(world))) : WORLDS;
   for (const [index, world] of worlds.entries()) await oneWorld(world, index === 0, log, rows, notes);
   const flags = daemonFlags();
   notes.push(
-    flags.length ? `The scale daemon ran with \`${flags.join(' ')}\`${process.env.FORGEWARDEN_SCALE_NODE_FLAGS === undefined ? ', as deploy/forgewarden.service and `npm start` run it' : ' (FORGEWARDEN_SCALE_NODE_FLAGS)'}.` : "The scale daemon ran with Node's default flags (FORGEWARDEN_SCALE_NODE_FLAGS empty).",
+    flags.length
+      ? `The scale daemon ran with \`${flags.join(' ')}\`${process.env.FORGEWARDEN_SCALE_NODE_FLAGS === undefined ? ', as deploy/forgewarden.service and `npm start` run it' : ' (FORGEWARDEN_SCALE_NODE_FLAGS)'}.`
+      : "The scale daemon ran with Node's default flags (FORGEWARDEN_SCALE_NODE_FLAGS empty).",
   );
   return { rows, notes };
 }
 
-async function oneWorld(world: ScaleWorld, withOnce: boolean, log: (line?: string) => void, rows: ScaleRow[], notes: string[]): Promise<void> {
+async function oneWorld(
+  world: ScaleWorld,
+  withOnce: boolean,
+  log: (line?: string) => void,
+  rows: ScaleRow[],
+  notes: string[],
+): Promise<void> {
   const projects = projectsOf(world);
-  log(`\n### the daemon over ${n(projects)} projects (job_retry, registry_cleanup preview, access_requests; big/**), interval ${world.intervalS} s, budget ${n(world.budget)}/min, concurrency ${CONCURRENCY}, discovery_interval ${DISCOVERY_INTERVAL}`);
+  log(
+    `\n### the daemon over ${n(projects)} projects (job_retry, registry_cleanup preview, access_requests; big/**), interval ${world.intervalS} s, budget ${n(world.budget)}/min, concurrency ${CONCURRENCY}, discovery_interval ${DISCOVERY_INTERVAL}`,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-scale-'));
   const worldFile = join(dir, 'world.yml');
   writeFileSync(worldFile, worldText(world));
@@ -421,7 +487,9 @@ async function oneWorld(world: ScaleWorld, withOnce: boolean, log: (line?: strin
   let sandbox: Sandbox | undefined;
   try {
     sandbox = await startSandbox(worldFile);
-    log(`- sandbox: ${n(projects)} projects (${world.groups} groups of ${PROJECTS_PER_GROUP} under big, ${world.flaky} in big itself with a failed job each), up in ${s(sandbox.startMs)}`);
+    log(
+      `- sandbox: ${n(projects)} projects (${world.groups} groups of ${PROJECTS_PER_GROUP} under big, ${world.flaky} in big itself with a failed job each), up in ${s(sandbox.startMs)}`,
+    );
     const httpPort = await freePort();
     const daemonConfig = join(dir, 'daemon.yml');
     writeFileSync(daemonConfig, policyText(sandbox.url, prefixes[0], httpPort, world));
@@ -435,7 +503,10 @@ async function oneWorld(world: ScaleWorld, withOnce: boolean, log: (line?: strin
       writeFileSync(onceConfig, policyText(sandbox.url, prefixes[1], 0, world, 'scale'));
       const once = await runOnce(onceConfig);
       const unpaced = await requestLog(sandbox);
-      if (once.code !== 0) notes.push(`\`once\` over ${n(projects)} projects exited with ${once.code}: ${once.stderr.trim().split('\n').slice(-2).join(' / ')}`);
+      if (once.code !== 0)
+        notes.push(
+          `\`once\` over ${n(projects)} projects exited with ${once.code}: ${once.stderr.trim().split('\n').slice(-2).join(' / ')}`,
+        );
       reportWindows(world, daemon, once, unpaced, log, rows);
     }
   } finally {
@@ -448,24 +519,36 @@ async function oneWorld(world: ScaleWorld, withOnce: boolean, log: (line?: strin
   }
 }
 
-function report(world: ScaleWorld, daemon: DaemonRun, log: (line?: string) => void, rows: ScaleRow[], notes: string[]): void {
+function report(
+  world: ScaleWorld,
+  daemon: DaemonRun,
+  log: (line?: string) => void,
+  rows: ScaleRow[],
+  notes: string[],
+): void {
   const projects = projectsOf(world);
   const { polls } = daemon;
-  if (polls.length < 2 * POLLS) notes.push(`The scale section over ${n(projects)} projects saw ${polls.length} of ${2 * POLLS} polls.`);
+  if (polls.length < 2 * POLLS)
+    notes.push(`The scale section over ${n(projects)} projects saw ${polls.length} of ${2 * POLLS} polls.`);
   for (const failure of daemon.failures.slice(0, 3)) notes.push(`scale (${n(projects)}): ${failure}`);
 
   log('');
-  log('| poll | burner | listing spread | discovery | listing | failure reads | registry | access | other | cleanup/access passes | daemon CPU | RSS after | heap used after | after a full collection: RSS, heap used |');
+  log(
+    '| poll | burner | listing spread | discovery | listing | failure reads | registry | access | other | cleanup/access passes | daemon CPU | RSS after | heap used after | after a full collection: RSS, heap used |',
+  );
   log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   polls.forEach((poll, i) => {
     const c = poll.counts;
-    log(`| ${i + 1} | ${poll.loaded ? 'yes' : ''} | ${s(poll.listingTo - poll.listingFrom)} | ${c.discovery} | ${n(c.listing)} | ${c.failures} | ${n(c.registry)} | ${c.access} | ${c.other} | ${poll.otherPasses.cleanup}/${poll.otherPasses.access} | ${s(poll.cpuMs)} | ${mb(poll.rss)} | ${mb(poll.heapUsed)} | ${poll.collected ? `${mb(poll.collected.rss)}, ${mb(poll.collected.heapUsed)}` : ''} |`);
+    log(
+      `| ${i + 1} | ${poll.loaded ? 'yes' : ''} | ${s(poll.listingTo - poll.listingFrom)} | ${c.discovery} | ${n(c.listing)} | ${c.failures} | ${n(c.registry)} | ${c.access} | ${c.other} | ${poll.otherPasses.cleanup}/${poll.otherPasses.access} | ${s(poll.cpuMs)} | ${mb(poll.rss)} | ${mb(poll.heapUsed)} | ${poll.collected ? `${mb(poll.collected.rss)}, ${mb(poll.collected.heapUsed)}` : ''} |`,
+    );
   });
 
   const idle = polls.filter((poll) => !poll.loaded);
   const loaded = polls.filter((poll) => poll.loaded);
   const live = polls.at(-1)?.collected;
-  const above = (list: readonly Poll[], targetMb: number) => list.filter((poll) => poll.rss > targetMb * 1024 * 1024).length;
+  const above = (list: readonly Poll[], targetMb: number) =>
+    list.filter((poll) => poll.rss > targetMb * 1024 * 1024).length;
   // The first poll of a daemon discovers and reads every failure once: the steady state is the others.
   const steady = (list: readonly Poll[]) => list.filter((poll) => poll !== polls[0]);
   const cpuIdle = median(steady(idle).map((poll) => poll.cpuMs));
@@ -476,18 +559,31 @@ function report(world: ScaleWorld, daemon: DaemonRun, log: (line?: string) => vo
   const registry = polls.reduce((sum, poll) => sum + poll.counts.registry, 0);
   // Passes that began: the most times any project's repositories were listed (a pass may be under way at the end).
   const hits = new Map<string, number>();
-  for (const poll of polls) for (const [project, count] of poll.registryHits) hits.set(project, (hits.get(project) ?? 0) + count);
+  for (const poll of polls)
+    for (const [project, count] of poll.registryHits) hits.set(project, (hits.get(project) ?? 0) + count);
   const cleanupPasses = Math.max(0, ...hits.values());
   const access = polls.reduce((sum, poll) => sum + poll.counts.access, 0);
   const accessPasses = polls.reduce((sum, poll) => sum + poll.otherPasses.access, 0);
   const spread = median(steady(polls).map((poll) => poll.listingTo - poll.listingFrom));
   log('');
-  log(`- load average (uptime): ${daemon.loadAtStart} when the daemon started; ${daemon.loadWhenLoaded || 'n/a'} with the burner running`);
-  log(`- RSS idle: ${mb(daemon.ready.rss)} when started; after each poll ${idle.map((poll) => toMb(poll.rss)).join(', ')} MB; peak ${mb(daemon.peakIdle)}; ${above(idle, RSS_TARGET_MB)} of ${idle.length} above ${RSS_TARGET_MB} MB`);
-  log(`- RSS loaded: after each poll ${loaded.map((poll) => toMb(poll.rss)).join(', ')} MB; peak ${mb(daemon.peakAll)}; ${above(loaded, RSS_LOADED_TARGET_MB)} of ${loaded.length} above ${RSS_LOADED_TARGET_MB} MB; live heap after poll ${polls.length}: ${live ? mb(live.heapUsed) : 'n/a'}`);
-  log(`- daemon CPU per poll: ${s(cpuIdle)} idle, ${s(cpuLoaded)} loaded (medians; every policy's work between two job_retry polls)`);
-  log(`- job_retry requests per poll: ${n(listing)} listings (${(listing / projects).toFixed(2)} per project) + ${failures} failure reads; listing spread over ${s(spread)} of ${world.intervalS} s`);
-  log(`- registry_cleanup: ${n(registry)} requests over ${cleanupPasses} passes begun, ${polls.reduce((sum, poll) => sum + poll.otherPasses.cleanup, 0)} done (${(registry / Math.max(1, cleanupPasses) / projects).toFixed(2)} per project a pass); access_requests: ${n(access)} over ${accessPasses} passes; discovery ${n(discovery)} requests over ${polls.length} polls`);
+  log(
+    `- load average (uptime): ${daemon.loadAtStart} when the daemon started; ${daemon.loadWhenLoaded || 'n/a'} with the burner running`,
+  );
+  log(
+    `- RSS idle: ${mb(daemon.ready.rss)} when started; after each poll ${idle.map((poll) => toMb(poll.rss)).join(', ')} MB; peak ${mb(daemon.peakIdle)}; ${above(idle, RSS_TARGET_MB)} of ${idle.length} above ${RSS_TARGET_MB} MB`,
+  );
+  log(
+    `- RSS loaded: after each poll ${loaded.map((poll) => toMb(poll.rss)).join(', ')} MB; peak ${mb(daemon.peakAll)}; ${above(loaded, RSS_LOADED_TARGET_MB)} of ${loaded.length} above ${RSS_LOADED_TARGET_MB} MB; live heap after poll ${polls.length}: ${live ? mb(live.heapUsed) : 'n/a'}`,
+  );
+  log(
+    `- daemon CPU per poll: ${s(cpuIdle)} idle, ${s(cpuLoaded)} loaded (medians; every policy's work between two job_retry polls)`,
+  );
+  log(
+    `- job_retry requests per poll: ${n(listing)} listings (${(listing / projects).toFixed(2)} per project) + ${failures} failure reads; listing spread over ${s(spread)} of ${world.intervalS} s`,
+  );
+  log(
+    `- registry_cleanup: ${n(registry)} requests over ${cleanupPasses} passes begun, ${polls.reduce((sum, poll) => sum + poll.otherPasses.cleanup, 0)} done (${(registry / Math.max(1, cleanupPasses) / projects).toFixed(2)} per project a pass); access_requests: ${n(access)} over ${accessPasses} passes; discovery ${n(discovery)} requests over ${polls.length} polls`,
+  );
 
   const label = `${n(projects)} projects`;
   rows.push({
@@ -518,12 +614,20 @@ function report(world: ScaleWorld, daemon: DaemonRun, log: (line?: string) => vo
     ratio: '',
     floor: `job_retry 1.00/project (+ 2 reads a failed job)`,
   });
-  if (daemon.warnings.length) notes.push(`The scale daemon (${label}) warned: ${[...new Set(daemon.warnings)].slice(0, 3).join(' / ')}`);
+  if (daemon.warnings.length)
+    notes.push(`The scale daemon (${label}) warned: ${[...new Set(daemon.warnings)].slice(0, 3).join(' / ')}`);
   if (daemon.code !== 0) notes.push(`The scale daemon (${label}) exited with ${daemon.code} on SIGTERM.`);
 }
 
 /** The first world's requests against the budget: 10 s and minute windows, the peak second, paced and unpaced. */
-function reportWindows(world: ScaleWorld, daemon: DaemonRun, once: { wallMs: number; peakRss: number }, unpaced: readonly LoggedRequest[], log: (line?: string) => void, rows: ScaleRow[]): void {
+function reportWindows(
+  world: ScaleWorld,
+  daemon: DaemonRun,
+  once: { wallMs: number; peakRss: number },
+  unpaced: readonly LoggedRequest[],
+  log: (line?: string) => void,
+  rows: ScaleRow[],
+): void {
   const projects = projectsOf(world);
   const times = daemon.polls.flatMap((poll) => poll.times).sort((a, b) => a - b);
   if (times.length === 0) return;
@@ -535,8 +639,12 @@ function reportWindows(world: ScaleWorld, daemon: DaemonRun, once: { wallMs: num
   const onceTimes = unpaced.map((r) => Date.parse(r.time)).sort((a, b) => a - b);
   const onceSeconds = onceTimes.length ? perWindow(onceTimes, 1000, onceTimes[0], onceTimes[onceTimes.length - 1]) : [];
   const onceSpan = onceTimes.length ? onceTimes[onceTimes.length - 1] - onceTimes[0] : NaN;
-  log(`- per 10 s window: max ${n(Math.max(...tens))}, median ${n(Math.round(median(tens)))} (the budget's rate: ${n(world.budget / 6)} per 10 s); whole budget minutes ${minutes.map(n).join(', ')}`);
-  log(`- peak per second: paced ${n(Math.max(...seconds))}; unpaced (\`once\`, job_retry alone) ${n(Math.max(0, ...onceSeconds))}, ${n(unpaced.length)} requests in ${s(onceSpan)}, process ${s(once.wallMs)}, max RSS ${mb(once.peakRss)}`);
+  log(
+    `- per 10 s window: max ${n(Math.max(...tens))}, median ${n(Math.round(median(tens)))} (the budget's rate: ${n(world.budget / 6)} per 10 s); whole budget minutes ${minutes.map(n).join(', ')}`,
+  );
+  log(
+    `- peak per second: paced ${n(Math.max(...seconds))}; unpaced (\`once\`, job_retry alone) ${n(Math.max(0, ...onceSeconds))}, ${n(unpaced.length)} requests in ${s(onceSpan)}, process ${s(once.wallMs)}, max RSS ${mb(once.peakRss)}`,
+  );
   rows.push({
     figure: `requests per 10 s / per minute, ${n(projects)} projects, three policies, budget ${n(world.budget)}/min, c=${CONCURRENCY}`,
     forgewarden: `10 s: max ${n(Math.max(...tens))}, median ${n(Math.round(median(tens)))}; whole minutes ${minutes.map(n).join(', ') || 'none'}`,
@@ -557,7 +665,8 @@ function reportWindows(world: ScaleWorld, daemon: DaemonRun, once: { wallMs: num
 if (require.main === module) {
   scaleBench((line = '') => process.stdout.write(`${line}\n`)).then(
     ({ rows, notes }) => {
-      for (const row of rows) process.stdout.write(`| ${[row.figure, row.forgewarden, row.peers, row.ratio, row.floor].join(' | ')} |\n`);
+      for (const row of rows)
+        process.stdout.write(`| ${[row.figure, row.forgewarden, row.peers, row.ratio, row.floor].join(' | ')} |\n`);
       for (const note of notes) process.stdout.write(`- ${note}\n`);
     },
     (error: unknown) => {

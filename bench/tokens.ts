@@ -86,20 +86,27 @@ export async function tokensBench(log: (line?: string) => void): Promise<{ rows:
     const requests = sandbox.state.requestLog.map((entry) => Date.parse(entry.time));
     // The budget's windows are minutes aligned to the epoch (see rate-limit.ts): the busiest of them.
     const perMinute = new Map<number, number>();
-    for (const time of requests) perMinute.set(Math.floor(time / 60_000), (perMinute.get(Math.floor(time / 60_000)) ?? 0) + 1);
+    for (const time of requests)
+      perMinute.set(Math.floor(time / 60_000), (perMinute.get(Math.floor(time / 60_000)) ?? 0) + 1);
     const busiest = Math.max(0, ...perMinute.values());
     const tokens = sandbox.state.accessTokens;
     const now = sandbox.state.clock.date();
     let delivered = 0;
     for (let id = 1; id <= TOKENS; id++) {
-      const active = tokens.ofPlace('project', id).filter((token) => token.name === 'deploy' && tokens.active(token, now));
+      const active = tokens
+        .ofPlace('project', id)
+        .filter((token) => token.name === 'deploy' && tokens.active(token, now));
       const variable = sandbox.state.ciVariables.of('project', id).find((entry) => entry.key === 'DEPLOY_TOKEN');
       if (active.length === 1 && variable?.value === active[0].value) delivered++;
     }
     const done = result.records.filter((record) => record.outcome === 'done').length;
     const perToken = requests.length / TOKENS;
-    log(`${done} actions done in ${(wallMs / 1000).toFixed(0)} s; ${requests.length} requests (${perToken.toFixed(2)} a token), busiest budget minute ${busiest}`);
-    log(`${delivered} of ${TOKENS} variables hold their project's one active token; family revocations: ${tokens.familyRevocations.length}`);
+    log(
+      `${done} actions done in ${(wallMs / 1000).toFixed(0)} s; ${requests.length} requests (${perToken.toFixed(2)} a token), busiest budget minute ${busiest}`,
+    );
+    log(
+      `${delivered} of ${TOKENS} variables hold their project's one active token; family revocations: ${tokens.familyRevocations.length}`,
+    );
     const floorMs = (requests.length / BUDGET) * 60_000;
     return {
       rows: [
@@ -111,7 +118,9 @@ export async function tokensBench(log: (line?: string) => void): Promise<{ rows:
           floor: `${(floorMs / 60_000).toFixed(1)} min (requests ÷ budget)`,
         },
       ],
-      notes: [`Tokens: the daemon and the sandbox forge in one process, one pass with max_actions_per_run 2000; per token: the listing, the rotate precondition's and the step's reads, the rotate, the variable's write and read-back, and the new token read active.`],
+      notes: [
+        `Tokens: the daemon and the sandbox forge in one process, one pass with max_actions_per_run 2000; per token: the listing, the rotate precondition's and the step's reads, the rotate, the variable's write and read-back, and the new token read active.`,
+      ],
     };
   } finally {
     await sandbox.close();

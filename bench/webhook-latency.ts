@@ -10,7 +10,18 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchPrefix, dropKeys, freePort, percentile, requestLog, type Sandbox, sleep, startDaemonWithPasses, startSandbox, waitForExit } from './processes';
+import {
+  benchPrefix,
+  dropKeys,
+  freePort,
+  percentile,
+  requestLog,
+  type Sandbox,
+  sleep,
+  startDaemonWithPasses,
+  startSandbox,
+  waitForExit,
+} from './processes';
 
 const TOKEN = 'glpat-sandbox-latency-admin';
 const SECRET = 'bench-webhook-secret-0123456789';
@@ -48,7 +59,13 @@ function worldText(hookUrl: string | undefined): string {
         {
           id: project * 1000,
           ref: 'main',
-          jobs: Array.from({ length: JOBS_PER_PROJECT }, (_, job) => ({ id: jobId(project, job + 1), name: `test-${job + 1}`, stage: 'test', status: 'success', log: 'ok\n' })),
+          jobs: Array.from({ length: JOBS_PER_PROJECT }, (_, job) => ({
+            id: jobId(project, job + 1),
+            name: `test-${job + 1}`,
+            stage: 'test',
+            status: 'success',
+            log: 'ok\n',
+          })),
         },
       ],
       ...(hookUrl ? { hooks: [{ url: hookUrl, token: SECRET, push_events: false, job_events: true }] } : {}),
@@ -135,7 +152,8 @@ async function latencies(sandbox: Sandbox, failedAt: ReadonlyMap<number, number>
   });
 }
 
-const seconds = (ms: number) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
+const seconds = (ms: number) =>
+  ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
 
 export async function webhookLatencyBench(log: (line?: string) => void): Promise<LatencyResult> {
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-latency-'));
@@ -159,11 +177,20 @@ export async function webhookLatencyBench(log: (line?: string) => void): Promise
       if (hooked.length === FAILURES && polled.length === FAILURES) break;
     }
     const [hooked, polled] = await Promise.all([latencies(hookedForge, failedAt), latencies(plainForge, failedAt)]);
-    const figures = (values: number[]) => ({ p50: percentile(values, 0.5), p99: percentile(values, 0.99), max: percentile(values, 1), count: values.length });
+    const figures = (values: number[]) => ({
+      p50: percentile(values, 0.5),
+      p99: percentile(values, 0.99),
+      max: percentile(values, 1),
+      count: values.length,
+    });
     const withHooks = figures(hooked);
     const withPolls = figures(polled);
-    log(`webhooks: ${withHooks.count}/${FAILURES} retried; p50 ${seconds(withHooks.p50)}, p99 ${seconds(withHooks.p99)}, max ${seconds(withHooks.max)}`);
-    log(`polling every minute: ${withPolls.count}/${FAILURES} retried; p50 ${seconds(withPolls.p50)}, p99 ${seconds(withPolls.p99)}, max ${seconds(withPolls.max)}`);
+    log(
+      `webhooks: ${withHooks.count}/${FAILURES} retried; p50 ${seconds(withHooks.p50)}, p99 ${seconds(withHooks.p99)}, max ${seconds(withHooks.max)}`,
+    );
+    log(
+      `polling every minute: ${withPolls.count}/${FAILURES} retried; p50 ${seconds(withPolls.p50)}, p99 ${seconds(withPolls.p99)}, max ${seconds(withPolls.max)}`,
+    );
     const row = (figure: string, hook: number, poll: number): LatencyRow => ({
       figure,
       forgewarden: seconds(hook),
@@ -172,7 +199,10 @@ export async function webhookLatencyBench(log: (line?: string) => void): Promise
       floor: figure.includes('p50') ? 'polling: half the interval' : 'polling: the interval',
     });
     return {
-      rows: [row(`failure → retry p50, webhooks (${FAILURES} failures over 2 min)`, withHooks.p50, withPolls.p50), row('failure → retry p99, webhooks', withHooks.p99, withPolls.p99)],
+      rows: [
+        row(`failure → retry p50, webhooks (${FAILURES} failures over 2 min)`, withHooks.p50, withPolls.p50),
+        row('failure → retry p99, webhooks', withHooks.p99, withPolls.p99),
+      ],
       notes: [
         `Failure → retry: ${withHooks.count} of ${FAILURES} retried from webhooks, ${withPolls.count} of ${FAILURES} by 1-minute polling within ${CATCH_UP_MS / 1000} s of the last failure. ` +
           'Retries are writes, spaced 250 ms apart per replica, so a poll that finds many failures at once retries them over several seconds.',

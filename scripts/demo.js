@@ -21,7 +21,12 @@ const cli = resolve(__dirname, '../dist/main.js');
 const config = resolve(__dirname, '../config/demo.yml');
 
 async function redisAnswers(url) {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -58,8 +63,28 @@ async function findRedis() {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-demo-redis-'));
   const pidFile = join(dir, 'redis.pid');
-  spawnSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-    '--daemonize', 'yes', '--pidfile', pidFile, '--dir', dir, '--logfile', join(dir, 'redis.log')], { stdio: 'ignore' });
+  spawnSync(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'yes',
+      '--pidfile',
+      pidFile,
+      '--dir',
+      dir,
+      '--logfile',
+      join(dir, 'redis.log'),
+    ],
+    { stdio: 'ignore' },
+  );
   const started = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 100 && !(await redisAnswers(started)); i++) await new Promise((r) => setTimeout(r, 50));
   console.log(`No Redis answered at ${url}; started redis-server on port ${port} for the demo.`);
@@ -117,7 +142,10 @@ async function serveConsole(runCli) {
   exited.then(() => (running = false));
   const address = `http://127.0.0.1:${port}/`;
   while (running) {
-    const up = await fetch(`${address}healthz`).then((answer) => answer.ok, () => false);
+    const up = await fetch(`${address}healthz`).then(
+      (answer) => answer.ok,
+      () => false,
+    );
     if (up) {
       console.log(`\nThe daemon runs on. Its console: ${address}   (Ctrl-C stops the demo)`);
       break;
@@ -158,7 +186,11 @@ async function main() {
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
   const runCli = (command, extraEnv = {}) => {
-    child = spawn(process.execPath, [cli, command, '-c', config], { env: { ...env, ...extraEnv }, stdio: 'inherit', detached: true });
+    child = spawn(process.execPath, [cli, command, '-c', config], {
+      env: { ...env, ...extraEnv },
+      stdio: 'inherit',
+      detached: true,
+    });
     return new Promise((done) => child.on('exit', (exitCode) => done(exitCode ?? 1)));
   };
   let code = watch ? 0 : await runCli('once');
@@ -166,33 +198,45 @@ async function main() {
     const log = sandbox.state.requestLog;
     const retried = log.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry'));
     const bulk = log.filter((entry) => entry.method === 'DELETE' && entry.path.endsWith('/tags'));
-    console.log(`\nThe sandbox received ${log.length} API requests, ${retried.length} of them job retries` +
-      `${retried.length ? `: ${retried.map((entry) => entry.path.replace('/api/v4/', '')).join(', ')}` : ''}.`);
+    console.log(
+      `\nThe sandbox received ${log.length} API requests, ${retried.length} of them job retries` +
+        `${retried.length ? `: ${retried.map((entry) => entry.path.replace('/api/v4/', '')).join(', ')}` : ''}.`,
+    );
     // The forge deletes tags in the background; wait for it, then show what is left.
     await sandbox.state.whenIdle();
     for (const entry of bulk) {
       const repositoryId = Number(/repositories\/(\d+)\/tags$/.exec(entry.path)[1]);
-      const left = sandbox.state.tags(repositoryId).map((tag) => tag.name).sort();
+      const left = sandbox.state
+        .tags(repositoryId)
+        .map((tag) => tag.name)
+        .sort();
       console.log(`Bulk tag deletion on repository ${repositoryId}: ${left.length} tags left (${left.join(', ')}).`);
     }
     const main = sandbox.state.protectedBranch(1, 'main');
     if (main) {
       const names = { 0: 'no access', 30: 'developer', 40: 'maintainer', 60: 'admin' };
       const levels = (entries) => entries.map((entry) => names[entry.access_level] ?? entry.access_level).join(' + ');
-      console.log(`Protected branch main of acme/api: push ${levels(main.push_access_levels)}, merge ${levels(main.merge_access_levels)}.`);
+      console.log(
+        `Protected branch main of acme/api: push ${levels(main.push_access_levels)}, merge ${levels(main.merge_access_levels)}.`,
+      );
     }
     for (const file of listFiles(secrets)) {
       console.log(`Key file ${file.path.slice(secrets.length + 1)}: mode ${file.mode.toString(8)}`);
     }
-    console.log('\nNext: `npx forgewarden sandbox` in one terminal, then `npx forgewarden plan -c config/demo.yml` in another shows' +
-      ' decisions without acting.');
+    console.log(
+      '\nNext: `npx forgewarden sandbox` in one terminal, then `npx forgewarden plan -c config/demo.yml` in another shows' +
+        ' decisions without acting.',
+    );
   }
   if (!onlyOnce && code === 0 && !stopping) code = await serveConsole(runCli);
   await sandbox.close();
   const removed = await removeKeys(redis.url, prefix);
   rmSync(secrets, { recursive: true, force: true });
   redis.stop();
-  if (stopping) console.log(`\nDemo stopped: the daemon ${code === 0 ? 'stopped cleanly' : `exited ${code}`}, the sandbox is closed, and its ${removed} keys are gone from Redis.`);
+  if (stopping)
+    console.log(
+      `\nDemo stopped: the daemon ${code === 0 ? 'stopped cleanly' : `exited ${code}`}, the sandbox is closed, and its ${removed} keys are gone from Redis.`,
+    );
   process.exit(code);
 }
 

@@ -7,7 +7,16 @@
 'use strict';
 const fs = require('fs');
 const lock = JSON.parse(fs.readFileSync('package-lock.json', 'utf8'));
-const OS = { darwin: 'darwin', linux: 'linux', win32: 'win32', android: 'android', freebsd: 'freebsd', openharmony: 'openharmony', sunos: 'sunos', aix: 'aix' };
+const OS = {
+  darwin: 'darwin',
+  linux: 'linux',
+  win32: 'win32',
+  android: 'android',
+  freebsd: 'freebsd',
+  openharmony: 'openharmony',
+  sunos: 'sunos',
+  aix: 'aix',
+};
 const CPUS = ['arm64', 'x64', 'ia32', 'arm', 'loong64', 'ppc64', 'riscv64', 's390x', 'wasm32'];
 let added = 0;
 for (const [path, entry] of Object.entries(lock.packages)) {
@@ -21,7 +30,8 @@ for (const [path, entry] of Object.entries(lock.packages)) {
     if (os) stub.os = [os];
     if (cpu) stub.cpu = [cpu];
     if (/-(gnu|gnueabihf|msvc|musl|musleabihf)$/.test(base)) {
-      const libc = base.endsWith('musl') || base.endsWith('musleabihf') ? 'musl' : base.endsWith('msvc') ? null : 'glibc';
+      const libc =
+        base.endsWith('musl') || base.endsWith('musleabihf') ? 'musl' : base.endsWith('msvc') ? null : 'glibc';
       if (libc) stub.libc = [libc];
     }
     lock.packages[key] = stub;

@@ -14,7 +14,12 @@ import { RedisModule } from './redis/redis.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, configFile: string, extraModules: readonly Type[] = [], clock?: Clock): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    configFile: string,
+    extraModules: readonly Type[] = [],
+    clock?: Clock,
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [

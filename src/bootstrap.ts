@@ -33,7 +33,14 @@ export async function createApp(
   config: AppConfig,
   configFile: string,
   logger: AppLogger,
-  options: { http?: boolean; modules?: readonly Type[]; clock?: Clock; giveUpWhenRefused?: boolean; onWait?: (line: string) => void; stop?: AbortSignal } = {},
+  options: {
+    http?: boolean;
+    modules?: readonly Type[];
+    clock?: Clock;
+    giveUpWhenRefused?: boolean;
+    onWait?: (line: string) => void;
+    stop?: AbortSignal;
+  } = {},
 ): Promise<StartedApp> {
   protectSecrets(config);
   const { giveUpWhenRefused, onWait, stop } = options;
@@ -45,10 +52,17 @@ export async function createApp(
     return { app };
   }
   // No body parser: the one route that takes a body (webhooks) reads it itself, with its own limit and checks.
-  const app = await NestFactory.create<NestExpressApplication>(module, { logger, abortOnError: false, bodyParser: false });
+  const app = await NestFactory.create<NestExpressApplication>(module, {
+    logger,
+    abortOnError: false,
+    bodyParser: false,
+  });
   app.disable('x-powered-by');
   await app.listen(config.http.port, config.http.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
-  return { app, httpUrl: `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${port}` };
+  return {
+    app,
+    httpUrl: `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${port}`,
+  };
 }

@@ -21,7 +21,10 @@ const program = new Command('forgewarden')
     if (problem) throw new CommanderError(EXIT_USAGE, USAGE_ERROR, `error: ${problem}`);
   });
 
-const configOption = ['-c, --config <file>', 'policy file (default: $FORGEWARDEN_CONFIG or config/policies.yml)'] as const;
+const configOption = [
+  '-c, --config <file>',
+  'policy file (default: $FORGEWARDEN_CONFIG or config/policies.yml)',
+] as const;
 
 /**
  * `--dry-run` and `--no-dry-run`, which share one value: given together, commander would keep the last one silently,
@@ -35,16 +38,22 @@ function withDryRunOptions(command: Command): Command {
     .on('option:dry-run', () => given.add('--dry-run'))
     .on('option:no-dry-run', () => given.add('--no-dry-run'))
     .hook('preAction', () => {
-      if (given.size > 1) throw new CommanderError(EXIT_USAGE, USAGE_ERROR, 'error: --dry-run and --no-dry-run cannot be used together');
+      if (given.size > 1)
+        throw new CommanderError(EXIT_USAGE, USAGE_ERROR, 'error: --dry-run and --no-dry-run cannot be used together');
     });
 }
 
 program
   .command('validate')
-  .description('check policy files; prints each problem as FILE:LINE:COL key.path: message (exit 2 when one is invalid)')
+  .description(
+    'check policy files; prints each problem as FILE:LINE:COL key.path: message (exit 2 when one is invalid)',
+  )
   .argument('[files...]', 'policy files (default: -c FILE, $FORGEWARDEN_CONFIG or config/policies.yml)')
   .option(...configOption)
-  .option('--no-env', 'without the environment: every ${VAR} is taken as set, and only the checks of its value are skipped')
+  .option(
+    '--no-env',
+    'without the environment: every ${VAR} is taken as set, and only the checks of its value are skipped',
+  )
   .action(async (files: string[], options: { config?: string; env?: boolean }) => {
     const { validateCommand } = await import('./cli/validate');
     process.exitCode = validateCommand(files, options);
@@ -52,7 +61,9 @@ program
 
 program
   .command('doctor')
-  .description('check Redis, the forge, the token and every policy\'s targets; one line per check (exit 1 on a failed check)')
+  .description(
+    "check Redis, the forge, the token and every policy's targets; one line per check (exit 1 on a failed check)",
+  )
   .option(...configOption)
   .action(async (options: { config?: string }) => {
     const { doctorCommand } = await import('./cli/doctor');
@@ -72,7 +83,10 @@ program
   .command('run')
   .description('run the daemon until SIGTERM or SIGINT')
   .option(...configOption)
-  .option('--http-port <port>', 'serve health, metrics, the console and webhooks on this port instead of http.port (0 turns HTTP off)')
+  .option(
+    '--http-port <port>',
+    'serve health, metrics, the console and webhooks on this port instead of http.port (0 turns HTTP off)',
+  )
   .action(async (options: { config?: string; httpPort?: string }) => {
     const { runCommand } = await import('./cli/run');
     process.exitCode = await runCommand(options);
@@ -80,8 +94,13 @@ program
 
 program
   .command('test')
-  .description('run policy tests: each decides, against a recorded or written world and at a fixed time, what it expects (exit 1 when one does not, 2 on a broken file)')
-  .argument('[paths...]', 'test files, or folders of *.test.yml (default: the test file beside the policy file, e.g. config/policies.test.yml)')
+  .description(
+    'run policy tests: each decides, against a recorded or written world and at a fixed time, what it expects (exit 1 when one does not, 2 on a broken file)',
+  )
+  .argument(
+    '[paths...]',
+    'test files, or folders of *.test.yml (default: the test file beside the policy file, e.g. config/policies.test.yml)',
+  )
   .option(...configOption)
   .option('--junit <file>', 'also write a JUnit XML report (for artifacts:reports:junit in GitLab CI)')
   .option('--json', 'print JSON instead of one line per test')
@@ -92,16 +111,23 @@ program
 
 program
   .command('record')
-  .description("record, read-only, what one policy reads from the forge as a world file for `test` and `sandbox --world`, without secrets; prints a test of what it decides on it")
+  .description(
+    'record, read-only, what one policy reads from the forge as a world file for `test` and `sandbox --world`, without secrets; prints a test of what it decides on it',
+  )
   .option(...configOption)
   .requiredOption('--policy <name>', 'the policy whose reads are recorded')
   .requiredOption('-o, --out <file>', 'the world file to write')
   .option('--max-projects <n>', 'at most this many projects (a glob over more records the first ones)', '100')
-  .option('--anonymize', "replace people's names and the part of their emails before the @ (usernames and mail domains stay: rules match them)")
-  .action(async (options: { config?: string; policy: string; out: string; maxProjects: string; anonymize?: boolean }) => {
-    const { recordCommand } = await import('./cli/record');
-    process.exitCode = await recordCommand(options);
-  });
+  .option(
+    '--anonymize',
+    "replace people's names and the part of their emails before the @ (usernames and mail domains stay: rules match them)",
+  )
+  .action(
+    async (options: { config?: string; policy: string; out: string; maxProjects: string; anonymize?: boolean }) => {
+      const { recordCommand } = await import('./cli/record');
+      process.exitCode = await recordCommand(options);
+    },
+  );
 
 const plan = program
   .command('plan')
@@ -111,10 +137,12 @@ const plan = program
   .option('--json', 'print JSON instead of a table');
 withDryRunOptions(plan)
   .option('--exit-code', 'exit 3 when at least one action would be taken, 0 when none')
-  .action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean; exitCode?: boolean }) => {
-    const { planCommand } = await import('./cli/plan');
-    process.exitCode = await planCommand(options);
-  });
+  .action(
+    async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean; exitCode?: boolean }) => {
+      const { planCommand } = await import('./cli/plan');
+      process.exitCode = await planCommand(options);
+    },
+  );
 
 const once = program
   .command('once')
@@ -122,10 +150,12 @@ const once = program
   .option(...configOption)
   .option('--policy <name>', 'only this policy')
   .option('--json', 'print JSON instead of a summary');
-withDryRunOptions(once).action(async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean }) => {
+withDryRunOptions(once).action(
+  async (options: { config?: string; policy?: string; json?: boolean; dryRun?: boolean }) => {
     const { onceCommand } = await import('./cli/once');
     process.exitCode = await onceCommand(options);
-  });
+  },
+);
 
 const restore = program
   .command('restore')
@@ -133,16 +163,40 @@ const restore = program
     "create a group from a backup archive through the forge's group import, or a group and its projects from a backup set's folder (dry run unless --no-dry-run or dry_run: false)",
   )
   .option(...configOption)
-  .option('--from <path>', "a group archive (a set's group.tar.gz, or GROUP_PATH/YYYY-MM-DDTHHMMSSZ.tar.gz of before sets), or a backup set's folder (GROUP_PATH/YYYY-MM-DDTHHMMSSZ/, with set.json)")
-  .option('--group <path>', 'the path of the group to create: a slug (under --parent-id when given) or a full path whose parent exists')
+  .option(
+    '--from <path>',
+    "a group archive (a set's group.tar.gz, or GROUP_PATH/YYYY-MM-DDTHHMMSSZ.tar.gz of before sets), or a backup set's folder (GROUP_PATH/YYYY-MM-DDTHHMMSSZ/, with set.json)",
+  )
+  .option(
+    '--group <path>',
+    'the path of the group to create: a slug (under --parent-id when given) or a full path whose parent exists',
+  )
   .option('--name <name>', "the new group's name (default: the last segment of --group)")
   .option('--parent-id <id>', 'the id of the parent group')
-  .option('--project <path>', "from a set: only this project (its path relative to the group, as set.json lists it, e.g. platform/api), into the existing group --group")
-  .option('--wait <seconds>', 'how long to wait for the forge to create the group, and from a set for its subgroups and each project import', '600');
-withDryRunOptions(restore).action(async (options: { config?: string; from?: string; group?: string; name?: string; parentId?: string; project?: string; wait?: string; dryRun?: boolean }) => {
+  .option(
+    '--project <path>',
+    'from a set: only this project (its path relative to the group, as set.json lists it, e.g. platform/api), into the existing group --group',
+  )
+  .option(
+    '--wait <seconds>',
+    'how long to wait for the forge to create the group, and from a set for its subgroups and each project import',
+    '600',
+  );
+withDryRunOptions(restore).action(
+  async (options: {
+    config?: string;
+    from?: string;
+    group?: string;
+    name?: string;
+    parentId?: string;
+    project?: string;
+    wait?: string;
+    dryRun?: boolean;
+  }) => {
     const { restoreCommand } = await import('./cli/restore');
     process.exitCode = await restoreCommand(options);
-  });
+  },
+);
 
 program
   .command('audit')
@@ -158,7 +212,7 @@ program
 program
   .command('pause')
   .description('stop every replica from starting actions for a policy (passes still observe and decide) until resumed')
-  .argument('<policy>', 'the policy\'s name')
+  .argument('<policy>', "the policy's name")
   .option(...configOption)
   .option('--reason <text>', 'why: shown in the console and the audit trail')
   .action(async (policy: string, options: { config?: string; reason?: string }) => {
@@ -169,7 +223,7 @@ program
 program
   .command('resume')
   .description('let a paused policy act again, on every replica')
-  .argument('<policy>', 'the policy\'s name')
+  .argument('<policy>', "the policy's name")
   .option(...configOption)
   .action(async (policy: string, options: { config?: string }) => {
     const { resumeCommand } = await import('./cli/pause');
@@ -179,7 +233,9 @@ program
 withDryRunOptions(
   program
     .command('clear')
-    .description("remove every key under the file's redis.prefix: its records, schedules, queues and audit trail (dry run unless --no-dry-run or dry_run: false; refused while a daemon uses them)")
+    .description(
+      "remove every key under the file's redis.prefix: its records, schedules, queues and audit trail (dry run unless --no-dry-run or dry_run: false; refused while a daemon uses them)",
+    )
     .option(...configOption),
 ).action(async (options: { config?: string; dryRun?: boolean }) => {
   const { clearCommand } = await import('./cli/clear');
@@ -198,9 +254,16 @@ for (const [action, description] of [
     .command(action)
     .description(description)
     .option(...configOption)
-    .requiredOption('--url <url>', "the daemon's webhook URL as the forge reaches it, such as https://forgewarden.example.com/webhooks/gitlab");
+    .requiredOption(
+      '--url <url>',
+      "the daemon's webhook URL as the forge reaches it, such as https://forgewarden.example.com/webhooks/gitlab",
+    );
   if (action !== 'list') withDryRunOptions(command);
-  if (action === 'install') command.option('--reset-token', 'also give hooks already in place the secret token of the file (after changing it)');
+  if (action === 'install')
+    command.option(
+      '--reset-token',
+      'also give hooks already in place the secret token of the file (after changing it)',
+    );
   command.action(async (options: { config?: string; url: string; dryRun?: boolean; resetToken?: boolean }) => {
     const { hooksCommand } = await import('./cli/hooks');
     process.exitCode = await hooksCommand(action, options);
@@ -248,7 +311,9 @@ program.parseAsync(process.argv).then(
     }
     // A bug, not an expected failure: one line, and the stack only when asked for.
     const debug = /^(debug|verbose)$/i.test(process.env.LOG_LEVEL ?? '');
-    process.stderr.write(`forgewarden: ${error instanceof Error ? ((debug ? error.stack : undefined) ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `forgewarden: ${error instanceof Error ? ((debug ? error.stack : undefined) ?? error.message) : String(error)}\n`,
+    );
     exitAfterOutput(1);
   },
 );

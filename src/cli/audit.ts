@@ -7,7 +7,9 @@ import { withApp } from './with-app';
 export async function auditCommand(options: { config?: string; since: string; json?: boolean }): Promise<number> {
   const sinceMs = parseDuration(options.since);
   if (sinceMs === undefined) {
-    process.stderr.write(`forgewarden audit: --since expects a duration such as 30m, 24h or 7d (got "${options.since}")\n`);
+    process.stderr.write(
+      `forgewarden audit: --since expects a duration such as 30m, 24h or 7d (got "${options.since}")\n`,
+    );
     return 2;
   }
   return withApp(
@@ -29,7 +31,9 @@ export async function auditCommand(options: { config?: string; since: string; js
           entry.reason,
           entry.detail ?? '',
         ]);
-        process.stdout.write(`${renderTable(['TIME', 'POLICY', 'OUTCOME', 'ACTION', 'TARGET', 'REASON', 'DETAIL'], rows)}\n`);
+        process.stdout.write(
+          `${renderTable(['TIME', 'POLICY', 'OUTCOME', 'ACTION', 'TARGET', 'REASON', 'DETAIL'], rows)}\n`,
+        );
       }
       return 0;
     },

@@ -17,13 +17,19 @@ export async function clearCommand(options: AppCommandOptions): Promise<number> 
       const now = Date.now();
       const running = await app.get(ReplicaPresence).seenSince(now - RUNNING_IF_SEEN_MS, now);
       if (running.length > 0) {
-        const seen = running.map((replica) => `${replica.name} (seen ${Math.round((now - replica.seenMs) / 1000)}s ago)`).join(', ');
-        process.stderr.write(`forgewarden clear: a daemon uses the keys under ${keys.prefix}: ${seen}; stop it first (a daemon killed outright counts for a minute)\n`);
+        const seen = running
+          .map((replica) => `${replica.name} (seen ${Math.round((now - replica.seenMs) / 1000)}s ago)`)
+          .join(', ');
+        process.stderr.write(
+          `forgewarden clear: a daemon uses the keys under ${keys.prefix}: ${seen}; stop it first (a daemon killed outright counts for a minute)\n`,
+        );
         return 1;
       }
       if (config.dry_run) {
         const found = await keys.count();
-        process.stdout.write(`would remove ${count(found, 'key')} under ${keys.prefix} (dry run: --no-dry-run removes them)\n`);
+        process.stdout.write(
+          `would remove ${count(found, 'key')} under ${keys.prefix} (dry run: --no-dry-run removes them)\n`,
+        );
         return 0;
       }
       process.stdout.write(`removed ${count(await keys.removeAll(), 'key')} under ${keys.prefix}\n`);

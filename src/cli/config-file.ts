@@ -11,7 +11,10 @@ export function configPath(option: string | undefined, env: NodeJS.ProcessEnv = 
 export const EXIT_INVALID_CONFIG = 2;
 
 /** Loads the policy file: the configuration, or each problem as one `FILE:LINE:COL key.path: message` line. */
-export function reportedProblems(file: string, env: NodeJS.ProcessEnv = process.env): { config: AppConfig } | { problems: string[] } {
+export function reportedProblems(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { config: AppConfig } | { problems: string[] } {
   const checked = checkedOrProblems(file, { env });
   if ('problems' in checked) return checked;
   // Read with the environment, every value is known: a file without problems has its configuration.
@@ -28,13 +31,26 @@ export function checkedOrProblems(
   options: { env?: NodeJS.ProcessEnv; assumeEnvironment?: boolean },
 ): CheckedConfig | { problems: string[] } {
   try {
-    return checkConfigFile(file, { policyTypes: POLICY_TYPES, env: options.env ?? process.env, assumeEnvironment: options.assumeEnvironment });
+    return checkConfigFile(file, {
+      policyTypes: POLICY_TYPES,
+      env: options.env ?? process.env,
+      assumeEnvironment: options.assumeEnvironment,
+    });
   } catch (error) {
-    if (error instanceof ConfigError) return { problems: error.problems.map((problem) => formatProblem(withWayForward(problem, file))) };
+    if (error instanceof ConfigError)
+      return { problems: error.problems.map((problem) => formatProblem(withWayForward(problem, file))) };
     // A bug in checking, not in the file; still the operator gets one located line (and exit 2), not a stack trace.
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return {
-      problems: [formatProblem({ file, line: 1, col: 1, path: '(file)', message: `the file could not be checked (a bug in forgewarden; please report it): ${reason}` })],
+      problems: [
+        formatProblem({
+          file,
+          line: 1,
+          col: 1,
+          path: '(file)',
+          message: `the file could not be checked (a bug in forgewarden; please report it): ${reason}`,
+        }),
+      ],
     };
   }
 }
@@ -42,7 +58,10 @@ export function checkedOrProblems(
 /** A missing policy file is a newcomer's first step, not a typo: the message names the two ways on. */
 function withWayForward(problem: ConfigProblem, file: string): ConfigProblem {
   if (problem.path !== '(file)' || !problem.message.endsWith(': no such file')) return problem;
-  return { ...problem, message: `${problem.message}; start one from the example (cp config/example.yml ${file}), or name another with -c (-c config/demo.yml runs against the sandbox forge)` };
+  return {
+    ...problem,
+    message: `${problem.message}; start one from the example (cp config/example.yml ${file}), or name another with -c (-c config/demo.yml runs against the sandbox forge)`,
+  };
 }
 
 /** Loads the policy file; on problems prints each on its own line to stderr and answers undefined. */

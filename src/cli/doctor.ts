@@ -11,7 +11,14 @@ import { PolicyPauses } from '../engine/stores/pauses';
 import type { TargetProbe } from '../engine/policy';
 import { ApiError, ForbiddenError, GitlabClient, NotFoundError, UnauthorizedError } from '../gitlab';
 import { policyType } from '../policies';
-import { describeRedis, redisKeyPrefix, redisTarget, type RedisTarget, RedisUnavailableError, waitForRedis } from '../redis/connection';
+import {
+  describeRedis,
+  redisKeyPrefix,
+  redisTarget,
+  type RedisTarget,
+  RedisUnavailableError,
+  waitForRedis,
+} from '../redis/connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from '../redis/eviction';
 import { connectedReplicas, requiredReplicaAcks } from '../redis/replication';
 import { serverOf } from '../redis/topology';
@@ -43,7 +50,12 @@ export async function doctorCommand(options: { config?: string }): Promise<numbe
     return EXIT_INVALID_CONFIG;
   }
   protectSecrets(config);
-  const checks: Check[] = [{ ok: true, line: `policy file ${file}: valid, ${config.policies.length} polic${config.policies.length === 1 ? 'y' : 'ies'}` }];
+  const checks: Check[] = [
+    {
+      ok: true,
+      line: `policy file ${file}: valid, ${config.policies.length} polic${config.policies.length === 1 ? 'y' : 'ies'}`,
+    },
+  ];
   print(checks[0]);
 
   const redis = await checkRedis(config);
@@ -93,7 +105,13 @@ async function forgeAndPolicyChecks(
     connectTimeoutMs: config.gitlab.connect_timeout,
     retry: startClientRetry(config),
     onRetry: announceRetries(config, say),
-    ...(connection ? { redis: connection, redisPrefix: redisKeyPrefix(config.redis), maxRequestsPerMinute: config.gitlab.max_requests_per_minute } : { maxRequestsPerMinute: 0 }),
+    ...(connection
+      ? {
+          redis: connection,
+          redisPrefix: redisKeyPrefix(config.redis),
+          maxRequestsPerMinute: config.gitlab.max_requests_per_minute,
+        }
+      : { maxRequestsPerMinute: 0 }),
   });
   try {
     const status = await askForge(client, config.gitlab.url, file, startTimeoutMs(config));
@@ -128,20 +146,38 @@ async function checkRedis(config: AppConfig): Promise<{ checks: Check[]; connect
   try {
     target = redisTarget(config.redis);
     const timeoutMs = Math.min(config.redis.connect_timeout, REDIS_CHECK_MS);
-    await waitForRedis(target, timeoutMs, { giveUpWhenRefused: true, onWait: say, bound: `doctor waits ${formatDuration(timeoutMs)} at most` });
+    await waitForRedis(target, timeoutMs, {
+      giveUpWhenRefused: true,
+      onWait: say,
+      bound: `doctor waits ${formatDuration(timeoutMs)} at most`,
+    });
   } catch (error) {
-    const reason = error instanceof RedisUnavailableError ? error.reason : error instanceof Error ? error.message : String(error);
+    const reason =
+      error instanceof RedisUnavailableError ? error.reason : error instanceof Error ? error.message : String(error);
     const setting = config.redis.sentinels ? 'redis.sentinels' : config.redis.cluster ? 'redis.cluster' : 'REDIS_URL';
-    return { checks: [{ ok: false, line: `Redis at ${describeRedis(config.redis)} (${setting}): does not answer: ${reason}` }] };
+    return {
+      checks: [{ ok: false, line: `Redis at ${describeRedis(config.redis)} (${setting}): does not answer: ${reason}` }],
+    };
   }
   const where = `Redis at ${target.where}`;
   const connection = openCheckConnection(target, REDIS_CHECK_MS);
   const markerKey = new EngineKeys(redisKeyPrefix(config.redis)).marker();
   const problem = await writeProblem(connection, `${markerKey}:doctor:${process.pid}`);
   if (problem !== undefined) return { checks: [{ ok: false, line: `${where}: ${problem}` }], connection };
-  const checks: Check[] = [{ ok: true, line: `${where}: answers and accepts writes` }, await evictionCheck(connection, markerKey)];
+  const checks: Check[] = [
+    { ok: true, line: `${where}: answers and accepts writes` },
+    await evictionCheck(connection, markerKey),
+  ];
   const replicas = await replicaCheck(config, connection, markerKey);
-  return { checks: [...checks, ...(replicas ? [replicas] : []), ...(await pauseChecks(config, connection)), ...(await harmChecks(config, connection))], connection };
+  return {
+    checks: [
+      ...checks,
+      ...(replicas ? [replicas] : []),
+      ...(await pauseChecks(config, connection)),
+      ...(await harmChecks(config, connection)),
+    ],
+    connection,
+  };
 }
 
 /**
@@ -192,12 +228,20 @@ async function replicaCheck(config: AppConfig, connection: CheckConnection, key:
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const required = requiredReplicaAcks(config.redis, 0);
-    return required === 0 ? undefined : { ok: true, warning: true, line: `Redis replicas: not readable (INFO replication: ${reason}); a claim waits for ${required}` };
+    return required === 0
+      ? undefined
+      : {
+          ok: true,
+          warning: true,
+          line: `Redis replicas: not readable (INFO replication: ${reason}); a claim waits for ${required}`,
+        };
   }
   const required = requiredReplicaAcks(config.redis, connected);
   if (required === 0) return undefined;
   const line = `Redis replicas: ${connected} connected; a claim waits for ${required} before its action is sent (redis.min_replicas_acked)`;
-  return connected >= required ? { ok: true, line } : { ok: true, warning: true, line: `${line}: until then every action is deferred` };
+  return connected >= required
+    ? { ok: true, line }
+    : { ok: true, warning: true, line: `${line}: until then every action is deferred` };
 }
 
 /** Whether Redis may evict the daemon's records (see evictionRisk): a ✗ for any policy but noeviction. */
@@ -207,9 +251,18 @@ async function evictionCheck(connection: CheckConnection, key: string): Promise<
     policy = await evictionPolicy(await serverOf(connection, key));
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { ok: true, warning: true, line: `Redis maxmemory-policy: not readable (INFO memory: ${reason}); it must be ${SAFE_EVICTION_POLICY}` };
+    return {
+      ok: true,
+      warning: true,
+      line: `Redis maxmemory-policy: not readable (INFO memory: ${reason}); it must be ${SAFE_EVICTION_POLICY}`,
+    };
   }
-  if (policy === undefined) return { ok: true, warning: true, line: `Redis maxmemory-policy: not told by INFO memory; it must be ${SAFE_EVICTION_POLICY}` };
+  if (policy === undefined)
+    return {
+      ok: true,
+      warning: true,
+      line: `Redis maxmemory-policy: not told by INFO memory; it must be ${SAFE_EVICTION_POLICY}`,
+    };
   const risk = evictionRisk(policy);
   return risk ? { ok: false, line: `Redis ${risk}` } : { ok: true, line: `Redis maxmemory-policy: ${policy}` };
 }
@@ -228,7 +281,11 @@ function forgeChecks(config: AppConfig, status: ForgeStatus): Check[] {
       { ok: false, line: `token: not checked, ${NOT_CHECKED_BECAUSE[status.state]}` },
     ];
   }
-  if (status.state === 'refused') return [{ ok: true, line: `${forge}: answers` }, { ok: false, line: `token: ${status.message}` }];
+  if (status.state === 'refused')
+    return [
+      { ok: true, line: `${forge}: answers` },
+      { ok: false, line: `token: ${status.message}` },
+    ];
   const who = `${status.identity.username}${status.identity.administrator ? ', an administrator' : ', not an administrator'}`;
   return [
     { ok: true, line: `${forge}: answers` },
@@ -242,7 +299,9 @@ function forgeChecks(config: AppConfig, status: ForgeStatus): Check[] {
  */
 async function tokenChecks(client: GitlabClient, token: DaemonToken): Promise<Check[]> {
   const verdict = expiryVerdict(await readTokenExpiry(client), Date.now());
-  const checks: Check[] = [{ ok: verdict.level !== 'failure', warning: verdict.level === 'warning', line: `token: ${verdict.words}` }];
+  const checks: Check[] = [
+    { ok: verdict.level !== 'failure', warning: verdict.level === 'warning', line: `token: ${verdict.words}` },
+  ];
   const state = token.fileState();
   if (state) checks.push(...tokenFileChecks(state, Date.now()));
   return checks;
@@ -255,7 +314,8 @@ async function policyChecks(config: AppConfig, administrator: boolean, client: G
     const runner = policyType(policy.type);
     if (!runner) continue; // validation knows every type this build runs
     const needs = runner.needsAdministrator?.(policy);
-    if (needs && !administrator) checks.push({ ok: false, line: `${policy.name}: needs an administrator's token: ${needs}` });
+    if (needs && !administrator)
+      checks.push({ ok: false, line: `${policy.name}: needs an administrator's token: ${needs}` });
     for (const probe of runner.probes(policy)) checks.push(await runProbe(policy.name, probe, client));
   }
   return checks;
@@ -273,9 +333,11 @@ async function runProbe(policy: string, probe: TargetProbe, client: GitlabClient
 
 function probeFailure(error: unknown, probe: TargetProbe): string {
   // The forge answers 404 both for what does not exist and for what the token may not see.
-  if (error instanceof NotFoundError) return 'not found, or the token cannot see it (check the path and that the token\'s user is a member)';
+  if (error instanceof NotFoundError)
+    return "not found, or the token cannot see it (check the path and that the token's user is a member)";
   if (error instanceof ForbiddenError) return `the token may not work on it: needs ${probe.needs}`;
   if (error instanceof UnauthorizedError) return 'the forge refused the token';
-  if (error instanceof ApiError) return error.status === 0 ? `no answer: ${error.message}` : `the forge answered ${error.status}: ${error.message}`;
+  if (error instanceof ApiError)
+    return error.status === 0 ? `no answer: ${error.message}` : `the forge answered ${error.status}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -35,7 +35,9 @@ interface HookLine {
 export async function hooksCommand(action: 'install' | 'list' | 'remove', options: HooksOptions): Promise<number> {
   const url = options.url;
   if (!url || !/^https?:\/\/[^/\s]+/i.test(url)) {
-    process.stderr.write(`forgewarden hooks ${action}: --url must be the daemon's webhook URL as the forge reaches it, such as https://forgewarden.example.com/webhooks/gitlab\n`);
+    process.stderr.write(
+      `forgewarden hooks ${action}: --url must be the daemon's webhook URL as the forge reaches it, such as https://forgewarden.example.com/webhooks/gitlab\n`,
+    );
     return EXIT_INVALID_CONFIG;
   }
   // Installing needs the file's webhooks section: said from the file alone, before contacting Redis or the forge.
@@ -43,37 +45,62 @@ export async function hooksCommand(action: 'install' | 'list' | 'remove', option
     action === 'install' && (!config.webhooks.enabled || config.webhooks.secret_token === undefined)
       ? 'webhooks are not enabled in the policy file; set webhooks.enabled: true and webhooks.secret_token first'
       : undefined;
-  return withApp(`hooks ${action}`, options, async (app, config) => {
-    const secret = config.webhooks.secret_token;
-    const projects = await app.get(EngineService).webhookProjects();
-    if (projects.length === 0) {
-      process.stdout.write('no policy takes webhook events (job_retry does); nothing to do\n');
-      return 0;
-    }
-    const client = app.get(GitlabClient);
-    const dryRun = config.dry_run;
-    const lines: HookLine[] = [];
-    for (const { project } of projects) {
-      try {
-        const own = await ownHooks(client, project, url);
-        if (action === 'list') lines.push(listLine(project, own));
-        else if (action === 'install') lines.push(await install(client, project, own, { url, secret: secret ?? '', dryRun, resetToken: options.resetToken === true }));
-        else lines.push(await remove(client, project, own, dryRun));
-      } catch (error) {
-        lines.push({ project, hook: '-', status: `failed: ${error instanceof Error ? error.message : String(error)}`, failed: true });
+  return withApp(
+    `hooks ${action}`,
+    options,
+    async (app, config) => {
+      const secret = config.webhooks.secret_token;
+      const projects = await app.get(EngineService).webhookProjects();
+      if (projects.length === 0) {
+        process.stdout.write('no policy takes webhook events (job_retry does); nothing to do\n');
+        return 0;
       }
-    }
-    process.stdout.write(`${renderTable(['PROJECT', 'HOOK', 'STATUS'], lines.map((line) => [String(line.project), line.hook, line.status]))}\n`);
-    process.stdout.write(summary(action, lines, dryRun));
-    return lines.some((line) => line.failed) ? 1 : 0;
-  }, action === 'list' ? 'look' : 'check', notEnabled);
+      const client = app.get(GitlabClient);
+      const dryRun = config.dry_run;
+      const lines: HookLine[] = [];
+      for (const { project } of projects) {
+        try {
+          const own = await ownHooks(client, project, url);
+          if (action === 'list') lines.push(listLine(project, own));
+          else if (action === 'install')
+            lines.push(
+              await install(client, project, own, {
+                url,
+                secret: secret ?? '',
+                dryRun,
+                resetToken: options.resetToken === true,
+              }),
+            );
+          else lines.push(await remove(client, project, own, dryRun));
+        } catch (error) {
+          lines.push({
+            project,
+            hook: '-',
+            status: `failed: ${error instanceof Error ? error.message : String(error)}`,
+            failed: true,
+          });
+        }
+      }
+      process.stdout.write(
+        `${renderTable(
+          ['PROJECT', 'HOOK', 'STATUS'],
+          lines.map((line) => [String(line.project), line.hook, line.status]),
+        )}\n`,
+      );
+      process.stdout.write(summary(action, lines, dryRun));
+      return lines.some((line) => line.failed) ? 1 : 0;
+    },
+    action === 'list' ? 'look' : 'check',
+    notEnabled,
+  );
 }
 
 /** The project's hooks whose URL is the daemon's (the forge keeps URLs as given; compared without a trailing slash). */
 async function ownHooks(client: GitlabClient, project: ProjectRef, url: string): Promise<ProjectHook[]> {
   const wanted = url.replace(/\/+$/, '');
   const own: ProjectHook[] = [];
-  for await (const hook of client.projectHooks.all(project)) if (hook.url.replace(/\/+$/, '') === wanted) own.push(hook);
+  for await (const hook of client.projectHooks.all(project))
+    if (hook.url.replace(/\/+$/, '') === wanted) own.push(hook);
   return own;
 }
 
@@ -87,8 +114,17 @@ function listLine(project: ProjectRef, own: readonly ProjectHook[]): HookLine {
   const [hook] = own;
   if (!hook) return { project, hook: '-', status: 'none' };
   const missing = missingEvents(hook);
-  const state = hook.alert_status === 'executable' ? 'active' : hook.alert_status === 'temporarily_disabled' ? `temporarily disabled until ${hook.disabled_until ?? '?'}` : 'disabled by the forge';
-  return { project, hook: String(hook.id), status: missing.length === 0 ? state : `${state}; needs ${missing.join(', ')}` };
+  const state =
+    hook.alert_status === 'executable'
+      ? 'active'
+      : hook.alert_status === 'temporarily_disabled'
+        ? `temporarily disabled until ${hook.disabled_until ?? '?'}`
+        : 'disabled by the forge';
+  return {
+    project,
+    hook: String(hook.id),
+    status: missing.length === 0 ? state : `${state}; needs ${missing.join(', ')}`,
+  };
 }
 
 async function install(
@@ -100,12 +136,20 @@ async function install(
   const [hook] = own;
   if (!hook) {
     if (dryRun) return { project, hook: '-', status: 'would create it' };
-    const created = await client.projectHooks.create(project, { url, token: secret, ...WANTED, enable_ssl_verification: true });
+    const created = await client.projectHooks.create(project, {
+      url,
+      token: secret,
+      ...WANTED,
+      enable_ssl_verification: true,
+    });
     return { project, hook: String(created.id), status: 'created' };
   }
   const missing = missingEvents(hook);
   // An edit does not enable a hook the forge disabled after failed deliveries; only a successful test delivery does.
-  const disabled = hook.alert_status === 'executable' ? '' : `; the forge disabled it after failed deliveries: its Test button (Settings → Webhooks) enables it again`;
+  const disabled =
+    hook.alert_status === 'executable'
+      ? ''
+      : `; the forge disabled it after failed deliveries: its Test button (Settings → Webhooks) enables it again`;
   // The forge never shows a hook's token, so a changed secret cannot be seen: --reset-token sends it to every hook.
   if (missing.length === 0 && !resetToken) return { project, hook: String(hook.id), status: `in place${disabled}` };
   const change = [...missing, ...(resetToken ? ['secret token'] : [])].join(', ');
@@ -115,7 +159,12 @@ async function install(
   return { project, hook: String(hook.id), status: `updated: ${change}${disabled}` };
 }
 
-async function remove(client: GitlabClient, project: ProjectRef, own: readonly ProjectHook[], dryRun: boolean): Promise<HookLine> {
+async function remove(
+  client: GitlabClient,
+  project: ProjectRef,
+  own: readonly ProjectHook[],
+  dryRun: boolean,
+): Promise<HookLine> {
   if (own.length === 0) return { project, hook: '-', status: 'none' };
   const ids = own.map((hook) => String(hook.id)).join(', ');
   if (dryRun) return { project, hook: ids, status: 'would remove it' };

@@ -5,7 +5,10 @@
  *
  * Returns a function that stops watching. The timer never keeps the process alive on its own.
  */
-export function watchParent(onGone: () => void, options: { intervalMs?: number; parentPid?: () => number } = {}): () => void {
+export function watchParent(
+  onGone: () => void,
+  options: { intervalMs?: number; parentPid?: () => number } = {},
+): () => void {
   const parentPid = options.parentPid ?? (() => process.ppid);
   const first = parentPid();
   // Started by init, or already orphaned: there is no parent whose end could be told.

@@ -13,7 +13,9 @@ const MAX_REASON = 500;
 export async function pauseCommand(name: string, options: { config?: string; reason?: string }): Promise<number> {
   const reason = (options.reason ?? '').trim();
   if (reason === '') {
-    process.stderr.write('forgewarden pause: say why with --reason TEXT: it is what the console, the audit trail and whoever resumes it read\n');
+    process.stderr.write(
+      'forgewarden pause: say why with --reason TEXT: it is what the console, the audit trail and whoever resumes it read\n',
+    );
     return 2;
   }
   return withApp(
@@ -21,8 +23,12 @@ export async function pauseCommand(name: string, options: { config?: string; rea
     options,
     async (app) => {
       const change = await app.get(PauseSwitch).pause(name, reason.slice(0, MAX_REASON), whoRuns());
-      const was = change.before ? ` (it was paused already since ${change.before.since}: ${change.before.reason}; the new reason replaces it)` : '';
-      process.stdout.write(`${name} paused${was}: every replica starts no action for it until "forgewarden resume ${name}"\n`);
+      const was = change.before
+        ? ` (it was paused already since ${change.before.since}: ${change.before.reason}; the new reason replaces it)`
+        : '';
+      process.stdout.write(
+        `${name} paused${was}: every replica starts no action for it until "forgewarden resume ${name}"\n`,
+      );
       return 0;
     },
     'none',
@@ -37,7 +43,11 @@ export async function resumeCommand(name: string, options: { config?: string }):
     options,
     async (app) => {
       const change = await app.get(PauseSwitch).resume(name, whoRuns());
-      process.stdout.write(change.before ? `${name} resumed (it was paused since ${change.before.since} by ${change.before.by}: ${change.before.reason})\n` : `${name} was not paused\n`);
+      process.stdout.write(
+        change.before
+          ? `${name} resumed (it was paused since ${change.before.since} by ${change.before.by}: ${change.before.reason})\n`
+          : `${name} was not paused\n`,
+      );
       return 0;
     },
     'none',

@@ -37,29 +37,49 @@ export function unknownPolicy(wanted: string | undefined): (config: AppConfig) =
 }
 
 /** Which policies a one-shot command runs: all, or the one named by --policy (checked against the file already). */
-export function selectPolicies(engine: EngineService, wanted: string | undefined, command: string): string[] | undefined {
+export function selectPolicies(
+  engine: EngineService,
+  wanted: string | undefined,
+  command: string,
+): string[] | undefined {
   const names = engine.policyNames();
   if (wanted === undefined) return names;
   if (names.includes(wanted)) return [wanted];
-  process.stderr.write(`forgewarden ${command}: no policy named "${wanted}"; configured: ${names.join(', ') || 'none'}\n`);
+  process.stderr.write(
+    `forgewarden ${command}: no policy named "${wanted}"; configured: ${names.join(', ') || 'none'}\n`,
+  );
   return undefined;
 }
 
 /** One observe + decide pass of each policy; prints every decision with its reason and changes nothing. */
 export async function planCommand(options: PassOptions & { json?: boolean; exitCode?: boolean }): Promise<number> {
-  return withApp('plan', options, async (app) => {
-    const engine = app.get(EngineService);
-    const names = selectPolicies(engine, options.policy, 'plan');
-    if (!names) return 2;
-    const results: PassResult[] = [];
-    for (const name of names) results.push(await engine.runPass(name, 'plan', 'inline', terminalProgress()));
-    clearProgress();
-    process.stdout.write(options.json ? `${JSON.stringify(results.map((result) => passJson(result)), null, 2)}\n` : renderPlan(results));
-    if (results.some((result) => result.error !== undefined)) return 1;
-    const pending = results.some((result) => result.decisions.some((decision) => decision.action !== SKIP));
-    if (options.exitCode && pending) return EXIT_CHANGES_PENDING;
-    return results.some(isPartial) ? EXIT_PARTIAL : 0;
-  }, 'look', unknownPolicy(options.policy));
+  return withApp(
+    'plan',
+    options,
+    async (app) => {
+      const engine = app.get(EngineService);
+      const names = selectPolicies(engine, options.policy, 'plan');
+      if (!names) return 2;
+      const results: PassResult[] = [];
+      for (const name of names) results.push(await engine.runPass(name, 'plan', 'inline', terminalProgress()));
+      clearProgress();
+      process.stdout.write(
+        options.json
+          ? `${JSON.stringify(
+              results.map((result) => passJson(result)),
+              null,
+              2,
+            )}\n`
+          : renderPlan(results),
+      );
+      if (results.some((result) => result.error !== undefined)) return 1;
+      const pending = results.some((result) => result.decisions.some((decision) => decision.action !== SKIP));
+      if (options.exitCode && pending) return EXIT_CHANGES_PENDING;
+      return results.some(isPartial) ? EXIT_PARTIAL : 0;
+    },
+    'look',
+    unknownPolicy(options.policy),
+  );
 }
 
 /** Progress of long reads on one rewritten stderr line, only when a person watches a terminal. */
@@ -121,7 +141,9 @@ function renderPlan(results: readonly PassResult[]): string {
     .map((result) => {
       const mode = result.dryRun ? 'dry run' : 'acting';
       // A paused policy's actions would not be started: said first, with who paused it and why.
-      const paused = result.paused ? `, paused since ${result.paused.since} by ${result.paused.by}: ${result.paused.reason}` : '';
+      const paused = result.paused
+        ? `, paused since ${result.paused.since} by ${result.paused.by}: ${result.paused.reason}`
+        : '';
       const head = `${result.policy} (${result.type}, ${mode}${paused})`;
       if (result.error !== undefined) return `${head}: pass failed: ${result.error}\n`;
       const covers = [
@@ -137,7 +159,9 @@ function renderPlan(results: readonly PassResult[]): string {
         result.decisions.map((decision) => {
           const parked = decision.action === SKIP ? undefined : result.parked?.[decision.key];
           // A parked decision is not sent before its time: plan says so, with the forge's answer.
-          const refused = parked ? [`refused since ${parked.since}: ${parked.message}; looked at again after ${parked.retry_at}`] : [];
+          const refused = parked
+            ? [`refused since ${parked.since}: ${parked.message}; looked at again after ${parked.retry_at}`]
+            : [];
           return [...refused, ...(decision.details ?? [])];
         }),
       );
@@ -156,6 +180,8 @@ function coveredLine(targets: readonly string[], noun: 'project' | 'group'): str
 /** The targets a pass could not read, one line each with the forge's answer: left out, not silently. */
 export function unobservedLines(result: PassResult): string {
   const unread = (result.unobserved ?? []).map(({ target, reason }) => `not read: ${target}: ${reason}\n`);
-  const lacking = result.records.flatMap((record) => (record.incomplete ?? []).map((what) => `incomplete: ${record.decision.target}: ${what}\n`));
+  const lacking = result.records.flatMap((record) =>
+    (record.incomplete ?? []).map((what) => `incomplete: ${record.decision.target}: ${what}\n`),
+  );
   return [...unread, ...lacking].join('');
 }

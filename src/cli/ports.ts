@@ -13,8 +13,10 @@ export function parsePort(option: string, text: string): number | string {
  */
 export function portProblem(error: unknown, host: string, port: number, choose: string): string | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'EADDRINUSE') return `port ${port} on ${host} is taken by another process; choose another with ${choose}`;
-  if (code === 'EACCES') return `port ${port} on ${host} needs privileges this process does not have; choose one above 1023 with ${choose}`;
+  if (code === 'EADDRINUSE')
+    return `port ${port} on ${host} is taken by another process; choose another with ${choose}`;
+  if (code === 'EACCES')
+    return `port ${port} on ${host} needs privileges this process does not have; choose one above 1023 with ${choose}`;
   if (code === 'EADDRNOTAVAIL') return `${host} is no address of this machine, so port ${port} cannot be served there`;
   return undefined;
 }

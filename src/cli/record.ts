@@ -25,7 +25,9 @@ export interface RecordCommandOptions {
 export async function recordCommand(options: RecordCommandOptions): Promise<number> {
   const maxProjects = Number(options.maxProjects ?? '100');
   if (!Number.isInteger(maxProjects) || maxProjects < 1) {
-    process.stderr.write(`forgewarden record: --max-projects must be a whole number of 1 or more (got "${options.maxProjects}")\n`);
+    process.stderr.write(
+      `forgewarden record: --max-projects must be a whole number of 1 or more (got "${options.maxProjects}")\n`,
+    );
     return EXIT_USAGE;
   }
   if (options.policy === undefined || options.out === undefined) {
@@ -38,7 +40,9 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
   const policy = config.policies.find((candidate) => candidate.name === options.policy);
   const runner = policy && policyType(policy.type);
   if (!policy || !runner) {
-    process.stderr.write(`forgewarden record: no policy named "${options.policy}"; configured: ${config.policies.map((p) => p.name).join(', ') || 'none'}\n`);
+    process.stderr.write(
+      `forgewarden record: no policy named "${options.policy}"; configured: ${config.policies.map((p) => p.name).join(', ') || 'none'}\n`,
+    );
     return EXIT_USAGE;
   }
   let token: DaemonToken;
@@ -61,7 +65,14 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
   });
   const now = new Date();
   try {
-    const recording = await recordWorld({ policy, runner, client, now, maxProjects, anonymise: options.anonymize === true });
+    const recording = await recordWorld({
+      policy,
+      runner,
+      client,
+      now,
+      maxProjects,
+      anonymise: options.anonymize === true,
+    });
     const header = [
       `# Recorded by forgewarden record for policy ${policy.name} at ${now.toISOString()}: what its observe read, and no secret`,
       `# (integration secrets replaced, the token's user given the stand-in token ${JSON.stringify(recording.world.users?.[0]?.tokens?.[0] ?? '')}).`,
@@ -69,9 +80,14 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
     ].join('\n');
     writeFileSync(options.out, header + stringify(recording.world, { lineWidth: 0 }));
     const { world } = recording;
-    const tally = [`${world.projects?.length ?? 0} projects`, `${world.groups?.length ?? 0} groups`, `${world.users?.length ?? 0} users`].join(', ');
+    const tally = [
+      `${world.projects?.length ?? 0} projects`,
+      `${world.groups?.length ?? 0} groups`,
+      `${world.users?.length ?? 0} users`,
+    ].join(', ');
     process.stdout.write(`recorded ${tally} (${recording.answers} answers) into ${options.out}\n`);
-    if (recording.cut > 0) process.stdout.write(`left out ${recording.cut} projects over --max-projects ${maxProjects}\n`);
+    if (recording.cut > 0)
+      process.stdout.write(`left out ${recording.cut} projects over --max-projects ${maxProjects}\n`);
     for (const target of recording.unobserved) process.stdout.write(`not read: ${target.target}: ${target.reason}\n`);
     const test = {
       name: `what ${policy.name} decided on ${now.toISOString().slice(0, 10)}`,
@@ -81,7 +97,11 @@ export async function recordCommand(options: RecordCommandOptions): Promise<numb
       now: now.toISOString(),
       as: recording.as,
       expect: {
-        decisions: recording.decisions.map((decision) => ({ action: decision.action, target: decision.target, reason: decision.reason })),
+        decisions: recording.decisions.map((decision) => ({
+          action: decision.action,
+          target: decision.target,
+          reason: decision.reason,
+        })),
         no_other_actions: true,
         ...(recording.unobserved.length > 0 ? { not_read: recording.unobserved.map((target) => target.target) } : {}),
       },

@@ -21,6 +21,14 @@ describe('restoring a set: the table that ends every run', () => {
     expect(allRestored(rows)).toBe(false);
     expect(allRestored([rows[1]])).toBe(true);
     expect(allRestored([{ path: 'api', result: 'would restore', detail: '' }])).toBe(true);
-    expect(resultTable('g', [{ path: 'api', result: 'would restore', detail: 'would import projects/api.tar.gz into g' }], true).split('\n').at(-2)).toBe('1 of 1 project would be restored');
+    expect(
+      resultTable(
+        'g',
+        [{ path: 'api', result: 'would restore', detail: 'would import projects/api.tar.gz into g' }],
+        true,
+      )
+        .split('\n')
+        .at(-2),
+    ).toBe('1 of 1 project would be restored');
   });
 });

@@ -53,34 +53,59 @@ export async function restoreCommand(options: RestoreOptions): Promise<number> {
   const from = resolve(options.from);
   const source = await restoreSource(files, from);
   if (source.kind === 'none') return usage(`--from ${options.from}: no such file`);
-  if (source.kind === 'sets') return usage(`--from ${options.from}: a folder of backup sets, not one; name one of them, such as ${join(options.from, source.newest)} (the newest)`);
+  if (source.kind === 'sets')
+    return usage(
+      `--from ${options.from}: a folder of backup sets, not one; name one of them, such as ${join(options.from, source.newest)} (the newest)`,
+    );
   if (source.kind === 'other') return usage(`--from ${options.from}: not a file`);
   const target = parseGroupTarget({ group: options.group, parentId: options.parentId, name: options.name });
   if (isProblem(target)) return usage(target.problem);
   const waitMs = Number(options.wait ?? DEFAULT_WAIT_SECONDS) * 1000;
   if (!Number.isFinite(waitMs) || waitMs <= 0) return usage(`--wait ${options.wait}: expected a number of seconds`);
   if (options.project !== undefined) {
-    if (source.kind === 'archive') return usage(`--project ${options.project}: a project is restored from a backup set; --from names a set's folder, not an archive`);
-    if (!isRelativeProjectPath(options.project)) return usage(`--project ${options.project}: expected a project's path relative to the group, as the set lists it (platform/api)`);
-    if (options.name !== undefined) return usage('--name names a group to create; with --project the group exists already');
+    if (source.kind === 'archive')
+      return usage(
+        `--project ${options.project}: a project is restored from a backup set; --from names a set's folder, not an archive`,
+      );
+    if (!isRelativeProjectPath(options.project))
+      return usage(
+        `--project ${options.project}: expected a project's path relative to the group, as the set lists it (platform/api)`,
+      );
+    if (options.name !== undefined)
+      return usage('--name names a group to create; with --project the group exists already');
   }
-  if (source.kind === 'set') return fromSet(files, options, { from: options.from, folder: from, target, waitMs, project: options.project }, report);
+  if (source.kind === 'set')
+    return fromSet(
+      files,
+      options,
+      { from: options.from, folder: from, target, waitMs, project: options.project },
+      report,
+    );
 
   const input = { from: options.from, path: from, target, waitMs };
   const archive = await checkArchive(files, input, report);
   if (!archive) return 1;
-  return withApp('restore', options, async (app, config) => ((await restoreArchive(app.get(GitlabClient), input, archive, config.dry_run, report)) ? 0 : 1));
+  return withApp('restore', options, async (app, config) =>
+    (await restoreArchive(app.get(GitlabClient), input, archive, config.dry_run, report)) ? 0 : 1,
+  );
 }
 
 /** A set: read and checked from disk, then (unless that ended it) restored on the forge; every run ends with its table. */
-async function fromSet(files: LocalFiles, options: AppCommandOptions, input: SetRestoreInput, report: TerminalReport): Promise<number> {
+async function fromSet(
+  files: LocalFiles,
+  options: AppCommandOptions,
+  input: SetRestoreInput,
+  report: TerminalReport,
+): Promise<number> {
   const onDisk = await readSet(files, input, report);
   if (onDisk.kind === 'unreadable') return 1;
   if (onDisk.kind === 'unknown project') return EXIT_INVALID_CONFIG;
   if (onDisk.kind === 'ended') return report.table(onDisk.end);
   const { checked } = onDisk;
   // Counted in Redis: imports of a restore and of another process of the same token stay within one limit.
-  return withApp('restore', options, async (app, config) => report.table(await restoreSet(checked, app.get(GitlabClient), app.get(RedisForgeLimits), config.dry_run)));
+  return withApp('restore', options, async (app, config) =>
+    report.table(await restoreSet(checked, app.get(GitlabClient), app.get(RedisForgeLimits), config.dry_run)),
+  );
 }
 
 /** The group `--group`, `--parent-id` and `--name` name, or what is wrong with them (a usage error). */
@@ -89,15 +114,19 @@ function parseGroupTarget(options: { group: string; parentId?: string; name?: st
   const path = segments.at(-1) ?? '';
   const parentPath = segments.slice(0, -1).join('/');
   if (!segments.every((segment) => PATH_SEGMENT.test(segment))) {
-    return { problem: `--group ${options.group}: a group path is letters, digits, '_', '-' and '.', not starting with '-', segments separated by '/'` };
+    return {
+      problem: `--group ${options.group}: a group path is letters, digits, '_', '-' and '.', not starting with '-', segments separated by '/'`,
+    };
   }
   // The forge refuses these after the upload, in words that do not match what was typed.
-  if (segments.some((segment) => RESERVED_ENDING.test(segment))) return { problem: `--group ${options.group}: a group path cannot end in '.git' or '.atom'` };
+  if (segments.some((segment) => RESERVED_ENDING.test(segment)))
+    return { problem: `--group ${options.group}: a group path cannot end in '.git' or '.atom'` };
   if (parentPath && options.parentId) return { problem: 'give either --parent-id or a full path in --group, not both' };
   let parentId: number | undefined;
   if (options.parentId !== undefined) {
     parentId = Number(options.parentId);
-    if (!Number.isSafeInteger(parentId) || parentId <= 0) return { problem: `--parent-id ${options.parentId}: expected a group id (a positive whole number)` };
+    if (!Number.isSafeInteger(parentId) || parentId <= 0)
+      return { problem: `--parent-id ${options.parentId}: expected a group id (a positive whole number)` };
   }
   return { path, parentPath, parentId, name: options.name };
 }

@@ -32,7 +32,15 @@ export async function runCommand(options: { config?: string; httpPort?: string }
     return EXIT_USAGE;
   }
   // A taken port is said before Redis and the forge are waited for: nothing the daemon does there would mend it.
-  const portTaken = config.http.port === 0 ? undefined : portProblem(await tryListen(config.http.host, config.http.port), config.http.host, config.http.port, choosePort(file));
+  const portTaken =
+    config.http.port === 0
+      ? undefined
+      : portProblem(
+          await tryListen(config.http.host, config.http.port),
+          config.http.host,
+          config.http.port,
+          choosePort(file),
+        );
   if (portTaken) {
     process.stderr.write(`forgewarden run: ${portTaken}\n`);
     return EXIT_USAGE;
@@ -53,12 +61,17 @@ export async function runCommand(options: { config?: string; httpPort?: string }
   void stopSignal.then(() => stopWaiting.abort());
   // Under `npm start` the daemon must not outlive npm: npm may die without passing its signal on (or be killed), and
   // a daemon left behind would run unsupervised. Its parent's end counts as a SIGTERM.
-  const unwatch = startedByPackageScript(process.env) ? watchParent(() => signals.request('its parent process (npm) ended')) : () => undefined;
+  const unwatch = startedByPackageScript(process.env)
+    ? watchParent(() => signals.request('its parent process (npm) ended'))
+    : () => undefined;
   const ignore = () => undefined;
   process.on('SIGHUP', ignore);
   let started;
   try {
-    started = await createApp(config, file, logger, { onWait: (line) => logger.warn(line, 'Redis'), stop: stopWaiting.signal });
+    started = await createApp(config, file, logger, {
+      onWait: (line) => logger.warn(line, 'Redis'),
+      stop: stopWaiting.signal,
+    });
   } catch (error) {
     if (stopping && stopWaiting.signal.aborted) {
       logger.log(`${stopping} while waiting for Redis: stopped`, 'Forgewarden');
@@ -97,7 +110,12 @@ export async function runCommand(options: { config?: string; httpPort?: string }
         void engine
           .settleRecords(forgeFingerprint(config, identity))
           .then((settled) => (settled.state === 'dropped' ? engine.checkRedisData(true) : undefined))
-          .catch((error: unknown) => logger.error(`could not compare the records in Redis with the forge: ${error instanceof Error ? error.message : String(error)}`, 'Records'));
+          .catch((error: unknown) =>
+            logger.error(
+              `could not compare the records in Redis with the forge: ${error instanceof Error ? error.message : String(error)}`,
+              'Records',
+            ),
+          );
       });
     }
     forge.watch();
@@ -107,7 +125,9 @@ export async function runCommand(options: { config?: string; httpPort?: string }
     // Redis went away between its start-up check and the schedules: one line, and the supervisor starts it again.
     await app.close().catch(() => undefined);
     await logger.flush();
-    process.stderr.write(`forgewarden run: could not set up the schedules in Redis: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `forgewarden run: could not set up the schedules in Redis: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     return 1;
   }
   app.get(QueueService).startWorking();
@@ -123,7 +143,12 @@ export async function runCommand(options: { config?: string; httpPort?: string }
 }
 
 /** Stops taking work, lets running work finish within `shutdown_timeout`, closes everything (see StopSignals for a second signal). */
-async function shutDown(app: INestApplicationContext, config: AppConfig, logger: AppLogger, why: string): Promise<number> {
+async function shutDown(
+  app: INestApplicationContext,
+  config: AppConfig,
+  logger: AppLogger,
+  why: string,
+): Promise<number> {
   logger.log(`${why}: finishing running work (up to ${config.shutdown_timeout / 1000}s), then exiting`, 'Forgewarden');
   await app.close();
   logger.log('stopped', 'Forgewarden');
@@ -133,7 +158,10 @@ async function shutDown(app: INestApplicationContext, config: AppConfig, logger:
 
 /** Who the token is, once; and each policy that needs an administrator when the token is not one. */
 function describeToken(logger: AppLogger, config: AppConfig, identity: TokenIdentity): void {
-  logger.log(`the token is ${identity.username}'s${identity.administrator ? ', an administrator' : ', not an administrator'}`, 'Forgewarden');
+  logger.log(
+    `the token is ${identity.username}'s${identity.administrator ? ', an administrator' : ', not an administrator'}`,
+    'Forgewarden',
+  );
   if (identity.administrator) return;
   for (const warning of administratorWarnings(config)) logger.warn(warning, 'Forgewarden');
 }
@@ -149,26 +177,44 @@ export function administratorWarnings(config: AppConfig): string[] {
  * SIGHUP: reads the policy file again. A file with problems changes nothing (each problem is logged where it is); a
  * valid one takes over policies and schedules at once. The connection settings are those the process started with.
  */
-async function reloadPolicies(app: INestApplicationContext, file: string, running: AppConfig, logger: AppLogger): Promise<void> {
+async function reloadPolicies(
+  app: INestApplicationContext,
+  file: string,
+  running: AppConfig,
+  logger: AppLogger,
+): Promise<void> {
   const loaded = reportedProblems(file);
   if ('problems' in loaded) {
     for (const problem of loaded.problems) logger.error(problem, 'Reload');
-    logger.error(`SIGHUP: ${file} has ${loaded.problems.length} problem${loaded.problems.length === 1 ? '' : 's'}; the running configuration stays`, 'Reload');
+    logger.error(
+      `SIGHUP: ${file} has ${loaded.problems.length} problem${loaded.problems.length === 1 ? '' : 's'}; the running configuration stays`,
+      'Reload',
+    );
     app.get(EngineService).reloadRejected(file, loaded.problems.length);
     return;
   }
   const { config } = loaded;
   for (const warning of configWarnings(config, file)) logger.warn(formatWarning(warning), 'Reload');
-  const fixed = (['gitlab', 'redis', 'http', 'webhooks'] as const).filter((section) => JSON.stringify(config[section]) !== JSON.stringify(running[section]));
+  const fixed = (['gitlab', 'redis', 'http', 'webhooks'] as const).filter(
+    (section) => JSON.stringify(config[section]) !== JSON.stringify(running[section]),
+  );
   if (fixed.length > 0) logger.warn(`SIGHUP: changes to ${fixed.join(', ')} take effect on restart`, 'Reload');
   try {
     await app.get(EngineService).reload(config);
-    logger.log(`SIGHUP: reloaded ${file}: ${startupLine(config, undefined).replace(/^started with /, '').replace(/; HTTP off$/, '')}`, 'Reload');
+    logger.log(
+      `SIGHUP: reloaded ${file}: ${startupLine(config, undefined)
+        .replace(/^started with /, '')
+        .replace(/; HTTP off$/, '')}`,
+      'Reload',
+    );
   } catch (error) {
     // Refused before it was swapped in (the running configuration stays), or taken with its schedules not yet in Redis.
     const taken = app.get(EngineService).configStatus().ok;
     const after = taken ? 'it runs, and its schedules are repaired within 30 s' : 'the running configuration stays';
-    logger.error(`SIGHUP: ${file} could not be applied: ${error instanceof Error ? error.message : String(error)}; ${after}`, 'Reload');
+    logger.error(
+      `SIGHUP: ${file} could not be applied: ${error instanceof Error ? error.message : String(error)}; ${after}`,
+      'Reload',
+    );
   }
 }
 
@@ -182,7 +228,8 @@ function withHttpPort(config: AppConfig, option: string | undefined): AppConfig 
   if (option === undefined) return config;
   const port = parsePort('--http-port', option);
   if (typeof port === 'string') return port;
-  if (port === 0 && config.webhooks.enabled) return '--http-port 0 turns HTTP off, and the file has webhooks.enabled: the webhooks need it';
+  if (port === 0 && config.webhooks.enabled)
+    return '--http-port 0 turns HTTP off, and the file has webhooks.enabled: the webhooks need it';
   return { ...config, http: { ...config.http, port } };
 }
 
@@ -194,7 +241,10 @@ export function startupLine(config: AppConfig, httpUrl: string | undefined): str
   const policies = config.policies.map(
     (policy) => `${policy.name} (${policy.type}, ${(policy.dry_run ?? config.dry_run) ? 'dry-run' : 'acting'})`,
   );
-  const what = policies.length === 0 ? 'no policies' : `${policies.length} polic${policies.length === 1 ? 'y' : 'ies'}: ${policies.join(', ')}`;
+  const what =
+    policies.length === 0
+      ? 'no policies'
+      : `${policies.length} polic${policies.length === 1 ? 'y' : 'ies'}: ${policies.join(', ')}`;
   const webhooks = config.webhooks.enabled && httpUrl ? `, webhooks at ${httpUrl}${config.webhooks.path}` : '';
   const http = httpUrl ? `; health and metrics on ${httpUrl}${webhooks}` : '; HTTP off';
   return `started with ${what}${http}`;

@@ -6,7 +6,11 @@ function harness() {
   const source = new EventEmitter();
   let now = 0;
   const insisted: string[] = [];
-  const signals = new StopSignals((signal) => insisted.push(signal), source, () => now);
+  const signals = new StopSignals(
+    (signal) => insisted.push(signal),
+    source,
+    () => now,
+  );
   let why: string | undefined;
   void signals.requested.then((reason) => (why = reason));
   return {

@@ -7,11 +7,16 @@ export function renderTable(
   rows: ReadonlyArray<readonly string[]>,
   notes: ReadonlyArray<readonly string[]> = [],
 ): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
   const line = (cells: readonly string[]) =>
     cells
       .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
       .join('  ')
       .trimEnd();
-  return [line(header), ...rows.flatMap((row, index) => [line(row), ...(notes[index] ?? []).map((note) => `    ${note}`)])].join('\n');
+  return [
+    line(header),
+    ...rows.flatMap((row, index) => [line(row), ...(notes[index] ?? []).map((note) => `    ${note}`)]),
+  ].join('\n');
 }

@@ -10,7 +10,8 @@ import { checkedOrProblems, configPath, EXIT_INVALID_CONFIG, printProblems } fro
  * so a policy repository's CI checks its files without the forge's URL and token.
  */
 export function validateCommand(files: readonly string[], options: { config?: string; env?: boolean }): number {
-  const targets = files.length > 0 ? [...files, ...(options.config ? [options.config] : [])] : [configPath(options.config)];
+  const targets =
+    files.length > 0 ? [...files, ...(options.config ? [options.config] : [])] : [configPath(options.config)];
   let exitCode = 0;
   for (const file of targets) {
     const checked = checkedOrProblems(file, { assumeEnvironment: options.env === false });

@@ -33,7 +33,10 @@ export async function withApp(
     return EXIT_USAGE;
   }
   const config = options.dryRun === undefined ? loaded : overrideDryRun(loaded, options.dryRun);
-  const logger = new AppLogger({ ...loggerOptionsFromEnv(process.env, process.stderr), level: process.env.LOG_LEVEL || 'warn' });
+  const logger = new AppLogger({
+    ...loggerOptionsFromEnv(process.env, process.stderr),
+    level: process.env.LOG_LEVEL || 'warn',
+  });
   // A wait is said at once, beside the result (stdout), as the command's own line.
   const say = (line: string) => void process.stderr.write(`forgewarden ${command}: ${line}\n`);
   let app: INestApplicationContext;
@@ -53,7 +56,9 @@ export async function withApp(
         process.stderr.write(`forgewarden ${command}: ${status.message}\n`);
         return 1;
       }
-      await app.get(EngineService).settleRecords(forgeFingerprint(config, status.identity), { claim: forge === 'check' });
+      await app
+        .get(EngineService)
+        .settleRecords(forgeFingerprint(config, status.identity), { claim: forge === 'check' });
     }
     return await body(app, config);
   } finally {
@@ -72,5 +77,9 @@ export function overrideDryRun(config: AppConfig, dryRun: boolean): AppConfig {
  * so that a file reading them (`token: ${GITLAB_TOKEN}`) still loads. No request is ever sent with them.
  */
 function withoutForge(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...env, GITLAB_URL: env.GITLAB_URL || 'http://forge.invalid', GITLAB_TOKEN: env.GITLAB_TOKEN || 'unused-by-this-command' };
+  return {
+    ...env,
+    GITLAB_URL: env.GITLAB_URL || 'http://forge.invalid',
+    GITLAB_TOKEN: env.GITLAB_TOKEN || 'unused-by-this-command',
+  };
 }

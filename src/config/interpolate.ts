@@ -29,7 +29,11 @@ export interface InterpolationOptions {
  * that later errors still point at the line the operator wrote. A plain (unquoted) scalar that becomes a number or
  * a boolean takes that type, so `port: ${PORT:-9464}` is a number as it would be written literally.
  */
-export function interpolateEnvironment(doc: Document, env: NodeJS.ProcessEnv, options: InterpolationOptions = {}): InterpolationResult {
+export function interpolateEnvironment(
+  doc: Document,
+  env: NodeJS.ProcessEnv,
+  options: InterpolationOptions = {},
+): InterpolationResult {
   const problems: InterpolationProblem[] = [];
   const unknown: Scalar[] = [];
   visit(doc, {
@@ -89,7 +93,9 @@ export function substitute(
     if (end < 0) {
       if (!escaped) {
         const unclosed = name !== undefined && afterName === value.length;
-        problems.push(`${excerpt(value, start)} ${unclosed ? 'is not closed with "}"' : 'is not a valid reference'}; ${REFERENCE_FORMS}`);
+        problems.push(
+          `${excerpt(value, start)} ${unclosed ? 'is not closed with "}"' : 'is not a valid reference'}; ${REFERENCE_FORMS}`,
+        );
       }
       text += value.slice(position, start + 2);
       position = start + 2;
@@ -108,7 +114,10 @@ export function substitute(
       else if (options.standIn) {
         stoodIn++;
         text += value.slice(position, start) + options.standIn(name!);
-      } else problems.push(`environment variable ${name} ${set === '' ? 'is empty' : 'is not set'} (write \${${name}:-default} to give a default)`);
+      } else
+        problems.push(
+          `environment variable ${name} ${set === '' ? 'is empty' : 'is not set'} (write \${${name}:-default} to give a default)`,
+        );
     }
     position = end + 1;
   }
@@ -133,4 +142,3 @@ function retype(text: string): string | number | boolean | null {
   }
   return text;
 }
-

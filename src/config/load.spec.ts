@@ -32,7 +32,13 @@ function problemsOf(text: string, options: { env?: NodeJS.ProcessEnv } = {}): st
 describe('loading a policy file', () => {
   it('applies defaults and converts durations', () => {
     const config = parseConfig(
-      ['version: 1', 'gitlab:', '  url: https://gitlab.example.com', 'policies:', '  - { name: p1, type: example, interval: 5m }'].join('\n'),
+      [
+        'version: 1',
+        'gitlab:',
+        '  url: https://gitlab.example.com',
+        'policies:',
+        '  - { name: p1, type: example, interval: 5m }',
+      ].join('\n'),
       'policies.yml',
       { policyTypes: types, env },
     );
@@ -45,7 +51,12 @@ describe('loading a policy file', () => {
       max_requests_per_minute: 600,
       concurrency: 4,
     });
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'forgewarden', connect_timeout: 10_000, replica_ack_timeout: 1_000 });
+    expect(config.redis).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      prefix: 'forgewarden',
+      connect_timeout: 10_000,
+      replica_ack_timeout: 1_000,
+    });
     expect(config.http).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(config.shutdown_timeout).toBe(30_000);
     expect(config.policies).toEqual([{ name: 'p1', type: 'example', interval: 300_000, limit: 3 }]);
@@ -120,33 +131,75 @@ describe('loading a policy file', () => {
 
   it('points a YAML syntax error at its line', () => {
     const problems = problemsOf(['version: 1', 'gitlab:', '  url: https://x: y', '  token: t'].join('\n'));
-    expect(problems).toEqual([expect.stringMatching(/^policies\.yml:3:\d+ \(syntax\): Nested mappings are not allowed/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/^policies\.yml:3:\d+ \(syntax\): Nested mappings are not allowed/),
+    ]);
   });
 
   it('points an unclosed quote at the line that opens it', () => {
-    const problems = problemsOf(['version: 1', 'gitlab:', '  url: "https://x', '  token: t', 'dry_run: true'].join('\n'));
+    const problems = problemsOf(
+      ['version: 1', 'gitlab:', '  url: "https://x', '  token: t', 'dry_run: true'].join('\n'),
+    );
     expect(problems).toEqual(['policies.yml:3:8 (syntax): this " is never closed: end the text with "']);
   });
 
   // The parser notices an unclosed bracket on a later line and then stumbles over what follows: three messages, none
   // of them where the mistake is.
   it.each([
-    ['[', '    projects: [acme/api, acme/web', 'policies.yml:5:15 (syntax): this [ is never closed: end the list with ]'],
+    [
+      '[',
+      '    projects: [acme/api, acme/web',
+      'policies.yml:5:15 (syntax): this [ is never closed: end the list with ]',
+    ],
     ['{', '    match: { stages: [test]', 'policies.yml:5:12 (syntax): this { is never closed: end the mapping with }'],
-    ['[ inside {', '    match: { stages: [test }', 'policies.yml:5:22 (syntax): this [ is never closed: end the list with ]'],
+    [
+      '[ inside {',
+      '    match: { stages: [test }',
+      'policies.yml:5:22 (syntax): this [ is never closed: end the list with ]',
+    ],
   ])('says an unclosed %s once, at the bracket', (_what, line, problem) => {
-    const text = ['version: 1', 'gitlab: { url: "https://x" }', 'policies:', '  - name: p', line, '    interval: 1m', '    type: example', ''].join('\n');
+    const text = [
+      'version: 1',
+      'gitlab: { url: "https://x" }',
+      'policies:',
+      '  - name: p',
+      line,
+      '    interval: 1m',
+      '    type: example',
+      '',
+    ].join('\n');
     expect(problemsOf(text)).toEqual([problem]);
   });
 
   it('says a stray closing bracket once, not every token after it', () => {
-    const text = ['version: 1', 'gitlab: { url: "https://x" }', 'policies:', '  - { name: p, type: example, interval: 1m }]', 'dry_run: true', 'redis: { prefix: x }', ''].join('\n');
+    const text = [
+      'version: 1',
+      'gitlab: { url: "https://x" }',
+      'policies:',
+      '  - { name: p, type: example, interval: 1m }]',
+      'dry_run: true',
+      'redis: { prefix: x }',
+      '',
+    ].join('\n');
     expect(problemsOf(text)).toEqual(['policies.yml:4:45 (syntax): this ] closes nothing: no [ is open here']);
   });
 
   it('still says each of two separate mistakes, one message each', () => {
-    const text = ['version: 1', 'gitlab: { url: "https://x" }', 'policies:', '  - name: p', '    projects: [a, b', '    interval: 1m', '    type: example', 'redis: { prefix: "x }', ''].join('\n');
-    expect(problemsOf(text)).toEqual(['policies.yml:5:15 (syntax): this [ is never closed: end the list with ]', 'policies.yml:8:18 (syntax): this " is never closed: end the text with "']);
+    const text = [
+      'version: 1',
+      'gitlab: { url: "https://x" }',
+      'policies:',
+      '  - name: p',
+      '    projects: [a, b',
+      '    interval: 1m',
+      '    type: example',
+      'redis: { prefix: "x }',
+      '',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'policies.yml:5:15 (syntax): this [ is never closed: end the list with ]',
+      'policies.yml:8:18 (syntax): this " is never closed: end the text with "',
+    ]);
   });
 
   it('points a bad indentation at its line', () => {
@@ -171,13 +224,22 @@ describe('loading a policy file', () => {
   });
 
   describe('where Redis is: one server, sentinels or a cluster', () => {
-    const withRedis = (...lines: string[]) => ['version: 1', 'gitlab: { url: "https://x.example" }', 'redis:', ...lines].join('\n');
+    const withRedis = (...lines: string[]) =>
+      ['version: 1', 'gitlab: { url: "https://x.example" }', 'redis:', ...lines].join('\n');
 
-    it('takes sentinels with the primary\'s name, and then REDIS_URL does not stand in for a url', () => {
-      const config = parseConfig(withRedis('  sentinels: ["10.0.0.5:26379", "[::1]:26380"]', '  master_name: forge-redis', '  min_replicas_acked: 2'), 'policies.yml', {
-        policyTypes: types,
-        env: { ...env, REDIS_URL: 'redis://elsewhere:6379' },
-      });
+    it("takes sentinels with the primary's name, and then REDIS_URL does not stand in for a url", () => {
+      const config = parseConfig(
+        withRedis(
+          '  sentinels: ["10.0.0.5:26379", "[::1]:26380"]',
+          '  master_name: forge-redis',
+          '  min_replicas_acked: 2',
+        ),
+        'policies.yml',
+        {
+          policyTypes: types,
+          env: { ...env, REDIS_URL: 'redis://elsewhere:6379' },
+        },
+      );
       expect(config.redis).toEqual({
         sentinels: ['10.0.0.5:26379', '[::1]:26380'],
         master_name: 'forge-redis',
@@ -189,7 +251,10 @@ describe('loading a policy file', () => {
     });
 
     it('takes cluster nodes without a url', () => {
-      const config = parseConfig(withRedis('  cluster: ["node-a:7000", "node-b:7000"]'), 'policies.yml', { policyTypes: types, env });
+      const config = parseConfig(withRedis('  cluster: ["node-a:7000", "node-b:7000"]'), 'policies.yml', {
+        policyTypes: types,
+        env,
+      });
       expect(config.redis.cluster).toEqual(['node-a:7000', 'node-b:7000']);
       expect(config.redis.url).toBeUndefined();
     });
@@ -201,7 +266,9 @@ describe('loading a policy file', () => {
       expect(problemsOf(withRedis('  sentinels: ["a:26379"]'))).toEqual([
         'policies.yml:4:14 redis.sentinels: name the primary the sentinels monitor: add redis.master_name',
       ]);
-      expect(problemsOf(withRedis('  master_name: forge-redis'))).toEqual(['policies.yml:4:16 redis.master_name: redis.master_name applies only with redis.sentinels']);
+      expect(problemsOf(withRedis('  master_name: forge-redis'))).toEqual([
+        'policies.yml:4:16 redis.master_name: redis.master_name applies only with redis.sentinels',
+      ]);
       expect(problemsOf(withRedis('  cluster: ["a:7000", "b"]'))).toEqual([
         'policies.yml:4:23 redis.cluster[1]: expected "host:port", such as "10.0.0.5:26379"',
       ]);
@@ -213,11 +280,18 @@ describe('loading a policy file', () => {
 
   it('rejects a policy without a type, listing the known ones', () => {
     const text = ['version: 1', 'gitlab: { url: "https://x.example" }', 'policies:', '  - name: p'].join('\n');
-    expect(problemsOf(text)).toEqual(['policies.yml:4:5 policies[0].type: missing: every policy needs a type; known types: example']);
+    expect(problemsOf(text)).toEqual([
+      'policies.yml:4:5 policies[0].type: missing: every policy needs a type; known types: example',
+    ]);
   });
 
   it('fails every unknown type when no policy type is installed', () => {
-    const text = ['version: 1', 'gitlab: { url: "https://x.example" }', 'policies:', '  - { name: p, type: job_retry }'].join('\n');
+    const text = [
+      'version: 1',
+      'gitlab: { url: "https://x.example" }',
+      'policies:',
+      '  - { name: p, type: job_retry }',
+    ].join('\n');
     expect(() => parseConfig(text, 'f.yml', { policyTypes: [], env })).toThrow(
       'f.yml:4:22 policies[0].type: unknown policy type "job_retry"; known types: none are installed',
     );
@@ -265,7 +339,9 @@ describe('environment interpolation', () => {
   });
 
   it('says an empty variable is empty, not unset, at its line', () => {
-    const problems = problemsOf(base('  url: https://x.example\n  token: ${EMPTY_TOKEN}'), { env: { EMPTY_TOKEN: '' } });
+    const problems = problemsOf(base('  url: https://x.example\n  token: ${EMPTY_TOKEN}'), {
+      env: { EMPTY_TOKEN: '' },
+    });
     expect(problems).toEqual([
       'policies.yml:4:10 gitlab.token: environment variable EMPTY_TOKEN is empty (write ${EMPTY_TOKEN:-default} to give a default)',
     ]);
@@ -298,7 +374,8 @@ describe('environment interpolation', () => {
 });
 
 describe('checking without the environment (validate --no-env)', () => {
-  const check = (text: string) => checkConfig(text, 'policies.yml', { policyTypes: types, env: {}, assumeEnvironment: true });
+  const check = (text: string) =>
+    checkConfig(text, 'policies.yml', { policyTypes: types, env: {}, assumeEnvironment: true });
   const problemsWithoutEnv = (text: string): string[] => {
     try {
       check(text);
@@ -329,7 +406,9 @@ describe('checking without the environment (validate --no-env)', () => {
   });
 
   it('returns the configuration when the file reads no variable', () => {
-    const checked = check('version: 1\ngitlab: { url: "https://x.example", token: t }\npolicies: [{ name: a, type: example, interval: 1m }]');
+    const checked = check(
+      'version: 1\ngitlab: { url: "https://x.example", token: t }\npolicies: [{ name: a, type: example, interval: 1m }]',
+    );
     expect(checked.policies).toBe(1);
     expect(checked.config?.gitlab.url).toBe('https://x.example');
   });
@@ -369,7 +448,9 @@ describe('checking without the environment (validate --no-env)', () => {
 describe('files and schema', () => {
   it('reports a missing file as a problem of that file', () => {
     const file = join(tmpdir(), 'forgewarden-no-such-file.yml');
-    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(`${file}:1:1 (file): cannot read the policy file: no such file`);
+    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(
+      `${file}:1:1 (file): cannot read the policy file: no such file`,
+    );
   });
 
   it('loads a file from disk', () => {
@@ -395,22 +476,37 @@ describe('hostile files', () => {
 
   it('stops an alias bomb at the alias where the nesting starts', () => {
     const lines = [...head, 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
-    for (let level = 1; level < 9; level++) lines.push(`a${level}: &a${level} [${Array(9).fill(`*a${level - 1}`).join(', ')}]`);
+    for (let level = 1; level < 9; level++)
+      lines.push(
+        `a${level}: &a${level} [${Array(9)
+          .fill(`*a${level - 1}`)
+          .join(', ')}]`,
+      );
     expect(problemsOf(lines.join('\n'))).toEqual([
       'policies.yml:5:10 a2[0]: aliases here expand to more than 1000 copies (nested aliases grow exponentially); write the values out instead',
     ]);
   });
 
   it('takes a few aliases, and one that refers to its own mapping, as ordinary values', () => {
-    const text = [...head, 'policies:', '  - &p { name: p1, type: example, interval: 1h, patterns: &pats ["^a"] }', '  - { name: p2, type: example, interval: 1h, patterns: *pats }'];
-    expect(parseConfig(text.join('\n'), 'f.yml', { policyTypes: types, env }).policies.map((p) => p.name)).toEqual(['p1', 'p2']);
+    const text = [
+      ...head,
+      'policies:',
+      '  - &p { name: p1, type: example, interval: 1h, patterns: &pats ["^a"] }',
+      '  - { name: p2, type: example, interval: 1h, patterns: *pats }',
+    ];
+    expect(parseConfig(text.join('\n'), 'f.yml', { policyTypes: types, env }).policies.map((p) => p.name)).toEqual([
+      'p1',
+      'p2',
+    ]);
     expect(problemsOf(['version: 1', 'gitlab: &g { url: "https://x.example", self: *g }'].join('\n'))).toEqual([
       'policies.yml:2:40 gitlab.self: unknown key "self"; known keys: url, token, token_file, token_rotation, timeout, connect_timeout, start_timeout, max_requests_per_minute, concurrency',
     ]);
   });
 
   it('refuses nesting deeper than any policy file needs, at the first node too deep', () => {
-    expect(problemsOf([...head, `x: ${'['.repeat(70)}${']'.repeat(70)}`].join('\n'))).toEqual(['policies.yml:3:67 (syntax): nested more than 64 levels deep']);
+    expect(problemsOf([...head, `x: ${'['.repeat(70)}${']'.repeat(70)}`].join('\n'))).toEqual([
+      'policies.yml:3:67 (syntax): nested more than 64 levels deep',
+    ]);
   });
 
   it('says when nesting is too deep even to parse', () => {
@@ -421,11 +517,15 @@ describe('hostile files', () => {
 
   it('names a merge key as such, not the missing type it causes', () => {
     const text = [...head, 'policies:', '  - &p { name: p1, type: example, interval: 1h }', '  - { <<: *p, name: p2 }'];
-    expect(problemsOf(text.join('\n'))).toEqual(['policies.yml:5:7 policies[1].<<: merge keys (<<) are not supported; write the keys out']);
+    expect(problemsOf(text.join('\n'))).toEqual([
+      'policies.yml:5:7 policies[1].<<: merge keys (<<) are not supported; write the keys out',
+    ]);
   });
 
   it('refuses tags that other loaders turn into objects', () => {
-    expect(problemsOf([...head, 'dry_run: !!python/object:os.system x', 'http: { host: !local x }'].join('\n'))).toEqual([
+    expect(
+      problemsOf([...head, 'dry_run: !!python/object:os.system x', 'http: { host: !local x }'].join('\n')),
+    ).toEqual([
       'policies.yml:3:10 (syntax): Unresolved tag: tag:yaml.org,2002:python/object:os.system',
       'policies.yml:4:15 (syntax): Unresolved tag: !local',
     ]);
@@ -438,13 +538,25 @@ describe('hostile files', () => {
   });
 
   it('lists the first 20 syntax errors and says how many follow', () => {
-    const problems = problemsOf([...head, 'policies:', ...Array.from({ length: 30 }, (_, i) => `  - { name: p${i}, name: q${i}, type: example }`)].join('\n'));
+    const problems = problemsOf(
+      [
+        ...head,
+        'policies:',
+        ...Array.from({ length: 30 }, (_, i) => `  - { name: p${i}, name: q${i}, type: example }`),
+      ].join('\n'),
+    );
     expect(problems).toHaveLength(21);
-    expect(problems[20]).toMatch(/^policies\.yml:\d+:\d+ \(syntax\): \d+ more syntax errors from here on are not listed; fix the ones above first$/);
+    expect(problems[20]).toMatch(
+      /^policies\.yml:\d+:\d+ \(syntax\): \d+ more syntax errors from here on are not listed; fix the ones above first$/,
+    );
   });
 
   it('says a token the parser cannot place once: every token after it is its echo', () => {
-    const problems = problemsOf([...head, 'policies:', ...Array.from({ length: 30 }, (_, i) => `  - { name: \${A${i}}, type: example }`)].join('\n'));
+    const problems = problemsOf(
+      [...head, 'policies:', ...Array.from({ length: 30 }, (_, i) => `  - { name: \${A${i}}, type: example }`)].join(
+        '\n',
+      ),
+    );
     expect(problems).toEqual(['policies.yml:4:14 (syntax): Unexpected flow-map-start at node end']);
   });
 
@@ -471,7 +583,8 @@ describe('hostile files', () => {
 });
 
 describe('environment references, hostile', () => {
-  const withToken = (token: string) => ['version: 1', 'gitlab:', '  url: https://x.example', `  token: ${token}`].join('\n');
+  const withToken = (token: string) =>
+    ['version: 1', 'gitlab:', '  url: https://x.example', `  token: ${token}`].join('\n');
 
   it('refuses an unclosed ${ rather than keeping it as text', () => {
     expect(problemsOf(withToken('${GITLAB_TOKEN'))).toEqual([
@@ -520,18 +633,27 @@ describe('reading the file', () => {
   });
 
   it('points at the first byte that is not UTF-8', () => {
-    const file = write('latin1.yml', Buffer.concat([Buffer.from('version: 1\ngitlab:\n  token: caf'), Buffer.from([0xe9]), Buffer.from('-x\n')]));
-    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(`${file}:3:13 (file): byte 0xE9 is not UTF-8; save the policy file as UTF-8`);
+    const file = write(
+      'latin1.yml',
+      Buffer.concat([Buffer.from('version: 1\ngitlab:\n  token: caf'), Buffer.from([0xe9]), Buffer.from('-x\n')]),
+    );
+    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(
+      `${file}:3:13 (file): byte 0xE9 is not UTF-8; save the policy file as UTF-8`,
+    );
   });
 
   it('counts columns of the first line without a byte order mark', () => {
     const file = write('bom.yml', '\uFEFFversion: 2\ngitlab: { url: "https://x.example" }\n');
-    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(`${file}:1:10 version: expected version: 1`);
+    expect(() => loadConfigFile(file, { policyTypes: types, env })).toThrow(
+      `${file}:1:10 version: expected version: 1`,
+    );
   });
 
   it('says a directory is a directory', () => {
     const dir = tempDir('dir');
-    expect(() => loadConfigFile(dir, { policyTypes: types, env })).toThrow(`${dir}:1:1 (file): cannot read the policy file: it is a directory`);
+    expect(() => loadConfigFile(dir, { policyTypes: types, env })).toThrow(
+      `${dir}:1:1 (file): cannot read the policy file: it is a directory`,
+    );
   });
 });
 
@@ -546,35 +668,63 @@ describe('warnings of a valid file', () => {
   });
 
   it('says when the URL came from GITLAB_URL', () => {
-    const config = parseConfig('version: 1\n', 'f.yml', { policyTypes: types, env: { ...env, GITLAB_URL: 'http://10.0.0.5' } });
+    const config = parseConfig('version: 1\n', 'f.yml', {
+      policyTypes: types,
+      env: { ...env, GITLAB_URL: 'http://10.0.0.5' },
+    });
     expect(configWarnings(config, 'f.yml').map((warning) => warning.message)).toEqual([
       'http:// to 10.0.0.5 (from GITLAB_URL) sends the token unencrypted over the network; use https:// (plain http:// is for this machine only)',
     ]);
   });
 
-  it.each(['https://forge.example', 'http://127.0.0.1:9480', 'http://127.8.9.10', 'http://localhost:9480', 'http://LOCALHOST./', 'http://[::1]:9480', 'http://[::ffff:127.0.0.1]/', 'http://2130706433/'])(
-    'says nothing about %s',
-    (url) => {
-      expect(configWarnings(load(url), 'f.yml')).toEqual([]);
-    },
-  );
+  it.each([
+    'https://forge.example',
+    'http://127.0.0.1:9480',
+    'http://127.8.9.10',
+    'http://localhost:9480',
+    'http://LOCALHOST./',
+    'http://[::1]:9480',
+    'http://[::ffff:127.0.0.1]/',
+    'http://2130706433/',
+  ])('says nothing about %s', (url) => {
+    expect(configWarnings(load(url), 'f.yml')).toEqual([]);
+  });
 
-  it.each(['http://128.0.0.1', 'http://localhost.example.com', 'http://[::2]', 'http://[::ffff:10.0.0.1]', 'http://0.0.0.0'])('warns about %s', (url) => {
+  it.each([
+    'http://128.0.0.1',
+    'http://localhost.example.com',
+    'http://[::2]',
+    'http://[::ffff:10.0.0.1]',
+    'http://0.0.0.0',
+  ])('warns about %s', (url) => {
     expect(configWarnings(load(url), 'f.yml')).toHaveLength(1);
   });
 
   it('points at line 1 for a configuration that was not read from a file', () => {
     const config = { ...load('http://forge.example') };
-    expect(configWarnings(config, 'built.yml')[0]).toMatchObject({ file: 'built.yml', line: 1, col: 1, path: 'gitlab.url' });
+    expect(configWarnings(config, 'built.yml')[0]).toMatchObject({
+      file: 'built.yml',
+      line: 1,
+      col: 1,
+      path: 'gitlab.url',
+    });
   });
 });
 
 describe('the console token', () => {
-  const file = (http: string) => ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: t }', http].join('\n');
+  const file = (http: string) =>
+    ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: t }', http].join('\n');
 
   it('is optional, and when given at least 16 characters, said at its line', () => {
-    expect(parseConfig(file('http: { host: 0.0.0.0 }'), 'policies.yml', { policyTypes: types, env }).http.console_token).toBeUndefined();
-    expect(parseConfig(file('http: { console_token: "${CONSOLE}" }'), 'policies.yml', { policyTypes: types, env: { ...env, CONSOLE: 'a-console-token-long-enough' } }).http.console_token).toBe('a-console-token-long-enough');
+    expect(
+      parseConfig(file('http: { host: 0.0.0.0 }'), 'policies.yml', { policyTypes: types, env }).http.console_token,
+    ).toBeUndefined();
+    expect(
+      parseConfig(file('http: { console_token: "${CONSOLE}" }'), 'policies.yml', {
+        policyTypes: types,
+        env: { ...env, CONSOLE: 'a-console-token-long-enough' },
+      }).http.console_token,
+    ).toBe('a-console-token-long-enough');
     expect(problemsOf(file('http: { console_token: short }'))).toEqual([
       'policies.yml:3:24 http.console_token: the console token must be at least 16 characters: it is all that keeps the pause switch from anyone who reaches the port',
     ]);
@@ -582,7 +732,8 @@ describe('the console token', () => {
 });
 
 describe('the webhooks section', () => {
-  const file = (...webhooks: string[]) => ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: t }', ...webhooks].join('\n');
+  const file = (...webhooks: string[]) =>
+    ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: t }', ...webhooks].join('\n');
 
   it('is off by default, at /webhooks/gitlab', () => {
     const config = parseConfig(file(), 'policies.yml', { policyTypes: types, env });
@@ -596,13 +747,19 @@ describe('the webhooks section', () => {
     expect(problemsOf(file('webhooks: { enabled: true, secret_token: short }'))).toEqual([
       "policies.yml:3:42 webhooks.secret_token: the secret token must be at least 16 characters: it is all that tells the forge's deliveries from anyone else's",
     ]);
-    expect(problemsOf(file('webhooks: { enabled: true, secret_token: a-long-enough-secret, path: /metrics }'))).toEqual([
-      'policies.yml:3:70 webhooks.path: this path is taken by /healthz, /readyz, /metrics or the console (/, /audit, /policies/…, /login, /logout)',
-    ]);
+    expect(problemsOf(file('webhooks: { enabled: true, secret_token: a-long-enough-secret, path: /metrics }'))).toEqual(
+      [
+        'policies.yml:3:70 webhooks.path: this path is taken by /healthz, /readyz, /metrics or the console (/, /audit, /policies/…, /login, /logout)',
+      ],
+    );
     for (const path of ['/', '/login', '/policies/x/pause', '/audit/']) {
-      expect(problemsOf(file(`webhooks: { enabled: true, secret_token: a-long-enough-secret, path: "${path}" }`))).toHaveLength(1);
+      expect(
+        problemsOf(file(`webhooks: { enabled: true, secret_token: a-long-enough-secret, path: "${path}" }`)),
+      ).toHaveLength(1);
     }
-    expect(problemsOf(file('http: { port: 0 }', 'webhooks: { enabled: true, secret_token: a-long-enough-secret }'))).toEqual([
+    expect(
+      problemsOf(file('http: { port: 0 }', 'webhooks: { enabled: true, secret_token: a-long-enough-secret }')),
+    ).toEqual([
       'policies.yml:4:22 webhooks.enabled: webhooks are delivered to the HTTP server, which http.port: 0 turns off',
     ]);
   });
@@ -610,7 +767,10 @@ describe('the webhooks section', () => {
 
 describe('the daemon’s own token from a file, and its rotation', () => {
   const file = (gitlab: string[], env: NodeJS.ProcessEnv = { GITLAB_TOKEN: 'glpat-left-in-the-environment' }) =>
-    parseConfig(['version: 1', 'gitlab:', '  url: https://gitlab.example.com', ...gitlab].join('\n'), 'policies.yml', { policyTypes: types, env });
+    parseConfig(['version: 1', 'gitlab:', '  url: https://gitlab.example.com', ...gitlab].join('\n'), 'policies.yml', {
+      policyTypes: types,
+      env,
+    });
   const problems = (gitlab: string[], env: NodeJS.ProcessEnv = {}): string[] => {
     try {
       file(gitlab, env);
@@ -622,19 +782,36 @@ describe('the daemon’s own token from a file, and its rotation', () => {
   };
 
   it('takes token_file instead of token, and GITLAB_TOKEN left in the environment does not become a second token', () => {
-    const config = file(['  token_file: /var/lib/forgewarden/token', '  token_rotation: { before_expiry: 20d, lifetime: 60d }']);
+    const config = file([
+      '  token_file: /var/lib/forgewarden/token',
+      '  token_rotation: { before_expiry: 20d, lifetime: 60d }',
+    ]);
     expect(config.gitlab.token).toBeUndefined();
     expect(config.gitlab.token_file).toBe('/var/lib/forgewarden/token');
-    expect(config.gitlab.token_rotation).toEqual({ before_expiry: 20 * 86_400_000, lifetime: 60 * 86_400_000, settle: 600_000, replicas: 1, shared_file: false });
+    expect(config.gitlab.token_rotation).toEqual({
+      before_expiry: 20 * 86_400_000,
+      lifetime: 60 * 86_400_000,
+      settle: 600_000,
+      replicas: 1,
+      shared_file: false,
+    });
     // Without --no-env the environment's token is not assumed either.
-    expect(checkConfig('version: 1\ngitlab: { url: "https://x.example", token_file: /t }\n', 'policies.yml', { policyTypes: types, env: {}, assumeEnvironment: true }).config?.gitlab.token).toBeUndefined();
+    expect(
+      checkConfig('version: 1\ngitlab: { url: "https://x.example", token_file: /t }\n', 'policies.yml', {
+        policyTypes: types,
+        env: {},
+        assumeEnvironment: true,
+      }).config?.gitlab.token,
+    ).toBeUndefined();
   });
 
   it('refuses two tokens, a relative file, and a rotation that cannot be safe, each at its key', () => {
     expect(problems(['  token: glpat-x', '  token_file: /t'])).toEqual([
       'policies.yml:5:15 gitlab.token_file: give either gitlab.token or gitlab.token_file, not both (GITLAB_TOKEN stands in for token only when there is no token_file)',
     ]);
-    expect(problems([])).toEqual(['policies.yml:2:1 gitlab.token: missing: expected an access token (set GITLAB_TOKEN, or write token: ${GITLAB_TOKEN}, or token_file)']);
+    expect(problems([])).toEqual([
+      'policies.yml:2:1 gitlab.token: missing: expected an access token (set GITLAB_TOKEN, or write token: ${GITLAB_TOKEN}, or token_file)',
+    ]);
     expect(problems(['  token_file: secrets/token'])).toEqual([
       'policies.yml:4:15 gitlab.token_file: expected an absolute path: every replica and restart must find the same file',
     ]);
@@ -652,11 +829,20 @@ describe('the daemon’s own token from a file, and its rotation', () => {
       'policies.yml:6:51 gitlab.token_rotation.lifetime: must be at most 365d: the forge refuses a longer expiry',
       'policies.yml:6:65 gitlab.token_rotation.settle: must be at least twice gitlab.timeout: a request sent with a token just retired may still be in flight when it is rotated',
     ]);
-    expect(problems(['  token_file: /t', '  timeout: 10m', '  token_rotation: { before_expiry: 90d, lifetime: 90d, settle: 5m, replicas: 3 }'])).toEqual([
+    expect(
+      problems([
+        '  token_file: /t',
+        '  timeout: 10m',
+        '  token_rotation: { before_expiry: 90d, lifetime: 90d, settle: 5m, replicas: 3 }',
+      ]),
+    ).toEqual([
       "policies.yml:6:3 gitlab.token_rotation.shared_file: missing: 3 replicas rotate one token: each must read the same token file, or a replica goes on with a rotated token and the forge's reuse detection revokes the new one; set shared_file: true once the file is on storage they share",
       'policies.yml:6:36 gitlab.token_rotation.before_expiry: must be shorter than lifetime, or every rotation would be due again at once',
       'policies.yml:6:64 gitlab.token_rotation.settle: must be at least twice gitlab.timeout: a request sent with a token just retired may still be in flight when it is rotated',
     ]);
-    expect(file(['  token_file: /t', '  token_rotation: { replicas: 3, shared_file: true }']).gitlab.token_rotation?.replicas).toBe(3);
+    expect(
+      file(['  token_file: /t', '  token_rotation: { replicas: 3, shared_file: true }']).gitlab.token_rotation
+        ?.replicas,
+    ).toBe(3);
   });
 });

@@ -43,12 +43,19 @@ export function readSourceFile(file: string, what: string, maxBytes = Infinity):
     bytes = readAtMost(file, maxBytes);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
+    const reason =
+      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
     throw new ConfigError([{ file, line: 1, col: 1, path: '(file)', message: `cannot read the ${what}: ${reason}` }]);
   }
   if (bytes.length > maxBytes) {
     throw new ConfigError([
-      { file, line: 1, col: 1, path: '(file)', message: `the ${what} is larger than ${formatBytes(maxBytes)}; is this the right file?` },
+      {
+        file,
+        line: 1,
+        col: 1,
+        path: '(file)',
+        message: `the ${what} is larger than ${formatBytes(maxBytes)}; is this the right file?`,
+      },
     ]);
   }
   try {
@@ -136,7 +143,11 @@ export function checkConfigFile(file: string, options: LoadOptions): CheckedConf
  */
 export function loadPoliciesWithStandIns(
   file: string,
-  options: { readonly policyTypes: readonly PolicyTypeDefinition[]; readonly env: NodeJS.ProcessEnv; readonly standIn: (name: string) => string },
+  options: {
+    readonly policyTypes: readonly PolicyTypeDefinition[];
+    readonly env: NodeJS.ProcessEnv;
+    readonly standIn: (name: string) => string;
+  },
 ): PolicyConfig[] {
   checkConfigFile(file, { policyTypes: options.policyTypes, assumeEnvironment: true });
   const source = YamlSource.parse(readSourceFile(file, 'policy file', MAX_POLICY_FILE_BYTES), file);
@@ -147,9 +158,14 @@ export function loadPoliciesWithStandIns(
   const stoodIn = new Set(unknown.map((node) => formatPath(source.pathOf(node))));
   const issues = result.error.issues.map((issue) => ({ ...issue, path: ['policies', ...issue.path] }));
   throw new ConfigError(
-    source
-      .schemaProblems(issues, buildConfigSchema(options.policyTypes), data)
-      .map((problem) => (stoodIn.has(problem.path) ? { ...problem, message: `${problem.message} (a variable the test does not set stands in here: give it a value under env: in the test file)` } : problem)),
+    source.schemaProblems(issues, buildConfigSchema(options.policyTypes), data).map((problem) =>
+      stoodIn.has(problem.path)
+        ? {
+            ...problem,
+            message: `${problem.message} (a variable the test does not set stands in here: give it a value under env: in the test file)`,
+          }
+        : problem,
+    ),
   );
 }
 
@@ -160,7 +176,9 @@ export function checkConfig(text: string, file: string, options: LoadOptions): C
 function checkSource(source: YamlSource, options: LoadOptions): CheckedConfig {
   const env = options.assumeEnvironment ? {} : (options.env ?? process.env);
   const interpolated = interpolateEnvironment(source.doc, env, { assumeSet: options.assumeEnvironment });
-  const problems: ConfigProblem[] = interpolated.problems.map(({ node, message }) => source.problemAt(source.pathOf(node), message));
+  const problems: ConfigProblem[] = interpolated.problems.map(({ node, message }) =>
+    source.problemAt(source.pathOf(node), message),
+  );
   /** The key paths whose values come from the environment and are not known here. */
   const unknown = new Set(interpolated.unknown.map((node) => formatPath(source.pathOf(node))));
 
@@ -176,16 +194,22 @@ function checkSource(source: YamlSource, options: LoadOptions): CheckedConfig {
   }
 
   // A name whose variable is unknown or missing is no name yet: two such are not the same name.
-  const unresolvedNames = new Set([...unknown, ...interpolated.problems.map(({ node }) => formatPath(source.pathOf(node)))]);
+  const unresolvedNames = new Set([
+    ...unknown,
+    ...interpolated.problems.map(({ node }) => formatPath(source.pathOf(node))),
+  ]);
   problems.push(...duplicateNames(source, data as Record<string, unknown>, unresolvedNames));
 
   const schema = buildConfigSchema(options.policyTypes);
   const result = schema.safeParse(data);
   // An issue about a value nobody knows yet (a duration from ${INTERVAL}) is no issue of the file.
-  const isKnown = (path: readonly PropertyKey[]) => !path.some((_, index) => unknown.has(formatPath(path.slice(0, index + 1))));
+  const isKnown = (path: readonly PropertyKey[]) =>
+    !path.some((_, index) => unknown.has(formatPath(path.slice(0, index + 1))));
   const issues = (result.error?.issues ?? []).filter((issue) => isKnown(issue.path));
   if (issues.length === 0 && problems.length === 0) {
-    const policies = Array.isArray((data as Record<string, unknown>).policies) ? ((data as Record<string, unknown>).policies as unknown[]).length : 0;
+    const policies = Array.isArray((data as Record<string, unknown>).policies)
+      ? ((data as Record<string, unknown>).policies as unknown[]).length
+      : 0;
     if (!result.success) return { policies };
     const config = result.data as AppConfig;
     sources.set(config, source);
@@ -209,7 +233,10 @@ function assumeForgeVariables(data: Record<string, unknown>): string[] {
   if (typeof gitlab !== 'object' || gitlab === null || Array.isArray(gitlab)) return [];
   const record = { ...(gitlab as Record<string, unknown>) };
   const assumed: string[] = [];
-  for (const [key, variable] of [['url', 'GITLAB_URL'], ['token', 'GITLAB_TOKEN']] as const) {
+  for (const [key, variable] of [
+    ['url', 'GITLAB_URL'],
+    ['token', 'GITLAB_TOKEN'],
+  ] as const) {
     if (record[key] !== undefined || (key === 'token' && record.token_file !== undefined)) continue;
     record[key] = `\${${variable}}`;
     assumed.push(formatPath(['gitlab', key]));
@@ -219,23 +246,38 @@ function assumeForgeVariables(data: Record<string, unknown>): string[] {
 }
 
 /** GITLAB_URL or GITLAB_TOKEN set to nothing while the file leaves their key out: said as such, at the section. */
-function emptyForgeVariables(source: YamlSource, data: Record<string, unknown>, env: NodeJS.ProcessEnv): ConfigProblem[] {
+function emptyForgeVariables(
+  source: YamlSource,
+  data: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): ConfigProblem[] {
   const gitlab = data.gitlab;
-  const record = typeof gitlab === 'object' && gitlab !== null && !Array.isArray(gitlab) ? (gitlab as Record<string, unknown>) : {};
+  const record =
+    typeof gitlab === 'object' && gitlab !== null && !Array.isArray(gitlab) ? (gitlab as Record<string, unknown>) : {};
   return (
     [
       ['url', 'GITLAB_URL'],
       ['token', 'GITLAB_TOKEN'],
     ] as const
   )
-    .filter(([key, variable]) => record[key] === undefined && env[variable] === '' && !(key === 'token' && record.token_file !== undefined))
+    .filter(
+      ([key, variable]) =>
+        record[key] === undefined && env[variable] === '' && !(key === 'token' && record.token_file !== undefined),
+    )
     .map(([key, variable]) =>
-      source.problemAt(['gitlab', key], `environment variable ${variable} is empty; it stands in for gitlab.${key}, which the file leaves out`),
+      source.problemAt(
+        ['gitlab', key],
+        `environment variable ${variable} is empty; it stands in for gitlab.${key}, which the file leaves out`,
+      ),
     );
 }
 
 /** Each policy name used a second time, reported at that second use; `unresolved` names (key paths) are not known. */
-function duplicateNames(source: YamlSource, data: Record<string, unknown>, unresolved: ReadonlySet<string>): ConfigProblem[] {
+function duplicateNames(
+  source: YamlSource,
+  data: Record<string, unknown>,
+  unresolved: ReadonlySet<string>,
+): ConfigProblem[] {
   const policies = data.policies;
   if (!Array.isArray(policies)) return [];
   const firstUse = new Map<string, number>();
@@ -245,7 +287,13 @@ function duplicateNames(source: YamlSource, data: Record<string, unknown>, unres
     if (typeof name !== 'string' || unresolved.has(formatPath(['policies', index, 'name']))) return;
     const first = firstUse.get(name);
     if (first === undefined) firstUse.set(name, index);
-    else problems.push(source.problemAt(['policies', index, 'name'], `duplicate policy name ${quote(name)} (policies[${first}] has it already)`));
+    else
+      problems.push(
+        source.problemAt(
+          ['policies', index, 'name'],
+          `duplicate policy name ${quote(name)} (policies[${first}] has it already)`,
+        ),
+      );
   });
   return problems;
 }
@@ -281,7 +329,9 @@ function applyEnvironmentDefaults(data: Record<string, unknown>, env: NodeJS.Pro
 export function writtenPolicy(config: AppConfig, name: string): Record<string, unknown> | undefined {
   const data = sources.get(config)?.toData(1000) as { policies?: unknown } | undefined;
   const policies = Array.isArray(data?.policies) ? (data.policies as unknown[]) : [];
-  const found = policies.find((entry) => typeof entry === 'object' && entry !== null && (entry as Record<string, unknown>).name === name);
+  const found = policies.find(
+    (entry) => typeof entry === 'object' && entry !== null && (entry as Record<string, unknown>).name === name,
+  );
   return found as Record<string, unknown> | undefined;
 }
 
@@ -295,7 +345,10 @@ export function configWarnings(config: AppConfig, file: string): ConfigProblem[]
     // The token goes in a header of every request: over plain HTTP anyone on the way can read it and act as it.
     const origin = writtenIn(config, ['gitlab', 'url']) ? '' : ' (from GITLAB_URL)';
     warnings.push(
-      at(['gitlab', 'url'], `http:// to ${forge.host}${origin} sends the token unencrypted over the network; use https:// (plain http:// is for this machine only)`),
+      at(
+        ['gitlab', 'url'],
+        `http:// to ${forge.host}${origin} sends the token unencrypted over the network; use https:// (plain http:// is for this machine only)`,
+      ),
     );
   }
   return warnings;
@@ -303,7 +356,10 @@ export function configWarnings(config: AppConfig, file: string): ConfigProblem[]
 
 /** 127.0.0.0/8, ::1 (also as an IPv4-mapped 127 address) and localhost, as the URL parser normalises them. */
 export function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   if (host === 'localhost' || host === '::1') return true;
   if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
   // The URL parser writes ::ffff:127.0.0.1 as ::ffff:7f00:1; 127.0.0.0/8 is 7f00:0 to 7fff:ffff.

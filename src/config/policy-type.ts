@@ -2,12 +2,10 @@ import { z } from 'zod';
 
 /** What every policy entry has, whatever its type. */
 export const basePolicyShape = {
-  name: z
-    .string({ error: 'every policy needs a name' })
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
-      // Names go into Redis keys, metric labels and the audit trail, so they stay short and plain.
-      error: 'a policy name is 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit',
-    }),
+  name: z.string({ error: 'every policy needs a name' }).regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+    // Names go into Redis keys, metric labels and the audit trail, so they stay short and plain.
+    error: 'a policy name is 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit',
+  }),
   dry_run: z.boolean().optional(),
 };
 
@@ -26,9 +24,7 @@ export function definePolicyType<const Type extends string, Shape extends z.ZodR
   description: string,
   shape: Shape,
 ) {
-  const schema = z
-    .strictObject({ ...basePolicyShape, type: z.literal(type), ...shape })
-    .describe(description);
+  const schema = z.strictObject({ ...basePolicyShape, type: z.literal(type), ...shape }).describe(description);
   return { type, description, schema } as const;
 }
 

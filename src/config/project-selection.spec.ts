@@ -49,10 +49,28 @@ describe('parseSelectionItem', () => {
     ['acme/api-*', { kind: 'glob', pattern: 'acme/api-*', root: 'acme', includeSubgroups: false, exclude: false }],
     ['acme/api-?', { kind: 'glob', pattern: 'acme/api-?', root: 'acme', includeSubgroups: false, exclude: false }],
     ['acme/*/api', { kind: 'glob', pattern: 'acme/*/api', root: 'acme', includeSubgroups: true, exclude: false }],
-    ['acme/platform/**/web', { kind: 'glob', pattern: 'acme/platform/**/web', root: 'acme/platform', includeSubgroups: true, exclude: false }],
-    ['acme/platform/api/*', { kind: 'glob', pattern: 'acme/platform/api/*', root: 'acme/platform/api', includeSubgroups: false, exclude: false }],
-    ['!acme/legacy-*', { kind: 'glob', pattern: 'acme/legacy-*', root: 'acme', includeSubgroups: false, exclude: true }],
-    ['!**/sandbox-*', { kind: 'glob', pattern: '**/sandbox-*', root: undefined, includeSubgroups: true, exclude: true }],
+    [
+      'acme/platform/**/web',
+      { kind: 'glob', pattern: 'acme/platform/**/web', root: 'acme/platform', includeSubgroups: true, exclude: false },
+    ],
+    [
+      'acme/platform/api/*',
+      {
+        kind: 'glob',
+        pattern: 'acme/platform/api/*',
+        root: 'acme/platform/api',
+        includeSubgroups: false,
+        exclude: false,
+      },
+    ],
+    [
+      '!acme/legacy-*',
+      { kind: 'glob', pattern: 'acme/legacy-*', root: 'acme', includeSubgroups: false, exclude: true },
+    ],
+    [
+      '!**/sandbox-*',
+      { kind: 'glob', pattern: '**/sandbox-*', root: undefined, includeSubgroups: true, exclude: true },
+    ],
     ['!*/api', { kind: 'glob', pattern: '*/api', root: undefined, includeSubgroups: true, exclude: true }],
   ])('reads %j', (written, expected) => {
     expect(item(written)).toMatchObject({ ...expected, written });
@@ -117,8 +135,14 @@ describe('parseSelectionItem', () => {
     ['!//', '"//" is no path; write a project id, full path or glob such as "acme/*"'],
     ['acme/-api', 'segment "-api" starts with "-", which no path on the forge does'],
     ['acme/-*', 'segment "-*" starts with "-", which no path on the forge does'],
-    ['acme/api.git', 'segment "api.git" ends in ".git", which no path on the forge does (a clone URL adds it; the path has none)'],
-    ['acme/feed.atom', 'segment "feed.atom" ends in ".atom", which no path on the forge does (a clone URL adds it; the path has none)'],
+    [
+      'acme/api.git',
+      'segment "api.git" ends in ".git", which no path on the forge does (a clone URL adds it; the path has none)',
+    ],
+    [
+      'acme/feed.atom',
+      'segment "feed.atom" ends in ".atom", which no path on the forge does (a clone URL adds it; the path has none)',
+    ],
     [
       'acme',
       '"acme" is a group path, and a project\'s full path has its group in front, such as "acme/api"; for the projects of group "acme" write "acme/*" (directly in it) or "acme/**" (with its subgroups)',
@@ -127,14 +151,20 @@ describe('parseSelectionItem', () => {
       '!acme',
       '"acme" is a group path, and a project\'s full path has its group in front, such as "acme/api"; for the projects of group "acme" write "!acme/*" (directly in it) or "!acme/**" (with its subgroups)',
     ],
-    ['!api-*', '"api-*" matches only top-level names, and every project\'s full path starts with its group; write "**/api-*" to match it in every group'],
+    [
+      '!api-*',
+      '"api-*" matches only top-level names, and every project\'s full path starts with its group; write "**/api-*" to match it in every group',
+    ],
   ])('refuses %j', (written, message) => {
     expect(problemOf(written)).toBe(message);
   });
 
   it.each([
     ['', 'an empty item selects nothing; write a group id, full path or glob such as "acme/**"'],
-    ['*', 'a glob starts with a literal group path such as "acme/": the groups a glob selects are found by listing that group, and "*" would have to list every group on the forge'],
+    [
+      '*',
+      'a glob starts with a literal group path such as "acme/": the groups a glob selects are found by listing that group, and "*" would have to list every group on the forge',
+    ],
     ['acme/', 'a trailing "/" matches no path; write "acme", or "acme/**" for everything below it'],
     ['acme/a b', MESSAGES.character(' ')],
   ])('refuses group item %j', (written, message) => {
@@ -244,7 +274,9 @@ describe('splitting items', () => {
   });
 
   it('prints back as written', () => {
-    expect(JSON.stringify({ projects: projects(42, '!acme/old', 'acme/*') })).toBe('{"projects":[42,"!acme/old","acme/*"]}');
+    expect(JSON.stringify({ projects: projects(42, '!acme/old', 'acme/*') })).toBe(
+      '{"projects":[42,"!acme/old","acme/*"]}',
+    );
   });
 });
 
@@ -322,7 +354,11 @@ describe('ProjectSelection.select', () => {
     ['an exclude path beats an explicit id', [11, 'acme/*', '!acme/legacy-one'], ['acme/api', 'acme/legacy-two']],
     ['an exclude id beats an explicit path', ['acme/legacy-one', '!11'], []],
     ['an exclude id beats a glob', ['acme/*', '!11'], ['acme/api', 'acme/legacy-two']],
-    ['an exclude written before the include still wins', ['!acme/api', 'acme/*'], ['acme/legacy-one', 'acme/legacy-two']],
+    [
+      'an exclude written before the include still wins',
+      ['!acme/api', 'acme/*'],
+      ['acme/legacy-one', 'acme/legacy-two'],
+    ],
     ['an exclude matches paths in any case', ['acme/*', '!ACME/API'], ['acme/legacy-one', 'acme/legacy-two']],
   ])('%s', (_case, written, expected) => {
     const discovered = [aProject('acme/api'), aProject('acme/legacy-one', { id: 11 }), aProject('acme/legacy-two')];
@@ -352,7 +388,13 @@ describe('ProjectSelection.select', () => {
   });
 
   it('orders glob matches by path ignoring case, then exactly, then by id', () => {
-    const discovered = [aProject('acme/b'), aProject('acme/B', { id: 2 }), aProject('acme/a'), aProject('acme/C'), aProject('acme/B', { id: 1 })];
+    const discovered = [
+      aProject('acme/b'),
+      aProject('acme/B', { id: 2 }),
+      aProject('acme/a'),
+      aProject('acme/C'),
+      aProject('acme/B', { id: 1 }),
+    ];
     const selected = projects('acme/*').select(discovered, false);
     expect(selected.map((project) => `${project.path_with_namespace}#${project.id < 1000 ? project.id : ''}`)).toEqual([
       'acme/a#',
@@ -363,7 +405,7 @@ describe('ProjectSelection.select', () => {
     ]);
   });
 
-  it('returns the caller\'s own objects', () => {
+  it("returns the caller's own objects", () => {
     const withExtra = { ...aProject('acme/api'), default_branch: 'main' };
     const [selected] = projects('acme/*').select([withExtra], false);
     expect(selected.default_branch).toBe('main');
@@ -379,7 +421,10 @@ describe('GroupSelection', () => {
     aGroup('acmex', 5),
     aGroup('beta', 6),
   ];
-  const selectPaths = (...written: (string | number)[]) => groups(...written).select(tree).map((group) => group.full_path);
+  const selectPaths = (...written: (string | number)[]) =>
+    groups(...written)
+      .select(tree)
+      .map((group) => group.full_path);
 
   it.each<[(string | number)[], string[]]>([
     // `**` matches zero segments: the group itself and everything below it.
@@ -391,12 +436,30 @@ describe('GroupSelection', () => {
     [['acme/plat*'], ['acme/platform']],
     [['acme'], ['acme']],
     [['ACME/Platform'], ['acme/platform']],
-    [[6, 'acme/*'], ['beta', 'acme/platform', 'acme/web']],
-    [['acme/**', '!acme/platform/**'], ['acme', 'acme/web']],
-    [['acme/**', '!acme'], ['acme/platform', 'acme/platform/infra', 'acme/web']],
-    [['acme/**', '!infra'], ['acme', 'acme/platform', 'acme/platform/infra', 'acme/web']],
-    [['acme/**', '!**/infra'], ['acme', 'acme/platform', 'acme/web']],
-    [['acme/**', '!4'], ['acme', 'acme/platform', 'acme/platform/infra']],
+    [
+      [6, 'acme/*'],
+      ['beta', 'acme/platform', 'acme/web'],
+    ],
+    [
+      ['acme/**', '!acme/platform/**'],
+      ['acme', 'acme/web'],
+    ],
+    [
+      ['acme/**', '!acme'],
+      ['acme/platform', 'acme/platform/infra', 'acme/web'],
+    ],
+    [
+      ['acme/**', '!infra'],
+      ['acme', 'acme/platform', 'acme/platform/infra', 'acme/web'],
+    ],
+    [
+      ['acme/**', '!**/infra'],
+      ['acme', 'acme/platform', 'acme/web'],
+    ],
+    [
+      ['acme/**', '!4'],
+      ['acme', 'acme/platform', 'acme/platform/infra'],
+    ],
   ])('%j selects %j', (written, expected) => {
     expect(selectPaths(...written)).toEqual(expected);
   });
@@ -411,7 +474,11 @@ describe('GroupSelection', () => {
   });
 
   it('names the explicit groups the forge did not return', () => {
-    expect(groups('acme', 'gone', 77).unresolved(tree).map((entry) => entry.written)).toEqual(['gone', 77]);
+    expect(
+      groups('acme', 'gone', 77)
+        .unresolved(tree)
+        .map((entry) => entry.written),
+    ).toEqual(['gone', 77]);
   });
 });
 
@@ -432,20 +499,29 @@ describe('zod validators', () => {
       { path: [1], message: '"//" (an empty segment) matches no path; paths have one "/" between segments' },
       { path: [3], message: expect.stringMatching(/^a glob starts with a literal group path/) as unknown },
       { path: [4], message: 'an id must be a positive whole number' },
-      { path: [5], message: 'expected a project id, full path or glob such as "acme/*"; quote an exclude: "!acme/legacy-*"' },
+      {
+        path: [5],
+        message: 'expected a project id, full path or glob such as "acme/*"; quote an exclude: "!acme/legacy-*"',
+      },
     ]);
   });
 
   it('reports problems at the key path inside a policy', () => {
     const policy = z.object({ policies: z.array(z.object({ projects: projectSelection() })) });
     expect(issuesOf(policy, { policies: [{ projects: ['acme/*'] }, { projects: ['acme/ok', 'acme/a**'] }] })).toEqual([
-      { path: ['policies', 1, 'projects', 1], message: expect.stringMatching(/^"\*\*" must be a whole segment/) as unknown },
+      {
+        path: ['policies', 1, 'projects', 1],
+        message: expect.stringMatching(/^"\*\*" must be a whole segment/) as unknown,
+      },
     ]);
   });
 
   it.each<[unknown, string]>([
     [[], 'give at least one project'],
-    [['!acme/old', '!7'], 'every item here excludes, so no project is selected; add what to include, such as "acme/**"'],
+    [
+      ['!acme/old', '!7'],
+      'every item here excludes, so no project is selected; add what to include, such as "acme/**"',
+    ],
     ['acme/api', 'expected a list of projects such as [acme/api, 42, "acme/tools/*"]'],
   ])('refuses the list %j as a whole', (value, message) => {
     expect(issuesOf(projectSelection(), value)).toEqual([{ path: [], message }]);
@@ -454,23 +530,31 @@ describe('zod validators', () => {
   it('projectSelectionItem() checks one item', () => {
     expect(projectSelectionItem().parse('!acme/old-*')).toMatchObject({ kind: 'glob', exclude: true, root: 'acme' });
     expect(issuesOf(projectSelectionItem(), true)).toEqual([
-      { path: [], message: 'expected a project id, full path or glob such as "acme/*"; quote an exclude: "!acme/legacy-*"' },
+      {
+        path: [],
+        message: 'expected a project id, full path or glob such as "acme/*"; quote an exclude: "!acme/legacy-*"',
+      },
     ]);
-    expect(issuesOf(projectSelectionItem(), 'acme')).toEqual([{ path: [], message: expect.stringMatching(/^"acme" is a group path/) as unknown }]);
+    expect(issuesOf(projectSelectionItem(), 'acme')).toEqual([
+      { path: [], message: expect.stringMatching(/^"acme" is a group path/) as unknown },
+    ]);
   });
 
   it('groupSelection() takes group paths and yields a GroupSelection', () => {
     const selection = groupSelection().parse(['acme', 'beta/**', 12, '!beta/sandbox']);
-    expect(selection.select([aGroup('beta', 1), aGroup('beta/sandbox', 2), aGroup('acme', 3), aGroup('beta/x', 4)]).map((g) => g.full_path)).toEqual([
-      'acme',
-      'beta',
-      'beta/x',
-    ]);
+    expect(
+      selection
+        .select([aGroup('beta', 1), aGroup('beta/sandbox', 2), aGroup('acme', 3), aGroup('beta/x', 4)])
+        .map((g) => g.full_path),
+    ).toEqual(['acme', 'beta', 'beta/x']);
     expect(issuesOf(groupSelection(), ['acme', 'acme/'])).toEqual([
       { path: [1], message: 'a trailing "/" matches no path; write "acme", or "acme/**" for everything below it' },
     ]);
     expect(issuesOf(groupSelection(), [false])).toEqual([
-      { path: [0], message: 'expected a group id, full path or glob such as "acme/**"; quote an exclude: "!acme/legacy"' },
+      {
+        path: [0],
+        message: 'expected a group id, full path or glob such as "acme/**"; quote an exclude: "!acme/legacy"',
+      },
     ]);
     expect(issuesOf(groupSelection(), ['!acme'])).toEqual([
       { path: [], message: 'every item here excludes, so no group is selected; add what to include, such as "acme"' },
@@ -478,7 +562,10 @@ describe('zod validators', () => {
   });
 
   it('describes the written form in the JSON Schema for editors', () => {
-    const schema = z.toJSONSchema(z.object({ projects: projectSelection() }), { io: 'input', unrepresentable: 'any' }) as unknown as {
+    const schema = z.toJSONSchema(z.object({ projects: projectSelection() }), {
+      io: 'input',
+      unrepresentable: 'any',
+    }) as unknown as {
       properties: { projects: { type: string; items: { type: string[] }; minItems: number; description: string } };
     };
     expect(schema.properties.projects.type).toBe('array');

@@ -105,11 +105,15 @@ export function parseSelectionItem(item: string | number, target: SelectionTarge
   if (typeof item === 'number') {
     return isId(item) ? { kind: 'id', id: item, exclude: false, written: item } : { problem: ID_PROBLEM };
   }
-  const what = target === 'project' ? 'project id, full path or glob such as "acme/*"' : 'group id, full path or glob such as "acme/**"';
+  const what =
+    target === 'project'
+      ? 'project id, full path or glob such as "acme/*"'
+      : 'group id, full path or glob such as "acme/**"';
   if (item.trim() === '') return { problem: `an empty item selects nothing; write a ${what}` };
   const exclude = item.startsWith('!');
   const body = exclude ? item.slice(1) : item;
-  if (body === '') return { problem: '"!" alone excludes nothing; write what to exclude after it, such as "!acme/legacy-*"' };
+  if (body === '')
+    return { problem: '"!" alone excludes nothing; write what to exclude after it, such as "!acme/legacy-*"' };
 
   if (DIGITS.test(body)) {
     const id = Number(body);
@@ -228,12 +232,15 @@ function compileGlob(segments: readonly string[]): Re2Pattern {
       return;
     }
     if (separatorDue) source += '/';
-    source += segment.replace(/[.*?]/g, (character) => (character === '.' ? '\\.' : character === '*' ? '[^/]*' : '[^/]'));
+    source += segment.replace(/[.*?]/g, (character) =>
+      character === '.' ? '\\.' : character === '*' ? '[^/]*' : '[^/]',
+    );
     separatorDue = true;
   });
   const compiled = Re2Pattern.compile(`(?i)^${source}$`);
   // The source is built from checked path characters only; failing here is a bug in this function, not in a file.
-  if ('error' in compiled) throw new Error(`glob ${quote(segments.join('/'))} translated to invalid RE2: ${compiled.error}`);
+  if ('error' in compiled)
+    throw new Error(`glob ${quote(segments.join('/'))} translated to invalid RE2: ${compiled.error}`);
   return compiled;
 }
 
@@ -311,10 +318,16 @@ abstract class Selection {
    * The explicit includes that none of `discovered` answers to (deleted, renamed, or out of the token's reach), in
    * the order written, so that `plan` and `doctor` can name them.
    */
-  protected unresolvedAmong<T>(discovered: readonly T[], idOf: (target: T) => number, pathOf: (target: T) => string): (IdItem | PathItem)[] {
+  protected unresolvedAmong<T>(
+    discovered: readonly T[],
+    idOf: (target: T) => number,
+    pathOf: (target: T) => string,
+  ): (IdItem | PathItem)[] {
     const ids = new Set(discovered.map(idOf));
     const paths = new Set(discovered.map((target) => pathOf(target).toLowerCase()));
-    return this.explicit.filter((item) => (item.kind === 'id' ? !ids.has(item.id) : !paths.has(item.path.toLowerCase())));
+    return this.explicit.filter((item) =>
+      item.kind === 'id' ? !ids.has(item.id) : !paths.has(item.path.toLowerCase()),
+    );
   }
 
   /**
@@ -389,7 +402,11 @@ export class ProjectSelection extends Selection {
   }
 
   unresolved(discovered: readonly DiscoveredProject[]): (IdItem | PathItem)[] {
-    return this.unresolvedAmong(discovered, (project) => project.id, (project) => project.path_with_namespace);
+    return this.unresolvedAmong(
+      discovered,
+      (project) => project.id,
+      (project) => project.path_with_namespace,
+    );
   }
 }
 
@@ -415,7 +432,11 @@ export class GroupSelection extends Selection {
   }
 
   unresolved(discovered: readonly DiscoveredGroup[]): (IdItem | PathItem)[] {
-    return this.unresolvedAmong(discovered, (group) => group.id, (group) => group.full_path);
+    return this.unresolvedAmong(
+      discovered,
+      (group) => group.id,
+      (group) => group.full_path,
+    );
   }
 }
 

@@ -35,7 +35,9 @@ function unwrap(schema: z.core.$ZodType | undefined, value: unknown): z.core.$Zo
       current = options.find((option) => {
         const shape = option._zod.def.type === 'object' ? (option._zod.def as z.core.$ZodObjectDef).shape : undefined;
         const literal = shape?.type?._zod.def;
-        return literal?.type === 'literal' && (literal as z.core.$ZodLiteralDef<string>).values.includes(type as string);
+        return (
+          literal?.type === 'literal' && (literal as z.core.$ZodLiteralDef<string>).values.includes(type as string)
+        );
       });
     } else {
       return current;

@@ -122,7 +122,9 @@ describe('cron expressions', () => {
     expect(timezone().safeParse('Europe/Berlin').success).toBe(true);
     expect(timezone().safeParse('UTC').success).toBe(true);
     const result = timezone().safeParse('Mars/Olympus');
-    expect(result.error?.issues[0]?.message).toBe('unknown time zone "Mars/Olympus"; expected an IANA name such as "Europe/Berlin"');
+    expect(result.error?.issues[0]?.message).toBe(
+      'unknown time zone "Mars/Olympus"; expected an IANA name such as "Europe/Berlin"',
+    );
   });
 });
 

@@ -61,7 +61,11 @@ export const byteSize = () =>
   z.union([z.number(), z.string()], { error: BYTE_SIZE_HINT }).transform((value, ctx) => {
     const match = typeof value === 'string' ? /^\s*(\d+)\s*(B|KiB|MiB|GiB|KB|MB|GB)\s*$/.exec(value) : undefined;
     const bytes =
-      typeof value === 'number' ? value : match ? Number(match[1]) * BYTE_UNITS[match[2] as keyof typeof BYTE_UNITS] : NaN;
+      typeof value === 'number'
+        ? value
+        : match
+          ? Number(match[1]) * BYTE_UNITS[match[2] as keyof typeof BYTE_UNITS]
+          : NaN;
     if (!Number.isSafeInteger(bytes) || bytes <= 0) {
       ctx.addIssue({ code: 'custom', message: BYTE_SIZE_HINT });
       return z.NEVER;
@@ -120,9 +124,9 @@ export function isTimeZone(name: string): boolean {
 
 /** An IANA time zone name such as `Europe/Berlin`. */
 export const timezone = () =>
-  z
-    .string({ error: 'expected an IANA time zone name such as "Europe/Berlin"' })
-    .refine(isTimeZone, { error: (issue) => `unknown time zone ${quote(issue.input)}; expected an IANA name such as "Europe/Berlin"` });
+  z.string({ error: 'expected an IANA time zone name such as "Europe/Berlin"' }).refine(isTimeZone, {
+    error: (issue) => `unknown time zone ${quote(issue.input)}; expected an IANA name such as "Europe/Berlin"`,
+  });
 
 // Path segments as the forge allows them: letters, digits, `_`, `.`, `-`, not starting with `-`.
 const SEGMENT = '[A-Za-z0-9_.][A-Za-z0-9_.-]*';
@@ -133,24 +137,30 @@ const numericId = () => z.number().int().positive({ error: 'an id must be a posi
 
 /** A project by numeric id (`42`) or full path (`acme/api`); a quoted number counts as an id as it does in the API. */
 export const projectRef = () =>
-  z.union([
-    numericId(),
-    z
-      .string()
-      .regex(PROJECT_PATH, { error: 'expected a project id or its full path such as "acme/api"' })
-      .or(z.string().regex(/^\d+$/).transform(Number)),
-  ], { error: 'expected a project id (number) or full path such as "acme/api"' });
+  z.union(
+    [
+      numericId(),
+      z
+        .string()
+        .regex(PROJECT_PATH, { error: 'expected a project id or its full path such as "acme/api"' })
+        .or(z.string().regex(/^\d+$/).transform(Number)),
+    ],
+    { error: 'expected a project id (number) or full path such as "acme/api"' },
+  );
 
 /** A group by numeric id or full path (`acme` or `acme/platform`). */
 export const groupRef = () =>
-  z.union([
-    numericId(),
-    z
-      .string()
-      .regex(/^\d+$/)
-      .transform(Number)
-      .or(z.string().regex(GROUP_PATH, { error: 'expected a group id or its full path such as "acme"' })),
-  ], { error: 'expected a group id (number) or full path such as "acme"' });
+  z.union(
+    [
+      numericId(),
+      z
+        .string()
+        .regex(/^\d+$/)
+        .transform(Number)
+        .or(z.string().regex(GROUP_PATH, { error: 'expected a group id or its full path such as "acme"' })),
+    ],
+    { error: 'expected a group id (number) or full path such as "acme"' },
+  );
 
 export type ProjectRef = z.output<ReturnType<typeof projectRef>>;
 export type GroupRef = z.output<ReturnType<typeof groupRef>>;
@@ -165,22 +175,22 @@ const SELECTION_ITEM_HINT: Record<SelectionTarget, string> = {
  * (see project-selection.ts). A problem is reported at the item itself, so the loader points at its line.
  */
 const selectionItem = (target: SelectionTarget) =>
-  z
-    .union([z.number(), z.string()], { error: SELECTION_ITEM_HINT[target] })
-    .transform((written, ctx) => {
-      const parsed = parseSelectionItem(written, target);
-      if ('problem' in parsed) {
-        ctx.addIssue({ code: 'custom', message: parsed.problem });
-        return z.NEVER;
-      }
-      return parsed;
-    });
+  z.union([z.number(), z.string()], { error: SELECTION_ITEM_HINT[target] }).transform((written, ctx) => {
+    const parsed = parseSelectionItem(written, target);
+    if ('problem' in parsed) {
+      ctx.addIssue({ code: 'custom', message: parsed.problem });
+      return z.NEVER;
+    }
+    return parsed;
+  });
 
 /** A list of items with at least one include: a list of excludes alone would select nothing. */
 const selectionItems = (target: SelectionTarget) => {
   const plural = `${target}s`;
   return z
-    .array(selectionItem(target), { error: `expected a list of ${plural} such as ${target === 'project' ? '[acme/api, 42, "acme/tools/*"]' : '[acme, "acme/platform/**"]'}` })
+    .array(selectionItem(target), {
+      error: `expected a list of ${plural} such as ${target === 'project' ? '[acme/api, 42, "acme/tools/*"]' : '[acme, "acme/platform/**"]'}`,
+    })
     .min(1, { error: `give at least one ${target}` })
     .superRefine((items, ctx) => {
       if (items.length > 0 && items.every((item) => item.exclude)) {
@@ -205,4 +215,6 @@ export const projectSelection = () =>
 export const groupSelection = () =>
   selectionItems('group')
     .transform((items) => compileGroupSelection(items))
-    .describe('Groups by id, full path (acme) or glob ("acme/*" its subgroups, "acme/**" it and all below); "!" excludes.');
+    .describe(
+      'Groups by id, full path (acme) or glob ("acme/*" its subgroups, "acme/**" it and all below); "!" excludes.',
+    );

@@ -1,4 +1,20 @@
-import { CST, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Parser, Scalar, visit, type Alias, type Document, type Node, type YAMLError } from 'yaml';
+import {
+  CST,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  Parser,
+  Scalar,
+  visit,
+  type Alias,
+  type Document,
+  type Node,
+  type YAMLError,
+} from 'yaml';
 import type { z } from 'zod';
 import { closestKey, ConfigError, formatPath, quote, type ConfigProblem } from './problems';
 import { knownKeysAt } from './schema-walk';
@@ -26,7 +42,10 @@ export class YamlSource {
     const source = new YamlSource(file, text, doc, lineCounter);
     // The parser reports running out of stack once per level it unwinds; the first says it all.
     const exhausted = doc.errors.find((error) => error.code === 'RESOURCE_EXHAUSTION');
-    const errors = [...doc.errors.filter((error) => error.code !== 'RESOURCE_EXHAUSTION' || error === exhausted), ...doc.warnings];
+    const errors = [
+      ...doc.errors.filter((error) => error.code !== 'RESOURCE_EXHAUSTION' || error === exhausted),
+      ...doc.warnings,
+    ];
     const syntax = source.syntaxProblems(errors);
     const problems: ConfigProblem[] = syntax.slice(0, MAX_SYNTAX_PROBLEMS);
     if (syntax.length > MAX_SYNTAX_PROBLEMS) {
@@ -39,11 +58,20 @@ export class YamlSource {
     const control = CONTROL_CHARACTER.exec(text);
     if (control) {
       const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-      problems.push({ ...source.position(control.index), path: '(file)', message: `control character U+${code} is not allowed in YAML; remove it, or write it as an escape in a double-quoted string` });
+      problems.push({
+        ...source.position(control.index),
+        path: '(file)',
+        message: `control character U+${code} is not allowed in YAML; remove it, or write it as an escape in a double-quoted string`,
+      });
     }
     if (problems.length === 0) {
       const deep = tooDeep(doc.contents);
-      if (deep) problems.push({ ...source.position(deep.range?.[0]), path: '(syntax)', message: `nested more than ${MAX_DEPTH} levels deep` });
+      if (deep)
+        problems.push({
+          ...source.position(deep.range?.[0]),
+          path: '(syntax)',
+          message: `nested more than ${MAX_DEPTH} levels deep`,
+        });
     }
     if (problems.length === 0) {
       // YAML 1.2 has no merge keys: `<<: *defaults` would be an ordinary key, not the merge it looks like, and the
@@ -102,13 +130,21 @@ export class YamlSource {
         const known = knownKeysAt(schema, data, issue.path);
         return issue.keys.map((key) => {
           const suggestion = closestKey(key, known);
-          const hint = suggestion ? `; did you mean "${suggestion}"?` : known.length ? `; known keys: ${known.join(', ')}` : '';
+          const hint = suggestion
+            ? `; did you mean "${suggestion}"?`
+            : known.length
+              ? `; known keys: ${known.join(', ')}`
+              : '';
           return this.problemAt([...issue.path, key], `unknown key ${quote(key)}${hint}`, 'key');
         });
       }
       const missing = valueAt(data, issue.path) === undefined;
       const custom = !issue.message.startsWith('Invalid input');
-      const message = missing ? (custom ? `missing: ${issue.message}` : 'missing: this key is required') : issue.message;
+      const message = missing
+        ? custom
+          ? `missing: ${issue.message}`
+          : 'missing: this key is required'
+        : issue.message;
       return [this.problemAt(issue.path, message)];
     });
     return problems.sort((a, b) => a.line - b.line || a.col - b.col);
@@ -189,9 +225,14 @@ export class YamlSource {
    */
   private syntaxProblems(errors: readonly YAMLError[]): ConfigProblem[] {
     // Nested past the parser's depth, the file is that one problem; walking it again would only exhaust the stack here.
-    const open = errors.length > 0 && !errors.some((error) => error.code === 'RESOURCE_EXHAUSTION') ? unclosedFlows(this.text) : [];
+    const open =
+      errors.length > 0 && !errors.some((error) => error.code === 'RESOURCE_EXHAUSTION')
+        ? unclosedFlows(this.text)
+        : [];
     // An unclosed quote swallows the bracket after it: the quote is the mistake, not the bracket left open.
-    const quotes = errors.flatMap((error) => (error.code === 'MISSING_CHAR' && QUOTE.test(error.message) ? [this.syntaxErrorOffset(error)] : []));
+    const quotes = errors.flatMap((error) =>
+      error.code === 'MISSING_CHAR' && QUOTE.test(error.message) ? [this.syntaxErrorOffset(error)] : [],
+    );
     const unclosed = open.filter((flow) => !quotes.some((quote) => quote > flow.open && quote < flow.end));
     const problems: ConfigProblem[] = unclosed.map((flow) => ({
       ...this.position(flow.open),
@@ -284,7 +325,8 @@ function unclosedFlows(text: string): Array<{ open: number; end: number; bracket
     if (token?.type !== 'flow-collection') return;
     const bracket = token.start.source === '{' ? '{' : '[';
     const closing = bracket === '{' ? 'flow-map-end' : 'flow-seq-end';
-    if (!token.end.some((end) => end.type === closing)) found.push({ open: token.start.offset, end: token.offset + CST.stringify(token).length, bracket });
+    if (!token.end.some((end) => end.type === closing))
+      found.push({ open: token.start.offset, end: token.offset + CST.stringify(token).length, bracket });
   };
   for (const token of new Parser().parse(text)) {
     if (token.type !== 'document') continue;
@@ -295,7 +337,9 @@ function unclosedFlows(text: string): Array<{ open: number; end: number; bracket
     });
   }
   // An unclosed bracket inside another takes the outer one's closing bracket: the inner one is the mistake.
-  return found.filter((outer) => !found.some((inner) => inner !== outer && inner.open > outer.open && inner.open < outer.end));
+  return found.filter(
+    (outer) => !found.some((inner) => inner !== outer && inner.open > outer.open && inner.open < outer.end),
+  );
 }
 
 /**
@@ -316,10 +360,12 @@ function withoutStackTraces<T>(parse: () => T): T {
 /** The parser's message, in the operator's terms where it speaks to programmers. */
 function syntaxMessage(error: YAMLError): string {
   const stray = /^Unexpected flow-(seq|map)-end token/.exec(error.message)?.[1];
-  if (stray) return `this ${stray === 'seq' ? ']' : '}'} closes nothing: no ${stray === 'seq' ? '[' : '{'} is open here`;
+  if (stray)
+    return `this ${stray === 'seq' ? ']' : '}'} closes nothing: no ${stray === 'seq' ? '[' : '{'} is open here`;
   const quote = QUOTE.exec(error.message)?.[1];
   if (error.code === 'MISSING_CHAR' && quote) return `this ${quote} is never closed: end the text with ${quote}`;
-  if (error.code === 'MULTIPLE_DOCS') return 'the file holds more than one YAML document (a second "---"); a policy file is one document';
+  if (error.code === 'MULTIPLE_DOCS')
+    return 'the file holds more than one YAML document (a second "---"); a policy file is one document';
   if (error.code === 'RESOURCE_EXHAUSTION') return `nested too deeply to parse (at most ${MAX_DEPTH} levels)`;
   return firstLine(error.message);
 }

@@ -23,13 +23,18 @@ describe('ConsoleAccess', () => {
     expect(access.admit(request({})).kind).toBe('unauthorized');
     expect(access.admit(request({ Authorization: 'Bearer wrong-token-0123456789' })).kind).toBe('unauthorized');
     expect(access.admit(request({ Authorization: `Bearer ${TOKEN}` })).kind).toBe('admitted');
-    expect(new ConsoleAccess({ host: '127.0.0.1', port: 1, console_token: TOKEN }).admit(request({})).kind).toBe('unauthorized');
+    expect(new ConsoleAccess({ host: '127.0.0.1', port: 1, console_token: TOKEN }).admit(request({})).kind).toBe(
+      'unauthorized',
+    );
 
     const cookie = access.login(TOKEN)!;
     expect(access.login('not the token')).toBeUndefined();
     // The cookie is a digest, never the token itself.
     expect(cookie).not.toContain(TOKEN);
-    expect(access.admit(request({ Cookie: `other=1; ${SESSION_COOKIE}=${cookie}` }))).toEqual({ kind: 'admitted', session: cookie });
+    expect(access.admit(request({ Cookie: `other=1; ${SESSION_COOKIE}=${cookie}` }))).toEqual({
+      kind: 'admitted',
+      session: cookie,
+    });
     expect(access.admit(request({ Cookie: `${SESSION_COOKIE}=${cookie}x` })).kind).toBe('unauthorized');
   });
 
@@ -60,7 +65,9 @@ describe('sameOrigin', () => {
     expect(sameOrigin(request({ Host: '127.0.0.1:9464', Origin: 'http://evil.example' }))).toBe(false);
     expect(sameOrigin(request({ Host: '127.0.0.1:9464', Origin: 'null' }))).toBe(false);
     expect(sameOrigin(request({ Host: '127.0.0.1:9464', 'Sec-Fetch-Site': 'cross-site' }))).toBe(false);
-    expect(sameOrigin(request({ Host: '127.0.0.1:9464', Origin: 'http://127.0.0.1:9464', 'Sec-Fetch-Site': 'same-origin' }))).toBe(true);
+    expect(
+      sameOrigin(request({ Host: '127.0.0.1:9464', Origin: 'http://127.0.0.1:9464', 'Sec-Fetch-Site': 'same-origin' })),
+    ).toBe(true);
   });
 });
 

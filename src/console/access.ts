@@ -31,7 +31,9 @@ export class ConsoleAccess {
     this.token = http.console_token === undefined ? undefined : Buffer.from(http.console_token, 'utf8');
     this.open = this.token === undefined && isLoopback(http.host);
     // Without a token (loopback) each process has its own key: a form is posted back to the process that served it.
-    this.key = this.token ? createHmac('sha256', this.token).update('forgewarden console key').digest() : randomBytes(32);
+    this.key = this.token
+      ? createHmac('sha256', this.token).update('forgewarden console key').digest()
+      : randomBytes(32);
   }
 
   /** Whether a token is asked for (the login form is offered). */

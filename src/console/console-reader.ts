@@ -192,7 +192,14 @@ export function hideSecrets(value: unknown, secrets: ReadonlySet<string>, key = 
   }
   if (Array.isArray(value)) return value.map((item) => hideSecrets(item, secrets, key));
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([name, field]) => [name, SECRET_KEY.test(name) && typeof field !== 'object' && field !== '' && field !== undefined ? '(secret)' : hideSecrets(field, secrets, name)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([name, field]) => [
+        name,
+        SECRET_KEY.test(name) && typeof field !== 'object' && field !== '' && field !== undefined
+          ? '(secret)'
+          : hideSecrets(field, secrets, name),
+      ]),
+    );
   }
   return value;
 }

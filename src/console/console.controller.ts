@@ -28,7 +28,8 @@ const NDJSON_MAX = 1_000;
  * carry form tokens).
  */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'same-origin',
@@ -85,7 +86,14 @@ export class ConsoleController {
       if (!this.reader.policyNames().includes(name)) return this.unknownPolicy(name, visit);
       const explained = await this.explainer.explain(name);
       if (explained.kind === 'busy') {
-        return { status: 409, page: messagePage('Explain is running', visit.frame, `An explain of ${name} is running already, here or on another replica; try again in a moment.`) };
+        return {
+          status: 409,
+          page: messagePage(
+            'Explain is running',
+            visit.frame,
+            `An explain of ${name} is running already, here or on another replica; try again in a moment.`,
+          ),
+        };
       }
       return explainPage(explained.result, explained.tookMs, visit.frame);
     });
@@ -129,7 +137,14 @@ export class ConsoleController {
     return this.serve(request, response, async (visit) => {
       const entry = await this.reader.auditEntry(param(request, 'id'));
       if (entry) return auditEntryPage(entry, visit.frame);
-      return { status: 404, page: messagePage('No such entry', visit.frame, 'The audit trail holds no entry with this id (older entries are trimmed).') };
+      return {
+        status: 404,
+        page: messagePage(
+          'No such entry',
+          visit.frame,
+          'The audit trail holds no entry with this id (older entries are trimmed).',
+        ),
+      };
     });
   }
 
@@ -157,7 +172,11 @@ export class ConsoleController {
       response.redirect(303, '/');
       return;
     }
-    response.status(200).set(SECURITY_HEADERS).type('html').send(loginPage(nextPath(text(request.query.next)), false).text);
+    response
+      .status(200)
+      .set(SECURITY_HEADERS)
+      .type('html')
+      .send(loginPage(nextPath(text(request.query.next)), false).text);
   }
 
   @Post('login')
@@ -181,8 +200,17 @@ export class ConsoleController {
   async logout(@Req() request: Request, @Res() response: Response): Promise<void> {
     const admission = this.access.admit(request);
     const form = await readForm(request);
-    if (admission.kind !== 'admitted' || !form || !sameOrigin(request) || !this.access.formTokenMatches(admission.session, form.get('form_token') ?? undefined)) {
-      response.status(403).set(SECURITY_HEADERS).type('text/plain').send('refused: this form is not from this console\n');
+    if (
+      admission.kind !== 'admitted' ||
+      !form ||
+      !sameOrigin(request) ||
+      !this.access.formTokenMatches(admission.session, form.get('form_token') ?? undefined)
+    ) {
+      response
+        .status(403)
+        .set(SECURITY_HEADERS)
+        .type('text/plain')
+        .send('refused: this form is not from this console\n');
       return;
     }
     response.clearCookie(SESSION_COOKIE, { path: '/' });
@@ -190,7 +218,11 @@ export class ConsoleController {
   }
 
   /** A console page: admitted, drawn, sent with the security headers; a failure is a page that says what failed. */
-  private async serve(request: Request, response: Response, draw: (visit: Visit) => Promise<Html | { status: number; page: Html }>): Promise<void> {
+  private async serve(
+    request: Request,
+    response: Response,
+    draw: (visit: Visit) => Promise<Html | { status: number; page: Html }>,
+  ): Promise<void> {
     const admission = this.admitted(request, response);
     if (!admission) return;
     const visit = this.visit(admission);
@@ -204,13 +236,31 @@ export class ConsoleController {
   }
 
   /** A form that changes something: admitted, from this console's own page (origin and form token), then done. */
-  private async change(request: Request, response: Response, act: (form: URLSearchParams, policy: string) => Promise<string | undefined>): Promise<void> {
+  private async change(
+    request: Request,
+    response: Response,
+    act: (form: URLSearchParams, policy: string) => Promise<string | undefined>,
+  ): Promise<void> {
     const admission = this.admitted(request, response);
     if (!admission) return;
     const visit = this.visit(admission);
     const form = await readForm(request);
-    if (!form || !sameOrigin(request) || !this.access.formTokenMatches(admission.session, form.get('form_token') ?? undefined)) {
-      response.status(403).set(SECURITY_HEADERS).type('html').send(messagePage('Refused', visit.frame, 'This form is not from this console (its token is missing or stale): reload the page and try again.').text);
+    if (
+      !form ||
+      !sameOrigin(request) ||
+      !this.access.formTokenMatches(admission.session, form.get('form_token') ?? undefined)
+    ) {
+      response
+        .status(403)
+        .set(SECURITY_HEADERS)
+        .type('html')
+        .send(
+          messagePage(
+            'Refused',
+            visit.frame,
+            'This form is not from this console (its token is missing or stale): reload the page and try again.',
+          ).text,
+        );
       return;
     }
     const name = param(request, 'name');
@@ -222,7 +272,11 @@ export class ConsoleController {
     try {
       const problem = await act(form, name);
       if (problem) {
-        response.status(400).set(SECURITY_HEADERS).type('html').send(messagePage('Not done', visit.frame, problem).text);
+        response
+          .status(400)
+          .set(SECURITY_HEADERS)
+          .type('html')
+          .send(messagePage('Not done', visit.frame, problem).text);
         return;
       }
       response.redirect(303, `/policies/${encodeURIComponent(name)}`);
@@ -237,22 +291,40 @@ export class ConsoleController {
     if (admission.kind === 'admitted') return admission;
     response.set(SECURITY_HEADERS);
     if (admission.kind === 'off') {
-      response.status(404).type('text/plain').send('The console is off: http.host is not a loopback address and http.console_token is not set.\n');
+      response
+        .status(404)
+        .type('text/plain')
+        .send('The console is off: http.host is not a loopback address and http.console_token is not set.\n');
     } else if (request.method === 'GET' && request.accepts(['html', 'json', 'text']) === 'html') {
       response.redirect(303, `/login?next=${encodeURIComponent(request.originalUrl)}`);
     } else {
-      response.status(401).set('WWW-Authenticate', 'Bearer realm="forgewarden console"').type('text/plain').send('401 Unauthorized: the console token is needed (Authorization: Bearer, or log in at /login)\n');
+      response
+        .status(401)
+        .set('WWW-Authenticate', 'Bearer realm="forgewarden console"')
+        .type('text/plain')
+        .send('401 Unauthorized: the console token is needed (Authorization: Bearer, or log in at /login)\n');
     }
     return undefined;
   }
 
   private visit(admission: Extract<Admission, { kind: 'admitted' }>): Visit {
-    const frame: PageFrame = { now: new Date(), formToken: this.access.formToken(admission.session), cookieSession: admission.session !== 'open' && admission.session !== 'bearer' };
+    const frame: PageFrame = {
+      now: new Date(),
+      formToken: this.access.formToken(admission.session),
+      cookieSession: admission.session !== 'open' && admission.session !== 'bearer',
+    };
     return { session: admission.session, frame };
   }
 
   private unknownPolicy(name: string, visit: Visit): { status: number; page: Html } {
-    return { status: 404, page: messagePage('No such policy', visit.frame, `No policy named "${name}" is configured; the overview lists those that are.`) };
+    return {
+      status: 404,
+      page: messagePage(
+        'No such policy',
+        visit.frame,
+        `No policy named "${name}" is configured; the overview lists those that are.`,
+      ),
+    };
   }
 
   private failed(request: Request, response: Response, error: unknown, visit?: Visit): void {
@@ -260,7 +332,10 @@ export class ConsoleController {
     this.logger.error(`${request.method} ${request.path} failed: ${message}`);
     if (response.headersSent) return;
     response.status(503).set(SECURITY_HEADERS);
-    if (visit) response.type('html').send(messagePage('Not available', visit.frame, `The console could not read what it shows: ${message}`).text);
+    if (visit)
+      response
+        .type('html')
+        .send(messagePage('Not available', visit.frame, `The console could not read what it shows: ${message}`).text);
     else response.type('text/plain').send(`the console could not read what it shows: ${message}\n`);
   }
 }
@@ -275,9 +350,17 @@ function auditQuery(request: Request): { query: AuditQuery; before?: string; pro
   const given = text(request.query.before);
   const before = given !== undefined && AUDIT_ID.test(given) ? given : undefined;
   const problems = [
-    ...(from !== undefined && fromMs === undefined ? [`"from" is no time: write it as 2026-11-27T08:00 (UTC) or with a zone`] : []),
-    ...(to !== undefined && toMs === undefined ? [`"to" is no time: write it as 2026-11-27T18:00 (UTC) or with a zone`] : []),
-    ...(given !== undefined && before === undefined ? [`"before" is no audit entry id: it is the id of a page's last entry, such as 1795806046225-0, as the "Older entries" link and the Link header carry it`] : []),
+    ...(from !== undefined && fromMs === undefined
+      ? [`"from" is no time: write it as 2026-11-27T08:00 (UTC) or with a zone`]
+      : []),
+    ...(to !== undefined && toMs === undefined
+      ? [`"to" is no time: write it as 2026-11-27T18:00 (UTC) or with a zone`]
+      : []),
+    ...(given !== undefined && before === undefined
+      ? [
+          `"before" is no audit entry id: it is the id of a page's last entry, such as 1795806046225-0, as the "Older entries" link and the Link header carry it`,
+        ]
+      : []),
   ];
   const query: AuditQuery = {
     ...optional('policy', text(request.query.policy)),

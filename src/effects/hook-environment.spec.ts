@@ -15,12 +15,27 @@ describe('the environment of on_rotate', () => {
   const key = { FORGEWARDEN_KEY_PATH: '/keys/root-1', FORGEWARDEN_KEY_ID: '51' };
 
   it("gives the hook PATH, HOME, LANG and the key's facts, nothing else of the daemon's environment", () => {
-    expect(hookEnvironment(daemon, [], key)).toEqual({ PATH: '/usr/bin', HOME: '/home/forgewarden', LANG: 'C.UTF-8', ...key });
+    expect(hookEnvironment(daemon, [], key)).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/forgewarden',
+      LANG: 'C.UTF-8',
+      ...key,
+    });
   });
 
   it('adds the variables the policy names, but never the daemon’s credentials', () => {
     redactor.addSecret('glpat-configured-through-another-name');
-    const env = hookEnvironment(daemon, ['DEPLOY_TARGET', 'GITLAB_TOKEN', 'REDIS_URL', 'FORGE_CREDENTIAL', 'UNSET_VARIABLE'], key);
-    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/home/forgewarden', LANG: 'C.UTF-8', DEPLOY_TARGET: 'prod', ...key });
+    const env = hookEnvironment(
+      daemon,
+      ['DEPLOY_TARGET', 'GITLAB_TOKEN', 'REDIS_URL', 'FORGE_CREDENTIAL', 'UNSET_VARIABLE'],
+      key,
+    );
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/forgewarden',
+      LANG: 'C.UTF-8',
+      DEPLOY_TARGET: 'prod',
+      ...key,
+    });
   });
 });

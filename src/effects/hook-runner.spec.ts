@@ -12,7 +12,9 @@ describe('HookRunner', () => {
 
   it('runs the command by /bin/sh with the facts in its environment', async () => {
     const out = join(dir, 'out');
-    expect(await new HookRunner(60_000).run(`printf '%s %s' "$KEY_ID" "$HOME" > ${out}`, [], { KEY_ID: '51' })).toBeUndefined();
+    expect(
+      await new HookRunner(60_000).run(`printf '%s %s' "$KEY_ID" "$HOME" > ${out}`, [], { KEY_ID: '51' }),
+    ).toBeUndefined();
     expect(readFileSync(out, 'utf8')).toBe(`51 ${process.env.HOME ?? ''}`);
   });
 

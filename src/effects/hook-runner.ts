@@ -13,7 +13,11 @@ const HOOK_BASE_ENV = ['PATH', 'HOME', 'LANG'];
  * variable holding a configured secret), plus the facts the hook is run with. A hook that needs the forge brings its
  * own credentials.
  */
-export function hookEnvironment(daemon: NodeJS.ProcessEnv, passed: readonly string[], facts: Record<string, string>): NodeJS.ProcessEnv {
+export function hookEnvironment(
+  daemon: NodeJS.ProcessEnv,
+  passed: readonly string[],
+  facts: Record<string, string>,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of [...HOOK_BASE_ENV, ...passed]) {
     const value = daemon[name];
@@ -34,16 +38,30 @@ export class HookRunner {
    * never in argv or the environment, where other processes of the machine may read it. Resolves to why it failed, or
    * undefined.
    */
-  run(command: string, passed: readonly string[], facts: Record<string, string>, stdin?: string): Promise<string | undefined> {
+  run(
+    command: string,
+    passed: readonly string[],
+    facts: Record<string, string>,
+    stdin?: string,
+  ): Promise<string | undefined> {
     return new Promise((resolve) => {
-      const child = execFile('/bin/sh', ['-c', command], { env: hookEnvironment(process.env, passed, facts), timeout: this.timeoutMs, maxBuffer: 1024 * 1024 }, (error) => {
-        if (!error) return resolve(undefined);
-        // Exit status in `code` (a number), or why it could not start (a string such as ENOENT); `killed` on timeout.
-        const { code, signal, killed } = error as { code?: unknown; signal?: unknown; killed?: unknown };
-        if (killed === true) return resolve(`timed out after ${this.timeoutMs / 1000}s`);
-        if (typeof code === 'number') return resolve(`exited with code ${code}`);
-        resolve(typeof signal === 'string' ? `killed by ${signal}` : `could not run: ${typeof code === 'string' ? code : 'unknown error'}`);
-      });
+      const child = execFile(
+        '/bin/sh',
+        ['-c', command],
+        { env: hookEnvironment(process.env, passed, facts), timeout: this.timeoutMs, maxBuffer: 1024 * 1024 },
+        (error) => {
+          if (!error) return resolve(undefined);
+          // Exit status in `code` (a number), or why it could not start (a string such as ENOENT); `killed` on timeout.
+          const { code, signal, killed } = error as { code?: unknown; signal?: unknown; killed?: unknown };
+          if (killed === true) return resolve(`timed out after ${this.timeoutMs / 1000}s`);
+          if (typeof code === 'number') return resolve(`exited with code ${code}`);
+          resolve(
+            typeof signal === 'string'
+              ? `killed by ${signal}`
+              : `could not run: ${typeof code === 'string' ? code : 'unknown error'}`,
+          );
+        },
+      );
       // A hook that does not read its input closes the pipe early (EPIPE): its exit status says how it went.
       child.stdin?.on('error', () => undefined);
       child.stdin?.end(stdin ?? '');

@@ -57,7 +57,9 @@ export class LocalFiles {
   async list(folder: string): Promise<FolderEntry[]> {
     try {
       const entries = await readdir(folder, { withFileTypes: true });
-      return entries.map((entry) => ({ name: entry.name, isFolder: entry.isDirectory() })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return entries
+        .map((entry) => ({ name: entry.name, isFolder: entry.isDirectory() }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     } catch (error) {
       if (isMissing(error)) return [];
       throw error;

@@ -13,7 +13,11 @@ jest.mock('node:fs/promises', () => {
   return {
     ...actual,
     chmod: async (file: string, mode: number) => {
-      beforeChmod.push({ file, content: await actual.readFile(file, 'utf8'), mode: (await actual.stat(file)).mode & 0o777 });
+      beforeChmod.push({
+        file,
+        content: await actual.readFile(file, 'utf8'),
+        mode: (await actual.stat(file)).mode & 0o777,
+      });
       return actual.chmod(file, mode);
     },
   };

@@ -83,7 +83,8 @@ export class SecretFiles {
       return undefined;
     } catch (error) {
       if (isCode(error, 'ENOENT')) return `secrets_dir ${directory} does not exist`;
-      if (isCode(error, 'EACCES') || isCode(error, 'EPERM') || isCode(error, 'EROFS')) return `secrets_dir ${directory} is not writable`;
+      if (isCode(error, 'EACCES') || isCode(error, 'EPERM') || isCode(error, 'EROFS'))
+        return `secrets_dir ${directory} is not writable`;
       return `secrets_dir ${directory} cannot be used: ${error instanceof Error ? error.message : String(error)}`;
     }
   }

@@ -2,11 +2,21 @@ import { z } from 'zod';
 import { defineAction, param, readParams } from './action-params';
 import type { PolicyContext } from './policy';
 
-const schema = z.object({ project: param.integer(), name: param.text(), source: param.idOrPath().optional(), keep: param.flag().optional() });
+const schema = z.object({
+  project: param.integer(),
+  name: param.text(),
+  source: param.idOrPath().optional(),
+  keep: param.flag().optional(),
+});
 
 describe('readParams', () => {
   it('reads params through the schema, typed', () => {
-    expect(readParams('fake', schema, { project: 1, name: 'api', source: 'acme/api', keep: true })).toEqual({ project: 1, name: 'api', source: 'acme/api', keep: true });
+    expect(readParams('fake', schema, { project: 1, name: 'api', source: 'acme/api', keep: true })).toEqual({
+      project: 1,
+      name: 'api',
+      source: 'acme/api',
+      keep: true,
+    });
   });
 
   it.each([
@@ -14,7 +24,10 @@ describe('readParams', () => {
     [{ project: 1.5, name: 'api' }, 'fake: action parameter "project" must be an integer, got 1.5'],
     [{ project: 2 ** 60, name: 'api' }, `fake: action parameter "project" must be an integer, got ${2 ** 60}`],
     [{ project: 1, name: 7 }, 'fake: action parameter "name" must be a string, got 7'],
-    [{ project: 1, name: 'api', source: true }, 'fake: action parameter "source" must be a path or an integer, got true'],
+    [
+      { project: 1, name: 'api', source: true },
+      'fake: action parameter "source" must be a path or an integer, got true',
+    ],
     [{ project: 1, name: 'api', keep: 'yes' }, 'fake: action parameter "keep" must be true or false, got "yes"'],
   ])('refuses %j with a TypeError naming the parameter', (params, message) => {
     expect(() => readParams('fake', schema, params)).toThrow(new TypeError(message));

@@ -16,13 +16,19 @@ export const param = {
 };
 
 /** Reads `params` through `schema`; the first misfit is a TypeError naming the policy type, the parameter and its value. */
-export function readParams<Schema extends z.ZodType>(policyType: string, schema: Schema, params: ActionParams): z.output<Schema> {
+export function readParams<Schema extends z.ZodType>(
+  policyType: string,
+  schema: Schema,
+  params: ActionParams,
+): z.output<Schema> {
   const result = schema.safeParse(params);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const name = issue?.path.map(String).join('.') ?? '';
   const value = name === '' ? params : params[name];
-  throw new TypeError(`${policyType}: action parameter "${name}" must be ${issue?.message ?? 'valid'}, got ${JSON.stringify(value)}`);
+  throw new TypeError(
+    `${policyType}: action parameter "${name}" must be ${issue?.message ?? 'valid'}, got ${JSON.stringify(value)}`,
+  );
 }
 
 /** What an action checks before it acts: a precondition read from the forge, or why it needs none. */
@@ -53,7 +59,9 @@ export function defineAction<Target>(spec: ActionSpec<Target>): PolicyAction {
   const check = spec.precondition;
   return {
     run: async (params, context) => run(read(params), context),
-    ...(check ? { precondition: async (params: ActionParams, context: ActContext) => check(read(params), context) } : { unchecked: spec.unchecked }),
+    ...(check
+      ? { precondition: async (params: ActionParams, context: ActContext) => check(read(params), context) }
+      : { unchecked: spec.unchecked }),
   };
 }
 
@@ -61,7 +69,11 @@ export function defineAction<Target>(spec: ActionSpec<Target>): PolicyAction {
  * The policy's configuration as the file says now, for an action or precondition that applies the policy's rules or
  * needs what its params must not carry (a secret): the executor hands it to every action.
  */
-export function configOf<Config extends PolicyConfig>(context: Pick<ActContext, 'policy'>, definition: Pick<PolicyTypeDefinition, 'type'>): Config {
-  if (context.policy?.type !== definition.type) throw new TypeError(`${definition.type}: the policy configuration is not available to the action`);
+export function configOf<Config extends PolicyConfig>(
+  context: Pick<ActContext, 'policy'>,
+  definition: Pick<PolicyTypeDefinition, 'type'>,
+): Config {
+  if (context.policy?.type !== definition.type)
+    throw new TypeError(`${definition.type}: the policy configuration is not available to the action`);
   return context.policy as Config;
 }

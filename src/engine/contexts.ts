@@ -51,7 +51,13 @@ export class PolicyContexts {
   }
 
   private discoveryFor(cache: DiscoveryCache): ProjectDiscovery {
-    return new ProjectDiscovery(this.client, cache, this.clock, this.active.current.discovery_interval, new Logger('discovery'));
+    return new ProjectDiscovery(
+      this.client,
+      cache,
+      this.clock,
+      this.active.current.discovery_interval,
+      new Logger('discovery'),
+    );
   }
 
   /**
@@ -82,7 +88,13 @@ export class PolicyContexts {
       files: this.files,
       note: look
         ? async () => undefined
-        : (entry) => this.audit.record({ time: new Date(clock.now()).toISOString(), policy: policy.name, dry_run: false, ...entry }),
+        : (entry) =>
+            this.audit.record({
+              time: new Date(clock.now()).toISOString(),
+              policy: policy.name,
+              dry_run: false,
+              ...entry,
+            }),
     };
   }
 

@@ -119,7 +119,9 @@ export class DaemonSchedules implements OnModuleDestroy {
     this.gauges.describe();
     await this.syncSchedules();
     await this.gauges.refresh();
-    await this.firstPasses(this.active.policies.filter((policy) => before.get(policy.name) !== this.triggerKey(policy)));
+    await this.firstPasses(
+      this.active.policies.filter((policy) => before.get(policy.name) !== this.triggerKey(policy)),
+    );
   }
 
   /**
@@ -140,7 +142,11 @@ export class DaemonSchedules implements OnModuleDestroy {
 
   /** The daemon's schedules: one per configured policy, and (unless `prune` is false) none for removed ones. */
   async syncSchedules(options: { prune?: boolean } = {}): Promise<void> {
-    const schedules = this.active.policies.map((policy) => ({ id: policy.name, payload: { policy: policy.name }, repeat: this.active.typeOf(policy).trigger(policy) }));
+    const schedules = this.active.policies.map((policy) => ({
+      id: policy.name,
+      payload: { policy: policy.name },
+      repeat: this.active.typeOf(policy).trigger(policy),
+    }));
     await this.queue.syncSchedules(policyTickJob, schedules, options);
   }
 
@@ -156,7 +162,9 @@ export class DaemonSchedules implements OnModuleDestroy {
           return;
         }
         this.readinessState = { ready: false, reason: 'Redis lost its data; making the schedules again' };
-        this.logger.warn("Redis has lost the daemon's data (restarted empty, failed over or flushed): making the schedules again; policies go on as after a restart");
+        this.logger.warn(
+          "Redis has lost the daemon's data (restarted empty, failed over or flushed): making the schedules again; policies go on as after a restart",
+        );
         this.metrics.redisDataLost.inc();
         // The marker first, with the time of the loss: a pass that starts as soon as its schedule is back must know
         // that the records of the forge's limits went with the data.
@@ -166,7 +174,11 @@ export class DaemonSchedules implements OnModuleDestroy {
       this.readinessState = { ready: true };
     } catch (error) {
       // Redis away again, or Bull refused: not ready, and the next check tries again.
-      if (!this.readinessState.ready) this.readinessState = { ready: false, reason: `Redis lost its data and the schedules could not be made again yet: ${errorText(error)}` };
+      if (!this.readinessState.ready)
+        this.readinessState = {
+          ready: false,
+          reason: `Redis lost its data and the schedules could not be made again yet: ${errorText(error)}`,
+        };
     }
   }
 
@@ -186,7 +198,8 @@ export class DaemonSchedules implements OnModuleDestroy {
         // A scheduled pass whose process died in it (a backup half downloaded) goes on now, not at the next run. If
         // it still runs on another replica, this pass finds the policy's lock taken and does nothing.
         const began = interrupted.get(policy.name);
-        if (began !== undefined) await this.queue.enqueue(policyTickJob, { policy: policy.name }, { jobId: `resume:${policy.name}:${began}` });
+        if (began !== undefined)
+          await this.queue.enqueue(policyTickJob, { policy: policy.name }, { jobId: `resume:${policy.name}:${began}` });
         continue;
       }
       const lastOk = (last.get(policy.name) ?? Number.NaN) * 1000;

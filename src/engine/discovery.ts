@@ -1,6 +1,12 @@
 import type { Logger } from '@nestjs/common';
 import type { Clock } from '../clock';
-import type { DiscoveredGroup, DiscoveredProject, DiscoveryRoot, GroupSelection, ProjectSelection } from '../config/project-selection';
+import type {
+  DiscoveredGroup,
+  DiscoveredProject,
+  DiscoveryRoot,
+  GroupSelection,
+  ProjectSelection,
+} from '../config/project-selection';
 import type { GroupRef, ProjectRef } from '../config/validators';
 import type { GitlabClient } from '../gitlab/client';
 import { NotFoundError } from '../gitlab/transport/errors';
@@ -34,7 +40,11 @@ interface Resolved extends DiscoveredProject {
 }
 
 /** The projects `selection` covers, for an observer: through the engine's discovery. */
-export async function selectProjects(context: ObserveContext, selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
+export async function selectProjects(
+  context: ObserveContext,
+  selection: ProjectSelection,
+  includeArchived: boolean,
+): Promise<ProjectRef[]> {
   return context.discovery.select(selection, includeArchived);
 }
 
@@ -55,11 +65,13 @@ export async function selectGroups(context: ObserveContext, selection: GroupSele
  */
 export const LISTED_ONLY: ProjectDiscoverer = {
   select: async (selection) => {
-    if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error("project globs and excludes need the engine's discovery");
+    if (selection.globs.length > 0 || selection.excludes.length > 0)
+      throw new Error("project globs and excludes need the engine's discovery");
     return explicitRefs(selection);
   },
   selectGroups: async (selection) => {
-    if (selection.globs.length > 0 || selection.excludes.length > 0) throw new Error("group globs and excludes need the engine's discovery");
+    if (selection.globs.length > 0 || selection.excludes.length > 0)
+      throw new Error("group globs and excludes need the engine's discovery");
     return explicitRefs(selection);
   },
 };
@@ -106,8 +118,12 @@ export class ProjectDiscovery implements ProjectDiscoverer {
   /** The projects `selection` names, in its order (see ProjectSelection.select), as references for the client. */
   async select(selection: ProjectSelection, includeArchived: boolean): Promise<ProjectRef[]> {
     if (selection.globs.length === 0 && selection.excludes.length === 0) return explicitRefs(selection);
-    const listed = await Promise.all(selection.discoveryRoots().map((root) => this.groupProjects(root, includeArchived)));
-    const explicit = await Promise.all(selection.explicit.map((item) => this.listedProject(item.kind === 'id' ? item.id : item.path)));
+    const listed = await Promise.all(
+      selection.discoveryRoots().map((root) => this.groupProjects(root, includeArchived)),
+    );
+    const explicit = await Promise.all(
+      selection.explicit.map((item) => this.listedProject(item.kind === 'id' ? item.id : item.path)),
+    );
     const candidates: Resolved[] = [];
     for (const project of explicit) if (project) candidates.push(project);
     for (const projects of listed) candidates.push(...projects);
@@ -118,7 +134,9 @@ export class ProjectDiscovery implements ProjectDiscoverer {
   async selectGroups(selection: GroupSelection): Promise<GroupRef[]> {
     if (selection.globs.length === 0 && selection.excludes.length === 0) return explicitRefs(selection);
     const listed = await Promise.all(selection.discoveryRoots().map((root) => this.groupTree(root)));
-    const explicit = await Promise.all(selection.explicit.map((item) => this.listedGroup(item.kind === 'id' ? item.id : item.path)));
+    const explicit = await Promise.all(
+      selection.explicit.map((item) => this.listedGroup(item.kind === 'id' ? item.id : item.path)),
+    );
     const candidates: ResolvedGroup[] = [];
     for (const group of explicit) if (group) candidates.push(group);
     for (const groups of listed) candidates.push(...groups);
@@ -135,7 +153,9 @@ export class ProjectDiscovery implements ProjectDiscoverer {
     const listing = await this.listing(key, `group ${root.group}`, 'its subgroups are', async () => {
       const self = await this.client.groups.show(root.group, { with_projects: false });
       const groups: Array<[number, string]> = [[self.id, self.full_path]];
-      const below = root.includeSubgroups ? this.client.groups.descendantGroups(root.group) : this.client.groups.subgroups(root.group);
+      const below = root.includeSubgroups
+        ? this.client.groups.descendantGroups(root.group)
+        : this.client.groups.subgroups(root.group);
       for await (const group of below) groups.push([group.id, group.full_path]);
       return groups;
     });
@@ -144,10 +164,15 @@ export class ProjectDiscovery implements ProjectDiscoverer {
 
   /** A group the policy lists by id or path, read once per interval: its id and path, for excludes. */
   private async listedGroup(ref: GroupRef): Promise<ResolvedGroup | undefined> {
-    const listing = await this.listing(`listed-group:${String(ref).toLowerCase()}`, `group ${String(ref)}`, 'it is', async () => {
-      const group = await this.client.groups.show(ref, { with_projects: false });
-      return [[group.id, group.full_path]];
-    });
+    const listing = await this.listing(
+      `listed-group:${String(ref).toLowerCase()}`,
+      `group ${String(ref)}`,
+      'it is',
+      async () => {
+        const group = await this.client.groups.show(ref, { with_projects: false });
+        return [[group.id, group.full_path]];
+      },
+    );
     const [found] = listing.projects;
     return found ? { id: found[0], full_path: found[1], ref } : undefined;
   }
@@ -173,10 +198,15 @@ export class ProjectDiscovery implements ProjectDiscoverer {
 
   /** A project the policy lists by id or path, read once per interval: its id and path, for excludes. */
   private async listedProject(ref: ProjectRef): Promise<Resolved | undefined> {
-    const listing = await this.listing(`project:${String(ref).toLowerCase()}`, `project ${String(ref)}`, 'it is', async () => {
-      const project = await this.client.projects.show(ref);
-      return [[project.id, project.path_with_namespace]];
-    });
+    const listing = await this.listing(
+      `project:${String(ref).toLowerCase()}`,
+      `project ${String(ref)}`,
+      'it is',
+      async () => {
+        const project = await this.client.projects.show(ref);
+        return [[project.id, project.path_with_namespace]];
+      },
+    );
     const [found] = listing.projects;
     // A listed project is selected even when archived (the policy named it), so its archived flag does not matter.
     return found ? { id: found[0], path_with_namespace: found[1], archived: false, ref } : undefined;
@@ -186,14 +216,21 @@ export class ProjectDiscovery implements ProjectDiscoverer {
    * `read` (ids and full paths) through the cache. A 404 means `what` is gone (deleted, moved, or out of the token's
    * sight): that is cached too, as an empty listing, with one warning, so that it is not asked again every pass.
    */
-  private listing(key: string, what: string, leftOut: string, read: () => Promise<Array<[number, string]>>): Promise<CachedListing> {
+  private listing(
+    key: string,
+    what: string,
+    leftOut: string,
+    read: () => Promise<Array<[number, string]>>,
+  ): Promise<CachedListing> {
     return this.fresh(key, async () => {
       try {
         const projects = await read();
         return { at: this.clock.now(), projects };
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
-        this.logger.warn(`discovery: ${what} not found (deleted, moved or not visible to the token); ${leftOut} left out until it is back`);
+        this.logger.warn(
+          `discovery: ${what} not found (deleted, moved or not visible to the token); ${leftOut} left out until it is back`,
+        );
         return { at: this.clock.now(), projects: [], gone: true };
       }
     });
@@ -231,7 +268,8 @@ function parseListing(text: string | undefined): CachedListing | undefined {
     const value = JSON.parse(text) as Partial<CachedListing>;
     if (typeof value.at !== 'number' || !Array.isArray(value.projects)) return undefined;
     const projects = value.projects.filter(
-      (entry): entry is readonly [number, string] => Array.isArray(entry) && typeof entry[0] === 'number' && typeof entry[1] === 'string',
+      (entry): entry is readonly [number, string] =>
+        Array.isArray(entry) && typeof entry[0] === 'number' && typeof entry[1] === 'string',
     );
     return { at: value.at, projects, ...(value.gone ? { gone: true as const } : {}) };
   } catch {

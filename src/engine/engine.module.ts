@@ -75,7 +75,21 @@ export class EngineModule {
         // The disk, handed to every policy in its context.
         LocalFiles,
       ],
-      exports: [KnownPolicies, RedisForgeLimits, AuditTrail, WebhookDeliveries, EngineService, PauseSwitch, PassHistory, PassLog, PolicyPauses, OwnHarm, ReplicaPresence, UnsettledTargets, ActiveConfig],
+      exports: [
+        KnownPolicies,
+        RedisForgeLimits,
+        AuditTrail,
+        WebhookDeliveries,
+        EngineService,
+        PauseSwitch,
+        PassHistory,
+        PassLog,
+        PolicyPauses,
+        OwnHarm,
+        ReplicaPresence,
+        UnsettledTargets,
+        ActiveConfig,
+      ],
     };
   }
 }

@@ -58,7 +58,13 @@ export class EngineService implements OnApplicationBootstrap {
    * `inline` as a command does (delays are waited out here). `progress` receives progress lines of long reads; no
    * action starts once `lease` is lost.
    */
-  runPass(name: string, mode: 'plan' | 'act', delays: 'queue' | 'inline' = 'inline', progress?: (message: string) => void, lease?: Lease): Promise<PassResult> {
+  runPass(
+    name: string,
+    mode: 'plan' | 'act',
+    delays: 'queue' | 'inline' = 'inline',
+    progress?: (message: string) => void,
+    lease?: Lease,
+  ): Promise<PassResult> {
     return this.cycle.run(name, { mode, delays, ...(progress ? { progress } : {}), ...(lease ? { lease } : {}) });
   }
 

@@ -38,7 +38,9 @@ describe('readForgeEvent', () => {
     expect(readForgeEvent({ ...failedJob, build_status: 'running' })).toEqual({ ignored: 'job running, not failed' });
     expect(readForgeEvent({ object_kind: 'push' })).toEqual({ ignored: 'object_kind push is not acted on' });
     expect(readForgeEvent([1, 2])).toEqual({ ignored: 'the body is no JSON object' });
-    expect(readForgeEvent({ ...failedJob, build_id: '1977' })).toEqual({ ignored: 'a job event without project_id, build_id, build_name, build_status or pipeline_id' });
+    expect(readForgeEvent({ ...failedJob, build_id: '1977' })).toEqual({
+      ignored: 'a job event without project_id, build_id, build_name, build_status or pipeline_id',
+    });
   });
 
   it('reads a failed pipeline with the ids of its failed jobs', () => {
@@ -53,8 +55,16 @@ describe('readForgeEvent', () => {
       ],
     };
     expect(readForgeEvent(pipeline)).toEqual({
-      event: { kind: 'pipeline', project: { id: 1, path: 'acme/api' }, pipelineId: 31, status: 'failed', failedJobIds: [380] },
+      event: {
+        kind: 'pipeline',
+        project: { id: 1, path: 'acme/api' },
+        pipelineId: 31,
+        status: 'failed',
+        failedJobIds: [380],
+      },
     });
-    expect(readForgeEvent({ ...pipeline, object_attributes: { id: 31, status: 'success' } })).toEqual({ ignored: 'pipeline success, not failed' });
+    expect(readForgeEvent({ ...pipeline, object_attributes: { id: 31, status: 'success' } })).toEqual({
+      ignored: 'pipeline success, not failed',
+    });
   });
 });

@@ -38,15 +38,20 @@ export interface PipelineEvent {
 export const forgeEventJob = defineJob<{ event: ForgeEvent; receivedAt: number }>('forge.event');
 
 /** The event kinds the daemon acts on, by `X-Gitlab-Event`; anything else is answered and counted, not queued. */
-export const EVENT_LABELS: Readonly<Record<string, 'job' | 'pipeline'>> = { 'Job Hook': 'job', 'Pipeline Hook': 'pipeline' };
+export const EVENT_LABELS: Readonly<Record<string, 'job' | 'pipeline'>> = {
+  'Job Hook': 'job',
+  'Pipeline Hook': 'pipeline',
+};
 
 /** Why a delivery is not acted on, for the answer and the metric; or the event. */
 export type ReadEvent = { readonly event: ForgeEvent } | { readonly ignored: string };
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const id = (value: unknown): number | undefined => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const id = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 /**
@@ -80,7 +85,8 @@ function readJobEvent(body: Json): ReadEvent {
   }
   if (status !== 'failed') return { ignored: `job ${status}, not failed` };
   const finished = text(body.build_finished_at);
-  const finishedAt = finished && !Number.isNaN(Date.parse(finished)) ? new Date(Date.parse(finished)).toISOString() : undefined;
+  const finishedAt =
+    finished && !Number.isNaN(Date.parse(finished)) ? new Date(Date.parse(finished)).toISOString() : undefined;
   return { event: { kind: 'job', project, jobId, jobName, status, pipelineId, ...(finishedAt ? { finishedAt } : {}) } };
 }
 
@@ -89,9 +95,12 @@ function readPipelineEvent(body: Json): ReadEvent {
   const project = readProject(body, undefined);
   const pipelineId = id(attributes?.id);
   const status = text(attributes?.status);
-  if (!project || pipelineId === undefined || !status) return { ignored: 'a pipeline event without project.id, object_attributes.id or status' };
+  if (!project || pipelineId === undefined || !status)
+    return { ignored: 'a pipeline event without project.id, object_attributes.id or status' };
   if (status !== 'failed') return { ignored: `pipeline ${status}, not failed` };
   const builds = Array.isArray(body.builds) ? body.builds : [];
-  const failedJobIds = builds.flatMap((build) => (isObject(build) && build.status === 'failed' && id(build.id) !== undefined ? [id(build.id) as number] : []));
+  const failedJobIds = builds.flatMap((build) =>
+    isObject(build) && build.status === 'failed' && id(build.id) !== undefined ? [id(build.id) as number] : [],
+  );
   return { event: { kind: 'pipeline', project, pipelineId, status, failedJobIds } };
 }

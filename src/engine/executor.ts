@@ -14,7 +14,16 @@ import { type LedgerState, Ledger } from './stores/ledger';
 import { mapUntilFailure } from './map-limited';
 import { PassCap } from './pass-cap';
 import type { Lease } from './stores/lease';
-import { HarmLeftError, SKIP, type ActionRecord, type Decision, type Outcome, type PolicyContext, type PolicyType, type Refusal } from './policy';
+import {
+  HarmLeftError,
+  SKIP,
+  type ActionRecord,
+  type Decision,
+  type Outcome,
+  type PolicyContext,
+  type PolicyType,
+  type Refusal,
+} from './policy';
 import { UnsettledTargets } from './stores/unsettled';
 import { type Pause, PolicyPauses } from './stores/pauses';
 import { actionId, withPurpose } from '../gitlab/transport/purpose';
@@ -78,20 +87,28 @@ export class Executor {
   ): Promise<ActionRecord[]> {
     for (const decision of decisions) {
       if (decision.action !== SKIP && !policyType.actions[decision.action]) {
-        throw new Error(`policy type "${policyType.definition.type}" decided "${decision.action}" but has no effect for it`);
+        throw new Error(
+          `policy type "${policyType.definition.type}" decided "${decision.action}" but has no effect for it`,
+        );
       }
       if (decision.repairs !== undefined && !policyType.harms?.some((harm) => harm.kind === decision.repairs)) {
-        throw new Error(`policy type "${policyType.definition.type}" decided a repair of "${decision.repairs}" but declares no such harm`);
+        throw new Error(
+          `policy type "${policyType.definition.type}" decided a repair of "${decision.repairs}" but declares no such harm`,
+        );
       }
     }
     // The bot's own harm is mended before anything else is started (docs/architecture.md, "Own harm").
-    const ordered = [...decisions.filter((decision) => decision.repairs !== undefined), ...decisions.filter((decision) => decision.repairs === undefined)];
+    const ordered = [
+      ...decisions.filter((decision) => decision.repairs !== undefined),
+      ...decisions.filter((decision) => decision.repairs === undefined),
+    ];
     const limits = policyType.limits(policy);
     // Taken between awaits (a check and its increment run together), so actions running side by side share it.
     const cap = new PassCap(limits.actionsPerPass);
     // Delays count from the decision, not from the previous action: ten retries with `delay: 30s` wait 30 s, not 5 min.
     const decidedAt = this.clock.now();
-    const one = (decision: Decision): Promise<ActionRecord> => this.executeOne(policy, policyType, decision, context, options, { cap, decidedAt });
+    const one = (decision: Decision): Promise<ActionRecord> =>
+      this.executeOne(policy, policyType, decision, context, options, { cap, decidedAt });
     const concurrency = Math.max(1, limits.sideBySide ?? 1);
     // Side by side, a failure (Redis away, the lease lost) starts no further action and returns only once the started
     // ones ended: nothing of a pass acts after the pass is over.
@@ -124,33 +141,58 @@ export class Executor {
       // Actions settled or under way do not count against the cap, or a deferred one could wait behind them forever.
       const view = await this.ledger.inspect(policy.name, decision.key, context.now);
       if (view.kind === 'settled') return this.count(policy.name, { decision, outcome: 'duplicate' });
-      if (view.kind === 'in_progress') return this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` });
+      if (view.kind === 'in_progress')
+        return this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` });
       if (view.kind === 'uncertain' && context.now.getTime() < view.sinceMs + this.lookAfterMs) {
         const lookAt = new Date(view.sinceMs + this.lookAfterMs).toISOString();
-        return this.finish(policy.name, decision, 'uncertain', false, `the attempt at ${view.at} may have acted; the forge is looked at again after ${lookAt}`);
+        return this.finish(
+          policy.name,
+          decision,
+          'uncertain',
+          false,
+          `the attempt at ${view.at} may have acted; the forge is looked at again after ${lookAt}`,
+        );
       }
       attempts = view.attempts;
       // Parked after a final refusal: not sent again before its time, unless the decision itself changed.
       const parked = await this.unsettled.refusal(policy.name, decision.key);
-      if (parked && parked.fingerprint === fingerprintOf(decision) && context.now.getTime() < Date.parse(parked.retry_at)) {
+      if (
+        parked &&
+        parked.fingerprint === fingerprintOf(decision) &&
+        context.now.getTime() < Date.parse(parked.retry_at)
+      ) {
         this.logger.debug(`${policy.name}: ${decision.target}: ${decision.action} parked until ${parked.retry_at}`);
         return this.count(policy.name, { decision, outcome: 'refused', detail: parkedText(parked), refusal: parked });
       }
     }
-    if (!pass.cap.take()) return this.finish(policy.name, decision, 'deferred', options.dryRun, `over max_actions_per_run (${pass.cap.size})`);
+    if (!pass.cap.take())
+      return this.finish(
+        policy.name,
+        decision,
+        'deferred',
+        options.dryRun,
+        `over max_actions_per_run (${pass.cap.size})`,
+      );
     if (options.dryRun) return this.finish(policy.name, decision, 'would_act', true);
     if (decision.delayMs && decision.delayMs > 0) {
       if (options.delays === 'queue') {
         // The job id is the action's key and attempt: a second pass deciding the same attempt while it waits adds
         // nothing, and an attempt after a failed one is queued anew (a finished job is kept for a while).
-        await this.queue.enqueue(policyActionJob, { policy: policy.name, decision, attempts }, {
-          jobId: `${policy.name}:${decision.key}:${attempts}`,
-          delayMs: decision.delayMs,
-        });
+        await this.queue.enqueue(
+          policyActionJob,
+          { policy: policy.name, decision, attempts },
+          {
+            jobId: `${policy.name}:${decision.key}:${attempts}`,
+            delayMs: decision.delayMs,
+          },
+        );
         return this.finish(policy.name, decision, 'scheduled', false, `in ${Math.round(decision.delayMs / 1000)}s`);
       }
       const wait = Math.max(0, pass.decidedAt + decision.delayMs - this.clock.now());
-      if (wait > ANNOUNCE_AFTER_MS) context.progress(delayLine(`${decision.action} ${decision.target}`, "the policy's delay", wait, this.clock.now() + wait));
+      if (wait > ANNOUNCE_AFTER_MS)
+        context.progress(
+          delayLine(`${decision.action} ${decision.target}`, "the policy's delay", wait, this.clock.now() + wait),
+        );
       if (wait > 0) await this.clock.sleep(wait);
     }
     return this.perform(policy, policyType, decision, context, { attempts, passLease: options.passLease });
@@ -162,7 +204,13 @@ export class Executor {
    * is written to find the harm mended already, and its precondition re-reads the forge before every attempt, so an
    * attempt that may have acted is followed by another only once the forge says it is still needed.
    */
-  private async repair(policy: PolicyConfig, policyType: PolicyType, decision: Decision, context: PolicyContext, options: ExecuteOptions): Promise<ActionRecord> {
+  private async repair(
+    policy: PolicyConfig,
+    policyType: PolicyType,
+    decision: Decision,
+    context: PolicyContext,
+    options: ExecuteOptions,
+  ): Promise<ActionRecord> {
     const pause = await this.pauses.of(policy.name);
     if (pause) return this.paused(policy.name, decision, pause);
     if (options.dryRun) return this.finish(policy.name, decision, 'would_act', true);
@@ -171,8 +219,12 @@ export class Executor {
       if (wait > 0) await this.clock.sleep(wait);
       const view = await this.ledger.inspect(policy.name, decision.key, new Date(this.clock.now()));
       if (view.kind === 'settled') return this.count(policy.name, { decision, outcome: 'duplicate' });
-      if (view.kind === 'in_progress') return this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` });
-      record = await this.perform(policy, policyType, decision, context, { attempts: view.attempts, passLease: options.passLease });
+      if (view.kind === 'in_progress')
+        return this.count(policy.name, { decision, outcome: 'in_progress', detail: `claimed at ${view.at}` });
+      record = await this.perform(policy, policyType, decision, context, {
+        attempts: view.attempts,
+        passLease: options.passLease,
+      });
       if (record.outcome !== 'failed') return record;
     }
     return record as ActionRecord;
@@ -200,14 +252,22 @@ export class Executor {
     const pause = await this.pauses.of(policy);
     if (pause) return this.paused(policy, decision, pause);
     const claimed = await this.ledger.claim(policy, decision.key, options.attempts ?? 0, context.now);
-    if (claimed.kind === 'unconfirmed') return this.finish(policy, decision, 'deferred', false, `not sent: its claim is not on the replicas yet (${claimed.reason})`);
+    if (claimed.kind === 'unconfirmed')
+      return this.finish(
+        policy,
+        decision,
+        'deferred',
+        false,
+        `not sent: its claim is not on the replicas yet (${claimed.reason})`,
+      );
     if (claimed.kind === 'taken') {
       this.logger.debug(`${policy}: ${decision.target}: ${decision.action} already done or under way`);
       const view = await this.ledger.inspect(policy, decision.key, context.now);
       return this.count(policy, { decision, outcome: view.kind === 'settled' ? 'duplicate' : 'in_progress' });
     }
     const { claim } = claimed;
-    const settle = (state: Exclude<LedgerState, 'claimed'>) => this.ledger.settle(policy, decision.key, claim, state, new Date(this.clock.now()));
+    const settle = (state: Exclude<LedgerState, 'claimed'>) =>
+      this.ledger.settle(policy, decision.key, claim, state, new Date(this.clock.now()));
     const action = policyType.actions[decision.action];
     // Every request of the precondition and the action names them (X-Forgewarden-* headers), for the forge's logs.
     const id = actionId(policy, decision.key);
@@ -216,16 +276,30 @@ export class Executor {
       if (precondition) {
         let changed: string | undefined;
         try {
-          changed = await withPurpose({ policy, phase: 'precondition', action: id }, () => precondition(decision.params, context));
+          changed = await withPurpose({ policy, phase: 'precondition', action: id }, () =>
+            precondition(decision.params, context),
+          );
         } catch (error) {
           if (error instanceof NotFoundError && decision.repairs === undefined) {
             // Gone, or out of the token's sight: nothing was sent, and a pass that sees the target again decides afresh.
             await settle('released');
-            return await this.finish(policy, decision, 'gone', false, `not found when read again before acting: ${errorText(error)}`);
+            return await this.finish(
+              policy,
+              decision,
+              'gone',
+              false,
+              `not found when read again before acting: ${errorText(error)}`,
+            );
           }
           // Could not look, so nothing was sent: a later pass decides afresh rather than act on what may be stale.
           await settle('released');
-          return await this.finish(policy, decision, 'failed', false, `not sent: its precondition could not be read: ${errorText(error)}`);
+          return await this.finish(
+            policy,
+            decision,
+            'failed',
+            false,
+            `not sent: its precondition could not be read: ${errorText(error)}`,
+          );
         }
         if (changed !== undefined) {
           // The forge contradicts the decision: nothing is sent, and the next pass decides on what is there now.
@@ -250,32 +324,75 @@ export class Executor {
         // Rate limited or stale: the forge did nothing, and the next pass (or the policy's own record) takes it up.
         await settle(outcome === 'done' ? 'done' : 'released');
         const record = await this.finish(policy, decision, outcome, false, result?.detail);
-        return result?.incomplete && result.incomplete.length > 0 ? { ...record, incomplete: result.incomplete } : record;
+        return result?.incomplete && result.incomplete.length > 0
+          ? { ...record, incomplete: result.incomplete }
+          : record;
       } catch (error) {
         if (error instanceof ReplicationUnconfirmedError) {
           await settle('released');
-          return withHarm(await this.finish(policy, decision, 'deferred', false, `not sent: what guards it is not on the replicas yet (${error.reason})`));
+          return withHarm(
+            await this.finish(
+              policy,
+              decision,
+              'deferred',
+              false,
+              `not sent: what guards it is not on the replicas yet (${error.reason})`,
+            ),
+          );
         }
         if (error instanceof NotFoundError && decision.repairs !== undefined) {
           // Out of the token's sight is not gone: the harm stays open until the policy sees proof that its target is.
           await settle('released');
-          return withHarm(await this.finish(policy, decision, 'failed', false, `not visible now: ${errorText(error)}; tried again at every pass`));
+          return withHarm(
+            await this.finish(
+              policy,
+              decision,
+              'failed',
+              false,
+              `not visible now: ${errorText(error)}; tried again at every pass`,
+            ),
+          );
         }
         if (error instanceof NotFoundError) {
           // The forge did nothing: handled or removed by someone else, or out of the token's sight now, which a later
           // pass that sees the target still needing it decides afresh (404 is not proof of absence).
           await settle('released');
-          return withHarm(await this.finish(policy, decision, 'gone', false, 'not found: handled or removed by someone else, or out of the token\'s sight'));
+          return withHarm(
+            await this.finish(
+              policy,
+              decision,
+              'gone',
+              false,
+              "not found: handled or removed by someone else, or out of the token's sight",
+            ),
+          );
         }
         if (isFinalRefusal(error) && decision.repairs !== undefined) {
           // The bot's own harm is never parked: the forge may allow it again at any moment (rights given back).
           await settle('released');
-          return withHarm(await this.finish(policy, decision, 'failed', false, `${errorText(error)}; a repair of the bot's own harm is tried again, never parked`));
+          return withHarm(
+            await this.finish(
+              policy,
+              decision,
+              'failed',
+              false,
+              `${errorText(error)}; a repair of the bot's own harm is tried again, never parked`,
+            ),
+          );
         }
         if (isFinalRefusal(error)) {
           await settle('released');
           const refusal = park(decision, error, await this.unsettled.refusal(policy, decision.key), context.now);
-          return withHarm(await this.finish(policy, decision, 'refused', false, `${errorText(error)}; parked until ${refusal.retry_at}`, refusal));
+          return withHarm(
+            await this.finish(
+              policy,
+              decision,
+              'refused',
+              false,
+              `${errorText(error)}; parked until ${refusal.retry_at}`,
+              refusal,
+            ),
+          );
         }
         // Refused for now, or never sent: free to try again at once. Anything else may have acted: the next pass that
         // observed the forge after this attempt decides whether it is still needed.
@@ -287,7 +404,14 @@ export class Executor {
     }
   }
 
-  private async finish(policy: string, decision: Decision, outcome: Outcome, dryRun: boolean, detail?: string, refusal?: Refusal): Promise<ActionRecord> {
+  private async finish(
+    policy: string,
+    decision: Decision,
+    outcome: Outcome,
+    dryRun: boolean,
+    detail?: string,
+    refusal?: Refusal,
+  ): Promise<ActionRecord> {
     await this.audit.record({
       time: new Date(this.clock.now()).toISOString(),
       policy,
@@ -302,13 +426,22 @@ export class Executor {
     if (outcome === 'failed') this.logger.error(line);
     else if (outcome === 'uncertain' || outcome === 'refused' || outcome === 'stale') this.logger.warn(line);
     else this.logger.log(line);
-    return this.count(policy, { decision, outcome, ...(detail !== undefined ? { detail } : {}), ...(refusal ? { refusal } : {}) });
+    return this.count(policy, {
+      decision,
+      outcome,
+      ...(detail !== undefined ? { detail } : {}),
+      ...(refusal ? { refusal } : {}),
+    });
   }
 
   /** Not sent, and not in the audit trail (the pause is): a pass every few seconds would fill it with the same lines. */
   private paused(policy: string, decision: Decision, pause: Pause): ActionRecord {
     this.logger.log(`${policy}: paused: would ${decision.action} ${decision.target} (${decision.reason})`);
-    return this.count(policy, { decision, outcome: 'paused', detail: `paused since ${pause.since} (${pause.reason}): would ${decision.action} ${decision.target}` });
+    return this.count(policy, {
+      decision,
+      outcome: 'paused',
+      detail: `paused since ${pause.since} (${pause.reason}): would ${decision.action} ${decision.target}`,
+    });
   }
 
   private count(policy: string, record: ActionRecord): ActionRecord {

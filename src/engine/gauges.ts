@@ -43,16 +43,23 @@ export class EngineGauges {
   /** `forgewarden_policy_paused` of every configured policy, as Redis says now: a pause on any replica shows on all. */
   async refreshPauses(): Promise<void> {
     const paused = await this.pauses.all();
-    for (const policy of this.active.policies) this.metrics.policyPaused.set({ policy: policy.name }, paused.has(policy.name) ? 1 : 0);
+    for (const policy of this.active.policies)
+      this.metrics.policyPaused.set({ policy: policy.name }, paused.has(policy.name) ? 1 : 0);
   }
 
   /** The configured policies by mode, and how long each may go between passes: at start and after a reload. */
   describe(): void {
     const now = new Date(this.clock.now());
-    const periods = new Map(this.active.policies.map((policy) => [policy.name, triggerPeriodMs(this.active.typeOf(policy).trigger(policy), now) / 1000]));
+    const periods = new Map(
+      this.active.policies.map((policy) => [
+        policy.name,
+        triggerPeriodMs(this.active.typeOf(policy).trigger(policy), now) / 1000,
+      ]),
+    );
     this.metrics.describePolicies(this.active.current, periods);
     // The measures the configured policies publish, so that each is exported (empty) before its first value.
-    for (const policy of this.active.policies) for (const measure of this.active.typeOf(policy).measures ?? []) this.metrics.policyMeasure(measure);
+    for (const policy of this.active.policies)
+      for (const measure of this.active.typeOf(policy).measures ?? []) this.metrics.policyMeasure(measure);
   }
 
   /** What Redis holds now; Redis away leaves the gauges as they were (forgewarden_redis_up says why). */

@@ -15,7 +15,12 @@ import { localForgeLimits } from './stores/forge-limits';
  * globs), one target at a time, measures and notes discarded, the forge's limits counted in memory, the real disk. `fields`
  * replace any part.
  */
-export function handContext(client: GitlabClient, policy: PolicyConfig, state: PolicyState, fields: Partial<PolicyContext> = {}): PolicyContext {
+export function handContext(
+  client: GitlabClient,
+  policy: PolicyConfig,
+  state: PolicyState,
+  fields: Partial<PolicyContext> = {},
+): PolicyContext {
   return {
     client,
     policy,

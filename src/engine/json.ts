@@ -14,5 +14,7 @@ export function readJson(text: string | undefined): unknown {
 /** Like readJson, for a stored object. */
 export function readJsonObject(text: string | undefined): Record<string, unknown> | undefined {
   const value = readJson(text);
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }

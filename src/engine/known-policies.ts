@@ -25,7 +25,8 @@ export class KnownPolicies {
 
   get(type: string): PolicyType {
     const policyType = this.policyTypes.get(type);
-    if (!policyType) throw new Error(`policy type "${type}" is not in this build; is it in the list of policies/index.ts?`);
+    if (!policyType)
+      throw new Error(`policy type "${type}" is not in this build; is it in the list of policies/index.ts?`);
     return policyType;
   }
 }

@@ -39,7 +39,7 @@ describe('mapLimited', () => {
     await settled();
     expect(pending.map((p) => p.item)).toEqual([1, 2, 3, 4]);
     // Then finish whatever runs, round by round, until every item has started and finished.
-    for (let finished = 1; finished < 7; ) {
+    for (let finished = 1; finished < 7;) {
       const running = pending.filter((p) => !p.done);
       running.forEach((p) => p.finish());
       finished += running.length;
@@ -56,7 +56,12 @@ describe('mapLimited', () => {
   });
 
   it('rejects with the first failure', async () => {
-    await expect(mapLimited([1, 2, 3], 2, async (x) => { if (x === 2) throw new Error('boom'); return x; })).rejects.toThrow('boom');
+    await expect(
+      mapLimited([1, 2, 3], 2, async (x) => {
+        if (x === 2) throw new Error('boom');
+        return x;
+      }),
+    ).rejects.toThrow('boom');
   });
 
   it('refuses a limit below 1', async () => {
@@ -100,7 +105,11 @@ describe('limitedRunner', () => {
 
   it('passes a failure to its own caller and frees the slot', async () => {
     const run = limitedRunner(1);
-    await expect(run(async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      run(async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(await run(async () => 'next')).toBe('next');
   });
 });

@@ -32,7 +32,11 @@ export async function mapTargets<T, R>(
  * promises that live as long as the pass (and outlive the young generation, docs/benchmarks.md). On the first failure
  * the result rejects at once; the workers go on with the rest, as queued calls would.
  */
-async function pulled<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+async function pulled<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
   const results = new Array<R>(items.length);
   let next = 0;
@@ -76,7 +80,11 @@ export function limitedRunner(limit: number): <R>(task: () => Promise<R>) => Pro
  * caller (a pass's actions): after the first failure no further item starts, those already started are waited for,
  * and then the first failure is thrown. mapLimited, by contrast, rejects at once and lets the rest run on.
  */
-export async function mapUntilFailure<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapUntilFailure<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
   const results: R[] = new Array<R>(items.length);
   let next = 0;

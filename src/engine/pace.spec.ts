@@ -3,11 +3,19 @@ import { mapTargets } from './map-limited';
 import { evenPace, MAX_GAP_MS, unpaced } from './pace';
 
 /** When each of `count` targets started, ms after the pass began, read `concurrency` at a time at `pace`. */
-async function starts(count: number, settings: { windowMs: number; requestsPerMinute: number }, concurrency = 4): Promise<number[]> {
+async function starts(
+  count: number,
+  settings: { windowMs: number; requestsPerMinute: number },
+  concurrency = 4,
+): Promise<number[]> {
   const clock = new FakeClock();
   const began = clock.now();
   const items = Array.from({ length: count }, (_, index) => index);
-  return mapTargets({ concurrency, pace: (n) => evenPace({ clock, ...settings }, n) }, items, async () => clock.now() - began);
+  return mapTargets(
+    { concurrency, pace: (n) => evenPace({ clock, ...settings }, n) },
+    items,
+    async () => clock.now() - began,
+  );
 }
 
 describe('evenPace', () => {

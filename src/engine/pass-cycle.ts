@@ -129,8 +129,13 @@ export class PassCycle {
     const policy = this.active.policy(report.policy);
     const trigger = this.active.typeOf(policy).trigger(policy);
     const now = new Date(this.clock.now());
-    const harmPass = report.harm && report.harm.length > 0 ? retryPassAt(trigger, 1, now, HARM_PASS_MS, HARM_PASS_GRID_MS) : undefined;
-    return extraPassAt(trigger, [report.policyNextPass, retryPassAt(trigger, report.open.filter(wantsRetry).length, now), harmPass], now);
+    const harmPass =
+      report.harm && report.harm.length > 0 ? retryPassAt(trigger, 1, now, HARM_PASS_MS, HARM_PASS_GRID_MS) : undefined;
+    return extraPassAt(
+      trigger,
+      [report.policyNextPass, retryPassAt(trigger, report.open.filter(wantsRetry).length, now), harmPass],
+      now,
+    );
   }
 
   /**
@@ -148,20 +153,32 @@ export class PassCycle {
       await this.extraPass(policy.name, at, now);
       return at;
     } catch (error) {
-      this.logger.warn(`${policy.name}: the failed pass could not be queued again (${errorText(error)}); it runs at its next scheduled time`);
+      this.logger.warn(
+        `${policy.name}: the failed pass could not be queued again (${errorText(error)}); it runs at its next scheduled time`,
+      );
       return undefined;
     }
   }
 
   /** One extra pass at `at`; the job id makes the request once, however many replicas make it. */
   private async extraPass(name: string, at: Date, now: Date): Promise<void> {
-    await this.queue.enqueue(policyTickJob, { policy: name }, { jobId: `extra:${name}:${at.getTime()}`, delayMs: Math.max(0, at.getTime() - now.getTime()) });
+    await this.queue.enqueue(
+      policyTickJob,
+      { policy: name },
+      { jobId: `extra:${name}:${at.getTime()}`, delayMs: Math.max(0, at.getTime() - now.getTime()) },
+    );
     this.logger.log(`${name}: next pass at ${at.toISOString()}`);
   }
 }
 
 /** An extra pass for open targets when the policy's own schedule would leave them longer than `afterMs`. */
-export function retryPassAt(trigger: Trigger, open: number, now: Date, afterMs = RETRY_PASS_MS, gridMs = EXTRA_PASS_GRID_MS): Date | undefined {
+export function retryPassAt(
+  trigger: Trigger,
+  open: number,
+  now: Date,
+  afterMs = RETRY_PASS_MS,
+  gridMs = EXTRA_PASS_GRID_MS,
+): Date | undefined {
   if (open === 0) return undefined;
   if ('every' in trigger && trigger.every <= afterMs) return undefined;
   return roundedUp(now.getTime() + afterMs, gridMs);
@@ -173,6 +190,13 @@ function roundedUp(ms: number, gridMs = EXTRA_PASS_GRID_MS): Date {
 }
 
 /** The pass as the commands and tests see it: without what only the scheduler needs. */
-export function withoutReport({ open: _open, policyNextPass: _next, leaseLost: _lost, startedMs: _started, summary: _summary, ...result }: PassReport): PassResult {
+export function withoutReport({
+  open: _open,
+  policyNextPass: _next,
+  leaseLost: _lost,
+  startedMs: _started,
+  summary: _summary,
+  ...result
+}: PassReport): PassResult {
   return result;
 }

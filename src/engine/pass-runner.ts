@@ -8,7 +8,16 @@ import { ActiveConfig } from './active-config';
 import { PolicyContexts } from './contexts';
 import type { ForgeEvent } from './events';
 import { type ExecuteOptions, Executor } from './executor';
-import type { ActionRecord, Decision, PassOccasion, PolicyContext, PolicyType, Refusal, UnobservedTarget, UnsettledTarget } from './policy';
+import type {
+  ActionRecord,
+  Decision,
+  PassOccasion,
+  PolicyContext,
+  PolicyType,
+  Refusal,
+  UnobservedTarget,
+  UnsettledTarget,
+} from './policy';
 import { AuditTrail } from './stores/audit';
 import { DataMarker } from './stores/data-marker';
 import { type Lease, LeaseLostError } from './stores/lease';
@@ -123,13 +132,26 @@ export class PassRunner {
       const cover = { ...(coveredGroups ? { coveredGroups } : {}), ...(covered ? { covered } : {}) };
       if (options.mode === 'plan') {
         this.metrics.passes.inc({ policy: name, result: seen.unobserved ? 'partial' : 'ok' });
-        const parked = Object.fromEntries(unsettled.flatMap((target) => (target.refusal ? [[target.key, target.refusal] as const] : [])));
+        const parked = Object.fromEntries(
+          unsettled.flatMap((target) => (target.refusal ? [[target.key, target.refusal] as const] : [])),
+        );
         const paused = await this.pauses.of(name);
-        return { ...base, decisions, records, ...seen, ...(Object.keys(parked).length > 0 ? { parked } : {}), ...cover, ...(paused ? { paused } : {}) };
+        return {
+          ...base,
+          decisions,
+          records,
+          ...seen,
+          ...(Object.keys(parked).length > 0 ? { parked } : {}),
+          ...cover,
+          ...(paused ? { paused } : {}),
+        };
       }
       // What the repairs left open is kept in dry run too: the harm is there whether or not this pass may mend it.
       const harm = await this.harm.replace(name, records, context.now);
-      if (harm.length > 0) this.logger.error(`${name}: the bot's own harm is open: ${harm.map((entry) => `${entry.target} (${entry.kind}: ${entry.last})`).join('; ')}`);
+      if (harm.length > 0)
+        this.logger.error(
+          `${name}: the bot's own harm is open: ${harm.map((entry) => `${entry.target} (${entry.kind}: ${entry.last})`).join('; ')}`,
+        );
       const partial = seen.unobserved !== undefined || records.some(leftPartial);
       this.metrics.passes.inc({ policy: name, result: partial ? 'partial' : 'ok' });
       // A dry run changes nothing an acting run depends on: no marks move, no target is dropped, nothing follows up.
@@ -137,22 +159,42 @@ export class PassRunner {
       let policyNextPass: Date | undefined;
       if (!dryRun) {
         await policyType.commit?.(policy, snapshot, context, records);
-        open = await this.unsettled.replace(name, records, unsettled, context.now, { partial: seen.unobserved !== undefined });
+        open = await this.unsettled.replace(name, records, unsettled, context.now, {
+          partial: seen.unobserved !== undefined,
+        });
         policyNextPass = policyType.nextPass?.(policy, snapshot, context.now, decisions);
       }
       // Observing, deciding and acting went through (actions may have failed; those are counted per decision).
       await this.history.recordSuccess(name, this.clock.now() / 1000);
       this.metrics.lastSuccessfulPass.set({ policy: name }, this.clock.now() / 1000);
-      const left = seen.unobserved ? `; ${seen.unobserved.length} not read: ${seen.unobserved.map((target) => target.target).join(', ')}` : '';
+      const left = seen.unobserved
+        ? `; ${seen.unobserved.length} not read: ${seen.unobserved.map((target) => target.target).join(', ')}`
+        : '';
       const summary = policyType.summarize(policy, snapshot, decisions);
       this.logger.log(`${name}: pass done: looked at ${summary}; ${passTally(records)}${left}`);
-      return { ...base, decisions, records, ...seen, ...cover, open, summary, ...(policyNextPass ? { policyNextPass } : {}), ...(harm.length > 0 ? { harm } : {}) };
+      return {
+        ...base,
+        decisions,
+        records,
+        ...seen,
+        ...cover,
+        open,
+        summary,
+        ...(policyNextPass ? { policyNextPass } : {}),
+        ...(harm.length > 0 ? { harm } : {}),
+      };
     } catch (error) {
       const message = errorText(error);
       // The stack is for a developer (LOG_LEVEL=debug); the operator gets the one line that says what failed.
       this.logger.error(`${name}: pass failed: ${message}`);
       this.logger.debug(`${name}: pass failed`, error instanceof Error ? error.stack : undefined);
-      return { ...base, decisions: [], records: [], error: message, ...(error instanceof LeaseLostError ? { leaseLost: true as const } : {}) };
+      return {
+        ...base,
+        decisions: [],
+        records: [],
+        error: message,
+        ...(error instanceof LeaseLostError ? { leaseLost: true as const } : {}),
+      };
     } finally {
       stopTimer();
     }
@@ -167,7 +209,11 @@ export class PassRunner {
     for (const record of report.records) outcomes[record.outcome] = (outcomes[record.outcome] ?? 0) + 1;
     const unread = report.unobserved ?? [];
     const partial = unread.length > 0 || report.records.some(leftPartial);
-    const error = report.error ?? (unread.length > 0 ? `not read: ${unread.map((target) => `${target.target} (${target.reason})`).join('; ')}` : undefined);
+    const error =
+      report.error ??
+      (unread.length > 0
+        ? `not read: ${unread.map((target) => `${target.target} (${target.reason})`).join('; ')}`
+        : undefined);
     try {
       await this.passLog.record(report.policy, {
         started: new Date(report.startedMs).toISOString(),
@@ -212,13 +258,22 @@ export class PassRunner {
       const context = this.contexts.for(policy, 'act', 'event');
       const snapshot = await this.read(policy, () => events.observe(policy, event, context));
       if (snapshot === undefined) continue;
-      const { decisions, records } = await this.decideAndAct(policy, policyType, snapshot, context, { dryRun, delays: 'queue' });
+      const { decisions, records } = await this.decideAndAct(policy, policyType, snapshot, context, {
+        dryRun,
+        delays: 'queue',
+      });
       if (!dryRun) await this.unsettled.merge(policy.name, records, context.now);
       const finishedAt = event.kind === 'job' && event.finishedAt ? Date.parse(event.finishedAt) : undefined;
       for (const record of records) {
-        if (record.outcome === 'done' && finishedAt !== undefined) this.metrics.failureToAction.observe({ policy: policy.name }, Math.max(0, this.clock.now() - finishedAt) / 1000);
+        if (record.outcome === 'done' && finishedAt !== undefined)
+          this.metrics.failureToAction.observe(
+            { policy: policy.name },
+            Math.max(0, this.clock.now() - finishedAt) / 1000,
+          );
       }
-      this.logger.log(`${policy.name}: ${event.kind} event for project ${event.project.path ?? event.project.id}: ${passTally(records)}`);
+      this.logger.log(
+        `${policy.name}: ${event.kind} event for project ${event.project.path ?? event.project.id}: ${passTally(records)}`,
+      );
       results.push({ policy: policy.name, type: policy.type, dryRun, decisions, records });
     }
     return results;
@@ -230,7 +285,16 @@ export class PassRunner {
    */
   private async reportUnobserved(policy: string, targets: readonly UnobservedTarget[], dryRun: boolean): Promise<void> {
     for (const { target, reason } of targets) {
-      await this.audit.record({ time: new Date(this.clock.now()).toISOString(), policy, target, action: 'observe', reason: 'could not be read; the other targets went on', outcome: 'unobserved', dry_run: dryRun, detail: reason });
+      await this.audit.record({
+        time: new Date(this.clock.now()).toISOString(),
+        policy,
+        target,
+        action: 'observe',
+        reason: 'could not be read; the other targets went on',
+        outcome: 'unobserved',
+        dry_run: dryRun,
+        detail: reason,
+      });
       this.logger.warn(`${policy}: ${target} could not be read: ${reason}`);
     }
   }

@@ -32,7 +32,16 @@ export class PauseSwitch {
     const now = new Date(this.clock.now()).toISOString();
     const after: Pause = { reason, by, since: now };
     const before = await this.pauses.pause(policy, after);
-    await this.audit.record({ time: now, policy, target: `policy ${policy}`, action: 'pause', reason, outcome: 'done', dry_run: false, detail: `by ${by}` });
+    await this.audit.record({
+      time: now,
+      policy,
+      target: `policy ${policy}`,
+      action: 'pause',
+      reason,
+      outcome: 'done',
+      dry_run: false,
+      detail: `by ${by}`,
+    });
     this.metrics.policyPaused.set({ policy }, 1);
     this.logger.log(`${policy}: paused by ${by}: ${reason}`);
     return { ...(before ? { before } : {}), after };
@@ -43,7 +52,16 @@ export class PauseSwitch {
     const before = await this.pauses.resume(policy);
     if (before) {
       const paused = `paused since ${before.since} by ${before.by}: ${before.reason}`;
-      await this.audit.record({ time: now, policy, target: `policy ${policy}`, action: 'resume', reason: 'resumed', outcome: 'done', dry_run: false, detail: `by ${by}; it was ${paused}` });
+      await this.audit.record({
+        time: now,
+        policy,
+        target: `policy ${policy}`,
+        action: 'resume',
+        reason: 'resumed',
+        outcome: 'done',
+        dry_run: false,
+        detail: `by ${by}; it was ${paused}`,
+      });
       this.logger.log(`${policy}: resumed by ${by}`);
     }
     this.metrics.policyPaused.set({ policy }, 0);

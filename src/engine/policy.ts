@@ -10,7 +10,17 @@ import type { ActionParams, ActionRecord, Decision, UnobservedTargets, Unsettled
 import type { PolicyMeasure } from '../metrics/policy-measure';
 
 export type { PolicyMeasure };
-export type { ActionParams, ActionRecord, Decision, JsonValue, Outcome, Refusal, UnobservedTarget, UnobservedTargets, UnsettledTarget } from './decision';
+export type {
+  ActionParams,
+  ActionRecord,
+  Decision,
+  JsonValue,
+  Outcome,
+  Refusal,
+  UnobservedTarget,
+  UnobservedTargets,
+  UnsettledTarget,
+} from './decision';
 export { SKIP } from './decision';
 
 /**

@@ -21,7 +21,11 @@ export async function readFirstPage<T>(items: Paginated<T>): Promise<void> {
  */
 export function selectionProbes(
   selection: ProjectSelection,
-  listed: { readonly what: string; readonly needs: string; read(client: GitlabClient, project: string | number): Promise<void> },
+  listed: {
+    readonly what: string;
+    readonly needs: string;
+    read(client: GitlabClient, project: string | number): Promise<void>;
+  },
 ): TargetProbe[] {
   const projects = selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
   const globs = selection.discoveryRoots().map((root): TargetProbe => {
@@ -32,7 +36,11 @@ export function selectionProbes(
       read: async (client) => {
         // Each glob on its own: one that matches nothing is a mistake even when another glob of the group matches.
         const unmatched = new Set(patterns);
-        const pages = client.projects.allForGroup(root.group, { simple: true, with_shared: false, include_subgroups: root.includeSubgroups });
+        const pages = client.projects.allForGroup(root.group, {
+          simple: true,
+          with_shared: false,
+          include_subgroups: root.includeSubgroups,
+        });
         for await (const project of pages) {
           if (selection.excluded(project.path_with_namespace, project.id)) continue;
           for (const glob of unmatched) if (glob.matcher.test(project.path_with_namespace)) unmatched.delete(glob);
@@ -44,7 +52,11 @@ export function selectionProbes(
     };
   });
   return [
-    ...projects.map((project): TargetProbe => ({ target: `project ${project} (${listed.what})`, needs: listed.needs, read: (client) => listed.read(client, project) })),
+    ...projects.map((project): TargetProbe => ({
+      target: `project ${project} (${listed.what})`,
+      needs: listed.needs,
+      read: (client) => listed.read(client, project),
+    })),
     ...globs,
   ];
 }
@@ -55,7 +67,11 @@ export function selectionProbes(
  */
 export function groupSelectionProbes(
   selection: GroupSelection,
-  listed: { readonly what: string; readonly needs: string; read(client: GitlabClient, group: string | number): Promise<void> },
+  listed: {
+    readonly what: string;
+    readonly needs: string;
+    read(client: GitlabClient, group: string | number): Promise<void>;
+  },
 ): TargetProbe[] {
   const groups = selection.explicit.map((item) => (item.kind === 'id' ? item.id : item.path));
   const globs = selection.discoveryRoots().map((root): TargetProbe => {
@@ -70,7 +86,9 @@ export function groupSelectionProbes(
           for (const glob of unmatched) if (glob.matcher.test(group.full_path)) unmatched.delete(glob);
         };
         consider(await client.groups.show(root.group, { with_projects: false }));
-        const below = root.includeSubgroups ? client.groups.descendantGroups(root.group) : client.groups.subgroups(root.group);
+        const below = root.includeSubgroups
+          ? client.groups.descendantGroups(root.group)
+          : client.groups.subgroups(root.group);
         for await (const group of below) {
           if (unmatched.size === 0) break;
           consider(group);
@@ -82,7 +100,11 @@ export function groupSelectionProbes(
     };
   });
   return [
-    ...groups.map((group): TargetProbe => ({ target: `group ${group} (${listed.what})`, needs: listed.needs, read: (client) => listed.read(client, group) })),
+    ...groups.map((group): TargetProbe => ({
+      target: `group ${group} (${listed.what})`,
+      needs: listed.needs,
+      read: (client) => listed.read(client, group),
+    })),
     ...globs,
   ];
 }

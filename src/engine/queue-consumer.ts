@@ -40,7 +40,13 @@ export class QueueConsumer implements OnModuleInit {
       this.logger.warn(`${name}: policy removed; dropping its queued ${decision.action} of ${decision.target}`);
       return;
     }
-    const record = await this.executor.perform(policy, this.active.typeOf(policy), decision, this.contexts.for(policy, 'act', 'schedule'), { attempts: attempts ?? 0 });
+    const record = await this.executor.perform(
+      policy,
+      this.active.typeOf(policy),
+      decision,
+      this.contexts.for(policy, 'act', 'schedule'),
+      { attempts: attempts ?? 0 },
+    );
     await this.unsettled.merge(name, [record], new Date(this.clock.now()));
   }
 }

@@ -7,7 +7,12 @@ import { type ForgeFingerprint, RecordedForge, type RecordedForgeEntry } from '.
 /** What became of the records when a command met the forge. */
 export type RecordsSettled =
   | { readonly state: 'first' | 'same' }
-  | { readonly state: 'dropped'; readonly previous: RecordedForgeEntry; readonly keys: number; readonly reset: boolean };
+  | {
+      readonly state: 'dropped';
+      readonly previous: RecordedForgeEntry;
+      readonly keys: number;
+      readonly reset: boolean;
+    };
 
 /**
  * Ties the records in Redis to the forge they were made against. A command that meets a forge other than the one its
@@ -54,7 +59,10 @@ export class RecordsOwner {
       detail: `${keys} keys dropped; this forge: ${describeForge(current)}`,
     });
     if (reset) this.logger.warn(`${reason}; dropped its records (${keys} keys) and started afresh`);
-    else this.logger.warn(`${reason}; dropped them (${keys} keys) and started afresh for ${describeForge(current)}. Give each forge a redis.prefix of its own.`);
+    else
+      this.logger.warn(
+        `${reason}; dropped them (${keys} keys) and started afresh for ${describeForge(current)}. Give each forge a redis.prefix of its own.`,
+      );
     return { state: 'dropped', previous: found.previous, keys, reset };
   }
 }

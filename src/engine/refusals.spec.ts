@@ -3,10 +3,22 @@ import type { Decision, UnsettledTarget } from './policy';
 import { fingerprintOf, park, parkedDecisions, parkedKey } from './refusals';
 
 const NOW = new Date('2025-06-02T12:00:00Z');
-const refused: Decision = { action: 'protect', target: 'acme/api main', key: '42:main:protect:1', reason: 'not protected', params: { project: 42, name: 'main' } };
+const refused: Decision = {
+  action: 'protect',
+  target: 'acme/api main',
+  key: '42:main:protect:1',
+  reason: 'not protected',
+  params: { project: 42, name: 'main' },
+};
 
 function anOpenTarget(decision: Decision, outcome: string, refusal = outcome === 'refused'): UnsettledTarget {
-  const error = new ForbiddenError({ status: 403, method: 'POST', path: 'projects/42/protected_branches', body: { message: '403 Forbidden' }, message: '403 Forbidden' });
+  const error = new ForbiddenError({
+    status: 403,
+    method: 'POST',
+    path: 'projects/42/protected_branches',
+    body: { message: '403 Forbidden' },
+    message: '403 Forbidden',
+  });
   return {
     key: decision.key,
     action: decision.action,
@@ -22,7 +34,11 @@ describe('parked decisions', () => {
   it('are the refused open targets, not those that failed or wait', () => {
     const failed = { ...refused, key: '42:main:protect:2' };
     const deferred = { ...refused, key: '42:main:protect:3' };
-    const unsettled = [anOpenTarget(refused, 'refused'), anOpenTarget(failed, 'failed'), anOpenTarget(deferred, 'deferred')];
+    const unsettled = [
+      anOpenTarget(refused, 'refused'),
+      anOpenTarget(failed, 'failed'),
+      anOpenTarget(deferred, 'deferred'),
+    ];
     expect(parkedDecisions(unsettled)).toEqual([{ key: refused.key, action: refused.action, params: refused.params }]);
   });
 
@@ -35,6 +51,8 @@ describe('parked decisions', () => {
     expect(parkedKey(parked, { action: 'reprotect', params: refused.params }, mine)).toBeUndefined();
     expect(parkedKey(parked, refused, (key) => key.startsWith('43:'))).toBeUndefined();
     // The same judgement as the executor's: what it compares with the refusal's fingerprint.
-    expect(fingerprintOf({ action: 'protect', params: { project: 42, name: 'main' } })).toBe(anOpenTarget(refused, 'refused').refusal?.fingerprint);
+    expect(fingerprintOf({ action: 'protect', params: { project: 42, name: 'main' } })).toBe(
+      anOpenTarget(refused, 'refused').refusal?.fingerprint,
+    );
   });
 });

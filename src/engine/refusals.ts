@@ -18,7 +18,11 @@ const REFUSAL_MAX_WAIT_MS = 86_400_000;
  */
 export function isFinalRefusal(error: unknown): boolean {
   if (error instanceof BulkDeleteAlreadyRequestedError) return false;
-  return error instanceof ForbiddenError || error instanceof ValidationError || (error instanceof ApiError && error.status === 405);
+  return (
+    error instanceof ForbiddenError ||
+    error instanceof ValidationError ||
+    (error instanceof ApiError && error.status === 405)
+  );
 }
 
 /** A refusal in a row after `previous` (of the same decision or not): parked for an hour, doubling up to a day. */
@@ -36,7 +40,10 @@ export function park(decision: Decision, error: unknown, previous: Refusal | und
 
 /** The decision as refused: a new decision for the same key (other params) is not held back by the old refusal. */
 export function fingerprintOf(decision: Pick<Decision, 'action' | 'params'>): string {
-  return createHash('sha256').update(`${decision.action}\n${JSON.stringify(decision.params)}`).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(`${decision.action}\n${JSON.stringify(decision.params)}`)
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export function parkedText(refusal: Refusal): string {
@@ -52,14 +59,20 @@ export interface ParkedDecision {
 
 /** The parked decisions among a policy's open targets (`context.unsettled`). */
 export function parkedDecisions(unsettled: readonly UnsettledTarget[]): ParkedDecision[] {
-  return unsettled.filter((target) => target.outcome === 'refused' && target.refusal !== undefined).map(({ key, action, params }) => ({ key, action, params }));
+  return unsettled
+    .filter((target) => target.outcome === 'refused' && target.refusal !== undefined)
+    .map(({ key, action, params }) => ({ key, action, params }));
 }
 
 /**
  * The key the same decision (action and params, as the executor compares them) is parked under, among the keys `ours`
  * accepts. A policy whose keys name the pass decides a refused change again under this key, so it stays parked.
  */
-export function parkedKey(parked: readonly ParkedDecision[], decision: Pick<Decision, 'action' | 'params'>, ours: (key: string) => boolean): string | undefined {
+export function parkedKey(
+  parked: readonly ParkedDecision[],
+  decision: Pick<Decision, 'action' | 'params'>,
+  ours: (key: string) => boolean,
+): string | undefined {
   const refused = fingerprintOf(decision);
   return parked.find((candidate) => ours(candidate.key) && fingerprintOf(candidate) === refused)?.key;
 }

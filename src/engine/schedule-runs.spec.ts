@@ -17,12 +17,20 @@ describe('schedule runs', () => {
 
   it('reads the schedule in its time zone', () => {
     const berlin = { cron: '0 2 * * *', timezone: 'Europe/Berlin' };
-    expect(latestRunAtOrBefore(berlin, new Date('2026-01-15T12:00:00.000Z'))?.toISOString()).toBe('2026-01-15T01:00:00.000Z');
-    expect(latestRunAtOrBefore(berlin, new Date('2026-07-15T12:00:00.000Z'))?.toISOString()).toBe('2026-07-15T00:00:00.000Z');
+    expect(latestRunAtOrBefore(berlin, new Date('2026-01-15T12:00:00.000Z'))?.toISOString()).toBe(
+      '2026-01-15T01:00:00.000Z',
+    );
+    expect(latestRunAtOrBefore(berlin, new Date('2026-07-15T12:00:00.000Z'))?.toISOString()).toBe(
+      '2026-07-15T00:00:00.000Z',
+    );
   });
 
   it('lists the next runs after a moment', () => {
     const runs = nextRuns({ cron: '0 3 * * 1-5' }, 3, new Date('2026-11-27T12:00:00.000Z'));
-    expect(runs.map((run) => run.toISOString())).toEqual(['2026-11-30T03:00:00.000Z', '2026-12-01T03:00:00.000Z', '2026-12-02T03:00:00.000Z']);
+    expect(runs.map((run) => run.toISOString())).toEqual([
+      '2026-11-30T03:00:00.000Z',
+      '2026-12-01T03:00:00.000Z',
+      '2026-12-02T03:00:00.000Z',
+    ]);
   });
 });

@@ -33,20 +33,26 @@ describe('the next pass', () => {
   it('is an extra pass only before the trigger runs again: a key rotation every 1h asking for tomorrow gets none', () => {
     // The grace period of an old key ends tomorrow; the hourly pass comes first and asks again when it is near.
     expect(extraPassAt({ every: HOUR }, [at('2026-11-25T12:21:00Z')], now)).toBeUndefined();
-    expect(extraPassAt({ every: HOUR }, [at('2026-11-24T12:50:00Z')], now)?.toISOString()).toBe('2026-11-24T12:50:00.000Z');
+    expect(extraPassAt({ every: HOUR }, [at('2026-11-24T12:50:00Z')], now)?.toISOString()).toBe(
+      '2026-11-24T12:50:00.000Z',
+    );
     // Asked for at the very time the trigger runs: that run is the pass.
     expect(extraPassAt({ every: HOUR }, [at('2026-11-24T13:00:00Z')], now)).toBeUndefined();
   });
 
   it('takes the earliest of the times asked for, for a cron schedule too', () => {
     const nightly = { cron: '0 3 * * *' };
-    expect(extraPassAt(nightly, [undefined, at('2026-11-24T14:00:00Z'), at('2026-11-24T12:25:00Z')], now)?.toISOString()).toBe('2026-11-24T12:25:00.000Z');
+    expect(
+      extraPassAt(nightly, [undefined, at('2026-11-24T14:00:00Z'), at('2026-11-24T12:25:00Z')], now)?.toISOString(),
+    ).toBe('2026-11-24T12:25:00.000Z');
     expect(extraPassAt(nightly, [at('2026-11-25T04:00:00Z')], now)).toBeUndefined();
     expect(extraPassAt(nightly, [undefined], now)).toBeUndefined();
   });
 
   it('for a schedule that never runs (30 February), any time asked for', () => {
     expect(nextTriggerRun({ cron: '0 0 30 2 *' }, now)).toBeUndefined();
-    expect(extraPassAt({ cron: '0 0 30 2 *' }, [at('2027-06-01T00:00:00Z')], now)?.toISOString()).toBe('2027-06-01T00:00:00.000Z');
+    expect(extraPassAt({ cron: '0 0 30 2 *' }, [at('2027-06-01T00:00:00Z')], now)?.toISOString()).toBe(
+      '2027-06-01T00:00:00.000Z',
+    );
   });
 });

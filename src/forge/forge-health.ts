@@ -1,7 +1,15 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, CONFIG_FILE } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
-import { ApiError, ForbiddenError, GitlabClient, isAdminView, NotFoundError, type RetryWait, UnauthorizedError } from '../gitlab';
+import {
+  ApiError,
+  ForbiddenError,
+  GitlabClient,
+  isAdminView,
+  NotFoundError,
+  type RetryWait,
+  UnauthorizedError,
+} from '../gitlab';
 import { formatDuration } from '../config/duration';
 import { ANNOUNCE_AFTER_MS, gaveUpAfter, waitingLine } from '../logging/waiting';
 import type { RetryOptions } from '../gitlab/transport/retry';
@@ -164,22 +172,31 @@ export class ForgeHealth implements OnModuleDestroy {
   private async share(status: ForgeStatus): Promise<void> {
     try {
       // Asked once, by the client that tries once: a forge that hides its version is not waited on.
-      if (status.state === 'ok' && this.version === undefined) this.version = (await this.client.version.show()).version;
+      if (status.state === 'ok' && this.version === undefined)
+        this.version = (await this.client.version.show()).version;
     } catch {
       // An older forge, or one that hides its version: the console says it is unknown.
     }
     const expiry = this.expiry?.value;
     const shared: SharedForgeStatus = {
       state: status.state,
-      ...(status.state === 'ok' ? { username: status.identity.username, administrator: status.identity.administrator } : { message: status.message }),
+      ...(status.state === 'ok'
+        ? { username: status.identity.username, administrator: status.identity.administrator }
+        : { message: status.message }),
       ...(this.version !== undefined ? { version: this.version } : {}),
-      ...(expiry?.state === 'expires' ? { token_expires_at: expiry.date } : expiry?.state === 'never' ? { token_expires_at: null } : {}),
+      ...(expiry?.state === 'expires'
+        ? { token_expires_at: expiry.date }
+        : expiry?.state === 'never'
+          ? { token_expires_at: null }
+          : {}),
       ...(expiry?.state === 'unknown' ? { token_expiry_unknown: expiry.reason } : {}),
       ...(this.token.fileState()?.pending ? { token_rotation_pending: true } : {}),
       checked_at: new Date().toISOString(),
       replica: THIS_REPLICA,
     };
-    await this.redis.set(EngineKeys.of(this.config).forgeStatus(), JSON.stringify(shared), 'EX', SHARED_STATUS_TTL_S).catch(() => undefined);
+    await this.redis
+      .set(EngineKeys.of(this.config).forgeStatus(), JSON.stringify(shared), 'EX', SHARED_STATUS_TTL_S)
+      .catch(() => undefined);
   }
 
   /** What the last look at the forge found, by whichever replica looked last; undefined when none did lately. */
@@ -226,7 +243,8 @@ export class ForgeHealth implements OnModuleDestroy {
     if (this.expiry && this.expiry.of === of && now - this.expiry.atMs < EXPIRY_READ_MS) return;
     const value = await readTokenExpiry(this.client);
     // A passing failure to read keeps what was known of this very token.
-    if (value.state === 'unknown' && value.passing && this.expiry?.of === of && this.expiry.value.state !== 'unknown') return;
+    if (value.state === 'unknown' && value.passing && this.expiry?.of === of && this.expiry.value.state !== 'unknown')
+      return;
     this.expiry = { of, atMs: now, value };
     if (value.state === 'expires') this.metrics.tokenExpiresAt.set({ token: 'active' }, expirySeconds(value.date));
     else this.metrics.tokenExpiresAt.remove({ token: 'active' });
@@ -236,7 +254,10 @@ export class ForgeHealth implements OnModuleDestroy {
 
   private scheduleCheck(): void {
     if (!this.watching) return;
-    this.timer = setTimeout(() => void this.checkAndTell().finally(() => this.scheduleCheck()), this.last?.state === 'ok' ? FORGE_CHECK_MS : FORGE_RECHECK_MS);
+    this.timer = setTimeout(
+      () => void this.checkAndTell().finally(() => this.scheduleCheck()),
+      this.last?.state === 'ok' ? FORGE_CHECK_MS : FORGE_RECHECK_MS,
+    );
     this.timer.unref();
   }
 
@@ -245,7 +266,8 @@ export class ForgeHealth implements OnModuleDestroy {
     const status = await this.check();
     if (status.state === 'ok') await this.readExpiryWhenDue();
     if (status.state === previous) return;
-    if (status.state === 'ok') this.logger.log(`the forge at ${this.config.gitlab.url} answers and accepts the token again`);
+    if (status.state === 'ok')
+      this.logger.log(`the forge at ${this.config.gitlab.url} answers and accepts the token again`);
     else this.logger.error(`${status.message}; /readyz answers 503 until it does`);
   }
 }
@@ -258,7 +280,12 @@ const EXPIRY_READ_MS = 10 * 60_000;
  * (GITLAB_URL, GITLAB_TOKEN and where the file reads them), never the token itself. `retriedForMs`, for a client that
  * retries, is its bound: a forge still unanswering is said to be so after that long.
  */
-export async function askForge(client: GitlabClient, url: string, configFile: string, retriedForMs?: number): Promise<ForgeStatus> {
+export async function askForge(
+  client: GitlabClient,
+  url: string,
+  configFile: string,
+  retriedForMs?: number,
+): Promise<ForgeStatus> {
   const started = performance.now();
   try {
     const me = await client.users.current();
@@ -280,10 +307,16 @@ export async function askForge(client: GitlabClient, url: string, configFile: st
     }
     if (error instanceof ForbiddenError && /blocked|deactivated|locked/i.test(error.message)) {
       // The forge answers a blocked account's every request with 403: no scope mends that, an administrator does.
-      return { state: 'refused', message: `the forge at ${url} refused the token (403 Forbidden: ${error.message}): the token's user is blocked; an administrator must unblock it` };
+      return {
+        state: 'refused',
+        message: `the forge at ${url} refused the token (403 Forbidden: ${error.message}): the token's user is blocked; an administrator must unblock it`,
+      };
     }
     if (error instanceof ForbiddenError) {
-      return { state: 'refused', message: `the forge at ${url} refused the token (403 Forbidden: ${error.message}): GITLAB_TOKEN needs the api scope` };
+      return {
+        state: 'refused',
+        message: `the forge at ${url} refused the token (403 Forbidden: ${error.message}): GITLAB_TOKEN needs the api scope`,
+      };
     }
     if (error instanceof NotFoundError) {
       // A web server that is not the forge, or the forge under another path: no waiting mends that.
@@ -292,11 +325,20 @@ export async function askForge(client: GitlabClient, url: string, configFile: st
         message: `${url} does not look like a GitLab API (GET /api/v4/user answered 404): check GITLAB_URL (gitlab.url in ${configFile})`,
       };
     }
-    const bound = retriedForMs === undefined ? '' : `; ${gaveUpAfter(performance.now() - started, `gitlab.start_timeout ${formatDuration(retriedForMs)}`)}`;
+    const bound =
+      retriedForMs === undefined
+        ? ''
+        : `; ${gaveUpAfter(performance.now() - started, `gitlab.start_timeout ${formatDuration(retriedForMs)}`)}`;
     if (error instanceof ApiError && error.status !== 0) {
-      return { state: 'unreachable', message: `the forge at ${url} (GITLAB_URL) cannot answer now: ${error.status} ${error.message}${bound}` };
+      return {
+        state: 'unreachable',
+        message: `the forge at ${url} (GITLAB_URL) cannot answer now: ${error.status} ${error.message}${bound}`,
+      };
     }
-    return { state: 'unreachable', message: `cannot reach the forge at ${url} (GITLAB_URL): ${error instanceof Error ? error.message : String(error)}${bound}` };
+    return {
+      state: 'unreachable',
+      message: `cannot reach the forge at ${url} (GITLAB_URL): ${error instanceof Error ? error.message : String(error)}${bound}`,
+    };
   }
 }
 
@@ -312,12 +354,22 @@ export function announceRetries(config: AppConfig, onWait: (line: string) => voi
     if (announced || deadline - Date.now() <= ANNOUNCE_AFTER_MS) return;
     announced = true;
     const why = error.status === 0 ? error.message : `it answers ${error.status} ${error.message}`;
-    onWait(waitingLine(`the forge at ${config.gitlab.url} (GITLAB_URL)`, why, deadline, `gitlab.start_timeout ${formatDuration(boundMs)}`));
+    onWait(
+      waitingLine(
+        `the forge at ${config.gitlab.url} (GITLAB_URL)`,
+        why,
+        deadline,
+        `gitlab.start_timeout ${formatDuration(boundMs)}`,
+      ),
+    );
   };
 }
 
 /** What tells this forge from another for the records in Redis (see RecordsOwner): its URL and the token's user. */
-export function forgeFingerprint(config: AppConfig, identity: TokenIdentity): { url: string; userId: number; userCreatedAt: string } {
+export function forgeFingerprint(
+  config: AppConfig,
+  identity: TokenIdentity,
+): { url: string; userId: number; userCreatedAt: string } {
   return { url: config.gitlab.url, userId: identity.userId, userCreatedAt: identity.userCreatedAt };
 }
 

@@ -29,7 +29,13 @@ class GitlabClientLifecycle implements OnApplicationShutdown {
     {
       provide: GitlabClient,
       inject: [APP_CONFIG, REDIS, MetricsService, RedisUsers, DaemonToken],
-      useFactory: (config: AppConfig, redis: RedisConnection, metrics: MetricsService, redisUsers: RedisUsers, token: DaemonToken) => {
+      useFactory: (
+        config: AppConfig,
+        redis: RedisConnection,
+        metrics: MetricsService,
+        redisUsers: RedisUsers,
+        token: DaemonToken,
+      ) => {
         const client = new GitlabClient({
           url: config.gitlab.url,
           token,

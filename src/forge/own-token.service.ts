@@ -86,7 +86,10 @@ export class OwnTokenService implements OnModuleDestroy {
   /** One run of the rotation, now (also what the timer does); never throws. */
   async rotate(): Promise<RotationOutcome | undefined> {
     if (!this.rotation || this.rotating) return undefined;
-    const run = this.rotation.run().catch((error: unknown): RotationOutcome => ({ result: 'failed', words: error instanceof Error ? error.message : String(error) }));
+    const run = this.rotation.run().catch((error: unknown): RotationOutcome => ({
+      result: 'failed',
+      words: error instanceof Error ? error.message : String(error),
+    }));
     this.rotating = run;
     try {
       const outcome = await run;
@@ -127,7 +130,8 @@ export class OwnTokenService implements OnModuleDestroy {
     if (!state) return;
     this.metrics.tokenRotationPending.set(state.pending ? 1 : 0);
     const spare = state.tokens.find((_, index) => index !== state.active);
-    if (spare?.expires_at && spare.lost === null) this.metrics.tokenExpiresAt.set({ token: 'spare' }, expirySeconds(spare.expires_at));
+    if (spare?.expires_at && spare.lost === null)
+      this.metrics.tokenExpiresAt.set({ token: 'spare' }, expirySeconds(spare.expires_at));
     else this.metrics.tokenExpiresAt.remove({ token: 'spare' });
   }
 

@@ -21,7 +21,9 @@ describe('the daemon token’s expiry', () => {
 
   it('says a token that never expires is fine, and one whose expiry cannot be read is to be watched', () => {
     expect(expiryVerdict({ state: 'never' }, now)).toEqual({ level: 'ok', words: 'does not expire' });
-    expect(expiryVerdict({ state: 'unknown', reason: 'GET /personal_access_tokens/self answered 404: …' }, now)).toEqual({
+    expect(
+      expiryVerdict({ state: 'unknown', reason: 'GET /personal_access_tokens/self answered 404: …' }, now),
+    ).toEqual({
       level: 'warning',
       words: 'its expiry cannot be read (GET /personal_access_tokens/self answered 404: …); watch it yourself',
     });

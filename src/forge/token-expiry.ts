@@ -1,4 +1,11 @@
-import { ApiError, ForbiddenError, type GitlabClient, NotFoundError, UnauthorizedError, UnexpectedAnswerError } from '../gitlab';
+import {
+  ApiError,
+  ForbiddenError,
+  type GitlabClient,
+  NotFoundError,
+  UnauthorizedError,
+  UnexpectedAnswerError,
+} from '../gitlab';
 
 /**
  * When the daemon's own token stops working, as `GET /personal_access_tokens/self` says: the forge has required an
@@ -21,7 +28,9 @@ export async function readTokenExpiry(client: GitlabClient): Promise<TokenExpiry
     const self = await client.personalAccessTokens.self();
     return self.expires_at === null ? { state: 'never' } : { state: 'expires', date: self.expires_at };
   } catch (error) {
-    const refused = error instanceof UnexpectedAnswerError || (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429);
+    const refused =
+      error instanceof UnexpectedAnswerError ||
+      (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429);
     return { state: 'unknown', reason: whyUnknown(error), ...(refused ? {} : { passing: true }) };
   }
 }
@@ -29,9 +38,12 @@ export async function readTokenExpiry(client: GitlabClient): Promise<TokenExpiry
 function whyUnknown(error: unknown): string {
   const answered = error instanceof ApiError ? `GET /personal_access_tokens/self answered ${error.status}` : '';
   // Before GitLab 15.5 there is no `self`; OAuth and CI job tokens may not read a personal access token's record.
-  if (error instanceof NotFoundError) return `${answered}: a forge before GitLab 15.5, or a token that is not a personal, project or group access token`;
-  if (error instanceof UnauthorizedError || error instanceof ForbiddenError) return `${answered}: this kind of token cannot read its own record (an OAuth or CI job token)`;
-  if (error instanceof UnexpectedAnswerError) return `the answer to GET /personal_access_tokens/self has no readable expiry: ${error.message}`;
+  if (error instanceof NotFoundError)
+    return `${answered}: a forge before GitLab 15.5, or a token that is not a personal, project or group access token`;
+  if (error instanceof UnauthorizedError || error instanceof ForbiddenError)
+    return `${answered}: this kind of token cannot read its own record (an OAuth or CI job token)`;
+  if (error instanceof UnexpectedAnswerError)
+    return `the answer to GET /personal_access_tokens/self has no readable expiry: ${error.message}`;
   return `not readable now: ${error instanceof Error ? error.message : String(error)}`;
 }
 
@@ -46,13 +58,22 @@ export function daysLeft(date: string, nowMs: number): number {
 }
 
 /** How `doctor` judges it: a failure within 7 days, a warning within 30. */
-export function expiryVerdict(expiry: TokenExpiry, nowMs: number): { level: 'ok' | 'warning' | 'failure'; words: string } {
+export function expiryVerdict(
+  expiry: TokenExpiry,
+  nowMs: number,
+): { level: 'ok' | 'warning' | 'failure'; words: string } {
   if (expiry.state === 'never') return { level: 'ok', words: 'does not expire' };
-  if (expiry.state === 'unknown') return { level: 'warning', words: `its expiry cannot be read (${expiry.reason}); watch it yourself` };
+  if (expiry.state === 'unknown')
+    return { level: 'warning', words: `its expiry cannot be read (${expiry.reason}); watch it yourself` };
   const days = daysLeft(expiry.date, nowMs);
   const remainingMs = expirySeconds(expiry.date) * 1000 - nowMs;
-  const when = remainingMs <= 0 ? `expired on ${expiry.date}` : `expires on ${expiry.date}, in ${days} day${days === 1 ? '' : 's'}`;
-  if (remainingMs <= TOKEN_EXPIRY_FAILURE_DAYS * DAY_MS) return { level: 'failure', words: `${when}: rotate it now, or the daemon stops` };
-  if (remainingMs <= TOKEN_EXPIRY_WARNING_DAYS * DAY_MS) return { level: 'warning', words: `${when}: rotate it before it lapses` };
+  const when =
+    remainingMs <= 0
+      ? `expired on ${expiry.date}`
+      : `expires on ${expiry.date}, in ${days} day${days === 1 ? '' : 's'}`;
+  if (remainingMs <= TOKEN_EXPIRY_FAILURE_DAYS * DAY_MS)
+    return { level: 'failure', words: `${when}: rotate it now, or the daemon stops` };
+  if (remainingMs <= TOKEN_EXPIRY_WARNING_DAYS * DAY_MS)
+    return { level: 'warning', words: `${when}: rotate it before it lapses` };
   return { level: 'ok', words: when };
 }

@@ -34,7 +34,15 @@ describe('TokenFile', () => {
       generation: 0,
       active: 0,
       pending: null,
-      tokens: ['glpat-aaaa', 'glpat-bbbb'].map((value) => ({ id: null, value, name: null, expires_at: null, retired_at: null, retired_generation: null, lost: null })),
+      tokens: ['glpat-aaaa', 'glpat-bbbb'].map((value) => ({
+        id: null,
+        value,
+        name: null,
+        expires_at: null,
+        retired_at: null,
+        retired_generation: null,
+        lost: null,
+      })),
     });
     write('glpat-only\n');
     expect(new TokenFile(path).readSync().tokens.map((t) => t.value)).toEqual(['glpat-only']);
@@ -45,7 +53,12 @@ describe('TokenFile', () => {
     // An existing file's mode is not what a write keeps: the new file is the daemon's alone.
     chmodSync(path, 0o600);
     const file = new TokenFile(path);
-    const state: TokenFileState = { ...(await file.read()), generation: 4, active: 1, pending: { slot: 0, id: 7, sent_at: '2025-06-02T12:00:00.000Z' } };
+    const state: TokenFileState = {
+      ...(await file.read()),
+      generation: 4,
+      active: 1,
+      pending: { slot: 0, id: 7, sent_at: '2025-06-02T12:00:00.000Z' },
+    };
     chmodSync(path, 0o644);
     await file.write(state);
     expect(statSync(path).mode & 0o777).toBe(0o600);

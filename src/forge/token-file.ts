@@ -32,7 +32,9 @@ const fileSchema = z.strictObject({
   active: z.number().int().nonnegative(),
   tokens: z.array(slotSchema).min(1).max(2),
   /** A rotation sent whose answer is not written here yet: that token must never be used, its successor is looked for. */
-  pending: z.strictObject({ slot: z.number().int().nonnegative(), id: z.number().int().positive(), sent_at: z.string() }).nullable(),
+  pending: z
+    .strictObject({ slot: z.number().int().nonnegative(), id: z.number().int().positive(), sent_at: z.string() })
+    .nullable(),
 });
 
 export type TokenSlot = z.output<typeof slotSchema>;
@@ -54,11 +56,17 @@ export class TokenFile {
 
   /** At start: the client needs a value before its first request. */
   readSync(): TokenFileState {
-    return this.parse(this.guard(() => readFileSync(this.path, 'utf8')), this.guard(() => statSync(this.path).mode));
+    return this.parse(
+      this.guard(() => readFileSync(this.path, 'utf8')),
+      this.guard(() => statSync(this.path).mode),
+    );
   }
 
   async read(): Promise<TokenFileState> {
-    const [text, info] = await Promise.all([this.guardAsync(readFile(this.path, 'utf8')), this.guardAsync(stat(this.path))]);
+    const [text, info] = await Promise.all([
+      this.guardAsync(readFile(this.path, 'utf8')),
+      this.guardAsync(stat(this.path)),
+    ]);
     return this.parse(text, info.mode);
   }
 
@@ -69,7 +77,9 @@ export class TokenFile {
 
   private parse(text: string, mode: number): TokenFileState {
     if ((mode & 0o077) !== 0) {
-      throw new TokenFileError(`token file ${this.path} may be read by other users (mode ${(mode & 0o777).toString(8)}): chmod 600 ${this.path}`);
+      throw new TokenFileError(
+        `token file ${this.path} may be read by other users (mode ${(mode & 0o777).toString(8)}): chmod 600 ${this.path}`,
+      );
     }
     if (text.trimStart().startsWith('{')) {
       let data: unknown;
@@ -83,14 +93,22 @@ export class TokenFile {
         const issue = result.error.issues[0];
         throw new TokenFileError(`token file ${this.path}: ${issue.path.join('.') || '(file)'}: ${issue.message}`);
       }
-      if (result.data.active >= result.data.tokens.length) throw new TokenFileError(`token file ${this.path}: active names no token`);
+      if (result.data.active >= result.data.tokens.length)
+        throw new TokenFileError(`token file ${this.path}: active names no token`);
       return result.data;
     }
     // One value a line, as an operator writes it; lines starting with # are notes.
-    const values = text.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+    const values = text
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
     if (values.length === 0) throw new TokenFileError(`token file ${this.path} holds no token`);
-    if (values.length > 2) throw new TokenFileError(`token file ${this.path} holds ${values.length} lines: one token, or the two tokens of a rotating pair`);
-    if (values.some((value) => /\s/.test(value))) throw new TokenFileError(`token file ${this.path}: a token is one word on its own line`);
+    if (values.length > 2)
+      throw new TokenFileError(
+        `token file ${this.path} holds ${values.length} lines: one token, or the two tokens of a rotating pair`,
+      );
+    if (values.some((value) => /\s/.test(value)))
+      throw new TokenFileError(`token file ${this.path}: a token is one word on its own line`);
     return { version: 1, generation: 0, active: 0, tokens: values.map(freshSlot), pending: null };
   }
 
@@ -112,7 +130,8 @@ export class TokenFile {
 
   private unreadable(error: unknown): TokenFileError {
     const code = (error as { code?: unknown }).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    const reason =
+      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
     return new TokenFileError(`cannot read the token file ${this.path}: ${reason}`);
   }
 }

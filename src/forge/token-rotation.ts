@@ -69,7 +69,10 @@ export class TokenRotation {
     this.deps.token.take(state);
     await this.deps.readers.say(this.deps.replica, state.generation, this.deps.clock.now());
     if (state.tokens.length < 2) {
-      return { result: 'blocked', words: `${file.path} holds one token: rotation needs a pair of the bot user's personal access tokens, one a line` };
+      return {
+        result: 'blocked',
+        words: `${file.path} holds one token: rotation needs a pair of the bot user's personal access tokens, one a line`,
+      };
     }
     state = await this.learn(state);
     if (state.pending) {
@@ -79,9 +82,11 @@ export class TokenRotation {
     }
     const spareIndex = 1 - state.active;
     const spare = state.tokens[spareIndex];
-    if (spare.lost !== null) return { result: 'blocked', words: `the spare token is lost (${spare.lost}): write a new one into ${file.path}` };
+    if (spare.lost !== null)
+      return { result: 'blocked', words: `the spare token is lost (${spare.lost}): write a new one into ${file.path}` };
     const now = this.deps.clock.now();
-    if (!this.due(state, now)) return { result: 'not_due', words: 'no token of the pair expires within token_rotation.before_expiry' };
+    if (!this.due(state, now))
+      return { result: 'not_due', words: 'no token of the pair expires within token_rotation.before_expiry' };
     const wait = await this.notYet(state, now);
     if (wait !== undefined) return { result: 'waiting', words: wait };
     // The precondition, read at the moment of acting: a spare someone revoked is not brought back.
@@ -103,7 +108,10 @@ export class TokenRotation {
     for (const [index, slot] of tokens.entries()) {
       if (slot.id !== null) continue;
       try {
-        const self = index === state.active ? await this.deps.client.personalAccessTokens.self() : await this.deps.selfOf(slot.value);
+        const self =
+          index === state.active
+            ? await this.deps.client.personalAccessTokens.self()
+            : await this.deps.selfOf(slot.value);
         tokens[index] = { ...slot, id: self.id, name: self.name, expires_at: self.expires_at };
       } catch (error) {
         if (!(error instanceof UnauthorizedError)) throw error;
@@ -115,7 +123,12 @@ export class TokenRotation {
 
   /** Due when either token of the pair expires within `before_expiry`; a pair that never expires never is. */
   private due(state: TokenFileState, nowMs: number): boolean {
-    return state.tokens.some((slot) => slot.lost === null && slot.expires_at !== null && Date.parse(`${slot.expires_at}T00:00:00Z`) - nowMs <= this.deps.rotation.before_expiry);
+    return state.tokens.some(
+      (slot) =>
+        slot.lost === null &&
+        slot.expires_at !== null &&
+        Date.parse(`${slot.expires_at}T00:00:00Z`) - nowMs <= this.deps.rotation.before_expiry,
+    );
   }
 
   /** Why the spare may still be in use somewhere: retired less than `settle` ago, or a replica not moved off it yet. */
@@ -139,30 +152,63 @@ export class TokenRotation {
    * A rotation whose answer was lost: the token named in `pending` is read again. Not revoked, the rotate never took
    * effect; revoked, its successor (active, same name, a newer id, not ours) is rotated with the active token.
    */
-  private async recover(state: TokenFileState, lease: Lease): Promise<{ state: TokenFileState } | { outcome: RotationOutcome }> {
+  private async recover(
+    state: TokenFileState,
+    lease: Lease,
+  ): Promise<{ state: TokenFileState } | { outcome: RotationOutcome }> {
     const pending = state.pending!;
     let old: PersonalAccessToken;
     try {
       old = await this.deps.client.personalAccessTokens.show(pending.id);
     } catch (error) {
       if (error instanceof NotFoundError || error instanceof UnauthorizedError) {
-        return { outcome: await this.lose(state, pending.slot, `token ${pending.id}, being rotated, is no longer on the forge`) };
+        return {
+          outcome: await this.lose(
+            state,
+            pending.slot,
+            `token ${pending.id}, being rotated, is no longer on the forge`,
+          ),
+        };
       }
-      return { outcome: { result: 'failed', words: `cannot read token ${pending.id}, whose rotation's answer was lost: ${describe(error)}` } };
+      return {
+        outcome: {
+          result: 'failed',
+          words: `cannot read token ${pending.id}, whose rotation's answer was lost: ${describe(error)}`,
+        },
+      };
     }
     if (!old.revoked) return { state: await this.write({ ...state, pending: null }) };
     let successors: PersonalAccessToken[];
     try {
-      successors = await collect(this.deps.client.personalAccessTokens.all({ user_id: old.user_id, state: 'active', search: old.name }));
+      successors = await collect(
+        this.deps.client.personalAccessTokens.all({ user_id: old.user_id, state: 'active', search: old.name }),
+      );
     } catch (error) {
-      return { outcome: { result: 'failed', words: `cannot list the tokens to find the successor of token ${old.id}: ${describe(error)}` } };
+      return {
+        outcome: {
+          result: 'failed',
+          words: `cannot list the tokens to find the successor of token ${old.id}: ${describe(error)}`,
+        },
+      };
     }
     const ours = new Set(state.tokens.map((slot) => slot.id));
     const found = successors.filter((t) => t.name === old.name && t.id > old.id && !ours.has(t.id));
-    if (found.length === 0) return { outcome: await this.lose(state, pending.slot, `token ${old.id} was revoked and no active successor of it was found`) };
+    if (found.length === 0)
+      return {
+        outcome: await this.lose(
+          state,
+          pending.slot,
+          `token ${old.id} was revoked and no active successor of it was found`,
+        ),
+      };
     if (found.length > 1) {
       const ids = found.map((t) => t.id).join(', ');
-      return { outcome: { result: 'blocked', words: `tokens ${ids} are all named "${old.name}" and newer than token ${old.id}: which one the lost answer carried cannot be told; revoke those that are not the daemon's` } };
+      return {
+        outcome: {
+          result: 'blocked',
+          words: `tokens ${ids} are all named "${old.name}" and newer than token ${old.id}: which one the lost answer carried cannot be told; revoke those that are not the daemon's`,
+        },
+      };
     }
     lease.assertHeld();
     return { outcome: await this.rotateSlot(state, pending.slot, found[0].id, 'recovered') };
@@ -172,29 +218,56 @@ export class TokenRotation {
    * Rotates token `tokenId` into slot `index` with the active token: `pending` is written first, the new value as soon
    * as it arrives, and the new token becomes the active one. A write that fails leaves `pending`, as a lost answer does.
    */
-  private async rotateSlot(state: TokenFileState, index: number, tokenId: number, result: 'rotated' | 'recovered'): Promise<RotationOutcome> {
+  private async rotateSlot(
+    state: TokenFileState,
+    index: number,
+    tokenId: number,
+    result: 'rotated' | 'recovered',
+  ): Promise<RotationOutcome> {
     const now = this.deps.clock.now();
-    const sent = await this.write({ ...state, pending: { slot: index, id: tokenId, sent_at: new Date(now).toISOString() } });
+    const sent = await this.write({
+      ...state,
+      pending: { slot: index, id: tokenId, sent_at: new Date(now).toISOString() },
+    });
     const expiresAt = new Date(now + this.deps.rotation.lifetime).toISOString().slice(0, 10);
     let answer;
     try {
       answer = await this.deps.client.personalAccessTokens.rotate(tokenId, { expires_at: expiresAt });
     } catch (error) {
       if (mayHaveActed(error)) {
-        return { result: 'answer_lost', words: `the answer to the rotation of token ${tokenId} may be lost (${describe(error)}); its successor is looked for at the next run, the active token goes on` };
+        return {
+          result: 'answer_lost',
+          words: `the answer to the rotation of token ${tokenId} may be lost (${describe(error)}); its successor is looked for at the next run, the active token goes on`,
+        };
       }
       await this.write({ ...sent, pending: null });
       return { result: 'failed', words: `the forge did not rotate token ${tokenId}: ${describe(error)}` };
     }
     redactor.addSecret(answer.token);
     const tokens = [...sent.tokens];
-    tokens[index] = { id: answer.id, value: answer.token, name: answer.name, expires_at: answer.expires_at, retired_at: null, retired_generation: null, lost: null };
+    tokens[index] = {
+      id: answer.id,
+      value: answer.token,
+      name: answer.name,
+      expires_at: answer.expires_at,
+      retired_at: null,
+      retired_generation: null,
+      lost: null,
+    };
     if (sent.active !== index) {
-      tokens[sent.active] = { ...tokens[sent.active], retired_at: new Date(now).toISOString(), retired_generation: sent.generation + 1 };
+      tokens[sent.active] = {
+        ...tokens[sent.active],
+        retired_at: new Date(now).toISOString(),
+        retired_generation: sent.generation + 1,
+      };
     }
     await this.write({ ...sent, active: index, tokens, pending: null });
-    const how = result === 'recovered' ? `recovered the lost rotation: rotated successor ${tokenId}` : `rotated token ${tokenId}`;
-    return { result, words: `${how} into token ${answer.id}, expiring ${answer.expires_at}; requests use it from now on` };
+    const how =
+      result === 'recovered' ? `recovered the lost rotation: rotated successor ${tokenId}` : `rotated token ${tokenId}`;
+    return {
+      result,
+      words: `${how} into token ${answer.id}, expiring ${answer.expires_at}; requests use it from now on`,
+    };
   }
 
   /** A slot given up: said in the file, and no longer rotated until an operator writes a new token. */
@@ -202,7 +275,10 @@ export class TokenRotation {
     const tokens = [...state.tokens];
     tokens[index] = { ...tokens[index], lost: why };
     await this.write({ ...state, tokens, pending: state.pending?.slot === index ? null : state.pending });
-    return { result: 'blocked', words: `${why}: the daemon goes on with the active token; write a new spare into ${this.deps.token.file?.path}` };
+    return {
+      result: 'blocked',
+      words: `${why}: the daemon goes on with the active token; write a new spare into ${this.deps.token.file?.path}`,
+    };
   }
 
   /** The next generation of the file, written (0600, atomically) and used at once. */
@@ -237,10 +313,16 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 
 /** What `doctor` says of a rotating pair: a lost answer or a lost token is a failure, the spare's expiry is judged. */
-export function tokenFileChecks(state: TokenFileState, nowMs: number): { ok: boolean; warning?: boolean; line: string }[] {
+export function tokenFileChecks(
+  state: TokenFileState,
+  nowMs: number,
+): { ok: boolean; warning?: boolean; line: string }[] {
   const checks: { ok: boolean; warning?: boolean; line: string }[] = [];
   if (state.pending) {
-    checks.push({ ok: false, line: `token rotation: the answer to the rotation of token ${state.pending.id} (sent ${state.pending.sent_at}) was not written; the daemon looks for its successor at its next run` });
+    checks.push({
+      ok: false,
+      line: `token rotation: the answer to the rotation of token ${state.pending.id} (sent ${state.pending.sent_at}) was not written; the daemon looks for its successor at its next run`,
+    });
   }
   state.tokens.forEach((slot, index) => {
     if (index === state.active) return;
@@ -249,7 +331,11 @@ export function tokenFileChecks(state: TokenFileState, nowMs: number): { ok: boo
       checks.push({ ok: false, line: `${name}: lost (${slot.lost}); write a new one into the token file` });
     } else if (slot.expires_at !== null) {
       const verdict = expiryVerdict({ state: 'expires', date: slot.expires_at }, nowMs);
-      checks.push({ ok: verdict.level !== 'failure', warning: verdict.level === 'warning', line: `${name}: ${verdict.words}` });
+      checks.push({
+        ok: verdict.level !== 'failure',
+        warning: verdict.level === 'warning',
+        line: `${name}: ${verdict.words}`,
+      });
     }
   });
   return checks;

@@ -29,7 +29,9 @@ export class HealthController {
    * runs, and a restart would fail on it.
    */
   @Get('readyz')
-  async ready(@Res({ passthrough: true }) response: Response): Promise<{ status: string; checks: Record<string, string> }> {
+  async ready(
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<{ status: string; checks: Record<string, string> }> {
     const redis = await this.redis.answers();
     const engine = this.engine.readiness();
     const forge = this.forge.status();

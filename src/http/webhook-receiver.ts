@@ -40,7 +40,8 @@ export class WebhookReceiver implements OnModuleInit {
 
   /** Registered before Nest adds its not-found handler (its router hooks come after the init hooks). */
   onModuleInit(): void {
-    const adapter = this.adapterHost.httpAdapter as { post?(path: string, handler: (request: Request, response: Response) => void): void } | undefined;
+    const adapter = this.adapterHost.httpAdapter as
+      { post?(path: string, handler: (request: Request, response: Response) => void): void } | undefined;
     if (!this.config.webhooks.enabled || !adapter?.post) return;
     adapter.post(this.config.webhooks.path, (request: Request, response: Response) => {
       void this.receive(request, response).catch((error: unknown) => {
@@ -56,12 +57,14 @@ export class WebhookReceiver implements OnModuleInit {
       this.metrics.webhookDeliveries.inc({ event: label, result });
       response.status(status).json(body);
     };
-    if (!this.tokenMatches(request.header('x-gitlab-token'))) return answer(401, 'unauthorized', { message: '401 Unauthorized' });
+    if (!this.tokenMatches(request.header('x-gitlab-token')))
+      return answer(401, 'unauthorized', { message: '401 Unauthorized' });
     if (!/^application\/json\s*(;|$)/i.test(request.header('content-type') ?? '')) {
       return answer(415, 'rejected', { message: 'expected Content-Type: application/json' });
     }
     const raw = await readBody(request, WEBHOOK_BODY_LIMIT);
-    if (raw === undefined) return answer(413, 'rejected', { message: `the body is larger than ${WEBHOOK_BODY_LIMIT} bytes` });
+    if (raw === undefined)
+      return answer(413, 'rejected', { message: `the body is larger than ${WEBHOOK_BODY_LIMIT} bytes` });
     let body: unknown;
     try {
       body = JSON.parse(raw.toString('utf8'));
@@ -72,19 +75,29 @@ export class WebhookReceiver implements OnModuleInit {
     if ('ignored' in read) return answer(200, 'ignored', { status: 'ignored', reason: read.ignored });
 
     // Newer forges send an Idempotency-Key that stays the same when a delivery is sent again; older ones the event's UUID.
-    const identity = request.header('idempotency-key') || request.header('x-gitlab-event-uuid') || createHash('sha256').update(raw).digest('hex');
+    const identity =
+      request.header('idempotency-key') ||
+      request.header('x-gitlab-event-uuid') ||
+      createHash('sha256').update(raw).digest('hex');
     const id = createHash('sha256').update(identity).digest('hex');
     try {
-      if (!(await this.deliveries.first(id, this.clock.now()))) return answer(200, 'duplicate', { status: 'duplicate' });
+      if (!(await this.deliveries.first(id, this.clock.now())))
+        return answer(200, 'duplicate', { status: 'duplicate' });
       try {
-        await this.queue.enqueue(forgeEventJob, { event: read.event, receivedAt: this.clock.now() }, { jobId: `webhook:${id}`, attempts: 3 });
+        await this.queue.enqueue(
+          forgeEventJob,
+          { event: read.event, receivedAt: this.clock.now() },
+          { jobId: `webhook:${id}`, attempts: 3 },
+        );
       } catch (error) {
         // Not queued, so not seen either: the forge's next attempt must get through.
         await this.deliveries.forget(id).catch(() => undefined);
         throw error;
       }
     } catch (error) {
-      this.logger.warn(`webhook delivery not queued (the forge will send it again): ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.warn(
+        `webhook delivery not queued (the forge will send it again): ${error instanceof Error ? error.message : String(error)}`,
+      );
       return answer(503, 'unavailable', { message: 'cannot queue the delivery now; send it again' });
     }
     return answer(200, 'accepted', { status: 'accepted' });

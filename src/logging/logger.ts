@@ -6,7 +6,13 @@ import { redactor, type Redactor } from './redact';
 export { LOG_FORMATS, LOG_LEVEL_NAMES, type LogFormat } from './levels';
 
 /** Nest's own start-up chatter ("dependencies initialized", routes mapped) is debug detail, not news. */
-const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+const FRAMEWORK_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
 const COLORS = { fatal: 'magenta', error: 'red', warn: 'yellow', info: 'green', debug: 'blue', verbose: 'gray' };
 
 export interface LoggerOptions {
@@ -88,9 +94,7 @@ export class AppLogger implements LoggerService {
   }
 
   setLogLevels(levels: LogLevel[]): void {
-    const mostVerbose = levels
-      .map((level) => parseLogLevel(level))
-      .sort((a, b) => LEVELS[b] - LEVELS[a])[0];
+    const mostVerbose = levels.map((level) => parseLogLevel(level)).sort((a, b) => LEVELS[b] - LEVELS[a])[0];
     if (mostVerbose) this.winston.level = mostVerbose;
   }
 

@@ -2,10 +2,12 @@ export const REDACTED = '[REDACTED]';
 
 // Token formats the forge issues (personal, OAuth, deploy, runner, CI job, trigger, feed, incoming mail, agent,
 // service account...): the prefix stays visible, which helps an operator tell which credential was involved.
-const FORGE_TOKEN = /\b(gl(?:pat|oas|dt|rt|rtr|cbt|ptt|ft|imt|agent|soat|ffct|tst|wt)-)[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)*/g;
+const FORGE_TOKEN =
+  /\b(gl(?:pat|oas|dt|rt|rtr|cbt|ptt|ft|imt|agent|soat|ffct|tst|wt)-)[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)*/g;
 const RUNNER_REGISTRATION_TOKEN = /\bGR1348941[A-Za-z0-9_-]{10,}/g;
 // `PRIVATE-TOKEN: x`, `"JOB-TOKEN":"x"`, `Authorization: Bearer x` in free text (request dumps, error messages).
-const HEADER_VALUE = /\b(private[-_]token|job[-_]token|authorization)(["']?\s*[:=]\s*["']?)((?:bearer|basic|token)\s+)?([^\s"',;}&]+)/gi;
+const HEADER_VALUE =
+  /\b(private[-_]token|job[-_]token|authorization)(["']?\s*[:=]\s*["']?)((?:bearer|basic|token)\s+)?([^\s"',;}&]+)/gi;
 // `?private_token=x` / `&token=x` in URLs.
 const URL_TOKEN = /([?&](?:private_token|access_token|job_token|token|password|secret)=)[^&#\s"']+/gi;
 // `scheme://user:password@host`, as in redis://:password@host.
@@ -15,7 +17,8 @@ const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@/\s]+@/gi;
 const PRIVATE_KEY_BLOCK = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(-----END \1PRIVATE KEY-----|$)/g;
 
 /** Keys whose values are secrets whatever they look like. */
-const SECRET_KEY = /^(private[-_]?token|job[-_]?token|access[-_]?token|token|authorization|password|secret|private[-_]?key|privatekey|cookie|set-cookie)$/i;
+const SECRET_KEY =
+  /^(private[-_]?token|job[-_]?token|access[-_]?token|token|authorization|password|secret|private[-_]?key|privatekey|cookie|set-cookie)$/i;
 
 /**
  * Masks secrets in anything about to be logged or written to the audit trail: values the daemon was configured with
@@ -45,7 +48,11 @@ export class Redactor {
       .replace(PRIVATE_KEY_BLOCK, `[${REDACTED} $1PRIVATE KEY]`)
       .replace(FORGE_TOKEN, `$1${REDACTED}`)
       .replace(RUNNER_REGISTRATION_TOKEN, REDACTED)
-      .replace(HEADER_VALUE, (_all, name: string, separator: string, scheme: string | undefined) => `${name}${separator}${scheme ?? ''}${REDACTED}`)
+      .replace(
+        HEADER_VALUE,
+        (_all, name: string, separator: string, scheme: string | undefined) =>
+          `${name}${separator}${scheme ?? ''}${REDACTED}`,
+      )
       .replace(URL_TOKEN, `$1${REDACTED}`)
       .replace(URL_PASSWORD, `$1${REDACTED}@`);
   }

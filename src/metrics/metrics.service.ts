@@ -141,7 +141,7 @@ export class MetricsService {
     });
     this.redisDataLost = new Counter({
       name: 'forgewarden_redis_data_lost_total',
-      help: 'Times Redis was found without the daemon\'s data (restarted empty, failed over, flushed); schedules were made again.',
+      help: "Times Redis was found without the daemon's data (restarted empty, failed over, flushed); schedules were made again.",
       registers: [this.registry],
     });
     this.passes = new Counter({
@@ -170,7 +170,7 @@ export class MetricsService {
     });
     this.policyInterval = new Gauge({
       name: 'forgewarden_policy_interval_seconds',
-      help: 'The policy\'s interval, or the longest gap between two runs of its cron schedule.',
+      help: "The policy's interval, or the longest gap between two runs of its cron schedule.",
       labelNames: ['policy'],
       registers: [this.registry],
     });

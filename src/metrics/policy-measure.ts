@@ -18,4 +18,3 @@ export interface PolicyMeasure {
    */
   readonly notice?: (labels: Readonly<Record<string, string>>) => string;
 }
-

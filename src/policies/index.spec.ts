@@ -9,7 +9,14 @@ import { POLICIES, POLICY_TYPES, policyType } from '.';
 
 describe('the list of policy types', () => {
   it('validates the policy file against the definitions of the runners the engine runs', () => {
-    expect(POLICY_TYPES).toEqual([jobRetryPolicy, registryCleanupPolicy, accessRequestsPolicy, keyRotationPolicy, projectSettingsPolicy, groupBackupPolicy]);
+    expect(POLICY_TYPES).toEqual([
+      jobRetryPolicy,
+      registryCleanupPolicy,
+      accessRequestsPolicy,
+      keyRotationPolicy,
+      projectSettingsPolicy,
+      groupBackupPolicy,
+    ]);
     expect(POLICY_TYPES).toEqual(POLICIES.map((runner) => runner.definition));
   });
 
@@ -19,7 +26,9 @@ describe('the list of policy types', () => {
       expect(registry.get(runner.definition.type)).toBe(runner);
       expect(policyType(runner.definition.type)).toBe(runner);
     }
-    expect(() => new KnownPolicies([...POLICIES, ...POLICIES.slice(0, 1)])).toThrow('policy type "job_retry" is registered twice');
+    expect(() => new KnownPolicies([...POLICIES, ...POLICIES.slice(0, 1)])).toThrow(
+      'policy type "job_retry" is registered twice',
+    );
     expect(policyType('nope')).toBeUndefined();
   });
 });

@@ -46,7 +46,8 @@ export class RecordedPeople {
     } else if (resource === 'users') this.add(value as Seen);
     else if (resource === 'sshKeys') {
       const owner = method === 'all' ? this.bot?.id : Number(args[0]);
-      if (owner !== undefined && Number.isInteger(owner)) this.keys.set(owner, [...(this.keys.get(owner) ?? []), value as SshKey]);
+      if (owner !== undefined && Number.isInteger(owner))
+        this.keys.set(owner, [...(this.keys.get(owner) ?? []), value as SshKey]);
     } else if (resource === 'groupAccessRequests' || resource === 'projectAccessRequests') this.named(value as Seen);
   }
 
@@ -88,8 +89,8 @@ export class RecordedPeople {
     const bot = this.bot;
     const users = [...this.seen.values()].sort((a, b) => (a.id === bot?.id ? -1 : b.id === bot?.id ? 1 : a.id - b.id));
     return users.map((user) => {
-      const string = (field: string): string | undefined => (typeof user[field] === 'string' ? (user[field]) : undefined);
-      const flag = (field: string): boolean | undefined => (typeof user[field] === 'boolean' ? (user[field]) : undefined);
+      const string = (field: string): string | undefined => (typeof user[field] === 'string' ? user[field] : undefined);
+      const flag = (field: string): boolean | undefined => (typeof user[field] === 'boolean' ? user[field] : undefined);
       const email = string('email');
       const state = string('state');
       const twoFactor = flag('two_factor_enabled');
@@ -99,16 +100,26 @@ export class RecordedPeople {
         id: user.id,
         username: user.username,
         ...(string('name') !== undefined ? { name: anonymise ? `User ${user.id}` : string('name') } : {}),
-        ...(email !== undefined ? { email: anonymise ? `user-${user.id}${email.slice(email.lastIndexOf('@'))}` : email } : {}),
+        ...(email !== undefined
+          ? { email: anonymise ? `user-${user.id}${email.slice(email.lastIndexOf('@'))}` : email }
+          : {}),
         ...(user.id === bot?.id ? { tokens: [this.facts.token] } : {}),
         admin: user.is_admin === true,
-        ...(state !== undefined && (USER_STATES as readonly string[]).includes(state) ? { state: state as WorldUser['state'] } : {}),
+        ...(state !== undefined && (USER_STATES as readonly string[]).includes(state)
+          ? { state: state as WorldUser['state'] }
+          : {}),
         ...(twoFactor !== undefined ? { two_factor: twoFactor } : {}),
         ...(external !== undefined ? { external } : {}),
         ...(flag('bot') === true ? { bot: true } : {}),
         ...(typeof confirmed === 'string' || confirmed === null ? { confirmed_at: confirmed } : {}),
         ...(string('created_at') !== undefined ? { created_at: string('created_at') } : {}),
-        ssh_keys: (this.keys.get(user.id) ?? []).map((key) => ({ id: key.id, title: key.title, key: key.key, created_at: key.created_at, expires_at: key.expires_at ?? null })),
+        ssh_keys: (this.keys.get(user.id) ?? []).map((key) => ({
+          id: key.id,
+          title: key.title,
+          key: key.key,
+          created_at: key.created_at,
+          expires_at: key.expires_at ?? null,
+        })),
       };
     });
   }

@@ -1,7 +1,12 @@
 import type { ProjectApprovalRule, ProjectApprovalSettings } from '../gitlab/types/approvals';
 import type { AccessRequest } from '../gitlab/types/access-requests';
 import type { Group } from '../gitlab/types/groups';
-import { integrationParameters, INTEGRATION_EVENT_FLAGS, INTEGRATION_SLUGS, type IntegrationSlug } from '../gitlab/types/integrations';
+import {
+  integrationParameters,
+  INTEGRATION_EVENT_FLAGS,
+  INTEGRATION_SLUGS,
+  type IntegrationSlug,
+} from '../gitlab/types/integrations';
 import type { Job, TraceTail } from '../gitlab/types/jobs';
 import type { DeployKey } from '../gitlab/types/keys';
 import type { Project, SimpleProject } from '../gitlab/types/projects';
@@ -88,10 +93,14 @@ export class RecordedWorld {
       }
     };
     for (const [ref, id] of this.projectRefs) if (id === undefined) wanted(ref);
-    for (const project of this.projects.values()) if (!('visibility' in project) && this.projectRefs.get(refKey(project.id)) !== -1) wanted(project.id);
+    for (const project of this.projects.values())
+      if (!('visibility' in project) && this.projectRefs.get(refKey(project.id)) !== -1) wanted(project.id);
     const groups = new Set<string>();
     for (const [ref, id] of this.groupRefs) if (id === undefined) groups.add(ref);
-    const paths = [...this.fullProjects().map((project) => project.namespace.full_path), ...[...this.groups.values()].map((group) => group.full_path)];
+    const paths = [
+      ...this.fullProjects().map((project) => project.namespace.full_path),
+      ...[...this.groups.values()].map((group) => group.full_path),
+    ];
     for (const path of paths) {
       const segments = path.split('/');
       for (let end = 1; end <= segments.length; end++) {
@@ -103,7 +112,9 @@ export class RecordedWorld {
   }
 
   private fullProjects(): Project[] {
-    return [...this.projects.values()].filter((project): project is Project => 'visibility' in project && this.projectRefs.get(refKey(project.id)) !== -1);
+    return [...this.projects.values()].filter(
+      (project): project is Project => 'visibility' in project && this.projectRefs.get(refKey(project.id)) !== -1,
+    );
   }
 
   private projectId(ref: unknown): number | undefined {
@@ -140,7 +151,11 @@ export class RecordedWorld {
     // Users and groups given access by id must be in the world too.
     if (resource === 'protectedBranches') {
       const branch = value as ProtectedBranch;
-      for (const entry of [...branch.push_access_levels, ...branch.merge_access_levels, ...(branch.unprotect_access_levels ?? [])]) {
+      for (const entry of [
+        ...branch.push_access_levels,
+        ...branch.merge_access_levels,
+        ...(branch.unprotect_access_levels ?? []),
+      ]) {
         if (entry.user_id != null) this.people.username(entry.user_id);
         if (entry.group_id != null) group(entry.group_id);
       }
@@ -169,14 +184,22 @@ export class RecordedWorld {
 
   private of(resource: string, method: string, projectId?: number): Answer[] {
     return this.answers.filter(
-      (answer) => answer.resource === resource && answer.method === method && (projectId === undefined || this.projectId(answer.args[0]) === projectId),
+      (answer) =>
+        answer.resource === resource &&
+        answer.method === method &&
+        (projectId === undefined || this.projectId(answer.args[0]) === projectId),
     );
   }
 
   private group(group: Group): WorldGroup {
-    const parent = group.full_path.includes('/') ? group.full_path.slice(0, group.full_path.lastIndexOf('/')) : undefined;
+    const parent = group.full_path.includes('/')
+      ? group.full_path.slice(0, group.full_path.lastIndexOf('/'))
+      : undefined;
     const requests = this.answers
-      .filter((answer) => answer.resource === 'groupAccessRequests' && this.groupRefs.get(refKey(answer.args[0])) === group.id)
+      .filter(
+        (answer) =>
+          answer.resource === 'groupAccessRequests' && this.groupRefs.get(refKey(answer.args[0])) === group.id,
+      )
       .map((answer) => answer.value as AccessRequest);
     return {
       id: group.id,
@@ -221,7 +244,11 @@ export class RecordedWorld {
   private pipelines(projectId: number): WorldPipeline[] {
     const jobs = new Map<number, Job>();
     const parents = new Map<number, number>();
-    for (const answer of [...this.of('jobs', 'all', projectId), ...this.of('jobs', 'show', projectId), ...this.of('jobs', 'allForPipeline', projectId)]) {
+    for (const answer of [
+      ...this.of('jobs', 'all', projectId),
+      ...this.of('jobs', 'show', projectId),
+      ...this.of('jobs', 'allForPipeline', projectId),
+    ]) {
       const job = answer.value as Job;
       jobs.set(job.id, job);
       const listedFor = answer.method === 'allForPipeline' ? Number(answer.args[1]) : undefined;
@@ -232,7 +259,11 @@ export class RecordedWorld {
       const key = `${job.pipeline.id}:${job.name}`;
       newest.set(key, Math.max(newest.get(key) ?? 0, job.id));
     }
-    const logs = new Map(this.of('jobs', 'traceTail', projectId).map((answer) => [Number(answer.args[1]), answer.value as TraceTail] as const));
+    const logs = new Map(
+      this.of('jobs', 'traceTail', projectId).map(
+        (answer) => [Number(answer.args[1]), answer.value as TraceTail] as const,
+      ),
+    );
     const pipelines = new Map<number, WorldPipeline & { jobs: WorldJob[] }>();
     for (const job of [...jobs.values()].sort((a, b) => a.id - b.id)) {
       let pipeline = pipelines.get(job.pipeline.id);
@@ -269,7 +300,11 @@ export class RecordedWorld {
     }
     // A parent's own pipeline holds no job the reads saw: it is declared too, for its child to name it.
     for (const parent of parents.values()) if (!pipelines.has(parent)) pipelines.set(parent, { id: parent, jobs: [] });
-    return [...pipelines.values()].sort((a, b) => (a.parent_pipeline !== undefined ? 1 : 0) - (b.parent_pipeline !== undefined ? 1 : 0) || (a.id ?? 0) - (b.id ?? 0));
+    return [...pipelines.values()].sort(
+      (a, b) =>
+        (a.parent_pipeline !== undefined ? 1 : 0) - (b.parent_pipeline !== undefined ? 1 : 0) ||
+        (a.id ?? 0) - (b.id ?? 0),
+    );
   }
 
   private registry(projectId: number): NonNullable<WorldProject['registry']> {
@@ -281,10 +316,15 @@ export class RecordedWorld {
     return [...repositories.values()].map((repository) => {
       const detail = new Map(
         this.answers
-          .filter((answer) => answer.resource === 'registry' && answer.method === 'showTag' && answer.args[1] === repository.id)
+          .filter(
+            (answer) =>
+              answer.resource === 'registry' && answer.method === 'showTag' && answer.args[1] === repository.id,
+          )
           .map((answer) => [(answer.value as RegistryTag).name, answer.value as RegistryTag] as const),
       );
-      const names = this.answers.filter((answer) => answer.resource === 'registry' && answer.method === 'allTags' && answer.args[1] === repository.id);
+      const names = this.answers.filter(
+        (answer) => answer.resource === 'registry' && answer.method === 'allTags' && answer.args[1] === repository.id,
+      );
       return {
         id: repository.id,
         name: repository.name,
@@ -292,17 +332,28 @@ export class RecordedWorld {
         tags: names.map((answer) => {
           const name = (answer.value as { name: string }).name;
           const tag = detail.get(name);
-          return { name, created_at: tag?.created_at ?? null, ...(tag && /^sha256:[0-9a-f]{64}$/.test(tag.digest) ? { digest: tag.digest, total_size: tag.total_size } : {}) };
+          return {
+            name,
+            created_at: tag?.created_at ?? null,
+            ...(tag && /^sha256:[0-9a-f]{64}$/.test(tag.digest)
+              ? { digest: tag.digest, total_size: tag.total_size }
+              : {}),
+          };
         }),
       };
     });
   }
 
-  private protectedBranches(projectId: number, groupPaths: ReadonlyMap<number, string>): NonNullable<WorldProject['protected_branches']> {
+  private protectedBranches(
+    projectId: number,
+    groupPaths: ReadonlyMap<number, string>,
+  ): NonNullable<WorldProject['protected_branches']> {
     return this.of('protectedBranches', 'all', projectId).map((answer) => {
       const branch = answer.value as ProtectedBranch;
       const entries = (list: ProtectedBranch['push_access_levels']) => ({
-        level: list.find((entry) => entry.access_level !== null && entry.user_id == null && entry.group_id == null)?.access_level ?? 40,
+        level:
+          list.find((entry) => entry.access_level !== null && entry.user_id == null && entry.group_id == null)
+            ?.access_level ?? 40,
         allowed: list.flatMap((entry): Array<{ user: string } | { group: string }> => {
           const user = entry.user_id != null ? this.people.username(entry.user_id) : undefined;
           const group = entry.group_id != null ? groupPaths.get(entry.group_id) : undefined;
@@ -327,10 +378,21 @@ export class RecordedWorld {
     });
   }
 
-  private approvals(projectId: number, groupPaths: ReadonlyMap<number, string>): Pick<WorldProject, 'approval_settings' | 'approval_rules'> {
-    const [settings] = this.of('projectApprovalSettings', 'show', projectId).map((answer) => answer.value as ProjectApprovalSettings);
-    const rules = this.of('projectApprovalRules', 'all', projectId).map((answer) => answer.value as ProjectApprovalRule);
-    const branchNames = new Map(this.of('protectedBranches', 'all', projectId).map((answer) => [(answer.value as ProtectedBranch).id, (answer.value as ProtectedBranch).name] as const));
+  private approvals(
+    projectId: number,
+    groupPaths: ReadonlyMap<number, string>,
+  ): Pick<WorldProject, 'approval_settings' | 'approval_rules'> {
+    const [settings] = this.of('projectApprovalSettings', 'show', projectId).map(
+      (answer) => answer.value as ProjectApprovalSettings,
+    );
+    const rules = this.of('projectApprovalRules', 'all', projectId).map(
+      (answer) => answer.value as ProjectApprovalRule,
+    );
+    const branchNames = new Map(
+      this.of('protectedBranches', 'all', projectId).map(
+        (answer) => [(answer.value as ProtectedBranch).id, (answer.value as ProtectedBranch).name] as const,
+      ),
+    );
     for (const rule of rules) for (const user of rule.users) this.people.named({ ...user });
     return {
       ...(settings
@@ -359,8 +421,16 @@ export class RecordedWorld {
 
   /** Each integration as listed and read; its secret parameters replaced, whatever the forge showed of them. */
   private integrations(projectId: number): NonNullable<WorldProject['integrations']> {
-    const listed = new Map(this.of('integrations', 'all', projectId).flatMap((answer) => (answer.value as Array<Record<string, unknown>>).map((entry) => [String(entry.slug), entry] as const)));
-    const shown = new Map(this.of('integrations', 'show', projectId).map((answer) => [String(answer.args[1]), answer.value as Record<string, unknown>] as const));
+    const listed = new Map(
+      this.of('integrations', 'all', projectId).flatMap((answer) =>
+        (answer.value as Array<Record<string, unknown>>).map((entry) => [String(entry.slug), entry] as const),
+      ),
+    );
+    const shown = new Map(
+      this.of('integrations', 'show', projectId).map(
+        (answer) => [String(answer.args[1]), answer.value as Record<string, unknown>] as const,
+      ),
+    );
     const slugs = INTEGRATION_SLUGS.filter((slug) => listed.has(slug) || shown.has(slug));
     return slugs.map((slug: IntegrationSlug) => {
       const answer = { ...listed.get(slug), ...shown.get(slug) };
@@ -372,9 +442,12 @@ export class RecordedWorld {
         const value = seen[name];
         if (parameter.secret) {
           if (value !== undefined || parameter.required) properties[name] = REPLACED_SECRET;
-        } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') properties[name] = value;
+        } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+          properties[name] = value;
       }
-      const events = Object.fromEntries(INTEGRATION_EVENT_FLAGS.flatMap((flag) => (typeof answer[flag] === 'boolean' ? [[flag, answer[flag]]] : [])));
+      const events = Object.fromEntries(
+        INTEGRATION_EVENT_FLAGS.flatMap((flag) => (typeof answer[flag] === 'boolean' ? [[flag, answer[flag]]] : [])),
+      );
       return { id: Number(answer.id), slug, active: answer.active === true, events, properties };
     });
   }
@@ -390,6 +463,12 @@ export class RecordedWorld {
       entry.projects.push({ project: project.path_with_namespace, can_push: key.can_push });
       keys.set(key.id, entry);
     }
-    return [...keys.values()].map(({ key, projects }) => ({ id: key.id, title: key.title, key: key.key, created_at: key.created_at, projects }));
+    return [...keys.values()].map(({ key, projects }) => ({
+      id: key.id,
+      title: key.title,
+      key: key.key,
+      created_at: key.created_at,
+      projects,
+    }));
   }
 }

@@ -60,13 +60,17 @@ export async function recordWorld(options: RecordOptions): Promise<Recording> {
   const logger = new Logger(`record:${options.policy.name}`);
   try {
     const me = await client.users.current();
-    const config = options.runner.withFolders?.(options.policy, (key) => {
-      const folder = join(folders, key);
-      mkdirSync(folder, { recursive: true });
-      return folder;
-    }) ?? options.policy;
+    const config =
+      options.runner.withFolders?.(options.policy, (key) => {
+        const folder = join(folders, key);
+        mkdirSync(folder, { recursive: true });
+        return folder;
+      }) ?? options.policy;
     const clock: Clock = { ...systemClock, now: () => options.now.getTime() };
-    const bounded = new BoundedDiscovery(new ProjectDiscovery(client, new MemoryDiscoveryCache(), clock, 10 * 60_000, logger), options.maxProjects);
+    const bounded = new BoundedDiscovery(
+      new ProjectDiscovery(client, new MemoryDiscoveryCache(), clock, 10 * 60_000, logger),
+      options.maxProjects,
+    );
     const context = handContext(client, config, new MemoryPolicyState(), {
       now: options.now,
       clock: { now: () => new Date(options.now), sleep: (ms) => systemClock.sleep(ms) },
@@ -83,19 +87,40 @@ export async function recordWorld(options: RecordOptions): Promise<Recording> {
     let cut = bounded.cut;
     for (let round = 0; round < COMPLETION_ROUNDS; round++) {
       // Built again from every answer so far: each round's reads name what the next round reads.
-      const missing = new RecordedWorld(answers, { token: RECORDED_TOKEN, levels: noRoles }, unreadable).missing(options.maxProjects);
+      const missing = new RecordedWorld(answers, { token: RECORDED_TOKEN, levels: noRoles }, unreadable).missing(
+        options.maxProjects,
+      );
       if (round === 0) cut += missing.cut;
       if (missing.projects.length + missing.groups.length + missing.users.length === 0) break;
-      for (const ref of missing.projects) await readOrDrop(() => client.projects.show(ref as ProjectRef), () => unreadable.projects.add(String(ref)));
-      for (const ref of missing.groups) await readOrDrop(() => client.groups.show(ref as string, { with_projects: false }), () => unreadable.groups.add(String(ref)));
-      for (const id of missing.users) await readOrDrop(() => client.users.show(id), () => unreadable.users.add(id));
+      for (const ref of missing.projects)
+        await readOrDrop(
+          () => client.projects.show(ref as ProjectRef),
+          () => unreadable.projects.add(String(ref)),
+        );
+      for (const ref of missing.groups)
+        await readOrDrop(
+          () => client.groups.show(ref as string, { with_projects: false }),
+          () => unreadable.groups.add(String(ref)),
+        );
+      for (const id of missing.users)
+        await readOrDrop(
+          () => client.users.show(id),
+          () => unreadable.users.add(id),
+        );
     }
     const levels = isAdminView(me) && me.is_admin ? noRoles : await roles(options.client, answers);
     const recorded = new RecordedWorld(answers, { token: RECORDED_TOKEN, levels }, unreadable);
     const built = recorded.build(options.now.toISOString(), { anonymise: options.anonymise });
     // The world must be one the sandbox serves: a problem here is the recorder's, said as such.
     parseWorld(built, 'the recorded world');
-    return { world: built, decisions, unobserved: context.unobserved.list(), as: me.username, cut, answers: answers.length };
+    return {
+      world: built,
+      decisions,
+      unobserved: context.unobserved.list(),
+      as: me.username,
+      cut,
+      answers: answers.length,
+    };
   } finally {
     rmSync(folders, { recursive: true, force: true });
   }
@@ -115,12 +140,18 @@ async function readOrDrop(read: () => Promise<unknown>, drop: () => void): Promi
  * The token's role in each group and project the world holds, for a token that is no administrator: a project's own
  * record says it (`permissions`), and the group listings by `min_access_level` say a group's, the highest first.
  */
-async function roles(client: GitlabClient, answers: readonly Answer[]): Promise<{ group: Map<number, 10 | 20 | 30 | 40 | 50>; project: Map<number, 10 | 20 | 30 | 40 | 50> }> {
+async function roles(
+  client: GitlabClient,
+  answers: readonly Answer[],
+): Promise<{ group: Map<number, 10 | 20 | 30 | 40 | 50>; project: Map<number, 10 | 20 | 30 | 40 | 50> }> {
   const project = new Map<number, 10 | 20 | 30 | 40 | 50>();
   for (const answer of answers) {
     if (answer.resource !== 'projects' || answer.method !== 'show') continue;
     const { permissions, id } = answer.value as Project;
-    const level = Math.max(permissions?.project_access?.access_level ?? 0, permissions?.group_access?.access_level ?? 0);
+    const level = Math.max(
+      permissions?.project_access?.access_level ?? 0,
+      permissions?.group_access?.access_level ?? 0,
+    );
     if (level >= 10) project.set(id, level as 10 | 20 | 30 | 40 | 50);
   }
   const group = new Map<number, 10 | 20 | 30 | 40 | 50>();

@@ -34,7 +34,9 @@ export const RECORDED_READS: Readonly<Record<string, readonly string[]>> = {
 
 export class UnrecordedReadError extends Error {
   constructor(resource: string, method: string) {
-    super(`forgewarden record keeps only the reads a policy observes with; client.${resource}.${method} is not one of them, so it is not sent`);
+    super(
+      `forgewarden record keeps only the reads a policy observes with; client.${resource}.${method} is not one of them, so it is not sent`,
+    );
     this.name = 'UnrecordedReadError';
   }
 }
@@ -69,7 +71,8 @@ function recordingResource(resource: string, target: object, answers: Answer[]):
       }
       return (...args: unknown[]) => {
         const result: unknown = Reflect.apply(value as (...args: unknown[]) => unknown, object, args);
-        if (isAsyncIterable(result)) return keepItems(result, (item) => answers.push({ resource, method, args, value: item }));
+        if (isAsyncIterable(result))
+          return keepItems(result, (item) => answers.push({ resource, method, args, value: item }));
         return Promise.resolve(result).then((answer) => {
           answers.push({ resource, method, args, value: answer });
           return answer;

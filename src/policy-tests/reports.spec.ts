@@ -7,9 +7,19 @@ import type { DecidedPass } from './runner';
 import type { TestFileResult, TestResult } from './suite';
 import type { PolicyTest } from './test-file';
 
-const decision = (action: string, target: string, reason: string): Decision => ({ action, target, key: target, reason, params: {} });
+const decision = (action: string, target: string, reason: string): Decision => ({
+  action,
+  target,
+  key: target,
+  reason,
+  params: {},
+});
 
-function aTest(name: string, expected: PolicyTest['expect']['decisions'], fields: Partial<PolicyTest> = {}): PolicyTest {
+function aTest(
+  name: string,
+  expected: PolicyTest['expect']['decisions'],
+  fields: Partial<PolicyTest> = {},
+): PolicyTest {
   return {
     name,
     at: '/repo/policies.test.yml:4',
@@ -29,7 +39,12 @@ function result(test: PolicyTest, pass: DecidedPass): TestResult {
   return { test, pass, differences: judge(test, pass), seconds: 0.25 };
 }
 
-const decided: DecidedPass = { decisions: [decision('retry', 'job 1', 'retry 1 of 2')], outcomes: ['would_act'], unobserved: [], warnings: [] };
+const decided: DecidedPass = {
+  decisions: [decision('retry', 'job 1', 'retry 1 of 2')],
+  outcomes: ['would_act'],
+  unobserved: [],
+  warnings: [],
+};
 
 /** Three tests of one file: one passes, one decides otherwise, one whose pass failed. */
 const files: TestFileResult[] = [
@@ -38,8 +53,17 @@ const files: TestFileResult[] = [
     policyFile: '/repo/policies.yml',
     results: [
       result(aTest('passes', [{ action: 'retry', target: 'job 1', reason: 'retry 1 of 2' }]), decided),
-      result(aTest('expects <another> reason', [{ action: 'retry', target: 'job 1', reason: 'retry 2 of 2' }]), decided),
-      result(aTest('cannot run', []), { decisions: [], outcomes: [], unobserved: [], warnings: [], error: 'GET user → 401: 401 Unauthorized' }),
+      result(
+        aTest('expects <another> reason', [{ action: 'retry', target: 'job 1', reason: 'retry 2 of 2' }]),
+        decided,
+      ),
+      result(aTest('cannot run', []), {
+        decisions: [],
+        outcomes: [],
+        unobserved: [],
+        warnings: [],
+        error: 'GET user → 401: 401 Unauthorized',
+      }),
     ],
   },
 ];
@@ -53,14 +77,32 @@ describe('the JUnit report', () => {
   it('is well-formed XML in the shape GitLab reads, with the test names, and each failure with its message and diff', () => {
     const xml = junitXml(files, '/repo');
     expect(XMLValidator.validate(xml)).toBe(true);
-    const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', alwaysCreateTextNode: true, isArray: (name) => ['testsuite', 'testcase'].includes(name) }).parse(xml) as {
-      testsuites: { '@tests': string; '@failures': string; '@errors': string; '@time': string; testsuite: Array<Record<string, unknown> & { testcase: Array<Record<string, Record<string, string> | string>> }> };
+    const parsed = new XMLParser({
+      ignoreAttributes: false,
+      attributeNamePrefix: '@',
+      alwaysCreateTextNode: true,
+      isArray: (name) => ['testsuite', 'testcase'].includes(name),
+    }).parse(xml) as {
+      testsuites: {
+        '@tests': string;
+        '@failures': string;
+        '@errors': string;
+        '@time': string;
+        testsuite: Array<
+          Record<string, unknown> & { testcase: Array<Record<string, Record<string, string> | string>> }
+        >;
+      };
     };
     const root = parsed.testsuites;
     expect([root['@tests'], root['@failures'], root['@errors'], root['@time']]).toEqual(['3', '1', '1', '0.750']);
     const [suite] = root.testsuite;
     expect(suite['@name']).toBe('policies.test.yml');
-    const cases = suite.testcase.map((testcase) => [testcase['@classname'], testcase['@name'], testcase['@file'], testcase['@time']]);
+    const cases = suite.testcase.map((testcase) => [
+      testcase['@classname'],
+      testcase['@name'],
+      testcase['@file'],
+      testcase['@time'],
+    ]);
     expect(cases).toEqual([
       ['retry <&> "quotes"', 'passes', 'policies.test.yml', '0.250'],
       ['retry <&> "quotes"', 'expects <another> reason', 'policies.test.yml', '0.250'],
@@ -72,11 +114,19 @@ describe('the JUnit report', () => {
       '@type': 'decisions differ',
       '#text': 'different reason for retry job 1:\n  expected: retry 2 of 2\n  decided:  retry 1 of 2',
     });
-    expect(suite.testcase[2].error).toMatchObject({ '@message': 'the pass failed: GET user → 401: 401 Unauthorized', '@type': 'pass failed' });
+    expect(suite.testcase[2].error).toMatchObject({
+      '@message': 'the pass failed: GET user → 401: 401 Unauthorized',
+      '@type': 'pass failed',
+    });
   });
 
   it('leaves out characters XML cannot hold, so a log quoted in a reason never breaks the report', () => {
-    const odd = [{ ...files[0], results: [result(aTest('odd', [{ action: 'retry', target: 'job 1', reason: 'a\u0000b\u001bc' }]), decided)] }];
+    const odd = [
+      {
+        ...files[0],
+        results: [result(aTest('odd', [{ action: 'retry', target: 'job 1', reason: 'a\u0000b\u001bc' }]), decided)],
+      },
+    ];
     const xml = junitXml(odd, '/repo');
     expect(XMLValidator.validate(xml)).toBe(true);
     expect(xml).toContain('expected: abc');

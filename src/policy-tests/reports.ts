@@ -75,10 +75,14 @@ export function junitXml(files: readonly TestFileResult[], cwd = process.cwd()):
       }
       const diff = result.differences.flatMap(differenceLines);
       // The first difference on one line: GitLab lists it beside the test's name.
-      const message = differenceLines(result.differences[0]).map((line) => line.trim()).join(' ');
+      const message = differenceLines(result.differences[0])
+        .map((line) => line.trim())
+        .join(' ');
       const element = result.pass.error !== undefined ? 'error' : 'failure';
       lines.push(`    <testcase ${attributes}>`);
-      lines.push(`      <${element} message="${escape(message)}" type="${element === 'error' ? 'pass failed' : 'decisions differ'}">${escape(diff.join('\n'), 'text')}</${element}>`);
+      lines.push(
+        `      <${element} message="${escape(message)}" type="${element === 'error' ? 'pass failed' : 'decisions differ'}">${escape(diff.join('\n'), 'text')}</${element}>`,
+      );
       lines.push('    </testcase>');
     }
     lines.push('  </testsuite>');

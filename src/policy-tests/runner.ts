@@ -46,14 +46,21 @@ export async function runPolicyTest(test: PolicyTest, policy: PolicyConfig, runn
   const folders = mkdtempSync(join(tmpdir(), 'forgewarden-test-'));
   const token = `forgewarden-test-${randomBytes(16).toString('hex')}`;
   const sandbox = await startSandbox({ world: servedWorld(test, token) });
-  const client = new GitlabClient({ url: sandbox.url, token, maxRequestsPerMinute: 0, concurrency: CONCURRENCY, retry: { maxAttempts: 1 } });
+  const client = new GitlabClient({
+    url: sandbox.url,
+    token,
+    maxRequestsPerMinute: 0,
+    concurrency: CONCURRENCY,
+    retry: { maxAttempts: 1 },
+  });
   const logger = new CollectingLogger(`policy:${policy.name}`);
   try {
-    const config = runner.withFolders?.(policy, (key) => {
-      const folder = join(folders, key);
-      mkdirSync(folder, { recursive: true });
-      return folder;
-    }) ?? policy;
+    const config =
+      runner.withFolders?.(policy, (key) => {
+        const folder = join(folders, key);
+        mkdirSync(folder, { recursive: true });
+        return folder;
+      }) ?? policy;
     const now = new Date(test.now);
     const clock: Clock = { ...systemClock, now: () => now.getTime() };
     const context = handContext(client, config, new MemoryPolicyState(), {
@@ -68,10 +75,22 @@ export async function runPolicyTest(test: PolicyTest, policy: PolicyConfig, runn
     try {
       const snapshot = await runner.observe(config, context);
       const decisions = runner.decide(config, snapshot, now);
-      return { decisions, outcomes: dryRunOutcomes(decisions, runner.limits(config).actionsPerPass), unobserved: context.unobserved.list(), warnings: logger.warnings };
+      return {
+        decisions,
+        outcomes: dryRunOutcomes(decisions, runner.limits(config).actionsPerPass),
+        unobserved: context.unobserved.list(),
+        warnings: logger.warnings,
+      };
     } catch (error) {
-      const message = error instanceof ApiError ? error.summary : error instanceof Error ? error.message : String(error);
-      return { decisions: [], outcomes: [], unobserved: context.unobserved.list(), warnings: logger.warnings, error: message };
+      const message =
+        error instanceof ApiError ? error.summary : error instanceof Error ? error.message : String(error);
+      return {
+        decisions: [],
+        outcomes: [],
+        unobserved: context.unobserved.list(),
+        warnings: logger.warnings,
+        error: message,
+      };
     }
   } finally {
     await client.close();
@@ -86,7 +105,9 @@ function servedWorld(test: PolicyTest, token: string): ParsedWorld {
   return {
     ...test.world,
     now: test.now,
-    users: test.world.users.map((user) => (user.username.toLowerCase() === as ? { ...user, tokens: [...user.tokens, token] } : user)),
+    users: test.world.users.map((user) =>
+      user.username.toLowerCase() === as ? { ...user, tokens: [...user.tokens, token] } : user,
+    ),
   };
 }
 

@@ -46,14 +46,31 @@ export function testFilesIn(paths: readonly string[]): { files: string[]; proble
     try {
       folder = statSync(path).isDirectory();
     } catch {
-      problems.push(formatProblem({ file: path, line: 1, col: 1, path: '(file)', message: 'cannot read the test file: no such file or folder' }));
+      problems.push(
+        formatProblem({
+          file: path,
+          line: 1,
+          col: 1,
+          path: '(file)',
+          message: 'cannot read the test file: no such file or folder',
+        }),
+      );
       continue;
     }
     if (!folder) files.push(path);
     else {
       const before = files.length;
       walk(path);
-      if (files.length === before) problems.push(formatProblem({ file: path, line: 1, col: 1, path: '(file)', message: 'the folder holds no test file (*.test.yml)' }));
+      if (files.length === before)
+        problems.push(
+          formatProblem({
+            file: path,
+            line: 1,
+            col: 1,
+            path: '(file)',
+            message: 'the folder holds no test file (*.test.yml)',
+          }),
+        );
     }
   }
   return { files, problems };
@@ -65,7 +82,11 @@ export function loadTestFiles(files: readonly string[]): { loaded: TestFile[] } 
   const problems: string[] = [];
   for (const file of files) {
     try {
-      loaded.push(loadTestFile(file, (policyFile, env) => loadPoliciesWithStandIns(policyFile, { policyTypes: POLICY_TYPES, env, standIn })));
+      loaded.push(
+        loadTestFile(file, (policyFile, env) =>
+          loadPoliciesWithStandIns(policyFile, { policyTypes: POLICY_TYPES, env, standIn }),
+        ),
+      );
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(...error.problems.map(formatProblem));
@@ -80,7 +101,10 @@ export function standIn(name: string): string {
 }
 
 /** Runs every test of the files, one after another; `done` hears of each as it ends. */
-export async function runTestFiles(files: readonly TestFile[], done: (result: TestResult) => void = () => undefined): Promise<TestFileResult[]> {
+export async function runTestFiles(
+  files: readonly TestFile[],
+  done: (result: TestResult) => void = () => undefined,
+): Promise<TestFileResult[]> {
   const results: TestFileResult[] = [];
   for (const file of files) {
     const ofFile: TestResult[] = [];

@@ -27,7 +27,14 @@ describe('test files', () => {
       '    interval: ${RETRY_INTERVAL:-1m}',
       '    max_retries: ${MAX_RETRIES}',
     ]);
-  const load = (file: string) => loadTestFile(file, (policyFile, env) => loadPoliciesWithStandIns(policyFile, { policyTypes: POLICY_TYPES, env, standIn: (name) => `stand-in-for-${name}` }));
+  const load = (file: string) =>
+    loadTestFile(file, (policyFile, env) =>
+      loadPoliciesWithStandIns(policyFile, {
+        policyTypes: POLICY_TYPES,
+        env,
+        standIn: (name) => `stand-in-for-${name}`,
+      }),
+    );
   const problems = (file: string): string[] => {
     try {
       load(file);
@@ -58,10 +65,29 @@ describe('test files', () => {
     ]);
     const loaded = load(file);
     expect(loaded.policies).toEqual([expect.objectContaining({ name: 'retry', interval: 60_000, max_retries: 3 })]);
-    expect(loaded.tests).toEqual([expect.objectContaining({ name: 'one', at: `${file}:4`, now: '2025-06-02T10:00:00.000Z', as: 'root', worldFile: 'inline' })]);
+    expect(loaded.tests).toEqual([
+      expect.objectContaining({
+        name: 'one',
+        at: `${file}:4`,
+        now: '2025-06-02T10:00:00.000Z',
+        as: 'root',
+        worldFile: 'inline',
+      }),
+    ]);
     // Without MAX_RETRIES the stand-in is no number: said at the policy file's line.
-    const unset = write('unset.test.yml', ['version: 1', `policy_file: policies.yml`, 'tests:', '  - { name: one, policy: retry, now: 2025-06-02T12:00:00Z, world: { users: [{ username: bot }] }, expect: {} }']);
-    expect(problems(unset)).toEqual([expect.stringMatching(new RegExp(`^${dir}/policies.yml:8:18 policies\\[0\\]\\.max_retries: .*a variable the test does not set stands in here`))]);
+    const unset = write('unset.test.yml', [
+      'version: 1',
+      `policy_file: policies.yml`,
+      'tests:',
+      '  - { name: one, policy: retry, now: 2025-06-02T12:00:00Z, world: { users: [{ username: bot }] }, expect: {} }',
+    ]);
+    expect(problems(unset)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${dir}/policies.yml:8:18 policies\\[0\\]\\.max_retries: .*a variable the test does not set stands in here`,
+        ),
+      ),
+    ]);
   });
 
   it('needs a time, a user for the token, a policy of the file, and names a world file’s problems at its own lines', () => {

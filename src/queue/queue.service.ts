@@ -53,7 +53,10 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
     // Bull re-emits connection errors on the queue; without a listener Node would throw them.
     this.queue.on('error', (error: Error) => this.logger.warn(`queue: ${error.message}`));
     this.queue.on('failed', (job: Job, error: Error) =>
-      this.logger.error(`job ${job.name} ${String(job.id)} failed (attempt ${job.attemptsMade}): ${error.message}`, error.stack),
+      this.logger.error(
+        `job ${job.name} ${String(job.id)} failed (attempt ${job.attemptsMade}): ${error.message}`,
+        error.stack,
+      ),
     );
     this.queue.on('stalled', (job: Job) =>
       this.logger.warn(`job ${job.name} ${String(job.id)} stalled; it will run again`),
@@ -66,7 +69,11 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
     this.handlers.set(job.name, handler as JobHandler<object>);
   }
 
-  async enqueue<Payload extends object>(job: JobDefinition<Payload>, payload: Payload, options: EnqueueOptions = {}): Promise<void> {
+  async enqueue<Payload extends object>(
+    job: JobDefinition<Payload>,
+    payload: Payload,
+    options: EnqueueOptions = {},
+  ): Promise<void> {
     await this.queue.add(job.name, payload, {
       jobId: options.jobId,
       delay: options.delayMs,
@@ -89,12 +96,17 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
     const wanted = new Map(entries.map((entry) => [repeatIdentity(entry.id, entry.repeat), entry]));
     for (const existing of options.prune === false ? [] : await this.queue.getRepeatableJobs()) {
       if (existing.name !== job.name) continue;
-      const repeat = existing.cron ? { cron: existing.cron, timezone: existing.tz ?? undefined } : { every: Number(existing.every) };
+      const repeat = existing.cron
+        ? { cron: existing.cron, timezone: existing.tz ?? undefined }
+        : { every: Number(existing.every) };
       const identity = repeatIdentity(existing.id ?? '', repeat);
       if (!wanted.has(identity)) await this.queue.removeRepeatableByKey(existing.key);
     }
     for (const entry of wanted.values()) {
-      const repeat = 'every' in entry.repeat ? { every: entry.repeat.every } : { cron: entry.repeat.cron, tz: entry.repeat.timezone };
+      const repeat =
+        'every' in entry.repeat
+          ? { every: entry.repeat.every }
+          : { cron: entry.repeat.cron, tz: entry.repeat.timezone };
       await this.queue.add(job.name, entry.payload, {
         jobId: entry.id,
         repeat,
@@ -105,7 +117,9 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /** The schedules of `job` as Bull holds them: id and next run, for status output and tests. */
-  async schedules<Payload extends object>(job: JobDefinition<Payload>): Promise<Array<{ id: string; next: number; every?: number; cron?: string }>> {
+  async schedules<Payload extends object>(
+    job: JobDefinition<Payload>,
+  ): Promise<Array<{ id: string; next: number; every?: number; cron?: string }>> {
     return (await this.queue.getRepeatableJobs())
       .filter((existing) => existing.name === job.name)
       .map((existing) => ({
@@ -122,9 +136,11 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
     if (missing.length > 0) throw new Error(`no handler for job ${missing.map((name) => `"${name}"`).join(', ')}`);
     this.working = true;
     // '*' takes every job name; the dispatch below fails a job whose name has no handler instead of losing it.
-    void this.queue.process('*', WORKER_CONCURRENCY, (job: Job<object>) => this.dispatch(job)).catch((error: Error) => {
-      this.logger.error(`worker stopped: ${error.message}`, error.stack);
-    });
+    void this.queue
+      .process('*', WORKER_CONCURRENCY, (job: Job<object>) => this.dispatch(job))
+      .catch((error: Error) => {
+        this.logger.error(`worker stopped: ${error.message}`, error.stack);
+      });
     this.watchdog = setInterval(() => void this.watchWorker(), WATCHDOG_INTERVAL_MS);
     this.watchdog.unref();
   }
@@ -149,7 +165,9 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
     }
     const stuckMs = now - this.waitingSince;
     if (stuckMs < STUCK_AFTER_MS) return;
-    this.logger.warn(`${waiting} job(s) ready and none taken for ${Math.round(stuckMs / 1000)}s: renewing the worker's Redis connection`);
+    this.logger.warn(
+      `${waiting} job(s) ready and none taken for ${Math.round(stuckMs / 1000)}s: renewing the worker's Redis connection`,
+    );
     this.waitingSince = undefined;
     await this.connections.renewBlocking();
   }
@@ -178,7 +196,8 @@ export class QueueService implements OnModuleInit, BeforeApplicationShutdown {
           timer = setTimeout(() => resolve(false), bound);
         }),
       ]).finally(() => clearTimeout(timer));
-      if (!finished) this.logger.warn(`${this.active} job(s) still running after ${bound / 1000}s; they will run again`);
+      if (!finished)
+        this.logger.warn(`${this.active} job(s) still running after ${bound / 1000}s; they will run again`);
     }
     await this.queue.close(!finished);
     await this.connections.closeAll();

@@ -55,7 +55,15 @@ describe('BullConnections.renewBlocking', () => {
 
   it('makes the blocking connection anew when the server never closes the old one', async () => {
     const url = `redis://127.0.0.1:${await server.listen()}`;
-    const target: RedisTarget = { topology: 'server', where: url, setting: 'REDIS_URL', url, nodes: [], options: {}, sentinelOptions: {} };
+    const target: RedisTarget = {
+      topology: 'server',
+      where: url,
+      setting: 'REDIS_URL',
+      url,
+      nodes: [],
+      options: {},
+      sentinelOptions: {},
+    };
     const connections = new BullConnections();
     client = connections.create(target, 'bclient');
     client.on('error', () => undefined);

@@ -1,5 +1,12 @@
 import { Injectable, Module } from '@nestjs/common';
-import { closingOnPurpose, keepConnected, longLivedOptions, openRedis, type RedisClient, type RedisTarget } from './connection';
+import {
+  closingOnPurpose,
+  keepConnected,
+  longLivedOptions,
+  openRedis,
+  type RedisClient,
+  type RedisTarget,
+} from './connection';
 
 /**
  * How long a renewal waits for the blocking connection to end. A socket the peer never closes (a primary gone

@@ -39,7 +39,9 @@ export function redisTarget(settings: RedisConfig): RedisTarget {
   const setting = topology === 'sentinel' ? 'redis.sentinels' : topology === 'cluster' ? 'redis.cluster' : 'REDIS_URL';
   const useTls = settings.tls !== undefined || url?.startsWith('rediss://') === true;
   const tls = useTls ? tlsOptions(settings.tls, where, setting, 'redis.tls') : undefined;
-  const sentinelTls = settings.sentinel_tls ? tlsOptions(settings.sentinel_tls, where, setting, 'redis.sentinel_tls') : undefined;
+  const sentinelTls = settings.sentinel_tls
+    ? tlsOptions(settings.sentinel_tls, where, setting, 'redis.sentinel_tls')
+    : undefined;
   return {
     topology,
     where,
@@ -93,7 +95,8 @@ export function openRedis(target: RedisTarget, tuning: RedisOptions): RedisClien
         role: 'master',
         // TLS toward the primary the sentinels name, not only toward the sentinels.
         ...(target.options.tls ? { enableTLSForSentinelMode: true } : {}),
-        sentinelRetryStrategy: tuning.retryStrategy === undefined ? undefined : (attempt) => tuning.retryStrategy?.(attempt) ?? null,
+        sentinelRetryStrategy:
+          tuning.retryStrategy === undefined ? undefined : (attempt) => tuning.retryStrategy?.(attempt) ?? null,
         failoverDetector: true,
       });
     case 'cluster': {
@@ -114,7 +117,12 @@ function parseNode(address: string): { host: string; port: number } {
   return { host: address.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(address.slice(colon + 1)) };
 }
 
-function tlsOptions(tls: RedisConfig['tls'], where: string, setting: string, key: string): NonNullable<RedisOptions['tls']> {
+function tlsOptions(
+  tls: RedisConfig['tls'],
+  where: string,
+  setting: string,
+  key: string,
+): NonNullable<RedisOptions['tls']> {
   return {
     ...(tls?.ca_file ? { ca: readCaFile(tls.ca_file, where, setting, key) } : {}),
     ...(tls?.server_name ? { servername: tls.server_name } : {}),
@@ -125,7 +133,11 @@ function readCaFile(file: string, where: string, setting: string, key: string): 
   try {
     return readFileSync(file);
   } catch (error) {
-    throw new RedisUnavailableError(where, `${key}.ca_file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, setting);
+    throw new RedisUnavailableError(
+      where,
+      `${key}.ca_file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      setting,
+    );
   }
 }
 
@@ -268,11 +280,17 @@ export async function waitForRedis(
     } catch (error) {
       const failure = cause ?? error;
       reason = describeRedisError(failure);
-      if (options.giveUpWhenRefused && FINAL_CODES.has(errorCode(failure) ?? '')) throw new RedisUnavailableError(target.where, reason, target.setting);
+      if (options.giveUpWhenRefused && FINAL_CODES.has(errorCode(failure) ?? ''))
+        throw new RedisUnavailableError(target.where, reason, target.setting);
     } finally {
       probe.disconnect();
     }
-    if (Date.now() + 250 >= deadline) throw new RedisUnavailableError(target.where, `${reason}; ${gaveUpAfter(Date.now() - started, bound)}`, target.setting);
+    if (Date.now() + 250 >= deadline)
+      throw new RedisUnavailableError(
+        target.where,
+        `${reason}; ${gaveUpAfter(Date.now() - started, bound)}`,
+        target.setting,
+      );
     if (!announced && deadline - Date.now() > ANNOUNCE_AFTER_MS) {
       announced = true;
       options.onWait?.(waitingLine(`Redis at ${target.where} (${target.setting})`, reason, deadline, bound));

@@ -1,9 +1,26 @@
-import { Global, Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Global,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/schema';
 import { MetricsService } from '../metrics/metrics.service';
-import { closingOnPurpose, isReadOnlyError, keepConnected, longLivedOptions, openRedis, redisKeyPrefix, type RedisClient, redisTarget } from './connection';
+import {
+  closingOnPurpose,
+  isReadOnlyError,
+  keepConnected,
+  longLivedOptions,
+  openRedis,
+  redisKeyPrefix,
+  type RedisClient,
+  redisTarget,
+} from './connection';
 import { evictionPolicy, evictionRisk, SAFE_EVICTION_POLICY } from './eviction';
 import { REDIS } from './redis-token';
 import { ReplicaAcks } from './replication';
@@ -170,7 +187,9 @@ class RedisConnectionLifecycle implements OnApplicationShutdown {
           // A write that met a demoted primary: the connection reconnects and sends it again (reconnectOnError).
           if (isReadOnlyError(error) || lost) return;
           lost = true;
-          logger.warn(`connection to Redis lost (${(error as NodeJS.ErrnoException).code ?? error.message}); reconnecting`);
+          logger.warn(
+            `connection to Redis lost (${(error as NodeJS.ErrnoException).code ?? error.message}); reconnecting`,
+          );
         });
         redis.on('ready', () => {
           if (!lost) return;

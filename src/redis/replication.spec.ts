@@ -2,7 +2,7 @@ import { redisKeyPrefix } from './connection';
 import { requiredReplicaAcks } from './replication';
 
 describe('how many replicas a claim waits for', () => {
-  it('takes the file\'s number, else 1 behind sentinels or where the primary has a replica, else 0', () => {
+  it("takes the file's number, else 1 behind sentinels or where the primary has a replica, else 0", () => {
     expect(requiredReplicaAcks({ min_replicas_acked: 2 }, 0)).toBe(2);
     expect(requiredReplicaAcks({ min_replicas_acked: 0, sentinels: ['a:26379'] }, 3)).toBe(0);
     expect(requiredReplicaAcks({ sentinels: ['a:26379'] }, 0)).toBe(1);

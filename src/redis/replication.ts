@@ -38,7 +38,10 @@ export class ReplicaAcks implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     this.required = await this.requiredAcks();
-    if (this.required > 0) this.logger.log(`claims wait for ${this.required} replica(s) to hold them before an action is sent (redis.min_replicas_acked)`);
+    if (this.required > 0)
+      this.logger.log(
+        `claims wait for ${this.required} replica(s) to hold them before an action is sent (redis.min_replicas_acked)`,
+      );
   }
 
   /**
@@ -58,11 +61,14 @@ export class ReplicaAcks implements OnApplicationBootstrap {
       }
       const acked = Number(await server.wait(this.required, timeoutMs));
       if (acked < this.required) return this.shortOf(acked, `confirmed within ${formatDuration(timeoutMs)}`);
-      if (!(await stillHolds())) return this.fail('the claim was gone when read back after WAIT (a failover under way)');
+      if (!(await stillHolds()))
+        return this.fail('the claim was gone when read back after WAIT (a failover under way)');
       this.degraded = false;
       return undefined;
     } catch (error) {
-      return this.fail(`its replication could not be confirmed: ${error instanceof Error ? error.message : String(error)}`);
+      return this.fail(
+        `its replication could not be confirmed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 
@@ -96,7 +102,10 @@ export class ReplicaAcks implements OnApplicationBootstrap {
  * The file's `min_replicas_acked`, or by default 1 where there are replicas to wait for: always behind sentinels
  * (they fail over to a replica), and otherwise when the primary has one connected at startup.
  */
-export function requiredReplicaAcks(settings: Pick<AppConfig['redis'], 'min_replicas_acked' | 'sentinels'>, connected: number): number {
+export function requiredReplicaAcks(
+  settings: Pick<AppConfig['redis'], 'min_replicas_acked' | 'sentinels'>,
+  connected: number,
+): number {
   if (settings.min_replicas_acked !== undefined) return settings.min_replicas_acked;
   if (settings.sentinels) return 1;
   return connected > 0 ? 1 : 0;

@@ -20,7 +20,9 @@ export async function serverOf(client: RedisClient, key: string): Promise<Redis>
   if (!(client instanceof Cluster)) return client;
   const slot = Number(await client.cluster('KEYSLOT', key));
   const address = client.slots[slot]?.[0];
-  const node = client.nodes('master').find((candidate) => `${candidate.options.host}:${candidate.options.port}` === address);
+  const node = client
+    .nodes('master')
+    .find((candidate) => `${candidate.options.host}:${candidate.options.port}` === address);
   if (!node) throw new Error(`no cluster node serves slot ${slot} yet`);
   return node;
 }

@@ -23,7 +23,9 @@ export async function writeProblem(connection: RedisClient, key: string): Promis
     return read === written ? undefined : 'answers, but a value written could not be read back';
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const hint = /READONLY/.test(message) ? ' (a read-only replica? point redis.url at the primary, or use redis.sentinels)' : '';
+    const hint = /READONLY/.test(message)
+      ? ' (a read-only replica? point redis.url at the primary, or use redis.sentinels)'
+      : '';
     return `answers, but refuses writes: ${message}${hint}`;
   }
 }

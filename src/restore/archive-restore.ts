@@ -24,7 +24,11 @@ export interface ArchiveRestoreInput {
 }
 
 /** The archive verified as a whole group export, or undefined when it is not one (said in the report). */
-export async function checkArchive(files: LocalFiles, input: ArchiveRestoreInput, report: RestoreReport): Promise<ArchiveCheck | undefined> {
+export async function checkArchive(
+  files: LocalFiles,
+  input: ArchiveRestoreInput,
+  report: RestoreReport,
+): Promise<ArchiveCheck | undefined> {
   try {
     return await verifyArchive(files, input.path);
   } catch (error) {
@@ -35,7 +39,13 @@ export async function checkArchive(files: LocalFiles, input: ArchiveRestoreInput
 }
 
 /** Whether the group was restored from the checked archive (or, in a dry run, would be); what happened is in the report. */
-export async function restoreArchive(client: GitlabClient, input: ArchiveRestoreInput, archive: ArchiveCheck, dryRun: boolean, report: RestoreReport): Promise<boolean> {
+export async function restoreArchive(
+  client: GitlabClient,
+  input: ArchiveRestoreInput,
+  archive: ArchiveCheck,
+  dryRun: boolean,
+  report: RestoreReport,
+): Promise<boolean> {
   const failed = (message: string): boolean => {
     report.complain(message);
     return false;
@@ -46,16 +56,23 @@ export async function restoreArchive(client: GitlabClient, input: ArchiveRestore
     const taken = await pathTakenProblem(client, place);
     if (taken) return failed(`${taken}; nothing was uploaded`);
     if (dryRun) {
-      report.say(`would restore ${input.from} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${place.fullPath}: the archive is valid and the path is free`);
+      report.say(
+        `would restore ${input.from} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${place.fullPath}: the archive is valid and the path is free`,
+      );
       report.say("dry run (the file's dry_run, or --dry-run): run with --no-dry-run to create the group");
       return true;
     }
     const imported = await importGroup(client, place, input.path, input.waitMs);
     if (isProblem(imported)) return failed(imported.problem);
     const created = imported.group;
-    report.say(`restored ${input.from} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${created.full_path} (id ${created.id}, ${created.visibility})`);
-    if (imported.lostAnswer) report.say(`the forge's answer to the upload was lost (${imported.lostAnswer}), but the group is there`);
-    report.say('the forge fills in its subgroups and members in the background; members keep their membership only where their user exists');
+    report.say(
+      `restored ${input.from} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${created.full_path} (id ${created.id}, ${created.visibility})`,
+    );
+    if (imported.lostAnswer)
+      report.say(`the forge's answer to the upload was lost (${imported.lostAnswer}), but the group is there`);
+    report.say(
+      'the forge fills in its subgroups and members in the background; members keep their membership only where their user exists',
+    );
     return true;
   } catch (error) {
     if (error instanceof ApiError) return failed(error.summary);

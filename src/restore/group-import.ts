@@ -47,7 +47,10 @@ export async function findPlace(client: GitlabClient, target: GroupTarget): Prom
   let parent: { id: number; full_path: string } | undefined;
   if (parentRef !== undefined) {
     parent = await findGroup(client, parentRef);
-    if (!parent) return { problem: `the parent group ${target.parentPath || `with id ${target.parentId}`} does not exist, or this token cannot see it` };
+    if (!parent)
+      return {
+        problem: `the parent group ${target.parentPath || `with id ${target.parentId}`} does not exist, or this token cannot see it`,
+      };
   }
   return {
     target,
@@ -62,7 +65,10 @@ export async function pathTakenProblem(client: GitlabClient, place: GroupPlace):
   const taken = await client.namespaces.exists(place.target.path, place.scope);
   if (!taken.exists) return undefined;
   const { parent } = place;
-  const free = taken.suggests.length > 0 ? `; free: ${taken.suggests.map((slug) => (parent ? `${parent.full_path}/${slug}` : slug)).join(', ')}` : '';
+  const free =
+    taken.suggests.length > 0
+      ? `; free: ${taken.suggests.map((slug) => (parent ? `${parent.full_path}/${slug}` : slug)).join(', ')}`
+      : '';
   return `the path ${place.fullPath} is taken${free}`;
 }
 
@@ -76,11 +82,21 @@ export interface ImportedGroup {
  * Uploads the archive through the forge's group import and waits (at most `waitMs`) until the forge has created the
  * group. The path must have been found free just before.
  */
-export async function importGroup(client: GitlabClient, place: GroupPlace, file: string, waitMs: number): Promise<ImportedGroup | Problem> {
+export async function importGroup(
+  client: GitlabClient,
+  place: GroupPlace,
+  file: string,
+  waitMs: number,
+): Promise<ImportedGroup | Problem> {
   const { target, parent, fullPath, scope } = place;
   let lostAnswer: string | undefined;
   try {
-    await client.groupTransfer.import({ name: target.name ?? target.path, path: target.path, file, ...(parent ? { parent_id: parent.id } : {}) });
+    await client.groupTransfer.import({
+      name: target.name ?? target.path,
+      path: target.path,
+      file,
+      ...(parent ? { parent_id: parent.id } : {}),
+    });
   } catch (error) {
     // An answer lost after the upload (a proxy's 502 on a long upload, a reset) may follow an import that went
     // through: the path, free a moment ago, tells which.
@@ -95,7 +111,10 @@ export async function importGroup(client: GitlabClient, place: GroupPlace, file:
   const deadline = systemClock.monotonic() + waitMs;
   for (;;) {
     if ((await client.namespaces.exists(target.path, scope)).exists) break;
-    if (systemClock.monotonic() >= deadline) return { problem: `the forge accepted the import, but ${fullPath} did not exist after ${Math.round(waitMs / 1000)} s; look at the forge's import status` };
+    if (systemClock.monotonic() >= deadline)
+      return {
+        problem: `the forge accepted the import, but ${fullPath} did not exist after ${Math.round(waitMs / 1000)} s; look at the forge's import status`,
+      };
     await systemClock.sleep(POLL_MS);
   }
   return { group: await client.groups.show(fullPath, { with_projects: false }), lostAnswer };

@@ -61,9 +61,16 @@ export async function readSet(files: LocalFiles, input: SetRestoreInput, report:
     report.complain(selection.problem);
     return { kind: 'unknown project' };
   }
-  const run = new SetRun(set, selection, target.parentPath ? `${target.parentPath}/${target.path}` : target.path, report);
+  const run = new SetRun(
+    set,
+    selection,
+    target.parentPath ? `${target.parentPath}/${target.path}` : target.path,
+    report,
+  );
   if (selection.kind === 'missing') {
-    report.complain(`${selection.missing.path} is not in the set ${from}: ${selection.missing.reason}; there is no archive of it to restore`);
+    report.complain(
+      `${selection.missing.path} is not in the set ${from}: ${selection.missing.reason}; there is no archive of it to restore`,
+    );
     return { kind: 'ended', end: run.end(false) };
   }
 
@@ -71,11 +78,13 @@ export async function readSet(files: LocalFiles, input: SetRestoreInput, report:
   if (input.project === undefined) {
     const finding = await inspect(files, folder, set.group_archive);
     const problem = archiveProblem('the group archive', set.group_archive, finding);
-    if (problem || finding.state !== 'read') return { kind: 'ended', end: run.stop(`${from}: ${problem}; nothing was uploaded`, NOT_RESTORED, false) };
+    if (problem || finding.state !== 'read')
+      return { kind: 'ended', end: run.stop(`${from}: ${problem}; nothing was uploaded`, NOT_RESTORED, false) };
     groupArchive = finding;
   }
   const archiveProblems = new Map<string, string | undefined>();
-  for (const entry of selection.projects) archiveProblems.set(entry.path, archiveProblem('its archive', entry, await inspect(files, folder, entry)));
+  for (const entry of selection.projects)
+    archiveProblems.set(entry.path, archiveProblem('its archive', entry, await inspect(files, folder, entry)));
   return { kind: 'checked', checked: { input, set, run, archiveProblems, groupArchive } };
 }
 

@@ -1,4 +1,9 @@
-import type { MissingProject, ProjectArchive, SetFile, SetFileContent } from '../policies/group-backup/group-backup.set';
+import type {
+  MissingProject,
+  ProjectArchive,
+  SetFile,
+  SetFileContent,
+} from '../policies/group-backup/group-backup.set';
 
 /**
  * The pure part of restoring a backup set (set-restore.ts does the rest): which projects a run restores, where each
@@ -36,9 +41,10 @@ export function selectProjects(set: SetFileContent, project: string | undefined,
   const missing = set.missing.find((entry) => same(entry.path));
   if (missing) return { kind: 'missing', missing };
   const paths = set.projects.map((entry) => entry.path);
-  const listed = paths.length === 0
-    ? 'it holds no project'
-    : `its projects include ${paths.slice(0, PATHS_LISTED).join(', ')}${paths.length > PATHS_LISTED ? ` and ${paths.length - PATHS_LISTED} more` : ''}`;
+  const listed =
+    paths.length === 0
+      ? 'it holds no project'
+      : `its projects include ${paths.slice(0, PATHS_LISTED).join(', ')}${paths.length > PATHS_LISTED ? ` and ${paths.length - PATHS_LISTED} more` : ''}`;
   return { kind: 'unknown', problem: `--project ${project}: not a project of the set ${setFolder}; ${listed}` };
 }
 
@@ -77,14 +83,21 @@ export type ArchiveFinding =
 export function archiveProblem(subject: string, expected: SetFile, finding: ArchiveFinding): string | undefined {
   if (finding.state === 'missing') return `${subject} ${expected.file} is missing`;
   if (finding.state === 'invalid') return `${subject} ${expected.file} is not a whole archive: ${finding.reason}`;
-  if (finding.bytes !== expected.bytes) return `${subject} ${expected.file} has ${finding.bytes} bytes, the set says ${expected.bytes}`;
-  if (finding.sha256 !== expected.sha256) return `${subject}'s SHA-256 is not the set's (${expected.file} changed since the backup verified it)`;
+  if (finding.bytes !== expected.bytes)
+    return `${subject} ${expected.file} has ${finding.bytes} bytes, the set says ${expected.bytes}`;
+  if (finding.sha256 !== expected.sha256)
+    return `${subject}'s SHA-256 is not the set's (${expected.file} changed since the backup verified it)`;
   return undefined;
 }
 
 /** The rows of the set's `missing` entries that a run lists (all of them, unless `--project` names another). */
 export function missingRows(set: SetFileContent, selection: Selection): ProjectRow[] {
-  const listed = selection.kind === 'missing' ? [selection.missing] : selection.kind === 'projects' && selection.whole ? set.missing : [];
+  const listed =
+    selection.kind === 'missing'
+      ? [selection.missing]
+      : selection.kind === 'projects' && selection.whole
+        ? set.missing
+        : [];
   return listed.map((entry) => ({ path: entry.path, result: 'not in the set', detail: entry.reason }));
 }
 

@@ -35,7 +35,12 @@ const PROJECT_IMPORT_LIMIT: ForgeLimit = { name: 'project_import', perMinute: 6 
  * The checked set restored on the forge: as a new group with its projects, or (`--project`) one project into the
  * existing group. The forge's refusal of a step that is no one project's stops the run, said in the table.
  */
-export async function restoreSet(checked: CheckedSet, client: GitlabClient, limits: ForgeLimits, dryRun: boolean): Promise<SetRunEnd> {
+export async function restoreSet(
+  checked: CheckedSet,
+  client: GitlabClient,
+  limits: ForgeLimits,
+  dryRun: boolean,
+): Promise<SetRunEnd> {
   const restore = new SetRestore(client, limits, checked, dryRun);
   try {
     return checked.groupArchive ? await restore.asNewGroup(checked.groupArchive) : await restore.intoExistingGroup();
@@ -78,10 +83,18 @@ class SetRestore {
     if (this.dryRun) {
       // Under a path that is free, every project path is free too: nothing more to ask the forge.
       for (const entry of projects) {
-        run.settle(entry.path, 'would restore', `would import ${entry.file} into ${projectPlace(place.fullPath, entry.path).namespace}`);
+        run.settle(
+          entry.path,
+          'would restore',
+          `would import ${entry.file} into ${projectPlace(place.fullPath, entry.path).namespace}`,
+        );
       }
-      run.report.say(`would restore ${groupFile} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${place.fullPath}: the archive is valid and the path is free`);
-      run.report.say("dry run (the file's dry_run, or --dry-run): run with --no-dry-run to create the group and its projects");
+      run.report.say(
+        `would restore ${groupFile} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${place.fullPath}: the archive is valid and the path is free`,
+      );
+      run.report.say(
+        "dry run (the file's dry_run, or --dry-run): run with --no-dry-run to create the group and its projects",
+      );
       return run.end(true);
     }
 
@@ -89,15 +102,24 @@ class SetRestore {
     if (isProblem(imported)) return run.stop(imported.problem, NOT_RESTORED, false);
     const { group } = imported;
     run.groupFullPath = group.full_path;
-    run.report.say(`restored ${groupFile} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${group.full_path} (id ${group.id}, ${group.visibility})`);
-    if (imported.lostAnswer) run.report.say(`the forge's answer to the upload was lost (${imported.lostAnswer}), but the group is there`);
+    run.report.say(
+      `restored ${groupFile} (${archive.bytes} bytes, sha256 ${archive.sha256}) as group ${group.full_path} (id ${group.id}, ${group.visibility})`,
+    );
+    if (imported.lostAnswer)
+      run.report.say(`the forge's answer to the upload was lost (${imported.lostAnswer}), but the group is there`);
     run.report.say('members of the group and its projects keep their membership only where their user exists');
     const relations = this.set.relations?.length ?? 0;
     // The forge's group import takes the group archive alone; the relations export is for reading, not restoring.
-    if (relations > 0) run.report.say(`the set's relations export (${relations} ${relations === 1 ? 'file' : 'files'}) is not uploaded: the forge's group import does not take it`);
+    if (relations > 0)
+      run.report.say(
+        `the set's relations export (${relations} ${relations === 1 ? 'file' : 'files'}) is not uploaded: the forge's group import does not take it`,
+      );
 
     const places = projects.map((entry) => ({ entry, place: projectPlace(group.full_path, entry.path) }));
-    const namespaces = await this.waitForNamespaces(group, places.map(({ place }) => place.folder));
+    const namespaces = await this.waitForNamespaces(
+      group,
+      places.map(({ place }) => place.folder),
+    );
     for (const { entry, place } of places) {
       const namespace = namespaces.get(place.folder);
       if (namespace === undefined) {
@@ -121,7 +143,12 @@ class SetRestore {
     let fullPath = target.parentPath ? `${target.parentPath}/${target.path}` : target.path;
     if (target.parentId !== undefined) {
       const parent = await findGroup(client, target.parentId);
-      if (!parent) return run.stop(`the parent group with id ${target.parentId} does not exist, or this token cannot see it; nothing was uploaded`, `the parent group with id ${target.parentId} does not exist`, this.dryRun);
+      if (!parent)
+        return run.stop(
+          `the parent group with id ${target.parentId} does not exist, or this token cannot see it; nothing was uploaded`,
+          `the parent group with id ${target.parentId} does not exist`,
+          this.dryRun,
+        );
       fullPath = `${parent.full_path}/${target.path}`;
     }
     const group = await findGroup(client, fullPath);
@@ -191,7 +218,11 @@ class SetRestore {
    * One project: its path checked free, the archive uploaded in its turn, and the import followed until the forge
    * says it finished or failed. Everything the forge answers is this project's result; the others go on.
    */
-  private async importProject(entry: ProjectArchive, place: ProjectPlace, namespaceId: number): Promise<[ProjectResult, string]> {
+  private async importProject(
+    entry: ProjectArchive,
+    place: ProjectPlace,
+    namespaceId: number,
+  ): Promise<[ProjectResult, string]> {
     const { client } = this;
     try {
       const existing = await findProject(client, place.fullPath);
@@ -200,17 +231,31 @@ class SetRestore {
       let projectId: number;
       let lostAnswer: string | undefined;
       try {
-        projectId = (await client.projectTransfer.import({ file: join(this.input.folder, entry.file), namespace: namespaceId, path: place.path, name: entry.name })).id;
+        projectId = (
+          await client.projectTransfer.import({
+            file: join(this.input.folder, entry.file),
+            namespace: namespaceId,
+            path: place.path,
+            name: entry.name,
+          })
+        ).id;
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         // Taken between the check and the upload, or a project of the same name (the forge wants names unique too).
         if (error instanceof ValidationError && /taken/i.test(error.message)) {
-          return ['skipped', `the forge refused the import (${error.summary}): another project has its path or name; ${this.moveFirst(entry)}`];
+          return [
+            'skipped',
+            `the forge refused the import (${error.summary}): another project has its path or name; ${this.moveFirst(entry)}`,
+          ];
         }
         if (!mayHaveActed(error)) return ['failed', error.summary];
         // The answer was lost after the upload: the path, free a moment ago, tells whether the import went through.
         const found = await findProject(client, place.fullPath);
-        if (!found) return ['failed', `${error.summary}; ${place.fullPath} does not exist, so the import has not gone through; running ${this.again(entry)} is safe`];
+        if (!found)
+          return [
+            'failed',
+            `${error.summary}; ${place.fullPath} does not exist, so the import has not gone through; running ${this.again(entry)} is safe`,
+          ];
         projectId = found.id;
         lostAnswer = error.summary;
       } finally {
@@ -230,12 +275,19 @@ class SetRestore {
   private importTurn(): Promise<ForgeSlot> {
     const clock = { now: () => new Date(this.clock.now()), sleep: (ms: number) => this.clock.sleep(ms) };
     return forgeTurn(this.limits, PROJECT_IMPORT_LIMIT, clock, (waitMs) =>
-      this.run.report.complain(`waiting ${Math.ceil(waitMs / 1000)} s before the next project import: the forge takes ${PROJECT_IMPORT_LIMIT.perMinute} a minute from one user`),
+      this.run.report.complain(
+        `waiting ${Math.ceil(waitMs / 1000)} s before the next project import: the forge takes ${PROJECT_IMPORT_LIMIT.perMinute} a minute from one user`,
+      ),
     );
   }
 
   /** Looks at the import until it finished or failed, at most `--wait`. */
-  private async followImport(entry: ProjectArchive, place: ProjectPlace, projectId: number, lostAnswer: string | undefined): Promise<[ProjectResult, string]> {
+  private async followImport(
+    entry: ProjectArchive,
+    place: ProjectPlace,
+    projectId: number,
+    lostAnswer: string | undefined,
+  ): Promise<[ProjectResult, string]> {
     const deadline = this.clock.monotonic() + this.input.waitMs;
     for (let delay = FIRST_POLL_MS; ; delay = Math.min(delay * 2, MAX_POLL_MS)) {
       const status = await this.client.projectTransfer.importStatus(projectId);
@@ -248,7 +300,10 @@ class SetRestore {
             `the forge's import failed: ${status.import_error ?? 'it gave no reason'}; it leaves project ${projectId} at the path: delete it, then run ${this.again(entry)}`,
           ];
         case 'canceled':
-          return ['failed', `the import of project ${projectId} was canceled on the forge; delete it, then run ${this.again(entry)}`];
+          return [
+            'failed',
+            `the import of project ${projectId} was canceled on the forge; delete it, then run ${this.again(entry)}`,
+          ];
         case 'none':
           return ['failed', `${place.fullPath} (project ${projectId}) is there, but not made by an import`];
         default:
@@ -256,7 +311,10 @@ class SetRestore {
       }
       const left = deadline - this.clock.monotonic();
       if (left <= 0) {
-        return ['failed', `the import had not finished after ${Math.round(this.input.waitMs / 1000)} s (${status.import_status}); the forge may still finish it: look at ${place.fullPath}`];
+        return [
+          'failed',
+          `the import had not finished after ${Math.round(this.input.waitMs / 1000)} s (${status.import_status}); the forge may still finish it: look at ${place.fullPath}`,
+        ];
       }
       await this.clock.sleep(Math.min(delay, left));
     }
@@ -276,7 +334,12 @@ class SetRestore {
   }
 }
 
-function restoredDetail(projectId: number, entry: ProjectArchive, failed: readonly ProjectImportFailedRelation[], lostAnswer: string | undefined): string {
+function restoredDetail(
+  projectId: number,
+  entry: ProjectArchive,
+  failed: readonly ProjectImportFailedRelation[],
+  lostAnswer: string | undefined,
+): string {
   const parts = [`project ${projectId}, from ${entry.file}`];
   if (failed.length > 0) {
     const relations = [...new Set(failed.map((relation) => relation.relation_name))].join(', ');

@@ -1,5 +1,11 @@
 import type { LocalFiles } from '../effects/local-files';
-import { GROUP_ARCHIVE, GROUP_RELATIONS, isSetName, PROJECTS_FOLDER, SET_FILE } from '../policies/group-backup/group-backup.set';
+import {
+  GROUP_ARCHIVE,
+  GROUP_RELATIONS,
+  isSetName,
+  PROJECTS_FOLDER,
+  SET_FILE,
+} from '../policies/group-backup/group-backup.set';
 
 /**
  * What a restore's `--from` names: an archive (a backup's `.tar.gz`, or any group export of the forge), a backup
@@ -20,7 +26,12 @@ export async function restoreSource(files: LocalFiles, path: string): Promise<Re
   if (!found.isFolder) return { kind: 'other' };
   const entries = await files.list(path);
   // A set without `set.json` (it is written last) is named as an unfinished set, not as a folder that is no archive.
-  if ([SET_FILE, GROUP_ARCHIVE, GROUP_RELATIONS, PROJECTS_FOLDER].some((name) => entries.some((entry) => entry.name === name))) return { kind: 'set' };
+  if (
+    [SET_FILE, GROUP_ARCHIVE, GROUP_RELATIONS, PROJECTS_FOLDER].some((name) =>
+      entries.some((entry) => entry.name === name),
+    )
+  )
+    return { kind: 'set' };
   const sets = entries.filter((entry) => entry.isFolder && isSetName(entry.name)).map((entry) => entry.name);
   const newest = sets.at(-1);
   return newest === undefined ? { kind: 'other' } : { kind: 'sets', newest };

@@ -130,14 +130,26 @@ export class AccessTokensState {
    * The forge's reuse detection (`RevokeTokenFamilyService`): every active token rotated from `from`, directly or
    * through its successors, is revoked; the event is recorded whether or not any was left active.
    */
-  revokeFamily(from: AccessTokenRecord, cause: FamilyRevocationCause, request: { method: string; path: string }, now: Date): void {
+  revokeFamily(
+    from: AccessTokenRecord,
+    cause: FamilyRevocationCause,
+    request: { method: string; path: string },
+    now: Date,
+  ): void {
     const revoked: number[] = [];
     for (const token of this.descendants(from)) {
       if (!this.active(token, now)) continue;
       token.revoked = true;
       revoked.push(token.id);
     }
-    this.familyRevocations.push({ time: now.toISOString(), cause, token_id: from.id, method: request.method, path: request.path, revoked_ids: revoked });
+    this.familyRevocations.push({
+      time: now.toISOString(),
+      cause,
+      token_id: from.id,
+      method: request.method,
+      path: request.path,
+      revoked_ids: revoked,
+    });
   }
 
   private descendants(from: AccessTokenRecord): AccessTokenRecord[] {
@@ -155,7 +167,14 @@ export class AccessTokensState {
    * A bot user for a project or group access token, member of it with `accessLevel`, as the forge's
    * `ResourceAccessTokens::CreateService` makes one: `project_<id>_bot_<hex>`, named after the token.
    */
-  addBot(place: BotPlace, name: string, accessLevel: number, ids: { user: number; namespace: number }, now: string, username?: string): UserRecord {
+  addBot(
+    place: BotPlace,
+    name: string,
+    accessLevel: number,
+    ids: { user: number; namespace: number },
+    now: string,
+    username?: string,
+  ): UserRecord {
     const bot: UserRecord = {
       ...BOT_DEFAULTS,
       id: ids.user,
@@ -168,7 +187,13 @@ export class AccessTokensState {
     };
     bot.email = `${bot.username}@noreply.sandbox.test`;
     this.people.users.set(bot.id, bot);
-    this.people.members.push({ source: place.source, source_id: place.source_id, user_id: bot.id, access_level: accessLevel, created_at: now });
+    this.people.members.push({
+      source: place.source,
+      source_id: place.source_id,
+      user_id: bot.id,
+      access_level: accessLevel,
+      created_at: now,
+    });
     this.bots.set(bot.id, place);
     return bot;
   }
@@ -184,12 +209,16 @@ export class AccessTokensState {
 
   /** The bot users of a deleted project or group (the forge deletes them with it). */
   botsOf(source: SourceKind, sourceId: number): number[] {
-    return [...this.bots.entries()].filter(([, place]) => place.source === source && place.source_id === sourceId).map(([id]) => id);
+    return [...this.bots.entries()]
+      .filter(([, place]) => place.source === source && place.source_id === sourceId)
+      .map(([id]) => id);
   }
 
   /** The records without their values, for `GET /__sandbox/state` and `/__sandbox/access-tokens`. */
   views(): Omit<AccessTokenRecord, 'value'>[] {
-    return [...this.tokens.values()].sort((a, b) => a.id - b.id).map(({ value: _value, ...token }) => ({ ...token, ...this.placeOf(token.user_id) }));
+    return [...this.tokens.values()]
+      .sort((a, b) => a.id - b.id)
+      .map(({ value: _value, ...token }) => ({ ...token, ...this.placeOf(token.user_id) }));
   }
 
   private placeOf(userId: number): { resource?: BotPlace } {
@@ -199,7 +228,10 @@ export class AccessTokensState {
 }
 
 /** What a bot user is besides its id, names and dates. */
-const BOT_DEFAULTS: Omit<UserRecord, 'id' | 'username' | 'name' | 'email' | 'created_at' | 'confirmed_at' | 'namespace_id'> = {
+const BOT_DEFAULTS: Omit<
+  UserRecord,
+  'id' | 'username' | 'name' | 'email' | 'created_at' | 'confirmed_at' | 'namespace_id'
+> = {
   is_admin: false,
   state: 'active',
   two_factor_enabled: false,

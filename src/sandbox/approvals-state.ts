@@ -93,7 +93,13 @@ export class ApprovalsState {
     const project = this.project(projectId);
     let record = project.merge_requests.get(iid);
     if (!record) {
-      record = { approvals_required: null, rules: [], approved_by: [], head_sha: defaultHeadSha(projectId, iid), updated_at: null };
+      record = {
+        approvals_required: null,
+        rules: [],
+        approved_by: [],
+        head_sha: defaultHeadSha(projectId, iid),
+        updated_at: null,
+      };
       project.merge_requests.set(iid, record);
     }
     return record;
@@ -136,7 +142,8 @@ export class ApprovalsState {
     },
   ): void {
     for (const { world } of projects) {
-      for (const rule of world.approval_rules) this.sequences.projectRule = Math.max(this.sequences.projectRule, rule.id ?? 0);
+      for (const rule of world.approval_rules)
+        this.sequences.projectRule = Math.max(this.sequences.projectRule, rule.id ?? 0);
     }
     for (const { world, record } of projects) {
       if (Object.keys(world.approval_settings).length === 0 && world.approval_rules.length === 0) continue;

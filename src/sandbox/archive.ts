@@ -69,7 +69,7 @@ function tar(entries: TarEntry[]): Buffer {
 
 function untar(archive: Buffer): TarEntry[] {
   const entries: TarEntry[] = [];
-  for (let offset = 0; offset + 512 <= archive.length; ) {
+  for (let offset = 0; offset + 512 <= archive.length;) {
     const header = archive.subarray(offset, offset + 512);
     if (header.every((byte) => byte === 0)) break;
     const ownName = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');

@@ -1,4 +1,10 @@
-import { checkRegexParams, forgeTagMatcher, selectTagsToDelete, type BulkDeleteParams, type TagForCleanup } from './bulk-delete';
+import {
+  checkRegexParams,
+  forgeTagMatcher,
+  selectTagsToDelete,
+  type BulkDeleteParams,
+  type TagForCleanup,
+} from './bulk-delete';
 
 const NOW = new Date('2025-06-02T12:00:00Z');
 const HOUR = 3600 * 1000;
@@ -27,19 +33,39 @@ describe('selectTagsToDelete', () => {
   ];
 
   it.each<[string, BulkDeleteParams, string[]]>([
-    ['`.*` deletes everything except latest', { name_regex_delete: '.*' }, ['build-1', 'build-2', 'build-3', 'main', 'nightly', 'v1.2.2', 'v1.2.3']],
+    [
+      '`.*` deletes everything except latest',
+      { name_regex_delete: '.*' },
+      ['build-1', 'build-2', 'build-3', 'main', 'nightly', 'v1.2.2', 'v1.2.3'],
+    ],
     ['latest survives even when named explicitly', { name_regex_delete: 'latest' }, []],
-    ['keep wins over delete', { name_regex_delete: '.*', name_regex_keep: 'v.*|main' }, ['build-1', 'build-2', 'build-3', 'nightly']],
+    [
+      'keep wins over delete',
+      { name_regex_delete: '.*', name_regex_keep: 'v.*|main' },
+      ['build-1', 'build-2', 'build-3', 'nightly'],
+    ],
     ['keep `.*` deletes nothing', { name_regex_delete: '.*', name_regex_keep: '.*' }, []],
     ['patterns are anchored at both ends', { name_regex_delete: 'build' }, []],
     ['a partial pattern needs its own wildcard', { name_regex_delete: 'build-.*' }, ['build-1', 'build-2', 'build-3']],
     ['name_regex is a synonym of name_regex_delete', { name_regex: 'build-.*' }, ['build-1', 'build-2', 'build-3']],
-    ['name_regex_delete wins over name_regex', { name_regex_delete: 'v.*', name_regex: 'build-.*' }, ['v1.2.2', 'v1.2.3']],
+    [
+      'name_regex_delete wins over name_regex',
+      { name_regex_delete: 'v.*', name_regex: 'build-.*' },
+      ['v1.2.2', 'v1.2.3'],
+    ],
     ['keep_n keeps the newest candidates', { name_regex_delete: 'build-.*', keep_n: 1 }, ['build-1', 'build-2']],
     ['keep_n 0 keeps none', { name_regex_delete: 'build-.*', keep_n: 0 }, ['build-1', 'build-2', 'build-3']],
     ['keep_n larger than the candidates deletes nothing', { name_regex_delete: 'build-.*', keep_n: 10 }, []],
-    ['keep_n counts a tag without timestamp as newest', { name_regex_delete: 'build-.*|nightly', keep_n: 1 }, ['build-1', 'build-2', 'build-3']],
-    ['older_than deletes only strictly older tags', { name_regex_delete: '.*', older_than: '20d' }, ['build-1', 'v1.2.2']],
+    [
+      'keep_n counts a tag without timestamp as newest',
+      { name_regex_delete: 'build-.*|nightly', keep_n: 1 },
+      ['build-1', 'build-2', 'build-3'],
+    ],
+    [
+      'older_than deletes only strictly older tags',
+      { name_regex_delete: '.*', older_than: '20d' },
+      ['build-1', 'v1.2.2'],
+    ],
     ['older_than never deletes a tag without timestamp', { name_regex_delete: 'nightly', older_than: '1h' }, []],
     ['older_than in weeks', { name_regex_delete: '.*', older_than: '2w' }, ['build-1', 'build-2', 'v1.2.2']],
     ['older_than in months', { name_regex_delete: '.*', older_than: '1month' }, ['build-1']],
@@ -56,7 +82,9 @@ describe('selectTagsToDelete', () => {
   });
 
   it('a tag exactly at the older_than cut-off is kept (strictly older only)', () => {
-    expect(deleted([tag('edge', 24), tag('older', 24.01)], { name_regex_delete: '.*', older_than: '1d' })).toEqual(['older']);
+    expect(deleted([tag('edge', 24), tag('older', 24.01)], { name_regex_delete: '.*', older_than: '1d' })).toEqual([
+      'older',
+    ]);
   });
 
   it('the per-call cap deletes only the first N tags to delete, oldest first', () => {

@@ -60,7 +60,16 @@ export interface JobRecord {
 /** What builds and bridges of the world file have in common. */
 type SeedJob = Pick<
   WorldJob,
-  'id' | 'name' | 'stage' | 'status' | 'allow_failure' | 'created_at' | 'started_at' | 'finished_at' | 'retried' | 'user'
+  | 'id'
+  | 'name'
+  | 'stage'
+  | 'status'
+  | 'allow_failure'
+  | 'created_at'
+  | 'started_at'
+  | 'finished_at'
+  | 'retried'
+  | 'user'
 > &
   Partial<
     Pick<WorldJob, 'log' | 'token' | 'failure_reason' | 'artifacts' | 'artifacts_expire_at' | 'tag_list' | 'coverage'>

@@ -35,12 +35,21 @@ export class CiVariablesState {
 
   /** A project's or group's variables, oldest first. */
   of(source: SourceKind, sourceId: number): CiVariableRecord[] {
-    return [...this.variables.values()].filter((v) => v.source === source && v.source_id === sourceId).sort((a, b) => a.id - b.id);
+    return [...this.variables.values()]
+      .filter((v) => v.source === source && v.source_id === sourceId)
+      .sort((a, b) => a.id - b.id);
   }
 
   /** Those with `key`, in `environmentScope` when given (the forge's `Ci::VariablesFinder`). */
-  matching(source: SourceKind, sourceId: number, key: string, environmentScope: string | undefined): CiVariableRecord[] {
-    return this.of(source, sourceId).filter((v) => v.key === key && (environmentScope === undefined || v.environment_scope === environmentScope));
+  matching(
+    source: SourceKind,
+    sourceId: number,
+    key: string,
+    environmentScope: string | undefined,
+  ): CiVariableRecord[] {
+    return this.of(source, sourceId).filter(
+      (v) => v.key === key && (environmentScope === undefined || v.environment_scope === environmentScope),
+    );
   }
 
   /** The variables of a deleted project or group. */

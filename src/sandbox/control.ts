@@ -80,10 +80,16 @@ const accessTokenSchema = z
   .strictObject({
     token: z.string().min(1).optional(),
     id: z.number().int().positive().optional(),
-    expires_at: z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be a date' }).nullable().optional(),
+    expires_at: z
+      .string()
+      .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be a date' })
+      .nullable()
+      .optional(),
     revoked: z.literal(true).optional(),
   })
-  .refine((input) => (input.token === undefined) !== (input.id === undefined), { message: 'give exactly one of token and id' });
+  .refine((input) => (input.token === undefined) !== (input.id === undefined), {
+    message: 'give exactly one of token and id',
+  });
 
 const accessSchema = z
   .strictObject({
@@ -98,110 +104,167 @@ const accessSchema = z
 
 export function controlRouter(): Router {
   const router = new Router()
-    .get('/requests', (ctx) => {
-      const method = ctx.query.get('method')?.toUpperCase();
-      const path = ctx.query.get('path');
-      const pathPattern = path ? safeRegExp(path) : undefined;
-      const entries = ctx.state.requestLog.filter(
-        (e) => (!method || e.method === method) && (!pathPattern || pathPattern.test(e.path)),
-      );
-      return ok(entries);
-    }, 'none')
-    .delete('/requests', (ctx) => {
-      ctx.state.requestLog.length = 0;
-      return noContent();
-    }, 'none')
+    .get(
+      '/requests',
+      (ctx) => {
+        const method = ctx.query.get('method')?.toUpperCase();
+        const path = ctx.query.get('path');
+        const pathPattern = path ? safeRegExp(path) : undefined;
+        const entries = ctx.state.requestLog.filter(
+          (e) => (!method || e.method === method) && (!pathPattern || pathPattern.test(e.path)),
+        );
+        return ok(entries);
+      },
+      'none',
+    )
+    .delete(
+      '/requests',
+      (ctx) => {
+        ctx.state.requestLog.length = 0;
+        return noContent();
+      },
+      'none',
+    )
     // The log so far, emptied in the same step: a long benchmark reads it in parts without losing a request between.
     .post('/requests/drain', (ctx) => ok(ctx.state.requestLog.splice(0)), 'none')
     .get('/clock', (ctx) => ok({ now: ctx.state.nowIso() }), 'none')
-    .post('/clock', (ctx) => {
-      const input = parse(clockSchema, ctx.body);
-      if ('advance' in input) {
-        const ms = parseDuration(input.advance);
-        if (ms === undefined) throw paramError(`advance is not a duration: ${input.advance}`);
-        ctx.state.clock.advance(ms);
-      } else if ('advance_seconds' in input) {
-        ctx.state.clock.advance(input.advance_seconds * 1000);
-      } else {
-        ctx.state.clock.set(new Date(input.now));
-      }
-      return ok({ now: ctx.state.nowIso() });
-    }, 'none')
+    .post(
+      '/clock',
+      (ctx) => {
+        const input = parse(clockSchema, ctx.body);
+        if ('advance' in input) {
+          const ms = parseDuration(input.advance);
+          if (ms === undefined) throw paramError(`advance is not a duration: ${input.advance}`);
+          ctx.state.clock.advance(ms);
+        } else if ('advance_seconds' in input) {
+          ctx.state.clock.advance(input.advance_seconds * 1000);
+        } else {
+          ctx.state.clock.set(new Date(input.now));
+        }
+        return ok({ now: ctx.state.nowIso() });
+      },
+      'none',
+    )
     .get('/faults', (ctx) => ok(ctx.state.faults.list()), 'none')
     .post('/faults', (ctx) => ok(ctx.state.faults.add(parse(faultRuleSchema, ctx.body)), 201), 'none')
-    .delete('/faults', (ctx) => {
-      ctx.state.faults.clear();
-      return noContent();
-    }, 'none')
-    .delete('/faults/:id', (ctx) => {
-      if (!ctx.state.faults.remove(intRouteParam(ctx, 'id'))) throw notFound('Fault');
-      return noContent();
-    }, 'none')
+    .delete(
+      '/faults',
+      (ctx) => {
+        ctx.state.faults.clear();
+        return noContent();
+      },
+      'none',
+    )
+    .delete(
+      '/faults/:id',
+      (ctx) => {
+        if (!ctx.state.faults.remove(intRouteParam(ctx, 'id'))) throw notFound('Fault');
+        return noContent();
+      },
+      'none',
+    )
     .get('/holds', (ctx) => ok(ctx.state.holds.list()), 'none')
     .post('/holds', (ctx) => ok(ctx.state.holds.add(parse(holdRuleSchema, ctx.body)), 201), 'none')
-    .get('/holds/:id', (ctx) => {
-      const hold = ctx.state.holds.get(intRouteParam(ctx, 'id'));
-      if (!hold) throw notFound('Hold');
-      return ok(hold);
-    }, 'none')
-    .delete('/holds/:id', (ctx) => {
-      if (!ctx.state.holds.release(intRouteParam(ctx, 'id'))) throw notFound('Hold');
-      return noContent();
-    }, 'none')
+    .get(
+      '/holds/:id',
+      (ctx) => {
+        const hold = ctx.state.holds.get(intRouteParam(ctx, 'id'));
+        if (!hold) throw notFound('Hold');
+        return ok(hold);
+      },
+      'none',
+    )
+    .delete(
+      '/holds/:id',
+      (ctx) => {
+        if (!ctx.state.holds.release(intRouteParam(ctx, 'id'))) throw notFound('Hold');
+        return noContent();
+      },
+      'none',
+    )
     .get('/settings', (ctx) => ok(settingsView(ctx.state.settings)), 'none')
-    .post('/settings', (ctx) => {
-      const input = parse(settingsSchema, ctx.body);
-      if (input.bulk_delete_delay_ms !== undefined) ctx.state.settings.bulkDeleteDelayMs = input.bulk_delete_delay_ms;
-      if (input.bulk_delete_cap !== undefined) ctx.state.settings.bulkDeleteCap = input.bulk_delete_cap;
-      if (input.export_delay_ms !== undefined) ctx.state.settings.exportDelayMs = input.export_delay_ms;
-      if (input.export_rate_limits !== undefined) {
-        Object.assign(ctx.state.settings.exportRateLimits, exportRateLimits(input.export_rate_limits));
-      }
-      if (input.export_padding_bytes !== undefined) ctx.state.settings.exportPaddingBytes = input.export_padding_bytes;
-      if (input.download_bytes_per_second !== undefined) {
-        ctx.state.settings.downloadBytesPerSecond = input.download_bytes_per_second;
-      }
-      return ok(settingsView(ctx.state.settings));
-    }, 'none')
+    .post(
+      '/settings',
+      (ctx) => {
+        const input = parse(settingsSchema, ctx.body);
+        if (input.bulk_delete_delay_ms !== undefined) ctx.state.settings.bulkDeleteDelayMs = input.bulk_delete_delay_ms;
+        if (input.bulk_delete_cap !== undefined) ctx.state.settings.bulkDeleteCap = input.bulk_delete_cap;
+        if (input.export_delay_ms !== undefined) ctx.state.settings.exportDelayMs = input.export_delay_ms;
+        if (input.export_rate_limits !== undefined) {
+          Object.assign(ctx.state.settings.exportRateLimits, exportRateLimits(input.export_rate_limits));
+        }
+        if (input.export_padding_bytes !== undefined)
+          ctx.state.settings.exportPaddingBytes = input.export_padding_bytes;
+        if (input.download_bytes_per_second !== undefined) {
+          ctx.state.settings.downloadBytesPerSecond = input.download_bytes_per_second;
+        }
+        return ok(settingsView(ctx.state.settings));
+      },
+      'none',
+    )
     .get('/state', (ctx) => ok(ctx.state.dump()), 'none')
-    .get('/idle', async (ctx) => {
-      await ctx.state.whenIdle();
-      await ctx.state.hooks.settled();
-      return noContent();
-    }, 'none')
+    .get(
+      '/idle',
+      async (ctx) => {
+        await ctx.state.whenIdle();
+        await ctx.state.hooks.settled();
+        return noContent();
+      },
+      'none',
+    )
     // Webhook deliveries (hooks-state.ts): every attempt, oldest first; `settled` waits for those queued or in flight.
-    .get('/hook-deliveries', (ctx) => {
-      const hookId = ctx.query.get('hook_id');
-      const event = ctx.query.get('event');
-      const entries = ctx.state.hooks.deliveries.filter(
-        (d) => (!hookId || String(d.hook_id) === hookId) && (!event || d.event === event),
-      );
-      return ok(entries);
-    }, 'none')
-    .delete('/hook-deliveries', (ctx) => {
-      ctx.state.hooks.deliveries.length = 0;
-      return noContent();
-    }, 'none')
-    .get('/hook-deliveries/settled', async (ctx) => {
-      await ctx.state.hooks.settled();
-      return noContent();
-    }, 'none')
+    .get(
+      '/hook-deliveries',
+      (ctx) => {
+        const hookId = ctx.query.get('hook_id');
+        const event = ctx.query.get('event');
+        const entries = ctx.state.hooks.deliveries.filter(
+          (d) => (!hookId || String(d.hook_id) === hookId) && (!event || d.event === event),
+        );
+        return ok(entries);
+      },
+      'none',
+    )
+    .delete(
+      '/hook-deliveries',
+      (ctx) => {
+        ctx.state.hooks.deliveries.length = 0;
+        return noContent();
+      },
+      'none',
+    )
+    .get(
+      '/hook-deliveries/settled',
+      async (ctx) => {
+        await ctx.state.hooks.settled();
+        return noContent();
+      },
+      'none',
+    )
     .get('/runners', (ctx) => ok(ctx.state.runners), 'none')
     // Sandbox-only: a runner outage (retries fail at once with one signature) and its end (retries succeed at once).
-    .post('/runners', (ctx) => {
-      const input = parse(runnersSchema, ctx.body);
-      const runners = ctx.state.runners;
-      runners.state = input.state;
-      runners.failure_reason = input.failure_reason ?? RUNNERS_DOWN_DEFAULTS.failure_reason;
-      runners.log = input.log ?? RUNNERS_DOWN_DEFAULTS.log;
-      return ok(runners);
-    }, 'none')
-    .post('/jobs/:id', (ctx) => {
-      const job = ctx.state.jobs.get(intRouteParam(ctx, 'id'));
-      if (!job) throw notFound('Job');
-      moveJob(ctx, job, parse(jobSchema, ctx.body));
-      return ok(job);
-    }, 'none');
+    .post(
+      '/runners',
+      (ctx) => {
+        const input = parse(runnersSchema, ctx.body);
+        const runners = ctx.state.runners;
+        runners.state = input.state;
+        runners.failure_reason = input.failure_reason ?? RUNNERS_DOWN_DEFAULTS.failure_reason;
+        runners.log = input.log ?? RUNNERS_DOWN_DEFAULTS.log;
+        return ok(runners);
+      },
+      'none',
+    )
+    .post(
+      '/jobs/:id',
+      (ctx) => {
+        const job = ctx.state.jobs.get(intRouteParam(ctx, 'id'));
+        if (!job) throw notFound('Job');
+        moveJob(ctx, job, parse(jobSchema, ctx.body));
+        return ok(job);
+      },
+      'none',
+    );
   return registerPersonControls(router);
 }
 
@@ -212,63 +275,106 @@ export function controlRouter(): Router {
  * those changes; `DELETE /users/:id` does what the admin API's does, without a token.
  */
 function registerPersonControls(router: Router): Router {
-  return router
-    .post('/projects/:id/archive', (ctx) => ok(projectView(ctx.state, setArchived(controlProject(ctx), true))), 'none')
-    .post('/projects/:id/unarchive', (ctx) => ok(projectView(ctx.state, setArchived(controlProject(ctx), false))), 'none')
-    .delete('/projects/:id', (ctx) => {
-      deleteProject(ctx.state, controlProject(ctx));
-      return noContent();
-    }, 'none')
-    .delete('/groups/:id', (ctx) => {
-      deleteGroup(ctx.state, controlGroup(ctx));
-      return noContent();
-    }, 'none')
-    .delete('/projects/:id/members/:user_id', (ctx) => removeControlMember(ctx, 'project', controlProject(ctx).id), 'none')
-    .delete('/groups/:id/members/:user_id', (ctx) => removeControlMember(ctx, 'group', controlGroup(ctx).id), 'none')
-    .delete('/users/:id', (ctx) => {
-      const user = controlUser(ctx.state, ctx.params.id ?? '');
-      if (!deleteUserAsAdministrator(ctx.state, user, boolParam(ctx, 'hard_delete') ?? false)) {
-        throw new ApiError(409, { message: SOLE_OWNER_MESSAGE });
-      }
-      return noContent();
-    }, 'none')
-    .get('/access', (ctx) => ok(ctx.state.accessOverrides.list()), 'none')
-    .post('/access', (ctx) => {
-      const input = parse(accessSchema, ctx.body);
-      const user = controlUser(ctx.state, input.user);
-      const target =
-        input.project !== undefined
-          ? { source: 'project' as const, id: sourceOrThrow(ctx.state.project(input.project), 'Project').id }
-          : { source: 'group' as const, id: sourceOrThrow(ctx.state.group(input.group ?? ''), 'Group').id };
-      const record: AccessOverrideRecord = {
-        user_id: user.id,
-        source: target.source,
-        source_id: target.id,
-        access_level: input.level,
-      };
-      ctx.state.accessOverrides.set(record);
-      return ok(record);
-    }, 'none')
-    .delete('/access', (ctx) => {
-      ctx.state.accessOverrides.clear();
-      return noContent();
-    }, 'none')
-    .get('/access-tokens', (ctx) => ok(ctx.state.accessTokens.views()), 'none')
-    .post('/access-tokens', (ctx) => {
-      const input = parse(accessTokenSchema, ctx.body);
-      const tokens = ctx.state.accessTokens;
-      const token = input.token !== undefined ? tokens.byTokenValue(input.token) : tokens.tokens.get(input.id ?? 0);
-      if (!token) throw notFound('Access token');
-      if (input.expires_at !== undefined) token.expires_at = input.expires_at === null ? null : new Date(input.expires_at).toISOString().slice(0, 10);
-      if (input.revoked) token.revoked = true;
-      return ok(tokens.views().find((view) => view.id === token.id));
-    }, 'none')
-    // Every family revocation the forge's reuse detection made: a bot that never trips it leaves this empty.
-    .get('/token-family-revocations', (ctx) => ok(ctx.state.accessTokens.familyRevocations), 'none')
-    .delete('/token-family-revocations', (ctx) => {
-      ctx.state.accessTokens.familyRevocations.length = 0;
-      return noContent();
-    }, 'none');
+  return (
+    router
+      .post(
+        '/projects/:id/archive',
+        (ctx) => ok(projectView(ctx.state, setArchived(controlProject(ctx), true))),
+        'none',
+      )
+      .post(
+        '/projects/:id/unarchive',
+        (ctx) => ok(projectView(ctx.state, setArchived(controlProject(ctx), false))),
+        'none',
+      )
+      .delete(
+        '/projects/:id',
+        (ctx) => {
+          deleteProject(ctx.state, controlProject(ctx));
+          return noContent();
+        },
+        'none',
+      )
+      .delete(
+        '/groups/:id',
+        (ctx) => {
+          deleteGroup(ctx.state, controlGroup(ctx));
+          return noContent();
+        },
+        'none',
+      )
+      .delete(
+        '/projects/:id/members/:user_id',
+        (ctx) => removeControlMember(ctx, 'project', controlProject(ctx).id),
+        'none',
+      )
+      .delete('/groups/:id/members/:user_id', (ctx) => removeControlMember(ctx, 'group', controlGroup(ctx).id), 'none')
+      .delete(
+        '/users/:id',
+        (ctx) => {
+          const user = controlUser(ctx.state, ctx.params.id ?? '');
+          if (!deleteUserAsAdministrator(ctx.state, user, boolParam(ctx, 'hard_delete') ?? false)) {
+            throw new ApiError(409, { message: SOLE_OWNER_MESSAGE });
+          }
+          return noContent();
+        },
+        'none',
+      )
+      .get('/access', (ctx) => ok(ctx.state.accessOverrides.list()), 'none')
+      .post(
+        '/access',
+        (ctx) => {
+          const input = parse(accessSchema, ctx.body);
+          const user = controlUser(ctx.state, input.user);
+          const target =
+            input.project !== undefined
+              ? { source: 'project' as const, id: sourceOrThrow(ctx.state.project(input.project), 'Project').id }
+              : { source: 'group' as const, id: sourceOrThrow(ctx.state.group(input.group ?? ''), 'Group').id };
+          const record: AccessOverrideRecord = {
+            user_id: user.id,
+            source: target.source,
+            source_id: target.id,
+            access_level: input.level,
+          };
+          ctx.state.accessOverrides.set(record);
+          return ok(record);
+        },
+        'none',
+      )
+      .delete(
+        '/access',
+        (ctx) => {
+          ctx.state.accessOverrides.clear();
+          return noContent();
+        },
+        'none',
+      )
+      .get('/access-tokens', (ctx) => ok(ctx.state.accessTokens.views()), 'none')
+      .post(
+        '/access-tokens',
+        (ctx) => {
+          const input = parse(accessTokenSchema, ctx.body);
+          const tokens = ctx.state.accessTokens;
+          const token = input.token !== undefined ? tokens.byTokenValue(input.token) : tokens.tokens.get(input.id ?? 0);
+          if (!token) throw notFound('Access token');
+          if (input.expires_at !== undefined)
+            token.expires_at = input.expires_at === null ? null : new Date(input.expires_at).toISOString().slice(0, 10);
+          if (input.revoked) token.revoked = true;
+          return ok(tokens.views().find((view) => view.id === token.id));
+        },
+        'none',
+      )
+      // Every family revocation the forge's reuse detection made: a bot that never trips it leaves this empty.
+      .get('/token-family-revocations', (ctx) => ok(ctx.state.accessTokens.familyRevocations), 'none')
+      .delete(
+        '/token-family-revocations',
+        (ctx) => {
+          ctx.state.accessTokens.familyRevocations.length = 0;
+          return noContent();
+        },
+        'none',
+      )
+  );
 }
 
 function controlProject(ctx: RequestContext): ProjectRecord {

@@ -20,20 +20,27 @@ export interface SeededPlace {
 export function seedCredentials(
   world: ParsedWorld,
   places: readonly SeededPlace[],
-  areas: { people: PeopleState; accessTokens: AccessTokensState; deployTokens: DeployTokensState; ciVariables: CiVariablesState },
+  areas: {
+    people: PeopleState;
+    accessTokens: AccessTokensState;
+    deployTokens: DeployTokensState;
+    ciVariables: CiVariablesState;
+  },
   seeding: WorldSeeding,
 ): void {
   const { ids } = seeding;
   world.users.forEach((u) => u.tokens.forEach((t) => typeof t !== 'string' && ids.reserve('accessToken', t.id)));
   places.forEach((p) => p.world.access_tokens.forEach((t) => ids.reserve('accessToken', t.id)));
   places.forEach((p) => p.world.deploy_tokens.forEach((t) => ids.reserve('deployToken', t.id)));
-  const day = (value: string | null | undefined): string | null => (value === undefined || value === null ? null : seeding.time(value).slice(0, 10));
+  const day = (value: string | null | undefined): string | null =>
+    value === undefined || value === null ? null : seeding.time(value).slice(0, 10);
 
   for (const u of world.users) {
     const user = areas.people.userByUsername(u.username);
     if (!user) continue;
     u.tokens.forEach((t: WorldUserToken, n) => {
-      const token: Exclude<WorldUserToken, string> = typeof t === 'string' ? { token: t, scopes: ['api'], revoked: false } : t;
+      const token: Exclude<WorldUserToken, string> =
+        typeof t === 'string' ? { token: t, scopes: ['api'], revoked: false } : t;
       areas.accessTokens.add({
         id: token.id ?? ids.next('accessToken'),
         user_id: user.id,
@@ -54,7 +61,14 @@ export function seedCredentials(
     const place = { source, source_id: record.id };
     for (const t of credentials.access_tokens) {
       const createdAt = t.created_at ? seeding.time(t.created_at) : record.created_at;
-      const bot = areas.accessTokens.addBot(place, t.name, t.access_level, { user: ids.next('user'), namespace: ids.next('namespace') }, createdAt, t.username);
+      const bot = areas.accessTokens.addBot(
+        place,
+        t.name,
+        t.access_level,
+        { user: ids.next('user'), namespace: ids.next('namespace') },
+        createdAt,
+        t.username,
+      );
       areas.accessTokens.add({
         id: t.id ?? ids.next('accessToken'),
         user_id: bot.id,

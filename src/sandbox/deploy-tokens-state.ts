@@ -31,7 +31,9 @@ export class DeployTokensState {
 
   /** A project's or group's deploy tokens, oldest first. */
   of(source: SourceKind, sourceId: number): DeployTokenRecord[] {
-    return [...this.tokens.values()].filter((t) => t.source === source && t.source_id === sourceId).sort((a, b) => a.id - b.id);
+    return [...this.tokens.values()]
+      .filter((t) => t.source === source && t.source_id === sourceId)
+      .sort((a, b) => a.id - b.id);
   }
 
   /** The tokens of a deleted project or group. */

@@ -58,7 +58,17 @@ export function exportRateWindowsOf(state: SandboxState): ExportRateWindows {
  */
 export function rateLimited(ctx: RequestContext, action: RateLimitedAction, scope: string): Reply | undefined {
   const { exportRateLimits: limits } = ctx.state.settings;
-  const retryAfter = exportRateWindowsOf(ctx.state).throttle(action, scope, limits[action], limits.windowMs, ctx.state.clock.now());
+  const retryAfter = exportRateWindowsOf(ctx.state).throttle(
+    action,
+    scope,
+    limits[action],
+    limits.windowMs,
+    ctx.state.clock.now(),
+  );
   if (retryAfter === undefined) return undefined;
-  return { status: 429, json: { message: { error: RATE_LIMIT_MESSAGE } }, headers: { 'Retry-After': String(retryAfter) } };
+  return {
+    status: 429,
+    json: { message: { error: RATE_LIMIT_MESSAGE } },
+    headers: { 'Retry-After': String(retryAfter) },
+  };
 }

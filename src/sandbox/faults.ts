@@ -39,12 +39,14 @@ const stepSchema = z.union([
   answerSchema.refine(afterNeedsAnswer, AFTER_NEEDS_ANSWER),
 ]);
 
-export const faultRuleSchema = answerSchema.extend({
-  ...requestScopeShape,
-  probability: z.number().min(0).max(1).optional(),
-  times: z.number().int().positive().optional(),
-  sequence: z.array(stepSchema).min(1).optional(),
-}).refine(afterNeedsAnswer, AFTER_NEEDS_ANSWER);
+export const faultRuleSchema = answerSchema
+  .extend({
+    ...requestScopeShape,
+    probability: z.number().min(0).max(1).optional(),
+    times: z.number().int().positive().optional(),
+    sequence: z.array(stepSchema).min(1).optional(),
+  })
+  .refine(afterNeedsAnswer, AFTER_NEEDS_ANSWER);
 
 export type FaultRuleInput = z.input<typeof faultRuleSchema>;
 type Answer = z.output<typeof answerSchema>;
@@ -126,8 +128,6 @@ export class FaultRules {
     }
     return { kind: 'pass', latencyMs };
   }
-
-
 
   /** Advances the rule for one matching request and says what it does to it. */
   private step(rule: FaultRule): z.output<typeof stepSchema> | 'exhausted' {

@@ -45,5 +45,7 @@ export function armoredGpgKey(seed: string): string {
   const bytes = Buffer.concat([Buffer.from([0x99, 0x01, 0x0d, 0x04]), createHash('sha512').update(seed).digest()]);
   const base64 = bytes.toString('base64');
   const lines = base64.match(/.{1,64}/g) ?? [];
-  return [GPG_BEGIN, '', ...lines, `=${createHash('md5').update(seed).digest('base64').slice(0, 4)}`, GPG_END].join('\n');
+  return [GPG_BEGIN, '', ...lines, `=${createHash('md5').update(seed).digest('base64').slice(0, 4)}`, GPG_END].join(
+    '\n',
+  );
 }

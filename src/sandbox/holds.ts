@@ -49,7 +49,14 @@ export class HoldRules {
   private nextId = 1;
 
   add(input: HoldRuleInput): HoldView {
-    const hold: Hold = { ...holdRuleSchema.parse(input), id: this.nextId++, passed: 0, held: 0, waiters: [], arrivals: [] };
+    const hold: Hold = {
+      ...holdRuleSchema.parse(input),
+      id: this.nextId++,
+      passed: 0,
+      held: 0,
+      waiters: [],
+      arrivals: [],
+    };
     this.holds.push(hold);
     return view(hold);
   }
@@ -93,7 +100,9 @@ export class HoldRules {
 
   /** Waits while a hold matches the request and still has turns; returns at once otherwise. */
   async pass(method: string, path: string, userAgent = ''): Promise<void> {
-    const hold = this.holds.find((candidate) => candidate.held < candidate.times && matches(candidate, method, path, userAgent));
+    const hold = this.holds.find(
+      (candidate) => candidate.held < candidate.times && matches(candidate, method, path, userAgent),
+    );
     if (!hold) return;
     if (hold.passed < hold.after) {
       hold.passed += 1;

@@ -58,7 +58,12 @@ export class HookDeliveryClient {
         bodyTimeout: delivery.timeoutMs,
       });
       const text = await response.body.text();
-      return { status: response.statusCode, error: null, responseBody: text.slice(0, RESPONSE_BODY_LIMIT), durationMs: elapsed() };
+      return {
+        status: response.statusCode,
+        error: null,
+        responseBody: text.slice(0, RESPONSE_BODY_LIMIT),
+        durationMs: elapsed(),
+      };
     } catch (error) {
       const reason = timedOut ? `timed out after ${delivery.timeoutMs} ms` : describe(error);
       return { status: null, error: reason, responseBody: '', durationMs: elapsed() };

@@ -240,9 +240,15 @@ export class HookPayloads {
     const parent = this.state.pipelines.get(pipeline.parent_pipeline_id);
     const project = parent ? this.state.projects.get(parent.project_id) : undefined;
     if (!parent || !project) return undefined;
-    const bridge = [...this.state.jobs.values()].find((j) => j.kind === 'bridge' && j.downstream_pipeline_id === pipeline.id);
+    const bridge = [...this.state.jobs.values()].find(
+      (j) => j.kind === 'bridge' && j.downstream_pipeline_id === pipeline.id,
+    );
     return {
-      project: { id: project.id, web_url: this.projectWebUrl(project), path_with_namespace: this.state.projectFullPath(project) },
+      project: {
+        id: project.id,
+        web_url: this.projectWebUrl(project),
+        path_with_namespace: this.state.projectFullPath(project),
+      },
       job_id: bridge?.id ?? null,
       pipeline_id: parent.id,
     };
@@ -280,8 +286,14 @@ export class HookPayloads {
     queued_duration: number | null;
   } {
     const builds = this.latestBuilds(pipeline);
-    const starts = builds.map((b) => b.started_at).filter((t): t is string => t !== null).map(Date.parse);
-    const ends = builds.map((b) => b.finished_at).filter((t): t is string => t !== null).map(Date.parse);
+    const starts = builds
+      .map((b) => b.started_at)
+      .filter((t): t is string => t !== null)
+      .map(Date.parse);
+    const ends = builds
+      .map((b) => b.finished_at)
+      .filter((t): t is string => t !== null)
+      .map(Date.parse);
     const started = starts.length > 0 ? Math.min(...starts) : null;
     const complete = COMPLETED.includes(this.state.pipelineStatus(pipeline));
     const finished = complete && ends.length > 0 ? Math.max(...ends) : null;
@@ -313,8 +325,10 @@ function jobTimes(job: JobRecord, nowMs: number): { duration: number | null; que
   const started = job.started_at !== null ? Date.parse(job.started_at) : null;
   const finished = job.finished_at !== null ? Date.parse(job.finished_at) : null;
   const created = Date.parse(job.created_at);
-  const duration = started === null ? null : ((finished ?? (job.status === 'running' ? nowMs : started)) - started) / 1000;
-  const queued = started !== null ? (started - created) / 1000 : job.status === 'pending' ? (nowMs - created) / 1000 : null;
+  const duration =
+    started === null ? null : ((finished ?? (job.status === 'running' ? nowMs : started)) - started) / 1000;
+  const queued =
+    started !== null ? (started - created) / 1000 : job.status === 'pending' ? (nowMs - created) / 1000 : null;
   return { duration, queued };
 }
 

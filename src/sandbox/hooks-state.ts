@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { PROJECT_HOOK_EVENT_FLAGS, type BranchFilterStrategy, type HookAlertStatus, type ProjectHookEventFlag } from '../gitlab/types/hooks';
+import {
+  PROJECT_HOOK_EVENT_FLAGS,
+  type BranchFilterStrategy,
+  type HookAlertStatus,
+  type ProjectHookEventFlag,
+} from '../gitlab/types/hooks';
 import type { JobStatus } from '../gitlab/types/jobs';
 import { SANDBOX_VERSION } from './version';
 import type { JobRecord } from './ci-state';
@@ -174,7 +179,8 @@ export class HooksState {
     for (const job of changedJobs.sort((a, b) => a.id - b.id)) {
       this.dispatch(hooks, 'job_events', 'Job Hook', () => payloads.job(job));
     }
-    if (pipelineStatusChanged) this.dispatch(hooks, 'pipeline_events', 'Pipeline Hook', () => payloads.pipeline(pipeline));
+    if (pipelineStatusChanged)
+      this.dispatch(hooks, 'pipeline_events', 'Pipeline Hook', () => payloads.pipeline(pipeline));
   }
 
   /** Resolves once no delivery is queued or in flight. */
@@ -196,7 +202,9 @@ export class HooksState {
   /** The world's hooks; explicit ids are kept, omitted ones fill the gaps in file order. */
   seed(world: ParsedWorld, projects: SeededProject[], seeding: WorldSeeding): void {
     this.timeoutMs = world.settings.hook_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS;
-    const taken = new Set(projects.flatMap(({ world }) => world.hooks.map((h) => h.id)).filter((id) => id !== undefined));
+    const taken = new Set(
+      projects.flatMap(({ world }) => world.hooks.map((h) => h.id)).filter((id) => id !== undefined),
+    );
     let cursor = 0;
     for (const { world, record: project } of projects) {
       for (const hook of world.hooks) {
@@ -232,7 +240,12 @@ export class HooksState {
 
   // ---- delivery -----------------------------------------------------------------------------------------------
 
-  private dispatch(hooks: HookRecord[], flag: ProjectHookEventFlag, event: HookEvent, build: () => Record<string, unknown>): void {
+  private dispatch(
+    hooks: HookRecord[],
+    flag: ProjectHookEventFlag,
+    event: HookEvent,
+    build: () => Record<string, unknown>,
+  ): void {
     const subscribed = hooks.filter((h) => h.events[flag]);
     if (subscribed.length === 0 || this.closed) return;
     // Built when the event happens, as the forge serialises it before queueing.
@@ -358,7 +371,8 @@ export class HooksState {
     if (this.watchedProjects.has(projectId)) return;
     this.watchedProjects.add(projectId);
     for (const pipeline of this.state.pipelines.values()) {
-      if (pipeline.project_id === projectId) this.pipelineStatuses.set(pipeline.id, this.state.pipelineStatus(pipeline));
+      if (pipeline.project_id === projectId)
+        this.pipelineStatuses.set(pipeline.id, this.state.pipelineStatus(pipeline));
     }
     for (const job of this.state.jobs.values()) {
       if (job.project_id === projectId && job.kind === 'build') this.jobStatuses.set(job.id, job.status);
@@ -366,7 +380,10 @@ export class HooksState {
   }
 
   private seeded(hook: WorldHook, id: number, projectId: number, seeding: WorldSeeding): HookRecord {
-    const events = Object.fromEntries(PROJECT_HOOK_EVENT_FLAGS.map((flag) => [flag, hook[flag]])) as Record<ProjectHookEventFlag, boolean>;
+    const events = Object.fromEntries(PROJECT_HOOK_EVENT_FLAGS.map((flag) => [flag, hook[flag]])) as Record<
+      ProjectHookEventFlag,
+      boolean
+    >;
     return {
       id,
       project_id: projectId,
@@ -403,7 +420,9 @@ function redactedHeaders(headers: Record<string, string>, hook: HookRecord): Rec
   const custom = new Set(Object.keys(hook.custom_headers).map((k) => k.toLowerCase()));
   return Object.fromEntries(
     Object.entries(headers).map(([name, value]) =>
-      name === 'X-Gitlab-Token' || (custom.has(name.toLowerCase()) && value === hook.custom_headers[name]) ? [name, '[REDACTED]'] : [name, value],
+      name === 'X-Gitlab-Token' || (custom.has(name.toLowerCase()) && value === hook.custom_headers[name])
+        ? [name, '[REDACTED]']
+        : [name, value],
     ),
   );
 }

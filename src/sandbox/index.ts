@@ -9,7 +9,15 @@ import { loadWorld, parseWorld, type ParsedWorld, type World } from './world';
 
 export { SandboxState } from './state';
 export type * from './state';
-export { WorldError, loadWorld, parseWorld, parseWorldYaml, type ParsedWorld, type World, type WorldProblem } from './world';
+export {
+  WorldError,
+  loadWorld,
+  parseWorld,
+  parseWorldYaml,
+  type ParsedWorld,
+  type World,
+  type WorldProblem,
+} from './world';
 export { FaultRules, type FaultRuleInput, type FaultRule } from './faults';
 export { BULK_DELETE_LIMIT_MESSAGE } from './api/registry';
 

@@ -92,14 +92,18 @@ export class IntegrationsState {
    * properties, the event flags the service takes on unless the world turns them off.
    */
   seed(projects: readonly SeededProject[], seeding: WorldSeeding): void {
-    for (const { world } of projects) for (const integration of world.integrations) this.lastId = Math.max(this.lastId, integration.id ?? 0);
+    for (const { world } of projects)
+      for (const integration of world.integrations) this.lastId = Math.max(this.lastId, integration.id ?? 0);
     const now = seeding.now();
     for (const { world, record } of projects) {
       for (const integration of world.integrations) {
         const slug: IntegrationSlug = integration.slug;
         const parameters = integrationParameters(slug);
         const events = Object.fromEntries(
-          INTEGRATION_EVENT_FLAGS.map((flag: IntegrationEventFlag) => [flag, integration.events[flag] ?? Object.hasOwn(parameters, flag)]),
+          INTEGRATION_EVENT_FLAGS.map((flag: IntegrationEventFlag) => [
+            flag,
+            integration.events[flag] ?? Object.hasOwn(parameters, flag),
+          ]),
         ) as IntegrationEventFlags;
         this.set({
           id: integration.id ?? this.nextId(),

@@ -66,7 +66,8 @@ export class NamespacesState {
   project(ref: string | number, options: { followRedirects?: boolean } = {}): ProjectRecord | undefined {
     if (typeof ref === 'number' || /^\d+$/.test(ref)) return this.projects.get(Number(ref));
     const lower = ref.toLowerCase();
-    for (const project of this.projects.values()) if (this.projectFullPath(project).toLowerCase() === lower) return project;
+    for (const project of this.projects.values())
+      if (this.projectFullPath(project).toLowerCase() === lower) return project;
     const redirected = options.followRedirects ? this.projectRedirects.get(lower) : undefined;
     return redirected !== undefined ? this.projects.get(redirected) : undefined;
   }
@@ -169,7 +170,10 @@ export class NamespacesState {
 
   /** Highest access level of `user` in the group, inherited from ancestor groups as on the forge. */
   groupAccessLevel(user: UserRecord, group: GroupRecord): number {
-    return Math.max(0, ...this.groupChain(group).map((g) => this.people.member('group', g.id, user.id)?.access_level ?? 0));
+    return Math.max(
+      0,
+      ...this.groupChain(group).map((g) => this.people.member('group', g.id, user.id)?.access_level ?? 0),
+    );
   }
 
   /** Highest access level of `user` in the project: direct, through its group chain, or 50 in a personal project. */
@@ -226,7 +230,11 @@ export class NamespacesState {
     return group;
   }
 
-  private seedProject(p: WorldProject, namespaceIds: ReadonlyMap<string, number>, seeding: WorldSeeding): ProjectRecord {
+  private seedProject(
+    p: WorldProject,
+    namespaceIds: ReadonlyMap<string, number>,
+    seeding: WorldSeeding,
+  ): ProjectRecord {
     const namespaceId = namespaceIds.get(p.namespace.toLowerCase()) ?? 0;
     const createdAt = p.created_at ? seeding.time(p.created_at) : seeding.ago(200 * DAY_MS);
     const project: ProjectRecord = {
@@ -244,7 +252,9 @@ export class NamespacesState {
       allowed_agents: [],
     };
     this.projects.set(project.id, project);
-    const links = p.shared_with_groups.map((path) => namespaceIds.get(path.toLowerCase())).filter((gid) => gid !== undefined);
+    const links = p.shared_with_groups
+      .map((path) => namespaceIds.get(path.toLowerCase()))
+      .filter((gid) => gid !== undefined);
     if (links.length > 0) this.projectGroupLinks.set(project.id, new Set(links));
     return project;
   }

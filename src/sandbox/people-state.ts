@@ -202,7 +202,13 @@ export class PeopleState {
       const user = this.userByUsername(m.user);
       if (!user) continue;
       const createdAt = m.created_at ? seeding.time(m.created_at) : fallback;
-      this.members.push({ source, source_id: sourceId, user_id: user.id, access_level: m.access_level, created_at: createdAt });
+      this.members.push({
+        source,
+        source_id: sourceId,
+        user_id: user.id,
+        access_level: m.access_level,
+        created_at: createdAt,
+      });
     }
     for (const r of requests) {
       const user = this.userByUsername(r.user);
@@ -246,8 +252,14 @@ export class PeopleState {
  * gives it; the people area does not depend on that one, which depends on it).
  */
 export interface SeededSources {
-  readonly groups: readonly { readonly world: WorldMemberships; readonly record: { readonly id: number; readonly created_at: string } }[];
-  readonly projects: readonly { readonly world: WorldMemberships; readonly record: { readonly id: number; readonly created_at: string } }[];
+  readonly groups: readonly {
+    readonly world: WorldMemberships;
+    readonly record: { readonly id: number; readonly created_at: string };
+  }[];
+  readonly projects: readonly {
+    readonly world: WorldMemberships;
+    readonly record: { readonly id: number; readonly created_at: string };
+  }[];
   /** A seeded project by id or full path. */
   project(ref: string | number): { readonly id: number } | undefined;
 }

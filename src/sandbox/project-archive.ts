@@ -112,7 +112,11 @@ const statusCheckSchema = z.object({
 const labelEventSchema = z.object({
   action: z.enum(['add', 'remove']),
   user: username,
-  label: z.object({ name: z.string(), color: z.string().default('#6699cc'), description: z.string().nullable().default(null) }),
+  label: z.object({
+    name: z.string(),
+    color: z.string().default('#6699cc'),
+    description: z.string().nullable().default(null),
+  }),
   created_at: timestamp,
 });
 
@@ -163,8 +167,7 @@ export interface FailedRelationLine {
 }
 
 export type ReadProjectArchive =
-  | { ok: true; archive: ArchivedProject; failures: FailedRelationLine[] }
-  | { ok: false; error: string };
+  { ok: true; archive: ArchivedProject; failures: FailedRelationLine[] } | { ok: false; error: string };
 
 // ---- writing --------------------------------------------------------------------------------------------------
 
@@ -175,22 +178,34 @@ export interface ProjectArchiveOptions {
 }
 
 /** The export archive of a project as a gzip-compressed tar. */
-export function projectArchive(state: SandboxState, project: ProjectRecord, options: ProjectArchiveOptions = {}): Buffer {
+export function projectArchive(
+  state: SandboxState,
+  project: ProjectRecord,
+  options: ProjectArchiveOptions = {},
+): Buffer {
   const relations = archivedRelations(state, project);
   const entries: TarEntry[] = [
     { name: 'VERSION', data: Buffer.from(`${ARCHIVE_VERSION}\n`) },
-    { name: 'tree/project.json', data: Buffer.from(JSON.stringify(archivedAttributes(state, project, options.description))) },
+    {
+      name: 'tree/project.json',
+      data: Buffer.from(JSON.stringify(archivedAttributes(state, project, options.description))),
+    },
     ...PROJECT_RELATIONS.map((relation) => ({
       name: `tree/project/${relation}.ndjson`,
       data: Buffer.from((relations[relation] as unknown[]).map((record) => `${JSON.stringify(record)}\n`).join('')),
     })),
   ];
-  if (options.paddingBytes) entries.push({ name: 'tree/padding.bin', data: padding(options.paddingBytes, 'project', project.id) });
+  if (options.paddingBytes)
+    entries.push({ name: 'tree/padding.bin', data: padding(options.paddingBytes, 'project', project.id) });
   return gzipTar(entries);
 }
 
 /** `tree/project.json`: the project's own attributes, approval settings included (they are the project's columns). */
-export function archivedAttributes(state: SandboxState, project: ProjectRecord, description?: string): ArchivedProjectAttributes {
+export function archivedAttributes(
+  state: SandboxState,
+  project: ProjectRecord,
+  description?: string,
+): ArchivedProjectAttributes {
   return {
     name: project.name,
     path: project.path,
@@ -207,7 +222,8 @@ export function archivedAttributes(state: SandboxState, project: ProjectRecord, 
 /** Every relation of the project, each in a stable order (ids, then names), as its archive holds them. */
 export function archivedRelations(state: SandboxState, project: ProjectRecord): ArchivedRelations {
   const id = project.id;
-  const userName = (userId: number | null): string | null => (userId === null ? null : (state.users.get(userId)?.username ?? null));
+  const userName = (userId: number | null): string | null =>
+    userId === null ? null : (state.users.get(userId)?.username ?? null);
   const branchNames = new Map<number, string>();
   const branches = [...state.protectedBranches.values()].filter((b) => b.project_id === id).sort((a, b) => a.id - b.id);
   for (const branch of branches) branchNames.set(branch.id, branch.name);
@@ -227,7 +243,10 @@ export function archivedRelations(state: SandboxState, project: ProjectRecord): 
     });
   const approvals = state.approvals.project(id);
   const groupPaths = (ids: number[]): string[] =>
-    ids.map((g) => state.groups.get(g)).filter((g) => g !== undefined).map((g) => state.groupFullPath(g));
+    ids
+      .map((g) => state.groups.get(g))
+      .filter((g) => g !== undefined)
+      .map((g) => state.groupFullPath(g));
   const labelEvents = (type: 'Issue' | 'MergeRequest', resourceId: number): ArchivedIssue['resource_label_events'] =>
     [...state.labelEvents.values()]
       .filter((e) => e.resource_type === type && e.resource_id === resourceId)
@@ -267,7 +286,11 @@ export function archivedRelations(state: SandboxState, project: ProjectRecord): 
       })),
     external_status_checks: [...approvals.external_rules]
       .sort((a, b) => a.id - b.id)
-      .map((rule) => ({ name: rule.name, external_url: rule.external_url, protected_branches: namesOf(rule.protected_branch_ids) })),
+      .map((rule) => ({
+        name: rule.name,
+        external_url: rule.external_url,
+        protected_branches: namesOf(rule.protected_branch_ids),
+      })),
     ci_pipelines: [...state.pipelines.values()]
       .filter((p) => p.project_id === id)
       .sort((a, b) => a.id - b.id)
@@ -349,7 +372,8 @@ export function readProjectArchive(data: Buffer, filename: string): ReadProjectA
   let project: ArchivedProjectAttributes;
   try {
     const parsed = attributesSchema.safeParse(JSON.parse(projectJson.toString('utf8')));
-    if (!parsed.success) return { ok: false, error: `Invalid file format: tree/project.json: ${z.prettifyError(parsed.error)}` };
+    if (!parsed.success)
+      return { ok: false, error: `Invalid file format: tree/project.json: ${z.prettifyError(parsed.error)}` };
     project = parsed.data;
   } catch (error) {
     return { ok: false, error: `Invalid file format: tree/project.json: ${(error as Error).message}` };
@@ -389,11 +413,18 @@ export function readProjectArchive(data: Buffer, filename: string): ReadProjectA
  * they made go to the importer), groups by full path, labels by name. Owners come back as maintainers, and the
  * visibility is at most the namespace group's.
  */
-export function restoreProject(state: SandboxState, project: ProjectRecord, archive: ArchivedProject, importer: UserRecord): void {
+export function restoreProject(
+  state: SandboxState,
+  project: ProjectRecord,
+  archive: ArchivedProject,
+  importer: UserRecord,
+): void {
   const { project: attributes, relations } = archive;
   const namespaceGroup = state.groups.get(project.namespace_id);
   project.description = attributes.description;
-  project.visibility = namespaceGroup ? leastVisible(attributes.visibility, namespaceGroup.visibility) : attributes.visibility;
+  project.visibility = namespaceGroup
+    ? leastVisible(attributes.visibility, namespaceGroup.visibility)
+    : attributes.visibility;
   project.default_branch = attributes.default_branch;
   project.request_access_enabled = attributes.request_access_enabled;
   project.archived = attributes.archived;
@@ -407,13 +438,20 @@ export function restoreProject(state: SandboxState, project: ProjectRecord, arch
     require_password_to_approve: attributes.require_password_to_approve,
   };
   const now = state.nowIso();
-  const user = (name: string | null): UserRecord | undefined => (name === null ? undefined : state.userByUsername(name));
+  const user = (name: string | null): UserRecord | undefined =>
+    name === null ? undefined : state.userByUsername(name);
   const groupId = (path: string): number | undefined => state.group(path)?.id;
 
   for (const member of relations.project_members) {
     const found = user(member.username);
     if (!found || found.id === importer.id || state.member('project', project.id, found.id)) continue;
-    state.members.push({ source: 'project', source_id: project.id, user_id: found.id, access_level: Math.min(member.access_level, 40), created_at: now });
+    state.members.push({
+      source: 'project',
+      source_id: project.id,
+      user_id: found.id,
+      access_level: Math.min(member.access_level, 40),
+      created_at: now,
+    });
   }
 
   const branchIds = new Map<string, number>();
@@ -442,7 +480,8 @@ export function restoreProject(state: SandboxState, project: ProjectRecord, arch
       code_owner_approval_required: archived.code_owner_approval_required,
     });
   }
-  const branchIdsOf = (names: string[]): number[] => names.map((n) => branchIds.get(n)).filter((id) => id !== undefined);
+  const branchIdsOf = (names: string[]): number[] =>
+    names.map((n) => branchIds.get(n)).filter((id) => id !== undefined);
 
   for (const rule of relations.approval_rules) {
     if (approvals.rules.some((r) => r.name === rule.name)) continue;
@@ -499,7 +538,8 @@ function restorePipelines(
       source: archived.source,
       created_at: archived.created_at,
       updated_at: archived.updated_at,
-      parent_pipeline_id: archived.parent_pipeline_id === null ? null : (pipelineIds.get(archived.parent_pipeline_id) ?? null),
+      parent_pipeline_id:
+        archived.parent_pipeline_id === null ? null : (pipelineIds.get(archived.parent_pipeline_id) ?? null),
       user_id: userOf(archived.user).id,
       commit: { ...archived.commit },
     };
@@ -530,7 +570,8 @@ function restorePipelines(
         artifacts_expire_at: null,
         tag_list: [...job.tag_list],
         coverage: job.coverage,
-        downstream_pipeline_id: job.downstream_pipeline_id === null ? null : (pipelineIds.get(job.downstream_pipeline_id) ?? null),
+        downstream_pipeline_id:
+          job.downstream_pipeline_id === null ? null : (pipelineIds.get(job.downstream_pipeline_id) ?? null),
       };
       state.jobs.set(restoredJob.id, restoredJob);
     }
@@ -554,7 +595,11 @@ function restoreIssuables(
     state.labels.set(id, { id, name: label.name, color: label.color, description: label.description });
     return id;
   };
-  const addLabelEvents = (type: 'Issue' | 'MergeRequest', resourceId: number, events: ArchivedIssue['resource_label_events']): void => {
+  const addLabelEvents = (
+    type: 'Issue' | 'MergeRequest',
+    resourceId: number,
+    events: ArchivedIssue['resource_label_events'],
+  ): void => {
     for (const event of events) {
       const id = state.nextId('labelEvent');
       state.labelEvents.set(id, {
@@ -575,7 +620,13 @@ function restoreIssuables(
     addLabelEvents('Issue', id, archived.resource_label_events);
     for (const event of archived.resource_weight_events) {
       const eventId = state.nextId('weightEvent');
-      state.weightEvents.set(eventId, { id: eventId, issue_id: id, user_id: userOf(event.user).id, weight: event.weight, created_at: event.created_at });
+      state.weightEvents.set(eventId, {
+        id: eventId,
+        issue_id: id,
+        user_id: userOf(event.user).id,
+        weight: event.weight,
+        created_at: event.created_at,
+      });
     }
   }
   for (const archived of relations.merge_requests) {

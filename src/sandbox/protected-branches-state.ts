@@ -43,7 +43,8 @@ export class ProtectedBranchesState {
 
   /** The seeded projects' protected branches; users and groups given access must be seeded already. */
   seed(projects: SeededProject[], seeding: WorldSeeding): void {
-    for (const { world: p } of projects) p.protected_branches.forEach((b) => seeding.ids.reserve('protectedBranch', b.id));
+    for (const { world: p } of projects)
+      p.protected_branches.forEach((b) => seeding.ids.reserve('protectedBranch', b.id));
     for (const { world: p, record } of projects) {
       for (const b of p.protected_branches) this.seedBranch(record, b, seeding);
     }

@@ -37,7 +37,8 @@ export function deleteProject(state: SandboxState, project: ProjectRecord): void
     // A deploy key goes once no project uses it any more, as when its last project removes it.
     if (key.projects.delete(id) && key.projects.size === 0) state.deployKeys.delete(keyId);
   }
-  for (const [branchId, branch] of state.protectedBranches) if (branch.project_id === id) state.protectedBranches.delete(branchId);
+  for (const [branchId, branch] of state.protectedBranches)
+    if (branch.project_id === id) state.protectedBranches.delete(branchId);
   state.approvals.forgetProject(id);
   integrationsOf(state).byProject.delete(id);
   projectTransferOf(state).forgetProject(id);
@@ -125,7 +126,9 @@ export function removeMember(state: SandboxState, source: SourceKind, sourceId: 
 
 function soleOwnedGroups(state: SandboxState, user: UserRecord): GroupRecord[] {
   return [...state.groups.values()].filter((group) => {
-    const owners = state.members.filter((m) => m.source === 'group' && m.source_id === group.id && m.access_level >= OWNER);
+    const owners = state.members.filter(
+      (m) => m.source === 'group' && m.source_id === group.id && m.access_level >= OWNER,
+    );
     return owners.length === 1 && owners[0].user_id === user.id;
   });
 }
@@ -140,10 +143,12 @@ function deleteCi(state: SandboxState, projectId: number): void {
   for (const [id, job] of state.jobs) if (job.project_id === projectId) state.jobs.delete(id);
   // Multi-project pipelines: another project's bridge or child loses its link, as the forge's pipeline source goes.
   for (const job of state.jobs.values()) {
-    if (job.downstream_pipeline_id !== null && pipelineIds.has(job.downstream_pipeline_id)) job.downstream_pipeline_id = null;
+    if (job.downstream_pipeline_id !== null && pipelineIds.has(job.downstream_pipeline_id))
+      job.downstream_pipeline_id = null;
   }
   for (const pipeline of state.pipelines.values()) {
-    if (pipeline.parent_pipeline_id !== null && pipelineIds.has(pipeline.parent_pipeline_id)) pipeline.parent_pipeline_id = null;
+    if (pipeline.parent_pipeline_id !== null && pipelineIds.has(pipeline.parent_pipeline_id))
+      pipeline.parent_pipeline_id = null;
   }
 }
 

@@ -73,7 +73,12 @@ export class ResourceEventsState {
     this.reserveIds(seeded, seeding);
     for (const { world: g, record: group } of seeded.groups) {
       for (const e of g.epics) {
-        const epic: IssuableRecord = { id: e.id ?? seeding.ids.next('epic'), parent_id: group.id, iid: e.iid, title: e.title };
+        const epic: IssuableRecord = {
+          id: e.id ?? seeding.ids.next('epic'),
+          parent_id: group.id,
+          iid: e.iid,
+          title: e.title,
+        };
         this.epics.set(epic.id, epic);
         this.seedLabelEvents('Epic', epic.id, e.label_events, group.created_at, seeding);
       }
@@ -113,8 +118,18 @@ export class ResourceEventsState {
     }
   }
 
-  private seedIssue(i: WorldProject['issues'][number], projectId: number, fallback: string, seeding: WorldSeeding): void {
-    const issue: IssuableRecord = { id: i.id ?? seeding.ids.next('issue'), parent_id: projectId, iid: i.iid, title: i.title };
+  private seedIssue(
+    i: WorldProject['issues'][number],
+    projectId: number,
+    fallback: string,
+    seeding: WorldSeeding,
+  ): void {
+    const issue: IssuableRecord = {
+      id: i.id ?? seeding.ids.next('issue'),
+      parent_id: projectId,
+      iid: i.iid,
+      title: i.title,
+    };
     this.issues.set(issue.id, issue);
     this.seedLabelEvents('Issue', issue.id, i.label_events, fallback, seeding);
     for (const ev of i.weight_events) {

@@ -2,8 +2,7 @@ import { generateEd25519PublicKey, parseSshPublicKey } from './ssh-key';
 
 describe('parseSshPublicKey', () => {
   it('computes the fingerprints ssh-keygen prints', () => {
-    const key =
-      'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINiQd6JEAitN/txCVP4GFFSJsNjIGAUlHmumD/QtwXAv release-deploy';
+    const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINiQd6JEAitN/txCVP4GFFSJsNjIGAUlHmumD/QtwXAv release-deploy';
     expect(parseSshPublicKey(key)).toEqual({
       type: 'ssh-ed25519',
       normalized: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINiQd6JEAitN/txCVP4GFFSJsNjIGAUlHmumD/QtwXAv',

@@ -60,12 +60,7 @@ export type { BulkDeletionRecord, RepositoryRecord, TagRecord } from './registry
 export type { BranchAccessRecord, ProtectedBranchRecord } from './protected-branches-state';
 export type { HookDeliveryRecord, HookRecord } from './hooks-state';
 export type { AccessOverrideRecord } from './access-overrides';
-export type {
-  IssuableRecord,
-  LabelEventRecord,
-  LabelRecord,
-  WeightEventRecord,
-} from './resource-events-state';
+export type { IssuableRecord, LabelEventRecord, LabelRecord, WeightEventRecord } from './resource-events-state';
 
 export interface RequestLogEntry {
   time: string;
@@ -364,7 +359,9 @@ export class SandboxState {
 
   /** As groupAccessLevel, for a project; a group's override does not reach the projects inside it. */
   projectAccessLevel(user: UserRecord, project: ProjectRecord): number {
-    return this.accessOverrides.level(user.id, 'project', project.id) ?? this.namespaces.projectAccessLevel(user, project);
+    return (
+      this.accessOverrides.level(user.id, 'project', project.id) ?? this.namespaces.projectAccessLevel(user, project)
+    );
   }
 
   /** The level a test forced for the user on exactly this project or group, if any. */
@@ -451,7 +448,10 @@ export class SandboxState {
       access_tokens: this.accessTokens.views(),
       token_family_revocations: this.accessTokens.familyRevocations,
       deploy_tokens: this.deployTokens.views(),
-      ci_variables: [...this.ciVariables.variables.values()].map(({ value, ...variable }) => ({ ...variable, value_sha256: sha256(value) })),
+      ci_variables: [...this.ciVariables.variables.values()].map(({ value, ...variable }) => ({
+        ...variable,
+        value_sha256: sha256(value),
+      })),
     };
   }
 

@@ -44,7 +44,13 @@ export interface HumanRowFigures {
 export type Counts = Omit<Row, 'scenario' | 'policy' | 'faults'>;
 
 export function passed(row: Counts): boolean {
-  return row.duplicated === 0 && row.missing === 0 && row.extra === 0 && row.done === row.expected && (row.humans?.violations ?? 0) === 0;
+  return (
+    row.duplicated === 0 &&
+    row.missing === 0 &&
+    row.extra === 0 &&
+    row.done === row.expected &&
+    (row.humans?.violations ?? 0) === 0
+  );
 }
 
 /** All five rows; `converged` uses them without the duplicates (an action done twice cannot be undone by waiting). */
@@ -57,7 +63,11 @@ export interface CompareOptions {
   readonly redisBackEmpty?: boolean;
 }
 
-export function compare(expected: Outcome, actual: Outcome, options: CompareOptions = {}): Record<keyof typeof POLICIES, Counts> {
+export function compare(
+  expected: Outcome,
+  actual: Outcome,
+  options: CompareOptions = {},
+): Record<keyof typeof POLICIES, Counts> {
   return {
     jobRetry: compareJobRetry(expected, actual),
     registry: compareRegistry(expected, actual),
@@ -87,7 +97,14 @@ function compareJobRetry(expected: Outcome, actual: Outcome): Counts {
     duplicated += times - 1;
     details.push(`job ${id} was retried ${times} times (the forge carried out ${times} POST .../retry)`);
   }
-  return { expected: expected.retried.size, done, duplicated, missing: expected.retried.size - done, extra: extra.length, details };
+  return {
+    expected: expected.retried.size,
+    done,
+    duplicated,
+    missing: expected.retried.size - done,
+    extra: extra.length,
+    details,
+  };
 }
 
 function compareRegistry(expected: Outcome, actual: Outcome): Counts {
@@ -106,10 +123,21 @@ function compareRegistry(expected: Outcome, actual: Outcome): Counts {
     done += wantDeleted.length - notDeleted.length;
     missing += notDeleted.length;
     extra += wronglyDeleted.length;
-    if (notDeleted.length > 0) details.push(`repository ${repository}: ${notDeleted.length} tag(s) not deleted: ${abbreviate(notDeleted)}`);
-    if (wronglyDeleted.length > 0) details.push(`repository ${repository}: ${wronglyDeleted.length} tag(s) deleted that the expected run kept: ${abbreviate(wronglyDeleted)}`);
+    if (notDeleted.length > 0)
+      details.push(`repository ${repository}: ${notDeleted.length} tag(s) not deleted: ${abbreviate(notDeleted)}`);
+    if (wronglyDeleted.length > 0)
+      details.push(
+        `repository ${repository}: ${wronglyDeleted.length} tag(s) deleted that the expected run kept: ${abbreviate(wronglyDeleted)}`,
+      );
   }
-  return { expected: expectedDeleted, done, duplicated: actual.bulkRepeats.length, missing, extra, details: [...details, ...actual.bulkRepeats] };
+  return {
+    expected: expectedDeleted,
+    done,
+    duplicated: actual.bulkRepeats.length,
+    missing,
+    extra,
+    details: [...details, ...actual.bulkRepeats],
+  };
 }
 
 function compareAccess(expected: Outcome, actual: Outcome): Counts {
@@ -160,10 +188,14 @@ function compareKeys(expected: Outcome, actual: Outcome): Counts {
     if (wantRotated && rotated && sound) done += 1;
     else if (wantRotated) {
       missing += 1;
-      details.push(`${got.label}: ${got.problems.length > 0 ? got.problems.join('; ') : got.newKeys === 0 ? 'not rotated' : 'rotation incomplete'}`);
+      details.push(
+        `${got.label}: ${got.problems.length > 0 ? got.problems.join('; ') : got.newKeys === 0 ? 'not rotated' : 'rotation incomplete'}`,
+      );
     } else if (got.newKeys > 0 || got.removed) {
       extra += 1;
-      details.push(`${got.label}: rotated or touched, the expected run left it (${got.problems.join('; ') || `${got.newKeys} new key(s), old key ${got.removed ? 'removed' : 'kept'}`})`);
+      details.push(
+        `${got.label}: rotated or touched, the expected run left it (${got.problems.join('; ') || `${got.newKeys} new key(s), old key ${got.removed ? 'removed' : 'kept'}`})`,
+      );
     }
   }
   return { expected: expectedRotations, done, duplicated, missing, extra, details };
@@ -204,7 +236,9 @@ function compareSettings(expected: Outcome, actual: Outcome, options: CompareOpt
     const allowed = (expected.settingsWrites.get(item)?.carried ?? 0) + writes.unanswered + secretAgain;
     if (writes.carried <= allowed) continue;
     duplicated += writes.carried - allowed;
-    details.push(`${item}: the forge carried out ${writes.carried} write(s), ${allowed} expected (${writes.unanswered} unanswered)`);
+    details.push(
+      `${item}: the forge carried out ${writes.carried} write(s), ${allowed} expected (${writes.unanswered} unanswered)`,
+    );
   }
   return { expected: drifts, done, duplicated, missing, extra, details };
 }
@@ -236,12 +270,21 @@ function compareTokens(expected: Outcome, actual: Outcome): Counts {
       details.push(`${got.label}: ${got.problems.join('; ') || 'not rotated'}`);
     } else if (got.touched) {
       extra += 1;
-      details.push(`${got.label}: rotated or revoked, the expected run left it (${got.problems.join('; ') || 'rotated'})`);
+      details.push(
+        `${got.label}: rotated or revoked, the expected run left it (${got.problems.join('; ') || 'rotated'})`,
+      );
     }
   }
   duplicated += actual.familyRevocations.length;
   extra += actual.tokenLeaks.length;
-  return { expected: expectedRotations, done, duplicated, missing, extra, details: [...details, ...actual.familyRevocations, ...actual.tokenLeaks] };
+  return {
+    expected: expectedRotations,
+    done,
+    duplicated,
+    missing,
+    extra,
+    details: [...details, ...actual.familyRevocations, ...actual.tokenLeaks],
+  };
 }
 
 function sorted(values: Set<number>): number[] {

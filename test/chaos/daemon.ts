@@ -101,7 +101,9 @@ export class Daemon {
   async metric(name: string, timeoutMs = 3_000): Promise<number | undefined> {
     if (this.env.httpPort === undefined || !this.running) return undefined;
     try {
-      const response = await fetch(`http://127.0.0.1:${this.env.httpPort}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+      const response = await fetch(`http://127.0.0.1:${this.env.httpPort}/metrics`, {
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       if (!response.ok) return undefined;
       let sum: number | undefined;
       for (const line of (await response.text()).split('\n')) {

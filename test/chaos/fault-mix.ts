@@ -62,7 +62,13 @@ export function faultRules(random: Random): FaultRuleInput[] {
  */
 export function tokenFaultRules(): FaultRuleInput[] {
   return [
-    { method: 'POST', path: '^/api/v4/(projects|groups)/[^/]+/access_tokens/\\d+/rotate$', status: 502, after: true, times: 1 },
+    {
+      method: 'POST',
+      path: '^/api/v4/(projects|groups)/[^/]+/access_tokens/\\d+/rotate$',
+      status: 502,
+      after: true,
+      times: 1,
+    },
     { method: 'POST', path: '^/api/v4/projects/[^/]+/access_tokens$', reset: true, after: true, times: 1 },
     { method: 'POST', path: '^/api/v4/projects/[^/]+/deploy_tokens$', status: 502, after: true, times: 1 },
   ];

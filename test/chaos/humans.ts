@@ -137,7 +137,9 @@ export class Judge {
       if (request.method !== 'GET') {
         const write = writeOf(this.state, request);
         if (write) this.human(write.area, write.keys, seq);
-        if (write?.removal !== undefined) for (const key of write.keys) this.revokedByPerson.set(key, [...(this.revokedByPerson.get(key) ?? []), write.removal]);
+        if (write?.removal !== undefined)
+          for (const key of write.keys)
+            this.revokedByPerson.set(key, [...(this.revokedByPerson.get(key) ?? []), write.removal]);
         this.rules.person(request);
       }
       return;
@@ -145,7 +147,8 @@ export class Judge {
     const action = request.headers['x-forgewarden-action'];
     const phase = request.headers['x-forgewarden-phase'];
     if (action !== undefined && phase !== undefined) {
-      if (phase === 'precondition' && this.lastPhase.get(action) !== 'precondition') this.preconditionFrom.set(action, seq);
+      if (phase === 'precondition' && this.lastPhase.get(action) !== 'precondition')
+        this.preconditionFrom.set(action, seq);
       this.lastPhase.set(action, phase);
     }
     if (request.method === 'GET') this.noteRead(request.path, seq);
@@ -154,7 +157,10 @@ export class Judge {
     const write = writeOf(this.state, request);
     if (write?.decision) {
       const from = action === undefined ? undefined : this.preconditionFrom.get(action);
-      this.rules.decision(write.label, from !== undefined && (this.humanAt.get(`admin:${BOT_USER_ID}`) ?? []).some((at) => at > from));
+      this.rules.decision(
+        write.label,
+        from !== undefined && (this.humanAt.get(`admin:${BOT_USER_ID}`) ?? []).some((at) => at > from),
+      );
     }
     if (!write?.contradicted) return;
     const area = areaOfPolicy(request.headers['x-forgewarden-policy']) ?? write.area;
@@ -164,13 +170,17 @@ export class Judge {
     const repeat = action !== undefined && write.keys.every((key) => this.lastBotWrite.get(key) === action);
     for (const key of write.keys) if (action !== undefined) this.lastBotWrite.set(key, action);
     const removed = write.removal;
-    const honoursRevocation = removed !== undefined && write.keys.some((key) => (this.revokedByPerson.get(key) ?? []).some((older) => older < removed));
-    const withdrawsPersonLink = removed !== undefined && write.project !== undefined && this.rules.personLinked(removed, write.project);
+    const honoursRevocation =
+      removed !== undefined &&
+      write.keys.some((key) => (this.revokedByPerson.get(key) ?? []).some((older) => older < removed));
+    const withdrawsPersonLink =
+      removed !== undefined && write.project !== undefined && this.rules.personLinked(removed, write.project);
     const why = honoursRevocation || withdrawsPersonLink ? undefined : write.contradicted();
     // The same request again (the client repeating a write whose answer was lost) meets what its first attempt did.
     if (why === undefined || repeat) return;
     const from = action === undefined ? undefined : this.preconditionFrom.get(action);
-    const changedSince = from !== undefined && write.keys.some((key) => (this.humanAt.get(key) ?? []).some((at) => at > from));
+    const changedSince =
+      from !== undefined && write.keys.some((key) => (this.humanAt.get(key) ?? []).some((at) => at > from));
     const line = `${write.label}: ${why}`;
     if (changedSince) figures.races.push(`${line} (the person changed it while the daemon re-read it)`);
     else figures.violations.push(`${line}${from === undefined ? ' (no precondition read for this action)' : ''}`);
@@ -188,7 +198,10 @@ export class Judge {
   /** Whether the person changed `place:title` (`deploy:2:release-api`) after the daemon last read that place's keys. */
   private changedSinceRead(key: string): boolean {
     const place = key.split(':').slice(0, 2).join(':');
-    const read = Math.max(this.lastRead.get(place) ?? 0, place.startsWith('deploy:') ? (this.lastRead.get('deploy:*') ?? 0) : 0);
+    const read = Math.max(
+      this.lastRead.get(place) ?? 0,
+      place.startsWith('deploy:') ? (this.lastRead.get('deploy:*') ?? 0) : 0,
+    );
     return (this.humanAt.get(key) ?? []).some((at) => at > read);
   }
 
@@ -230,7 +243,10 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
     };
   }
 
-  if ((match = /^\/api\/v4\/(?:user|users\/(\d+))\/keys(?:\/(\d+))?$/.exec(path)) && (method === 'POST' || method === 'DELETE')) {
+  if (
+    (match = /^\/api\/v4\/(?:user|users\/(\d+))\/keys(?:\/(\d+))?$/.exec(path)) &&
+    (method === 'POST' || method === 'DELETE')
+  ) {
     const userId = match[1] !== undefined ? Number(match[1]) : 1;
     const keyId = match[2] !== undefined ? Number(match[2]) : undefined;
     const keysOf = () => [...state.sshKeys.values()].filter((key) => key.user_id === userId);
@@ -242,7 +258,10 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
         keys: [`ssh:${userId}:${title}`],
         removal: keyId,
         label: `removal of SSH key ${keyId} "${title}" of user ${userId}`,
-        contradicted: () => (keysOf().some((key) => key.id !== keyId && key.title === title) ? undefined : `user ${userId} would keep no key titled "${title}"`),
+        contradicted: () =>
+          keysOf().some((key) => key.id !== keyId && key.title === title)
+            ? undefined
+            : `user ${userId} would keep no key titled "${title}"`,
       };
     }
     if (method === 'POST' && keyId === undefined && typeof body.title === 'string') {
@@ -251,18 +270,29 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
         area: 'keys',
         keys: [`ssh:${userId}:${title}`],
         label: `upload of SSH key "${title}" to user ${userId}`,
-        contradicted: () => (keysOf().some((key) => key.title === title) ? undefined : `user ${userId} no longer holds the old key "${title}" (a person removed it)`),
+        contradicted: () =>
+          keysOf().some((key) => key.title === title)
+            ? undefined
+            : `user ${userId} no longer holds the old key "${title}" (a person removed it)`,
       };
     }
     return undefined;
   }
 
-  if ((match = /^\/api\/v4\/projects\/([^/]+)\/deploy_keys(?:\/(\d+)(\/enable)?)?$/.exec(path)) && (method === 'POST' || method === 'DELETE')) {
+  if (
+    (match = /^\/api\/v4\/projects\/([^/]+)\/deploy_keys(?:\/(\d+)(\/enable)?)?$/.exec(path)) &&
+    (method === 'POST' || method === 'DELETE')
+  ) {
     const project = projectOf(state, match[1]);
     if (!project) return undefined;
     const keyId = match[2] !== undefined ? Number(match[2]) : undefined;
     const keysOn = () => [...state.deployKeys.values()].filter((key) => key.projects.has(project.id));
-    const title = keyId !== undefined ? state.deployKeys.get(keyId)?.title : typeof body.title === 'string' ? body.title : undefined;
+    const title =
+      keyId !== undefined
+        ? state.deployKeys.get(keyId)?.title
+        : typeof body.title === 'string'
+          ? body.title
+          : undefined;
     if (title === undefined) return undefined;
     const where = state.projectFullPath(project);
     const keys = [`deploy:${project.id}:${title}`];
@@ -274,7 +304,8 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
         project: project.id,
         label: `removal of deploy key ${keyId} "${title}" from ${where}`,
         contradicted: () =>
-          state.deployKeys.get(keyId)?.projects.has(project.id) !== true || keysOn().some((key) => key.id !== keyId && key.title === title)
+          state.deployKeys.get(keyId)?.projects.has(project.id) !== true ||
+          keysOn().some((key) => key.id !== keyId && key.title === title)
             ? undefined
             : `${where} would keep no deploy key titled "${title}"`,
       };
@@ -285,19 +316,27 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
         keys,
         label: `${keyId === undefined ? 'creation' : `enabling of deploy key ${keyId}`} "${title}" on ${where}`,
         contradicted: () =>
-          keysOn().some((key) => key.title === title && key.id !== keyId) ? undefined : `${where} no longer holds the old key "${title}" (a person removed it)`,
+          keysOn().some((key) => key.title === title && key.id !== keyId)
+            ? undefined
+            : `${where} no longer holds the old key "${title}" (a person removed it)`,
       };
     }
     return undefined;
   }
 
-  if ((match = /^\/api\/v4\/(groups|projects)\/([^/]+)\/access_requests\/(\d+)(\/approve)?$/.exec(path)) && (method === 'PUT' || method === 'DELETE')) {
+  if (
+    (match = /^\/api\/v4\/(groups|projects)\/([^/]+)\/access_requests\/(\d+)(\/approve)?$/.exec(path)) &&
+    (method === 'PUT' || method === 'DELETE')
+  ) {
     const kind = match[1] === 'groups' ? 'group' : 'project';
     const source = kind === 'group' ? state.group(decodeURIComponent(match[2])) : projectOf(state, match[2]);
     if (!source) return undefined;
     const userId = Number(match[3]);
     const approve = method === 'PUT' && match[4] !== undefined;
-    const pending = () => state.accessRequests.some((request) => request.source === kind && request.source_id === source.id && request.user_id === userId);
+    const pending = () =>
+      state.accessRequests.some(
+        (request) => request.source === kind && request.source_id === source.id && request.user_id === userId,
+      );
     return {
       area: 'access',
       decision: true,
@@ -311,12 +350,17 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
     };
   }
 
-  if ((match = /^\/api\/v4\/projects\/([^/]+)\/protected_branches(?:\/([^/]+))?$/.exec(path)) && (method === 'POST' || method === 'DELETE')) {
+  if (
+    (match = /^\/api\/v4\/projects\/([^/]+)\/protected_branches(?:\/([^/]+))?$/.exec(path)) &&
+    (method === 'POST' || method === 'DELETE')
+  ) {
     const project = projectOf(state, match[1]);
-    const name = match[2] !== undefined ? decodeURIComponent(match[2]) : typeof body.name === 'string' ? body.name : undefined;
+    const name =
+      match[2] !== undefined ? decodeURIComponent(match[2]) : typeof body.name === 'string' ? body.name : undefined;
     if (!project || name === undefined) return undefined;
     const where = state.projectFullPath(project);
-    const record = () => [...state.protectedBranches.values()].find((branch) => branch.project_id === project.id && branch.name === name);
+    const record = () =>
+      [...state.protectedBranches.values()].find((branch) => branch.project_id === project.id && branch.name === name);
     const keys = [`branch:${project.id}:${name}`];
     if (method === 'DELETE') {
       return {
@@ -327,8 +371,13 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
           const current = record();
           if (!current) return `${name} is not protected`;
           const declared = DECLARED_BRANCHES[name];
-          const levels = (entries: readonly { access_level: number | null }[]) => entries.map((entry) => entry.access_level).join(',');
-          if (declared && levels(current.push_access_levels) === String(declared.push) && levels(current.merge_access_levels) === String(declared.merge)) {
+          const levels = (entries: readonly { access_level: number | null }[]) =>
+            entries.map((entry) => entry.access_level).join(',');
+          if (
+            declared &&
+            levels(current.push_access_levels) === String(declared.push) &&
+            levels(current.merge_access_levels) === String(declared.merge)
+          ) {
             return `${name} is protected as declared already`;
           }
           return undefined;
@@ -341,7 +390,13 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
   // The person's rights and place changes (the daemon makes none): what they touch, for the races.
   if ((match = /^\/api\/v4\/projects\/([^/]+)(\/transfer)?$/.exec(path)) && method === 'PUT') {
     const project = projectOf(state, match[1]);
-    return project ? { area: 'settings', keys: [`moved:${project.id}`], label: `${match[2] ? 'transfer' : 'edit'} of project ${project.id}` } : undefined;
+    return project
+      ? {
+          area: 'settings',
+          keys: [`moved:${project.id}`],
+          label: `${match[2] ? 'transfer' : 'edit'} of project ${project.id}`,
+        }
+      : undefined;
   }
   if ((match = /^\/api\/v4\/users\/(\d+)\/(block|unblock)$/.exec(path)) && method === 'POST') {
     return { area: 'access', keys: [`user:${match[1]}`], label: `${match[2]} of user ${match[1]}` };
@@ -350,10 +405,17 @@ function writeOf(state: SandboxState, request: WatchedRequest): Write | undefine
     return { area: 'access', keys: [`admin:${match[1]}`], label: `administrator flag of user ${match[1]}` };
   }
   if ((match = /^\/api\/v4\/(groups|projects)\/([^/]+)\/members\/(\d+)$/.exec(path)) && method === 'PUT') {
-    return { area: 'settings', keys: [`role:${match[3]}`], label: `role of user ${match[3]} in ${match[1]} ${decodeURIComponent(match[2])}` };
+    return {
+      area: 'settings',
+      keys: [`role:${match[3]}`],
+      label: `role of user ${match[3]} in ${match[1]} ${decodeURIComponent(match[2])}`,
+    };
   }
 
-  if ((match = /^\/api\/v4\/projects\/([^/]+)\/registry\/repositories\/(\d+)\/tags(?:\/([^/]+))?$/.exec(path)) && method === 'DELETE') {
+  if (
+    (match = /^\/api\/v4\/projects\/([^/]+)\/registry\/repositories\/(\d+)\/tags(?:\/([^/]+))?$/.exec(path)) &&
+    method === 'DELETE'
+  ) {
     const repositoryId = Number(match[2]);
     const keys = [`repository:${repositoryId}`];
     // A bulk deletion is evaluated by the forge when it runs, so it has no premise of the daemon's to judge.
@@ -379,8 +441,16 @@ function keptNewer(state: SandboxState, repositoryId: number, name: string): str
   if (!tags || !tag) return undefined;
   const keep = new RegExp(REGISTRY.nameRegexKeep);
   const time = (createdAt: string | null) => (createdAt === null ? Number.POSITIVE_INFINITY : Date.parse(createdAt));
-  const newer = [...tags.values()].filter((other) => other.name !== name && other.name !== 'latest' && !keep.test(other.name) && time(other.created_at) > time(tag.created_at)).length;
-  return newer >= REGISTRY.keepN ? undefined : `only ${newer} newer tags are left, fewer than keep_n ${REGISTRY.keepN}: ${name} is among the newest`;
+  const newer = [...tags.values()].filter(
+    (other) =>
+      other.name !== name &&
+      other.name !== 'latest' &&
+      !keep.test(other.name) &&
+      time(other.created_at) > time(tag.created_at),
+  ).length;
+  return newer >= REGISTRY.keepN
+    ? undefined
+    : `only ${newer} newer tags are left, fewer than keep_n ${REGISTRY.keepN}: ${name} is among the newest`;
 }
 
 /** The person's choices in `act`'s order, as the closing line names them. */
@@ -536,7 +606,10 @@ export class Person {
     for (let attempt = 0; ; attempt++) {
       const response = await fetch(`${this.sandbox.url}/api/v4${path}`, {
         method,
-        headers: { 'PRIVATE-TOKEN': PERSON.token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          'PRIVATE-TOKEN': PERSON.token,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       }).catch(() => undefined);
       await response?.arrayBuffer();
@@ -560,7 +633,11 @@ export class Person {
 
   private async retryJob(): Promise<boolean> {
     const state = this.sandbox.state;
-    const job = this.pick([...state.jobs.values()].filter((candidate) => candidate.status === 'failed' && !candidate.retried && candidate.id < 5_000));
+    const job = this.pick(
+      [...state.jobs.values()].filter(
+        (candidate) => candidate.status === 'failed' && !candidate.retried && candidate.id < 5_000,
+      ),
+    );
     if (!job) return false;
     await this.api('POST', `/projects/${job.project_id}/jobs/${job.id}/retry`);
     return true;
@@ -571,12 +648,19 @@ export class Person {
     const repository = this.pick([...state.repositories.values()].filter((candidate) => candidate.tags.size > 0));
     const tag = repository && this.pick([...repository.tags.keys()]);
     if (!repository || tag === undefined) return false;
-    await this.api('DELETE', `/projects/${repository.project_id}/registry/repositories/${repository.id}/tags/${encodeURIComponent(tag)}`);
+    await this.api(
+      'DELETE',
+      `/projects/${repository.project_id}/registry/repositories/${repository.id}/tags/${encodeURIComponent(tag)}`,
+    );
     return true;
   }
 
   private async deleteSshKey(): Promise<boolean> {
-    const key = this.pick([...this.sandbox.state.sshKeys.values()].filter((candidate) => candidate.user_id === 1 && new RegExp(TITLES.ssh).test(candidate.title)));
+    const key = this.pick(
+      [...this.sandbox.state.sshKeys.values()].filter(
+        (candidate) => candidate.user_id === 1 && new RegExp(TITLES.ssh).test(candidate.title),
+      ),
+    );
     if (!key) return false;
     await this.api('DELETE', `/users/1/keys/${key.id}`);
     return true;
@@ -588,7 +672,9 @@ export class Person {
     const keys = [...state.deployKeys.values()].filter((candidate) => new RegExp(TITLES.deploy).test(candidate.title));
     if (this.random.int(0, 2) === 0) {
       const projects = [...state.projects.values()];
-      const options = keys.flatMap((key) => projects.filter((project) => !key.projects.has(project.id)).map((project) => ({ key, project })));
+      const options = keys.flatMap((key) =>
+        projects.filter((project) => !key.projects.has(project.id)).map((project) => ({ key, project })),
+      );
       const choice = this.pick(options);
       if (!choice) return false;
       await this.api('POST', `/projects/${choice.project.id}/deploy_keys/${choice.key.id}/enable`);
@@ -613,7 +699,9 @@ export class Person {
   /** An administrator blocks a user who is waiting for access (the forge's `POST /users/:id/block`). */
   private async blockRequester(): Promise<boolean> {
     const state = this.sandbox.state;
-    const request = this.pick(state.accessRequests.filter((candidate) => state.users.get(candidate.user_id)?.state === 'active'));
+    const request = this.pick(
+      state.accessRequests.filter((candidate) => state.users.get(candidate.user_id)?.state === 'active'),
+    );
     if (!request) return false;
     await this.api('POST', `/users/${request.user_id}/block`);
     return true;
@@ -622,7 +710,9 @@ export class Person {
   /** An administrator unblocks a blocked user who is waiting for access (the seeded `blocked-1`, or one blocked above). */
   private async unblockRequester(): Promise<boolean> {
     const state = this.sandbox.state;
-    const request = this.pick(state.accessRequests.filter((candidate) => state.users.get(candidate.user_id)?.state === 'blocked'));
+    const request = this.pick(
+      state.accessRequests.filter((candidate) => state.users.get(candidate.user_id)?.state === 'blocked'),
+    );
     if (!request) return false;
     await this.api('POST', `/users/${request.user_id}/unblock`);
     return true;
@@ -654,7 +744,8 @@ export class Person {
       return false;
     }
     this.later(MOVED_MS, 'transfers back', async () => {
-      if (project.namespace_id !== home.id) await this.api('PUT', `/projects/${project.id}/transfer`, { namespace: home.id });
+      if (project.namespace_id !== home.id)
+        await this.api('PUT', `/projects/${project.id}/transfer`, { namespace: home.id });
       const back = project.namespace_id === home.id;
       if (back) this.moved.delete(project.id);
       return back;
@@ -700,7 +791,11 @@ export class Person {
   private async lowerRole(): Promise<boolean> {
     const state = this.sandbox.state;
     const group = state.group(SUBGROUP.parent);
-    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path, { followRedirects: true })).filter((candidate) => candidate !== undefined));
+    const project = this.pick(
+      ['acme/api', 'acme/web', 'acme/worker']
+        .map((path) => state.project(path, { followRedirects: true }))
+        .filter((candidate) => candidate !== undefined),
+    );
     if (this.rightsAway || this.cutting || !group || !project) return false;
     this.rightsAway = true;
     this.judge.rules.rights(true);
@@ -722,15 +817,26 @@ export class Person {
   private async cutReprotect(): Promise<boolean> {
     const state = this.sandbox.state;
     const group = state.group(SUBGROUP.parent);
-    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined && !candidate.archived));
+    const project = this.pick(
+      ['acme/api', 'acme/web', 'acme/worker']
+        .map((path) => state.project(path))
+        .filter((candidate) => candidate !== undefined && !candidate.archived),
+    );
     if (this.rightsAway || this.cutting || this.cuttingProject !== undefined || !group || !project) return false;
     const drift = { name: 'main', push_access_level: DEVELOPER, merge_access_level: DEVELOPER };
-    if ([...state.protectedBranches.values()].some((branch) => branch.project_id === project.id && branch.name === 'main')) await this.api('DELETE', `/projects/${project.id}/protected_branches/main`);
+    if (
+      [...state.protectedBranches.values()].some((branch) => branch.project_id === project.id && branch.name === 'main')
+    )
+      await this.api('DELETE', `/projects/${project.id}/protected_branches/main`);
     await this.api('POST', `/projects/${project.id}/protected_branches`, drift);
     const where = `^/api/v4/projects/(?:${project.id}|${state.projectFullPath(project).split('/').join('(?:%2F|%2f|/)')})/protected_branches`;
     // The daemon's unprotect of main first: once it comes, its protect (the next POST there) is held in turn.
     const unprotect = state.holds.add({ agent: BOT_AGENT, method: 'DELETE', path: `${where}/main$`, times: 1 });
-    const arrives = (id: number, ms: number) => Promise.race([state.holds.reached(id).then(() => (state.holds.get(id)?.waiting ?? 0) > 0), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+    const arrives = (id: number, ms: number) =>
+      Promise.race([
+        state.holds.reached(id).then(() => (state.holds.get(id)?.waiting ?? 0) > 0),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+      ]);
     this.cutting = (async () => {
       let protect: number | undefined;
       try {
@@ -759,13 +865,21 @@ export class Person {
   /** Owner again where the role was lowered, then the administrator flag; true once the forge holds all of it. */
   private async giveRightsBack(lowered: { group: number; project: number } | undefined): Promise<boolean> {
     const state = this.sandbox.state;
-    const level = (source: 'group' | 'project', id: number) => state.members.find((member) => member.source === source && member.source_id === id && member.user_id === BOT_USER_ID)?.access_level;
+    const level = (source: 'group' | 'project', id: number) =>
+      state.members.find(
+        (member) => member.source === source && member.source_id === id && member.user_id === BOT_USER_ID,
+      )?.access_level;
     if (lowered) {
-      if (level('group', lowered.group) !== OWNER) await this.api('PUT', `/groups/${lowered.group}/members/${BOT_USER_ID}`, { access_level: OWNER });
-      if (level('project', lowered.project) !== OWNER) await this.api('PUT', `/projects/${lowered.project}/members/${BOT_USER_ID}`, { access_level: OWNER });
+      if (level('group', lowered.group) !== OWNER)
+        await this.api('PUT', `/groups/${lowered.group}/members/${BOT_USER_ID}`, { access_level: OWNER });
+      if (level('project', lowered.project) !== OWNER)
+        await this.api('PUT', `/projects/${lowered.project}/members/${BOT_USER_ID}`, { access_level: OWNER });
     }
-    if (state.users.get(BOT_USER_ID)?.is_admin !== true) await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: true });
-    const back = state.users.get(BOT_USER_ID)?.is_admin === true && (!lowered || (level('group', lowered.group) === OWNER && level('project', lowered.project) === OWNER));
+    if (state.users.get(BOT_USER_ID)?.is_admin !== true)
+      await this.api('PUT', `/users/${BOT_USER_ID}`, { admin: true });
+    const back =
+      state.users.get(BOT_USER_ID)?.is_admin === true &&
+      (!lowered || (level('group', lowered.group) === OWNER && level('project', lowered.project) === OWNER));
     if (back) {
       this.rightsAway = false;
       this.judge.rules.rights(false);
@@ -777,13 +891,30 @@ export class Person {
     const state = this.sandbox.state;
     // Not the branch of a cut reprotect: the cut wants the daemon's own unprotect there, and the judge its own repair.
     const cut = this.cuttingProject;
-    if (cut !== undefined && !this.cutting && [...state.protectedBranches.values()].some((branch) => branch.project_id === cut && branch.name === 'main')) this.cuttingProject = undefined;
-    const project = this.pick(['acme/api', 'acme/web', 'acme/worker'].map((path) => state.project(path)).filter((candidate) => candidate !== undefined && candidate.id !== this.cuttingProject));
+    if (
+      cut !== undefined &&
+      !this.cutting &&
+      [...state.protectedBranches.values()].some((branch) => branch.project_id === cut && branch.name === 'main')
+    )
+      this.cuttingProject = undefined;
+    const project = this.pick(
+      ['acme/api', 'acme/web', 'acme/worker']
+        .map((path) => state.project(path))
+        .filter((candidate) => candidate !== undefined && candidate.id !== this.cuttingProject),
+    );
     const name = this.pick(Object.keys(DECLARED_BRANCHES));
     if (!project || name === undefined) return false;
-    const protectedNow = [...state.protectedBranches.values()].some((branch) => branch.project_id === project.id && branch.name === name);
-    if (protectedNow) await this.api('DELETE', `/projects/${project.id}/protected_branches/${encodeURIComponent(name)}`);
-    else await this.api('POST', `/projects/${project.id}/protected_branches`, { name, push_access_level: this.pick([30, 40]), merge_access_level: 30 });
+    const protectedNow = [...state.protectedBranches.values()].some(
+      (branch) => branch.project_id === project.id && branch.name === name,
+    );
+    if (protectedNow)
+      await this.api('DELETE', `/projects/${project.id}/protected_branches/${encodeURIComponent(name)}`);
+    else
+      await this.api('POST', `/projects/${project.id}/protected_branches`, {
+        name,
+        push_access_level: this.pick([30, 40]),
+        merge_access_level: 30,
+      });
     return true;
   }
 
@@ -792,7 +923,8 @@ export class Person {
     if (this.archived) return false;
     this.archived = true;
     const project = this.sandbox.state.project('acme/worker');
-    if ((await this.control('POST', '/projects/acme%2Fworker/archive')) === 200 && project) this.judge.human('jobRetry', [`project:${project.id}`]);
+    if ((await this.control('POST', '/projects/acme%2Fworker/archive')) === 200 && project)
+      this.judge.human('jobRetry', [`project:${project.id}`]);
     return true;
   }
 
@@ -835,7 +967,9 @@ function setsIn(folder: string): string[] {
 /** The complete sets the manifest lists whose every file is on disk with its recorded size and SHA-256. */
 function verifiedSets(folder: string): string[] {
   type Listed = { file?: unknown; bytes?: unknown; sha256?: unknown };
-  let manifest: { sets?: Array<{ set?: unknown; state?: unknown; group_archive?: Listed; relations?: Listed[]; projects?: Listed[] }> };
+  let manifest: {
+    sets?: Array<{ set?: unknown; state?: unknown; group_archive?: Listed; relations?: Listed[]; projects?: Listed[] }>;
+  };
   try {
     manifest = JSON.parse(readFileSync(join(folder, 'manifest.json'), 'utf8')) as typeof manifest;
   } catch {
@@ -845,7 +979,10 @@ function verifiedSets(folder: string): string[] {
     if (typeof file?.file !== 'string') return false;
     const path = join(folder, set, file.file);
     try {
-      return statSync(path).size === file.bytes && createHash('sha256').update(readFileSync(path)).digest('hex') === file.sha256;
+      return (
+        statSync(path).size === file.bytes &&
+        createHash('sha256').update(readFileSync(path)).digest('hex') === file.sha256
+      );
     } catch {
       return false;
     }
@@ -853,7 +990,11 @@ function verifiedSets(folder: string): string[] {
   return (manifest.sets ?? []).flatMap((entry) => {
     const set = entry.set;
     if (typeof set !== 'string' || entry.state !== 'complete') return [];
-    return [entry.group_archive, ...(entry.relations ?? []), ...(entry.projects ?? [])].every((file) => stands(set, file)) ? [set] : [];
+    return [entry.group_archive, ...(entry.relations ?? []), ...(entry.projects ?? [])].every((file) =>
+      stands(set, file),
+    )
+      ? [set]
+      : [];
   });
 }
 
@@ -896,7 +1037,6 @@ export function touchedSettingsItems(judge: Judge, state: SandboxState): Set<str
   return items;
 }
 
-
 /** Audit outcomes of the daemon, by policy name and outcome (`stale`, `refused`), read from its Redis at the end. */
 export type AuditCounts = ReadonlyMap<string, ReadonlyMap<string, number>>;
 
@@ -915,7 +1055,14 @@ export function humansRows(
   audit: AuditCounts,
 ): Array<Omit<Row, 'faults'> & { area: HumanArea | 'judge' }> {
   const rows: Array<Omit<Row, 'faults'> & { area: HumanArea | 'judge' }> = [];
-  const row = (area: HumanArea, policy: string, healthy: readonly string[], done: (item: string) => boolean, describe: (item: string) => string, duplicated = 0) => {
+  const row = (
+    area: HumanArea,
+    policy: string,
+    healthy: readonly string[],
+    done: (item: string) => boolean,
+    describe: (item: string) => string,
+    duplicated = 0,
+  ) => {
     const figures = judge.figures[area];
     const missing = healthy.filter((item) => !done(item));
     const outcomes = audit.get(policy);
@@ -947,10 +1094,21 @@ export function humansRows(
   const touched = (key: string) => judge.touched.has(key);
 
   // Retries: not of a job the person retried, nor in the project they archived or closed to the token.
-  const closedProjects = new Set([...judge.touched].flatMap((key) => (/^project:(\d+)$/.exec(key) ? [Number(key.slice('project:'.length))] : [])));
-  const healthyJobs = [...reference.retried].filter((id) => !touched(`job:${id}`) && !closedProjects.has(state.jobs.get(id)?.project_id ?? 0));
+  const closedProjects = new Set(
+    [...judge.touched].flatMap((key) => (/^project:(\d+)$/.exec(key) ? [Number(key.slice('project:'.length))] : [])),
+  );
+  const healthyJobs = [...reference.retried].filter(
+    (id) => !touched(`job:${id}`) && !closedProjects.has(state.jobs.get(id)?.project_id ?? 0),
+  );
   const duplicatedRetries = [...actual.retryActs.values()].reduce((sum, times) => sum + Math.max(0, times - 1), 0);
-  row('jobRetry', POLICIES.jobRetry, healthyJobs.map(String), (id) => actual.retried.has(Number(id)), (id) => `job ${id} was not retried`, duplicatedRetries);
+  row(
+    'jobRetry',
+    POLICIES.jobRetry,
+    healthyJobs.map(String),
+    (id) => actual.retried.has(Number(id)),
+    (id) => `job ${id} was not retried`,
+    duplicatedRetries,
+  );
 
   // Tags: repositories the person did not touch are cleaned as in the reference run (an archived project's registry is
   // read-only, and one closed to the token is out of its sight).
@@ -962,14 +1120,27 @@ export function humansRows(
     const have = actual.tagsLeft.get(Number(id)) ?? new Set<string>();
     return want.size === have.size && [...want].every((tag) => have.has(tag));
   };
-  row('registry', POLICIES.registry, healthyRepositories, sameTags, (id) => `repository ${id} holds ${[...(actual.tagsLeft.get(Number(id)) ?? [])].sort().join(', ')}`);
+  row(
+    'registry',
+    POLICIES.registry,
+    healthyRepositories,
+    sameTags,
+    (id) => `repository ${id} holds ${[...(actual.tagsLeft.get(Number(id)) ?? [])].sort().join(', ')}`,
+  );
 
   // Access requests the person neither decided nor whose requester they blocked.
   const healthyRequests = [...reference.access.keys()].filter((key) => {
     const [source, sourceId, userId] = key.split(':');
     return !touched(`request:${source}:${sourceId}:${userId}`) && !touched(`user:${userId}`);
   });
-  row('access', POLICIES.access, healthyRequests, (key) => actual.access.get(key) === reference.access.get(key), (key) => `request ${key}: ${String(actual.access.get(key) ?? 'pending')}, the reference ${String(reference.access.get(key))}`);
+  row(
+    'access',
+    POLICIES.access,
+    healthyRequests,
+    (key) => actual.access.get(key) === reference.access.get(key),
+    (key) =>
+      `request ${key}: ${String(actual.access.get(key) ?? 'pending')}, the reference ${String(reference.access.get(key))}`,
+  );
 
   // Keys whose title the person did not touch on their owner (SSH) or on any project (deploy).
   const titleOf = (id: string): string | undefined => reference.keys.get(id)?.label.match(/"(.*)"$/)?.[1];
@@ -977,21 +1148,49 @@ export function humansRows(
     const title = titleOf(id);
     if (title === undefined) return false;
     if (id.startsWith('ssh:')) return !touched(`ssh:1:${title}`);
-    return ![...judge.touched].some((key) => key.startsWith('deploy:') && key.endsWith(`:${title}`)) && !closedProjects.has(state.project('tools/cli')?.id ?? 0);
+    return (
+      ![...judge.touched].some((key) => key.startsWith('deploy:') && key.endsWith(`:${title}`)) &&
+      !closedProjects.has(state.project('tools/cli')?.id ?? 0)
+    );
   });
   const sameKey = (id: string) => {
     const want = reference.keys.get(id);
     const have = actual.keys.get(id);
-    return want !== undefined && have !== undefined && want.removed === have.removed && want.newKeys === have.newKeys && have.problems.length === 0;
+    return (
+      want !== undefined &&
+      have !== undefined &&
+      want.removed === have.removed &&
+      want.newKeys === have.newKeys &&
+      have.problems.length === 0
+    );
   };
-  row('keys', POLICIES.keys, healthyKeys, sameKey, (id) => `${actual.keys.get(id)?.label ?? id}: ${actual.keys.get(id)?.problems.join('; ') || 'not as the reference left it'}`);
+  row(
+    'keys',
+    POLICIES.keys,
+    healthyKeys,
+    sameKey,
+    (id) =>
+      `${actual.keys.get(id)?.label ?? id}: ${actual.keys.get(id)?.problems.join('; ') || 'not as the reference left it'}`,
+  );
 
   // Settings items of branches the person did not touch (approval settings, rules and integrations they never do).
   const personItems = touchedSettingsItems(judge, state);
   const healthyItems = [...reference.settings.keys()].filter((item) => !personItems.has(item));
-  row('settings', POLICIES.settings, healthyItems, (item) => actual.settings.get(item) === reference.settings.get(item), (item) => `${item}: ${actual.settings.get(item)}, the reference ${reference.settings.get(item)}`);
+  row(
+    'settings',
+    POLICIES.settings,
+    healthyItems,
+    (item) => actual.settings.get(item) === reference.settings.get(item),
+    (item) => `${item}: ${actual.settings.get(item)}, the reference ${reference.settings.get(item)}`,
+  );
 
-  row('backup', HUMANS_BACKUP_POLICY, [BACKUP.group], () => backupDone(backupFolder), (group) => `group ${group} has no verified backup`);
+  row(
+    'backup',
+    HUMANS_BACKUP_POLICY,
+    [BACKUP.group],
+    () => backupDone(backupFolder),
+    (group) => `group ${group} has no verified backup`,
+  );
 
   // A row per rule judge (judges.ts): nothing expected of it but no violation.
   for (const [name, policy] of Object.entries(JUDGE_ROWS) as [JudgeName, string][]) {
@@ -1005,8 +1204,19 @@ export function humansRows(
       duplicated: 0,
       missing: 0,
       extra: 0,
-      details: [...figures.violations.map((line) => `violation: ${line}`), ...figures.races.map((line) => `race: ${line}`)],
-      humans: { actions: figures.actions, interventions: figures.interventions, stale: 0, refused: 0, checks: figures.checks, violations: figures.violations.length, races: figures.races.length },
+      details: [
+        ...figures.violations.map((line) => `violation: ${line}`),
+        ...figures.races.map((line) => `race: ${line}`),
+      ],
+      humans: {
+        actions: figures.actions,
+        interventions: figures.interventions,
+        stale: 0,
+        refused: 0,
+        checks: figures.checks,
+        violations: figures.violations.length,
+        races: figures.races.length,
+      },
     });
   }
   return rows;
@@ -1019,9 +1229,14 @@ export function humansRows(
 export function humansSummary(person: Person, judge: Judge): string {
   const made = [...person.made].sort(([a], [b]) => a.localeCompare(b)).map(([kind, count]) => `${count} ${kind}`);
   const total = [...person.made.values()].reduce((sum, count) => sum + count, 0);
-  const checks = (Object.entries(JUDGE_ROWS) as [JudgeName, string][]).map(([name, policy]) => `${policy} ${judge.rules.figures[name].checks}`);
+  const checks = (Object.entries(JUDGE_ROWS) as [JudgeName, string][]).map(
+    ([name, policy]) => `${policy} ${judge.rules.figures[name].checks}`,
+  );
   const { repairMs, revocationMs, levelChanges } = judge.rules;
-  const spread = (values: readonly number[]) => (values.length === 0 ? 'none' : `${values.length}, ${(Math.min(...values) / 1000).toFixed(1)}–${(Math.max(...values) / 1000).toFixed(1)} s`);
+  const spread = (values: readonly number[]) =>
+    values.length === 0
+      ? 'none'
+      : `${values.length}, ${(Math.min(...values) / 1000).toFixed(1)}–${(Math.max(...values) / 1000).toFixed(1)} s`;
   return (
     `the person made ${total} changes (${made.join(', ')}); the rule judges made ${checks.join(', ')} checks; ` +
     `branch repairs after the rights came back: ${spread(repairMs)} (and ${levelChanges} level changes not interrupted); ` +

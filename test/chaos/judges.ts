@@ -120,7 +120,9 @@ export class RuleJudges {
     for (const key of state.sshKeys.values()) this.seeded.add(`ssh:${key.id}`);
     for (const key of state.deployKeys.values()) this.seeded.add(`deploy:${key.id}`);
     // Followed by id: a project moved or renamed is the same holder.
-    this.selected = new Set(PROJECTS.map((path) => state.project(path)?.id).filter((id): id is number => id !== undefined));
+    this.selected = new Set(
+      PROJECTS.map((path) => state.project(path)?.id).filter((id): id is number => id !== undefined),
+    );
   }
 
   /**
@@ -136,7 +138,8 @@ export class RuleJudges {
     this.rightsAway = away;
     if (away) for (const open of this.unprotects.values()) open.interrupted = true;
     if (!away) this.rightsBack = this.now();
-    for (const judge of ['branchRepair', 'revocation', 'onRotate', 'facts'] as const) this.figures[judge].interventions += 1;
+    for (const judge of ['branchRepair', 'revocation', 'onRotate', 'facts'] as const)
+      this.figures[judge].interventions += 1;
   }
 
   /** Every request of the daemon, reads too: passes, and the writes these judges look at. */
@@ -147,7 +150,12 @@ export class RuleJudges {
     const branch = /^\/api\/v4\/projects\/([^/]+)\/protected_branches(?:\/([^/]+))?$/.exec(request.path);
     if (branch && (request.method === 'DELETE' || request.method === 'POST')) {
       const project = this.state.project(decodeURIComponent(branch[1]), { followRedirects: true });
-      const name = branch[2] !== undefined ? decodeURIComponent(branch[2]) : typeof request.body.name === 'string' ? request.body.name : undefined;
+      const name =
+        branch[2] !== undefined
+          ? decodeURIComponent(branch[2])
+          : typeof request.body.name === 'string'
+            ? request.body.name
+            : undefined;
       if (project && name !== undefined && DECLARED.has(name) && policy === POLICIES.settings) {
         const key = `${project.id}:${name}`;
         if (request.method === 'DELETE' && this.isProtected(project.id, name)) {
@@ -168,24 +176,37 @@ export class RuleJudges {
   person(request: WatchedRequest): void {
     const { method, path } = request;
     let match: RegExpExecArray | null;
-    if ((match = /^\/api\/v4\/projects\/([^/]+)\/protected_branches(?:\/([^/]+))?$/.exec(path)) && (method === 'POST' || method === 'DELETE')) {
+    if (
+      (match = /^\/api\/v4\/projects\/([^/]+)\/protected_branches(?:\/([^/]+))?$/.exec(path)) &&
+      (method === 'POST' || method === 'DELETE')
+    ) {
       const project = this.state.project(decodeURIComponent(match[1]), { followRedirects: true });
-      const name = match[2] !== undefined ? decodeURIComponent(match[2]) : typeof request.body.name === 'string' ? request.body.name : undefined;
+      const name =
+        match[2] !== undefined
+          ? decodeURIComponent(match[2])
+          : typeof request.body.name === 'string'
+            ? request.body.name
+            : undefined;
       // The person's own protect or unprotect takes the branch over: what the daemon owes it is its policy's, not a repair.
       if (project && name !== undefined) this.unprotects.delete(`${project.id}:${name}`);
       return;
     }
     if ((match = /^\/api\/v4\/users\/(\d+)\/keys\/(\d+)$/.exec(path)) && method === 'DELETE') {
       const key = this.state.sshKeys.get(Number(match[2]));
-      if (key && this.seeded.has(`ssh:${key.id}`) && !this.botRemoving(key.id, undefined)) this.revoke('ssh', key.user_id, key.title, `user ${key.user_id}`);
+      if (key && this.seeded.has(`ssh:${key.id}`) && !this.botRemoving(key.id, undefined))
+        this.revoke('ssh', key.user_id, key.title, `user ${key.user_id}`);
       return;
     }
-    if ((match = /^\/api\/v4\/projects\/([^/]+)\/deploy_keys\/(\d+)(\/enable)?$/.exec(path)) && (method === 'DELETE' || method === 'POST')) {
+    if (
+      (match = /^\/api\/v4\/projects\/([^/]+)\/deploy_keys\/(\d+)(\/enable)?$/.exec(path)) &&
+      (method === 'DELETE' || method === 'POST')
+    ) {
       const project = this.state.project(decodeURIComponent(match[1]), { followRedirects: true });
       const key = this.state.deployKeys.get(Number(match[2]));
       if (!project || !key) return;
       const old = this.seeded.has(`deploy:${key.id}`);
-      if (method === 'DELETE' && old && key.projects.has(project.id) && !this.botRemoving(key.id, project.id)) this.revoke('deploy', project.id, key.title, this.state.projectFullPath(project));
+      if (method === 'DELETE' && old && key.projects.has(project.id) && !this.botRemoving(key.id, project.id))
+        this.revoke('deploy', project.id, key.title, this.state.projectFullPath(project));
       if (method === 'POST' && match[3] !== undefined) {
         // The old key back where it was taken away: no revocation stands there any more.
         if (old) this.revocations.delete(`deploy:${project.id}:${key.title}`);
@@ -199,7 +220,13 @@ export class RuleJudges {
    * the old key must hold the new one now. A place the person changed after the daemon last read it is a race.
    */
   hook(request: WatchedRequest, changedSinceRead: (place: string) => boolean): void {
-    const body = request.body as { nonce?: unknown; title?: unknown; fingerprint?: unknown; oldKeyId?: unknown; keyId?: unknown };
+    const body = request.body as {
+      nonce?: unknown;
+      title?: unknown;
+      fingerprint?: unknown;
+      oldKeyId?: unknown;
+      keyId?: unknown;
+    };
     if (typeof body.nonce !== 'string' || this.hooksSeen.has(body.nonce)) return;
     this.hooksSeen.add(body.nonce);
     const title = typeof body.title === 'string' ? body.title : '';
@@ -211,20 +238,25 @@ export class RuleJudges {
     const lacking: string[] = [];
     if (new RegExp(TITLES.ssh).test(title)) {
       const old = this.state.sshKeys.get(oldKeyId);
-      const has = [...this.state.sshKeys.values()].some((key) => key.user_id === old?.user_id && fingerprintOf(key.key) === fingerprint);
+      const has = [...this.state.sshKeys.values()].some(
+        (key) => key.user_id === old?.user_id && fingerprintOf(key.key) === fingerprint,
+      );
       if (old && !has) lacking.push(`ssh:${old.user_id}`);
     } else {
       const old = this.state.deployKeys.get(oldKeyId);
       for (const projectId of old?.projects.keys() ?? []) {
         if (!this.selected.has(projectId)) continue;
-        const has = [...this.state.deployKeys.values()].some((key) => key.projects.has(projectId) && fingerprintOf(key.key) === fingerprint);
+        const has = [...this.state.deployKeys.values()].some(
+          (key) => key.projects.has(projectId) && fingerprintOf(key.key) === fingerprint,
+        );
         if (!has) lacking.push(`deploy:${projectId}`);
       }
     }
     if (lacking.length === 0) return;
     const names = lacking.map((place) => this.placeName(place)).join(', ');
     const line = `on_rotate ran for new key ${String(body.keyId)} "${title}" (old key ${oldKeyId}) while ${names} held the old key without the new one`;
-    if (lacking.every((place) => changedSinceRead(`${place}:${title}`))) figures.races.push(`${line} (the person changed it after the daemon last read it)`);
+    if (lacking.every((place) => changedSinceRead(`${place}:${title}`)))
+      figures.races.push(`${line} (the person changed it after the daemon last read it)`);
     else figures.violations.push(line);
   }
 
@@ -259,12 +291,20 @@ export class RuleJudges {
         continue;
       }
       if (this.isProtected(projectId, name)) {
-        if (open.interrupted && open.lastAttemptAt !== undefined) this.repairMs.push(Math.max(0, open.lastAttemptAt - Math.max(open.at, this.rightsBack.at)));
+        if (open.interrupted && open.lastAttemptAt !== undefined)
+          this.repairMs.push(Math.max(0, open.lastAttemptAt - Math.max(open.at, this.rightsBack.at)));
         else this.levelChanges += 1;
         this.unprotects.delete(key);
         continue;
       }
-      const late = this.late(open, final, (entry) => entry.path.endsWith('/protected_branches') && this.projectOfPath(entry.path) === projectId && entry.headers['x-forgewarden-policy'] === POLICIES.settings);
+      const late = this.late(
+        open,
+        final,
+        (entry) =>
+          entry.path.endsWith('/protected_branches') &&
+          this.projectOfPath(entry.path) === projectId &&
+          entry.headers['x-forgewarden-policy'] === POLICIES.settings,
+      );
       if (late === undefined) continue;
       figures.violations.push(`${open.where} unprotected by the daemon and still unprotected ${late}`);
       this.unprotects.delete(key);
@@ -291,10 +331,13 @@ export class RuleJudges {
         entry.headers['x-forgewarden-policy'] === POLICIES.keys &&
         (revocation.kind === 'ssh'
           ? entry.path === '/api/v4/user/keys' || entry.path === `/api/v4/users/${revocation.place}/keys`
-          : entry.path === '/api/v4/deploy_keys' || (entry.path.endsWith('/deploy_keys') && this.projectOfPath(entry.path) === revocation.place));
+          : entry.path === '/api/v4/deploy_keys' ||
+            (entry.path.endsWith('/deploy_keys') && this.projectOfPath(entry.path) === revocation.place));
       const late = this.late(revocation, final, reads);
       if (late === undefined) continue;
-      figures.violations.push(`new key(s) ${left.join(', ')} "${revocation.title}" left on ${revocation.where}, where a person took the old key away, ${late}`);
+      figures.violations.push(
+        `new key(s) ${left.join(', ')} "${revocation.title}" left on ${revocation.where}, where a person took the old key away, ${late}`,
+      );
       this.revocations.delete(key);
     }
   }
@@ -305,7 +348,11 @@ export class RuleJudges {
     figures.checks += 1;
     const byTitle = new Map<string, number[]>();
     for (const key of this.state.sshKeys.values()) {
-      if (!this.seeded.has(`ssh:${key.id}`)) byTitle.set(`user ${key.user_id} "${key.title}"`, [...(byTitle.get(`user ${key.user_id} "${key.title}"`) ?? []), key.id]);
+      if (!this.seeded.has(`ssh:${key.id}`))
+        byTitle.set(`user ${key.user_id} "${key.title}"`, [
+          ...(byTitle.get(`user ${key.user_id} "${key.title}"`) ?? []),
+          key.id,
+        ]);
     }
     for (const key of this.state.deployKeys.values()) {
       if (this.seeded.has(`deploy:${key.id}`)) continue;
@@ -336,7 +383,14 @@ export class RuleJudges {
     // The log is in the order of the answers; the forge's clock only moves forward.
     for (let i = log.length - 1; i >= 0 && log[i].time >= from.forge; i--) {
       const entry = log[i];
-      if (entry.method === 'GET' && entry.status === 200 && entry.fault === null && entry.headers['x-forgewarden-phase'] === 'observe' && reads(entry)) count += 1;
+      if (
+        entry.method === 'GET' &&
+        entry.status === 200 &&
+        entry.fault === null &&
+        entry.headers['x-forgewarden-phase'] === 'observe' &&
+        reads(entry)
+      )
+        count += 1;
     }
     if (!final && count < READS_ALLOWED && elapsed <= PASS_INTERVAL_MS + REPAIR_SLACK_MS) return undefined;
     const after = back ? "after the daemon's rights came back" : 'after it happened';
@@ -369,21 +423,38 @@ export class RuleJudges {
       if (entry.method !== 'DELETE' || !(entry.headers['user-agent'] ?? '').startsWith('forgewarden')) return false;
       if (projectId === undefined) return new RegExp(`^/api/v4/(?:user|users/\\d+)/keys/${keyId}$`).test(entry.path);
       const match = /^\/api\/v4\/projects\/([^/]+)\/deploy_keys\/(\d+)$/.exec(entry.path);
-      return match !== null && Number(match[2]) === keyId && this.state.project(decodeURIComponent(match[1]), { followRedirects: true })?.id === projectId;
+      return (
+        match !== null &&
+        Number(match[2]) === keyId &&
+        this.state.project(decodeURIComponent(match[1]), { followRedirects: true })?.id === projectId
+      );
     });
   }
 
   private botKeysAt(revocation: Revocation): number[] {
     if (revocation.kind === 'ssh') {
-      return [...this.state.sshKeys.values()].filter((key) => key.user_id === revocation.place && key.title === revocation.title && !this.seeded.has(`ssh:${key.id}`)).map((key) => key.id);
+      return [...this.state.sshKeys.values()]
+        .filter(
+          (key) =>
+            key.user_id === revocation.place && key.title === revocation.title && !this.seeded.has(`ssh:${key.id}`),
+        )
+        .map((key) => key.id);
     }
     return [...this.state.deployKeys.values()]
-      .filter((key) => key.title === revocation.title && !this.seeded.has(`deploy:${key.id}`) && key.projects.has(revocation.place) && !this.personLinks.has(`${key.id}:${revocation.place}`))
+      .filter(
+        (key) =>
+          key.title === revocation.title &&
+          !this.seeded.has(`deploy:${key.id}`) &&
+          key.projects.has(revocation.place) &&
+          !this.personLinks.has(`${key.id}:${revocation.place}`),
+      )
       .map((key) => key.id);
   }
 
   private isProtected(projectId: number, name: string): boolean {
-    return [...this.state.protectedBranches.values()].some((branch) => branch.project_id === projectId && branch.name === name);
+    return [...this.state.protectedBranches.values()].some(
+      (branch) => branch.project_id === projectId && branch.name === name,
+    );
   }
 
   private placeName(place: string): string {

@@ -79,7 +79,8 @@ export interface Seeded {
 /** Which policy an endpoint serves, to count the faults each policy met. */
 function areaOf(path: string): FaultArea {
   if (/\/(access_tokens|personal_access_tokens|deploy_tokens|variables)(\/|$)/.test(path)) return 'tokens';
-  if (/^\/api\/v4\/projects\/[^/]+\/(protected_branches|approvals|approval_rules|services)(\/|$)/.test(path)) return 'settings';
+  if (/^\/api\/v4\/projects\/[^/]+\/(protected_branches|approvals|approval_rules|services)(\/|$)/.test(path))
+    return 'settings';
   if (/\/(jobs|pipelines)(\/|$)/.test(path)) return 'jobRetry';
   if (/\/registry\//.test(path)) return 'registry';
   if (/\/access_requests(\/|$)/.test(path) || /^\/api\/v4\/users\/[^/]+$/.test(path)) return 'access';
@@ -88,7 +89,15 @@ function areaOf(path: string): FaultArea {
 }
 
 function countFaults(log: readonly RequestLogEntry[]): Record<FaultArea, number> {
-  const counts: Record<FaultArea, number> = { jobRetry: 0, registry: 0, access: 0, keys: 0, settings: 0, tokens: 0, other: 0 };
+  const counts: Record<FaultArea, number> = {
+    jobRetry: 0,
+    registry: 0,
+    access: 0,
+    keys: 0,
+    settings: 0,
+    tokens: 0,
+    other: 0,
+  };
   for (const entry of log) if (entry.fault !== null) counts[areaOf(entry.path)] += 1;
   return counts;
 }
@@ -103,7 +112,13 @@ export function forgeStatus(entry: RequestLogEntry): number | undefined {
 const ok = (status: number | undefined): boolean => status !== undefined && status >= 200 && status < 300;
 
 /** `logDir`: the scenario's folder, whose daemon logs are scanned for token values (at the end only: it is slow). */
-export function readOutcome(state: SandboxState, design: Design, secretsDir: string, seeded: Seeded, logDir?: string): Outcome {
+export function readOutcome(
+  state: SandboxState,
+  design: Design,
+  secretsDir: string,
+  seeded: Seeded,
+  logDir?: string,
+): Outcome {
   const world = design.world;
   const log = state.requestLog;
 
@@ -138,10 +153,12 @@ export function readOutcome(state: SandboxState, design: Design, secretsDir: str
   const pending = new Set(state.accessRequests.map((r) => accessKey(r.source, r.source_id, r.user_id)));
   const requested: string[] = [];
   for (const group of world.groups ?? []) {
-    for (const request of group.access_requests ?? []) requested.push(requestKey(state, 'group', group.id, request.user));
+    for (const request of group.access_requests ?? [])
+      requested.push(requestKey(state, 'group', group.id, request.user));
   }
   for (const project of world.projects ?? []) {
-    for (const request of project.access_requests ?? []) requested.push(requestKey(state, 'project', project.id, request.user));
+    for (const request of project.access_requests ?? [])
+      requested.push(requestKey(state, 'project', project.id, request.user));
   }
   for (const key of requested) {
     if (pending.has(key)) continue;
@@ -173,10 +190,13 @@ export function readOutcome(state: SandboxState, design: Design, secretsDir: str
     accessActs,
     keys: keyOutcomes(state, design, secretsDir),
     settings: readSettings(state, seeded.ruleIds),
-    settingsWrites: settingsWrites(state, log, new Map([...invert(seeded.ruleIds), ...ruleNames(state)]), (entry) => ok(forgeStatus(entry))),
+    settingsWrites: settingsWrites(state, log, new Map([...invert(seeded.ruleIds), ...ruleNames(state)]), (entry) =>
+      ok(forgeStatus(entry)),
+    ),
     tokens: tokenOutcomes(state, design),
     familyRevocations: state.accessTokens.familyRevocations.map(
-      (r) => `family revocation (${r.cause}) by ${r.method} ${r.path} naming token ${r.token_id}: revoked ${r.revoked_ids.join(', ') || 'none left active'} at ${r.time}`,
+      (r) =>
+        `family revocation (${r.cause}) by ${r.method} ${r.path} naming token ${r.token_id}: revoked ${r.revoked_ids.join(', ') || 'none left active'} at ${r.time}`,
     ),
     tokenLeaks: logDir === undefined ? [] : tokenLeaks(state, logDir),
     faults: countFaults(log),
@@ -211,8 +231,14 @@ function tokenOutcomes(state: SandboxState, design: Design): Map<string, TokenOu
     const table = family.kind === 'deploy' ? 'deploy' : 'access';
     const held: HeldToken[] =
       family.kind === 'deploy'
-        ? state.deployTokens.of(source, placeId).filter((t) => t.name === family.name).map((t) => ({ id: t.id, value: t.value, active: !t.revoked && !state.deployTokens.expired(t, now) }))
-        : state.accessTokens.ofPlace(source, placeId).filter((t) => t.name === family.name).map((t) => ({ id: t.id, value: t.value, active: state.accessTokens.active(t, now) }));
+        ? state.deployTokens
+            .of(source, placeId)
+            .filter((t) => t.name === family.name)
+            .map((t) => ({ id: t.id, value: t.value, active: !t.revoked && !state.deployTokens.expired(t, now) }))
+        : state.accessTokens
+            .ofPlace(source, placeId)
+            .filter((t) => t.name === family.name)
+            .map((t) => ({ id: t.id, value: t.value, active: state.accessTokens.active(t, now) }));
     const old = held.find((t) => t.id === family.oldId);
     const fresh = held.filter((t) => !worldIds.has(`${table}:${t.id}`));
     const freshActive = fresh.filter((t) => t.active);
@@ -220,17 +246,31 @@ function tokenOutcomes(state: SandboxState, design: Design): Map<string, TokenOu
     const problems: string[] = [];
     const touched = oldGone || fresh.length > 0;
     if (touched) {
-      if (freshActive.length !== 1) problems.push(`${freshActive.length} active new tokens (${fresh.map((t) => `${t.id}${t.active ? '' : ' inactive'}`).join(', ') || 'none made'})`);
+      if (freshActive.length !== 1)
+        problems.push(
+          `${freshActive.length} active new tokens (${fresh.map((t) => `${t.id}${t.active ? '' : ' inactive'}`).join(', ') || 'none made'})`,
+        );
       if (!oldGone) problems.push(`half done: old token ${family.oldId} still active`);
-      const variable = state.ciVariables.of(source, placeId).find((v) => v.key === family.variable && v.environment_scope === '*');
+      const variable = state.ciVariables
+        .of(source, placeId)
+        .find((v) => v.key === family.variable && v.environment_scope === '*');
       const holds = variable === undefined ? undefined : held.find((t) => t.value === variable.value);
       if (!variable) problems.push(`variable ${family.variable} is missing`);
       else if (!holds) problems.push(`variable ${family.variable} holds no value of the family`);
-      else if (!holds.active) problems.push(`variable ${family.variable} holds token ${holds.id}, which the forge refuses (revoked or expired)`);
+      else if (!holds.active)
+        problems.push(
+          `variable ${family.variable} holds token ${holds.id}, which the forge refuses (revoked or expired)`,
+        );
       else if (holds.id === family.oldId) problems.push(`variable ${family.variable} still holds the old token`);
     }
     const surplus = Math.max(0, fresh.length - 1 - (lost.get(`${table}:${source}:${placeId}`) ?? 0));
-    outcomes.set(tokenKey(family), { label: tokenLabel(family), rotated: touched && problems.length === 0, touched, surplus, problems });
+    outcomes.set(tokenKey(family), {
+      label: tokenLabel(family),
+      rotated: touched && problems.length === 0,
+      touched,
+      surplus,
+      problems,
+    });
   }
   return outcomes;
 }
@@ -242,7 +282,9 @@ function tokenOutcomes(state: SandboxState, design: Design): Map<string, TokenOu
 function lostIssues(state: SandboxState): Map<string, number> {
   const lost = new Map<string, number>();
   for (const entry of state.requestLog) {
-    const match = /^\/api\/v4\/(projects|groups)\/([^/]+)\/(access_tokens|deploy_tokens)(\/\d+\/rotate)?$/.exec(entry.path);
+    const match = /^\/api\/v4\/(projects|groups)\/([^/]+)\/(access_tokens|deploy_tokens)(\/\d+\/rotate)?$/.exec(
+      entry.path,
+    );
     if (entry.method !== 'POST' || !match || entry.fault === null || !ok(forgeStatus(entry))) continue;
     const ref = decodeURIComponent(match[2]);
     const source = match[1] === 'groups' ? 'group' : 'project';
@@ -261,7 +303,9 @@ function tokenLeaks(state: SandboxState, logDir: string): string[] {
   const leaks: string[] = [];
   let files: string[];
   try {
-    files = readdirSync(logDir).filter((name) => /^daemon-.*\.log$/.test(name)).sort();
+    files = readdirSync(logDir)
+      .filter((name) => /^daemon-.*\.log$/.test(name))
+      .sort();
   } catch {
     return leaks;
   }
@@ -272,7 +316,12 @@ function tokenLeaks(state: SandboxState, logDir: string): string[] {
   return leaks;
 }
 
-function requestKey(state: SandboxState, source: 'group' | 'project', sourceId: number | undefined, username: string): string {
+function requestKey(
+  state: SandboxState,
+  source: 'group' | 'project',
+  sourceId: number | undefined,
+  username: string,
+): string {
   const user = state.userByUsername(username);
   return accessKey(source, sourceId ?? 0, user?.id ?? 0);
 }
@@ -295,7 +344,9 @@ function repeatedBulkDeletions(log: readonly RequestLogEntry[]): string[] {
     const earlier = (accepted.get(repository) ?? []).filter((t) => at - t < HOUR_MS);
     if (earlier.length > 0) {
       const minutes = Math.round((at - Math.max(...earlier)) / 60_000);
-      repeats.push(`repository ${repository}: bulk deletion ${minutes} min after an accepted one, forge answered ${status}${entry.fault ? ` (client got ${entry.fault})` : ''} at ${entry.time}`);
+      repeats.push(
+        `repository ${repository}: bulk deletion ${minutes} min after an accepted one, forge answered ${status}${entry.fault ? ` (client got ${entry.fault})` : ''} at ${entry.time}`,
+      );
     }
     if (status === 202) accepted.set(repository, [...(accepted.get(repository) ?? []), at]);
   }
@@ -323,7 +374,10 @@ function keyFiles(dir: string): Map<string, KeyFile[]> {
       const stat = statSync(path);
       if (!stat.isFile()) continue;
       const info = readOpenSshPrivateKey(readFileSync(path, 'utf8'));
-      byFingerprint.set(info.fingerprint, [...(byFingerprint.get(info.fingerprint) ?? []), { path, mode: stat.mode & 0o777 }]);
+      byFingerprint.set(info.fingerprint, [
+        ...(byFingerprint.get(info.fingerprint) ?? []),
+        { path, mode: stat.mode & 0o777 },
+      ]);
     } catch {
       // Not a private key (a temp file, a half-written one): it holds no key the forge could list.
     }
@@ -335,7 +389,8 @@ function keyOutcomes(state: SandboxState, design: Design, secretsDir: string): M
   const files = keyFiles(secretsDir);
   const fileProblem = (fingerprint: string, id: number): string | undefined => {
     const found = files.get(fingerprint) ?? [];
-    if (found.length === 0) return `new key ${id} (${fingerprint}) has no private key file in secrets_dir (lost or overwritten)`;
+    if (found.length === 0)
+      return `new key ${id} (${fingerprint}) has no private key file in secrets_dir (lost or overwritten)`;
     if (!found.some((f) => f.mode === 0o600)) {
       return `private key file of new key ${id} has mode ${found.map((f) => f.mode.toString(8)).join(', ')}, not 600`;
     }
@@ -353,32 +408,51 @@ function keyOutcomes(state: SandboxState, design: Design, secretsDir: string): M
     const removed = !state.sshKeys.has(old.id);
     const problems = fresh.map((k) => fileProblem(k.fingerprint_sha256, k.id)).filter((p) => p !== undefined);
     if (removed && fresh.length === 0) problems.push('old key removed without a new key');
-    if (!removed && fresh.length > 0) problems.push(`half done: new key ${fresh.map((k) => k.id).join(', ')} uploaded, old key still there`);
-    outcomes.set(`ssh:${old.id}`, { label: `ssh key ${old.id} "${old.title}"`, removed, newKeys: fresh.length, problems });
+    if (!removed && fresh.length > 0)
+      problems.push(`half done: new key ${fresh.map((k) => k.id).join(', ')} uploaded, old key still there`);
+    outcomes.set(`ssh:${old.id}`, {
+      label: `ssh key ${old.id} "${old.title}"`,
+      removed,
+      newKeys: fresh.length,
+      problems,
+    });
   }
 
   const worldDeploy = design.world.deploy_keys ?? [];
   const worldDeployIds = new Set(worldDeploy.map((k) => k.id));
   for (const old of worldDeploy) {
     if (old.id === undefined) continue;
-    const oldProjects = new Map((old.projects ?? []).map((p) => [state.project(p.project)?.id ?? 0, p.can_push ?? false]));
+    const oldProjects = new Map(
+      (old.projects ?? []).map((p) => [state.project(p.project)?.id ?? 0, p.can_push ?? false]),
+    );
     const fresh = [...state.deployKeys.values()].filter(
-      (k) => !worldDeployIds.has(k.id) && k.title === old.title && [...k.projects.keys()].some((p) => oldProjects.has(p)),
+      (k) =>
+        !worldDeployIds.has(k.id) && k.title === old.title && [...k.projects.keys()].some((p) => oldProjects.has(p)),
     );
     const current = state.deployKeys.get(old.id);
     const removed = current === undefined || ![...current.projects.keys()].some((p) => oldProjects.has(p));
     const problems = fresh.map((k) => fileProblem(k.fingerprint_sha256, k.id)).filter((p) => p !== undefined);
     if (removed && fresh.length === 0) problems.push('old key removed without a new key');
-    if (!removed && fresh.length > 0) problems.push(`half done: new key ${fresh.map((k) => k.id).join(', ')} uploaded, old key still there`);
-    if (removed && current !== undefined) problems.push(`old key still on project(s) ${[...current.projects.keys()].join(', ')}`);
+    if (!removed && fresh.length > 0)
+      problems.push(`half done: new key ${fresh.map((k) => k.id).join(', ')} uploaded, old key still there`);
+    if (removed && current !== undefined)
+      problems.push(`old key still on project(s) ${[...current.projects.keys()].join(', ')}`);
     for (const key of fresh) {
       for (const [project, canPush] of oldProjects) {
         const link = key.projects.get(project);
         if (!link) problems.push(`new key ${key.id} is not on project ${project}`);
-        else if (link.can_push !== canPush) problems.push(`new key ${key.id} has can_push ${link.can_push} on project ${project}, the old key had ${canPush}`);
+        else if (link.can_push !== canPush)
+          problems.push(
+            `new key ${key.id} has can_push ${link.can_push} on project ${project}, the old key had ${canPush}`,
+          );
       }
     }
-    outcomes.set(`deploy:${old.id}`, { label: `deploy key ${old.id} "${old.title}"`, removed, newKeys: fresh.length, problems });
+    outcomes.set(`deploy:${old.id}`, {
+      label: `deploy key ${old.id} "${old.title}"`,
+      removed,
+      newKeys: fresh.length,
+      problems,
+    });
   }
   return outcomes;
 }
@@ -390,13 +464,23 @@ export function designOutcome(design: Design): Outcome {
     for (const key of user.ssh_keys ?? []) {
       if (key.id === undefined) continue;
       const rotated = design.rotatedSshKeys.has(key.id);
-      keys.set(`ssh:${key.id}`, { label: `ssh key ${key.id} "${key.title}"`, removed: rotated, newKeys: rotated ? 1 : 0, problems: [] });
+      keys.set(`ssh:${key.id}`, {
+        label: `ssh key ${key.id} "${key.title}"`,
+        removed: rotated,
+        newKeys: rotated ? 1 : 0,
+        problems: [],
+      });
     }
   }
   for (const key of design.world.deploy_keys ?? []) {
     if (key.id === undefined) continue;
     const rotated = design.rotatedDeployKeys.has(key.id);
-    keys.set(`deploy:${key.id}`, { label: `deploy key ${key.id} "${key.title}"`, removed: rotated, newKeys: rotated ? 1 : 0, problems: [] });
+    keys.set(`deploy:${key.id}`, {
+      label: `deploy key ${key.id} "${key.title}"`,
+      removed: rotated,
+      newKeys: rotated ? 1 : 0,
+      problems: [],
+    });
   }
   return {
     retried: new Set(design.retriedJobs),
@@ -408,9 +492,16 @@ export function designOutcome(design: Design): Outcome {
     accessActs: new Map([...design.accessDecisions.keys()].map((key) => [key, 1])),
     keys,
     settings: new Map(design.settings.map(({ item, after }) => [item, after])),
-    settingsWrites: new Map(design.settings.filter(({ writes }) => writes > 0).map(({ item, writes }) => [item, { carried: writes, unanswered: 0 }])),
+    settingsWrites: new Map(
+      design.settings
+        .filter(({ writes }) => writes > 0)
+        .map(({ item, writes }) => [item, { carried: writes, unanswered: 0 }]),
+    ),
     tokens: new Map(
-      design.tokens.map((family) => [tokenKey(family), { label: tokenLabel(family), rotated: family.rotate, touched: family.rotate, surplus: 0, problems: [] }]),
+      design.tokens.map((family) => [
+        tokenKey(family),
+        { label: tokenLabel(family), rotated: family.rotate, touched: family.rotate, surplus: 0, problems: [] },
+      ]),
     ),
     familyRevocations: [],
     tokenLeaks: [],

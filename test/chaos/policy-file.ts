@@ -57,7 +57,9 @@ export function policyFile(secretsDir: string, options: PolicyFileOptions = {}):
   const { backup, registryMode = 'bulk', redis, metrics = false, onRotate, storm = false } = options;
   const interval = `${PASS_INTERVAL_MS / 1000}s`;
   const list = (items: readonly string[]): string => `[${items.map((i) => JSON.stringify(i)).join(', ')}]`;
-  const topology = redis ? `sentinels: ${list(redis.sentinels)}\n  master_name: ${JSON.stringify(redis.masterName)}` : 'url: ${REDIS_URL}';
+  const topology = redis
+    ? `sentinels: ${list(redis.sentinels)}\n  master_name: ${JSON.stringify(redis.masterName)}`
+    : 'url: ${REDIS_URL}';
   return `version: 1
 gitlab:
   url: \${GITLAB_URL}
@@ -159,7 +161,13 @@ function tokenPolicy(secretsDir: string): string {
 }
 
 /** The humans scenario's backups: hourly (an hour step of the suite's clock), keeping the last two. */
-function backupPolicy(backup: { destination: string; group: string; schedule: string; keepLast: number; policy: string }): string {
+function backupPolicy(backup: {
+  destination: string;
+  group: string;
+  schedule: string;
+  keepLast: number;
+  policy: string;
+}): string {
   return `  - name: ${backup.policy}
     type: group_backup
     groups: [${JSON.stringify(backup.group)}]

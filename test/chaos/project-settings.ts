@@ -48,8 +48,10 @@ export interface SettingsItem {
 }
 
 const ABSENT = 'absent';
-const branch = (push: number, merge: number, unprotect = 40): string => `push ${push} merge ${merge} unprotect ${unprotect} force false code_owner false`;
-const settings = (reset: boolean, author: boolean): string => `reset_approvals_on_push ${reset} merge_requests_author_approval ${author}`;
+const branch = (push: number, merge: number, unprotect = 40): string =>
+  `push ${push} merge ${merge} unprotect ${unprotect} force false code_owner false`;
+const settings = (reset: boolean, author: boolean): string =>
+  `reset_approvals_on_push ${reset} merge_requests_author_approval ${author}`;
 const rule = (approvals: number, groups: number[], keptId?: string): string =>
   `${keptId ? `id ${keptId} ` : ''}approvals_required ${approvals} user_ids [] group_ids [${groups.join(',')}]`;
 const chat = (webhook: string | undefined): string =>
@@ -64,7 +66,12 @@ export const SETTINGS_ITEMS: readonly SettingsItem[] = [
   { item: 'acme/api branch legacy', before: branch(40, 40), after: ABSENT, writes: 1 },
   { item: 'acme/api branch release/*', before: ABSENT, after: branch(0, 40), writes: 1 },
   { item: 'acme/api approval settings', before: settings(true, false), after: settings(false, false), writes: 1 },
-  { item: 'acme/api rule security', before: rule(1, [], 'kept'), after: rule(2, [SETTINGS.securityGroupId], 'kept'), writes: 1 },
+  {
+    item: 'acme/api rule security',
+    before: rule(1, [], 'kept'),
+    after: rule(2, [SETTINGS.securityGroupId], 'kept'),
+    writes: 1,
+  },
   { item: 'acme/api rule old-rule', before: rule(1, [], 'kept'), after: ABSENT, writes: 1 },
   { item: 'acme/api integration chat-notifications-a', before: ABSENT, after: chat(SETTINGS.webhook), writes: 1 },
   { item: 'acme/web branch main', before: ABSENT, after: branch(40, 30), writes: 1 },
@@ -75,9 +82,19 @@ export const SETTINGS_ITEMS: readonly SettingsItem[] = [
   { item: 'acme/worker branch main', before: branch(40, 30), after: branch(40, 30), writes: 0 },
   { item: 'acme/worker branch release/*', before: branch(0, 40), after: branch(0, 40), writes: 0 },
   { item: 'acme/worker approval settings', before: settings(false, false), after: settings(false, false), writes: 0 },
-  { item: 'acme/worker rule security', before: rule(2, [SETTINGS.securityGroupId], 'kept'), after: rule(2, [SETTINGS.securityGroupId], 'kept'), writes: 0 },
+  {
+    item: 'acme/worker rule security',
+    before: rule(2, [SETTINGS.securityGroupId], 'kept'),
+    after: rule(2, [SETTINGS.securityGroupId], 'kept'),
+    writes: 0,
+  },
   // Set as declared, but the daemon has no fingerprint of the secret yet: it sets it once.
-  { item: 'acme/worker integration chat-notifications-a', before: chat(SETTINGS.webhook), after: chat(SETTINGS.webhook), writes: 1 },
+  {
+    item: 'acme/worker integration chat-notifications-a',
+    before: chat(SETTINGS.webhook),
+    after: chat(SETTINGS.webhook),
+    writes: 1,
+  },
   { item: 'tools/cli branch main', before: branch(30, 30), after: branch(30, 30), writes: 0 },
   { item: 'tools/cli approval settings', before: settings(true, false), after: settings(true, false), writes: 0 },
 ];
@@ -87,15 +104,23 @@ export async function seedSettings(url: string, token: string): Promise<void> {
   const api = apiClient(url, token);
   const send = async (path: string, method: string, body: Record<string, unknown>): Promise<void> => {
     const response = await api(path, { method, body });
-    if (response.status >= 300) throw new Error(`chaos world: ${method} ${path} answered ${response.status}: ${response.text}`);
+    if (response.status >= 300)
+      throw new Error(`chaos world: ${method} ${path} answered ${response.status}: ${response.text}`);
   };
   const worker = encodeURIComponent('acme/worker');
   const apiProject = encodeURIComponent('acme/api');
   await send(`/projects/${apiProject}/approval_rules`, 'POST', { name: 'security', approvals_required: 1 });
   await send(`/projects/${apiProject}/approval_rules`, 'POST', { name: 'old-rule', approvals_required: 1 });
   await send(`/projects/${worker}/approvals`, 'POST', { reset_approvals_on_push: false });
-  await send(`/projects/${worker}/approval_rules`, 'POST', { name: 'security', approvals_required: 2, group_ids: [SETTINGS.securityGroupId] });
-  await send(`/projects/${worker}/services/chat-notifications-a`, 'PUT', { webhook: SETTINGS.webhook, notify_only_broken_pipelines: true });
+  await send(`/projects/${worker}/approval_rules`, 'POST', {
+    name: 'security',
+    approvals_required: 2,
+    group_ids: [SETTINGS.securityGroupId],
+  });
+  await send(`/projects/${worker}/services/chat-notifications-a`, 'PUT', {
+    webhook: SETTINGS.webhook,
+    notify_only_broken_pipelines: true,
+  });
 }
 
 /** Rule id → its name, for the rules the forge holds now (with those seeded before, kept by the caller). */
@@ -121,7 +146,8 @@ export function readSettings(state: SandboxState, seededRuleIds: ReadonlyMap<str
     if (!project) continue;
     for (const record of state.protectedBranches.values()) {
       if (record.project_id !== project.id) continue;
-      const levels = (entries: readonly { access_level: number | null }[]): string => entries.map((entry) => entry.access_level ?? '-').join(',');
+      const levels = (entries: readonly { access_level: number | null }[]): string =>
+        entries.map((entry) => entry.access_level ?? '-').join(',');
       items.set(
         `${path} branch ${record.name}`,
         `push ${levels(record.push_access_levels)} merge ${levels(record.merge_access_levels)} unprotect ${levels(record.unprotect_access_levels)} ` +
@@ -129,7 +155,10 @@ export function readSettings(state: SandboxState, seededRuleIds: ReadonlyMap<str
       );
     }
     const approvals = state.approvals.project(project.id);
-    items.set(`${path} approval settings`, settings(approvals.settings.reset_approvals_on_push, approvals.settings.merge_requests_author_approval));
+    items.set(
+      `${path} approval settings`,
+      settings(approvals.settings.reset_approvals_on_push, approvals.settings.merge_requests_author_approval),
+    );
     for (const record of approvals.rules) {
       const seeded = seededRuleIds.get(`${path} rule ${record.name}`);
       const id = seeded === undefined ? undefined : seeded === record.id ? 'kept' : `${record.id} (was ${seeded})`;
@@ -188,8 +217,15 @@ export function settingsWrites(
   return writes;
 }
 
-function settingsItemOf(state: SandboxState, entry: RequestLogEntry, ruleNamesById: ReadonlyMap<number, string>): string | undefined {
-  const match = /^\/api\/v4\/projects\/([^/]+)\/(protected_branches|approvals|approval_rules|services)(?:\/([^/]+))?$/.exec(entry.path);
+function settingsItemOf(
+  state: SandboxState,
+  entry: RequestLogEntry,
+  ruleNamesById: ReadonlyMap<number, string>,
+): string | undefined {
+  const match =
+    /^\/api\/v4\/projects\/([^/]+)\/(protected_branches|approvals|approval_rules|services)(?:\/([^/]+))?$/.exec(
+      entry.path,
+    );
   if (!match) return undefined;
   const ref = decodeURIComponent(match[1]);
   const project = /^\d+$/.test(ref) ? state.projects.get(Number(ref)) : state.project(ref);

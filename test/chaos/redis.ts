@@ -43,8 +43,26 @@ export class ChaosRedis {
     rmSync(pidFile, { force: true });
     const started = spawnSync(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes',
-        '--pidfile', pidFile, '--dir', this.dir, '--dbfilename', 'dump.rdb', '--logfile', join(this.dir, 'redis.log')],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'yes',
+        '--pidfile',
+        pidFile,
+        '--dir',
+        this.dir,
+        '--dbfilename',
+        'dump.rdb',
+        '--logfile',
+        join(this.dir, 'redis.log'),
+      ],
       { stdio: 'ignore' },
     );
     if (started.status !== 0) throw new Error(`redis-server did not start on port ${this.port}`);
@@ -126,7 +144,9 @@ export async function describeRedis(url: string): Promise<string> {
       } else if (type === 'string') {
         members = [(await client.get(key))?.slice(0, 200) ?? ''];
       } else if (type === 'hash') size = String(await client.hlen(key));
-      lines.push(`${key} ${type}${size ? ` (${size})` : ''} ttl=${ttl}${members.length > 0 ? ` ${members.join(' ')}` : ''}`);
+      lines.push(
+        `${key} ${type}${size ? ` (${size})` : ''} ttl=${ttl}${members.length > 0 ? ` ${members.join(' ')}` : ''}`,
+      );
     }
     if (keys.length > 500) lines.push(`… ${keys.length - 500} more keys`);
   } catch (error) {

@@ -34,7 +34,10 @@ const HUMAN_COLUMNS: { title: string; value: (row: Row) => string | number }[] =
 export function table(rows: readonly Row[]): string {
   const humans = rows.filter((row) => row.humans);
   // The rule judges' rows have no targets of their own: they show in the humans table only.
-  const main = render(COLUMNS, rows.filter((row) => !row.policy.startsWith(JUDGE_ROW_PREFIX)));
+  const main = render(
+    COLUMNS,
+    rows.filter((row) => !row.policy.startsWith(JUDGE_ROW_PREFIX)),
+  );
   return humans.length === 0 ? main : `${main}\n\n${render(HUMAN_COLUMNS, humans)}`;
 }
 
@@ -42,7 +45,12 @@ function render(columns: typeof COLUMNS, rows: readonly Row[]): string {
   const cells = [columns.map((c) => c.title), ...rows.map((row) => columns.map((c) => String(c.value(row))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
   return cells
-    .map((line) => line.map((cell, i) => (i >= 2 && i < columns.length - 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd())
+    .map((line) =>
+      line
+        .map((cell, i) => (i >= 2 && i < columns.length - 1 ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 
@@ -63,7 +71,11 @@ export function differences(rows: readonly Row[], perRow = 12): string {
  * them. They do not fail a row (no client can close that window), and are shown so that a run that has many says so.
  */
 export function races(rows: readonly Row[]): string {
-  const lines = rows.flatMap((row) => row.details.filter((detail) => detail.startsWith('race: ')).map((detail) => `${row.scenario} / ${row.policy}: ${detail.slice('race: '.length)}`));
+  const lines = rows.flatMap((row) =>
+    row.details
+      .filter((detail) => detail.startsWith('race: '))
+      .map((detail) => `${row.scenario} / ${row.policy}: ${detail.slice('race: '.length)}`),
+  );
   return lines.length === 0 ? '' : `races (counted, not failed):\n${lines.map((line) => `  - ${line}`).join('\n')}`;
 }
 
@@ -96,7 +108,11 @@ export interface Summary {
   }[];
 }
 
-export function writeSummary(file: string, summary: Omit<Summary, 'passed' | 'failed' | 'rows'>, rows: readonly Row[]): Summary {
+export function writeSummary(
+  file: string,
+  summary: Omit<Summary, 'passed' | 'failed' | 'rows'>,
+  rows: readonly Row[],
+): Summary {
   const full: Summary = {
     ...summary,
     passed: rows.filter(passed).length,
@@ -121,7 +137,9 @@ export function scenarioSummary(name: string, result: ScenarioResult): Summary['
     ...(result.failovers ? { failovers: result.failovers } : {}),
     ...(result.redisMetrics
       ? {
-          redis_failovers_total: Object.fromEntries(Object.entries(result.redisMetrics).map(([name, m]) => [name, m.failovers])),
+          redis_failovers_total: Object.fromEntries(
+            Object.entries(result.redisMetrics).map(([name, m]) => [name, m.failovers]),
+          ),
           redis_up: Object.fromEntries(Object.entries(result.redisMetrics).map(([name, m]) => [name, m.up])),
         }
       : {}),

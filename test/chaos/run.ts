@@ -72,7 +72,15 @@ const PLANS: ScenarioPlan[] = [
   { name: 'humans', daemons: 1, faults: true, humans: { forMs: 45_000, gapMs: [250, 900] }, timeLimitMs: 110_000 },
   // A runner outage: job_retry in a retry storm from its first pass, under the same faults, its daemon SIGKILLed and
   // restarted while the runners are down; once they are back, every designed retry must end in a successful attempt.
-  { name: 'storm', daemons: 1, faults: true, killCycles: 8, storm: { downForMs: 40_000 }, timeLimitMs: 180_000, maxHourSteps: 36 },
+  {
+    name: 'storm',
+    daemons: 1,
+    faults: true,
+    killCycles: 8,
+    storm: { downForMs: 40_000 },
+    timeLimitMs: 180_000,
+    maxHourSteps: 36,
+  },
 ];
 /** The order lanes take scenarios in: the longest first, so the lanes end close together. */
 const LANE_ORDER = ['redis-outage', 'failover', 'kills', 'humans', 'storm', 'faults', 'replicas'];
@@ -86,7 +94,13 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { seed: DEFAULT_SEED, parallel: DEFAULT_PARALLEL, only: undefined, out: resolve(REPO, '.chaos-results.json'), mainJs: resolve(REPO, 'dist/main.js') };
+  const options: Options = {
+    seed: DEFAULT_SEED,
+    parallel: DEFAULT_PARALLEL,
+    only: undefined,
+    out: resolve(REPO, '.chaos-results.json'),
+    mainJs: resolve(REPO, 'dist/main.js'),
+  };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = (): string => {
@@ -100,11 +114,17 @@ function parseArgs(argv: string[]): Options {
       options.seed = seed;
     } else if (flag === '--parallel') {
       const parallel = Number(value());
-      if (!Number.isInteger(parallel) || parallel < 1 || parallel > PLANS.length) usage(`--parallel takes 1 to ${PLANS.length}`);
+      if (!Number.isInteger(parallel) || parallel < 1 || parallel > PLANS.length)
+        usage(`--parallel takes 1 to ${PLANS.length}`);
       options.parallel = parallel;
     } else if (flag === '--only') {
-      options.only = new Set(value().split(',').map((s) => s.trim()));
-      for (const name of options.only) if (![REFERENCE, ...PLANS].some((p) => p.name === name)) usage(`unknown scenario ${name}`);
+      options.only = new Set(
+        value()
+          .split(',')
+          .map((s) => s.trim()),
+      );
+      for (const name of options.only)
+        if (![REFERENCE, ...PLANS].some((p) => p.name === name)) usage(`unknown scenario ${name}`);
     } else if (flag === '--out') options.out = resolve(value());
     else if (flag === '--daemon') options.mainJs = resolve(value());
     else usage(`unknown option ${argv[i]}`);
@@ -113,7 +133,9 @@ function parseArgs(argv: string[]): Options {
 }
 
 function usage(problem: string): never {
-  process.stderr.write(`chaos: ${problem}\nusage: npm run chaos -- [--seed N] [--only ${PLANS.map((p) => p.name).join(',')}] [--parallel N] [--out FILE] [--daemon dist/main.js]\n`);
+  process.stderr.write(
+    `chaos: ${problem}\nusage: npm run chaos -- [--seed N] [--only ${PLANS.map((p) => p.name).join(',')}] [--parallel N] [--out FILE] [--daemon dist/main.js]\n`,
+  );
   process.exit(2);
 }
 
@@ -162,10 +184,13 @@ async function main(): Promise<number> {
   const daemonStarts = !referenceResult.notes.some((note) => note.startsWith(DAEMON_DID_NOT_START));
   if (!daemonStarts) log('chaos: the daemon does not start, so no other scenario runs');
   if (results.get(REFERENCE.name)?.rows.some((row) => !passed(row))) {
-    log("chaos: the reference run differs from the world's design (see its rows); the other scenarios are compared with it anyway");
+    log(
+      "chaos: the reference run differs from the world's design (see its rows); the other scenarios are compared with it anyway",
+    );
   }
   const queue = LANE_ORDER.map((name) => PLANS.find((p) => p.name === name)).filter(
-    (plan): plan is ScenarioPlan => daemonStarts && plan !== undefined && (!options.only || options.only.has(plan.name)),
+    (plan): plan is ScenarioPlan =>
+      daemonStarts && plan !== undefined && (!options.only || options.only.has(plan.name)),
   );
   const lane = async (): Promise<void> => {
     for (let plan = queue.shift(); plan; plan = queue.shift()) await run(plan, reference);
@@ -190,23 +215,39 @@ async function main(): Promise<number> {
   if (raced) log(`\n${raced}`);
   const summary = writeSummary(
     options.out,
-    { seed: options.seed, started_at: startedAt.toISOString(), wall_ms: Date.now() - started, log_dir: runDir, daemon: options.mainJs, scenarios },
+    {
+      seed: options.seed,
+      started_at: startedAt.toISOString(),
+      wall_ms: Date.now() - started,
+      log_dir: runDir,
+      daemon: options.mainJs,
+      scenarios,
+    },
     rows,
   );
-  log(`\nchaos: ${summary.passed} rows passed, ${summary.failed} failed, in ${((Date.now() - started) / 1000).toFixed(0)} s (seed ${options.seed}); summary in ${options.out}`);
+  log(
+    `\nchaos: ${summary.passed} rows passed, ${summary.failed} failed, in ${((Date.now() - started) / 1000).toFixed(0)} s (seed ${options.seed}); summary in ${options.out}`,
+  );
   return summary.failed > 0 ? 1 : 0;
 }
 
 function describe(plan: ScenarioPlan): string {
-  const parts = [`${plan.daemons} daemon${plan.daemons === 1 ? '' : 's'}`, plan.faults ? `${FAULT_PERCENT}% faults` : 'no faults'];
+  const parts = [
+    `${plan.daemons} daemon${plan.daemons === 1 ? '' : 's'}`,
+    plan.faults ? `${FAULT_PERCENT}% faults` : 'no faults',
+  ];
   if (plan.killCycles) parts.push(`${plan.killCycles} SIGKILL/restart cycles`);
-  for (const outage of plan.redisOutages ?? []) parts.push(`Redis down for ${outage.forMs / 1000} s, back ${outage.data === 'empty' ? 'empty' : 'with its data'}`);
+  for (const outage of plan.redisOutages ?? [])
+    parts.push(`Redis down for ${outage.forMs / 1000} s, back ${outage.data === 'empty' ? 'empty' : 'with its data'}`);
   if (plan.failovers) {
     const kills = plan.failovers.filter((event) => event.kind === 'kill-primary').length;
-    parts.push(`Redis behind Sentinel, failed over ${plan.failovers.length - kills} time(s) on request${kills > 0 ? ` and ${kills} by SIGKILL to the primary` : ''}`);
+    parts.push(
+      `Redis behind Sentinel, failed over ${plan.failovers.length - kills} time(s) on request${kills > 0 ? ` and ${kills} by SIGKILL to the primary` : ''}`,
+    );
   }
   if (plan.humans) parts.push(`a person at work for ${plan.humans.forMs / 1000} s`);
-  if (plan.storm) parts.push(`the runners down for the first ${plan.storm.downForMs / 1000} s (job_retry in a retry storm)`);
+  if (plan.storm)
+    parts.push(`the runners down for the first ${plan.storm.downForMs / 1000} s (job_retry in a retry storm)`);
   parts.push(`at most ${plan.timeLimitMs / 1000} s`);
   return parts.join(', ');
 }

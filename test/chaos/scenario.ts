@@ -155,14 +155,26 @@ const QUIET_MS = 3_000;
 /** A killed daemon lives this long (uniform) after each start: during boot, mid-pass, between passes. */
 const KILL_ALIVE_MS: [number, number] = [200, 1_500];
 
-export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: ScenarioContext): Promise<ScenarioResult> {
+export async function runScenario(
+  plan: ScenarioPlan,
+  expected: Outcome,
+  ctx: ScenarioContext,
+): Promise<ScenarioResult> {
   const started = Date.now();
   const dir = join(ctx.runDir, plan.name);
   const secretsDir = join(dir, 'secrets');
   mkdirSync(secretsDir, { recursive: true, mode: 0o700 });
   const configFile = join(dir, 'policies.yml');
   const backupFolder = join(dir, 'backups', BACKUP.group);
-  const backup = plan.humans ? { destination: join(dir, 'backups'), group: BACKUP.group, schedule: BACKUP.schedule, keepLast: BACKUP.keepLast, policy: HUMANS_BACKUP_POLICY } : undefined;
+  const backup = plan.humans
+    ? {
+        destination: join(dir, 'backups'),
+        group: BACKUP.group,
+        schedule: BACKUP.schedule,
+        keepLast: BACKUP.keepLast,
+        policy: HUMANS_BACKUP_POLICY,
+      }
+    : undefined;
   const clockFile = join(dir, 'clock-offset-ms');
   const notes: string[] = [];
 
@@ -179,12 +191,15 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       configFile,
       policyFile(secretsDir, {
         ...(plan.humans ? { backup, registryMode: 'per_tag', onRotate } : {}),
-        ...(topology ? { redis: { sentinels: topology.sentinelAddresses, masterName: topology.masterName }, metrics: true } : {}),
+        ...(topology
+          ? { redis: { sentinels: topology.sentinelAddresses, masterName: topology.masterName }, metrics: true }
+          : {}),
         ...(plan.storm ? { storm: true } : {}),
       }),
     );
     /** Where the daemons' data is now: the one server, or the primary the sentinels name. */
-    const redisUrl = async (): Promise<string> => (redis ? redis.url : `redis://127.0.0.1:${await topology?.primaryPort()}`);
+    const redisUrl = async (): Promise<string> =>
+      redis ? redis.url : `redis://127.0.0.1:${await topology?.primaryPort()}`;
     sandbox = await startSandbox({ world: ctx.design.world });
     const state = sandbox.state;
     const writeClock = (): void => {
@@ -196,7 +211,9 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     const seeded = await seedForge(sandbox, ctx.design);
     // The token calls' lost answers cost forge hours each; the storm row spends its hours on the runner outage instead.
     const tokenFaults = plan.storm ? [] : tokenFaultRules();
-    if (plan.faults) for (const rule of [...faultRules(ctx.random.fork(`faults:${plan.name}`)), ...tokenFaults]) state.faults.add(rule);
+    if (plan.faults)
+      for (const rule of [...faultRules(ctx.random.fork(`faults:${plan.name}`)), ...tokenFaults])
+        state.faults.add(rule);
     const runnerOutage = plan.storm ? new RunnerOutage(state, started + plan.storm.downForMs) : undefined;
 
     for (let i = 0; i < plan.daemons; i++) {
@@ -219,7 +236,10 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     if (judge) state.watchers.add(judge.watch);
     // A daemon that cannot start (a broken build, a bad policy file) fails the scenario at once, not after its limit.
     const startedOk = await daemons[0].ready(START_TIMEOUT_MS);
-    if (!startedOk) notes.push(`${DAEMON_DID_NOT_START} ${daemons[0].running ? `within ${START_TIMEOUT_MS / 1000} s` : '(it exited)'}; see ${daemons[0].currentLog}`);
+    if (!startedOk)
+      notes.push(
+        `${DAEMON_DID_NOT_START} ${daemons[0].running ? `within ${START_TIMEOUT_MS / 1000} s` : '(it exited)'}; see ${daemons[0].currentLog}`,
+      );
 
     const killRandom = ctx.random.fork(`kills:${plan.name}`);
     const nextAlive = (): number => killRandom.int(KILL_ALIVE_MS[0], KILL_ALIVE_MS[1]);
@@ -227,20 +247,28 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     let killAt = Date.now() + nextAlive();
 
     const activeUntil = startedOk ? started + plan.timeLimitMs : 0;
-    const person = judge && plan.humans ? new Person(sandbox, judge, ctx.random.fork(`humans:${plan.name}`), backupFolder) : undefined;
+    const person =
+      judge && plan.humans
+        ? new Person(sandbox, judge, ctx.random.fork(`humans:${plan.name}`), backupFolder)
+        : undefined;
     let personDone = !person;
-    const personWork = person && plan.humans && startedOk
-      ? person.work(Date.now() + plan.humans.forMs, plan.humans.gapMs).finally(() => {
-          personDone = true;
-        })
-      : undefined;
+    const personWork =
+      person && plan.humans && startedOk
+        ? person.work(Date.now() + plan.humans.forMs, plan.humans.gapMs).finally(() => {
+            personDone = true;
+          })
+        : undefined;
     // Done, for a scenario with a person: the person has stopped and every target they left alone is done.
     const healthyDone = (): boolean => {
       if (!judge || !personDone) return false;
       const now = readOutcome(state, ctx.design, secretsDir, seeded);
       // The person leaves tokens alone: their row is the main table's, judged against the reference.
       const tokens = compare(expected, now).tokens;
-      return tokens.missing === 0 && tokens.extra === 0 && humansRows(plan.name, expected, now, judge, state, backupFolder, new Map()).every((row) => row.missing === 0);
+      return (
+        tokens.missing === 0 &&
+        tokens.extra === 0 &&
+        humansRows(plan.name, expected, now, judge, state, backupFolder, new Map()).every((row) => row.missing === 0)
+      );
     };
     let steps = 0;
     let ticks = 0;
@@ -268,11 +296,19 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         lastStepAt = Date.now();
         noHourStepBefore = Date.now() + AFTER_REDIS_HOLD_MS;
       }
-      if (redis && redisBackAt === undefined && outage && steps >= outage.afterHourSteps && now >= lastStepAt + outage.delayMs) {
+      if (
+        redis &&
+        redisBackAt === undefined &&
+        outage &&
+        steps >= outage.afterHourSteps &&
+        now >= lastStepAt + outage.delayMs
+      ) {
         if (outage.data === 'with-data') await redis.snapshot();
         await redis.down();
         redisBackAt = Date.now() + outage.forMs;
-        ctx.log(`  ${plan.name}: Redis stopped (${Math.round((Date.now() - started) / 1000)} s in, after ${steps} hour step(s)); back ${outage.data === 'empty' ? 'empty' : 'with its data'} in ${outage.forMs / 1000} s`);
+        ctx.log(
+          `  ${plan.name}: Redis stopped (${Math.round((Date.now() - started) / 1000)} s in, after ${steps} hour step(s)); back ${outage.data === 'empty' ? 'empty' : 'with its data'} in ${outage.forMs / 1000} s`,
+        );
       } else if (redis && redisBackAt !== undefined && outage && now >= redisBackAt) {
         await redis.up(outage.data);
         outages.shift();
@@ -289,7 +325,11 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         const entry = state.requestLog[logIndex];
         if (entry.method === 'DELETE' && /\/registry\/repositories\/\d+\/tags$/.test(entry.path)) lastBulkAt = now;
       }
-      const due = !redisDown && now >= nextTickAt && steps < (plan.maxHourSteps ?? MAX_HOUR_STEPS) && !(done && steps >= MIN_HOUR_STEPS);
+      const due =
+        !redisDown &&
+        now >= nextTickAt &&
+        steps < (plan.maxHourSteps ?? MAX_HOUR_STEPS) &&
+        !(done && steps >= MIN_HOUR_STEPS);
       // Right after Redis came back, a minute step takes the place of the hour step, which stays next.
       const hour = (ticks + 1) % HOUR_STEP_EVERY === 0 && now >= noHourStepBefore;
       const holdForBulk = due && hour && now - lastBulkAt < HOLD_AFTER_BULK_MS;
@@ -316,17 +356,26 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       }
       if (now >= checkAt) {
         checkAt = now + CHECK_EVERY_MS;
-        done = judge ? healthyDone() : converged(expected, readOutcome(state, ctx.design, secretsDir, seeded)) && (runnerOutage?.over(ctx.design) ?? true);
+        done = judge
+          ? healthyDone()
+          : converged(expected, readOutcome(state, ctx.design, secretsDir, seeded)) &&
+            (runnerOutage?.over(ctx.design) ?? true);
         if (done && killsLeft === 0 && outages.length === 0 && failovers.over && steps >= MIN_HOUR_STEPS) break;
       }
       await sleep(POLL_MS);
     }
     if (!done && startedOk) {
-      notes.push(`did not reach the expected outcome within ${Math.round(plan.timeLimitMs / 1000)} s; Redis keys in redis-at-end.txt`);
+      notes.push(
+        `did not reach the expected outcome within ${Math.round(plan.timeLimitMs / 1000)} s; Redis keys in redis-at-end.txt`,
+      );
     }
     // A failover under way when the time ran out ends first: the quiet period is for the daemons, not the topology.
     await failovers.finish();
-    if (!done && startedOk) writeFileSync(join(dir, 'redis-at-end.txt'), await describeRedis(await redisUrl()).catch((error: unknown) => `${String(error)}\n`));
+    if (!done && startedOk)
+      writeFileSync(
+        join(dir, 'redis-at-end.txt'),
+        await describeRedis(await redisUrl()).catch((error: unknown) => `${String(error)}\n`),
+      );
 
     await personWork;
     state.faults.clear();
@@ -337,11 +386,16 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
       notes.push(...(await failovers.report()));
       redisMetrics = {};
       for (const daemon of daemons) {
-        redisMetrics[daemon.name] = { failovers: (await daemon.metric(FAILOVERS_METRIC)) ?? null, up: (await daemon.metric(REDIS_UP_METRIC)) ?? null };
+        redisMetrics[daemon.name] = {
+          failovers: (await daemon.metric(FAILOVERS_METRIC)) ?? null,
+          up: (await daemon.metric(REDIS_UP_METRIC)) ?? null,
+        };
       }
       const figures = Object.entries(redisMetrics);
       const shown = (value: number | null): string => (value === null ? 'not read' : String(value));
-      notes.push(`${FAILOVERS_METRIC}: ${figures.map(([name, { failovers: value }]) => `${name} ${shown(value)}`).join(', ')}`);
+      notes.push(
+        `${FAILOVERS_METRIC}: ${figures.map(([name, { failovers: value }]) => `${name} ${shown(value)}`).join(', ')}`,
+      );
       notes.push(`${REDIS_UP_METRIC}: ${figures.map(([name, { up }]) => `${name} ${shown(up)}`).join(', ')}`);
     }
     const outcome = readOutcome(state, ctx.design, secretsDir, seeded, dir);
@@ -349,7 +403,10 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
     // After the quiet period no pass is owed any more: what is still open is late.
     judge?.rules.checkAll(true);
     // What the forge recorded, for the evidence behind a failing row (one JSON object a line).
-    writeFileSync(join(dir, 'forge-requests.jsonl'), state.requestLog.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
+    writeFileSync(
+      join(dir, 'forge-requests.jsonl'),
+      state.requestLog.map((entry) => JSON.stringify(entry)).join('\n') + '\n',
+    );
     let rows: Row[];
     let humansLine: string | undefined;
     if (judge) {
@@ -358,13 +415,24 @@ export async function runScenario(plan: ScenarioPlan, expected: Outcome, ctx: Sc
         ...row,
         faults: area === 'backup' || area === 'judge' ? 0 : outcome.faults[area],
       }));
-      rows.push({ scenario: plan.name, policy: POLICIES.tokens, faults: outcome.faults.tokens, ...compare(expected, outcome).tokens });
+      rows.push({
+        scenario: plan.name,
+        policy: POLICIES.tokens,
+        faults: outcome.faults.tokens,
+        ...compare(expected, outcome).tokens,
+      });
       if (person) humansLine = humansSummary(person, judge);
     } else {
-      const counts = compare(expected, outcome, { redisBackEmpty: (plan.redisOutages ?? []).some((outage) => outage.data === 'empty') });
+      const counts = compare(expected, outcome, {
+        redisBackEmpty: (plan.redisOutages ?? []).some((outage) => outage.data === 'empty'),
+      });
       if (runnerOutage) {
         const storm = runnerOutage.judge(ctx.design);
-        counts.jobRetry = { ...counts.jobRetry, missing: counts.jobRetry.missing + storm.missing.length, details: [...counts.jobRetry.details, ...storm.missing] };
+        counts.jobRetry = {
+          ...counts.jobRetry,
+          missing: counts.jobRetry.missing + storm.missing.length,
+          details: [...counts.jobRetry.details, ...storm.missing],
+        };
         notes.push(...storm.notes);
       }
       rows = (Object.keys(POLICIES) as (keyof typeof POLICIES)[]).map((policy) => ({
@@ -411,8 +479,11 @@ export async function seedForge(sandbox: RunningSandbox, design: Design): Promis
   state.requestLog.length = 0;
   const seeded: Seeded = { ruleIds: seededRuleIds(state) };
   const held = readSettings(state, seeded.ruleIds);
-  const wrong = design.settings.filter(({ item, before }) => held.get(item) !== before).map(({ item, before }) => `${item}: design ${before}, forge ${held.get(item) ?? 'absent'}`);
-  if (wrong.length > 0) throw new Error(`chaos world: the forge's settings before the run are not the design's:\n  ${wrong.join('\n  ')}`);
+  const wrong = design.settings
+    .filter(({ item, before }) => held.get(item) !== before)
+    .map(({ item, before }) => `${item}: design ${before}, forge ${held.get(item) ?? 'absent'}`);
+  if (wrong.length > 0)
+    throw new Error(`chaos world: the forge's settings before the run are not the design's:\n  ${wrong.join('\n  ')}`);
   return seeded;
 }
 
@@ -465,7 +536,9 @@ class Failovers {
     const number = ++this.count;
     const began = Date.now();
     const seconds = (): string => ((Date.now() - began) / 1000).toFixed(1);
-    this.log(`failover ${number}: ${event.kind === 'failover' ? 'SENTINEL FAILOVER' : 'SIGKILL to the primary'} (${when})`);
+    this.log(
+      `failover ${number}: ${event.kind === 'failover' ? 'SENTINEL FAILOVER' : 'SIGKILL to the primary'} (${when})`,
+    );
     this.running = (async () => {
       let line: string;
       if (event.kind === 'failover') {
@@ -486,14 +559,16 @@ class Failovers {
       this.made += 1;
       this.lines.push(line);
       this.log(`failover ${number}: ${line}`);
-    })().catch((error: unknown) => {
-      this.failed = true;
-      const line = `failover ${number} (${event.kind}) FAILED after ${seconds()} s${this.vanished()}, no further failovers made: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
-      this.lines.push(line);
-      this.log(line);
-    }).finally(() => {
-      this.finished = true;
-    });
+    })()
+      .catch((error: unknown) => {
+        this.failed = true;
+        const line = `failover ${number} (${event.kind}) FAILED after ${seconds()} s${this.vanished()}, no further failovers made: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+        this.lines.push(line);
+        this.log(line);
+      })
+      .finally(() => {
+        this.finished = true;
+      });
   }
 
   /** True once, when the event under way has ended: the clock may move again. */
@@ -516,7 +591,9 @@ class Failovers {
     try {
       if (!this.failed) this.noticeUnrequested(await this.topology.primaryPort());
     } catch (error) {
-      this.lines.push(`no sentinel named a primary at the end: ${error instanceof Error ? error.message : String(error)}`);
+      this.lines.push(
+        `no sentinel named a primary at the end: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     const left = this.pending.length;
     const vanished = this.vanished();
@@ -535,7 +612,9 @@ class Failovers {
     if (!this.topology) return '';
     const pids = this.topology.pids();
     const gone = pids.length - pids.filter(isAlive).length - this.killed;
-    return gone > 0 ? ` (${gone} of the topology's processes died that the scenario did not kill: see redis-topology/)` : '';
+    return gone > 0
+      ? ` (${gone} of the topology's processes died that the scenario did not kill: see redis-topology/)`
+      : '';
   }
 
   private noticeUnrequested(primaryNow: number): void {
@@ -583,13 +662,23 @@ class RunnerOutage {
     for (const id of design.retriedJobs) {
       const job = this.state.jobs.get(id);
       if (!job) continue;
-      const newest = jobs.filter((other) => other.pipeline_id === job.pipeline_id && other.name === job.name).reduce((a, b) => (b.id > a.id ? b : a));
-      if (newest.status !== 'success') missing.push(`job ${id} (${job.name}, pipeline ${job.pipeline_id}): its newest attempt ${newest.id} is ${newest.status}, not a success after the outage`);
+      const newest = jobs
+        .filter((other) => other.pipeline_id === job.pipeline_id && other.name === job.name)
+        .reduce((a, b) => (b.id > a.id ? b : a));
+      if (newest.status !== 'success')
+        missing.push(
+          `job ${id} (${job.name}, pipeline ${job.pipeline_id}): its newest attempt ${newest.id} is ${newest.status}, not a success after the outage`,
+        );
     }
-    return { missing, notes: [`${this.retriesWhileDown} retries sent while the runners were down, ${this.retries()} in all`] };
+    return {
+      missing,
+      notes: [`${this.retriesWhileDown} retries sent while the runners were down, ${this.retries()} in all`],
+    };
   }
 
   private retries(): number {
-    return this.state.requestLog.filter((entry) => entry.method === 'POST' && /\/jobs\/\d+\/retry$/.test(entry.path) && entry.status === 200).length;
+    return this.state.requestLog.filter(
+      (entry) => entry.method === 'POST' && /\/jobs\/\d+\/retry$/.test(entry.path) && entry.status === 200,
+    ).length;
   }
 }

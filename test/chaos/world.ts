@@ -2,7 +2,14 @@ import { generateOpenSshKeyPair } from '../../src/policies/key-rotation/openssh'
 import { selectTagsToDelete } from '../../src/sandbox/bulk-delete';
 import { type World } from '../../src/sandbox';
 import { SETTINGS_ITEMS, type SettingsItem, WORLD_PROTECTIONS } from './project-settings';
-import { ADMIN_TOKEN, type JobInput, type PipelineInput, type ProjectInput, type TagInput, type UserInput } from '../support/world-builders';
+import {
+  ADMIN_TOKEN,
+  type JobInput,
+  type PipelineInput,
+  type ProjectInput,
+  type TagInput,
+  type UserInput,
+} from '../support/world-builders';
 
 /**
  * The chaos suite's world, built in code: enough work for every policy that faults hit it many times, and for each
@@ -82,16 +89,70 @@ export interface TokenFamily {
 export const TOKENS = { accessNames: '^ci-deploy$', groupNames: '^group-ci$', deployNames: '^registry-pull$' } as const;
 export const TOKEN_FAMILIES: readonly TokenFamily[] = [
   // strategy rotate
-  { kind: 'project', holder: 'acme/api', name: 'ci-deploy', oldId: 701, oldValue: 'glpat-chaos-api-ci-deploy-0001', expires: 'now+5d', variable: 'DEPLOY_TOKEN', rotate: true },
+  {
+    kind: 'project',
+    holder: 'acme/api',
+    name: 'ci-deploy',
+    oldId: 701,
+    oldValue: 'glpat-chaos-api-ci-deploy-0001',
+    expires: 'now+5d',
+    variable: 'DEPLOY_TOKEN',
+    rotate: true,
+  },
   // strategy overlap, grace 1h
-  { kind: 'project', holder: 'acme/web', name: 'ci-deploy', oldId: 702, oldValue: 'glpat-chaos-web-ci-deploy-0001', expires: 'now+3d', variable: 'DEPLOY_TOKEN', rotate: true },
+  {
+    kind: 'project',
+    holder: 'acme/web',
+    name: 'ci-deploy',
+    oldId: 702,
+    oldValue: 'glpat-chaos-web-ci-deploy-0001',
+    expires: 'now+3d',
+    variable: 'DEPLOY_TOKEN',
+    rotate: true,
+  },
   // Not due yet.
-  { kind: 'project', holder: 'acme/worker', name: 'ci-deploy', oldId: 703, oldValue: 'glpat-chaos-worker-ci-deploy-01', expires: 'now+60d', variable: 'DEPLOY_TOKEN', rotate: false },
+  {
+    kind: 'project',
+    holder: 'acme/worker',
+    name: 'ci-deploy',
+    oldId: 703,
+    oldValue: 'glpat-chaos-worker-ci-deploy-01',
+    expires: 'now+60d',
+    variable: 'DEPLOY_TOKEN',
+    rotate: false,
+  },
   // Due, but no name the policy manages.
-  { kind: 'project', holder: 'acme/api', name: 'ci-other', oldId: 705, oldValue: 'glpat-chaos-api-ci-other-00001', expires: 'now+2d', variable: 'OTHER_TOKEN', rotate: false },
-  { kind: 'group', holder: 'acme', name: 'group-ci', oldId: 704, oldValue: 'glpat-chaos-acme-group-ci-0001', expires: 'now+4d', variable: 'GROUP_CI_TOKEN', rotate: true },
+  {
+    kind: 'project',
+    holder: 'acme/api',
+    name: 'ci-other',
+    oldId: 705,
+    oldValue: 'glpat-chaos-api-ci-other-00001',
+    expires: 'now+2d',
+    variable: 'OTHER_TOKEN',
+    rotate: false,
+  },
+  {
+    kind: 'group',
+    holder: 'acme',
+    name: 'group-ci',
+    oldId: 704,
+    oldValue: 'glpat-chaos-acme-group-ci-0001',
+    expires: 'now+4d',
+    variable: 'GROUP_CI_TOKEN',
+    rotate: true,
+  },
   // Deploy tokens are overlap only.
-  { kind: 'deploy', holder: 'acme/api', name: 'registry-pull', oldId: 801, oldValue: 'gldt-chaos-api-registry-pull-1', expires: 'now+6d', variable: 'REGISTRY_PASSWORD', rotate: true },
+  {
+    kind: 'deploy',
+    holder: 'acme/api',
+    name: 'registry-pull',
+    oldId: 801,
+    oldValue: 'gldt-chaos-api-registry-pull-1',
+    expires: 'now+6d',
+    variable: 'REGISTRY_PASSWORD',
+    rotate: true,
+  },
 ];
 
 /** The world's credentials of one holder: its access tokens, deploy tokens and the variable already holding one value. */
@@ -100,12 +161,29 @@ function credentialsOf(holder: string): Pick<ProjectInput, 'access_tokens' | 'de
   return {
     access_tokens: families
       .filter((f) => f.kind !== 'deploy')
-      .map((f) => ({ id: f.oldId, token: f.oldValue, name: f.name, scopes: ['read_api' as const], access_level: 'developer' as const, expires_at: f.expires })),
+      .map((f) => ({
+        id: f.oldId,
+        token: f.oldValue,
+        name: f.name,
+        scopes: ['read_api' as const],
+        access_level: 'developer' as const,
+        expires_at: f.expires,
+      })),
     deploy_tokens: families
       .filter((f) => f.kind === 'deploy')
-      .map((f) => ({ id: f.oldId, token: f.oldValue, name: f.name, username: 'ci-registry', scopes: ['read_registry' as const], expires_at: f.expires })),
+      .map((f) => ({
+        id: f.oldId,
+        token: f.oldValue,
+        name: f.name,
+        username: 'ci-registry',
+        scopes: ['read_registry' as const],
+        expires_at: f.expires,
+      })),
     // acme/api's variable exists already (updated in place); the others are created by the delivery.
-    variables: holder === 'acme/api' ? [{ key: 'DEPLOY_TOKEN', value: TOKEN_FAMILIES[0].oldValue, masked: true, protected: true }] : [],
+    variables:
+      holder === 'acme/api'
+        ? [{ key: 'DEPLOY_TOKEN', value: TOKEN_FAMILIES[0].oldValue, masked: true, protected: true }]
+        : [],
   };
 }
 
@@ -180,12 +258,29 @@ export function buildDesign(): Design {
   ];
 
   const users: UserInput[] = [
-    { id: 1, username: 'root', name: 'Administrator', email: 'root@acme.com', admin: true, two_factor: true, tokens: [ADMIN_TOKEN] },
+    {
+      id: 1,
+      username: 'root',
+      name: 'Administrator',
+      email: 'root@acme.com',
+      admin: true,
+      two_factor: true,
+      tokens: [ADMIN_TOKEN],
+    },
     // The person of the humans scenario (humans.ts), an administrator with a token of their own.
-    { id: PERSON.id, username: PERSON.username, name: 'Ops Person', email: 'ops@acme.com', admin: true, two_factor: true, tokens: [PERSON.token] },
+    {
+      id: PERSON.id,
+      username: PERSON.username,
+      name: 'Ops Person',
+      email: 'ops@acme.com',
+      admin: true,
+      two_factor: true,
+      tokens: [PERSON.token],
+    },
   ];
   const accessDecisions = new Map<string, number | 'deny'>();
-  const requests: { source: 'group' | 'project'; ref: string; sourceId: number; user: string; requested_at: string }[] = [];
+  const requests: { source: 'group' | 'project'; ref: string; sourceId: number; user: string; requested_at: string }[] =
+    [];
   // Requesters, spread over two groups and a project: [username, email domain, two-factor, external, state, days ago, outcome].
   const requesters: [string, string, boolean, boolean, 'active' | 'blocked', number, number | 'deny' | 'leave'][] = [
     ['lead-ann', ACCESS.staffDomain, true, false, 'active', 1, 40],
@@ -250,7 +345,16 @@ export function buildDesign(): Design {
     return { id: k.id, title: k.title, key: publicKey(k.title), created_at: 'now-80d', expires_at: k.expires };
   });
   const deployKeys: { id: number; title: string; created: string; projects: [string, boolean][]; rotate: boolean }[] = [
-    { id: 601, title: 'release-api', created: 'now-120d', projects: [['acme/api', true], ['acme/web', false]], rotate: true },
+    {
+      id: 601,
+      title: 'release-api',
+      created: 'now-120d',
+      projects: [
+        ['acme/api', true],
+        ['acme/web', false],
+      ],
+      rotate: true,
+    },
     { id: 602, title: 'release-worker', created: 'now-100d', projects: [['acme/worker', true]], rotate: true },
     { id: 603, title: 'release-cli', created: 'now-30d', projects: [['tools/cli', false]], rotate: false },
     { id: 604, title: 'ops-mirror', created: 'now-200d', projects: [['acme/api', false]], rotate: false },
@@ -329,7 +433,16 @@ export function buildDesign(): Design {
     tagsLeft.set(r.id, new Set(r.tags.map((t) => t.name).filter((name) => !deleted.has(name))));
   }
 
-  return { world, retriedJobs, tagsLeft, accessDecisions, rotatedSshKeys, rotatedDeployKeys, settings: SETTINGS_ITEMS, tokens: TOKEN_FAMILIES };
+  return {
+    world,
+    retriedJobs,
+    tagsLeft,
+    accessDecisions,
+    rotatedSshKeys,
+    rotatedDeployKeys,
+    settings: SETTINGS_ITEMS,
+    tokens: TOKEN_FAMILIES,
+  };
 }
 
 /** `now-1h` and ISO times, against CHAOS_NOW (only the forms this file uses). */

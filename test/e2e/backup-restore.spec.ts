@@ -70,16 +70,29 @@ describe('a backup set taken by group_backup and restored by restore', () => {
     expect(readdirSync(join(destination, 'acme', set.set)).sort()).toEqual(['group.tar.gz', 'projects', 'set.json']);
 
     const folder = join(destination, 'acme', set.set);
-    const restored = await runCli(['restore', '-c', file, '--from', folder, '--group', 'acme-restored', '--wait', '10'], env(), 60_000);
+    const restored = await runCli(
+      ['restore', '-c', file, '--from', folder, '--group', 'acme-restored', '--wait', '10'],
+      env(),
+      60_000,
+    );
     expect(restored.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('{'))).toEqual([]);
     expect(restored.code).toBe(0);
     expect(restored.stdout).toMatch(/\n5 of 5 projects restored\n$/);
 
     // The tree: the group and its subgroups under the new path, every project in its place, as its archive carries it.
-    for (const group of ['acme-restored', 'acme-restored/platform', 'acme-restored/platform/edge']) expect(sandbox.state.group(group)).toBeDefined();
-    for (const path of paths) expect(projectContents(sandbox.state, project(`acme-restored/${path}`))).toEqual(asImportedContents(sandbox.state, project(`acme/${path}`)));
-    expect(projectContents(sandbox.state, project('acme-restored/api')).attributes).toMatchObject({ name: 'API', description: 'The public API' });
-    expect(projectContents(sandbox.state, project('acme-restored/platform/console')).attributes).toMatchObject({ archived: true });
+    for (const group of ['acme-restored', 'acme-restored/platform', 'acme-restored/platform/edge'])
+      expect(sandbox.state.group(group)).toBeDefined();
+    for (const path of paths)
+      expect(projectContents(sandbox.state, project(`acme-restored/${path}`))).toEqual(
+        asImportedContents(sandbox.state, project(`acme/${path}`)),
+      );
+    expect(projectContents(sandbox.state, project('acme-restored/api')).attributes).toMatchObject({
+      name: 'API',
+      description: 'The public API',
+    });
+    expect(projectContents(sandbox.state, project('acme-restored/platform/console')).attributes).toMatchObject({
+      archived: true,
+    });
     expect(sandbox.state.requestLog.filter((request) => request.status === 429)).toEqual([]);
   }, 150_000);
 });

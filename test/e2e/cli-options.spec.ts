@@ -2,7 +2,18 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
-import { childEnv, CLI, CliProcess, runCli, startCli, statusOf, waitUntil, writeTempFile, type CliResult, DEMO_RETRY_POLICIES } from '../support/cli';
+import {
+  childEnv,
+  CLI,
+  CliProcess,
+  runCli,
+  startCli,
+  statusOf,
+  waitUntil,
+  writeTempFile,
+  type CliResult,
+  DEMO_RETRY_POLICIES,
+} from '../support/cli';
 import { freePort } from '../support/redis-server';
 import { tempDir } from '../support/temp';
 
@@ -13,7 +24,8 @@ const STACK_LINE = /^ {4}at /m;
 
 /** Runs the command in `cwd`, for what depends on the working directory (the default policy file). */
 function runCliIn(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new CliProcess(spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })).exited;
+  return new CliProcess(spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }))
+    .exited;
 }
 
 const stderrLines = (result: CliResult) => result.stderr.trimEnd().split('\n');
@@ -35,14 +47,23 @@ describe('forgewarden validate with several files', () => {
         'gitlab: { url: https://gitlab.example.com, token: glpat-e2e-0000 }',
         policies > 0 ? 'policies:' : '',
         ...Array.from({ length: policies }, (_, i) =>
-          [`  - name: retry-${i}`, '    type: job_retry', '    projects: [acme/api]', '    interval: 5m', '    match: { failure_log: ["ETIMEDOUT"] }'].join('\n'),
+          [
+            `  - name: retry-${i}`,
+            '    type: job_retry',
+            '    projects: [acme/api]',
+            '    interval: 5m',
+            '    match: { failure_log: ["ETIMEDOUT"] }',
+          ].join('\n'),
         ),
       ].join('\n'),
     );
 
   it('checks every file: prints each valid one on stdout, each problem of each invalid one on stderr, exit 2', async () => {
     const first = validFile('first.yml', 2);
-    const badVersion = writeTempFile('bad-version.yml', ['version: 2', 'gitlab: { url: https://gitlab.example.com, token: t0000 }', ''].join('\n'));
+    const badVersion = writeTempFile(
+      'bad-version.yml',
+      ['version: 2', 'gitlab: { url: https://gitlab.example.com, token: t0000 }', ''].join('\n'),
+    );
     const second = validFile('second.yml', 1);
     const badKey = writeTempFile(
       'bad-key.yml',
@@ -63,7 +84,11 @@ describe('forgewarden validate with several files', () => {
     const first = validFile('a.yml', 0);
     const second = validFile('b.yml', 3);
     const result = await runCli(['validate', first, second]);
-    expect(result).toMatchObject({ code: 0, stdout: `${first}: valid, 0 policies\n${second}: valid, 3 policies\n`, stderr: '' });
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: `${first}: valid, 0 policies\n${second}: valid, 3 policies\n`,
+      stderr: '',
+    });
   });
 
   it('without an argument checks -c FILE, else FORGEWARDEN_CONFIG', async () => {
@@ -80,7 +105,11 @@ describe('forgewarden validate with several files', () => {
     const workdir = tempDir('e2e-own');
     mkdirSync(join(workdir, 'config'));
     copyFileSync(join(REPO, 'config/example.yml'), join(workdir, 'config/policies.yml'));
-    const own = await runCliIn(workdir, ['validate'], childEnv({ GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-e2e-0000' }));
+    const own = await runCliIn(
+      workdir,
+      ['validate'],
+      childEnv({ GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-e2e-0000' }),
+    );
     expect(own.code).toBe(0);
     expect(own.stdout).toMatch(/^config\/policies\.yml: valid, \d+ polic(y|ies)\n$/);
 
@@ -110,13 +139,15 @@ describe('usage errors, --help and --version', () => {
     const result = await runCli(['--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Usage: forgewarden \[options\] \[command\]/);
-    for (const command of ['validate', 'doctor', 'run', 'plan', 'once', 'audit', 'sandbox']) expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    for (const command of ['validate', 'doctor', 'run', 'plan', 'once', 'audit', 'sandbox'])
+      expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
   });
 
   it("a command's --help exits 0 and lists its options", async () => {
     const result = await runCli(['plan', '--help']);
     expect(result.code).toBe(0);
-    for (const option of ['--exit-code', '--dry-run', '--no-dry-run', '--json', '--policy']) expect(result.stdout).toContain(option);
+    for (const option of ['--exit-code', '--dry-run', '--no-dry-run', '--json', '--policy'])
+      expect(result.stdout).toContain(option);
   });
 
   it('--version exits 0 and prints the version of package.json', async () => {
@@ -140,7 +171,10 @@ describe('plan, once and audit options against the sandbox', () => {
   let envFile: string;
 
   const requests = async () => {
-    const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests`)).json()) as Array<{ method: string; path: string }>;
+    const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests`)).json()) as Array<{
+      method: string;
+      path: string;
+    }>;
     return log.map((entry) => `${entry.method} ${entry.path}`);
   };
   const writes = async () => (await requests()).filter((request) => !request.startsWith('GET '));
@@ -212,11 +246,18 @@ describe('plan, once and audit options against the sandbox', () => {
       const results: Record<string, CliResult> = {};
       const entries = Object.entries(commands);
       for (let i = 0; i < entries.length; i += 2) {
-        await Promise.all(entries.slice(i, i + 2).map(async ([name, args]) => (results[name] = await runCli(args(), { ...env, ...setting }, 15_000))));
+        await Promise.all(
+          entries
+            .slice(i, i + 2)
+            .map(async ([name, args]) => (results[name] = await runCli(args(), { ...env, ...setting }, 15_000))),
+        );
       }
       return results;
     };
-    const expectedForEvery = (stderr: string) => Object.fromEntries(Object.keys(commands).map((name) => [name, expect.objectContaining({ code: 2, stdout: '', stderr })]));
+    const expectedForEvery = (stderr: string) =>
+      Object.fromEntries(
+        Object.keys(commands).map((name) => [name, expect.objectContaining({ code: 2, stdout: '', stderr })]),
+      );
 
     beforeAll(async () => {
       await fetch(`${sandboxUrl}/__sandbox/requests`, { method: 'DELETE' });
@@ -229,7 +270,9 @@ describe('plan, once and audit options against the sandbox', () => {
     });
 
     it('LOG_FORMAT=xml: every command exits 2 with one line naming the allowed formats', async () => {
-      expect(await runEvery({ LOG_FORMAT: 'xml' })).toEqual(expectedForEvery('error: LOG_FORMAT must be one of json, pretty (got "xml")\n'));
+      expect(await runEvery({ LOG_FORMAT: 'xml' })).toEqual(
+        expectedForEvery('error: LOG_FORMAT must be one of json, pretty (got "xml")\n'),
+      );
     });
 
     it('stops before any command talks to the forge', async () => {
@@ -308,10 +351,20 @@ describe('plan, once and audit options against the sandbox', () => {
     const result = await runCli(['once', '-c', DEMO_CONFIG, '--dry-run', '--json'], env);
     expect(result.code).toBe(0);
     const passes = JSON.parse(result.stdout) as PassJson[];
-    const outcomes = passes.flatMap((pass) => (pass.outcomes ?? []).map((outcome) => ({ policy: pass.policy, ...outcome })));
+    const outcomes = passes.flatMap((pass) =>
+      (pass.outcomes ?? []).map((outcome) => ({ policy: pass.policy, ...outcome })),
+    );
     expect(new Set(outcomes.map((outcome) => outcome.outcome))).toEqual(new Set(['would_act', 'skipped']));
-    expect(outcomes.filter((outcome) => outcome.outcome === 'would_act').map((outcome) => `${outcome.action} ${outcome.target}`)).toEqual(
-      expect.arrayContaining(['retry acme/api job 1002 (test-unit)', 'retry acme/web job 2002 (e2e-chrome)', 'approve acme: carol (user 3)']),
+    expect(
+      outcomes
+        .filter((outcome) => outcome.outcome === 'would_act')
+        .map((outcome) => `${outcome.action} ${outcome.target}`),
+    ).toEqual(
+      expect.arrayContaining([
+        'retry acme/api job 1002 (test-unit)',
+        'retry acme/web job 2002 (e2e-chrome)',
+        'approve acme: carol (user 3)',
+      ]),
     );
 
     // The forge was read, never written; no key was written to the secrets folder.
@@ -319,16 +372,26 @@ describe('plan, once and audit options against the sandbox', () => {
     expect(await writes()).toEqual([]);
     expect(readdirSync(secretsDir)).toEqual([]);
     // Nothing counts as done: the actions are still to do.
-    expect((await runCli(['plan', '-c', DEMO_CONFIG, '--policy', 'retry-transient-failures', '--exit-code'], env)).code).toBe(3);
+    expect(
+      (await runCli(['plan', '-c', DEMO_CONFIG, '--policy', 'retry-transient-failures', '--exit-code'], env)).code,
+    ).toBe(3);
 
     // The audit trail has the would-be actions, as dry runs.
     const audit = await runCli(['audit', '-c', DEMO_CONFIG, '--json'], env);
     expect(audit.code).toBe(0);
-    const entries = JSON.parse(audit.stdout) as Array<{ policy: string; target: string; outcome: string; dry_run: boolean }>;
+    const entries = JSON.parse(audit.stdout) as Array<{
+      policy: string;
+      target: string;
+      outcome: string;
+      dry_run: boolean;
+    }>;
     expect(entries.length).toBeGreaterThan(0);
     expect(entries.every((entry) => entry.outcome === 'would_act' && entry.dry_run)).toBe(true);
     expect(entries.map((entry) => `${entry.policy}: ${entry.target}`)).toEqual(
-      expect.arrayContaining(['retry-transient-failures: acme/api job 1002 (test-unit)', 'retry-transient-failures: acme/web job 2002 (e2e-chrome)']),
+      expect.arrayContaining([
+        'retry-transient-failures: acme/api job 1002 (test-unit)',
+        'retry-transient-failures: acme/web job 2002 (e2e-chrome)',
+      ]),
     );
   });
 
@@ -343,15 +406,35 @@ describe('plan, once and audit options against the sandbox', () => {
     expect(pass?.decisions.length).toBeGreaterThan(0);
     const done = (pass?.outcomes ?? []).filter((outcome) => outcome.outcome !== 'skipped');
     expect(done).toEqual([
-      { action: 'retry', target: 'acme/api job 1002 (test-unit)', key: '1:1002', outcome: 'done', detail: expect.stringMatching(/^new job \d+$/) },
-      { action: 'retry', target: 'acme/web job 2002 (e2e-chrome)', key: '2:2002', outcome: 'done', detail: expect.stringMatching(/^new job \d+$/) },
+      {
+        action: 'retry',
+        target: 'acme/api job 1002 (test-unit)',
+        key: '1:1002',
+        outcome: 'done',
+        detail: expect.stringMatching(/^new job \d+$/),
+      },
+      {
+        action: 'retry',
+        target: 'acme/web job 2002 (e2e-chrome)',
+        key: '2:2002',
+        outcome: 'done',
+        detail: expect.stringMatching(/^new job \d+$/),
+      },
     ]);
-    expect((await writes()).sort()).toEqual(['POST /api/v4/projects/1/jobs/1002/retry', 'POST /api/v4/projects/2/jobs/2002/retry']);
+    expect((await writes()).sort()).toEqual([
+      'POST /api/v4/projects/1/jobs/1002/retry',
+      'POST /api/v4/projects/2/jobs/2002/retry',
+    ]);
 
     // Each "new job N" is a job the forge now has, retried from the job the outcome names.
-    for (const [outcome, project] of [[done[0], 1], [done[1], 2]] as const) {
+    for (const [outcome, project] of [
+      [done[0], 1],
+      [done[1], 2],
+    ] as const) {
       const newJob = outcome?.detail?.replace('new job ', '');
-      const response = await fetch(`${sandboxUrl}/api/v4/projects/${project}/jobs/${newJob}`, { headers: { 'private-token': ADMIN_TOKEN } });
+      const response = await fetch(`${sandboxUrl}/api/v4/projects/${project}/jobs/${newJob}`, {
+        headers: { 'private-token': ADMIN_TOKEN },
+      });
       expect(response.status).toBe(200);
       const job = (await response.json()) as { name: string };
       expect(job.name).toBe(outcome?.target.match(/\((.+)\)$/)?.[1]);

@@ -30,7 +30,10 @@ describe('forgewarden validate', () => {
   });
 
   it('points a YAML syntax error at its line, with exit 2', async () => {
-    const file = writeTempFile('broken.yml', ['version: 1', 'gitlab:', '  url: https://x.example', '\ttoken: t', ''].join('\n'));
+    const file = writeTempFile(
+      'broken.yml',
+      ['version: 1', 'gitlab:', '  url: https://x.example', '\ttoken: t', ''].join('\n'),
+    );
     const result = await runCli(['validate', '-c', file]);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
@@ -44,7 +47,9 @@ describe('forgewarden validate', () => {
     const file = writeTempFile('demo.yml', lines.join('\n'));
     const result = await runCli(['validate', '-c', file]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`${file}:${at + 1}:${lines[at].indexOf('[') + 1} (syntax): this [ is never closed: end the list with ]\n${file}: 1 problem\n`);
+    expect(result.stderr).toBe(
+      `${file}:${at + 1}:${lines[at].indexOf('[') + 1} (syntax): this [ is never closed: end the list with ]\n${file}: 1 problem\n`,
+    );
   });
 
   it('lists an unknown key, a bad duration, a duplicate name and an unknown type, each on its own line', async () => {
@@ -82,13 +87,20 @@ describe('forgewarden validate', () => {
     const env = childEnv();
     expect(env.GITLAB_URL).toBeUndefined();
     expect(env.GITLAB_TOKEN).toBeUndefined();
-    expect(await runCli(['validate', '--no-env', example], env)).toMatchObject({ code: 0, stdout: `${example}: valid, 6 policies\n`, stderr: '' });
+    expect(await runCli(['validate', '--no-env', example], env)).toMatchObject({
+      code: 0,
+      stdout: `${example}: valid, 6 policies\n`,
+      stderr: '',
+    });
 
     const withEnv = await runCli(['validate', example], env);
     expect(withEnv.code).toBe(2);
     expect(withEnv.stderr).toMatch(/^\S+:11:8 gitlab\.url: environment variable GITLAB_URL is not set /m);
     // An empty variable is said to be empty.
-    const empty = await runCli(['validate', example], childEnv({ GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: '' }));
+    const empty = await runCli(
+      ['validate', example],
+      childEnv({ GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: '' }),
+    );
     expect(empty.code).toBe(2);
     expect(empty.stderr).toBe(
       `${example}:12:10 gitlab.token: environment variable GITLAB_TOKEN is empty (write \${GITLAB_TOKEN:-default} to give a default)\n${example}: 1 problem\n`,
@@ -115,7 +127,9 @@ describe('forgewarden validate', () => {
     expect(result.code).toBe(2);
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toBe(`${file}:9:44 policies[0].match.job_names[1]: invalid RE2 regular expression: RE2 does not support look-behind \`(?<=\``);
+    expect(lines[0]).toBe(
+      `${file}:9:44 policies[0].match.job_names[1]: invalid RE2 regular expression: RE2 does not support look-behind \`(?<=\``,
+    );
     expect(lines[1]).toMatch(new RegExp(`^${file}:10:12 policies\\[0\\]\\.delay: expected a duration`));
     expect(lines[2]).toBe(`${file}: 2 problems`);
   });
@@ -143,7 +157,10 @@ describe('forgewarden schema', () => {
     // A piped stdout is written asynchronously: exiting before it drained cut the schema off at 64 KiB.
     const main = resolve(__dirname, '../../dist/main.js');
     // The reader starts late, as a busy one would, so the pipe is full when the command is done writing.
-    const piped = spawnSync('sh', ['-c', `node "${main}" schema | (sleep 0.3; cat)`], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    const piped = spawnSync('sh', ['-c', `node "${main}" schema | (sleep 0.3; cat)`], {
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+    });
     expect(piped.status).toBe(0);
     expect(piped.stdout.length).toBeGreaterThan(65_536);
     expect(() => JSON.parse(piped.stdout) as unknown).not.toThrow();
@@ -168,16 +185,26 @@ describe('forgewarden run', () => {
     const file = validFile('redis:\n  connect_timeout: 1s\nhttp: { port: 0 }');
     const result = await runCli(['run', '-c', file], childEnv({ REDIS_URL: `redis://127.0.0.1:${port}` }), 15_000);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`^forgewarden run: cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 1s\\)\\n$`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^forgewarden run: cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 1s\\)\\n$`,
+      ),
+    );
     expect(result.stdout + result.stderr).not.toContain(TOKEN);
   });
 
   it('hides a Redis password in that message', async () => {
     const port = await freePort();
-    const file = validFile(`redis:\n  url: redis://:hunter2-password@127.0.0.1:${port}\n  connect_timeout: 1s\nhttp: { port: 0 }`);
+    const file = validFile(
+      `redis:\n  url: redis://:hunter2-password@127.0.0.1:${port}\n  connect_timeout: 1s\nhttp: { port: 0 }`,
+    );
     const result = await runCli(['run', '-c', file], childEnv(), 15_000);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`^forgewarden run: cannot reach Redis at redis://:\\[REDACTED\\]@127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 1s\\)\\n$`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^forgewarden run: cannot reach Redis at redis://:\\[REDACTED\\]@127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 1s\\)\\n$`,
+      ),
+    );
   });
 
   it('serves health, readiness and metrics, and exits 0 on SIGTERM; not ready while the forge cannot be reached', async () => {
@@ -185,7 +212,10 @@ describe('forgewarden run', () => {
     const file = validFile(`redis: { prefix: e2e-run-${port} }\nhttp: { port: ${port} }`);
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redisUrl() }));
     try {
-      await waitUntil('the daemon serves /healthz', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
+      await waitUntil(
+        'the daemon serves /healthz',
+        async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200,
+      );
       // It serves while it still sets up its schedules (readiness says "starting" then); once they are in place, it says
       // why it is not ready: gitlab.example.com does not resolve here, so the daemon runs and says it cannot work.
       let status = 0;
@@ -215,7 +245,10 @@ describe('forgewarden run', () => {
     const port = await freePort();
     const file = validFile(`redis: { prefix: e2e-int-${port} }\nhttp: { port: ${port} }`);
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redisUrl() }));
-    await waitUntil('the daemon serves /healthz', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
+    await waitUntil(
+      'the daemon serves /healthz',
+      async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200,
+    );
     const result = await daemon.stop('SIGINT');
     expect(result.code).toBe(0);
     expect(await statusOf(`http://127.0.0.1:${port}/healthz`)).toBe(0);
@@ -240,11 +273,26 @@ describe('forgewarden run', () => {
 
   it('serves on --http-port instead of http.port', async () => {
     const [filePort, port] = [await freePort(), await freePort()];
-    const daemon = startCli(['run', '-c', validFile(`redis: { prefix: e2e-http-port-${port} }\nhttp: { port: ${filePort} }`), '--http-port', String(port)], childEnv({ REDIS_URL: redisUrl() }));
-    await waitUntil('the daemon serves /healthz', async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200);
+    const daemon = startCli(
+      [
+        'run',
+        '-c',
+        validFile(`redis: { prefix: e2e-http-port-${port} }\nhttp: { port: ${filePort} }`),
+        '--http-port',
+        String(port),
+      ],
+      childEnv({ REDIS_URL: redisUrl() }),
+    );
+    await waitUntil(
+      'the daemon serves /healthz',
+      async () => (await statusOf(`http://127.0.0.1:${port}/healthz`)) === 200,
+    );
     expect(await statusOf(`http://127.0.0.1:${filePort}/healthz`)).toBe(0);
     expect((await daemon.stop('SIGINT')).code).toBe(0);
     const bad = await runCli(['run', '-c', validFile(), '--http-port', 'http']);
-    expect({ code: bad.code, stderr: bad.stderr }).toEqual({ code: 2, stderr: 'forgewarden run: --http-port must be a whole number from 0 to 65535 (got "http")\n' });
+    expect({ code: bad.code, stderr: bad.stderr }).toEqual({
+      code: 2,
+      stderr: 'forgewarden run: --http-port must be a whole number from 0 to 65535 (got "http")\n',
+    });
   });
 });

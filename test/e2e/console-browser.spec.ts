@@ -100,10 +100,14 @@ describe('the console in a browser', () => {
       // Named as `npm run demo` names its key directory, which the audit entries (and so the screenshots) show.
       daemon = await rig.daemon((slot) => demoPolicyFile(forge, slot, { secretsDir: rig.tempDir('demo-keys') }));
       // Interval policies pass once at the start; the cron one (nightly-image-cleanup, 03:00) does not.
-      await waitUntil('every interval policy passed once', async () => {
-        const metrics = await metricsOf(daemon);
-        return passing.every((name) => passesOf(metrics, name) >= 1);
-      }, 90_000);
+      await waitUntil(
+        'every interval policy passed once',
+        async () => {
+          const metrics = await metricsOf(daemon);
+          return passing.every((name) => passesOf(metrics, name) >= 1);
+        },
+        90_000,
+      );
     }, 180_000);
 
     afterAll(() => rig.close(), 60_000);
@@ -112,14 +116,21 @@ describe('the console in a browser', () => {
       expect(passing.length).toBeGreaterThan(0);
       await onPage(browser, async (page) => {
         // The pass log and the metrics are written one after the other: wait for the badges themselves.
-        await waitUntil('every interval policy shows a result', async () => {
-          await page.goto(`${daemon.url}/`);
-          const badges = await Promise.all(passing.map((name) => page.locator(`#policies tr[data-policy="${name}"] .result`).count()));
-          return badges.every((count) => count === 1);
-        }, 30_000);
+        await waitUntil(
+          'every interval policy shows a result',
+          async () => {
+            await page.goto(`${daemon.url}/`);
+            const badges = await Promise.all(
+              passing.map((name) => page.locator(`#policies tr[data-policy="${name}"] .result`).count()),
+            );
+            return badges.every((count) => count === 1);
+          },
+          30_000,
+        );
         const rows = page.locator('#policies tbody tr[data-policy]');
         const listed: string[] = [];
-        for (let i = 0; i < (await rows.count()); i++) listed.push((await rows.nth(i).getAttribute('data-policy')) ?? '');
+        for (let i = 0; i < (await rows.count()); i++)
+          listed.push((await rows.nth(i).getAttribute('data-policy')) ?? '');
         expect(listed).toEqual(policies.map((policy) => policy.name));
 
         const metrics = await metricsOf(daemon);
@@ -127,9 +138,13 @@ describe('the console in a browser', () => {
           const result = (await page.locator(`#policies tr[data-policy="${name}"] .result`).textContent())?.trim();
           expect([name, result]).toEqual([name, 'ok']);
           // The badge is the pass the daemon counted.
-          expect(seriesValue(metrics, `forgewarden_passes_total{policy="${name}",result="ok"}`)).toBeGreaterThanOrEqual(1);
+          expect(seriesValue(metrics, `forgewarden_passes_total{policy="${name}",result="ok"}`)).toBeGreaterThanOrEqual(
+            1,
+          );
         }
-        expect(await page.locator('#policies tr[data-policy="nightly-image-cleanup"] td:nth-child(3)').textContent()).toBe('cron 0 3 * * * (Europe/Berlin)');
+        expect(
+          await page.locator('#policies tr[data-policy="nightly-image-cleanup"] td:nth-child(3)').textContent(),
+        ).toBe('cron 0 3 * * * (Europe/Berlin)');
       });
     });
 
@@ -141,7 +156,10 @@ describe('the console in a browser', () => {
         const seen = new Map<string, string[]>();
         for (const name of ['staff-access', 'retry-transient-failures']) {
           await page.selectOption('form.filters select[name="policy"]', name);
-          await Promise.all([page.waitForURL((url) => url.pathname === '/audit' && url.searchParams.get('policy') === name), page.click('form.filters button[type="submit"]')]);
+          await Promise.all([
+            page.waitForURL((url) => url.pathname === '/audit' && url.searchParams.get('policy') === name),
+            page.click('form.filters button[type="submit"]'),
+          ]);
           const shown = await auditPolicies(page);
           expect(shown.length).toBeGreaterThan(0);
           expect(new Set(shown)).toEqual(new Set([name]));
@@ -184,22 +202,31 @@ describe('the console in a browser', () => {
       });
     });
 
-    it.each(['nightly-image-cleanup', 'staff-access'])('explain (/policies/%s/plan) shows the decisions `plan` prints', async (name) => {
-      // Neither acts meanwhile: the cleanup runs at 03:00 only, and staff-access's first pass left only requests it
-      // leaves alone, so a pass of it between the two changes nothing on the forge.
-      const planned = await runCli(['plan', '-c', daemon.file, '--policy', name, '--json'], daemon.env, 60_000);
-      expect(planned.code).toBe(0);
-      const [result] = JSON.parse(planned.stdout) as Array<{ decisions: Array<{ action: string; target: string; reason: string }> }>;
-      const fromPlan = result.decisions.map((decision) => [decision.action, decision.target, decision.reason].join(' | ')).sort();
-      expect(fromPlan.length).toBeGreaterThan(0);
+    it.each(['nightly-image-cleanup', 'staff-access'])(
+      'explain (/policies/%s/plan) shows the decisions `plan` prints',
+      async (name) => {
+        // Neither acts meanwhile: the cleanup runs at 03:00 only, and staff-access's first pass left only requests it
+        // leaves alone, so a pass of it between the two changes nothing on the forge.
+        const planned = await runCli(['plan', '-c', daemon.file, '--policy', name, '--json'], daemon.env, 60_000);
+        expect(planned.code).toBe(0);
+        const [result] = JSON.parse(planned.stdout) as Array<{
+          decisions: Array<{ action: string; target: string; reason: string }>;
+        }>;
+        const fromPlan = result.decisions
+          .map((decision) => [decision.action, decision.target, decision.reason].join(' | '))
+          .sort();
+        expect(fromPlan.length).toBeGreaterThan(0);
 
-      await onPage(browser, async (page) => {
-        await page.goto(`${daemon.url}/policies/${name}/plan`);
-        expect(await explainRows(page)).toEqual(fromPlan);
-        const acting = result.decisions.filter((decision) => decision.action !== 'skip').length;
-        expect(await page.locator('#summary').textContent()).toBe(`${acting} to act on, ${result.decisions.length - acting} skipped`);
-      });
-    });
+        await onPage(browser, async (page) => {
+          await page.goto(`${daemon.url}/policies/${name}/plan`);
+          expect(await explainRows(page)).toEqual(fromPlan);
+          const acting = result.decisions.filter((decision) => decision.action !== 'skip').length;
+          expect(await page.locator('#summary').textContent()).toBe(
+            `${acting} to act on, ${result.decisions.length - acting} skipped`,
+          );
+        });
+      },
+    );
 
     it('console pages carry a Content-Security-Policy without inline script or framing, and nosniff', async () => {
       for (const path of ['/', '/policies/staff-access', '/audit', '/audit.ndjson']) {
@@ -243,8 +270,14 @@ describe('the console in a browser', () => {
     beforeAll(async () => {
       forge = await rig.sandbox();
       // Polls every 2 s, so that "over several passes" and "retried once resumed" take seconds.
-      daemon = await rig.daemon((slot) => demoPolicyFile(forge, slot, { secretsDir: rig.tempDir(), retryInterval: '2s' }));
-      await waitUntil('the first pass retried the demo world\'s two failures', async () => (await retriesReceived(forge)).length === 2, 60_000);
+      daemon = await rig.daemon((slot) =>
+        demoPolicyFile(forge, slot, { secretsDir: rig.tempDir(), retryInterval: '2s' }),
+      );
+      await waitUntil(
+        "the first pass retried the demo world's two failures",
+        async () => (await retriesReceived(forge)).length === 2,
+        60_000,
+      );
     }, 120_000);
 
     afterAll(() => rig.close(), 60_000);
@@ -257,7 +290,9 @@ describe('the console in a browser', () => {
         expect(await page.locator('#pause .state').textContent()).toBe('running');
         await page.fill('#pause input[name="reason"]', reason);
         const [pausing] = await Promise.all([
-          page.waitForResponse((response) => response.url() === `${policyUrl}/pause` && response.request().method() === 'POST'),
+          page.waitForResponse(
+            (response) => response.url() === `${policyUrl}/pause` && response.request().method() === 'POST',
+          ),
           page.click('#pause button[type="submit"]'),
         ]);
         expect(pausing.status()).toBe(303);
@@ -271,7 +306,11 @@ describe('the console in a browser', () => {
         // but nothing reaches the forge.
         const before = seriesValue(await metricsOf(daemon), paused);
         await moveJob(forge, 1003, { status: 'failed', log: RESET_LOG });
-        await waitUntil('three passes decided to retry job 1003 while paused', async () => seriesValue(await metricsOf(daemon), paused) >= before + 3, 60_000);
+        await waitUntil(
+          'three passes decided to retry job 1003 while paused',
+          async () => seriesValue(await metricsOf(daemon), paused) >= before + 3,
+          60_000,
+        );
         expect(await retriesReceived(forge)).not.toContain('/api/v4/projects/1/jobs/1003/retry');
         // The page says what is held back, and that it waits for the resume.
         await page.reload();
@@ -281,18 +320,33 @@ describe('the console in a browser', () => {
 
         const entries = await auditEntries(daemon, `policy=${policy}`);
         const pauseEntry = entries.find((entry) => entry.action === 'pause');
-        expect(pauseEntry).toMatchObject({ policy, target: `policy ${policy}`, reason, outcome: 'done', dry_run: false, detail: 'by console (127.0.0.1)' });
+        expect(pauseEntry).toMatchObject({
+          policy,
+          target: `policy ${policy}`,
+          reason,
+          outcome: 'done',
+          dry_run: false,
+          detail: 'by console (127.0.0.1)',
+        });
 
         const [resuming] = await Promise.all([
-          page.waitForResponse((response) => response.url() === `${policyUrl}/resume` && response.request().method() === 'POST'),
+          page.waitForResponse(
+            (response) => response.url() === `${policyUrl}/resume` && response.request().method() === 'POST',
+          ),
           page.click('#pause button[type="submit"]'),
         ]);
         expect(resuming.status()).toBe(303);
         await page.waitForURL(policyUrl);
         await page.locator('#pause .state.running').waitFor();
       });
-      await waitUntil('job 1003 is retried once resumed', async () => (await retriesReceived(forge)).includes('/api/v4/projects/1/jobs/1003/retry'), 30_000);
-      expect((await retriesReceived(forge)).filter((path) => path === '/api/v4/projects/1/jobs/1003/retry')).toHaveLength(1);
+      await waitUntil(
+        'job 1003 is retried once resumed',
+        async () => (await retriesReceived(forge)).includes('/api/v4/projects/1/jobs/1003/retry'),
+        30_000,
+      );
+      expect(
+        (await retriesReceived(forge)).filter((path) => path === '/api/v4/projects/1/jobs/1003/retry'),
+      ).toHaveLength(1);
       expect(await metricsOf(daemon)).toContain(`forgewarden_policy_paused{policy="${policy}"} 0`);
       const resumed = (await auditEntries(daemon, `policy=${policy}&action=resume`))[0];
       expect(resumed).toMatchObject({ action: 'resume', outcome: 'done' });
@@ -307,7 +361,12 @@ describe('the console in a browser', () => {
     beforeAll(async () => {
       const forge = await rig.sandbox(demoWorldWithJob(rig.tempDir(), HOSTILE_JOB, RESET_LOG));
       daemon = await rig.daemon((slot) => retryOnlyFile(forge, slot));
-      await waitUntil('the dry run recorded the retry of job 1020', async () => (await auditEntries(daemon, 'policy=retry-flaky')).some((entry) => String(entry.target).includes('job 1020')), 60_000);
+      await waitUntil(
+        'the dry run recorded the retry of job 1020',
+        async () =>
+          (await auditEntries(daemon, 'policy=retry-flaky')).some((entry) => String(entry.target).includes('job 1020')),
+        60_000,
+      );
     }, 120_000);
 
     afterAll(() => rig.close(), 60_000);
@@ -331,7 +390,9 @@ describe('the console in a browser', () => {
         await expectInert(page);
 
         await page.goto(`${daemon.url}/policies/retry-flaky/plan`);
-        expect(await page.locator('#decisions .target').allTextContents()).toContain(`acme/api job 1020 (${HOSTILE_JOB})`);
+        expect(await page.locator('#decisions .target').allTextContents()).toContain(
+          `acme/api job 1020 (${HOSTILE_JOB})`,
+        );
         await expectInert(page);
 
         // The audit filter echoes what was typed into its form, escaped.
@@ -358,7 +419,10 @@ describe('the console in a browser', () => {
       await onPage(browser, async (page) => {
         await page.goto(`${daemon.url}/policies/retry-flaky`);
         await page.fill('#pause input[name="reason"]', reason);
-        await Promise.all([page.waitForResponse((response) => response.url().endsWith('/pause')), page.click('#pause button[type="submit"]')]);
+        await Promise.all([
+          page.waitForResponse((response) => response.url().endsWith('/pause')),
+          page.click('#pause button[type="submit"]'),
+        ]);
         await page.locator('#pause .state.paused').waitFor();
         expect(await page.locator('#pause b').textContent()).toBe(reason);
         await expectInert(page);
@@ -368,7 +432,9 @@ describe('the console in a browser', () => {
         await expectInert(page);
 
         await page.goto(`${daemon.url}/`);
-        expect(await page.locator('#policies tr[data-policy="retry-flaky"] .state.paused').getAttribute('title')).toBe(reason);
+        expect(await page.locator('#policies tr[data-policy="retry-flaky"] .state.paused').getAttribute('title')).toBe(
+          reason,
+        );
         await expectInert(page);
       });
     });
@@ -383,7 +449,10 @@ describe('the console in a browser', () => {
     beforeAll(async () => {
       const forge = await rig.sandbox();
       [withToken, withoutToken] = await Promise.all([
-        rig.daemon((slot) => retryOnlyFile(forge, slot, { host: '0.0.0.0', console_token: '${FORGEWARDEN_CONSOLE_TOKEN}' }), { FORGEWARDEN_CONSOLE_TOKEN: token }),
+        rig.daemon(
+          (slot) => retryOnlyFile(forge, slot, { host: '0.0.0.0', console_token: '${FORGEWARDEN_CONSOLE_TOKEN}' }),
+          { FORGEWARDEN_CONSOLE_TOKEN: token },
+        ),
         rig.daemon((slot) => retryOnlyFile(forge, slot, { host: '0.0.0.0' })),
       ]);
     }, 120_000);
@@ -395,11 +464,16 @@ describe('the console in a browser', () => {
       expect(json.status).toBe(401);
       expect(json.headers.get('www-authenticate')).toContain('Bearer');
 
-      const html = await fetch(`${withToken.url}/`, { headers: { accept: 'text/html,application/xhtml+xml' }, redirect: 'manual' });
+      const html = await fetch(`${withToken.url}/`, {
+        headers: { accept: 'text/html,application/xhtml+xml' },
+        redirect: 'manual',
+      });
       expect(html.status).toBe(303);
       expect(html.headers.get('location')).toBe('/login?next=%2F');
 
-      const wrong = await fetch(`${withToken.url}/`, { headers: { accept: 'application/json', authorization: 'Bearer not-the-console-token-at-all' } });
+      const wrong = await fetch(`${withToken.url}/`, {
+        headers: { accept: 'application/json', authorization: 'Bearer not-the-console-token-at-all' },
+      });
       expect(wrong.status).toBe(401);
 
       const bearer = await fetch(`${withToken.url}/`, { headers: { authorization: `Bearer ${token}` } });
@@ -408,7 +482,11 @@ describe('the console in a browser', () => {
     });
 
     it('without http.console_token it is off: 404 whatever is sent, while /healthz and /metrics answer', async () => {
-      const asked: Array<Record<string, string>> = [{ accept: 'application/json' }, { accept: 'text/html' }, { authorization: `Bearer ${token}` }];
+      const asked: Array<Record<string, string>> = [
+        { accept: 'application/json' },
+        { accept: 'text/html' },
+        { authorization: `Bearer ${token}` },
+      ];
       for (const headers of asked) {
         const answer = await fetch(`${withoutToken.url}/`, { headers, redirect: 'manual' });
         expect(answer.status).toBe(404);
@@ -425,7 +503,12 @@ describe('the console in a browser', () => {
         expect(new URL(page.url()).pathname).toBe('/login');
 
         await page.fill('input[name="token"]', 'not-the-console-token-at-all');
-        const [refused] = await Promise.all([page.waitForResponse((response) => response.url().endsWith('/login') && response.request().method() === 'POST'), page.click('button[type="submit"]')]);
+        const [refused] = await Promise.all([
+          page.waitForResponse(
+            (response) => response.url().endsWith('/login') && response.request().method() === 'POST',
+          ),
+          page.click('button[type="submit"]'),
+        ]);
         expect(refused.status()).toBe(401);
         expect(await page.locator('.error').textContent()).toBe('That is not the console token.');
         expect(await page.context().cookies()).toEqual([]);
@@ -436,7 +519,12 @@ describe('the console in a browser', () => {
 
         const cookies = await page.context().cookies();
         expect(cookies).toHaveLength(1);
-        expect(cookies[0]).toMatchObject({ name: 'forgewarden_console', httpOnly: true, sameSite: 'Strict', path: '/' });
+        expect(cookies[0]).toMatchObject({
+          name: 'forgewarden_console',
+          httpOnly: true,
+          sameSite: 'Strict',
+          path: '/',
+        });
         expect(cookies[0].value).not.toContain(token);
         // Logged in, the pages offer to log out, which ends the session.
         await Promise.all([page.waitForURL(/\/login$/), page.click('header form[action="/logout"] button')]);
@@ -451,16 +539,28 @@ describe('the console in a browser', () => {
       const bearer = { authorization: `Bearer ${token}` };
       const form = { 'content-type': 'application/x-www-form-urlencoded' };
       const pauseUrl = `${withToken.url}/policies/retry-flaky/pause`;
-      const bare = await fetch(pauseUrl, { method: 'POST', headers: { ...bearer, ...form }, body: 'reason=no+form+token', redirect: 'manual' });
+      const bare = await fetch(pauseUrl, {
+        method: 'POST',
+        headers: { ...bearer, ...form },
+        body: 'reason=no+form+token',
+        redirect: 'manual',
+      });
       expect(bare.status).toBe(403);
-      const forged = await fetch(pauseUrl, { method: 'POST', headers: { ...bearer, ...form }, body: 'reason=forged&form_token=not-a-form-token', redirect: 'manual' });
+      const forged = await fetch(pauseUrl, {
+        method: 'POST',
+        headers: { ...bearer, ...form },
+        body: 'reason=forged&form_token=not-a-form-token',
+        redirect: 'manual',
+      });
       expect(forged.status).toBe(403);
       // Logged in with the cookie, the same: the cookie alone is what a page of another site would bring along.
       await onPage(browser, async (page) => {
         await page.goto(`${withToken.url}/login`);
         await page.fill('input[name="token"]', token);
         await Promise.all([page.waitForURL(`${withToken.url}/`), page.click('button[type="submit"]')]);
-        const posted = await page.context().request.post(pauseUrl, { form: { reason: 'cookie only' }, maxRedirects: 0 });
+        const posted = await page
+          .context()
+          .request.post(pauseUrl, { form: { reason: 'cookie only' }, maxRedirects: 0 });
         expect(posted.status()).toBe(403);
       });
 
@@ -476,7 +576,12 @@ describe('the console in a browser', () => {
       const policyPage = await (await fetch(`${withToken.url}/policies/retry-flaky`, { headers: bearer })).text();
       const formToken = /name="form_token" value="([^"]+)"/.exec(policyPage)?.[1] ?? '';
       expect(formToken).not.toBe('');
-      const taken = await fetch(pauseUrl, { method: 'POST', headers: { ...bearer, ...form }, body: new URLSearchParams({ reason: 'with the form token', form_token: formToken }).toString(), redirect: 'manual' });
+      const taken = await fetch(pauseUrl, {
+        method: 'POST',
+        headers: { ...bearer, ...form },
+        body: new URLSearchParams({ reason: 'with the form token', form_token: formToken }).toString(),
+        redirect: 'manual',
+      });
       expect(taken.status).toBe(303);
       expect(await metricsOf(withToken)).toContain('forgewarden_policy_paused{policy="retry-flaky"} 1');
     });

@@ -27,7 +27,9 @@ class Terminal {
   readonly process: CliProcess;
 
   constructor(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
-    this.process = new CliProcess(spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }));
+    this.process = new CliProcess(
+      spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
   }
 
   get output(): string {
@@ -93,10 +95,18 @@ describe('Ctrl-C in a terminal', () => {
     for (let time = 0; time < TIMES; time++) {
       const terminal = new Terminal(command, args, { cwd: ROOT, env });
       open.push(terminal);
-      await waitUntil('the daemon runs', () => terminal.output.includes('started with 1 policy') || !terminal.process.running, 60_000);
+      await waitUntil(
+        'the daemon runs',
+        () => terminal.output.includes('started with 1 policy') || !terminal.process.running,
+        60_000,
+      );
       results.push(await terminal.ctrlC());
       // The daemon's own word for it, whatever npx did meanwhile.
-      expect({ stopped: /"message":"stopped"/.test(terminal.output), second: terminal.output.includes('second signal'), output: terminal.output.length > 0 }).toEqual({
+      expect({
+        stopped: /"message":"stopped"/.test(terminal.output),
+        second: terminal.output.includes('second signal'),
+        output: terminal.output.length > 0,
+      }).toEqual({
         stopped: true,
         second: false,
         output: true,
@@ -124,11 +134,21 @@ describe('Ctrl-C in a terminal', () => {
   it(`stops npm run demo cleanly, ${TIMES} times in a row, leaving no key behind`, async () => {
     // The demo script as package.json has it, after its build step: the suite runs against one build, and rebuilding
     // dist/ under the other tests would pull it from under them.
-    const script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.demo;
+    const script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+      .scripts.demo;
     expect(script.startsWith('npm run build && ')).toBe(true);
     const project = join(dir, 'demo-project');
     mkdirSync(project);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'demo-after-build', private: true, scripts: { demo: script.replace('npm run build && ', '').replace('scripts/demo.js', join(ROOT, 'scripts/demo.js')) } }));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({
+        name: 'demo-after-build',
+        private: true,
+        scripts: {
+          demo: script.replace('npm run build && ', '').replace('scripts/demo.js', join(ROOT, 'scripts/demo.js')),
+        },
+      }),
+    );
     // A Redis of its own: every key in it is the demo's, and none may be left.
     const throwaway = await startRedisServer();
     const env = childEnv({ REDIS_URL: throwaway.url, FORGEWARDEN_HTTP_PORT: String(await freePort()) });
@@ -137,12 +157,22 @@ describe('Ctrl-C in a terminal', () => {
     for (let time = 0; time < TIMES; time++) {
       const terminal = new Terminal('npm', ['run', 'demo', '--silent'], { cwd: project, env });
       open.push(terminal);
-      await waitUntil('the demo prints its console address', () => terminal.output.includes('(Ctrl-C stops the demo)') || !terminal.process.running, 120_000);
+      await waitUntil(
+        'the demo prints its console address',
+        () => terminal.output.includes('(Ctrl-C stops the demo)') || !terminal.process.running,
+        120_000,
+      );
       const result = await terminal.ctrlC();
-      expect({ code: result.code, signal: result.signal, last: terminal.process.stdout.trimEnd().split('\n').at(-1) }).toEqual({
+      expect({
+        code: result.code,
+        signal: result.signal,
+        last: terminal.process.stdout.trimEnd().split('\n').at(-1),
+      }).toEqual({
         code: 0,
         signal: null,
-        last: expect.stringMatching(/^Demo stopped: the daemon stopped cleanly, the sandbox is closed, and its \d+ keys are gone from Redis\.$/),
+        last: expect.stringMatching(
+          /^Demo stopped: the daemon stopped cleanly, the sandbox is closed, and its \d+ keys are gone from Redis\.$/,
+        ),
       });
       expect(terminal.output).not.toContain('second signal');
       expect(await redis.dbsize()).toBe(0);

@@ -96,7 +96,15 @@ describe('the daemon tells the truth about itself', () => {
   it('run with a wrong token exits 1 with one line naming GITLAB_TOKEN, and acts on nothing', async () => {
     const forge = await startSandbox();
     const httpPort = await freePort();
-    const file = writeTempFile('policies.yml', policyFile({ forge: forge.url, prefix: prefix('token'), httpPort, policies: [retryPolicy('retry', 'acme/api', '1m')] }).replace(ADMIN_TOKEN, 'glpat-wrong-token-000000'));
+    const file = writeTempFile(
+      'policies.yml',
+      policyFile({
+        forge: forge.url,
+        prefix: prefix('token'),
+        httpPort,
+        policies: [retryPolicy('retry', 'acme/api', '1m')],
+      }).replace(ADMIN_TOKEN, 'glpat-wrong-token-000000'),
+    );
     const result = await runCli(['run', '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }), 15_000);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
@@ -110,10 +118,16 @@ describe('the daemon tells the truth about itself', () => {
     const forgePort = await freePort();
     const forgeUrl = `http://127.0.0.1:${forgePort}`;
     const httpPort = await freePort();
-    const file = writeTempFile('policies.yml', policyFile({ forge: forgeUrl, prefix: prefix('readyz'), httpPort, policies: [] }));
+    const file = writeTempFile(
+      'policies.yml',
+      policyFile({ forge: forgeUrl, prefix: prefix('readyz'), httpPort, policies: [] }),
+    );
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }));
     running.push(daemon);
-    await waitUntil('the daemon serves /healthz', async () => (await statusOf(`http://127.0.0.1:${httpPort}/healthz`)) === 200);
+    await waitUntil(
+      'the daemon serves /healthz',
+      async () => (await statusOf(`http://127.0.0.1:${httpPort}/healthz`)) === 200,
+    );
     const before = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
     expect(before.status).toBe(503);
     expect(((await before.json()) as { checks: Record<string, string> }).checks.forge).toBe(
@@ -122,7 +136,11 @@ describe('the daemon tells the truth about itself', () => {
     expect(await metricsOf(httpPort)).toMatch(/^forgewarden_forge_up 0$/m);
 
     await startSandbox(forgePort);
-    await waitUntil('the daemon is ready', async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200, 20_000);
+    await waitUntil(
+      'the daemon is ready',
+      async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200,
+      20_000,
+    );
     expect(await metricsOf(httpPort)).toMatch(/^forgewarden_forge_up 1$/m);
     expect(daemon.running).toBe(true);
   });
@@ -130,15 +148,31 @@ describe('the daemon tells the truth about itself', () => {
   it('passes an interval policy at start, not at the next multiple of its interval, and records the pass', async () => {
     const forge = await startSandbox();
     const httpPort = await freePort();
-    const file = writeTempFile('policies.yml', policyFile({ forge: forge.url, prefix: prefix('first'), httpPort, policies: [retryPolicy('retry-api', 'acme/api', '1h')] }));
+    const file = writeTempFile(
+      'policies.yml',
+      policyFile({
+        forge: forge.url,
+        prefix: prefix('first'),
+        httpPort,
+        policies: [retryPolicy('retry-api', 'acme/api', '1h')],
+      }),
+    );
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }));
     running.push(daemon);
-    await waitUntil('the first pass retried the matching job', async () => (await retriesReceived(forge.url)).length > 0, 20_000);
+    await waitUntil(
+      'the first pass retried the matching job',
+      async () => (await retriesReceived(forge.url)).length > 0,
+      20_000,
+    );
     expect(await retriesReceived(forge.url)).toEqual(['/api/v4/projects/1/jobs/1002/retry']);
-    await waitUntil('the pass is counted', async () => /^forgewarden_passes_total\{policy="retry-api",result="ok"\} 1$/m.test(await metricsOf(httpPort)));
+    await waitUntil('the pass is counted', async () =>
+      /^forgewarden_passes_total\{policy="retry-api",result="ok"\} 1$/m.test(await metricsOf(httpPort)),
+    );
     const metrics = await metricsOf(httpPort);
     expect(metrics).toMatch(/^forgewarden_policy_interval_seconds\{policy="retry-api"\} 3600$/m);
-    const lastPass = Number(/^forgewarden_last_successful_pass_timestamp_seconds\{policy="retry-api"\} (\S+)$/m.exec(metrics)?.[1]);
+    const lastPass = Number(
+      /^forgewarden_last_successful_pass_timestamp_seconds\{policy="retry-api"\} (\S+)$/m.exec(metrics)?.[1],
+    );
     expect(Math.abs(lastPass - Date.now() / 1000)).toBeLessThan(60);
     await daemon.stop();
   });
@@ -147,11 +181,20 @@ describe('the daemon tells the truth about itself', () => {
     const forge = await startSandbox();
     const httpPort = await freePort();
     const redisPrefix = prefix('reload');
-    const good = policyFile({ forge: forge.url, prefix: redisPrefix, httpPort, policies: [retryPolicy('retry-api', 'acme/api', '1h')] });
+    const good = policyFile({
+      forge: forge.url,
+      prefix: redisPrefix,
+      httpPort,
+      policies: [retryPolicy('retry-api', 'acme/api', '1h')],
+    });
     const file = writeTempFile('policies.yml', good);
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }));
     running.push(daemon);
-    await waitUntil('the first pass is done', async () => /^forgewarden_passes_total\{policy="retry-api",result="ok"\} 1$/m.test(await metricsOf(httpPort)), 20_000);
+    await waitUntil(
+      'the first pass is done',
+      async () => /^forgewarden_passes_total\{policy="retry-api",result="ok"\} 1$/m.test(await metricsOf(httpPort)),
+      20_000,
+    );
 
     // A broken file: the old policies keep running, the process lives on.
     writeFileSync(file, good.replace('interval: 1h', 'interval: often'));
@@ -161,9 +204,21 @@ describe('the daemon tells the truth about itself', () => {
     expect(await metricsOf(httpPort)).toMatch(/^forgewarden_policy_interval_seconds\{policy="retry-api"\} 3600$/m);
 
     // A good file with a second policy: its schedule applies at once, and it passes at once.
-    writeFileSync(file, policyFile({ forge: forge.url, prefix: redisPrefix, httpPort, policies: [retryPolicy('retry-api', 'acme/api', '1h'), retryPolicy('retry-web', 'acme/web', '1m')] }));
+    writeFileSync(
+      file,
+      policyFile({
+        forge: forge.url,
+        prefix: redisPrefix,
+        httpPort,
+        policies: [retryPolicy('retry-api', 'acme/api', '1h'), retryPolicy('retry-web', 'acme/web', '1m')],
+      }),
+    );
     daemon.child.kill('SIGHUP');
-    await waitUntil('the new policy retried its job', async () => (await retriesReceived(forge.url)).includes('/api/v4/projects/2/jobs/2002/retry'), 20_000);
+    await waitUntil(
+      'the new policy retried its job',
+      async () => (await retriesReceived(forge.url)).includes('/api/v4/projects/2/jobs/2002/retry'),
+      20_000,
+    );
     const metrics = await metricsOf(httpPort);
     expect(metrics).toMatch(/^forgewarden_policy_interval_seconds\{policy="retry-web"\} 60$/m);
     expect(metrics).toMatch(/^forgewarden_policy_interval_seconds\{policy="retry-api"\} 3600$/m);
@@ -171,11 +226,19 @@ describe('the daemon tells the truth about itself', () => {
     const redis = new Redis(process.env.REDIS_URL!);
     try {
       const schedules = await redis.zrange(`${redisPrefix}:work:repeat`, 0, -1);
-      expect(schedules.filter((key) => key.startsWith('policy.tick:')).map((key) => key.split(':')[1]).sort()).toEqual(['retry-api', 'retry-web']);
+      expect(
+        schedules
+          .filter((key) => key.startsWith('policy.tick:'))
+          .map((key) => key.split(':')[1])
+          .sort(),
+      ).toEqual(['retry-api', 'retry-web']);
     } finally {
       await redis.quit();
     }
-    expect(await retriesReceived(forge.url)).toEqual(['/api/v4/projects/1/jobs/1002/retry', '/api/v4/projects/2/jobs/2002/retry']);
+    expect(await retriesReceived(forge.url)).toEqual([
+      '/api/v4/projects/1/jobs/1002/retry',
+      '/api/v4/projects/2/jobs/2002/retry',
+    ]);
     const result = await daemon.stop();
     expect(result.code).toBe(0);
   });
@@ -183,7 +246,12 @@ describe('the daemon tells the truth about itself', () => {
   it('says on /readyz and in its metrics that a SIGHUP reload was refused, until a reload is taken', async () => {
     const forge = await startSandbox();
     const httpPort = await freePort();
-    const good = policyFile({ forge: forge.url, prefix: prefix('reload-state'), httpPort, policies: [retryPolicy('retry-api', 'acme/api', '1h')] });
+    const good = policyFile({
+      forge: forge.url,
+      prefix: prefix('reload-state'),
+      httpPort,
+      policies: [retryPolicy('retry-api', 'acme/api', '1h')],
+    });
     const file = writeTempFile('policies.yml', good);
     const beforeStart = Date.now() / 1000;
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }));
@@ -200,7 +268,10 @@ describe('the daemon tells the truth about itself', () => {
     writeFileSync(file, good.replace('interval: 1h', 'interval: often').replace('max_retries: 2', 'max_retries: many'));
     const brokenSent = Date.now();
     daemon.child.kill('SIGHUP');
-    await waitUntil('the config check reports the refused reload', async () => (await readyzOf(httpPort)).checks.config?.startsWith('reload failed') === true);
+    await waitUntil(
+      'the config check reports the refused reload',
+      async () => (await readyzOf(httpPort)).checks.config?.startsWith('reload failed') === true,
+    );
     const refused = await readyzOf(httpPort);
     expect(refused.status).toBe(200);
     const reported = /^reload failed at (\S+): 2 problems in (.+)$/.exec(refused.checks.config);

@@ -50,11 +50,14 @@ describe('deploy/ metric names', () => {
     expect(exported).toContain('process_start_time_seconds');
   });
 
-  it.each(['alerts.yml', 'alerts.test.yml', 'grafana-dashboard.json'])('in %s are all exported by the daemon', (file) => {
-    const used = usedNames(read(file));
-    expect(used.length).toBeGreaterThan(0);
-    expect(used.filter((name) => !exported.has(name))).toEqual([]);
-  });
+  it.each(['alerts.yml', 'alerts.test.yml', 'grafana-dashboard.json'])(
+    'in %s are all exported by the daemon',
+    (file) => {
+      const used = usedNames(read(file));
+      expect(used.length).toBeGreaterThan(0);
+      expect(used.filter((name) => !exported.has(name))).toEqual([]);
+    },
+  );
 
   it('include process_start_time_seconds, which the stalled-policy alert joins on', () => {
     expect(read('alerts.yml')).toContain('process_start_time_seconds');
@@ -105,8 +108,12 @@ describe('deploy/forgewarden.service', () => {
     expect(value('User')).toBe('forgewarden');
     // With the young generation the benchmarks measure the daemon with (bench/processes.ts, DAEMON_NODE_FLAGS), as
     // `npm start` does (through `exec`, so that npm's own child is the daemon and npm's signals reach it).
-    expect(value('ExecStart')).toBe('/usr/bin/node --max-semi-space-size=2 /opt/forgewarden/dist/main.js run -c /etc/forgewarden/policies.yml');
-    const scripts = (JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(value('ExecStart')).toBe(
+      '/usr/bin/node --max-semi-space-size=2 /opt/forgewarden/dist/main.js run -c /etc/forgewarden/policies.yml',
+    );
+    const scripts = (
+      JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
     expect(scripts.start).toBe('exec node --max-semi-space-size=2 dist/main.js run');
     expect(value('EnvironmentFile')).toBe('/etc/forgewarden/env');
     expect(value('Restart')).toBe('on-failure');
@@ -118,10 +125,14 @@ describe('deploy/forgewarden.service', () => {
   });
 
   it('stops with SIGTERM and waits longer than the default shutdown_timeout', () => {
-    const defaults = parseConfig('version: 1\ngitlab: { url: "https://gitlab.example.com", token: "glpat-deploy-000000" }\n', 'deploy.yml', {
-      policyTypes: POLICY_TYPES,
-      env: {},
-    });
+    const defaults = parseConfig(
+      'version: 1\ngitlab: { url: "https://gitlab.example.com", token: "glpat-deploy-000000" }\n',
+      'deploy.yml',
+      {
+        policyTypes: POLICY_TYPES,
+        env: {},
+      },
+    );
     expect(value('KillSignal')).toBe('SIGTERM');
     expect(timeSpanMs(value('TimeoutStopSec') ?? '')).toBeGreaterThan(defaults.shutdown_timeout);
   });
@@ -190,13 +201,21 @@ describe('deploy/grafana-dashboard.json', () => {
   it('chooses its Prometheus with a datasource variable, and a policy from the configured policies', () => {
     const variables = new Map(dashboard.templating.list.map((variable) => [variable.name, variable]));
     expect(variables.get('DS_PROMETHEUS')).toMatchObject({ type: 'datasource', query: 'prometheus' });
-    expect(variables.get('policy')).toMatchObject({ type: 'query', definition: 'label_values(forgewarden_policy_interval_seconds, policy)' });
+    expect(variables.get('policy')).toMatchObject({
+      type: 'query',
+      definition: 'label_values(forgewarden_policy_interval_seconds, policy)',
+    });
   });
 
   it('has a Prometheus datasource and a query on every panel', () => {
     for (const panel of dashboard.panels) {
-      expect({ title: panel.title, datasource: panel.datasource }).toEqual({ title: panel.title, datasource: { type: 'prometheus', uid: '${DS_PROMETHEUS}' } });
-      const exprs = (panel.targets ?? []).map((target) => target.expr).filter((expr) => typeof expr === 'string' && expr.trim() !== '');
+      expect({ title: panel.title, datasource: panel.datasource }).toEqual({
+        title: panel.title,
+        datasource: { type: 'prometheus', uid: '${DS_PROMETHEUS}' },
+      });
+      const exprs = (panel.targets ?? [])
+        .map((target) => target.expr)
+        .filter((expr) => typeof expr === 'string' && expr.trim() !== '');
       expect({ title: panel.title, queries: exprs.length > 0 }).toEqual({ title: panel.title, queries: true });
     }
   });

@@ -7,7 +7,9 @@ import { dirname, join, relative, resolve } from 'node:path';
  * leave a link behind.
  */
 const ROOT = resolve(__dirname, '../..');
-const FOLDER_READMES = ['src/policies', 'src/gitlab', 'src/sandbox', 'test/chaos', 'deploy'].map((folder) => join(ROOT, folder, 'README.md'));
+const FOLDER_READMES = ['src/policies', 'src/gitlab', 'src/sandbox', 'test/chaos', 'deploy'].map((folder) =>
+  join(ROOT, folder, 'README.md'),
+);
 const DOCS = [
   join(ROOT, 'README.md'),
   ...readdirSync(join(ROOT, 'docs'))
@@ -22,7 +24,9 @@ function prose(markdown: string): string {
 }
 
 function links(markdown: string): string[] {
-  return [...prose(markdown).matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]).filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+  return [...prose(markdown).matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((match) => match[1])
+    .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
 }
 
 /** GitHub's anchors: lower case, punctuation dropped, spaces as hyphens, `-1`, `-2`... for repeats. */
@@ -30,7 +34,10 @@ function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const result = new Set<string>();
   for (const [, heading] of prose(markdown.replace(/`([^`\n]*)`/g, '$1')).matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
-    const slug = heading.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     result.add(count === 0 ? slug : `${slug}-${count}`);
@@ -51,7 +58,12 @@ describe('links in the README and docs/', () => {
       const target = path === '' ? file : resolve(dirname(file), decodeURI(path));
       if (!target.startsWith(ROOT) || !existsSync(target)) {
         broken.push(`${link}: no such file`);
-      } else if (anchor !== undefined && statSync(target).isFile() && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor)) {
+      } else if (
+        anchor !== undefined &&
+        statSync(target).isFile() &&
+        target.endsWith('.md') &&
+        !anchors(readFileSync(target, 'utf8')).has(anchor)
+      ) {
         broken.push(`${link}: no such heading`);
       }
     }

@@ -2,7 +2,16 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
-import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess, type CliResult } from '../support/cli';
+import {
+  childEnv,
+  runCli,
+  startCli,
+  startSandboxCommand,
+  waitUntil,
+  writeTempFile,
+  type CliProcess,
+  type CliResult,
+} from '../support/cli';
 import { freePort, startRedisServer } from '../support/redis-server';
 import { tempDir } from '../support/temp';
 
@@ -33,8 +42,13 @@ describe('forgewarden doctor against the sandbox', () => {
 
   /** Every request the sandbox recorded that could change something on the forge. */
   const writesRecorded = async () => {
-    const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests`)).json()) as Array<{ method: string; path: string }>;
-    return log.filter((entry) => entry.method !== 'GET' && entry.method !== 'HEAD').map((entry) => `${entry.method} ${entry.path}`);
+    const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests`)).json()) as Array<{
+      method: string;
+      path: string;
+    }>;
+    return log
+      .filter((entry) => entry.method !== 'GET' && entry.method !== 'HEAD')
+      .map((entry) => `${entry.method} ${entry.path}`);
   };
 
   beforeAll(async () => {
@@ -77,7 +91,11 @@ describe('forgewarden doctor against the sandbox', () => {
     // It did ask the forge (who the token is, and each target), but only read.
     const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests?method=GET`)).json()) as Array<{ path: string }>;
     expect(log.map((entry) => entry.path)).toEqual(
-      expect.arrayContaining(['/api/v4/user', '/api/v4/projects/acme%2Fapi/jobs', '/api/v4/projects/acme%2Fweb/deploy_keys']),
+      expect.arrayContaining([
+        '/api/v4/user',
+        '/api/v4/projects/acme%2Fapi/jobs',
+        '/api/v4/projects/acme%2Fweb/deploy_keys',
+      ]),
     );
     expect(await writesRecorded()).toEqual([]);
     // No key was written to the secrets folder, and its Redis check left no value behind.
@@ -136,11 +154,21 @@ describe('forgewarden doctor against the sandbox', () => {
 
       // A daemon with no policies: it acts on nothing, so the sandbox stays unchanged for the last test.
       const httpPort = await freePort();
-      const idle = writeTempFile('idle.yml', ['version: 1', `redis: { prefix: ${prefix} }`, `http: { port: ${httpPort} }`, 'policies: []', ''].join('\n'));
+      const idle = writeTempFile(
+        'idle.yml',
+        ['version: 1', `redis: { prefix: ${prefix} }`, `http: { port: ${httpPort} }`, 'policies: []', ''].join('\n'),
+      );
       const daemon = startCli(['run', '-c', idle], demoEnv({ REDIS_URL: evicting.url }));
       try {
-        const gauge = async () => /^forgewarden_redis_noeviction (\S+)$/m.exec(await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text())?.[1];
-        await waitUntil('the daemon reports the eviction policy', async () => (await gauge().catch(() => undefined)) !== undefined, 30_000);
+        const gauge = async () =>
+          /^forgewarden_redis_noeviction (\S+)$/m.exec(
+            await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text(),
+          )?.[1];
+        await waitUntil(
+          'the daemon reports the eviction policy',
+          async () => (await gauge().catch(() => undefined)) !== undefined,
+          30_000,
+        );
         expect(await gauge()).toBe('0');
         await connection.config('SET', 'maxmemory-policy', 'noeviction');
         // Looked at again with the Redis check, every 10 s.
@@ -156,7 +184,10 @@ describe('forgewarden doctor against the sandbox', () => {
 
   it('fails when the forge does not answer within gitlab.start_timeout, naming GITLAB_URL and the bound, and says the token and policies were not checked', async () => {
     const deadForge = `http://127.0.0.1:${await freePort()}`;
-    const file = writeTempFile('policies.yml', readFileSync(DEMO_CONFIG, 'utf8').replace(/^gitlab:\n/m, 'gitlab:\n  start_timeout: 2s\n'));
+    const file = writeTempFile(
+      'policies.yml',
+      readFileSync(DEMO_CONFIG, 'utf8').replace(/^gitlab:\n/m, 'gitlab:\n  start_timeout: 2s\n'),
+    );
     const result = await runCli(['doctor', '-c', file], demoEnv({ GITLAB_URL: deadForge }));
     expect(result.code).toBe(1);
     const lines = linesOf(result);
@@ -165,7 +196,11 @@ describe('forgewarden doctor against the sandbox', () => {
       `✓ Redis at ${redisUrl()}: answers and accepts writes`,
       '✓ Redis maxmemory-policy: noeviction',
     ]);
-    expect(lines[3]).toMatch(new RegExp(`^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+; gave up after \\d+\\.\\ds \\(gitlab\\.start_timeout 2s\\)$`));
+    expect(lines[3]).toMatch(
+      new RegExp(
+        `^✗ cannot reach the forge at ${deadForge.replace(/\./g, '\\.')} \\(GITLAB_URL\\): .+; gave up after \\d+\\.\\ds \\(gitlab\\.start_timeout 2s\\)$`,
+      ),
+    );
     expect(lines.slice(4)).toEqual([
       '✗ token: not checked, the forge did not answer',
       '✗ policies: not checked, the forge did not answer',
@@ -288,12 +323,18 @@ describe('forgewarden doctor against the sandbox', () => {
   it('warns 30 days before the token expires and fails 7 days before, as the daemon’s alerts do', async () => {
     const day = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
     const expire = (expires_at: string | null) =>
-      fetch(`${sandboxUrl}/__sandbox/access-tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: ADMIN_TOKEN, expires_at }) });
+      fetch(`${sandboxUrl}/__sandbox/access-tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: ADMIN_TOKEN, expires_at }),
+      });
     try {
       await expire(day(20));
       const warned = await runCli(['doctor', '-c', DEMO_CONFIG], demoEnv());
       expect(warned.code).toBe(0);
-      expect(linesOf(warned)[5]).toMatch(new RegExp(`^! token: expires on ${day(20)}, in 19 days: rotate it before it lapses$`));
+      expect(linesOf(warned)[5]).toMatch(
+        new RegExp(`^! token: expires on ${day(20)}, in 19 days: rotate it before it lapses$`),
+      );
       expect(linesOf(warned).at(-1)).toBe('all checks passed');
 
       await expire(day(5));
@@ -310,19 +351,42 @@ describe('forgewarden doctor against the sandbox', () => {
     const folder = mkdtempSync(join(tmpdir(), 'forgewarden-e2e-doctor-token-'));
     const tokenFile = join(folder, 'token');
     try {
-      const file = writeTempFile('token-file.yml', readFileSync(DEMO_CONFIG, 'utf8').replace(/^(\s*)token: .*$/m, `$1token_file: ${tokenFile}`));
+      const file = writeTempFile(
+        'token-file.yml',
+        readFileSync(DEMO_CONFIG, 'utf8').replace(/^(\s*)token: .*$/m, `$1token_file: ${tokenFile}`),
+      );
       writeFileSync(tokenFile, `${ADMIN_TOKEN}\n`, { mode: 0o600 });
       const fromFile = await runCli(['doctor', '-c', file], demoEnv({ GITLAB_TOKEN: 'glpat-not-this-one' }));
       expect(fromFile.code).toBe(0);
-      expect(linesOf(fromFile).slice(4, 6)).toEqual(['✓ token: accepted, user root, an administrator', '✓ token: does not expire']);
+      expect(linesOf(fromFile).slice(4, 6)).toEqual([
+        '✓ token: accepted, user root, an administrator',
+        '✓ token: does not expire',
+      ]);
 
       chmodSync(tokenFile, 0o644);
       const open = await runCli(['doctor', '-c', file], demoEnv());
       expect(open.code).toBe(1);
-      expect(linesOf(open).slice(3)).toEqual([`✗ token: token file ${tokenFile} may be read by other users (mode 644): chmod 600 ${tokenFile}`, '1 check failed']);
+      expect(linesOf(open).slice(3)).toEqual([
+        `✗ token: token file ${tokenFile} may be read by other users (mode 644): chmod 600 ${tokenFile}`,
+        '1 check failed',
+      ]);
 
-      const slot = (value: string, id: number) => ({ id, value, name: `forgewarden-${id}`, expires_at: null, retired_at: null, retired_generation: null, lost: null });
-      const halfDone = { version: 1, generation: 3, active: 0, tokens: [slot(ADMIN_TOKEN, 1), slot('glpat-spare-0000', 99)], pending: { slot: 1, id: 99, sent_at: '2025-06-02T12:00:00.000Z' } };
+      const slot = (value: string, id: number) => ({
+        id,
+        value,
+        name: `forgewarden-${id}`,
+        expires_at: null,
+        retired_at: null,
+        retired_generation: null,
+        lost: null,
+      });
+      const halfDone = {
+        version: 1,
+        generation: 3,
+        active: 0,
+        tokens: [slot(ADMIN_TOKEN, 1), slot('glpat-spare-0000', 99)],
+        pending: { slot: 1, id: 99, sent_at: '2025-06-02T12:00:00.000Z' },
+      };
       writeFileSync(tokenFile, JSON.stringify(halfDone));
       chmodSync(tokenFile, 0o600);
       const pending = await runCli(['doctor', '-c', file], demoEnv());
@@ -337,7 +401,10 @@ describe('forgewarden doctor against the sandbox', () => {
   });
 
   it('reports an invalid policy file on stderr and exits 2 (as every command does) without checking anything else', async () => {
-    const file = writeTempFile('invalid.yml', ['version: 2', `gitlab: { url: "${sandboxUrl}", token: ${ADMIN_TOKEN} }`, ''].join('\n'));
+    const file = writeTempFile(
+      'invalid.yml',
+      ['version: 2', `gitlab: { url: "${sandboxUrl}", token: ${ADMIN_TOKEN} }`, ''].join('\n'),
+    );
     const result = await runCli(['doctor', '-c', file], childEnv());
     expect(result.code).toBe(2);
     expect(result.stdout).toBe(`✗ policy file ${file}: invalid (the problems are listed above)\n`);

@@ -11,7 +11,7 @@ const EXAMPLE = resolve(__dirname, '../../config/example.yml');
 const ENV = { GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-example-0123456789' };
 
 describe('config/example.yml', () => {
-  it('passes the built command\'s validate with exit 0', async () => {
+  it("passes the built command's validate with exit 0", async () => {
     const result = await runCli(['validate', '-c', EXAMPLE], childEnv(ENV));
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`${EXAMPLE}: valid, ${POLICY_TYPES.length} policies`);

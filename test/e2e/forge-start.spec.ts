@@ -1,6 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import {
+  childEnv,
+  runCli,
+  startCli,
+  startSandboxCommand,
+  waitUntil,
+  writeTempFile,
+  type CliProcess,
+} from '../support/cli';
 import { dropKeys } from '../support/redis-server';
 
 /**
@@ -41,18 +49,28 @@ describe('the first look at the forge', () => {
   }
 
   async function addFault(rule: Record<string, unknown>): Promise<void> {
-    const response = await fetch(`${sandbox.url}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rule) });
+    const response = await fetch(`${sandbox.url}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(rule),
+    });
     expect(response.ok).toBe(true);
   }
 
   async function userRequests(): Promise<number> {
-    const log = (await (await fetch(`${sandbox.url}/__sandbox/requests?method=GET&path=${encodeURIComponent('/user$')}`)).json()) as unknown[];
+    const log = (await (
+      await fetch(`${sandbox.url}/__sandbox/requests?method=GET&path=${encodeURIComponent('/user$')}`)
+    ).json()) as unknown[];
     return log.length;
   }
 
   it('waits out a 429 with Retry-After and a 502, then passes: once exits 0', async () => {
     await addFault({ method: 'GET', path: '/user$', sequence: [{ status: 429, retry_after: 1 }, 502, 'pass'] });
-    const result = await runCli(['once', '-c', policyFile(sandbox.url)], childEnv({ REDIS_URL: process.env.REDIS_URL }), 30_000);
+    const result = await runCli(
+      ['once', '-c', policyFile(sandbox.url)],
+      childEnv({ REDIS_URL: process.env.REDIS_URL }),
+      30_000,
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^would_act +retry +acme\/api job 1002 /m);
     // The 429, the 502, then the answer (a pass may ask who the token is again).
@@ -69,7 +87,9 @@ describe('the first look at the forge', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     // A bound of two seconds or less is not announced: only the final line.
-    const match = new RegExp(`^forgewarden plan: the forge at ${sandbox.url.replace(/\./g, '\\.')} \\(GITLAB_URL\\) cannot answer now: 503 .+; gave up after (\\d+\\.\\d)s \\(gitlab\\.start_timeout 2s\\)\\n$`).exec(result.stderr);
+    const match = new RegExp(
+      `^forgewarden plan: the forge at ${sandbox.url.replace(/\./g, '\\.')} \\(GITLAB_URL\\) cannot answer now: 503 .+; gave up after (\\d+\\.\\d)s \\(gitlab\\.start_timeout 2s\\)\\n$`,
+    ).exec(result.stderr);
     expect(match).not.toBeNull();
     // The time it says is the time it waited: within the command's own run, not the bound's.
     expect(Number(match![1]) * 1000).toBeLessThanOrEqual(wall);
@@ -86,7 +106,9 @@ describe('the first look at the forge', () => {
       // Said while it waits, not when the wait is over, and on stderr: stdout is the command's result.
       expect(waiting.running).toBe(true);
       expect(waiting.stderr).toMatch(
-        new RegExp(`^forgewarden ${command}: waiting for the forge at ${sandbox.url.replace(/\./g, '\\.')} \\(GITLAB_URL\\): it answers 503 .+; trying again until \\d\\d:\\d\\d:\\d\\d at the latest \\(gitlab\\.start_timeout 5m\\)\\n$`),
+        new RegExp(
+          `^forgewarden ${command}: waiting for the forge at ${sandbox.url.replace(/\./g, '\\.')} \\(GITLAB_URL\\): it answers 503 .+; trying again until \\d\\d:\\d\\d:\\d\\d at the latest \\(gitlab\\.start_timeout 5m\\)\\n$`,
+        ),
       );
     } finally {
       await waiting.stop('SIGTERM');
@@ -122,7 +144,8 @@ describe('the first look at the forge', () => {
       const result = await runCli([command, '-c', file], childEnv({ REDIS_URL: process.env.REDIS_URL }), 30_000);
       expect(result.code).toBe(1);
       const message = `${url} does not look like a GitLab API (GET /api/v4/user answered 404): check GITLAB_URL (gitlab.url in ${file})`;
-      if (command === 'doctor') expect(result.stdout).toContain(`✗ ${message}\n✗ token: not checked, the URL is not a GitLab API\n`);
+      if (command === 'doctor')
+        expect(result.stdout).toContain(`✗ ${message}\n✗ token: not checked, the URL is not a GitLab API\n`);
       else expect(result.stderr).toBe(`forgewarden ${command}: ${message}\n`);
       expect(seen).toEqual(['GET /api/v4/user']);
     });

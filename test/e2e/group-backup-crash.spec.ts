@@ -27,7 +27,8 @@ describe('group_backup: a set killed mid-way', () => {
   const prefix = `e2e-backup-crash-${process.pid}`;
   const env = () => childEnv({ GITLAB_URL: sandbox.url, GITLAB_TOKEN: ADMIN_TOKEN, REDIS_URL: process.env.REDIS_URL });
   const folder = () => join(destination, 'acme');
-  const sets = () => (existsSync(folder()) ? readdirSync(folder()).filter((name) => /^\d{4}-\d\d-\d\dT\d{6}Z$/.test(name)) : []);
+  const sets = () =>
+    existsSync(folder()) ? readdirSync(folder()).filter((name) => /^\d{4}-\d\d-\d\dT\d{6}Z$/.test(name)) : [];
   /** Every file under the set's folder, relative to it. */
   const filesOfSet = (): string[] => {
     const [set] = sets();
@@ -44,16 +45,26 @@ describe('group_backup: a set killed mid-way', () => {
     sandbox = await startSandbox({
       world: {
         ...baseWorld({
-          groups: [acmeGroup({ description: 'kept across a crash' }), { id: 11, path: 'platform', parent: 'acme' }, { id: 12, path: 'edge', parent: 'acme/platform' }],
+          groups: [
+            acmeGroup({ description: 'kept across a crash' }),
+            { id: 11, path: 'platform', parent: 'acme' },
+            { id: 12, path: 'edge', parent: 'acme/platform' },
+          ],
           projects: PROJECTS.map((path, index) => {
             const segments = path.split('/');
-            return { ...aProject(segments.at(-1) ?? path, { id: index + 1, name: `Project ${path}` }), namespace: ['acme', ...segments.slice(0, -1)].join('/') };
+            return {
+              ...aProject(segments.at(-1) ?? path, { id: index + 1, name: `Project ${path}` }),
+              namespace: ['acme', ...segments.slice(0, -1)].join('/'),
+            };
           }),
         }),
         now: undefined,
       },
     });
-    await speedUpExports(sandbox.url, { export_padding_bytes: PADDING_BYTES, download_bytes_per_second: BYTES_PER_SECOND });
+    await speedUpExports(sandbox.url, {
+      export_padding_bytes: PADDING_BYTES,
+      download_bytes_per_second: BYTES_PER_SECOND,
+    });
     destination = mkdtempSync(join(tmpdir(), 'forgewarden-backup-crash-'));
     file = writeTempFile(
       'backup.yml',
@@ -83,7 +94,11 @@ describe('group_backup: a set killed mid-way', () => {
       const partial = filesOfSet().find((name) => name.startsWith('projects/') && name.endsWith('.partial'));
       return partial ? statSync(join(folder(), sets()[0] ?? '', partial)).size : 0;
     };
-    await waitUntil('a project is in place and another is downloading', () => projectArchives().length >= 1 && partialBytes() > 50_000, 60_000);
+    await waitUntil(
+      'a project is in place and another is downloading',
+      () => projectArchives().length >= 1 && partialBytes() > 50_000,
+      60_000,
+    );
     const killed = await first.stop('SIGKILL');
     expect(killed.signal).toBe('SIGKILL');
 
@@ -107,7 +122,8 @@ describe('group_backup: a set killed mid-way', () => {
       120_000,
     );
     expect(runs.at(-1)?.code).toBe(0);
-    for (const run of runs.slice(0, -1)) expect(run.stdout).toMatch(/^(in_progress|uncertain) +backup +group acme +carry on the backup begun at /m);
+    for (const run of runs.slice(0, -1))
+      expect(run.stdout).toMatch(/^(in_progress|uncertain) +backup +group acme +carry on the backup begun at /m);
 
     const manifest = JSON.parse(readFileSync(join(folder(), 'manifest.json'), 'utf8')) as Manifest;
     expect(manifest.sets).toHaveLength(1);
@@ -123,8 +139,12 @@ describe('group_backup: a set killed mid-way', () => {
     // What was in place before the kill is what the set holds: carried on, not downloaded again.
     for (const [name, bytes] of before) expect(readFileSync(join(folder(), set.set, name)).equals(bytes)).toBe(true);
     // Each export asked for once: the group's, and every project's, across the kill.
-    const posts = sandbox.state.requestLog.filter((request) => request.method === 'POST' && request.path.endsWith('/export')).map((request) => request.path);
-    expect(posts.sort()).toEqual(['/api/v4/groups/10/export', ...PROJECTS.map((_path, index) => `/api/v4/projects/${index + 1}/export`)].sort());
+    const posts = sandbox.state.requestLog
+      .filter((request) => request.method === 'POST' && request.path.endsWith('/export'))
+      .map((request) => request.path);
+    expect(posts.sort()).toEqual(
+      ['/api/v4/groups/10/export', ...PROJECTS.map((_path, index) => `/api/v4/projects/${index + 1}/export`)].sort(),
+    );
     expect(sandbox.state.requestLog.filter((request) => request.status === 429)).toEqual([]);
     expect(filesOfSet().filter((name) => name.includes('.partial'))).toEqual([]);
     const redis = new Redis(process.env.REDIS_URL!);

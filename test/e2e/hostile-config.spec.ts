@@ -28,30 +28,57 @@ const REFERENCE_FORMS = 'write ${NAME} or ${NAME:-default} (a name is letters, d
 const CASES: Record<string, Case> = {
   'alias-bomb.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:8:14 lol2[0]: aliases here expand to more than 1000 copies (nested aliases grow exponentially); write the values out instead', 'FILE: 1 problem'],
+    stderr: [
+      'FILE:8:14 lol2[0]: aliases here expand to more than 1000 copies (nested aliases grow exponentially); write the values out instead',
+      'FILE: 1 problem',
+    ],
   },
   'alias-circular.yml': { outcome: 'invalid' },
   'bom.yml': { outcome: 'invalid', stderr: [`FILE:2:10 version: ${VERSION}`, 'FILE: 1 problem'] },
   'bom-valid.yml': { outcome: 'valid' },
   'control-character.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:5:16 (file): control character U+0001 is not allowed in YAML; remove it, or write it as an escape in a double-quoted string', 'FILE: 1 problem'],
+    stderr: [
+      'FILE:5:16 (file): control character U+0001 is not allowed in YAML; remove it, or write it as an escape in a double-quoted string',
+      'FILE: 1 problem',
+    ],
   },
-  'crlf.yml': { outcome: 'invalid', stderr: ['FILE:6:12 gitlab.timeout: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month', 'FILE: 1 problem'] },
+  'crlf.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:6:12 gitlab.timeout: expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month', 'FILE: 1 problem'],
+  },
   'crlf-valid.yml': { outcome: 'valid' },
   'cron-six-fields.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:9:15 policies[0].schedule: expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got 6', 'FILE: 1 problem'],
+    stderr: [
+      'FILE:9:15 policies[0].schedule: expected a cron expression with 5 fields (minute hour day-of-month month day-of-week), got 6',
+      'FILE: 1 problem',
+    ],
   },
-  'deep-nesting.yml': { outcome: 'invalid', stderr: ['FILE:6:71 (syntax): nested more than 64 levels deep', 'FILE: 1 problem'] },
+  'deep-nesting.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:6:71 (syntax): nested more than 64 levels deep', 'FILE: 1 problem'],
+  },
   // Where the parser runs out of stack depends on the machine; that it says so, once, does not.
-  'deep-nesting-parser.yml': { outcome: 'invalid', matches: [/^FILE:6:\d+ \(syntax\): nested too deeply to parse \(at most 64 levels\)$/, /^FILE: 1 problem$/] },
-  'duplicate-keys.yml': { outcome: 'invalid', stderr: ['FILE:7:1 (syntax): Map keys must be unique', 'FILE: 1 problem'] },
+  'deep-nesting-parser.yml': {
+    outcome: 'invalid',
+    matches: [/^FILE:6:\d+ \(syntax\): nested too deeply to parse \(at most 64 levels\)$/, /^FILE: 1 problem$/],
+  },
+  'duplicate-keys.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:7:1 (syntax): Map keys must be unique', 'FILE: 1 problem'],
+  },
   'duplicate-policy-names.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:8:13 policies[1].name: duplicate policy name "retry" (policies[0] has it already)', 'FILE: 1 problem'],
+    stderr: [
+      'FILE:8:13 policies[1].name: duplicate policy name "retry" (policies[0] has it already)',
+      'FILE: 1 problem',
+    ],
   },
-  'empty.yml': { outcome: 'invalid', stderr: ['FILE:1:1 (root): expected a mapping with version, gitlab and policies', 'FILE: 1 problem'] },
+  'empty.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:1:1 (root): expected a mapping with version, gitlab and policies', 'FILE: 1 problem'],
+  },
   'env-invalid-name.yml': { outcome: 'invalid' },
   'env-missing.yml': {
     outcome: 'invalid',
@@ -63,7 +90,10 @@ const CASES: Record<string, Case> = {
   'env-unclosed-many.yml': {
     outcome: 'invalid',
     expand: (text) => text.replace('MANY', '${A:-'.repeat(200_000)),
-    stderr: [`FILE:6:10 gitlab.token: "\${A:-\${A:-\${A:-\${A:-\${A:-\${A:-\${A:-\${A:-…" is not closed with "}"; ${REFERENCE_FORMS}`, 'FILE: 1 problem'],
+    stderr: [
+      `FILE:6:10 gitlab.token: "\${A:-\${A:-\${A:-\${A:-\${A:-\${A:-\${A:-\${A:-…" is not closed with "}"; ${REFERENCE_FORMS}`,
+      'FILE: 1 problem',
+    ],
   },
   'env-unterminated.yml': {
     outcome: 'invalid',
@@ -72,7 +102,9 @@ const CASES: Record<string, Case> = {
   'http-loopback.yml': { outcome: 'valid' },
   'http-non-loopback.yml': {
     outcome: 'warning',
-    stderr: ['FILE:5:8 gitlab.url: warning: http:// to gitlab.example.com sends the token unencrypted over the network; use https:// (plain http:// is for this machine only)'],
+    stderr: [
+      'FILE:5:8 gitlab.url: warning: http:// to gitlab.example.com sends the token unencrypted over the network; use https:// (plain http:// is for this machine only)',
+    ],
   },
   'huge-numbers.yml': { outcome: 'invalid' },
   'huge-string.yml': {
@@ -80,9 +112,18 @@ const CASES: Record<string, Case> = {
     expand: (text) => text.replace('HUGE', 'x'.repeat(10 * 1024 * 1024)),
     stderr: ['FILE:1:1 (file): the policy file is larger than 1 MiB; is this the right file?', 'FILE: 1 problem'],
   },
-  'interval-500ms.yml': { outcome: 'invalid', stderr: ['FILE:9:15 policies[0].interval: must be at least 1s, got 500ms', 'FILE: 1 problem'] },
-  'interval-zero.yml': { outcome: 'invalid', stderr: ['FILE:10:15 policies[0].interval: must be at least 1s, got 0s', 'FILE: 1 problem'] },
-  'list.yml': { outcome: 'invalid', stderr: ['FILE:2:1 (root): expected a mapping with version, gitlab and policies', 'FILE: 1 problem'] },
+  'interval-500ms.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:9:15 policies[0].interval: must be at least 1s, got 500ms', 'FILE: 1 problem'],
+  },
+  'interval-zero.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:10:15 policies[0].interval: must be at least 1s, got 0s', 'FILE: 1 problem'],
+  },
+  'list.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:2:1 (root): expected a mapping with version, gitlab and policies', 'FILE: 1 problem'],
+  },
   'long-value.yml': {
     outcome: 'invalid',
     expand: (text) => text.replaceAll('LONG', 'y'.repeat(200_000)),
@@ -94,25 +135,40 @@ const CASES: Record<string, Case> = {
       /^FILE: 4 problems$/,
     ],
   },
-  'merge-key.yml': { outcome: 'invalid', stderr: ['FILE:13:5 policies[1].<<: merge keys (<<) are not supported; write the keys out', 'FILE: 1 problem'] },
+  'merge-key.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:13:5 policies[1].<<: merge keys (<<) are not supported; write the keys out', 'FILE: 1 problem'],
+  },
   'multiple-documents.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:6:1 (syntax): the file holds more than one YAML document (a second "---"); a policy file is one document', 'FILE: 1 problem'],
+    stderr: [
+      'FILE:6:1 (syntax): the file holds more than one YAML document (a second "---"); a policy file is one document',
+      'FILE: 1 problem',
+    ],
   },
   'nan-inf.yml': { outcome: 'invalid' },
   'negative-numbers.yml': { outcome: 'invalid' },
-  'non-utf8.yml': { outcome: 'invalid', stderr: ['FILE:5:19 (file): byte 0xE9 is not UTF-8; save the policy file as UTF-8', 'FILE: 1 problem'] },
+  'non-utf8.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:5:19 (file): byte 0xE9 is not UTF-8; save the policy file as UTF-8', 'FILE: 1 problem'],
+  },
   'nulls.yml': { outcome: 'invalid' },
   'proto-key.yml': { outcome: 'invalid' },
   're2-backreference.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:11:24 policies[0].name_regex_delete: invalid RE2 regular expression: RE2 does not support back-references `\\1`', 'FILE: 1 problem'],
+    stderr: [
+      'FILE:11:24 policies[0].name_regex_delete: invalid RE2 regular expression: RE2 does not support back-references `\\1`',
+      'FILE: 1 problem',
+    ],
   },
   're2-catastrophic.yml': { outcome: 'valid' },
   're2-huge-repeat.yml': { outcome: 'invalid' },
   're2-lookahead.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:12:19 policies[0].match.job_names[0]: invalid RE2 regular expression: RE2 does not support look-ahead `(?=`', 'FILE: 1 problem'],
+    stderr: [
+      'FILE:12:19 policies[0].match.job_names[0]: invalid RE2 regular expression: RE2 does not support look-ahead `(?=`',
+      'FILE: 1 problem',
+    ],
   },
   'rotate-after-zero.yml': {
     outcome: 'invalid',
@@ -122,19 +178,32 @@ const CASES: Record<string, Case> = {
       'FILE: 2 problems',
     ],
   },
-  'scalar.yml': { outcome: 'invalid', stderr: ['FILE:2:1 (root): expected a mapping with version, gitlab and policies', 'FILE: 1 problem'] },
+  'scalar.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:2:1 (root): expected a mapping with version, gitlab and policies', 'FILE: 1 problem'],
+  },
   'secrets-dir-relative.yml': { outcome: 'valid' },
-  'tabs.yml': { outcome: 'invalid', stderr: ['FILE:5:1 (syntax): Tabs are not allowed as indentation', 'FILE: 1 problem'] },
+  'tabs.yml': {
+    outcome: 'invalid',
+    stderr: ['FILE:5:1 (syntax): Tabs are not allowed as indentation', 'FILE: 1 problem'],
+  },
   'timeout-zero.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:6:12 gitlab.timeout: must be at least 1s, got 0s', 'FILE:7:20 gitlab.connect_timeout: must be at least 1s, got 0s', 'FILE: 2 problems'],
+    stderr: [
+      'FILE:6:12 gitlab.timeout: must be at least 1s, got 0s',
+      'FILE:7:20 gitlab.connect_timeout: must be at least 1s, got 0s',
+      'FILE: 2 problems',
+    ],
   },
   'type-not-a-string.yml': { outcome: 'invalid' },
   'unknown-keys.yml': { outcome: 'invalid' },
   'unknown-tags.yml': { outcome: 'invalid' },
   'unknown-timezone.yml': {
     outcome: 'invalid',
-    stderr: ['FILE:10:15 policies[0].timezone: unknown time zone "Mars/Olympus_Mons"; expected an IANA name such as "Europe/Berlin"', 'FILE: 1 problem'],
+    stderr: [
+      'FILE:10:15 policies[0].timezone: unknown time zone "Mars/Olympus_Mons"; expected an IANA name such as "Europe/Berlin"',
+      'FILE: 1 problem',
+    ],
   },
   'wrong-types-everywhere.yml': { outcome: 'invalid' },
   'wrong-types-in-policies.yml': { outcome: 'invalid' },
@@ -143,13 +212,20 @@ const CASES: Record<string, Case> = {
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('the hostile fixtures', () => {
-  const files = readdirSync(HOSTILE).filter((name) => name.endsWith('.yml')).sort();
+  const files = readdirSync(HOSTILE)
+    .filter((name) => name.endsWith('.yml'))
+    .sort();
 
   it('are many, each has a case here, and each says what it tries', () => {
     expect(files.length).toBeGreaterThanOrEqual(31);
     expect(files).toEqual(Object.keys(CASES).sort());
     for (const name of files) {
-      expect([name, readFileSync(join(HOSTILE, name), 'latin1').replace(/^\xEF\xBB\xBF/, '').startsWith('# Tries: ')]).toEqual([name, true]);
+      expect([
+        name,
+        readFileSync(join(HOSTILE, name), 'latin1')
+          .replace(/^\xEF\xBB\xBF/, '')
+          .startsWith('# Tries: '),
+      ]).toEqual([name, true]);
     }
   });
 });
@@ -201,12 +277,16 @@ describe('forgewarden validate on a hostile file', () => {
     const file = writeTempFile('zero.yml', '');
     const result = await runCli(['validate', '-c', file], childEnv());
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`${file}:1:1 (root): expected a mapping with version, gitlab and policies\n${file}: 1 problem\n`);
+    expect(result.stderr).toBe(
+      `${file}:1:1 (root): expected a mapping with version, gitlab and policies\n${file}: 1 problem\n`,
+    );
   });
 
   it('refuses to read an endless device whole', async () => {
     const result = await runCli(['validate', '-c', '/dev/zero'], childEnv());
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('/dev/zero:1:1 (file): the policy file is larger than 1 MiB; is this the right file?\n/dev/zero: 1 problem\n');
+    expect(result.stderr).toBe(
+      '/dev/zero:1:1 (file): the policy file is larger than 1 MiB; is this the right file?\n/dev/zero: 1 problem\n',
+    );
   });
 });

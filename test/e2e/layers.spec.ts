@@ -6,7 +6,9 @@ const ESLINT = resolve(ROOT, 'node_modules/eslint/bin/eslint.js');
 
 /** The import restrictions ESLint applies to a file at `path` (which need not exist), as `npm run lint` sees them. */
 function restrictionsFor(path: string): RegExp[] {
-  const config = JSON.parse(execFileSync(process.execPath, [ESLINT, '--print-config', path], { cwd: ROOT, encoding: 'utf8' })) as {
+  const config = JSON.parse(
+    execFileSync(process.execPath, [ESLINT, '--print-config', path], { cwd: ROOT, encoding: 'utf8' }),
+  ) as {
     rules: Record<string, unknown>;
   };
   const rule = config.rules['no-restricted-imports'] as [number, { patterns: Array<{ regex: string }> }] | undefined;
@@ -50,60 +52,120 @@ describe('the layers npm run lint enforces', () => {
       '../../../engine/policy',
       '../../../gitlab',
     ];
-    expect(refused('src/policies/project-settings/protected-branches/new-file.ts', specifiers)).toEqual(specifiers.slice(0, 7));
+    expect(refused('src/policies/project-settings/protected-branches/new-file.ts', specifiers)).toEqual(
+      specifiers.slice(0, 7),
+    );
     // The core composes its sections.
-    expect(refused('src/policies/project-settings/new-file.ts', ['./approvals/approvals.decide', './project-settings.scope'])).toEqual([]);
+    expect(
+      refused('src/policies/project-settings/new-file.ts', [
+        './approvals/approvals.decide',
+        './project-settings.scope',
+      ]),
+    ).toEqual([]);
   });
 
   it('a file in a subfolder of a policy (a credential kind) is fenced the same, one `../` deeper a level', () => {
-    const nested = ['../../../job-retry/job-retry.type', '../../..', '../../../index', '../../../../sandbox', '../../credential-kind', './ssh-keys.schema', '../../../../engine/policy'];
+    const nested = [
+      '../../../job-retry/job-retry.type',
+      '../../..',
+      '../../../index',
+      '../../../../sandbox',
+      '../../credential-kind',
+      './ssh-keys.schema',
+      '../../../../engine/policy',
+    ];
     expect(refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', nested)).toEqual(nested.slice(0, 4));
-    const registry = ['../../job-retry/job-retry.type', '../..', '../credential-kind', './ssh-keys/ssh-keys', '../../../engine/policy'];
+    const registry = [
+      '../../job-retry/job-retry.type',
+      '../..',
+      '../credential-kind',
+      './ssh-keys/ssh-keys',
+      '../../../engine/policy',
+    ];
     expect(refused('src/policies/key-rotation/kinds/new-file.ts', registry)).toEqual(registry.slice(0, 2));
     // A kind builds on the core, never on another kind.
-    expect(refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', ['../deploy-keys/deploy-keys.kind', '../index'])).toEqual(['../deploy-keys/deploy-keys.kind']);
+    expect(
+      refused('src/policies/key-rotation/kinds/ssh-keys/new-file.ts', ['../deploy-keys/deploy-keys.kind', '../index']),
+    ).toEqual(['../deploy-keys/deploy-keys.kind']);
   });
 
   it('the engine imports no policy', () => {
-    expect(refused('src/engine/new-file.ts', ['../policies', '../policies/job-retry/job-retry.type', './policy', '../gitlab', '../queue/jobs'])).toEqual([
-      '../policies',
-      '../policies/job-retry/job-retry.type',
-    ]);
+    expect(
+      refused('src/engine/new-file.ts', [
+        '../policies',
+        '../policies/job-retry/job-retry.type',
+        './policy',
+        '../gitlab',
+        '../queue/jobs',
+      ]),
+    ).toEqual(['../policies', '../policies/job-retry/job-retry.type']);
   });
 
   it('only src/redis/ and the engine’s stores import ioredis (and the rate limiter, for its script)', () => {
-    for (const path of ['src/cli/new-file.ts', 'src/engine/new-file.ts', 'src/http/new-file.ts', 'src/policies/job-retry/new-file.ts', 'src/queue/new-file.ts', 'src/gitlab/client.ts']) {
+    for (const path of [
+      'src/cli/new-file.ts',
+      'src/engine/new-file.ts',
+      'src/http/new-file.ts',
+      'src/policies/job-retry/new-file.ts',
+      'src/queue/new-file.ts',
+      'src/gitlab/client.ts',
+    ]) {
       expect([path, refused(path, ['ioredis'])]).toEqual([path, ['ioredis']]);
     }
-    for (const path of ['src/redis/new-file.ts', 'src/engine/stores/new-file.ts', 'src/gitlab/transport/rate-limit.ts']) {
+    for (const path of [
+      'src/redis/new-file.ts',
+      'src/engine/stores/new-file.ts',
+      'src/gitlab/transport/rate-limit.ts',
+    ]) {
       expect([path, refused(path, ['ioredis'])]).toEqual([path, []]);
     }
     // The stores keep the engine's own rule.
-    expect(refused('src/engine/stores/new-file.ts', ['../../policies/job-retry/job-retry.type'])).toEqual(['../../policies/job-retry/job-retry.type']);
+    expect(refused('src/engine/stores/new-file.ts', ['../../policies/job-retry/job-retry.type'])).toEqual([
+      '../../policies/job-retry/job-retry.type',
+    ]);
   });
 
   it('the forge client imports no Nest and no test helpers', () => {
-    expect(refused('src/gitlab/transport/new-file.ts', ['@nestjs/common', '@nestjs/core', '../testing/fake-clock', './errors', 'undici'])).toEqual([
-      '@nestjs/common',
-      '@nestjs/core',
-      '../testing/fake-clock',
-    ]);
+    expect(
+      refused('src/gitlab/transport/new-file.ts', [
+        '@nestjs/common',
+        '@nestjs/core',
+        '../testing/fake-clock',
+        './errors',
+        'undici',
+      ]),
+    ).toEqual(['@nestjs/common', '@nestjs/core', '../testing/fake-clock']);
   });
 
   it('runtime code imports neither the sandbox nor test code; the sandbox command and specs may', () => {
-    expect(refused('src/cli/new-file.ts', ['../sandbox', '../../test/support/cli', '../gitlab/testing/records', '../engine/policy'])).toEqual([
-      '../sandbox',
-      '../../test/support/cli',
-      '../gitlab/testing/records',
-    ]);
+    expect(
+      refused('src/cli/new-file.ts', [
+        '../sandbox',
+        '../../test/support/cli',
+        '../gitlab/testing/records',
+        '../engine/policy',
+      ]),
+    ).toEqual(['../sandbox', '../../test/support/cli', '../gitlab/testing/records']);
     expect(refused('src/cli/sandbox.ts', ['../sandbox'])).toEqual([]);
     expect(refused('src/engine/new-file.spec.ts', ['../../test/support/cli'])).toEqual([]);
     // A policy test serves its world from a sandbox in the same process; test code and Redis stay out.
-    expect(refused('src/policy-tests/new-file.ts', ['../sandbox', '../../test/support/cli', 'ioredis'])).toEqual(['../../test/support/cli', 'ioredis']);
+    expect(refused('src/policy-tests/new-file.ts', ['../sandbox', '../../test/support/cli', 'ioredis'])).toEqual([
+      '../../test/support/cli',
+      'ioredis',
+    ]);
   });
 
   it('the restore imports no command (the command imports it), nor ioredis, the sandbox or test code', () => {
-    const specifiers = ['../cli/table', './cli', 'ioredis', '../sandbox', '../../test/support/cli', '../policies/group-backup/group-backup.set', '../engine/forge-turn', './set-plan'];
+    const specifiers = [
+      '../cli/table',
+      './cli',
+      'ioredis',
+      '../sandbox',
+      '../../test/support/cli',
+      '../policies/group-backup/group-backup.set',
+      '../engine/forge-turn',
+      './set-plan',
+    ];
     expect(refused('src/restore/new-file.ts', specifiers)).toEqual(specifiers.slice(0, 5));
     expect(refused('src/cli/new-file.ts', ['../restore/set-restore'])).toEqual([]);
   });
@@ -111,12 +173,18 @@ describe('the layers npm run lint enforces', () => {
 
 describe('no policy reaches the disk or processes but through src/effects/', () => {
   const planted = {
-    'a static import': "import { readFile } from 'node:fs/promises';\nexport const read = (path: string): Promise<string> => readFile(path, 'utf8');\n",
+    'a static import':
+      "import { readFile } from 'node:fs/promises';\nexport const read = (path: string): Promise<string> => readFile(path, 'utf8');\n",
     'the bare name': "import { existsSync } from 'fs';\nexport const here = existsSync('x');\n",
     'child processes': "import { execFile } from 'node:child_process';\nexport const run = execFile;\n",
     'a dynamic import': "export async function load(): Promise<unknown> {\n  return import('node:fs');\n}\n",
   };
-  const fenced = ['src/policies/group-backup/planted.ts', 'src/policies/job-retry/planted.ts', 'src/policies/key-rotation/kinds/planted.ts', 'src/restore/planted.ts'];
+  const fenced = [
+    'src/policies/group-backup/planted.ts',
+    'src/policies/job-retry/planted.ts',
+    'src/policies/key-rotation/kinds/planted.ts',
+    'src/restore/planted.ts',
+  ];
   const free = ['src/effects/planted.ts', 'src/engine/planted.ts', 'src/policies/group-backup/planted.spec.ts'];
   const files = [
     ...Object.values(planted).flatMap((code) => fenced.map((path) => ({ path, code }))),
@@ -132,7 +200,10 @@ describe('no policy reaches the disk or processes but through src/effects/', () 
 
   it.each(Object.entries(planted))('refuses %s in a policy and in the restore', (_what, code) => {
     for (const path of fenced) {
-      expect([path, found.get(`${path} ${code}`)]).toEqual([path, [expect.stringMatching(/^(@typescript-eslint\/no-restricted-imports|no-restricted-syntax): .*src\/effects\//)]]);
+      expect([path, found.get(`${path} ${code}`)]).toEqual([
+        path,
+        [expect.stringMatching(/^(@typescript-eslint\/no-restricted-imports|no-restricted-syntax): .*src\/effects\//)],
+      ]);
     }
   });
 
@@ -160,5 +231,10 @@ function refusalsOf(files: ReadonlyArray<{ path: string; code: string }>): strin
     }
     process.stdout.write(JSON.stringify(found));
   `;
-  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(files)], { cwd: ROOT, encoding: 'utf8' })) as string[][];
+  return JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(files)], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }),
+  ) as string[][];
 }

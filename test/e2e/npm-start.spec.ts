@@ -37,7 +37,12 @@ function daemonsUnder(pid: number): number[] {
       }
       for (const child of children.map(Number)) {
         try {
-          if (readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').some((arg) => arg.endsWith('dist/main.js'))) found.push(child);
+          if (
+            readFileSync(`/proc/${child}/cmdline`, 'utf8')
+              .split('\0')
+              .some((arg) => arg.endsWith('dist/main.js'))
+          )
+            found.push(child);
         } catch {
           // ended meanwhile
         }
@@ -101,7 +106,11 @@ describe('npm start', () => {
       }),
     );
     running.push(npm);
-    await waitUntil('the daemon is ready', async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200, 30_000);
+    await waitUntil(
+      'the daemon is ready',
+      async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200,
+      30_000,
+    );
     const found = daemonsUnder(npm.child.pid!);
     expect(found).toHaveLength(1);
     daemons.push(found[0]);
@@ -111,15 +120,21 @@ describe('npm start', () => {
   // The bound: the drain (shutdown_timeout 10s, with nothing running it takes far less) plus slack for a loaded machine.
   const BOUND_MS = 25_000;
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('%s to npm stops the daemon in order: it exits 0 and npm with it', async (signal) => {
-    const { npm, daemon, httpPort } = await npmStart(signal.toLowerCase());
-    process.kill(npm.child.pid!, signal);
-    await waitUntil('the daemon is gone', () => !alive(daemon), BOUND_MS);
-    // npm waits for its child and exits with its code.
-    const result = await Promise.race([npm.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('npm did not exit')), BOUND_MS).unref())]);
-    expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
-    expect(await statusOf(`http://127.0.0.1:${httpPort}/healthz`)).toBe(0);
-  });
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to npm stops the daemon in order: it exits 0 and npm with it',
+    async (signal) => {
+      const { npm, daemon, httpPort } = await npmStart(signal.toLowerCase());
+      process.kill(npm.child.pid!, signal);
+      await waitUntil('the daemon is gone', () => !alive(daemon), BOUND_MS);
+      // npm waits for its child and exits with its code.
+      const result = await Promise.race([
+        npm.exited,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('npm did not exit')), BOUND_MS).unref()),
+      ]);
+      expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
+      expect(await statusOf(`http://127.0.0.1:${httpPort}/healthz`)).toBe(0);
+    },
+  );
 
   it('the daemon does not outlive npm killed outright', async () => {
     const { npm, daemon, httpPort } = await npmStart('kill');

@@ -27,12 +27,24 @@ describe('a policy type added with one folder and one line', () => {
     // …and the line.
     const index = join(copy, 'dist/policies/index.js');
     const list = readFileSync(index, 'utf8');
-    if (!list.includes('exports.POLICIES = [')) throw new Error('dist/policies/index.js does not list POLICIES as expected');
-    writeFileSync(index, list.replace('exports.POLICIES = [', "exports.POLICIES = [\n    require('./project-note/project-note.type').projectNoteType,"));
+    if (!list.includes('exports.POLICIES = ['))
+      throw new Error('dist/policies/index.js does not list POLICIES as expected');
+    writeFileSync(
+      index,
+      list.replace(
+        'exports.POLICIES = [',
+        "exports.POLICIES = [\n    require('./project-note/project-note.type').projectNoteType,",
+      ),
+    );
     const forge = await startSandboxCommand();
     sandbox = forge.process;
     // The copy finds its packages in this checkout.
-    env = childEnv({ GITLAB_URL: forge.url, GITLAB_TOKEN: 'glpat-sandbox-admin-token', REDIS_URL: process.env.REDIS_URL, NODE_PATH: resolve(__dirname, '../../node_modules') });
+    env = childEnv({
+      GITLAB_URL: forge.url,
+      GITLAB_TOKEN: 'glpat-sandbox-admin-token',
+      REDIS_URL: process.env.REDIS_URL,
+      NODE_PATH: resolve(__dirname, '../../node_modules'),
+    });
   });
 
   afterAll(async () => {
@@ -44,7 +56,10 @@ describe('a policy type added with one folder and one line', () => {
     await redis.quit();
   });
 
-  const start = (args: string[]) => new CliProcess(spawn(process.execPath, [join(copy, 'dist/main.js'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const start = (args: string[]) =>
+    new CliProcess(
+      spawn(process.execPath, [join(copy, 'dist/main.js'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
   const run = async (args: string[]): Promise<CliResult> => {
     const command = start(args);
     const timer = setTimeout(() => command.child.kill('SIGKILL'), 20_000);
@@ -75,14 +90,23 @@ describe('a policy type added with one folder and one line', () => {
 
     const plan = await run(['plan', '-c', config, '--json']);
     expect(plan.code).toBe(0);
-    const [planned] = JSON.parse(plan.stdout) as Array<{ type: string; decisions: Array<{ action: string; target: string }> }>;
+    const [planned] = JSON.parse(plan.stdout) as Array<{
+      type: string;
+      decisions: Array<{ action: string; target: string }>;
+    }>;
     expect(planned?.type).toBe('project_note');
-    expect(planned?.decisions.map((decision) => `${decision.action} ${decision.target}`)).toEqual(['note acme/api', 'note acme/web']);
+    expect(planned?.decisions.map((decision) => `${decision.action} ${decision.target}`)).toEqual([
+      'note acme/api',
+      'note acme/web',
+    ]);
 
     const once = await run(['once', '-c', config, '--json']);
     expect(once.code).toBe(0);
     const [acted] = JSON.parse(once.stdout) as Array<{ outcomes: Array<{ outcome: string; detail: string }> }>;
-    expect(acted?.outcomes.map((outcome) => `${outcome.outcome} ${outcome.detail}`)).toEqual(['done noted acme/api', 'done noted acme/web']);
+    expect(acted?.outcomes.map((outcome) => `${outcome.outcome} ${outcome.detail}`)).toEqual([
+      'done noted acme/api',
+      'done noted acme/web',
+    ]);
 
     // The daemon: it passes at start (the record of once's pass is taken away, or it would wait out the interval), finds
     // both noted already (the ledger), and acts on nothing.
@@ -91,13 +115,20 @@ describe('a policy type added with one folder and one line', () => {
       await redis.hdel(`${prefix}:passes:last_ok`, 'notes');
       const daemon = start(['run', '-c', config]);
       try {
-        await waitUntil('the daemon records a pass of notes', async () => (await redis.hget(`${prefix}:passes:last_ok`, 'notes')) !== null, 20_000);
+        await waitUntil(
+          'the daemon records a pass of notes',
+          async () => (await redis.hget(`${prefix}:passes:last_ok`, 'notes')) !== null,
+          20_000,
+        );
       } finally {
         expect((await daemon.stop()).code).toBe(0);
       }
       expect(await redis.get(`${prefix}:state:notes:noted:acme/api`)).not.toBeNull();
       expect(await redis.get(`${prefix}:state:notes:noted:acme/web`)).not.toBeNull();
-      const audit = JSON.parse((await run(['audit', '-c', config, '--json'])).stdout) as Array<{ policy: string; outcome: string }>;
+      const audit = JSON.parse((await run(['audit', '-c', config, '--json'])).stdout) as Array<{
+        policy: string;
+        outcome: string;
+      }>;
       expect(audit.filter((entry) => entry.policy === 'notes').map((entry) => entry.outcome)).toEqual(['done', 'done']);
     } finally {
       await redis.quit();

@@ -1,7 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childEnv, runCli, startCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import {
+  childEnv,
+  runCli,
+  startCli,
+  startSandboxCommand,
+  waitUntil,
+  writeTempFile,
+  type CliProcess,
+} from '../support/cli';
 import { dropKeys, freePort } from '../support/redis-server';
 
 /**
@@ -64,8 +72,16 @@ describe('forgewarden run with a rotating token pair', () => {
     const daemon = startCli(['run', '-c', config], env);
     const metrics = async () => (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text().catch(() => '');
     try {
-      await waitUntil('the pair is rotated', () => readFileSync(tokenFile, 'utf8').startsWith('{') && JSON.parse(readFileSync(tokenFile, 'utf8')).active === 1, 30_000);
-      const state = JSON.parse(readFileSync(tokenFile, 'utf8')) as { tokens: { id: number; value: string; name: string; expires_at: string }[]; pending: unknown };
+      await waitUntil(
+        'the pair is rotated',
+        () =>
+          readFileSync(tokenFile, 'utf8').startsWith('{') && JSON.parse(readFileSync(tokenFile, 'utf8')).active === 1,
+        30_000,
+      );
+      const state = JSON.parse(readFileSync(tokenFile, 'utf8')) as {
+        tokens: { id: number; value: string; name: string; expires_at: string }[];
+        pending: unknown;
+      };
       expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
       expect(state.pending).toBeNull();
       expect(state.tokens.map((t) => t.name)).toEqual(['forgewarden-a', 'forgewarden-b']);
@@ -73,18 +89,30 @@ describe('forgewarden run with a rotating token pair', () => {
       expect(fresh.value).not.toBe(TOKEN_B);
 
       // The new token answers for the bot, and the daemon's gauges follow the file.
-      const me = await fetch(`${sandboxUrl}/api/v4/personal_access_tokens/self`, { headers: { 'PRIVATE-TOKEN': fresh.value } });
+      const me = await fetch(`${sandboxUrl}/api/v4/personal_access_tokens/self`, {
+        headers: { 'PRIVATE-TOKEN': fresh.value },
+      });
       expect(((await me.json()) as { id: number; expires_at: string }).id).toBe(fresh.id);
-      await waitUntil('the gauges are exported', async () => /forgewarden_token_expires_at_seconds\{token="spare"\}/.test(await metrics()), 30_000);
+      await waitUntil(
+        'the gauges are exported',
+        async () => /forgewarden_token_expires_at_seconds\{token="spare"\}/.test(await metrics()),
+        30_000,
+      );
       const text = await metrics();
       expect(text).toMatch(/^forgewarden_token_rotation_pending 0$/m);
-      expect(text).toContain(`forgewarden_token_expires_at_seconds{token="spare"} ${Date.parse(`${state.tokens[0].expires_at}T00:00:00Z`) / 1000}`);
+      expect(text).toContain(
+        `forgewarden_token_expires_at_seconds{token="spare"} ${Date.parse(`${state.tokens[0].expires_at}T00:00:00Z`) / 1000}`,
+      );
       expect(await (await fetch(`${sandboxUrl}/__sandbox/token-family-revocations`)).json()).toEqual([]);
     } finally {
       const stopped = await daemon.stop('SIGTERM');
       expect(stopped.code).toBe(0);
       // Nothing the daemon logged holds a token value.
-      for (const value of [TOKEN_A, TOKEN_B, ...((JSON.parse(readFileSync(tokenFile, 'utf8')) as { tokens: { value: string }[] }).tokens.map((t) => t.value))]) {
+      for (const value of [
+        TOKEN_A,
+        TOKEN_B,
+        ...(JSON.parse(readFileSync(tokenFile, 'utf8')) as { tokens: { value: string }[] }).tokens.map((t) => t.value),
+      ]) {
         expect(`${stopped.stdout}${stopped.stderr}`).not.toContain(value);
       }
       expect(stopped.stdout).toMatch(/rotated token \d+ into token \d+, expiring \d{4}-\d{2}-\d{2}/);
@@ -94,16 +122,16 @@ describe('forgewarden run with a rotating token pair', () => {
   it('refuses in validate what cannot be safe: several replicas without a shared file, a token given besides', async () => {
     const config = writeTempFile(
       'unsafe.yml',
-      [
-        'version: 1',
-        `gitlab: { url: "${sandboxUrl}", token: glpat-x, token_rotation: { replicas: 2 } }`,
-        '',
-      ].join('\n'),
+      ['version: 1', `gitlab: { url: "${sandboxUrl}", token: glpat-x, token_rotation: { replicas: 2 } }`, ''].join(
+        '\n',
+      ),
     );
     const result = await runCli(['validate', '-c', config], childEnv());
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`${config}:2:`);
     expect(result.stderr).toContain('gitlab.token_rotation: rotation writes each new value into gitlab.token_file');
-    expect(result.stderr).toContain('gitlab.token_rotation.shared_file: missing: 2 replicas rotate one token: each must read the same token file');
+    expect(result.stderr).toContain(
+      'gitlab.token_rotation.shared_file: missing: 2 replicas rotate one token: each must read the same token file',
+    );
   });
 });

@@ -13,7 +13,11 @@ describe('a partial pass, as the commands show it', () => {
 
   beforeAll(async () => {
     ({ process: sandbox, url: sandboxUrl } = await startSandboxCommand());
-    env = childEnv({ GITLAB_URL: sandboxUrl, GITLAB_TOKEN: 'glpat-sandbox-admin-token', REDIS_URL: process.env.REDIS_URL });
+    env = childEnv({
+      GITLAB_URL: sandboxUrl,
+      GITLAB_TOKEN: 'glpat-sandbox-admin-token',
+      REDIS_URL: process.env.REDIS_URL,
+    });
   });
 
   afterAll(async () => {
@@ -22,7 +26,10 @@ describe('a partial pass, as the commands show it', () => {
   });
 
   const control = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${sandboxUrl}/__sandbox${path}`, { method, ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}) });
+    const response = await fetch(`${sandboxUrl}/__sandbox${path}`, {
+      method,
+      ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    });
     return response.status;
   };
   const file = () =>
@@ -50,24 +57,38 @@ describe('a partial pass, as the commands show it', () => {
 
     const once = await runCli(['once', '-c', config], env);
     expect(once.code).toBe(4);
-    expect(once.stdout).toMatch(/^not read: project acme\/web: GET projects\/acme%2Fweb\/jobs\?.* → 404: 404 Project Not Found$/m);
-    expect(once.stdout).toMatch(/refused +retry +acme\/api job \d+ .* POST projects\/1\/jobs\/\d+\/retry → 403: 403 Forbidden; parked until /);
+    expect(once.stdout).toMatch(
+      /^not read: project acme\/web: GET projects\/acme%2Fweb\/jobs\?.* → 404: 404 Project Not Found$/m,
+    );
+    expect(once.stdout).toMatch(
+      /refused +retry +acme\/api job \d+ .* POST projects\/1\/jobs\/\d+\/retry → 403: 403 Forbidden; parked until /,
+    );
 
     // Parked: the next run sends nothing, says since when, and still exits 4.
     const again = await runCli(['once', '-c', config, '--json'], env);
     expect(again.code).toBe(4);
-    const [pass] = JSON.parse(again.stdout) as Array<{ unobserved: Array<{ target: string }>; outcomes: Array<{ outcome: string; detail: string }> }>;
+    const [pass] = JSON.parse(again.stdout) as Array<{
+      unobserved: Array<{ target: string }>;
+      outcomes: Array<{ outcome: string; detail: string }>;
+    }>;
     expect(pass?.unobserved.map((entry) => entry.target)).toEqual(['project acme/web']);
     const refused = pass?.outcomes.filter((outcome) => outcome.outcome === 'refused') ?? [];
     expect(refused.length).toBeGreaterThan(0);
-    for (const outcome of refused) expect(outcome.detail).toMatch(/^refused since \S+: POST projects\/1\/jobs\/\d+\/retry → 403: 403 Forbidden; looked at again after /);
+    for (const outcome of refused)
+      expect(outcome.detail).toMatch(
+        /^refused since \S+: POST projects\/1\/jobs\/\d+\/retry → 403: 403 Forbidden; looked at again after /,
+      );
 
     const plan = await runCli(['plan', '-c', config], env);
     expect(plan.code).toBe(4);
-    expect(plan.stdout).toMatch(/refused since \S+: POST projects\/1\/jobs\/\d+\/retry → 403: 403 Forbidden; looked at again after /);
+    expect(plan.stdout).toMatch(
+      /refused since \S+: POST projects\/1\/jobs\/\d+\/retry → 403: 403 Forbidden; looked at again after /,
+    );
     expect(plan.stdout).toMatch(/^not read: project acme\/web: /m);
 
-    const posts = (await (await fetch(`${sandboxUrl}/__sandbox/requests?method=POST`)).json()) as Array<{ path: string }>;
+    const posts = (await (await fetch(`${sandboxUrl}/__sandbox/requests?method=POST`)).json()) as Array<{
+      path: string;
+    }>;
     expect(posts.filter((entry) => entry.path.endsWith('/retry'))).toHaveLength(refused.length);
   });
 });

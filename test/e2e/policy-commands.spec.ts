@@ -1,5 +1,14 @@
 import { resolve } from 'node:path';
-import { childEnv, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import {
+  childEnv,
+  runCli,
+  startCli,
+  startSandboxCommand,
+  statusOf,
+  waitUntil,
+  writeTempFile,
+  type CliProcess,
+} from '../support/cli';
 import { freePort, dropKeys } from '../support/redis-server';
 import { tempDir } from '../support/temp';
 
@@ -36,13 +45,28 @@ describe('plan, once and audit against the sandbox command', () => {
   it('plan --json lists every decision with its reason and changes nothing', async () => {
     const result = await runCli(['plan', '-c', DEMO_CONFIG, '--json'], env);
     expect(result.code).toBe(0);
-    const [pass] = JSON.parse(result.stdout) as Array<{ policy: string; decisions: Array<{ action: string; target: string; reason: string }> }>;
+    const [pass] = JSON.parse(result.stdout) as Array<{
+      policy: string;
+      decisions: Array<{ action: string; target: string; reason: string }>;
+    }>;
     expect(pass?.policy).toBe('retry-transient-failures');
     expect(pass?.decisions).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ action: 'retry', target: 'acme/api job 1002 (test-unit)', reason: 'retry 1 of 2: log matched "(?i)connection reset"' }),
-        expect.objectContaining({ action: 'skip', target: 'acme/api job 1005 (audit-deps)', reason: 'skip: allowed to fail' }),
-        expect.objectContaining({ action: 'skip', target: 'acme/web job 2003 (deploy-preview)', reason: 'skip: stage deploy not matched' }),
+        expect.objectContaining({
+          action: 'retry',
+          target: 'acme/api job 1002 (test-unit)',
+          reason: 'retry 1 of 2: log matched "(?i)connection reset"',
+        }),
+        expect.objectContaining({
+          action: 'skip',
+          target: 'acme/api job 1005 (audit-deps)',
+          reason: 'skip: allowed to fail',
+        }),
+        expect.objectContaining({
+          action: 'skip',
+          target: 'acme/web job 2003 (deploy-preview)',
+          reason: 'skip: stage deploy not matched',
+        }),
       ]),
     );
     expect(await retriesReceived()).toEqual([]);
@@ -71,15 +95,24 @@ describe('plan, once and audit against the sandbox command', () => {
 
   it('plan rejects an unknown --policy with exit 2', async () => {
     const result = await runCli(['plan', '-c', DEMO_CONFIG, '--policy', 'nope'], env);
-    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup, staff-access, branch-baseline, ci-key-rotation\n' });
+    expect(result).toMatchObject({
+      code: 2,
+      stderr:
+        'forgewarden plan: no policy named "nope"; configured: retry-transient-failures, nightly-image-cleanup, staff-access, branch-baseline, ci-key-rotation\n',
+    });
   });
 
   it('once retries the matching jobs and exits 0; a second once retries nothing more', async () => {
     const first = await runCli(['once', '-c', DEMO_CONFIG], env);
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/^retry-transient-failures \(job_retry, acting\): .*2 done/m);
-    expect(first.stdout).toMatch(/^done +retry +acme\/api job 1002 \(test-unit\) +retry 1 of 2: log matched "\(\?i\)connection reset" +new job \d+$/m);
-    expect((await retriesReceived()).sort()).toEqual(['/api/v4/projects/1/jobs/1002/retry', '/api/v4/projects/2/jobs/2002/retry']);
+    expect(first.stdout).toMatch(
+      /^done +retry +acme\/api job 1002 \(test-unit\) +retry 1 of 2: log matched "\(\?i\)connection reset" +new job \d+$/m,
+    );
+    expect((await retriesReceived()).sort()).toEqual([
+      '/api/v4/projects/1/jobs/1002/retry',
+      '/api/v4/projects/2/jobs/2002/retry',
+    ]);
 
     const second = await runCli(['once', '-c', DEMO_CONFIG], env);
     expect(second.code).toBe(0);
@@ -90,7 +123,13 @@ describe('plan, once and audit against the sandbox command', () => {
   it('audit lists what once did', async () => {
     const result = await runCli(['audit', '-c', DEMO_CONFIG, '--since', '1h', '--json'], env);
     expect(result.code).toBe(0);
-    const entries = JSON.parse(result.stdout) as Array<{ policy: string; action: string; target: string; outcome: string; detail?: string }>;
+    const entries = JSON.parse(result.stdout) as Array<{
+      policy: string;
+      action: string;
+      target: string;
+      outcome: string;
+      detail?: string;
+    }>;
     const done = entries.filter((entry) => entry.outcome === 'done');
     // Key rotation: write, upload and verify for each of the two keys, and the deploy key enabled on its second project;
     // the old keys wait for their grace period.
@@ -103,7 +142,12 @@ describe('plan, once and audit against the sandbox command', () => {
       'enable_key',
       'verify_key',
     ]);
-    expect(done.filter((entry) => entry.policy !== 'ci-key-rotation').map((entry) => `${entry.policy}: ${entry.target}`).sort()).toEqual([
+    expect(
+      done
+        .filter((entry) => entry.policy !== 'ci-key-rotation')
+        .map((entry) => `${entry.policy}: ${entry.target}`)
+        .sort(),
+    ).toEqual([
       'branch-baseline: acme/api protected branch main',
       'nightly-image-cleanup: acme/api (repository 1)',
       'retry-transient-failures: acme/api job 1002 (test-unit)',
@@ -115,7 +159,10 @@ describe('plan, once and audit against the sandbox command', () => {
 
   it('audit rejects a bad --since', async () => {
     const result = await runCli(['audit', '-c', DEMO_CONFIG, '--since', 'yesterday'], env);
-    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden audit: --since expects a duration such as 30m, 24h or 7d (got "yesterday")\n' });
+    expect(result).toMatchObject({
+      code: 2,
+      stderr: 'forgewarden audit: --since expects a duration such as 30m, 24h or 7d (got "yesterday")\n',
+    });
   });
 });
 
@@ -148,8 +195,13 @@ describe('the daemon with a job_retry policy', () => {
       await waitUntil('the sandbox answers', async () => (await statusOf(`${sandboxUrl}/api/v4/user`)) === 401);
       daemon = startCli(['run', '-c', file], childEnv());
       const retries = async () => {
-        const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests?method=POST`)).json()) as Array<{ path: string }>;
-        return log.map((entry) => entry.path).filter((path) => path.endsWith('/retry')).sort();
+        const log = (await (await fetch(`${sandboxUrl}/__sandbox/requests?method=POST`)).json()) as Array<{
+          path: string;
+        }>;
+        return log
+          .map((entry) => entry.path)
+          .filter((path) => path.endsWith('/retry'))
+          .sort();
       };
       await waitUntil('both retries reach the sandbox', async () => (await retries()).length >= 2, 20_000);
       // Several more ticks: nothing is retried twice.

@@ -1,5 +1,14 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { childEnv, DEMO_RETRY_POLICIES, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import {
+  childEnv,
+  DEMO_RETRY_POLICIES,
+  startCli,
+  startSandboxCommand,
+  statusOf,
+  waitUntil,
+  writeTempFile,
+  type CliProcess,
+} from '../support/cli';
 import { WORK_QUEUE } from '../../src/queue/queue.service';
 import { freePort, startRedisServer, type ThrowawayRedis } from '../support/redis-server';
 
@@ -67,7 +76,9 @@ class FreezingProxy {
 
   /** Freezes the blocking connection open now; false when there is none. */
   freezeBclient(): boolean {
-    const open = [...this.connections].filter((connection) => connection.bclient && !connection.closed && !connection.frozen);
+    const open = [...this.connections].filter(
+      (connection) => connection.bclient && !connection.closed && !connection.frozen,
+    );
     for (const connection of open) {
       connection.frozen = true;
       connection.upstream.destroy();
@@ -141,7 +152,9 @@ describe('the worker watchdog', () => {
   /** The policy's passes counted ok, 0 before the first. */
   async function passes(): Promise<number> {
     try {
-      const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`, { signal: AbortSignal.timeout(2_000) })).text();
+      const text = await (
+        await fetch(`http://127.0.0.1:${httpPort}/metrics`, { signal: AbortSignal.timeout(2_000) })
+      ).text();
       const pattern = new RegExp(`^forgewarden_passes_total\\{policy="${POLICY}",result="ok"\\} (\\S+)$`, 'm');
       return Number(pattern.exec(text)?.[1] ?? 0);
     } catch {
@@ -152,7 +165,10 @@ describe('the worker watchdog', () => {
   /** The daemon's last lines about its queue and Redis, to say why when the test fails. */
   function daemonLog(): string {
     const lines = `${daemon?.stdout ?? ''}${daemon?.stderr ?? ''}`.split('\n');
-    return lines.filter((line) => /queue|redis|worker|connection/i.test(line)).slice(-30).join('\n');
+    return lines
+      .filter((line) => /queue|redis|worker|connection/i.test(line))
+      .slice(-30)
+      .join('\n');
   }
 
   it('makes the blocking connection anew when it hangs, and scheduled passes go on', async () => {
@@ -174,7 +190,11 @@ describe('the worker watchdog', () => {
       ].join('\n'),
     );
     daemon = startCli(['run', '-c', file], childEnv());
-    await waitUntil('the daemon is ready', async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200, 60_000);
+    await waitUntil(
+      'the daemon is ready',
+      async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200,
+      60_000,
+    );
     await waitUntil('a pass is counted', async () => (await passes()) >= 1, 60_000);
     expect(proxy.bclientConnections).toBeGreaterThanOrEqual(1);
 
@@ -182,7 +202,11 @@ describe('the worker watchdog', () => {
     const bclientsAtFreeze = proxy.bclientConnections;
     expect(proxy.freezeBclient()).toBe(true);
 
-    await waitUntil('three more passes are counted after the freeze', async () => (await passes()) >= passesAtFreeze + 3, 90_000).catch(async (error: unknown) => {
+    await waitUntil(
+      'three more passes are counted after the freeze',
+      async () => (await passes()) >= passesAtFreeze + 3,
+      90_000,
+    ).catch(async (error: unknown) => {
       throw new Error(
         `${String(error)}: passes ${await passes()} (${passesAtFreeze} at the freeze), blocking connections ${proxy.bclientConnections} (${bclientsAtFreeze} at the freeze)\n${daemonLog()}`,
       );

@@ -34,7 +34,9 @@ interface Ports {
 
 /** The README's ports (the sandbox's and the daemon's defaults) moved to free ones, so the test runs beside others. */
 function onPorts(text: string, ports: Ports): string {
-  return text.replaceAll('127.0.0.1:9480', `127.0.0.1:${ports.forge}`).replaceAll('127.0.0.1:9464', `127.0.0.1:${ports.daemon}`);
+  return text
+    .replaceAll('127.0.0.1:9480', `127.0.0.1:${ports.forge}`)
+    .replaceAll('127.0.0.1:9464', `127.0.0.1:${ports.daemon}`);
 }
 
 interface Walk {
@@ -74,9 +76,17 @@ async function walk(commands: readonly string[], env: NodeJS.ProcessEnv, ports: 
         } else if (args[0] === 'run') {
           const daemon = startCli(args, env);
           background.push(daemon);
-          await waitUntil('the daemon is ready', async () => (await statusOf(`http://127.0.0.1:${ports.daemon}/readyz`)) === 200, 30_000);
+          await waitUntil(
+            'the daemon is ready',
+            async () => (await statusOf(`http://127.0.0.1:${ports.daemon}/readyz`)) === 200,
+            30_000,
+          );
           // Its first passes: every interval policy passes at the start.
-          await waitUntil('the first retries went out', () => retriedJobs(forgeUrl).then((jobs) => jobs.length >= 2), 30_000);
+          await waitUntil(
+            'the first retries went out',
+            () => retriedJobs(forgeUrl).then((jobs) => jobs.length >= 2),
+            30_000,
+          );
         } else {
           const result = await runCli(args, env, 60_000);
           exits.push([args.slice(0, 2).join(' '), result.code]);
@@ -84,12 +94,20 @@ async function walk(commands: readonly string[], env: NodeJS.ProcessEnv, ports: 
         }
       } else if (argv[0] === 'curl') {
         const request = curlRequest(argv.slice(1));
-        const response = await fetch(request.url, { method: request.method, headers: request.headers, ...(request.body !== undefined ? { body: request.body } : {}) });
+        const response = await fetch(request.url, {
+          method: request.method,
+          headers: request.headers,
+          ...(request.body !== undefined ? { body: request.body } : {}),
+        });
         lastAnswer = await response.text();
         if (request.url.endsWith('/readyz')) readyz = response.status;
         if (request.url.includes('/__sandbox/jobs/')) {
           // The README says the failed job is retried within a second: the answer after that is what it shows.
-          await waitUntil('the failed job is retried', async () => (await retriedJobs(forgeUrl)).some((job) => job.endsWith('/1003')), 10_000);
+          await waitUntil(
+            'the failed job is retried',
+            async () => (await retriedJobs(forgeUrl)).some((job) => job.endsWith('/1003')),
+            10_000,
+          );
         }
       } else {
         throw new Error(`the README's walk has a command this test does not know: ${line}`);
@@ -108,10 +126,17 @@ async function walk(commands: readonly string[], env: NodeJS.ProcessEnv, ports: 
 async function retriedJobs(forgeUrl: string): Promise<string[]> {
   const response = await fetch(`${forgeUrl}/__sandbox/requests?method=POST&path=retry$`);
   const entries = (await response.json()) as Array<{ path: string; status: number }>;
-  return entries.filter((entry) => entry.status === 201 || entry.status === 200).map((entry) => entry.path.replace(/^\/api\/v4\/projects\/(\d+)\/jobs\/(\d+)\/retry$/, '$1/$2'));
+  return entries
+    .filter((entry) => entry.status === 201 || entry.status === 200)
+    .map((entry) => entry.path.replace(/^\/api\/v4\/projects\/(\d+)\/jobs\/(\d+)\/retry$/, '$1/$2'));
 }
 
-function curlRequest(args: readonly string[]): { url: string; method: string; headers: Record<string, string>; body?: string } {
+function curlRequest(args: readonly string[]): {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+} {
   let method = 'GET';
   const headers: Record<string, string> = {};
   let body: string | undefined;
@@ -139,9 +164,11 @@ describe("the README's walk against the sandbox", () => {
     await throwaway.stop();
   });
 
-  it('can be done twice in a row exactly as written: the second walk decides, retries, installs and answers as the first, and every key is under the tour\'s prefix', async () => {
+  it("can be done twice in a row exactly as written: the second walk decides, retries, installs and answers as the first, and every key is under the tour's prefix", async () => {
     const commands = walkCommands();
-    expect(commands.filter((line) => line.startsWith('npx forgewarden ')).map((line) => words(line).slice(0, 3).join(' '))).toEqual([
+    expect(
+      commands.filter((line) => line.startsWith('npx forgewarden ')).map((line) => words(line).slice(0, 3).join(' ')),
+    ).toEqual([
       'npx forgewarden sandbox',
       'npx forgewarden plan',
       'npx forgewarden doctor',
@@ -173,7 +200,9 @@ describe("the README's walk against the sandbox", () => {
     expect(first.plan.stderr + second.plan.stderr).not.toContain('another forge');
     // The first walk's key, written for the world before the reset, kept aside and not adopted: a new key in its place.
     expect(readFileSync(join(keys, 'ci-key-rotation', 'root-1'), 'utf8')).not.toBe(firstKeyFile);
-    const aside = readdirSync(join(keys, 'ci-key-rotation')).filter((name) => /^root-1\.closed-\d{8}T\d{6}Z$/.test(name));
+    const aside = readdirSync(join(keys, 'ci-key-rotation')).filter((name) =>
+      /^root-1\.closed-\d{8}T\d{6}Z$/.test(name),
+    );
     expect(aside.map((name) => readFileSync(join(keys, 'ci-key-rotation', name), 'utf8'))).toEqual([firstKeyFile]);
     // Every key the tour left is under config/demo.yml's prefix.
     const redis = new Redis(throwaway.url);

@@ -38,7 +38,12 @@ describe("the tour leaves Redis as it found it, and clear removes the tour's key
     forge = await startSandboxCommand();
     secrets = mkdtempSync(join(tmpdir(), 'forgewarden-as-found-keys-'));
     httpPort = await freePort();
-    env = childEnv({ GITLAB_URL: forge.url, REDIS_URL: throwaway.url, FORGEWARDEN_DEMO_SECRETS: secrets, FORGEWARDEN_HTTP_PORT: String(httpPort) });
+    env = childEnv({
+      GITLAB_URL: forge.url,
+      REDIS_URL: throwaway.url,
+      FORGEWARDEN_DEMO_SECRETS: secrets,
+      FORGEWARDEN_HTTP_PORT: String(httpPort),
+    });
   });
 
   afterAll(async () => {
@@ -60,7 +65,10 @@ describe("the tour leaves Redis as it found it, and clear removes the tour's key
     for (const args of looks) {
       const before = await snapshot(redis);
       const result = await runCli(args, env, 60_000);
-      expect({ command: args.slice(0, 2).join(' '), code: result.code }).toEqual({ command: args.slice(0, 2).join(' '), code: 0 });
+      expect({ command: args.slice(0, 2).join(' '), code: result.code }).toEqual({
+        command: args.slice(0, 2).join(' '),
+        code: 0,
+      });
       expect({ command: args[0], keys: await snapshot(redis) }).toEqual({ command: args[0], keys: before });
     }
     // The budget's windows expire by themselves within two minutes.
@@ -84,11 +92,19 @@ describe("the tour leaves Redis as it found it, and clear removes the tour's key
 
   it('clear removes every key the tour left, all under its prefix; not while the daemon runs, and not in a dry run', async () => {
     const daemon = startCli(['run', '-c', DEMO], env);
-    await waitUntil('the daemon is ready', async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200, 60_000);
+    await waitUntil(
+      'the daemon is ready',
+      async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200,
+      60_000,
+    );
     const refused = await runCli(['clear', '-c', DEMO], env);
     expect({ code: refused.code, stderr: refused.stderr }).toEqual({
       code: 1,
-      stderr: expect.stringMatching(new RegExp(`^forgewarden clear: a daemon uses the keys under ${PREFIX}: \\S+:\\d+ \\(seen \\d+s ago\\); stop it first`)),
+      stderr: expect.stringMatching(
+        new RegExp(
+          `^forgewarden clear: a daemon uses the keys under ${PREFIX}: \\S+:\\d+ \\(seen \\d+s ago\\); stop it first`,
+        ),
+      ),
     });
     expect((await daemon.stop('SIGINT')).code).toBe(0);
 
@@ -100,7 +116,11 @@ describe("the tour leaves Redis as it found it, and clear removes the tour's key
     const lasting = keys.filter((key) => !BUDGET_WINDOW.test(key));
     const counted = await runCli(['clear', '-c', DEMO, '--dry-run'], env);
     expect(counted.code).toBe(0);
-    const wouldRemove = Number(new RegExp(`^would remove (\\d+) keys under ${PREFIX} \\(dry run: --no-dry-run removes them\\)\n$`).exec(counted.stdout)?.[1]);
+    const wouldRemove = Number(
+      new RegExp(`^would remove (\\d+) keys under ${PREFIX} \\(dry run: --no-dry-run removes them\\)\n$`).exec(
+        counted.stdout,
+      )?.[1],
+    );
     expect(wouldRemove >= lasting.length && wouldRemove <= keys.length).toBe(true);
     expect(Object.keys(await snapshot(redis))).toEqual(lasting);
 

@@ -1,5 +1,15 @@
 import Redis, { Cluster } from 'ioredis';
-import { childEnv, DEMO_RETRY_POLICIES, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import {
+  childEnv,
+  DEMO_RETRY_POLICIES,
+  runCli,
+  startCli,
+  startSandboxCommand,
+  statusOf,
+  waitUntil,
+  writeTempFile,
+  type CliProcess,
+} from '../support/cli';
 import { freePort } from '../support/redis-server';
 import { startCluster, stopAllTopologies, type RedisClusterTopology } from '../support/redis-topology';
 
@@ -55,7 +65,9 @@ describe('the daemon on a Redis Cluster of three primaries', () => {
 
   it('doctor, plan and once work on it, every key under the {prefix} hash tag, the request budget included', async () => {
     const doctor = await runCli(['doctor', '-c', policyFile({ dryRun: true })], childEnv());
-    expect(doctor.stdout).toContain(`✓ Redis at cluster ${topology.nodeAddresses.join(',')}: answers and accepts writes\n`);
+    expect(doctor.stdout).toContain(
+      `✓ Redis at cluster ${topology.nodeAddresses.join(',')}: answers and accepts writes\n`,
+    );
     expect(doctor.stdout).toContain('✓ Redis maxmemory-policy: noeviction\n');
 
     const plan = await runCli(['plan', '-c', policyFile({ dryRun: true }), '--json'], childEnv());
@@ -85,12 +97,19 @@ describe('the daemon on a Redis Cluster of three primaries', () => {
     const prefix = `${PREFIX}-daemon`;
     const daemon = startCli(['run', '-c', policyFile({ httpPort, dryRun: false, prefix })], childEnv());
     try {
-      await waitUntil('the daemon is ready', async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200, 60_000);
+      await waitUntil(
+        'the daemon is ready',
+        async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200,
+        60_000,
+      );
       await waitUntil(
         'both policies passed through the queue',
         async () => {
           const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-          return /forgewarden_passes_total\{policy="retry-network",result="ok"\} [1-9]/.test(text) && /forgewarden_passes_total\{policy="retry-full-disk",result="ok"\} [1-9]/.test(text);
+          return (
+            /forgewarden_passes_total\{policy="retry-network",result="ok"\} [1-9]/.test(text) &&
+            /forgewarden_passes_total\{policy="retry-full-disk",result="ok"\} [1-9]/.test(text)
+          );
         },
         60_000,
       );
@@ -132,14 +151,22 @@ describe('the daemon on a Redis Cluster whose primary of its slot fails over to 
   async function replicaOfOurSlot(): Promise<Redis> {
     const slot = Number(await cluster.cluster('KEYSLOT', `{${prefix}}:marker`));
     let replica: { host: string; port: number } | undefined;
-    await waitUntil(`the cluster lists a replica for slot ${slot}`, async () => {
-      const range = (await cluster.cluster('SLOTS')).find(([first, last]) => first <= slot && slot <= last);
-      const node = range?.[3];
-      replica = node ? { host: node[0], port: node[1] } : undefined;
-      return replica !== undefined;
-    }, 30_000);
+    await waitUntil(
+      `the cluster lists a replica for slot ${slot}`,
+      async () => {
+        const range = (await cluster.cluster('SLOTS')).find(([first, last]) => first <= slot && slot <= last);
+        const node = range?.[3];
+        replica = node ? { host: node[0], port: node[1] } : undefined;
+        return replica !== undefined;
+      },
+      30_000,
+    );
     const connection = new Redis(replica!.port, replica!.host);
-    await waitUntil('the replica is in sync', async () => /master_link_status:up/.test(await connection.info('replication')), 30_000);
+    await waitUntil(
+      'the replica is in sync',
+      async () => /master_link_status:up/.test(await connection.info('replication')),
+      30_000,
+    );
     return connection;
   }
 
@@ -167,13 +194,21 @@ describe('the daemon on a Redis Cluster whose primary of its slot fails over to 
     );
     const daemon = startCli(['run', '-c', file], childEnv());
     try {
-      await waitUntil('the daemon is ready', async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200, 60_000);
+      await waitUntil(
+        'the daemon is ready',
+        async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200,
+        60_000,
+      );
       await waitUntil('the first pass retried the demo failures', async () => (await retries()).length > 0, 60_000);
 
       const promoted = await replicaOfOurSlot();
       try {
         expect(await promoted.cluster('FAILOVER')).toBe('OK');
-        await waitUntil('the replica is the primary', async () => /^role:master/m.test(await promoted.info('replication')), 60_000);
+        await waitUntil(
+          'the replica is the primary',
+          async () => /^role:master/m.test(await promoted.info('replication')),
+          60_000,
+        );
       } finally {
         promoted.disconnect();
       }
@@ -181,14 +216,26 @@ describe('the daemon on a Redis Cluster whose primary of its slot fails over to 
       const failed = await fetch(`${forge}/__sandbox/jobs/1001`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ status: 'failed', log: 'Error: connection reset by peer\n', failure_reason: 'script_failure' }),
+        body: JSON.stringify({
+          status: 'failed',
+          log: 'Error: connection reset by peer\n',
+          failure_reason: 'script_failure',
+        }),
       });
       expect(failed.status).toBe(200);
-      await waitUntil('the job failed after the failover is retried', async () => (await retries()).includes('/api/v4/projects/1/jobs/1001/retry'), 90_000);
-      await waitUntil('the daemon counted the failover', async () => {
-        const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-        return Number(/^forgewarden_redis_failovers_total (\S+)$/m.exec(text)?.[1]) >= 1;
-      }, 30_000);
+      await waitUntil(
+        'the job failed after the failover is retried',
+        async () => (await retries()).includes('/api/v4/projects/1/jobs/1001/retry'),
+        90_000,
+      );
+      await waitUntil(
+        'the daemon counted the failover',
+        async () => {
+          const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+          return Number(/^forgewarden_redis_failovers_total (\S+)$/m.exec(text)?.[1]) >= 1;
+        },
+        30_000,
+      );
       const done = await retries();
       expect(done.filter((path, index) => done.indexOf(path) !== index)).toEqual([]);
       expect(await statusOf(`http://127.0.0.1:${httpPort}/readyz`)).toBe(200);

@@ -1,5 +1,13 @@
 import Redis from 'ioredis';
-import { childEnv, DEMO_RETRY_POLICIES, runCli, startSandboxCommand, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import {
+  childEnv,
+  DEMO_RETRY_POLICIES,
+  runCli,
+  startSandboxCommand,
+  waitUntil,
+  writeTempFile,
+  type CliProcess,
+} from '../support/cli';
 import { startRedisServer, type ThrowawayRedis } from '../support/redis-server';
 
 /** A replica of the server on `primaryPort`, once it is in sync. */
@@ -7,7 +15,11 @@ async function startReplica(primaryPort: number): Promise<ThrowawayRedis> {
   const replica = await startRedisServer(undefined, { replicaOf: primaryPort });
   const connection = new Redis(replica.url);
   try {
-    await waitUntil('the replica is in sync', async () => /master_link_status:up/.test(await connection.info('replication')), 30_000);
+    await waitUntil(
+      'the replica is in sync',
+      async () => /master_link_status:up/.test(await connection.info('replication')),
+      30_000,
+    );
   } finally {
     connection.disconnect();
   }
@@ -59,7 +71,8 @@ describe('a claim is acted on only once a replica holds it (redis.min_replicas_a
     expect(deferred.code).toBe(0);
     const deferredLines = deferred.stdout.split('\n').filter((line) => /^deferred +retry /.test(line));
     expect(deferredLines.length).toBeGreaterThanOrEqual(2);
-    for (const line of deferredLines) expect(line).toContain('not sent: its claim is not on the replicas yet (0 of 1 replica(s)');
+    for (const line of deferredLines)
+      expect(line).toContain('not sent: its claim is not on the replicas yet (0 of 1 replica(s)');
     expect(deferred.stdout).not.toMatch(/^done +retry /m);
     expect(await retriesReceived(forge)).toEqual([]);
 
@@ -76,7 +89,9 @@ describe('a claim is acted on only once a replica holds it (redis.min_replicas_a
       // What the claims settled into is on the replica too.
       const onReplica = new Redis(replica.url);
       try {
-        const entries = await Promise.all((await onReplica.keys('e2e-replicas:ledger:*')).map((key) => onReplica.get(key)));
+        const entries = await Promise.all(
+          (await onReplica.keys('e2e-replicas:ledger:*')).map((key) => onReplica.get(key)),
+        );
         expect(entries.filter((entry) => entry?.includes('"state":"done"'))).toHaveLength(deferredLines.length);
       } finally {
         onReplica.disconnect();

@@ -1,5 +1,14 @@
 import { appendFileSync } from 'node:fs';
-import { childEnv, runCli, startCli, startSandboxCommand, statusOf, waitUntil, writeTempFile, type CliProcess } from '../support/cli';
+import {
+  childEnv,
+  runCli,
+  startCli,
+  startSandboxCommand,
+  statusOf,
+  waitUntil,
+  writeTempFile,
+  type CliProcess,
+} from '../support/cli';
 import { freePort } from '../support/redis-server';
 import { startSentinelTopology, stopAllTopologies, type SentinelTopology } from '../support/redis-topology';
 
@@ -14,7 +23,10 @@ import { startSentinelTopology, stopAllTopologies, type SentinelTopology } from 
 
 const JOB_LOG = 'npm ERR! network read ECONNRESET\nError: connection reset by peer\n';
 /** Demo-world jobs that succeeded; each is failed by hand after a failover, so its retry is work done after it. */
-const FAILED_AFTER_FIRST = [{ project: 1, job: 1001 }, { project: 2, job: 2001 }];
+const FAILED_AFTER_FIRST = [
+  { project: 1, job: 1001 },
+  { project: 2, job: 2001 },
+];
 const FAILED_AFTER_SECOND = [{ project: 1, job: 1003 }];
 
 interface Request {
@@ -79,8 +91,12 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     return (await (await fetch(`${forge}/__sandbox/requests?method=${method}`)).json()) as Request[];
   }
 
-  const retries = async () => (await requests('POST')).map((request) => request.path).filter((path) => path.endsWith('/retry'));
-  const bulkDeletions = async () => (await requests('DELETE')).map((request) => request.path).filter((path) => /\/registry\/repositories\/\d+\/tags$/.test(path));
+  const retries = async () =>
+    (await requests('POST')).map((request) => request.path).filter((path) => path.endsWith('/retry'));
+  const bulkDeletions = async () =>
+    (await requests('DELETE'))
+      .map((request) => request.path)
+      .filter((path) => /\/registry\/repositories\/\d+\/tags$/.test(path));
 
   async function metric(name: string): Promise<number> {
     try {
@@ -113,14 +129,19 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
   }
 
   async function holdReached(id: string): Promise<boolean> {
-    return ((await (await fetch(`${forge}/__sandbox/holds/${id}`)).json()) as { waiting: number; held: number }).held > 0;
+    return (
+      ((await (await fetch(`${forge}/__sandbox/holds/${id}`)).json()) as { waiting: number; held: number }).held > 0
+    );
   }
 
   /**
    * Watches the daemon from the moment the primary goes (every 100 ms): for how long /readyz was not 200, and when it
    * was 200 again with the daemon on the new primary (it counted the failover).
    */
-  function watchRecovery(startedAt: number, failoversBefore: number): { stop(): Promise<{ readyMs: number; notReadyMs: number }> } {
+  function watchRecovery(
+    startedAt: number,
+    failoversBefore: number,
+  ): { stop(): Promise<{ readyMs: number; notReadyMs: number }> } {
     let readyMs = -1;
     let notReadyMs = 0;
     let last = startedAt;
@@ -131,7 +152,8 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
         const ready = (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200;
         const now = Date.now();
         if (!ready) notReadyMs += now - last;
-        else if (readyMs < 0 && (await metric('forgewarden_redis_failovers_total')) > failoversBefore) readyMs = Date.now() - startedAt;
+        else if (readyMs < 0 && (await metric('forgewarden_redis_failovers_total')) > failoversBefore)
+          readyMs = Date.now() - startedAt;
         last = now;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -191,7 +213,9 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     const where = `${topology.masterName} via sentinels ${topology.sentinelAddresses.join(',')}`;
     const doctor = await runCli(['doctor', '-c', policyFile()], childEnv());
     expect(doctor.stdout).toContain(`✓ Redis at ${where}: answers and accepts writes\n`);
-    expect(doctor.stdout).toContain('✓ Redis replicas: 1 connected; a claim waits for 1 before its action is sent (redis.min_replicas_acked)\n');
+    expect(doctor.stdout).toContain(
+      '✓ Redis replicas: 1 connected; a claim waits for 1 before its action is sent (redis.min_replicas_acked)\n',
+    );
 
     const plan = await runCli(['plan', '-c', policyFile({ masterName: 'no-such-primary' })], childEnv());
     expect(plan.code).toBe(1);
@@ -210,14 +234,22 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
   it('goes on after SENTINEL FAILOVER in the middle of a pass: ready again by itself, new failures retried, nothing twice', async () => {
     const hold = await holdNextRetry();
     daemon = startCli(['run', '-c', policyFile()], childEnv());
-    await waitUntil('the daemon is ready', async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200, 60_000);
+    await waitUntil(
+      'the daemon is ready',
+      async () => (await statusOf(`http://127.0.0.1:${httpPort}/readyz`)) === 200,
+      60_000,
+    );
     await waitUntil('a retry of the first pass is held at the forge', () => holdReached(hold), 30_000);
 
     const oldPrimary = await topology.primaryPort();
     const startedAt = Date.now();
     const recovery = watchRecovery(startedAt, 0);
     const failover = topology.failover();
-    await waitUntil('the sentinels name a new primary', async () => (await topology.primaryPort()) !== oldPrimary, 60_000);
+    await waitUntil(
+      'the sentinels name a new primary',
+      async () => (await topology.primaryPort()) !== oldPrimary,
+      60_000,
+    );
     const promotedMs = Date.now() - startedAt;
     // The held retry goes on while the primary changes; its claim was confirmed on the replica now promoted.
     await fetch(`${forge}/__sandbox/holds/${hold}`, { method: 'DELETE' });
@@ -227,10 +259,15 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     expect(to).not.toBe(from);
     const timings = { promotedMs, firstRetryMs, ...(await recovery.stop()) };
 
-    await waitUntil('the daemon counted the failover', async () => (await metric('forgewarden_redis_failovers_total')) >= 1, 30_000);
+    await waitUntil(
+      'the daemon counted the failover',
+      async () => (await metric('forgewarden_redis_failovers_total')) >= 1,
+      30_000,
+    );
     const done = await retries();
     expect(duplicatesOf(done)).toEqual([]);
-    for (const { project, job } of FAILED_AFTER_FIRST) expect(done).toContain(`/api/v4/projects/${project}/jobs/${job}/retry`);
+    for (const { project, job } of FAILED_AFTER_FIRST)
+      expect(done).toContain(`/api/v4/projects/${project}/jobs/${job}/retry`);
     expect(await statusOf(`http://127.0.0.1:${httpPort}/readyz`)).toBe(200);
     record('sentinel-failover', timings, done.length, done.length, duplicatesOf(done).length);
   }, 180_000);
@@ -256,7 +293,11 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
     const firstRetryMs = await retriedAt(startedAt, [...FAILED_AFTER_SECOND, ...after]);
     const timings = { promotedMs, firstRetryMs, ...(await recovery.stop()) };
 
-    await waitUntil('the daemon counted the second failover', async () => (await metric('forgewarden_redis_failovers_total')) >= 2, 30_000);
+    await waitUntil(
+      'the daemon counted the second failover',
+      async () => (await metric('forgewarden_redis_failovers_total')) >= 2,
+      30_000,
+    );
     // Registry cleanup ran on its schedule (every minute) across both failovers: one bulk deletion per repository.
     await waitUntil('the cleanup made its bulk deletions', async () => (await bulkDeletions()).length > 0, 90_000);
     const bulk = await bulkDeletions();
@@ -264,9 +305,17 @@ describe('the daemon on Redis behind Sentinel, across failovers', () => {
 
     const done = await retries();
     expect(duplicatesOf(done)).toEqual([]);
-    const expected = [...FAILED_AFTER_SECOND, ...after].map(({ project, job }) => `/api/v4/projects/${project}/jobs/${job}/retry`);
+    const expected = [...FAILED_AFTER_SECOND, ...after].map(
+      ({ project, job }) => `/api/v4/projects/${project}/jobs/${job}/retry`,
+    );
     for (const path of expected) expect(done).toContain(path);
-    record('sentinel-kill', timings, done.length - before.length, done.length - before.length, duplicatesOf(done).length);
+    record(
+      'sentinel-kill',
+      timings,
+      done.length - before.length,
+      done.length - before.length,
+      duplicatesOf(done).length,
+    );
 
     const stopped = await daemon.stop('SIGTERM');
     daemon = undefined;

@@ -64,45 +64,73 @@ describe('one-shot commands when Redis refuses connections', () => {
     ['restore', () => ['restore', '--from', archive, '--group', 'restored']],
   ];
 
-  it.each(commands)('%s: one line naming REDIS_URL without its password, exit 1, at once', async (name, args) => {
-    const started = Date.now();
-    const result = await runCli([...args(), '-c', file], childEnv({ REDIS_URL: `redis://user:secret-password@${deadRedis}` }), 2 * CONNECT_TIMEOUT_MS);
-    const elapsed = Date.now() - started;
-    expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: `forgewarden ${name}: cannot reach Redis at redis://user:[REDACTED]@${deadRedis} (REDIS_URL): connection refused (ECONNREFUSED)\n`,
-    });
-    expect(elapsed).toBeLessThan(CONNECT_TIMEOUT_MS / 2);
-  }, 3 * CONNECT_TIMEOUT_MS);
+  it.each(commands)(
+    '%s: one line naming REDIS_URL without its password, exit 1, at once',
+    async (name, args) => {
+      const started = Date.now();
+      const result = await runCli(
+        [...args(), '-c', file],
+        childEnv({ REDIS_URL: `redis://user:secret-password@${deadRedis}` }),
+        2 * CONNECT_TIMEOUT_MS,
+      );
+      const elapsed = Date.now() - started;
+      expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `forgewarden ${name}: cannot reach Redis at redis://user:[REDACTED]@${deadRedis} (REDIS_URL): connection refused (ECONNREFUSED)\n`,
+      });
+      expect(elapsed).toBeLessThan(CONNECT_TIMEOUT_MS / 2);
+    },
+    3 * CONNECT_TIMEOUT_MS,
+  );
 
-  it('run says at once what it waits for, why and until when; Ctrl-C while it waits stops it, exit 0', async () => {
-    const daemon = startCli(['run', '-c', file, '--http-port', '0'], childEnv({ REDIS_URL: `redis://${deadRedis}` }));
-    try {
-      await waitUntil('the daemon says it waits', () => daemon.stdout.includes('waiting for Redis') || !daemon.running, CONNECT_TIMEOUT_MS / 2);
-      // Said while it waits, not when the wait is over.
-      expect(daemon.running).toBe(true);
-      const said = daemon.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: string; message: string });
-      expect(said.filter((line) => line.message.startsWith('waiting'))).toEqual([
-        expect.objectContaining({
-          level: 'warn',
-          message: expect.stringMatching(new RegExp(`^waiting for Redis at redis://${deadRedis} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); trying again until \\d\\d:\\d\\d:\\d\\d at the latest \\(redis\\.connect_timeout 1m\\)$`)),
-        }),
-      ]);
-    } finally {
-      const result = await daemon.stop('SIGINT');
-      expect(result.code).toBe(0);
-      expect(result.stdout).toContain('SIGINT received while waiting for Redis: stopped');
-    }
-  }, 3 * CONNECT_TIMEOUT_MS);
+  it(
+    'run says at once what it waits for, why and until when; Ctrl-C while it waits stops it, exit 0',
+    async () => {
+      const daemon = startCli(['run', '-c', file, '--http-port', '0'], childEnv({ REDIS_URL: `redis://${deadRedis}` }));
+      try {
+        await waitUntil(
+          'the daemon says it waits',
+          () => daemon.stdout.includes('waiting for Redis') || !daemon.running,
+          CONNECT_TIMEOUT_MS / 2,
+        );
+        // Said while it waits, not when the wait is over.
+        expect(daemon.running).toBe(true);
+        const said = daemon.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as { level: string; message: string });
+        expect(said.filter((line) => line.message.startsWith('waiting'))).toEqual([
+          expect.objectContaining({
+            level: 'warn',
+            message: expect.stringMatching(
+              new RegExp(
+                `^waiting for Redis at redis://${deadRedis} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); trying again until \\d\\d:\\d\\d:\\d\\d at the latest \\(redis\\.connect_timeout 1m\\)$`,
+              ),
+            ),
+          }),
+        ]);
+      } finally {
+        const result = await daemon.stop('SIGINT');
+        expect(result.code).toBe(0);
+        expect(result.stdout).toContain('SIGINT received while waiting for Redis: stopped');
+      }
+    },
+    3 * CONNECT_TIMEOUT_MS,
+  );
 
   // doctor gives Redis a few seconds at most whatever the timeout, so only what it says is checked here.
   it('doctor: its Redis check fails, naming REDIS_URL without its password, and the rest is checked', async () => {
-    const result = await runCli(['doctor', '-c', file], childEnv({ REDIS_URL: `redis://user:secret-password@${deadRedis}` }));
+    const result = await runCli(
+      ['doctor', '-c', file],
+      childEnv({ REDIS_URL: `redis://user:secret-password@${deadRedis}` }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('');
     const failed = result.stdout.split('\n').filter((line) => line.startsWith('✗'));
-    expect(failed).toEqual([`✗ Redis at redis://user:[REDACTED]@${deadRedis} (REDIS_URL): does not answer: connection refused (ECONNREFUSED)`]);
+    expect(failed).toEqual([
+      `✗ Redis at redis://user:[REDACTED]@${deadRedis} (REDIS_URL): does not answer: connection refused (ECONNREFUSED)`,
+    ]);
     expect(result.stdout).not.toContain('secret-password');
   });
 });

@@ -21,7 +21,8 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
   let actingFile: string;
   const prefix = `e2e-restore-${process.pid}`;
 
-  const env = (token = ADMIN_TOKEN): NodeJS.ProcessEnv => childEnv({ GITLAB_URL: sandbox.url, GITLAB_TOKEN: token, REDIS_URL: process.env.REDIS_URL });
+  const env = (token = ADMIN_TOKEN): NodeJS.ProcessEnv =>
+    childEnv({ GITLAB_URL: sandbox.url, GITLAB_TOKEN: token, REDIS_URL: process.env.REDIS_URL });
 
   const fileIn = (name: string, data: string | Buffer): string => {
     const file = join(dir, name);
@@ -29,7 +30,10 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     return file;
   };
 
-  const policyFile = (name: string, { dryRun, token = '"${GITLAB_TOKEN}"' }: { dryRun?: boolean; token?: string } = {}): string =>
+  const policyFile = (
+    name: string,
+    { dryRun, token = '"${GITLAB_TOKEN}"' }: { dryRun?: boolean; token?: string } = {},
+  ): string =>
     fileIn(
       name,
       [
@@ -48,10 +52,12 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     return { ...result, requests: sandbox.state.requestLog.slice(before) };
   };
 
-  const imports = (requests: RequestLogEntry[]): RequestLogEntry[] => requests.filter((entry) => entry.method === 'POST' && entry.path === IMPORT_PATH);
+  const imports = (requests: RequestLogEntry[]): RequestLogEntry[] =>
+    requests.filter((entry) => entry.method === 'POST' && entry.path === IMPORT_PATH);
 
   /** What the command printed for the user on stderr: everything but the logger's JSON lines. */
-  const message = (result: CliResult): string[] => result.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('{'));
+  const message = (result: CliResult): string[] =>
+    result.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('{'));
 
   const fingerprint = (file: string): { bytes: number; sha256: string } => {
     const data = readFileSync(file);
@@ -81,14 +87,19 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
       }),
       bulkDeleteDelayMs: 0,
     });
-    const settings = await call(sandbox.url, '/__sandbox/settings', { method: 'POST', body: { export_rate_limits: { window_ms: 1000 }, export_delay_ms: 20 } });
+    const settings = await call(sandbox.url, '/__sandbox/settings', {
+      method: 'POST',
+      body: { export_rate_limits: { window_ms: 1000 }, export_delay_ms: 20 },
+    });
     expect(settings.status).toBe(200);
     dir = mkdtempSync(join(tmpdir(), 'forgewarden-restore-'));
 
     const scheduled = await call(sandbox.url, '/api/v4/groups/acme/export', { method: 'POST', token: ADMIN_TOKEN });
     expect(scheduled.status).toBe(202);
     await sandbox.state.whenIdle();
-    const download = await fetch(`${sandbox.url}/api/v4/groups/acme/export/download`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+    const download = await fetch(`${sandbox.url}/api/v4/groups/acme/export/download`, {
+      headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN },
+    });
     expect(download.status).toBe(200);
     archive = fileIn('acme.tar.gz', Buffer.from(await download.arrayBuffer()));
 
@@ -105,28 +116,35 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     await redis.quit();
   });
 
-  it('in a dry run (the file\'s default, or --dry-run) checks the archive and the path, says what it would do and uploads nothing', async () => {
+  it("in a dry run (the file's default, or --dry-run) checks the archive and the path, says what it would do and uploads nothing", async () => {
     const { bytes, sha256 } = fingerprint(archive);
-    for (const args of [['-c', dryRunFile], ['-c', actingFile, '--dry-run']]) {
+    for (const args of [
+      ['-c', dryRunFile],
+      ['-c', actingFile, '--dry-run'],
+    ]) {
       const result = await restore([...args, '--from', archive, '--group', 'acme-restored']);
       expect(result.code).toBe(0);
       expect(result.stdout).toBe(
         `would restore ${archive} (${bytes} bytes, sha256 ${sha256}) as group acme-restored: the archive is valid and the path is free\n` +
           "dry run (the file's dry_run, or --dry-run): run with --no-dry-run to create the group\n",
       );
-      expect(result.requests.map((entry) => `${entry.method} ${entry.path}`)).toContain('GET /api/v4/namespaces/acme-restored/exists');
+      expect(result.requests.map((entry) => `${entry.method} ${entry.path}`)).toContain(
+        'GET /api/v4/namespaces/acme-restored/exists',
+      );
       expect(imports(result.requests)).toEqual([]);
     }
     expect(sandbox.state.group('acme-restored')).toBeUndefined();
   });
 
-  it('with --no-dry-run uploads the archive once and prints the new group\'s full path and id; the forge fills it from the archive', async () => {
+  it("with --no-dry-run uploads the archive once and prints the new group's full path and id; the forge fills it from the archive", async () => {
     const { bytes, sha256 } = fingerprint(archive);
     const result = await restore(['-c', dryRunFile, '--no-dry-run', '--from', archive, '--group', 'acme-restored']);
     expect(result.code).toBe(0);
     const created = sandbox.state.group('acme-restored');
     expect(created).toMatchObject({ name: 'acme-restored', parent_id: null });
-    expect(result.stdout.split('\n')[0]).toBe(`restored ${archive} (${bytes} bytes, sha256 ${sha256}) as group acme-restored (id ${created!.id}, private)`);
+    expect(result.stdout.split('\n')[0]).toBe(
+      `restored ${archive} (${bytes} bytes, sha256 ${sha256}) as group acme-restored (id ${created!.id}, private)`,
+    );
 
     const [upload, ...more] = imports(result.requests);
     expect(more).toEqual([]);
@@ -138,9 +156,14 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
 
     await sandbox.state.whenIdle();
     expect(sandbox.state.group('acme-restored')?.description).toBe(DESCRIPTION);
-    expect(sandbox.state.group('acme-restored/platform')).toMatchObject({ name: 'Platform', description: 'Platform team' });
+    expect(sandbox.state.group('acme-restored/platform')).toMatchObject({
+      name: 'Platform',
+      description: 'Platform team',
+    });
     expect(sandbox.state.group('acme-restored/platform/infra')).toMatchObject({ name: 'Infra' });
-    const members = sandbox.state.members.filter((m) => m.source === 'group' && m.source_id === created!.id).map((m) => [m.user_id, m.access_level]);
+    const members = sandbox.state.members
+      .filter((m) => m.source === 'group' && m.source_id === created!.id)
+      .map((m) => [m.user_id, m.access_level]);
     expect(members.sort()).toEqual([
       [1, 50],
       [2, 40],
@@ -149,12 +172,27 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
   });
 
   it('with --parent-id creates the group under that parent, named by --name', async () => {
-    const result = await restore(['-c', actingFile, '--from', archive, '--group', 'child', '--parent-id', '20', '--name', 'Restored child']);
+    const result = await restore([
+      '-c',
+      actingFile,
+      '--from',
+      archive,
+      '--group',
+      'child',
+      '--parent-id',
+      '20',
+      '--name',
+      'Restored child',
+    ]);
     expect(result.code).toBe(0);
     const created = sandbox.state.group('restores/child');
     expect(created).toMatchObject({ name: 'Restored child', parent_id: 20 });
-    expect(result.stdout.split('\n')[0]).toMatch(new RegExp(` as group restores/child \\(id ${created!.id}, private\\)$`));
-    expect(imports(result.requests).map((entry) => entry.body)).toEqual([expect.objectContaining({ name: 'Restored child', path: 'child', parent_id: '20' })]);
+    expect(result.stdout.split('\n')[0]).toMatch(
+      new RegExp(` as group restores/child \\(id ${created!.id}, private\\)$`),
+    );
+    expect(imports(result.requests).map((entry) => entry.body)).toEqual([
+      expect.objectContaining({ name: 'Restored child', path: 'child', parent_id: '20' }),
+    ]);
   });
 
   it('with a full path in --group creates the group under the parent that path names', async () => {
@@ -162,7 +200,9 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     expect(result.code).toBe(0);
     const created = sandbox.state.group('restores/nested');
     expect(created).toMatchObject({ name: 'nested', parent_id: 20 });
-    expect(result.stdout.split('\n')[0]).toMatch(new RegExp(` as group restores/nested \\(id ${created!.id}, private\\)$`));
+    expect(result.stdout.split('\n')[0]).toMatch(
+      new RegExp(` as group restores/nested \\(id ${created!.id}, private\\)$`),
+    );
   });
 
   it('refuses a path that is taken before uploading anything, naming it and a free one', async () => {
@@ -170,8 +210,14 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     const cases: Array<[string[], string]> = [
       [['--group', 'acme'], 'forgewarden restore: the path acme is taken; free: acme1; nothing was uploaded'],
       [['--group', 'mia'], 'forgewarden restore: the path mia is taken; free: mia1; nothing was uploaded'],
-      [['--group', 'restores/kept'], 'forgewarden restore: the path restores/kept is taken; free: restores/kept1; nothing was uploaded'],
-      [['--group', 'kept', '--parent-id', '20'], 'forgewarden restore: the path restores/kept is taken; free: restores/kept1; nothing was uploaded'],
+      [
+        ['--group', 'restores/kept'],
+        'forgewarden restore: the path restores/kept is taken; free: restores/kept1; nothing was uploaded',
+      ],
+      [
+        ['--group', 'kept', '--parent-id', '20'],
+        'forgewarden restore: the path restores/kept is taken; free: restores/kept1; nothing was uploaded',
+      ],
     ];
     for (const [args, expected] of cases) {
       const result = await restore(['-c', actingFile, '--from', archive, ...args]);
@@ -184,8 +230,14 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
 
   it('refuses a parent that does not exist, by id or by path, before uploading anything', async () => {
     const cases: Array<[string[], string]> = [
-      [['--group', 'orphan', '--parent-id', '999'], 'forgewarden restore: the parent group with id 999 does not exist, or this token cannot see it; nothing was uploaded'],
-      [['--group', 'nope/orphan'], 'forgewarden restore: the parent group nope does not exist, or this token cannot see it; nothing was uploaded'],
+      [
+        ['--group', 'orphan', '--parent-id', '999'],
+        'forgewarden restore: the parent group with id 999 does not exist, or this token cannot see it; nothing was uploaded',
+      ],
+      [
+        ['--group', 'nope/orphan'],
+        'forgewarden restore: the parent group nope does not exist, or this token cannot see it; nothing was uploaded',
+      ],
     ];
     for (const [args, expected] of cases) {
       const result = await restore(['-c', dryRunFile, '--from', archive, ...args]);
@@ -196,7 +248,10 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
 
   it('refuses a path the forge would refuse after the upload (ending in .git or .atom) as a usage error', async () => {
     const result = await restore(['-c', actingFile, '--from', archive, '--group', 'restores/backup.git']);
-    expect([result.code, message(result)]).toEqual([2, ["forgewarden restore: --group restores/backup.git: a group path cannot end in '.git' or '.atom'"]]);
+    expect([result.code, message(result)]).toEqual([
+      2,
+      ["forgewarden restore: --group restores/backup.git: a group path cannot end in '.git' or '.atom'"],
+    ]);
     expect(result.requests).toEqual([]);
   });
 
@@ -217,7 +272,9 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     const result = await restore(['-c', actingFile, '--from', archive, '--group', 'acme-not-imported']);
     expect([result.code, message(result)]).toEqual([
       1,
-      ['forgewarden restore: POST groups/import → 502: 502 Bad Gateway; acme-not-imported does not exist, so the import has not gone through; running this command again is safe (it refuses the path should the group appear meanwhile)'],
+      [
+        'forgewarden restore: POST groups/import → 502: 502 Bad Gateway; acme-not-imported does not exist, so the import has not gone through; running this command again is safe (it refuses the path should the group appear meanwhile)',
+      ],
     ]);
     expect(sandbox.state.group('acme-not-imported')).toBeUndefined();
     const again = await restore(['-c', actingFile, '--from', archive, '--group', 'acme-not-imported']);
@@ -256,7 +313,10 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
     expect(absent.requests).toEqual([]);
 
     const noFrom = await restore(['-c', actingFile, '--group', 'ghost']);
-    expect([noFrom.code, message(noFrom)]).toEqual([2, ['forgewarden restore: --from PATH is required: the backup archive, or the backup set folder, to restore']]);
+    expect([noFrom.code, message(noFrom)]).toEqual([
+      2,
+      ['forgewarden restore: --from PATH is required: the backup archive, or the backup set folder, to restore'],
+    ]);
 
     const folder = await restore(['-c', actingFile, '--from', dir, '--group', 'ghost']);
     expect([folder.code, message(folder)]).toEqual([2, [`forgewarden restore: --from ${dir}: not a file`]]);
@@ -274,7 +334,9 @@ describe('restore: a group from a backup archive, against the sandbox forge', ()
       expect(message(result)).toEqual([
         `forgewarden restore: the forge at ${sandbox.url} refused the token (401 Unauthorized): check GITLAB_TOKEN (gitlab.token in ${file}) and that GITLAB_URL (gitlab.url) is the forge it belongs to`,
       ]);
-      expect(result.requests.map((entry) => `${entry.method} ${entry.path} ${entry.status}`)).toEqual(['GET /api/v4/user 401']);
+      expect(result.requests.map((entry) => `${entry.method} ${entry.path} ${entry.status}`)).toEqual([
+        'GET /api/v4/user 401',
+      ]);
     }
     expect(sandbox.state.group('acme-refused')).toBeUndefined();
   });

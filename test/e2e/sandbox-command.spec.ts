@@ -6,7 +6,10 @@ describe('forgewarden sandbox', () => {
     const port = await freePort();
     const sandbox = startCli(['sandbox', '--port', String(port)], childEnv());
     try {
-      await waitUntil('the sandbox answers', async () => (await statusOf(`http://127.0.0.1:${port}/api/v4/user`)) === 401);
+      await waitUntil(
+        'the sandbox answers',
+        async () => (await statusOf(`http://127.0.0.1:${port}/api/v4/user`)) === 401,
+      );
       const response = await fetch(`http://127.0.0.1:${port}/api/v4/projects/acme%2Fapi/jobs?scope[]=failed`, {
         headers: { 'PRIVATE-TOKEN': 'glpat-sandbox-admin-token' },
       });
@@ -25,7 +28,12 @@ describe('forgewarden sandbox', () => {
     const world = writeTempFile('world.yml', ['users:', '  - username: a', '    emial: a@example.com', ''].join('\n'));
     const result = await runCli(['sandbox', '--port', '0', '--world', world]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`^${world.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:5 users\\[0\\]\\.emial: unknown key "emial"; did you mean "email"\\?$`, 'm'));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^${world.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:5 users\\[0\\]\\.emial: unknown key "emial"; did you mean "email"\\?$`,
+        'm',
+      ),
+    );
   });
 
   it('says in one line that its port is taken and how to choose another, with exit 2', async () => {
@@ -45,6 +53,9 @@ describe('forgewarden sandbox', () => {
 
   it('rejects a port that is not one', async () => {
     const result = await runCli(['sandbox', '--port', 'eighty']);
-    expect(result).toMatchObject({ code: 2, stderr: 'forgewarden sandbox: --port must be a whole number from 0 to 65535 (got "eighty")\n' });
+    expect(result).toMatchObject({
+      code: 2,
+      stderr: 'forgewarden sandbox: --port must be a whole number from 0 to 65535 (got "eighty")\n',
+    });
   });
 });

@@ -71,7 +71,11 @@ describe('the configured token, echoed by the forge, never leaves the daemon', (
   });
 
   const fault = async (rule: Record<string, unknown>): Promise<void> => {
-    const response = await fetch(`${sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rule) });
+    const response = await fetch(`${sandboxUrl}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(rule),
+    });
     expect(response.status).toBe(201);
   };
 
@@ -94,8 +98,12 @@ describe('the configured token, echoed by the forge, never leaves the daemon', (
     const once = await runCli(['once', '-c', file], env);
     expect(once.code).toBe(4);
     // The answers did reach the output: masked, not dropped.
-    expect(once.stdout).toMatch(/^not read: project acme\/web: GET projects\/acme%2Fweb\/jobs\?.* → 500: upstream refused credential \[REDACTED\]$/m);
-    expect(once.stdout).toMatch(/refused +retry +acme\/api job 101 .* POST projects\/1\/jobs\/101\/retry → 403: upstream refused credential \[REDACTED\]; parked until /);
+    expect(once.stdout).toMatch(
+      /^not read: project acme\/web: GET projects\/acme%2Fweb\/jobs\?.* → 500: upstream refused credential \[REDACTED\]$/m,
+    );
+    expect(once.stdout).toMatch(
+      /refused +retry +acme\/api job 101 .* POST projects\/1\/jobs\/101\/retry → 403: upstream refused credential \[REDACTED\]; parked until /,
+    );
 
     const onceJson = await runCli(['once', '-c', file, '--json'], env);
     const plan = await runCli(['plan', '-c', file], env);
@@ -105,7 +113,8 @@ describe('the configured token, echoed by the forge, never leaves the daemon', (
     // plan shows the refusal it reads back from Redis, the audit trail the one it recorded.
     expect(planJson.stdout).toContain('403: upstream refused credential [REDACTED]');
     expect(auditJson.stdout).toContain('403: upstream refused credential [REDACTED]');
-    for (const result of [once, onceJson, plan, planJson, audit, auditJson]) expect(output(result)).not.toContain(TOKEN);
+    for (const result of [once, onceJson, plan, planJson, audit, auditJson])
+      expect(output(result)).not.toContain(TOKEN);
     expect(await keptInRedis()).not.toContain(TOKEN);
     // Six commands, each a process of its own.
   }, 120_000);

@@ -23,7 +23,12 @@ describe('webhooks end to end: hooks install, a delivery from the forge, a retry
     sandboxUrl = `http://127.0.0.1:${forgePort}`;
     hookUrl = `http://127.0.0.1:${daemonPort}/webhooks/gitlab`;
     await waitUntil('the sandbox answers', async () => (await statusOf(`${sandboxUrl}/api/v4/user`)) === 401);
-    env = childEnv({ GITLAB_URL: sandboxUrl, GITLAB_TOKEN: 'glpat-sandbox-admin-token', REDIS_URL: process.env.REDIS_URL, FORGEWARDEN_WEBHOOK_TOKEN: SECRET });
+    env = childEnv({
+      GITLAB_URL: sandboxUrl,
+      GITLAB_TOKEN: 'glpat-sandbox-admin-token',
+      REDIS_URL: process.env.REDIS_URL,
+      FORGEWARDEN_WEBHOOK_TOKEN: SECRET,
+    });
     file = writeTempFile(
       'webhooks.yml',
       [
@@ -60,8 +65,12 @@ describe('webhooks end to end: hooks install, a delivery from the forge, a retry
     await redis.quit();
   });
 
-  const hooksOf = async (project: string): Promise<Array<{ id: number; url: string; job_events: boolean; pipeline_events: boolean }>> => {
-    const response = await fetch(`${sandboxUrl}/api/v4/projects/${encodeURIComponent(project)}/hooks`, { headers: { 'PRIVATE-TOKEN': 'glpat-sandbox-admin-token' } });
+  const hooksOf = async (
+    project: string,
+  ): Promise<Array<{ id: number; url: string; job_events: boolean; pipeline_events: boolean }>> => {
+    const response = await fetch(`${sandboxUrl}/api/v4/projects/${encodeURIComponent(project)}/hooks`, {
+      headers: { 'PRIVATE-TOKEN': 'glpat-sandbox-admin-token' },
+    });
     return (await response.json()) as Array<{ id: number; url: string; job_events: boolean; pipeline_events: boolean }>;
   };
 
@@ -82,7 +91,9 @@ describe('webhooks end to end: hooks install, a delivery from the forge, a retry
     expect(applied.code).toBe(0);
     expect(applied.stdout).toContain('2 projects, 2 changed');
     for (const project of ['acme/api', 'acme/web']) {
-      expect(await hooksOf(project)).toEqual([expect.objectContaining({ url: hookUrl, job_events: true, pipeline_events: true })]);
+      expect(await hooksOf(project)).toEqual([
+        expect.objectContaining({ url: hookUrl, job_events: true, pipeline_events: true }),
+      ]);
     }
 
     const again = await runCli(['hooks', 'install', '-c', file, '--url', hookUrl], env);
@@ -94,7 +105,7 @@ describe('webhooks end to end: hooks install, a delivery from the forge, a retry
     expect(list.stdout).toMatch(/acme\/api\s+\d+\s+active/);
   });
 
-  it('retries a job that fails on the forge, from the forge\'s own delivery, within seconds', async () => {
+  it("retries a job that fails on the forge, from the forge's own delivery, within seconds", async () => {
     // lint (job 1003 of acme/api) passed; it now fails with a log the policy retries.
     const failed = await fetch(`${sandboxUrl}/__sandbox/jobs/1003`, {
       method: 'POST',
@@ -103,13 +114,20 @@ describe('webhooks end to end: hooks install, a delivery from the forge, a retry
     });
     expect(failed.status).toBe(200);
     await waitUntil('the job is retried', async () => (await retriesOf(1003)) > 0, 5_000);
-    const deliveries = (await (await fetch(`${sandboxUrl}/__sandbox/hook-deliveries`)).json()) as Array<{ event: string; status?: number }>;
+    const deliveries = (await (await fetch(`${sandboxUrl}/__sandbox/hook-deliveries`)).json()) as Array<{
+      event: string;
+      status?: number;
+    }>;
     expect(deliveries).toEqual(expect.arrayContaining([expect.objectContaining({ event: 'Job Hook', status: 200 })]));
     expect(await retriesOf(1003)).toBe(1);
   });
 
   it('refuses a wrong token, and removes its hooks', async () => {
-    const refused = await fetch(hookUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gitlab-token': 'wrong' }, body: '{}' });
+    const refused = await fetch(hookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gitlab-token': 'wrong' },
+      body: '{}',
+    });
     expect(refused.status).toBe(401);
 
     const removed = await runCli(['hooks', 'remove', '-c', file, '--url', hookUrl], env);
@@ -122,7 +140,14 @@ describe('webhooks end to end: hooks install, a delivery from the forge, a retry
     const badUrl = await runCli(['hooks', 'install', '-c', file, '--url', 'forgewarden.example.com'], env);
     expect(badUrl.code).toBe(2);
     expect(badUrl.stderr).toContain("--url must be the daemon's webhook URL");
-    const off = writeTempFile('off.yml', ['version: 1', 'gitlab: { url: "${GITLAB_URL}", token: "${GITLAB_TOKEN}" }', `redis: { url: "\${REDIS_URL}", prefix: ${prefix}-off }`].join('\n'));
+    const off = writeTempFile(
+      'off.yml',
+      [
+        'version: 1',
+        'gitlab: { url: "${GITLAB_URL}", token: "${GITLAB_TOKEN}" }',
+        `redis: { url: "\${REDIS_URL}", prefix: ${prefix}-off }`,
+      ].join('\n'),
+    );
     const notEnabled = await runCli(['hooks', 'install', '-c', off, '--url', hookUrl], env);
     expect(notEnabled.code).toBe(2);
     expect(notEnabled.stderr).toContain('webhooks are not enabled in the policy file');

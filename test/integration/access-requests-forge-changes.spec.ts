@@ -24,7 +24,10 @@ function world(): World {
     ],
     groups: [
       // The bot's user owns acme as well: without its administrator flag it still manages the requests.
-      acmeGroup({ access_requests: [{ user: 'olaf', requested_at: 'now-1h' }], members: [...(acmeGroup().members ?? []), { user: 'root', access_level: 'owner' }] }),
+      acmeGroup({
+        access_requests: [{ user: 'olaf', requested_at: 'now-1h' }],
+        members: [...(acmeGroup().members ?? []), { user: 'root', access_level: 'owner' }],
+      }),
       { id: 11, path: 'tools', parent: 'acme', access_requests: [{ user: 'olaf', requested_at: 'now-1h' }] },
     ],
     now: undefined,
@@ -36,17 +39,34 @@ describe('access_requests while people work on the forge', () => {
   const app = () =>
     harness.app({
       gitlab: 'max_requests_per_minute: 100000, timeout: 30s',
-      policies: ['  - name: gate', '    type: access_requests', '    groups: [acme, acme/tools]', '    interval: 1m', '    rules:', '      - { approve: developer, when: { two_factor: true } }'],
+      policies: [
+        '  - name: gate',
+        '    type: access_requests',
+        '    groups: [acme, acme/tools]',
+        '    interval: 1m',
+        '    rules:',
+        '      - { approve: developer, when: { two_factor: true } }',
+      ],
     });
-  const botApprovals = () => harness.sandbox.state.requestLog.filter((r) => r.method === 'PUT' && r.path.endsWith('/approve'));
-  const isMember = (group: number) => harness.sandbox.state.groupAccessLevel(harness.sandbox.state.users.get(4)!, harness.sandbox.state.groups.get(group)!) > 0;
+  const botApprovals = () =>
+    harness.sandbox.state.requestLog.filter((r) => r.method === 'PUT' && r.path.endsWith('/approve'));
+  const isMember = (group: number) =>
+    harness.sandbox.state.groupAccessLevel(
+      harness.sandbox.state.users.get(4)!,
+      harness.sandbox.state.groups.get(group)!,
+    ) > 0;
 
   it('does not approve a request a person denied after the bot decided: the approval is stale', async () => {
     const engine = (await app()).get(EngineService);
     // The person denies olaf's request to acme while the bot reads the request list again before approving it.
-    const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '^/api/v4/groups/acme/access_requests$', after: 1 }, () => engine.runPass('gate', 'act'), async () => {
-      expect((await asPerson(harness.sandbox, 'DELETE', '/groups/10/access_requests/4')).status).toBe(204);
-    });
+    const pass = await whileHeld(
+      harness.sandbox,
+      { method: 'GET', path: '^/api/v4/groups/acme/access_requests$', after: 1 },
+      () => engine.runPass('gate', 'act'),
+      async () => {
+        expect((await asPerson(harness.sandbox, 'DELETE', '/groups/10/access_requests/4')).status).toBe(204);
+      },
+    );
     expect(pass.records.map((r) => `${r.decision.target} ${r.outcome} ${r.detail ?? ''}`)).toEqual([
       'acme: olaf (user 4) stale the request of user 4 is no longer pending (approved, denied or withdrawn by someone else)',
       'acme/tools: olaf (user 4) done member at access level 30',
@@ -57,11 +77,19 @@ describe('access_requests while people work on the forge', () => {
 
   it('does not approve a user a person blocked after the bot decided', async () => {
     const engine = (await app()).get(EngineService);
-    const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '^/api/v4/users/4$', after: 1 }, () => engine.runPass('gate', 'act'), async () => {
-      // An administrator blocks olaf (the sandbox serves no block endpoint: its state is changed directly).
-      harness.sandbox.state.users.get(4)!.state = 'blocked';
+    const pass = await whileHeld(
+      harness.sandbox,
+      { method: 'GET', path: '^/api/v4/users/4$', after: 1 },
+      () => engine.runPass('gate', 'act'),
+      async () => {
+        // An administrator blocks olaf (the sandbox serves no block endpoint: its state is changed directly).
+        harness.sandbox.state.users.get(4)!.state = 'blocked';
+      },
+    );
+    expect(pass.records[0]).toMatchObject({
+      outcome: 'stale',
+      detail: expect.stringMatching(/^the rules decide otherwise now: leave: user is blocked, never approved/),
     });
-    expect(pass.records[0]).toMatchObject({ outcome: 'stale', detail: expect.stringMatching(/^the rules decide otherwise now: leave: user is blocked, never approved/) });
     expect(botApprovals()).toEqual([]);
     expect(isMember(10)).toBe(false);
     expect(isMember(11)).toBe(false);
@@ -79,13 +107,18 @@ describe('access_requests while people work on the forge', () => {
           '    rules:',
           '      - { approve: maintainer, when: { two_factor: true } }',
           '      - { approve: guest }',
-          ],
+        ],
       })
     ).get(EngineService);
     // olaf turns two-factor off while the bot reads his record again before approving him as maintainer.
-    const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '^/api/v4/users/4$', after: 1 }, () => engine.runPass('gate', 'act'), async () => {
-      harness.sandbox.state.users.get(4)!.two_factor_enabled = false;
-    });
+    const pass = await whileHeld(
+      harness.sandbox,
+      { method: 'GET', path: '^/api/v4/users/4$', after: 1 },
+      () => engine.runPass('gate', 'act'),
+      async () => {
+        harness.sandbox.state.users.get(4)!.two_factor_enabled = false;
+      },
+    );
     // Still an approval, but not the one decided: nothing is sent, and the next pass approves at the level due now.
     expect(pass.records.map((r) => `${r.outcome} ${r.detail ?? ''}`)).toEqual([
       'stale the rules decide otherwise now: approve as guest: rule 2 (no conditions)',
@@ -97,11 +130,15 @@ describe('access_requests while people work on the forge', () => {
 
     await engine.runPass('gate', 'act');
     const olaf = harness.sandbox.state.users.get(4)!;
-    expect([10, 11].map((group) => harness.sandbox.state.groupAccessLevel(olaf, harness.sandbox.state.groups.get(group)!))).toEqual([10, 10]);
+    expect(
+      [10, 11].map((group) => harness.sandbox.state.groupAccessLevel(olaf, harness.sandbox.state.groups.get(group)!)),
+    ).toEqual([10, 10]);
   });
 
   it('goes on with the other group when one is closed to the token', async () => {
-    expect(await control(harness.sandbox, 'POST', '/access', { user: 'root', group: 'acme/tools', level: 0 })).toBe(200);
+    expect(await control(harness.sandbox, 'POST', '/access', { user: 'root', group: 'acme/tools', level: 0 })).toBe(
+      200,
+    );
     const engine = (await app()).get(EngineService);
     const pass = await engine.runPass('gate', 'act');
     expect(pass.error).toBeUndefined();
@@ -114,10 +151,20 @@ describe('access_requests while people work on the forge', () => {
     const gate = (otherwise: string) =>
       harness.app({
         gitlab: 'max_requests_per_minute: 100000, timeout: 30s',
-        policies: ['  - name: gate', '    type: access_requests', '    groups: [acme, acme/tools]', '    interval: 1m', `    otherwise: ${otherwise}`, '    rules:', '      - { approve: developer, when: { email_domains: [acme.com] } }'],
+        policies: [
+          '  - name: gate',
+          '    type: access_requests',
+          '    groups: [acme, acme/tools]',
+          '    interval: 1m',
+          `    otherwise: ${otherwise}`,
+          '    rules:',
+          '      - { approve: developer, when: { email_domains: [acme.com] } }',
+        ],
       });
-    const botDenials = () => harness.sandbox.state.requestLog.filter((r) => r.method === 'DELETE' && r.path.includes('/access_requests/'));
-    const demoteBot = async (admin: boolean) => expect((await asPerson(harness.sandbox, 'PUT', '/users/1', { admin }, ADA_TOKEN)).status).toBe(200);
+    const botDenials = () =>
+      harness.sandbox.state.requestLog.filter((r) => r.method === 'DELETE' && r.path.includes('/access_requests/'));
+    const demoteBot = async (admin: boolean) =>
+      expect((await asPerson(harness.sandbox, 'PUT', '/users/1', { admin }, ADA_TOKEN)).status).toBe(200);
 
     it('denies nothing with otherwise: deny, since it can no longer read the emails the rule needs', async () => {
       await demoteBot(false);
@@ -140,8 +187,18 @@ describe('access_requests while people work on the forge', () => {
 
     it('does not send a denial decided before the flag was taken away: read again, the rule cannot be decided', async () => {
       const engine = (await gate('deny')).get(EngineService);
-      const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '^/api/v4/users/4$', after: 1 }, () => engine.runPass('gate', 'act'), () => demoteBot(false));
-      expect(pass.records[0]).toMatchObject({ outcome: 'stale', detail: expect.stringMatching(/^the rules decide otherwise now: leave: rule 1 cannot be decided \(email unknown/) });
+      const pass = await whileHeld(
+        harness.sandbox,
+        { method: 'GET', path: '^/api/v4/users/4$', after: 1 },
+        () => engine.runPass('gate', 'act'),
+        () => demoteBot(false),
+      );
+      expect(pass.records[0]).toMatchObject({
+        outcome: 'stale',
+        detail: expect.stringMatching(
+          /^the rules decide otherwise now: leave: rule 1 cannot be decided \(email unknown/,
+        ),
+      });
       expect(pass.records[1]?.outcome).toBe('stale');
       expect(botDenials()).toEqual([]);
     });

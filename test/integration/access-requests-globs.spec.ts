@@ -42,7 +42,13 @@ describe('access_requests over group and project globs, against the sandbox with
   function app(selection: string[]): Promise<INestApplicationContext> {
     return harness.app({
       token: ADMIN_TOKEN,
-      policies: ['  - name: gate', '    type: access_requests', '    interval: 5m', '    otherwise: deny', ...selection.map((line) => `    ${line}`)],
+      policies: [
+        '  - name: gate',
+        '    type: access_requests',
+        '    interval: 5m',
+        '    otherwise: deny',
+        ...selection.map((line) => `    ${line}`),
+      ],
     });
   }
 
@@ -60,9 +66,21 @@ describe('access_requests over group and project globs, against the sandbox with
     const engineApp = await app(['groups: ["acme/**", "!acme/legacy"]', 'projects: ["acme/**"]']);
     const pass = await engineApp.get(EngineService).runPass('gate', 'act');
     expect(pass.error).toBeUndefined();
-    expect(denied()).toEqual(['group acme', 'group acme/platform', 'group acme/platform/tools', 'project acme/api', 'project acme/platform/web']);
+    expect(denied()).toEqual([
+      'group acme',
+      'group acme/platform',
+      'group acme/platform/tools',
+      'project acme/api',
+      'project acme/platform/web',
+    ]);
     // acme/** is acme itself and every group below it; groups before projects, each by path.
-    expect(pass.decisions.map((decision) => decision.target.split(':')[0])).toEqual(['acme', 'acme/platform', 'acme/platform/tools', 'acme/api', 'acme/platform/web']);
+    expect(pass.decisions.map((decision) => decision.target.split(':')[0])).toEqual([
+      'acme',
+      'acme/platform',
+      'acme/platform/tools',
+      'acme/api',
+      'acme/platform/web',
+    ]);
   });
 
   it('takes only direct subgroups with acme/*, archived projects with include_archived, and says what it covers in plan', async () => {
@@ -79,7 +97,8 @@ describe('access_requests over group and project globs, against the sandbox with
     // Acting passes: a plan keeps what it lists to itself.
     await engine.runPass('gate', 'act');
     await engine.runPass('gate', 'act');
-    const treeListings = () => harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/groups/acme/descendant_groups').length;
+    const treeListings = () =>
+      harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/groups/acme/descendant_groups').length;
     expect(treeListings()).toBe(1);
 
     // `other` moves under acme; once the discovery interval is over (its cache dropped), the next pass covers it.
@@ -104,7 +123,12 @@ describe('access_requests over group and project globs, against the sandbox with
     const listed = await app(['groups: [acme/platform/tools, other]']);
     const partial = await listed.get(EngineService).runPass('gate', 'act');
     expect(partial.error).toBeUndefined();
-    expect(partial.unobserved).toEqual([{ target: 'group acme/platform/tools', reason: 'GET groups/acme%2Fplatform%2Ftools/access_requests?page=1&per_page=100 → 404: 404 Group Not Found' }]);
+    expect(partial.unobserved).toEqual([
+      {
+        target: 'group acme/platform/tools',
+        reason: 'GET groups/acme%2Fplatform%2Ftools/access_requests?page=1&per_page=100 → 404: 404 Group Not Found',
+      },
+    ]);
     expect(partial.decisions.map((decision) => decision.target)).toEqual(['other: otto (user 70)']);
   });
 });

@@ -19,12 +19,26 @@ function world() {
       {
         id: 10,
         path: 'acme',
-        members: [{ user: 'mia', access_level: 'owner' }, { user: 'alice', access_level: 'developer' }],
-        access_requests: [...users.map((u, i) => ({ user: u.username, requested_at: `now-${i + 1}h` })), { user: 'bob', requested_at: 'now-3d' }],
+        members: [
+          { user: 'mia', access_level: 'owner' },
+          { user: 'alice', access_level: 'developer' },
+        ],
+        access_requests: [
+          ...users.map((u, i) => ({ user: u.username, requested_at: `now-${i + 1}h` })),
+          { user: 'bob', requested_at: 'now-3d' },
+        ],
       },
       { id: 11, path: 'beta', members: [{ user: 'mia', access_level: 'owner' }] },
     ],
-    projects: [aProject('api', { id: 1, access_requests: [{ user: 'bob', requested_at: 'now-2d' }, { user: 'user001', requested_at: 'now-1d' }] })],
+    projects: [
+      aProject('api', {
+        id: 1,
+        access_requests: [
+          { user: 'bob', requested_at: 'now-2d' },
+          { user: 'user001', requested_at: 'now-1d' },
+        ],
+      }),
+    ],
   });
 }
 
@@ -33,7 +47,8 @@ describe('access_requests observer, against the sandbox forge', () => {
 
   const observe = (config: AccessRequestsConfig, token: string): Promise<AccessRequestsSnapshot> =>
     observeAccessRequests(config, forge.context({ client: forge.clientWith(token), mode: 'plan' }));
-  const gets = (pattern: RegExp) => forge.sandbox.state.requestLog.filter((r) => r.method === 'GET' && pattern.test(r.path));
+  const gets = (pattern: RegExp) =>
+    forge.sandbox.state.requestLog.filter((r) => r.method === 'GET' && pattern.test(r.path));
   const config = aPolicy({ groups: ['acme', 'beta', 'acme'], projects: ['acme/api'] });
 
   it('reads every pending request of every group and project, page after page, each source once', async () => {
@@ -44,7 +59,12 @@ describe('access_requests observer, against the sandbox forge', () => {
       ['project', 'acme/api', 2],
     ]);
     expect(snapshot.sources[2].requests.map((r) => r.username)).toEqual(['bob', 'user001']);
-    expect(snapshot.sources[2].requests[0]).toEqual({ id: 500, username: 'bob', state: 'active', requested_at: expect.any(String) });
+    expect(snapshot.sources[2].requests[0]).toEqual({
+      id: 500,
+      username: 'bob',
+      state: 'active',
+      requested_at: expect.any(String),
+    });
     // acme twice in the file, read once: two pages of 100.
     expect(gets(/^\/api\/v4\/groups\/acme\/access_requests$/).map((r) => r.query.page ?? '1')).toEqual(['1', '2']);
   });
@@ -55,7 +75,12 @@ describe('access_requests observer, against the sandbox forge', () => {
     expect(snapshot.users.size).toBe(131);
     const bob = snapshot.users.get(500);
     expect(bob && isAdminView(bob)).toBe(true);
-    expect(bob).toMatchObject({ email: 'bob@acme.com', two_factor_enabled: true, external: false, confirmed_at: expect.any(String) });
+    expect(bob).toMatchObject({
+      email: 'bob@acme.com',
+      two_factor_enabled: true,
+      external: false,
+      confirmed_at: expect.any(String),
+    });
     // bob and user001 asked to join both acme and acme/api: still one read each.
     const reads = gets(/^\/api\/v4\/users\/\d+$/).map((r) => r.path);
     expect(reads).toHaveLength(131);
@@ -85,7 +110,11 @@ describe('access_requests observer, against the sandbox forge', () => {
     const context = forge.context({ client: forge.clientWith(USER_TOKEN), mode: 'plan' });
     const snapshot = await observeAccessRequests(config, context);
     expect(snapshot.sources).toEqual([]);
-    expect(context.unobserved.list().map((unread) => unread.target)).toEqual(['group acme', 'group beta', 'project acme/api']);
+    expect(context.unobserved.list().map((unread) => unread.target)).toEqual([
+      'group acme',
+      'group beta',
+      'project acme/api',
+    ]);
     expect(context.unobserved.list()[0].reason).toMatch(/403/);
   });
 

@@ -15,7 +15,12 @@ const GROUPS = { acme: 10, beta: 11 } as const;
 const PROJECTS = { 'acme/api': 1, 'beta/web': 2 } as const;
 type Source = keyof typeof GROUPS | keyof typeof PROJECTS;
 
-const staff = (username: string, fields: Partial<UserInput> = {}): UserInput => ({ username, email: `${username}@acme.com`, two_factor: true, ...fields });
+const staff = (username: string, fields: Partial<UserInput> = {}): UserInput => ({
+  username,
+  email: `${username}@acme.com`,
+  two_factor: true,
+  ...fields,
+});
 
 const PEOPLE: UserInput[] = [
   // company domain, two-factor on
@@ -100,15 +105,29 @@ const REQUESTS: ReadonlyArray<[Source, string, number, Outcome, Outcome]> = [
   ['beta/web', 'ci-helper', 1, 'deny', 'leave'],
 ];
 
-const requestsOf = (source: Source) => REQUESTS.filter(([s]) => s === source).map(([, user, days]) => ({ user, requested_at: `now-${days}d` }));
+const requestsOf = (source: Source) =>
+  REQUESTS.filter(([s]) => s === source).map(([, user, days]) => ({ user, requested_at: `now-${days}d` }));
 
 function world(): World {
   const base = baseWorld();
   return baseWorld({
     users: [...(base.users ?? []), ...PEOPLE],
     groups: [
-      { id: GROUPS.acme, path: 'acme', members: [{ user: 'mia', access_level: 'owner' }, { user: 'alice', access_level: 'developer' }], access_requests: requestsOf('acme') },
-      { id: GROUPS.beta, path: 'beta', members: [{ user: 'mia', access_level: 'owner' }], access_requests: requestsOf('beta') },
+      {
+        id: GROUPS.acme,
+        path: 'acme',
+        members: [
+          { user: 'mia', access_level: 'owner' },
+          { user: 'alice', access_level: 'developer' },
+        ],
+        access_requests: requestsOf('acme'),
+      },
+      {
+        id: GROUPS.beta,
+        path: 'beta',
+        members: [{ user: 'mia', access_level: 'owner' }],
+        access_requests: requestsOf('beta'),
+      },
     ],
     projects: [
       { id: PROJECTS['acme/api'], path: 'api', namespace: 'acme', access_requests: requestsOf('acme/api') },
@@ -160,7 +179,8 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     });
   }
 
-  const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engineApp, 'staff-access', mode);
+  const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> =>
+    harness.pass(engineApp, 'staff-access', mode);
 
   const userId = (username: string): number => {
     const user = [...sandbox.state.users.values()].find((u) => u.username === username);
@@ -168,7 +188,9 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     return user.id;
   };
   const sourceOf = (source: Source): [string, number] =>
-    source in GROUPS ? ['group', GROUPS[source as keyof typeof GROUPS]] : ['project', PROJECTS[source as keyof typeof PROJECTS]];
+    source in GROUPS
+      ? ['group', GROUPS[source as keyof typeof GROUPS]]
+      : ['project', PROJECTS[source as keyof typeof PROJECTS]];
   const label = (source: Source, username: string) => `${source}: ${username} (user ${userId(username)})`;
 
   /** Members the pass added: `source source_id username level`, sorted. */
@@ -178,7 +200,10 @@ describe('access_requests against the sandbox, with a real Redis', () => {
       .map((m) => `${m.source} ${m.source_id} ${sandbox.state.users.get(m.user_id)?.username} ${m.access_level}`)
       .sort();
   /** Requests still pending: `source source_id username`, sorted. */
-  const pending = (): string[] => sandbox.state.accessRequests.map((r) => `${r.source} ${r.source_id} ${sandbox.state.users.get(r.user_id)?.username}`).sort();
+  const pending = (): string[] =>
+    sandbox.state.accessRequests
+      .map((r) => `${r.source} ${r.source_id} ${sandbox.state.users.get(r.user_id)?.username}`)
+      .sort();
   const writes = () => sandbox.state.requestLog.filter((r) => r.method !== 'GET');
 
   /** What the table says for the token: the members added, the requests left, and the action per request. */
@@ -192,13 +217,21 @@ describe('access_requests against the sandbox, with a real Redis', () => {
       const [kind, id] = sourceOf(source);
       if (outcome === 'leave') left.push(`${kind} ${id} ${username}`);
       else if (outcome !== 'deny') members.push(`${kind} ${id} ${username} ${LEVELS[outcome]}`);
-      actions.set(label(source, username), outcome === 'leave' ? 'skip' : outcome === 'deny' ? 'deny' : `approve ${LEVELS[outcome]}`);
+      actions.set(
+        label(source, username),
+        outcome === 'leave' ? 'skip' : outcome === 'deny' ? 'deny' : `approve ${LEVELS[outcome]}`,
+      );
     }
     return { members: members.sort(), left: left.sort(), actions };
   }
 
   const actionsOf = (result: PassResult) =>
-    new Map(result.decisions.map((d) => [d.target, d.action === 'approve' ? `approve ${JSON.stringify(d.params.access_level)}` : d.action]));
+    new Map(
+      result.decisions.map((d) => [
+        d.target,
+        d.action === 'approve' ? `approve ${JSON.stringify(d.params.access_level)}` : d.action,
+      ]),
+    );
 
   it('the world has the 40 requests the table lists', () => {
     expect(REQUESTS).toHaveLength(40);
@@ -225,7 +258,9 @@ describe('access_requests against the sandbox, with a real Redis', () => {
 
       // Observing reads each requester once and GET /user once for the whole pass; each action's precondition then
       // reads its request's requester again, just before acting, and nothing more.
-      const userReads = sandbox.state.requestLog.filter((r) => r.method === 'GET' && /^\/api\/v4\/users\/\d+$/.test(r.path)).map((r) => r.path);
+      const userReads = sandbox.state.requestLog
+        .filter((r) => r.method === 'GET' && /^\/api\/v4\/users\/\d+$/.test(r.path))
+        .map((r) => r.path);
       expect(userReads.length).toBe(new Set(REQUESTS.map(([, user]) => user)).size + outcomes.length);
       expect(sandbox.state.requestLog.filter((r) => r.path === '/api/v4/user')).toHaveLength(1);
       const writePaths = writes().map((r) => r.path);
@@ -233,7 +268,10 @@ describe('access_requests against the sandbox, with a real Redis', () => {
         const userId = /access_requests\/(\d+)/.exec(write)?.[1];
         const before = sandbox.state.requestLog.findIndex((r) => r.method !== 'GET' && r.path === write);
         // The last GET before each write is its requester's record, read again.
-        const lastRead = sandbox.state.requestLog.slice(0, before).filter((r) => r.method === 'GET').at(-1);
+        const lastRead = sandbox.state.requestLog
+          .slice(0, before)
+          .filter((r) => r.method === 'GET')
+          .at(-1);
         expect([index, lastRead?.path]).toEqual([index, `/api/v4/users/${userId}`]);
       }
 
@@ -251,7 +289,9 @@ describe('access_requests against the sandbox, with a real Redis', () => {
         const result = await pass(await app(token, { dryRun }));
         expect(result.dryRun).toBe(true);
         expect(actionsOf(result)).toEqual(expected(column).actions);
-        expect(new Set(result.records.filter((r) => r.decision.action !== 'skip').map((r) => r.outcome))).toEqual(new Set(['would_act']));
+        expect(new Set(result.records.filter((r) => r.decision.action !== 'skip').map((r) => r.outcome))).toEqual(
+          new Set(['would_act']),
+        );
       }
       expect(writes()).toEqual([]);
       expect(newMembers()).toEqual([]);
@@ -267,7 +307,9 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     expect(admin.decisions).toHaveLength(40);
     expect(ordinary.decisions).toHaveLength(40);
     for (const decision of [...admin.decisions, ...ordinary.decisions]) {
-      expect(decision.reason).toMatch(/^(approve as (guest|reporter|developer): rule \d \(.+\)|deny: (rule \d \(.+\)|pending \d+d, longer than deny_pending_after 30d)|leave: .+)$/);
+      expect(decision.reason).toMatch(
+        /^(approve as (guest|reporter|developer): rule \d \(.+\)|deny: (rule \d \(.+\)|pending \d+d, longer than deny_pending_after 30d)|leave: .+)$/,
+      );
       // One line for the request, one per rule.
       expect(decision.details).toHaveLength(6);
     }
@@ -278,11 +320,15 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     const staffHolds = 'email domain acme.com, two-factor on, not external, not a bot, account older than 30d';
     expect(a.get(label('acme', 'ann'))).toBe(`approve as developer: rule 2 (${staffHolds})`);
     expect(a.get(label('acme', 'cara'))).toBe(`approve as developer: rule 2 (${staffHolds})`);
-    expect(a.get(label('acme', 'ben'))).toBe('approve as reporter: rule 3 (email domain acme.com, not external, not a bot, account older than 30d)');
+    expect(a.get(label('acme', 'ben'))).toBe(
+      'approve as reporter: rule 3 (email domain acme.com, not external, not a bot, account older than 30d)',
+    );
     expect(a.get(label('acme', 'eve'))).toBe('approve as guest: rule 4 (two-factor on, external, email confirmed)');
     expect(a.get(label('acme', 'spam-king'))).toBe('deny: rule 1 (username matches "^spam")');
     expect(a.get(label('acme', 'deploy-bot'))).toBe('deny: rule 5 (a bot)');
-    expect(a.get(label('acme', 'bill'))).toBe('leave: user is blocked, never approved (rule 2 would approve as developer)');
+    expect(a.get(label('acme', 'bill'))).toBe(
+      'leave: user is blocked, never approved (rule 2 would approve as developer)',
+    );
     expect(a.get(label('acme', 'oscar'))).toBe('deny: pending 40d, longer than deny_pending_after 30d');
     expect(a.get(label('acme', 'yan'))).toBe(
       'leave: no rule matched (rule 1: username yan not matched; rule 2: account 5d old, younger than 30d; rule 3: account 5d old, younger than 30d; rule 4: not external; rule 5: not a bot)',
@@ -294,12 +340,22 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     // Without the administrator's view, rule 2 may or may not hold: nothing is approved or denied after it, not even
     // for age, until a token that can read it decides.
     const undecidable = `neither approved nor denied on a fact the token cannot read`;
-    expect(o.get(label('acme', 'ann'))).toBe(`leave: rule 2 cannot be decided (email, two-factor, external unknown: ${NOT_ADMIN}); ${undecidable}`);
-    expect(o.get(label('acme', 'arne'))).toBe(`leave: rule 2 cannot be decided (email, two-factor, external unknown: ${NOT_ADMIN}); ${undecidable}`);
-    expect(o.get(label('acme', 'deploy-bot'))).toBe(`leave: rule 4 cannot be decided (two-factor, external, confirmed unknown: ${NOT_ADMIN}); ${undecidable}`);
+    expect(o.get(label('acme', 'ann'))).toBe(
+      `leave: rule 2 cannot be decided (email, two-factor, external unknown: ${NOT_ADMIN}); ${undecidable}`,
+    );
+    expect(o.get(label('acme', 'arne'))).toBe(
+      `leave: rule 2 cannot be decided (email, two-factor, external unknown: ${NOT_ADMIN}); ${undecidable}`,
+    );
+    expect(o.get(label('acme', 'deploy-bot'))).toBe(
+      `leave: rule 4 cannot be decided (two-factor, external, confirmed unknown: ${NOT_ADMIN}); ${undecidable}`,
+    );
     expect(o.get(label('acme', 'spam-king'))).toBe('deny: rule 1 (username matches "^spam")');
-    expect(admin.decisions.find((d) => d.target === label('acme', 'ann'))?.details?.[0]).toMatch(/^requested \S+ \(2d ago\); administrator view$/);
-    expect(ordinary.decisions.find((d) => d.target === label('acme', 'ann'))?.details?.[0]).toMatch(/; public view: the token is not an administrator's$/);
+    expect(admin.decisions.find((d) => d.target === label('acme', 'ann'))?.details?.[0]).toMatch(
+      /^requested \S+ \(2d ago\); administrator view$/,
+    );
+    expect(ordinary.decisions.find((d) => d.target === label('acme', 'ann'))?.details?.[0]).toMatch(
+      /; public view: the token is not an administrator's$/,
+    );
 
     expect(writes()).toEqual([]);
     expect(pending()).toHaveLength(40);
@@ -308,7 +364,9 @@ describe('access_requests against the sandbox, with a real Redis', () => {
 
   it('counts a request someone handled meanwhile as gone, and acts on each request only once across passes', async () => {
     const engineApp = await app(ADMIN_TOKEN);
-    const bensRequest = sandbox.state.accessRequests.find((r) => r.source === 'group' && r.source_id === GROUPS.acme && r.user_id === userId('ben'));
+    const bensRequest = sandbox.state.accessRequests.find(
+      (r) => r.source === 'group' && r.source_id === GROUPS.acme && r.user_id === userId('ben'),
+    );
     // Someone approves ann in acme by hand just before the policy does: the forge answers 404.
     const client = engineApp.get(GitlabClient);
     const approve = client.groupAccessRequests.approve.bind(client.groupAccessRequests);
@@ -351,7 +409,9 @@ describe('access_requests against the sandbox, with a real Redis', () => {
     expect(newMembers()).toHaveLength(want.members.length - 2);
 
     // Within gitlab.timeout of the failures the forge is not trusted to show them yet; after it, they are made.
-    expect((await pass(engineApp)).records.filter((r) => r.outcome === 'uncertain').map((r) => r.decision.target)).toEqual(failed);
+    expect(
+      (await pass(engineApp)).records.filter((r) => r.outcome === 'uncertain').map((r) => r.decision.target),
+    ).toEqual(failed);
     sandbox.state.clock.advance(30_000);
     const third = await pass(engineApp);
     expect(third.records.filter((r) => r.outcome === 'done').map((r) => r.decision.target)).toEqual(failed);

@@ -33,7 +33,14 @@ describe('audit pages: newest first, filtered by a bounded scan, paged by id', (
 
   beforeAll(async () => {
     // 1,000 entries a second apart: every 100th of policy "rare", the others alternating "retry" and "cleanup".
-    const entries = Array.from({ length: 1_000 }, (_, i) => entry(base + i * 1000, i % 100 === 0 ? 'rare' : i % 2 === 0 ? 'retry' : 'cleanup', `acme/p${i}`, i % 3 === 0 ? 'failed' : 'done'));
+    const entries = Array.from({ length: 1_000 }, (_, i) =>
+      entry(
+        base + i * 1000,
+        i % 100 === 0 ? 'rare' : i % 2 === 0 ? 'retry' : 'cleanup',
+        `acme/p${i}`,
+        i % 3 === 0 ? 'failed' : 'done',
+      ),
+    );
     await add(redis, key, entries);
   });
   afterAll(async () => {
@@ -55,19 +62,30 @@ describe('audit pages: newest first, filtered by a bounded scan, paged by id', (
   });
 
   it('filters by policy, outcome, action and target text together', async () => {
-    const page = await trail.page({ policy: 'retry', outcome: 'failed', text: 'P9' }, { limit: 100, scanLimit: 10_000 });
+    const page = await trail.page(
+      { policy: 'retry', outcome: 'failed', text: 'P9' },
+      { limit: 100, scanLimit: 10_000 },
+    );
     const expected = Array.from({ length: 1_000 }, (_, i) => i)
       .filter((i) => i % 100 !== 0 && i % 2 === 0 && i % 3 === 0 && String(i).startsWith('9'))
       .reverse()
       .map((i) => `acme/p${i}`);
     expect(page.entries.map((e) => e.target)).toEqual(expected);
-    expect(page.entries.every((e) => e.policy === 'retry' && e.action === 'retry' && e.outcome === 'failed')).toBe(true);
+    expect(page.entries.every((e) => e.policy === 'retry' && e.action === 'retry' && e.outcome === 'failed')).toBe(
+      true,
+    );
     expect(page.stoppedAt).toBeUndefined();
   });
 
-  it('a time range is Redis\'s own: from and to bound the entries, both inclusive', async () => {
+  it("a time range is Redis's own: from and to bound the entries, both inclusive", async () => {
     const page = await trail.page({ fromMs: base + 100_000, toMs: base + 104_000 }, { limit: 50, scanLimit: 10_000 });
-    expect(page.entries.map((e) => e.target)).toEqual(['acme/p104', 'acme/p103', 'acme/p102', 'acme/p101', 'acme/p100']);
+    expect(page.entries.map((e) => e.target)).toEqual([
+      'acme/p104',
+      'acme/p103',
+      'acme/p102',
+      'acme/p101',
+      'acme/p100',
+    ]);
   });
 
   it('a filter that matches little stops at the scan bound, says where, and the next page goes on from there', async () => {

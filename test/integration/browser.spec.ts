@@ -44,7 +44,12 @@ describe('browser tests (Debian chromium through playwright-core)', () => {
     server = createServer((request, response) => {
       void (async () => {
         const body = await readBody(request);
-        received.push({ method: request.method ?? '', url: request.url ?? '', contentType: request.headers['content-type'], body });
+        received.push({
+          method: request.method ?? '',
+          url: request.url ?? '',
+          contentType: request.headers['content-type'],
+          body,
+        });
         response.setHeader('Content-Type', 'text/html; charset=utf-8');
         if (request.method === 'GET' && request.url === '/') {
           response.end(FORM_PAGE);

@@ -47,12 +47,22 @@ describe('what the console reads besides the audit trail: pass logs and the repl
     const presence = new ReplicaPresence(redis, config);
     const now = Date.parse('2026-11-27T12:00:00Z');
     await presence.beat(now - 30_000);
-    await redis.hset(`${prefix}:replicas`, 'other:2', JSON.stringify({ version: '0.1.0', started: '', seenMs: now - 5 * 60_000 }));
-    await redis.hset(`${prefix}:replicas`, 'gone:3', JSON.stringify({ version: '0.1.0', started: '', seenMs: now - 2 * 86_400_000 }));
+    await redis.hset(
+      `${prefix}:replicas`,
+      'other:2',
+      JSON.stringify({ version: '0.1.0', started: '', seenMs: now - 5 * 60_000 }),
+    );
+    await redis.hset(
+      `${prefix}:replicas`,
+      'gone:3',
+      JSON.stringify({ version: '0.1.0', started: '', seenMs: now - 2 * 86_400_000 }),
+    );
     await redis.hset(`${prefix}:replicas`, 'damaged:4', 'not json');
     const seen = await presence.seenSince(now - 60_000, now);
     expect(seen.map((replica) => replica.name)).toEqual([THIS_REPLICA]);
-    expect((await presence.seenSince(now - 10 * 60_000, now)).map((replica) => replica.name).sort()).toEqual(['other:2', THIS_REPLICA].sort());
+    expect((await presence.seenSince(now - 10 * 60_000, now)).map((replica) => replica.name).sort()).toEqual(
+      ['other:2', THIS_REPLICA].sort(),
+    );
     expect((await redis.hkeys(`${prefix}:replicas`)).sort()).toEqual(['other:2', THIS_REPLICA].sort());
   });
 });

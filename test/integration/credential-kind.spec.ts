@@ -39,8 +39,18 @@ describe('a credential kind added in one file and one line', () => {
     service = new SigningService();
     service.now = now;
     service.accounts.set('release-bot', [
-      { id: OLD, title: 'sign-release', key: aPublicKey('old'), created_at: new Date(now.getTime() - 40 * DAY_MS).toISOString() },
-      { id: YOUNG, title: 'sign-nightly', key: aPublicKey('young'), created_at: new Date(now.getTime() - 2 * DAY_MS).toISOString() },
+      {
+        id: OLD,
+        title: 'sign-release',
+        key: aPublicKey('old'),
+        created_at: new Date(now.getTime() - 40 * DAY_MS).toISOString(),
+      },
+      {
+        id: YOUNG,
+        title: 'sign-nightly',
+        key: aPublicKey('young'),
+        created_at: new Date(now.getTime() - 2 * DAY_MS).toISOString(),
+      },
     ]);
   });
 
@@ -48,7 +58,9 @@ describe('a credential kind added in one file and one line', () => {
 
   function policy() {
     const kinds = new CredentialKinds({ ...CREDENTIAL_KINDS.sections, signing_keys: signingKeysKind(service) });
-    const runner: PolicyType<RotationConfig, RotationSnapshot> = defineKeyRotationType(new RotationSteps(kinds, new KeyFiles(new SecretFiles()), new HookRunner(60_000)));
+    const runner: PolicyType<RotationConfig, RotationSnapshot> = defineKeyRotationType(
+      new RotationSteps(kinds, new KeyFiles(new SecretFiles()), new HookRunner(60_000)),
+    );
     const config = runner.definition.schema.parse({
       name: 'rotate',
       type: 'key_rotation',
@@ -61,7 +73,11 @@ describe('a credential kind added in one file and one line', () => {
   }
 
   /** One pass as the executor runs it: each decision's precondition read again, then its effect. */
-  async function pass({ runner, config }: ReturnType<typeof policy>, at: Date, beforeActing: () => void = () => undefined) {
+  async function pass(
+    { runner, config }: ReturnType<typeof policy>,
+    at: Date,
+    beforeActing: () => void = () => undefined,
+  ) {
     const context = forge.context({ now: at, policy: config });
     const snapshot = await runner.observe(config, context);
     const decisions = runner.decide(config, snapshot, at);
@@ -84,7 +100,13 @@ describe('a credential kind added in one file and one line', () => {
         outcomes.push(`${decision.action} failed: ${(error as Error).message}`);
       }
     }
-    return { snapshot, decisions, outcomes, summary: runner.summarize(config, snapshot, decisions), nextPass: runner.nextPass?.(config, snapshot, at, decisions) };
+    return {
+      snapshot,
+      decisions,
+      outcomes,
+      summary: runner.summarize(config, snapshot, decisions),
+      nextPass: runner.nextPass?.(config, snapshot, at, decisions),
+    };
   }
 
   const keyIds = () => (service.accounts.get('release-bot') ?? []).map((key) => key.id);
@@ -101,17 +123,33 @@ describe('a credential kind added in one file and one line', () => {
       'run_on_rotate signing-release-bot-1:run_on_rotate:0',
       'skip signing-release-bot-2',
     ]);
-    expect(first.decisions[0].reason).toBe(`rotate: created ${later(-40 * DAY_MS).toISOString().slice(0, 10)}, older than rotate_after 30d`);
-    expect(first.decisions[0].params).toMatchObject({ kind: 'signing', holder: 'release-bot', old_key_id: OLD, path: join(secrets, 'rotate', `release-bot-${OLD}`) });
+    expect(first.decisions[0].reason).toBe(
+      `rotate: created ${later(-40 * DAY_MS)
+        .toISOString()
+        .slice(0, 10)}, older than rotate_after 30d`,
+    );
+    expect(first.decisions[0].params).toMatchObject({
+      kind: 'signing',
+      holder: 'release-bot',
+      old_key_id: OLD,
+      path: join(secrets, 'rotate', `release-bot-${OLD}`),
+    });
     expect(first.outcomes.at(-1)).toBe('signing key 2 of release-bot: skip: 2d old, rotates after 30d');
 
     // The new key on the service is the one whose private half is on disk, 0600; on_rotate ran with it.
     const path = join(secrets, 'rotate', `release-bot-${OLD}`);
     const added = (service.accounts.get('release-bot') ?? []).find((key) => key.id !== OLD && key.id !== YOUNG);
-    expect(added?.key.split(' ').slice(0, 2).join(' ')).toBe(readOpenSshPrivateKey(readFileSync(path, 'utf8')).publicKey);
+    expect(added?.key.split(' ').slice(0, 2).join(' ')).toBe(
+      readOpenSshPrivateKey(readFileSync(path, 'utf8')).publicKey,
+    );
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(readFileSync(join(secrets, 'hook.log'), 'utf8')).toBe(`${added?.id} sign-release ${OLD}\n`);
-    expect(await loadRecord(forge.state, `signing-release-bot-${OLD}`)).toMatchObject({ kind: 'signing', holder: 'release-bot', step: 'hooked', new_key_id: added?.id });
+    expect(await loadRecord(forge.state, `signing-release-bot-${OLD}`)).toMatchObject({
+      kind: 'signing',
+      holder: 'release-bot',
+      step: 'hooked',
+      new_key_id: added?.id,
+    });
     expect(first.nextPass).toEqual(later(DAY_MS + 60_000));
 
     // Within the grace both keys stay; the new one is known as the rotation's.
@@ -127,14 +165,24 @@ describe('a credential kind added in one file and one line', () => {
     expect(after.outcomes.filter((line) => !line.includes('skip'))).toEqual(['remove_old_key: old key 1 removed']);
     expect(keyIds()).toEqual([YOUNG, added?.id]);
     expect(await loadRecord(forge.state, `signing-release-bot-${OLD}`)).toMatchObject({ step: 'done' });
-    expect(service.calls.filter((call) => !call.startsWith('GET'))).toEqual([`POST release-bot sign-release`, 'DELETE release-bot 1']);
+    expect(service.calls.filter((call) => !call.startsWith('GET'))).toEqual([
+      `POST release-bot sign-release`,
+      'DELETE release-bot 1',
+    ]);
     // The build's kinds, with no entries, read nothing: the forge saw the token's user, once a pass.
-    expect(forge.sandbox.state.requestLog.map((entry) => `${entry.method} ${entry.path}`)).toEqual(Array.from({ length: 3 }, () => 'GET /api/v4/user'));
+    expect(forge.sandbox.state.requestLog.map((entry) => `${entry.method} ${entry.path}`)).toEqual(
+      Array.from({ length: 3 }, () => 'GET /api/v4/user'),
+    );
   });
 
   it('keeps to the precondition: an old key a person removed meanwhile gets no new key, and its rotation is closed', async () => {
     const rotate = policy();
-    const first = await pass(rotate, now, () => service.accounts.set('release-bot', (service.accounts.get('release-bot') ?? []).filter((key) => key.id !== OLD)));
+    const first = await pass(rotate, now, () =>
+      service.accounts.set(
+        'release-bot',
+        (service.accounts.get('release-bot') ?? []).filter((key) => key.id !== OLD),
+      ),
+    );
     expect(first.outcomes.slice(1, 4)).toEqual([
       'upload_key stale: old key 1 is gone from release-bot: no new key is uploaded',
       'verify_key failed: not run: rotation signing-release-bot-1 is at key_written; retried next pass',
@@ -144,19 +192,35 @@ describe('a credential kind added in one file and one line', () => {
 
     const next = await pass(rotate, later(3_600_000));
     expect(next.outcomes.filter((line) => line.startsWith('close_rotation'))).toEqual([
-      `close_rotation: rotation signing-release-bot-1 closed: old key 1 is gone; its key file moved to ${join(secrets, 'rotate', 'release-bot-1')}.closed-${later(3_600_000).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`,
+      `close_rotation: rotation signing-release-bot-1 closed: old key 1 is gone; its key file moved to ${join(secrets, 'rotate', 'release-bot-1')}.closed-${later(
+        3_600_000,
+      )
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d+Z$/, 'Z')}`,
     ]);
-    expect(await loadRecord(forge.state, 'signing-release-bot-1')).toMatchObject({ step: 'closed', closed_reason: 'old key 1 is gone' });
+    expect(await loadRecord(forge.state, 'signing-release-bot-1')).toMatchObject({
+      step: 'closed',
+      closed_reason: 'old key 1 is gone',
+    });
     expect(keyIds()).toEqual([YOUNG]);
   });
 
   it('joins the policy type: its section is validated, and a policy with none of the sections is told all of them', () => {
     const { runner } = policy();
-    expect(() => runner.definition.schema.parse({ name: 'rotate', type: 'key_rotation', interval: '1h', secrets_dir: secrets })).toThrow(
+    expect(() =>
+      runner.definition.schema.parse({ name: 'rotate', type: 'key_rotation', interval: '1h', secrets_dir: secrets }),
+    ).toThrow(
       'this policy would never act: give ssh_keys, deploy_keys, signing_keys, project_access_tokens, group_access_tokens, deploy_tokens, personal_access_tokens or several',
     );
-    expect(() => runner.definition.schema.parse({ name: 'rotate', type: 'key_rotation', interval: '1h', secrets_dir: secrets, signing_keys: [{ account: 'x', titles: [], rotate_after: '1d', grace: '1d' }] })).toThrow(
-      'give at least one expression',
-    );
+    expect(() =>
+      runner.definition.schema.parse({
+        name: 'rotate',
+        type: 'key_rotation',
+        interval: '1h',
+        secrets_dir: secrets,
+        signing_keys: [{ account: 'x', titles: [], rotate_after: '1d', grace: '1d' }],
+      }),
+    ).toThrow('give at least one expression');
   });
 });

@@ -25,15 +25,22 @@ describe('the endpoint table', () => {
     expect(ENDPOINTS.length).toBeGreaterThanOrEqual(100);
   });
 
-  it.each(ENDPOINTS.map((entry) => [`${entry.method} ${entry.path}`, entry] as const))('%s has a client method', (_name, entry) => {
-    const [resource, method] = entry.client.split('.') as [string, string];
-    const target = (client as unknown as Record<string, Record<string, unknown> | undefined>)[resource];
-    expect(typeof target?.[method]).toBe('function');
-  });
+  it.each(ENDPOINTS.map((entry) => [`${entry.method} ${entry.path}`, entry] as const))(
+    '%s has a client method',
+    (_name, entry) => {
+      const [resource, method] = entry.client.split('.') as [string, string];
+      const target = (client as unknown as Record<string, Record<string, unknown> | undefined>)[resource];
+      expect(typeof target?.[method]).toBe('function');
+    },
+  );
 
-  it.each(ENDPOINTS.map((entry) => [`${entry.method} ${entry.path}`, entry] as const))('%s has a sandbox route', (_name, entry) => {
-    for (const path of samplePaths(entry.path)) expect([path, router.match(entry.method, path).kind]).toEqual([path, 'found']);
-  });
+  it.each(ENDPOINTS.map((entry) => [`${entry.method} ${entry.path}`, entry] as const))(
+    '%s has a sandbox route',
+    (_name, entry) => {
+      for (const path of samplePaths(entry.path))
+        expect([path, router.match(entry.method, path).kind]).toEqual([path, 'found']);
+    },
+  );
 
   // The README links to docs/api-client.md, which carries the reference.
   const apiClientDoc = () => readFileSync(resolve(__dirname, '../../docs/api-client.md'), 'utf8');

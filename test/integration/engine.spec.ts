@@ -54,7 +54,11 @@ describe('the engine on a real Redis', () => {
   }
 
   async function app(policies: string, dryRun = false, clock?: Clock) {
-    const started = await createApp(config(policies, dryRun), 'engine.yml', quietLogger(), { http: false, modules: [FakePolicyModule], clock });
+    const started = await createApp(config(policies, dryRun), 'engine.yml', quietLogger(), {
+      http: false,
+      modules: [FakePolicyModule],
+      clock,
+    });
     return started.app;
   }
 
@@ -70,12 +74,21 @@ describe('the engine on a real Redis', () => {
 
       expect([...touched].sort()).toEqual(['a', 'b', 'c']);
       // The instance that lost each race finds the key settled, or still claimed by the winner.
-      const outcomes = results.flatMap((result) => result.records.map((record) => (record.outcome === 'in_progress' ? 'duplicate' : record.outcome))).sort();
+      const outcomes = results
+        .flatMap((result) =>
+          result.records.map((record) => (record.outcome === 'in_progress' ? 'duplicate' : record.outcome)),
+        )
+        .sort();
       expect(outcomes).toEqual(['done', 'done', 'done', 'duplicate', 'duplicate', 'duplicate']);
       expect(again.records.map((record) => record.outcome)).toEqual(['duplicate', 'duplicate', 'duplicate']);
       const audit = await first.get(AuditTrail).read(0);
       expect(audit.map((entry) => `${entry.target} ${entry.outcome}`).sort()).toEqual(['a done', 'b done', 'c done']);
-      expect(audit[0]).toMatchObject({ policy: 'touch', action: 'touch', dry_run: false, detail: expect.stringMatching(/^touched /) });
+      expect(audit[0]).toMatchObject({
+        policy: 'touch',
+        action: 'touch',
+        dry_run: false,
+        detail: expect.stringMatching(/^touched /),
+      });
     } finally {
       await Promise.all([first.close(), second.close()]);
     }
@@ -91,7 +104,10 @@ describe('the engine on a real Redis', () => {
     const policy = '  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }';
     /** A claim as a dead process leaves it: the entry, and no live lease beside it. */
     const claimedByTheDead = async (key: string, at: Date) => {
-      await redis.set(`${prefix}:ledger:touch:${key}`, JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime(), attempts: 1, owner: 'dead' }));
+      await redis.set(
+        `${prefix}:ledger:touch:${key}`,
+        JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime(), attempts: 1, owner: 'dead' }),
+      );
     };
 
     it('turns uncertain, and a pass that observed the forge after it acts: once, not never', async () => {
@@ -109,7 +125,10 @@ describe('the engine on a real Redis', () => {
         expect((await engine.runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['done']);
         expect((await engine.runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['duplicate']);
         expect(touched).toEqual(['a']);
-        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'done', attempts: 2 });
+        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({
+          state: 'done',
+          attempts: 2,
+        });
       } finally {
         await engineApp.close();
       }
@@ -118,7 +137,10 @@ describe('the engine on a real Redis', () => {
     it('a claim written before attempts were counted (no owner, no lease) is not blocked for the ledger lifetime', async () => {
       const { clock, advance } = movableClock();
       const at = new Date(clock.now() - 3_600_000);
-      await redis.set(`${prefix}:ledger:touch:a`, JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime() }));
+      await redis.set(
+        `${prefix}:ledger:touch:a`,
+        JSON.stringify({ state: 'claimed', at: at.toISOString(), at_ms: at.getTime() }),
+      );
       const engineApp = await app(policy, false, clock);
       try {
         const engine = engineApp.get(EngineService);
@@ -132,13 +154,27 @@ describe('the engine on a real Redis', () => {
     });
 
     it('blocks while the claim is alive: its owner renews the lease', async () => {
-      await redis.set(`${prefix}:ledger:touch:a`, JSON.stringify({ state: 'claimed', at: new Date().toISOString(), at_ms: Date.now(), attempts: 1, owner: 'alive' }));
+      await redis.set(
+        `${prefix}:ledger:touch:a`,
+        JSON.stringify({
+          state: 'claimed',
+          at: new Date().toISOString(),
+          at_ms: Date.now(),
+          attempts: 1,
+          owner: 'alive',
+        }),
+      );
       await redis.set(`${prefix}:lease:claim:touch:a`, 'alive', 'PX', 60_000);
       const engineApp = await app(policy);
       try {
-        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual(['in_progress']);
+        expect((await engineApp.get(EngineService).runPass('touch', 'act')).records.map((r) => r.outcome)).toEqual([
+          'in_progress',
+        ]);
         expect(touched).toEqual([]);
-        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'claimed', owner: 'alive' });
+        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({
+          state: 'claimed',
+          owner: 'alive',
+        });
       } finally {
         await engineApp.close();
       }
@@ -153,14 +189,26 @@ describe('the engine on a real Redis', () => {
       try {
         const engine = engineApp.get(EngineService);
         const first = await engine.runPass('touch', 'act');
-        expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'b failed']);
+        expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+          'a done',
+          'b failed',
+        ]);
         expect(first.records[1]?.detail).toBe('POST things/b → 500: 500 Internal Server Error');
-        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['duplicate', 'uncertain']);
+        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual([
+          'duplicate',
+          'uncertain',
+        ]);
         failures.delete('b');
         advance(30_000);
-        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual(['duplicate', 'done']);
+        expect((await engine.runPass('touch', 'act')).records.map((record) => record.outcome)).toEqual([
+          'duplicate',
+          'done',
+        ]);
         expect(touched).toEqual(['a', 'b', 'b']);
-        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:b`))!)).toMatchObject({ state: 'done', attempts: 2 });
+        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:b`))!)).toMatchObject({
+          state: 'done',
+          attempts: 2,
+        });
       } finally {
         await engineApp.close();
       }
@@ -210,18 +258,35 @@ describe('the engine on a real Redis', () => {
 
   it('keeps every unsettled target for the next observe, and drops settled ones', async () => {
     failures.set('c', 'server');
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c, d], max_actions_per_run: 2 }');
+    const engineApp = await app(
+      '  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c, d], max_actions_per_run: 2 }',
+    );
     try {
       const engine = engineApp.get(EngineService);
       const first = await engine.runPass('touch', 'act');
-      expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'b done', 'c deferred', 'd deferred']);
+      expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+        'a done',
+        'b done',
+        'c deferred',
+        'd deferred',
+      ]);
       expect((await redis.hkeys(`${prefix}:unsettled:touch`)).sort()).toEqual(['c', 'd']);
       const second = await engine.runPass('touch', 'act');
-      expect(second.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a duplicate', 'b duplicate', 'c failed', 'd done']);
+      expect(second.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+        'a duplicate',
+        'b duplicate',
+        'c failed',
+        'd done',
+      ]);
       expect(seen.unsettled).toEqual([[], ['c', 'd']]);
       const open = await redis.hgetall(`${prefix}:unsettled:touch`);
       expect(Object.keys(open)).toEqual(['c']);
-      expect(JSON.parse(open.c)).toMatchObject({ action: 'touch', target: 'c', outcome: 'failed', params: { target: 'c' } });
+      expect(JSON.parse(open.c)).toMatchObject({
+        action: 'touch',
+        target: 'c',
+        outcome: 'failed',
+        params: { target: 'c' },
+      });
       expect(await engineApp.get(MetricsService).render()).toMatch(/forgewarden_unsettled_targets\{policy="touch"\} 1/);
     } finally {
       await engineApp.close();
@@ -252,7 +317,10 @@ describe('the engine on a real Redis', () => {
     const dry = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b] }', true);
     try {
       const pass = await dry.get(EngineService).runPass('touch', 'act');
-      expect(pass.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a would_act', 'b would_act']);
+      expect(pass.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+        'a would_act',
+        'b would_act',
+      ]);
       expect(seen.commits.length).toBe(commitsBefore);
       expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual(['b']);
     } finally {
@@ -304,7 +372,10 @@ describe('the engine on a real Redis', () => {
     try {
       await engineApp.get(EngineService).runPass('touch', 'act');
       expect(seen.actedAt.map((at) => at.toISOString())).toEqual(['2030-01-01T00:10:00.000Z']);
-      expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'done', at: '2030-01-01T00:10:00.000Z' });
+      expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({
+        state: 'done',
+        at: '2030-01-01T00:10:00.000Z',
+      });
     } finally {
       await engineApp.close();
     }
@@ -325,10 +396,17 @@ describe('the engine on a real Redis', () => {
       await redis.del(`${prefix}:work:${next}`);
       expect((await engineApp.get(QueueService).schedules(policyTickJob)).map((s) => s.id)).toEqual(['touch']);
       // A schedule only another replica wants (a newer policy file, mid rolling update) is not removed by the repair.
-      await engineApp.get(QueueService).syncSchedules(policyTickJob, [{ id: 'newer', payload: { policy: 'newer' }, repeat: { every: 3_600_000 } }], { prune: false });
+      await engineApp
+        .get(QueueService)
+        .syncSchedules(policyTickJob, [{ id: 'newer', payload: { policy: 'newer' }, repeat: { every: 3_600_000 } }], {
+          prune: false,
+        });
       await engine.checkRedisData(true);
       expect(await redis.zrange(delayed, 0, -1)).toContain(next);
-      expect((await engineApp.get(QueueService).schedules(policyTickJob)).map((s) => s.id).sort()).toEqual(['newer', 'touch']);
+      expect((await engineApp.get(QueueService).schedules(policyTickJob)).map((s) => s.id).sort()).toEqual([
+        'newer',
+        'touch',
+      ]);
     } finally {
       await engineApp.close();
     }
@@ -377,18 +455,22 @@ describe('the engine on a real Redis', () => {
 
       now += 60_000;
       engine.reloadRejected('/etc/forgewarden/policies.yml', 1);
-      expect(engine.configStatus()).toEqual({ ok: false, reason: 'reload failed at 2030-01-01T03:01:00.000Z: 1 problem in /etc/forgewarden/policies.yml' });
+      expect(engine.configStatus()).toEqual({
+        ok: false,
+        reason: 'reload failed at 2030-01-01T03:01:00.000Z: 1 problem in /etc/forgewarden/policies.yml',
+      });
       expect(await gauges()).toEqual({ successful: 0, timestamp: Date.parse('2030-01-01T03:00:00.000Z') / 1000 });
 
       // A valid file this build cannot run (a policy type it lacks): refused too, and the running policies stay.
       now += 60_000;
       const lacking = config('  - { name: other, type: fake_touch, interval: 1m, targets: [] }');
-      await expect(engine.reload({ ...lacking, policies: lacking.policies.map((policy) => ({ ...policy, type: 'not_built' })) })).rejects.toThrow(
-        'policy type "not_built" is not in this build',
-      );
+      await expect(
+        engine.reload({ ...lacking, policies: lacking.policies.map((policy) => ({ ...policy, type: 'not_built' })) }),
+      ).rejects.toThrow('policy type "not_built" is not in this build');
       expect(engine.configStatus()).toEqual({
         ok: false,
-        reason: 'reload failed at 2030-01-01T03:02:00.000Z: policy type "not_built" is not in this build; is it in the list of policies/index.ts?',
+        reason:
+          'reload failed at 2030-01-01T03:02:00.000Z: policy type "not_built" is not in this build; is it in the list of policies/index.ts?',
       });
       expect(engine.policyNames()).toEqual(['touch']);
       expect((await gauges()).successful).toBe(0);
@@ -403,11 +485,17 @@ describe('the engine on a real Redis', () => {
   });
 
   it('in dry run records would-be actions and calls nothing', async () => {
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b], skip: [b] }', true);
+    const engineApp = await app(
+      '  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b], skip: [b] }',
+      true,
+    );
     try {
       const result = await engineApp.get(EngineService).runPass('touch', 'act');
       expect(touched).toEqual([]);
-      expect(result.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a would_act', 'b skipped']);
+      expect(result.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+        'a would_act',
+        'b skipped',
+      ]);
       expect(await engineApp.get(AuditTrail).read(0)).toEqual([
         expect.objectContaining({ target: 'a', outcome: 'would_act', dry_run: true, reason: 'touch a' }),
       ]);
@@ -433,14 +521,18 @@ describe('the engine on a real Redis', () => {
       });
       const stored = JSON.stringify(await redis.xrange(`${prefix}:audit`, '-', '+'));
       expect(stored).toContain('the forge said PRIVATE-TOKEN: [REDACTED]');
-      for (const secret of ['hunter2-from-a-header', 'glpat-engine-test-000000', 'AnotherForgeToken99']) expect(stored).not.toContain(secret);
+      for (const secret of ['hunter2-from-a-header', 'glpat-engine-test-000000', 'AnotherForgeToken99'])
+        expect(stored).not.toContain(secret);
     } finally {
       await engineApp.close();
     }
   });
 
   it('a policy-level dry_run overrides the file', async () => {
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a], dry_run: true }', false);
+    const engineApp = await app(
+      '  - { name: touch, type: fake_touch, interval: 1m, targets: [a], dry_run: true }',
+      false,
+    );
     try {
       const result = await engineApp.get(EngineService).runPass('touch', 'act');
       expect(result.dryRun).toBe(true);
@@ -451,7 +543,9 @@ describe('the engine on a real Redis', () => {
   });
 
   it('defers actions over max_actions_per_run to the next pass', async () => {
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c], max_actions_per_run: 2 }');
+    const engineApp = await app(
+      '  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c], max_actions_per_run: 2 }',
+    );
     try {
       const first = await engineApp.get(EngineService).runPass('touch', 'act');
       expect(first.records.map((record) => record.outcome)).toEqual(['done', 'done', 'deferred']);
@@ -467,8 +561,12 @@ describe('the engine on a real Redis', () => {
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a], delay: 1h }');
     try {
       const engine = engineApp.get(EngineService);
-      expect((await engine.runPass('touch', 'act', 'queue')).records.map((record) => record.outcome)).toEqual(['scheduled']);
-      expect((await engine.runPass('touch', 'act', 'queue')).records.map((record) => record.outcome)).toEqual(['scheduled']);
+      expect((await engine.runPass('touch', 'act', 'queue')).records.map((record) => record.outcome)).toEqual([
+        'scheduled',
+      ]);
+      expect((await engine.runPass('touch', 'act', 'queue')).records.map((record) => record.outcome)).toEqual([
+        'scheduled',
+      ]);
       expect(await redis.zrange(`${prefix}:work:delayed`, 0, -1)).toEqual(['touch:a:0']);
       expect(touched).toEqual([]);
     } finally {
@@ -487,7 +585,11 @@ describe('the engine on a real Redis', () => {
         now += ms;
       },
     };
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c, d], delay: 1s }', false, clock);
+    const engineApp = await app(
+      '  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b, c, d], delay: 1s }',
+      false,
+      clock,
+    );
     try {
       const pass = await engineApp.get(EngineService).runPass('touch', 'act', 'inline');
       expect(pass.records.map((record) => record.outcome)).toEqual(['done', 'done', 'done', 'done']);
@@ -519,31 +621,39 @@ describe('the engine on a real Redis', () => {
     it.each([
       ['without a delay', ''],
       ['after a delay', ', delay: 1s'],
-    ])('%s: an action whose premise the forge contradicts is not sent, is stale, and the next pass decides afresh', async (_name, delay) => {
-      stale.add('a');
-      const engineApp = await app(`  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b]${delay} }`);
-      try {
-        const engine = engineApp.get(EngineService);
-        const pass = await engine.runPass('touch', 'act', 'inline');
-        expect(pass.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`)).toEqual([
-          'a stale a changed meanwhile',
-          'b done touched b',
-        ]);
-        expect(touched).toEqual(['b']);
-        // Nothing was sent: the key is free, and the pass leaves nothing open (it decides afresh, it does not retry).
-        expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'released' });
-        expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual([]);
-        const audit = await engineApp.get(AuditTrail).read(0);
-        expect(audit.find((entry) => entry.target === 'a')).toMatchObject({ outcome: 'stale', detail: 'a changed meanwhile' });
+    ])(
+      '%s: an action whose premise the forge contradicts is not sent, is stale, and the next pass decides afresh',
+      async (_name, delay) => {
+        stale.add('a');
+        const engineApp = await app(`  - { name: touch, type: fake_touch, interval: 1m, targets: [a, b]${delay} }`);
+        try {
+          const engine = engineApp.get(EngineService);
+          const pass = await engine.runPass('touch', 'act', 'inline');
+          expect(
+            pass.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`),
+          ).toEqual(['a stale a changed meanwhile', 'b done touched b']);
+          expect(touched).toEqual(['b']);
+          // Nothing was sent: the key is free, and the pass leaves nothing open (it decides afresh, it does not retry).
+          expect(JSON.parse((await redis.get(`${prefix}:ledger:touch:a`))!)).toMatchObject({ state: 'released' });
+          expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual([]);
+          const audit = await engineApp.get(AuditTrail).read(0);
+          expect(audit.find((entry) => entry.target === 'a')).toMatchObject({
+            outcome: 'stale',
+            detail: 'a changed meanwhile',
+          });
 
-        stale.delete('a');
-        const next = await engine.runPass('touch', 'act', 'inline');
-        expect(next.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'b duplicate']);
-        expect(touched).toEqual(['b', 'a']);
-      } finally {
-        await engineApp.close();
-      }
-    });
+          stale.delete('a');
+          const next = await engine.runPass('touch', 'act', 'inline');
+          expect(next.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+            'a done',
+            'b duplicate',
+          ]);
+          expect(touched).toEqual(['b', 'a']);
+        } finally {
+          await engineApp.close();
+        }
+      },
+    );
   });
 
   describe('a final refusal of the forge', () => {
@@ -556,18 +666,26 @@ describe('the engine on a real Redis', () => {
         const engine = engineApp.get(EngineService);
         const metrics = engineApp.get(MetricsService);
         const first = await engine.runPass('touch', 'act', 'inline');
-        expect(first.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`)).toEqual([
+        expect(
+          first.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`),
+        ).toEqual([
           'a refused POST things/a → 403: 403 Forbidden; parked until 2026-11-27T11:00:00.000Z',
           'b done touched b',
         ]);
         expect(touched).toEqual(['a', 'b']);
-        expect((await metrics.registry.getSingleMetric('forgewarden_targets_refused')?.get())?.values).toEqual([{ labels: { policy: 'touch' }, value: 1 }]);
-        expect((await metrics.registry.getSingleMetric('forgewarden_passes_total')?.get())?.values).toEqual([{ labels: { policy: 'touch', result: 'partial' }, value: 1 }]);
+        expect((await metrics.registry.getSingleMetric('forgewarden_targets_refused')?.get())?.values).toEqual([
+          { labels: { policy: 'touch' }, value: 1 },
+        ]);
+        expect((await metrics.registry.getSingleMetric('forgewarden_passes_total')?.get())?.values).toEqual([
+          { labels: { policy: 'touch', result: 'partial' }, value: 1 },
+        ]);
 
         // Within the hour: nothing is sent, and the record says since when and until when.
         now += 30 * 60_000;
         const parked = await engine.runPass('touch', 'act', 'inline');
-        expect(parked.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`)).toEqual([
+        expect(
+          parked.records.map((record) => `${record.decision.target} ${record.outcome} ${record.detail ?? ''}`),
+        ).toEqual([
           'a refused refused since 2026-11-27T10:00:00.000Z: POST things/a → 403: 403 Forbidden; looked at again after 2026-11-27T11:00:00.000Z',
           'b duplicate ',
         ]);
@@ -576,21 +694,34 @@ describe('the engine on a real Redis', () => {
         expect(parked.nextPassAt).toBeUndefined();
         // plan shows it too.
         const plan = await engine.runPass('touch', 'plan');
-        expect(plan.parked?.a).toMatchObject({ since: '2026-11-27T10:00:00.000Z', retry_at: '2026-11-27T11:00:00.000Z', count: 1 });
+        expect(plan.parked?.a).toMatchObject({
+          since: '2026-11-27T10:00:00.000Z',
+          retry_at: '2026-11-27T11:00:00.000Z',
+          count: 1,
+        });
 
         // After the hour it is tried again; refused again, it waits two hours, then four.
         now = Date.parse('2026-11-27T11:00:00Z');
-        expect((await engine.runPass('touch', 'act', 'inline')).records[0]?.detail).toBe('POST things/a → 403: 403 Forbidden; parked until 2026-11-27T13:00:00.000Z');
+        expect((await engine.runPass('touch', 'act', 'inline')).records[0]?.detail).toBe(
+          'POST things/a → 403: 403 Forbidden; parked until 2026-11-27T13:00:00.000Z',
+        );
         now = Date.parse('2026-11-27T13:00:00Z');
-        expect((await engine.runPass('touch', 'act', 'inline')).records[0]?.detail).toBe('POST things/a → 403: 403 Forbidden; parked until 2026-11-27T17:00:00.000Z');
+        expect((await engine.runPass('touch', 'act', 'inline')).records[0]?.detail).toBe(
+          'POST things/a → 403: 403 Forbidden; parked until 2026-11-27T17:00:00.000Z',
+        );
         expect(touched).toEqual(['a', 'b', 'a', 'a']);
 
         // Once the forge takes it, the target is settled and leaves the parked ones.
         failures.delete('a');
         now = Date.parse('2026-11-27T17:00:00Z');
-        expect((await engine.runPass('touch', 'act', 'inline')).records.map((record) => record.outcome)).toEqual(['done', 'duplicate']);
+        expect((await engine.runPass('touch', 'act', 'inline')).records.map((record) => record.outcome)).toEqual([
+          'done',
+          'duplicate',
+        ]);
         expect(await redis.hkeys(`${prefix}:unsettled:touch`)).toEqual([]);
-        expect((await metrics.registry.getSingleMetric('forgewarden_targets_refused')?.get())?.values).toEqual([{ labels: { policy: 'touch' }, value: 0 }]);
+        expect((await metrics.registry.getSingleMetric('forgewarden_targets_refused')?.get())?.values).toEqual([
+          { labels: { policy: 'touch' }, value: 0 },
+        ]);
       } finally {
         await engineApp.close();
       }
@@ -630,7 +761,11 @@ describe('the engine on a real Redis', () => {
           now += ms;
         },
       };
-      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [b, a], repairs: [a], max_actions_per_run: 1 }', false, clock);
+      const engineApp = await app(
+        '  - { name: touch, type: fake_touch, interval: 1h, targets: [b, a], repairs: [a], max_actions_per_run: 1 }',
+        false,
+        clock,
+      );
       try {
         const engine = engineApp.get(EngineService);
         const gauges = engineApp.get(EngineGauges);
@@ -643,9 +778,16 @@ describe('the engine on a real Redis', () => {
         // Mended first, three times within the pass, and b still within the cap of one.
         expect(touched).toEqual(['a', 'a', 'a', 'b']);
         expect(slept).toEqual([2_000, 5_000]);
-        expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['b done', 'a failed']);
-        expect(first.records[1]?.detail).toBe("POST things/a → 403: 403 Forbidden; a repair of the bot's own harm is tried again, never parked");
-        expect(first.harm).toEqual([expect.objectContaining({ kind: 'half_touched', target: 'a', since: '2026-11-27T10:00:00.000Z' })]);
+        expect(first.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+          'b done',
+          'a failed',
+        ]);
+        expect(first.records[1]?.detail).toBe(
+          "POST things/a → 403: 403 Forbidden; a repair of the bot's own harm is tried again, never parked",
+        );
+        expect(first.harm).toEqual([
+          expect.objectContaining({ kind: 'half_touched', target: 'a', since: '2026-11-27T10:00:00.000Z' }),
+        ]);
         // Not parked: no refusal kept, and the next pass comes within 45 seconds, not at the hour.
         expect(await redis.hget(`${prefix}:unsettled:touch`, 'a')).toContain('"outcome":"failed"');
         expect(await redis.hget(`${prefix}:unsettled:touch`, 'a')).not.toContain('refusal');
@@ -662,7 +804,10 @@ describe('the engine on a real Redis', () => {
         failures.delete('a');
         now += 60_000;
         const third = await engine.runPass('touch', 'act', 'inline');
-        expect(third.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['b duplicate', 'a done']);
+        expect(third.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+          'b duplicate',
+          'a done',
+        ]);
         expect(third.harm).toBeUndefined();
         expect(await redis.hget(`${prefix}:harm`, 'touch')).toBeNull();
         expect(await harmGauge()).toEqual([{ labels: { policy: 'touch', kind: 'half_touched' }, value: 0 }]);
@@ -675,27 +820,40 @@ describe('the engine on a real Redis', () => {
       failures.set('a', 'gone');
       let now = Date.parse('2026-11-27T10:00:00Z');
       const clock: Clock = { ...systemClock, now: () => now, sleep: async (ms) => void (now += ms) };
-      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [a], repairs: [a] }', false, clock);
+      const engineApp = await app(
+        '  - { name: touch, type: fake_touch, interval: 1h, targets: [a], repairs: [a] }',
+        false,
+        clock,
+      );
       try {
         const engine = engineApp.get(EngineService);
         const first = await engine.runPass('touch', 'act', 'inline');
-        expect(first.records.map((record) => `${record.outcome} ${record.detail}`)).toEqual(["failed not visible now: POST things/a → 404: 404 Not Found; tried again at every pass"]);
+        expect(first.records.map((record) => `${record.outcome} ${record.detail}`)).toEqual([
+          'failed not visible now: POST things/a → 404: 404 Not Found; tried again at every pass',
+        ]);
         expect((await redis.get(`${prefix}:ledger:touch:a`)) ?? '').not.toContain('"gone"');
         failures.delete('a');
         now += 60_000;
-        expect((await engine.runPass('touch', 'act', 'inline')).records.map((record) => record.outcome)).toEqual(['done']);
+        expect((await engine.runPass('touch', 'act', 'inline')).records.map((record) => record.outcome)).toEqual([
+          'done',
+        ]);
       } finally {
         await engineApp.close();
       }
     });
 
     it('in dry run is shown as open, and acts on nothing', async () => {
-      const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [a], repairs: [a] }', true);
+      const engineApp = await app(
+        '  - { name: touch, type: fake_touch, interval: 1h, targets: [a], repairs: [a] }',
+        true,
+      );
       try {
         const result = await engineApp.get(EngineService).runPass('touch', 'act', 'inline');
         expect(result.records.map((record) => record.outcome)).toEqual(['would_act']);
         expect(touched).toEqual([]);
-        expect(result.harm).toEqual([expect.objectContaining({ kind: 'half_touched', target: 'a', last: 'would act' })]);
+        expect(result.harm).toEqual([
+          expect.objectContaining({ kind: 'half_touched', target: 'a', last: 'would act' }),
+        ]);
       } finally {
         await engineApp.close();
       }
@@ -711,10 +869,17 @@ describe('the engine on a real Redis', () => {
         const pass = await engine.runPass('touch', 'act', 'inline');
         expect(pass.error).toBeUndefined();
         expect(pass.unobserved).toEqual([{ target: 'thing b', reason: 'GET things/b → 403: 403 Forbidden' }]);
-        expect(pass.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual(['a done', 'c done']);
+        expect(pass.records.map((record) => `${record.decision.target} ${record.outcome}`)).toEqual([
+          'a done',
+          'c done',
+        ]);
         expect(touched).toEqual(['a', 'c']);
         const audit = await engineApp.get(AuditTrail).read(0);
-        expect(audit.find((entry) => entry.action === 'observe')).toMatchObject({ target: 'thing b', outcome: 'unobserved', detail: 'GET things/b → 403: 403 Forbidden' });
+        expect(audit.find((entry) => entry.action === 'observe')).toMatchObject({
+          target: 'thing b',
+          outcome: 'unobserved',
+          detail: 'GET things/b → 403: 403 Forbidden',
+        });
         const passes = await engineApp.get(MetricsService).registry.getSingleMetric('forgewarden_passes_total')?.get();
         expect(passes?.values).toEqual([{ labels: { policy: 'touch', result: 'partial' }, value: 1 }]);
       } finally {
@@ -745,8 +910,12 @@ describe('the engine on a real Redis', () => {
     const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1m, targets: [a] }');
     try {
       const pass = await engineApp.get(EngineService).runPass('touch', 'act');
-      expect(pass.records.map((record) => `${record.outcome} ${record.detail}`)).toEqual(['rate_limited the forge refused a for now']);
-      expect(await engineApp.get(AuditTrail).read(0)).toEqual([expect.objectContaining({ target: 'a', outcome: 'rate_limited' })]);
+      expect(pass.records.map((record) => `${record.outcome} ${record.detail}`)).toEqual([
+        'rate_limited the forge refused a for now',
+      ]);
+      expect(await engineApp.get(AuditTrail).read(0)).toEqual([
+        expect.objectContaining({ target: 'a', outcome: 'rate_limited' }),
+      ]);
     } finally {
       await engineApp.close();
     }
@@ -754,7 +923,11 @@ describe('the engine on a real Redis', () => {
 
   it('queues no extra pass that the trigger would come before: a 1h policy asking for a pass in a day gets none', async () => {
     const clock: Clock = { ...systemClock, now: () => Date.parse('2030-01-01T03:20:00.000Z') };
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1h, targets: [a], follow_up: 1d }', false, clock);
+    const engineApp = await app(
+      '  - { name: touch, type: fake_touch, interval: 1h, targets: [a], follow_up: 1d }',
+      false,
+      clock,
+    );
     try {
       const pass = await engineApp.get(EngineService).runPass('touch', 'act', 'queue');
       expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
@@ -768,7 +941,11 @@ describe('the engine on a real Redis', () => {
 
   it('queues the extra pass a policy asks for, at the time of the app clock, once', async () => {
     const clock: Clock = { ...systemClock, now: () => Date.parse('2030-01-01T03:00:00.000Z') };
-    const engineApp = await app('  - { name: touch, type: fake_touch, interval: 1d, targets: [a], follow_up: 1h }', false, clock);
+    const engineApp = await app(
+      '  - { name: touch, type: fake_touch, interval: 1d, targets: [a], follow_up: 1h }',
+      false,
+      clock,
+    );
     try {
       const engine = engineApp.get(EngineService);
       const first = await engine.runPass('touch', 'act', 'queue');
@@ -784,7 +961,10 @@ describe('the engine on a real Redis', () => {
 
   it('keeps exactly one schedule per configured policy, removing those no longer configured', async () => {
     const before = await app(
-      ['  - { name: one, type: fake_touch, interval: 1m, targets: [] }', '  - { name: two, type: fake_touch, interval: 5m, targets: [] }'].join('\n'),
+      [
+        '  - { name: one, type: fake_touch, interval: 1m, targets: [] }',
+        '  - { name: two, type: fake_touch, interval: 5m, targets: [] }',
+      ].join('\n'),
     );
     try {
       await before.get(EngineService).startSchedules();

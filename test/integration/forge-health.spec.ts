@@ -23,7 +23,12 @@ describe('the look at the forge', () => {
     expect((await askForge(client, sandbox.url, 'policies.yml')).state).toBe('ok');
     expect((await asPerson(sandbox, 'POST', '/users/3/block')).status).toBe(201);
     const blocked = await askForge(client, sandbox.url, 'policies.yml');
-    expect(blocked).toMatchObject({ state: 'refused', message: expect.stringMatching(/403 Forbidden: .*blocked.*\): the token's user is blocked; an administrator must unblock it$/) });
+    expect(blocked).toMatchObject({
+      state: 'refused',
+      message: expect.stringMatching(
+        /403 Forbidden: .*blocked.*\): the token's user is blocked; an administrator must unblock it$/,
+      ),
+    });
     expect((await asPerson(sandbox, 'POST', '/users/3/unblock')).status).toBe(201);
     expect((await askForge(client, sandbox.url, 'policies.yml')).state).toBe('ok');
   });

@@ -24,16 +24,19 @@ describe('the forge’s per-user limits, counted for every replica', () => {
     ['in memory', () => localForgeLimits()],
   ];
 
-  it.each(stores)('%s: lets `perMinute` requests through in a minute, then says how long until the oldest leaves it', async (_where, make) => {
-    const limits = make();
-    for (const ms of [0, 1_000, 2_000]) expect((await limits.take(EXPORTS, at(ms))).waitMs).toBe(0);
-    expect((await limits.take(EXPORTS, at(10_000))).waitMs).toBe(50_000);
-    // A refused take is not counted: at the minute's end one request is let through, and the next waits for the second.
-    expect((await limits.take(EXPORTS, at(FORGE_LIMIT_WINDOW_MS))).waitMs).toBe(0);
-    expect((await limits.take(EXPORTS, at(FORGE_LIMIT_WINDOW_MS))).waitMs).toBe(1_000);
-    // Another limit has its own count.
-    expect((await limits.take({ name: 'project_import', perMinute: 1 }, at(FORGE_LIMIT_WINDOW_MS))).waitMs).toBe(0);
-  });
+  it.each(stores)(
+    '%s: lets `perMinute` requests through in a minute, then says how long until the oldest leaves it',
+    async (_where, make) => {
+      const limits = make();
+      for (const ms of [0, 1_000, 2_000]) expect((await limits.take(EXPORTS, at(ms))).waitMs).toBe(0);
+      expect((await limits.take(EXPORTS, at(10_000))).waitMs).toBe(50_000);
+      // A refused take is not counted: at the minute's end one request is let through, and the next waits for the second.
+      expect((await limits.take(EXPORTS, at(FORGE_LIMIT_WINDOW_MS))).waitMs).toBe(0);
+      expect((await limits.take(EXPORTS, at(FORGE_LIMIT_WINDOW_MS))).waitMs).toBe(1_000);
+      // Another limit has its own count.
+      expect((await limits.take({ name: 'project_import', perMinute: 1 }, at(FORGE_LIMIT_WINDOW_MS))).waitMs).toBe(0);
+    },
+  );
 
   it.each(stores)('%s: a request counts from when the forge answered it, never from earlier', async (_where, make) => {
     const limits = make();

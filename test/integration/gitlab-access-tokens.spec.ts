@@ -10,7 +10,16 @@ import {
 import { type World } from '../../src/sandbox';
 import { describeDocumentedEndpoints } from '../support/beyond-spec';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
-import { ADMIN_TOKEN, acmeGroup, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  ADMIN_TOKEN,
+  acmeGroup,
+  apiProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 
 /**
  * Personal, project and group access tokens (GitLab's public API docs, beyond the forge's API specification) through
@@ -41,9 +50,24 @@ function world(): World {
           }
         : user,
     ),
-    groups: [acmeGroup({ access_tokens: [{ token: GROUP_BOT_TOKEN, id: 601, name: 'group-ci', scopes: ['read_api'], access_level: 'developer', expires_at: 'now+40d' }] })],
+    groups: [
+      acmeGroup({
+        access_tokens: [
+          {
+            token: GROUP_BOT_TOKEN,
+            id: 601,
+            name: 'group-ci',
+            scopes: ['read_api'],
+            access_level: 'developer',
+            expires_at: 'now+40d',
+          },
+        ],
+      }),
+    ],
     projects: [
-      apiProject({ access_tokens: [{ token: PROJECT_BOT_TOKEN, id: 602, name: 'deploy', scopes: ['api'], expires_at: 'now+30d' }] }),
+      apiProject({
+        access_tokens: [{ token: PROJECT_BOT_TOKEN, id: 602, name: 'deploy', scopes: ['api'], expires_at: 'now+30d' }],
+      }),
       webProject(),
     ],
   };
@@ -58,7 +82,14 @@ describe('GitlabClient access tokens against the sandbox', () => {
   const tokens = () => forge.sandbox.state.accessTokens;
   const revocations = () => tokens().familyRevocations;
   /** What the forge answers a request made with `value`, as an error (or `ok`). */
-  const refusal = (value: string): Promise<unknown> => forge.client(value).users.current().then(() => 'ok', (error: unknown) => error);
+  const refusal = (value: string): Promise<unknown> =>
+    forge
+      .client(value)
+      .users.current()
+      .then(
+        () => 'ok',
+        (error: unknown) => error,
+      );
 
   describe('personal access tokens', () => {
     it('lists the caller’s own tokens with the forge’s filters; an administrator lists everyone’s, bots’ too', async () => {
@@ -71,14 +102,22 @@ describe('GitlabClient access tokens against the sandbox', () => {
       ]);
       for (const token of own) expect(token).not.toHaveProperty('token');
       expect((await collect(mia.personalAccessTokens.all({ search: 'CI' }))).map((t) => t.id)).toEqual([501]);
-      expect((await collect(mia.personalAccessTokens.all({ expires_before: '2025-06-10' }))).map((t) => t.id)).toEqual([502]);
-      expect((await collect(mia.personalAccessTokens.all({ sort: 'name_desc' }))).map((t) => t.name)).toEqual(['rotator', 'mia-token-1', 'ci']);
+      expect((await collect(mia.personalAccessTokens.all({ expires_before: '2025-06-10' }))).map((t) => t.id)).toEqual([
+        502,
+      ]);
+      expect((await collect(mia.personalAccessTokens.all({ sort: 'name_desc' }))).map((t) => t.name)).toEqual([
+        'rotator',
+        'mia-token-1',
+        'ci',
+      ]);
       await expect(collect(mia.personalAccessTokens.all({ user_id: 1 }))).rejects.toBeInstanceOf(UnauthorizedError);
 
       const root = forge.client(ADMIN_TOKEN);
       const everyone = await collect(root.personalAccessTokens.all());
       expect(everyone.map((t) => t.id)).toEqual(expect.arrayContaining([501, 502, 601, 602]));
-      expect((await collect(root.personalAccessTokens.all({ user_id: 2 }))).map((t) => t.id)).toEqual(own.map((t) => t.id));
+      expect((await collect(root.personalAccessTokens.all({ user_id: 2 }))).map((t) => t.id)).toEqual(
+        own.map((t) => t.id),
+      );
       await mia.personalAccessTokens.revoke(502);
       expect((await collect(mia.personalAccessTokens.all({ state: 'inactive' }))).map((t) => t.id)).toEqual([502]);
       expect((await collect(mia.personalAccessTokens.all({ revoked: false }))).map((t) => t.id)).not.toContain(502);
@@ -86,7 +125,12 @@ describe('GitlabClient access tokens against the sandbox', () => {
 
     it('shows a token to its owner and administrators only, and `self` is the token that asks', async () => {
       const mia = forge.client(MAINTAINER_TOKEN);
-      expect(await mia.personalAccessTokens.show(501)).toMatchObject({ id: 501, name: 'ci', user_id: 2, expires_at: '2025-06-22' });
+      expect(await mia.personalAccessTokens.show(501)).toMatchObject({
+        id: 501,
+        name: 'ci',
+        user_id: 2,
+        expires_at: '2025-06-22',
+      });
       // Another user's token, or one that does not exist: 401 to anyone but an administrator, who gets 404.
       const rootsToken = tokens().byTokenValue(ADMIN_TOKEN)!.id;
       await expect(mia.personalAccessTokens.show(rootsToken)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -110,7 +154,10 @@ describe('GitlabClient access tokens against the sandbox', () => {
       // Any scope may read its own token: the forge lets a token learn its own expiry.
       expect((await forge.client(SELF_ROTATE_TOKEN).personalAccessTokens.self()).id).toBe(502);
       // A bot's token is a personal access token of the bot.
-      expect(await forge.client(PROJECT_BOT_TOKEN).personalAccessTokens.self()).toMatchObject({ id: 602, name: 'deploy' });
+      expect(await forge.client(PROJECT_BOT_TOKEN).personalAccessTokens.self()).toMatchObject({
+        id: 602,
+        name: 'deploy',
+      });
     });
 
     it('rotates by id: the old token is revoked, the new one has a new id, the value once, the expiry asked for', async () => {
@@ -137,10 +184,16 @@ describe('GitlabClient access tokens against the sandbox', () => {
       expect((await forge.client(rotated.token).users.current()).username).toBe('mia');
       const old = await refusal(CI_TOKEN);
       expect(old).toBeInstanceOf(UnauthorizedError);
-      expect((old as UnauthorizedError).body).toEqual({ error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' });
+      expect((old as UnauthorizedError).body).toEqual({
+        error: 'invalid_token',
+        error_description: 'Token was revoked. You have to re-authorize from the user.',
+      });
       // The old token on an ordinary request is refused, and no more: reuse detection watches rotate requests only.
       expect(revocations()).toEqual([]);
-      expect(await forge.client(rotated.token).personalAccessTokens.self()).toMatchObject({ id: rotated.id, active: true });
+      expect(await forge.client(rotated.token).personalAccessTokens.self()).toMatchObject({
+        id: rotated.id,
+        active: true,
+      });
     });
 
     it('gives a rotation without expires_at one week, and refuses one past the year’s cap without rotating', async () => {
@@ -148,19 +201,31 @@ describe('GitlabClient access tokens against the sandbox', () => {
       const week = await mia.personalAccessTokens.rotate(501);
       expect(week.expires_at).toBe(WEEK_LATER);
 
-      const tooLate = await mia.personalAccessTokens.rotate(week.id, { expires_at: '2026-06-03' }).catch((e: unknown) => e);
+      const tooLate = await mia.personalAccessTokens
+        .rotate(week.id, { expires_at: '2026-06-03' })
+        .catch((e: unknown) => e);
       expect(tooLate).toBeInstanceOf(ValidationError);
-      expect((tooLate as ValidationError).body).toEqual({ message: `400 Bad request - Expiration date must be before ${YEAR_CAP}` });
+      expect((tooLate as ValidationError).body).toEqual({
+        message: `400 Bad request - Expiration date must be before ${YEAR_CAP}`,
+      });
       expect(await mia.personalAccessTokens.show(week.id)).toMatchObject({ revoked: false, active: true });
       expect((await mia.personalAccessTokens.rotate(week.id, { expires_at: YEAR_CAP })).expires_at).toBe(YEAR_CAP);
-      await expect(mia.personalAccessTokens.rotate(502, { expires_at: 'soon' })).rejects.toMatchObject({ status: 400, body: { error: 'expires_at is invalid' } });
+      await expect(mia.personalAccessTokens.rotate(502, { expires_at: 'soon' })).rejects.toMatchObject({
+        status: 400,
+        body: { error: 'expires_at is invalid' },
+      });
     });
 
     it('rotates itself with the api or self_rotate scope; self_rotate reaches nothing else', async () => {
-      const rotated = await forge.client(SELF_ROTATE_TOKEN).personalAccessTokens.rotateSelf({ expires_at: '2025-07-01' });
+      const rotated = await forge
+        .client(SELF_ROTATE_TOKEN)
+        .personalAccessTokens.rotateSelf({ expires_at: '2025-07-01' });
       expect(rotated).toMatchObject({ name: 'rotator', scopes: ['self_rotate'], expires_at: '2025-07-01', user_id: 2 });
       expect(tokens().tokens.get(502)?.revoked).toBe(true);
-      const narrow = await forge.client(rotated.token).users.current().catch((e: unknown) => e);
+      const narrow = await forge
+        .client(rotated.token)
+        .users.current()
+        .catch((e: unknown) => e);
       expect(narrow).toBeInstanceOf(ForbiddenError);
       expect((narrow as ForbiddenError).body).toEqual({
         error: 'insufficient_scope',
@@ -176,7 +241,10 @@ describe('GitlabClient access tokens against the sandbox', () => {
       expect(await refusal(CI_TOKEN)).toBe('ok');
       forge.sandbox.state.clock.set(new Date('2025-06-22T00:00:00Z'));
       const expired = await refusal(CI_TOKEN);
-      expect([expired instanceof UnauthorizedError, (expired as UnauthorizedError).body]).toEqual([true, { error: 'invalid_token', error_description: 'Token has expired.' }]);
+      expect([expired instanceof UnauthorizedError, (expired as UnauthorizedError).body]).toEqual([
+        true,
+        { error: 'invalid_token', error_description: 'Token has expired.' },
+      ]);
 
       // The bot's own token given an expiry through the control API: `self` reports it, and it ends then.
       const response = await fetch(`${forge.sandbox.url}/__sandbox/access-tokens`, {
@@ -184,7 +252,10 @@ describe('GitlabClient access tokens against the sandbox', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ token: ADMIN_TOKEN, expires_at: '2025-06-25' }),
       });
-      expect([response.status, ((await response.json()) as { expires_at: string }).expires_at]).toEqual([200, '2025-06-25']);
+      expect([response.status, ((await response.json()) as { expires_at: string }).expires_at]).toEqual([
+        200,
+        '2025-06-25',
+      ]);
       expect((await forge.client(ADMIN_TOKEN).personalAccessTokens.self()).expires_at).toBe('2025-06-25');
       forge.sandbox.state.clock.set(new Date('2025-06-25T00:00:01Z'));
       expect(await refusal(ADMIN_TOKEN)).toBeInstanceOf(UnauthorizedError);
@@ -210,7 +281,10 @@ describe('GitlabClient access tokens against the sandbox', () => {
 
       // A retry (or a replica) rotating the original again: refused, and the newest of the family goes too.
       const again = await mia.personalAccessTokens.rotate(501).catch((e: unknown) => e);
-      expect([again instanceof ValidationError, (again as ValidationError).body]).toEqual([true, { message: '400 Bad request - Token already revoked' }]);
+      expect([again instanceof ValidationError, (again as ValidationError).body]).toEqual([
+        true,
+        { message: '400 Bad request - Token already revoked' },
+      ]);
       expect(revocations()).toEqual([
         {
           time: expect.any(String) as string,
@@ -231,16 +305,26 @@ describe('GitlabClient access tokens against the sandbox', () => {
       expect(await refusal(CI_TOKEN)).toBeInstanceOf(UnauthorizedError);
       expect(revocations()).toEqual([]);
 
-      const replay = await forge.client(CI_TOKEN).personalAccessTokens.rotateSelf().catch((e: unknown) => e);
+      const replay = await forge
+        .client(CI_TOKEN)
+        .personalAccessTokens.rotateSelf()
+        .catch((e: unknown) => e);
       expect(replay).toBeInstanceOf(UnauthorizedError);
       expect(revocations()).toMatchObject([
-        { cause: 'authenticated_with_revoked_token', token_id: 501, path: '/personal_access_tokens/self/rotate', revoked_ids: [rotated.id] },
+        {
+          cause: 'authenticated_with_revoked_token',
+          token_id: 501,
+          path: '/personal_access_tokens/self/rotate',
+          revoked_ids: [rotated.id],
+        },
       ]);
       expect(await refusal(rotated.token)).toBeInstanceOf(UnauthorizedError);
 
       // By id, on a project token's rotate path, the same: the request's own token is what counts.
       const fresh = await forge.client(MAINTAINER_TOKEN).personalAccessTokens.rotate(502, { expires_at: '2025-08-01' });
-      await expect(forge.client(SELF_ROTATE_TOKEN).projectAccessTokens.rotate('acme/api', 602)).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(forge.client(SELF_ROTATE_TOKEN).projectAccessTokens.rotate('acme/api', 602)).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
       expect(revocations().map((r) => [r.cause, r.token_id, r.path, r.revoked_ids])).toEqual([
         ['authenticated_with_revoked_token', 501, '/personal_access_tokens/self/rotate', [rotated.id]],
         ['authenticated_with_revoked_token', 502, '/projects/acme%2Fapi/access_tokens/602/rotate', [fresh.id]],
@@ -254,7 +338,9 @@ describe('GitlabClient access tokens against the sandbox', () => {
     it('lists, shows, creates, rotates and revokes a project’s tokens; the bot authenticates with its role', async () => {
       const mia = forge.client(MAINTAINER_TOKEN);
       const listed = await collect(mia.projectAccessTokens.all('acme/api'));
-      expect(listed).toEqual([expect.objectContaining({ id: 602, name: 'deploy', access_level: 40, expires_at: '2025-07-02', active: true })]);
+      expect(listed).toEqual([
+        expect.objectContaining({ id: 602, name: 'deploy', access_level: 40, expires_at: '2025-07-02', active: true }),
+      ]);
       expect(listed[0]).not.toHaveProperty('token');
       expect(await mia.projectAccessTokens.show(1, 602)).toMatchObject({ id: 602, access_level: 40 });
       await expect(mia.projectAccessTokens.show(1, 999)).rejects.toMatchObject({
@@ -262,20 +348,42 @@ describe('GitlabClient access tokens against the sandbox', () => {
         body: { message: '404 Could not find project access token with token_id: 999 Not Found' },
       });
 
-      const created = await mia.projectAccessTokens.create('acme/api', { name: 'reader', scopes: ['read_api'], access_level: 20, expires_at: '2025-12-01' });
-      expect(created).toMatchObject({ name: 'reader', scopes: ['read_api'], access_level: 20, expires_at: '2025-12-01', active: true });
+      const created = await mia.projectAccessTokens.create('acme/api', {
+        name: 'reader',
+        scopes: ['read_api'],
+        access_level: 20,
+        expires_at: '2025-12-01',
+      });
+      expect(created).toMatchObject({
+        name: 'reader',
+        scopes: ['read_api'],
+        access_level: 20,
+        expires_at: '2025-12-01',
+        active: true,
+      });
       expect(created.token).toMatch(/^glpat-/);
       const bot = forge.client(created.token);
-      expect(await bot.users.current()).toMatchObject({ username: expect.stringMatching(/^project_1_bot_[0-9a-f]{32}$/) as string, name: 'reader' });
+      expect(await bot.users.current()).toMatchObject({
+        username: expect.stringMatching(/^project_1_bot_[0-9a-f]{32}$/) as string,
+        name: 'reader',
+      });
       expect((await bot.projects.show('acme/api')).id).toBe(1);
       await expect(bot.projects.show('acme/web')).rejects.toBeInstanceOf(NotFoundError);
       // read_api: reads only.
-      await expect(bot.projectVariables.create(1, { key: 'X', value: 'y' })).rejects.toMatchObject({ status: 403, body: { error: 'insufficient_scope', scope: 'api' } });
+      await expect(bot.projectVariables.create(1, { key: 'X', value: 'y' })).rejects.toMatchObject({
+        status: 403,
+        body: { error: 'insufficient_scope', scope: 'api' },
+      });
       // Without expires_at the forge gives a year, its cap.
       expect((await mia.projectAccessTokens.create(1, { name: 'yearly', scopes: ['api'] })).expires_at).toBe(YEAR_CAP);
 
       const rotated = await mia.projectAccessTokens.rotate('acme/api', created.id);
-      expect(rotated).toMatchObject({ name: 'reader', access_level: 20, user_id: created.user_id, expires_at: WEEK_LATER });
+      expect(rotated).toMatchObject({
+        name: 'reader',
+        access_level: 20,
+        user_id: created.user_id,
+        expires_at: WEEK_LATER,
+      });
       expect(rotated.id).not.toBe(created.id);
       expect(await refusal(created.token)).toBeInstanceOf(UnauthorizedError);
       expect((await forge.client(rotated.token).users.current()).id).toBe(created.user_id);
@@ -283,44 +391,68 @@ describe('GitlabClient access tokens against the sandbox', () => {
       await mia.projectAccessTokens.revoke('acme/api', rotated.id);
       expect(await refusal(rotated.token)).toBeInstanceOf(UnauthorizedError);
       expect((await mia.projectAccessTokens.show(1, rotated.id)).revoked).toBe(true);
-      expect((await collect(mia.projectAccessTokens.all(1, { state: 'active' }))).map((t) => t.name)).toEqual(['deploy', 'yearly']);
+      expect((await collect(mia.projectAccessTokens.all(1, { state: 'active' }))).map((t) => t.name)).toEqual([
+        'deploy',
+        'yearly',
+      ]);
       expect(revocations()).toEqual([]);
     });
 
     it('keeps a project’s tokens to its maintainers: 401 for a developer, 404 for an outsider', async () => {
       const alice = forge.client(USER_TOKEN);
       await expect(collect(alice.projectAccessTokens.all('acme/api'))).rejects.toBeInstanceOf(UnauthorizedError);
-      await expect(alice.projectAccessTokens.create(1, { name: 'x', scopes: ['api'] })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(alice.projectAccessTokens.create(1, { name: 'x', scopes: ['api'] })).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
       await expect(alice.projectAccessTokens.rotate(1, 602)).rejects.toBeInstanceOf(UnauthorizedError);
-      await expect(alice.projectAccessTokens.revoke(1, 602)).rejects.toMatchObject({ status: 400, body: { message: '400 Bad request - Alice Developer cannot delete deploy' } });
+      await expect(alice.projectAccessTokens.revoke(1, 602)).rejects.toMatchObject({
+        status: 400,
+        body: { message: '400 Bad request - Alice Developer cannot delete deploy' },
+      });
       await expect(forge.client(OUTSIDER_TOKEN).projectAccessTokens.show(1, 602)).rejects.toBeInstanceOf(NotFoundError);
       // A maintainer may not hand out more than they hold: an owner's token is the owner's (or an administrator's) to rotate.
-      const owners = await forge.client(ADMIN_TOKEN).projectAccessTokens.create(1, { name: 'owner-bot', scopes: ['api'], access_level: 50 });
+      const owners = await forge
+        .client(ADMIN_TOKEN)
+        .projectAccessTokens.create(1, { name: 'owner-bot', scopes: ['api'], access_level: 50 });
       await expect(forge.client(MAINTAINER_TOKEN).projectAccessTokens.rotate(1, owners.id)).rejects.toMatchObject({
         status: 400,
         body: { message: '400 Bad request - Not eligible to rotate tokens with permissions not held by the user' },
       });
-      await expect(forge.client(MAINTAINER_TOKEN).projectAccessTokens.create(1, { name: 'x', scopes: ['api'], access_level: 50 })).rejects.toBeInstanceOf(
-        ValidationError,
-      );
-      await expect(forge.client(ADMIN_TOKEN).projectAccessTokens.create(1, { name: 'x', scopes: ['sudo' as 'api'] })).rejects.toMatchObject({
+      await expect(
+        forge.client(MAINTAINER_TOKEN).projectAccessTokens.create(1, { name: 'x', scopes: ['api'], access_level: 50 }),
+      ).rejects.toBeInstanceOf(ValidationError);
+      await expect(
+        forge.client(ADMIN_TOKEN).projectAccessTokens.create(1, { name: 'x', scopes: ['sudo' as 'api'] }),
+      ).rejects.toMatchObject({
         body: { error: 'scopes does not have a valid value' },
       });
       expect(tokens().tokens.get(602)?.revoked).toBe(false);
     });
 
     it('keeps a group’s tokens to its owners; a group bot reads the group’s projects with its role', async () => {
-      await expect(collect(forge.client(MAINTAINER_TOKEN).groupAccessTokens.all('acme'))).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(collect(forge.client(MAINTAINER_TOKEN).groupAccessTokens.all('acme'))).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
       const root = forge.client(ADMIN_TOKEN);
       expect(await collect(root.groupAccessTokens.all('acme'))).toEqual([
-        expect.objectContaining({ id: 601, name: 'group-ci', scopes: ['read_api'], access_level: 30, expires_at: '2025-07-12' }),
+        expect.objectContaining({
+          id: 601,
+          name: 'group-ci',
+          scopes: ['read_api'],
+          access_level: 30,
+          expires_at: '2025-07-12',
+        }),
       ]);
       const bot = forge.client(GROUP_BOT_TOKEN);
       expect((await bot.projects.show('acme/web')).id).toBe(2);
       const rotated = await root.groupAccessTokens.rotate('acme', 601, { expires_at: '2025-12-31' });
       expect(rotated).toMatchObject({ name: 'group-ci', access_level: 30, expires_at: '2025-12-31' });
       expect((await forge.client(rotated.token).projects.show('acme/web')).id).toBe(2);
-      const created = await root.groupAccessTokens.create('acme', { name: 'second', scopes: ['api'], access_level: 40 });
+      const created = await root.groupAccessTokens.create('acme', {
+        name: 'second',
+        scopes: ['api'],
+        access_level: 40,
+      });
       expect(await root.groupAccessTokens.show(10, created.id)).toMatchObject({ access_level: 40, revoked: false });
       await root.groupAccessTokens.revoke(10, created.id);
       expect(await refusal(created.token)).toBeInstanceOf(UnauthorizedError);
@@ -338,7 +470,11 @@ describe('GitlabClient access tokens against the sandbox', () => {
       expect(dump).not.toContain(value);
       expect(log).not.toContain(value);
     }
-    expect(forge.sandbox.state.dump()).toMatchObject({ access_tokens: expect.arrayContaining([expect.objectContaining({ id: 602, resource: { source: 'project', source_id: 1 } })]) });
+    expect(forge.sandbox.state.dump()).toMatchObject({
+      access_tokens: expect.arrayContaining([
+        expect.objectContaining({ id: 602, resource: { source: 'project', source_id: 1 } }),
+      ]),
+    });
   });
 });
 

@@ -1,5 +1,13 @@
 import { type World } from '../../src/sandbox';
-import { acmeGroup, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  acmeGroup,
+  apiProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 import { defaultHeadSha } from '../../src/sandbox/approvals-state';
 import {
   ConflictError,
@@ -26,7 +34,10 @@ function world(): World {
       { id: REVIEWERS, path: 'reviewers', name: 'Reviewers', members: [{ user: 'mia', access_level: 'developer' }] },
     ],
     projects: [
-      apiProject({ protected_branches: [{ id: MAIN, name: 'main' }], merge_requests: [{ id: 500, iid: 7, title: 'Add retries' }] }),
+      apiProject({
+        protected_branches: [{ id: MAIN, name: 'main' }],
+        merge_requests: [{ id: 500, iid: 7, title: 'Add retries' }],
+      }),
       webProject(),
     ],
   });
@@ -50,12 +61,20 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
       approvals_before_merge: 2,
       merge_requests_author_approval: true,
     });
-    expect(changed).toMatchObject({ approvals_before_merge: 2, merge_requests_author_approval: true, reset_approvals_on_push: true });
+    expect(changed).toMatchObject({
+      approvals_before_merge: 2,
+      merge_requests_author_approval: true,
+      reset_approvals_on_push: true,
+    });
     expect((await alice.projectApprovalSettings.show(1)).approvals_before_merge).toBe(2);
 
-    await expect(alice.projectApprovalSettings.edit(1, { require_password_to_approve: true })).rejects.toThrow(ForbiddenError);
+    await expect(alice.projectApprovalSettings.edit(1, { require_password_to_approve: true })).rejects.toThrow(
+      ForbiddenError,
+    );
     await expect(client(OUTSIDER_TOKEN).projectApprovalSettings.show(1)).rejects.toThrow(NotFoundError);
-    await expect(client().projectApprovalSettings.edit(1, { approvals_before_merge: -1 })).rejects.toThrow(ValidationError);
+    await expect(client().projectApprovalSettings.edit(1, { approvals_before_merge: -1 })).rejects.toThrow(
+      ValidationError,
+    );
   });
 
   it('creates, lists, shows, edits and deletes project approval rules', async () => {
@@ -82,13 +101,26 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
     expect(await mia.projectApprovalRules.show(1, rule.id)).toEqual(rule);
 
     // Users and groups absent from the given lists are removed.
-    const edited = await mia.projectApprovalRules.edit(1, rule.id, { name: 'sec', approvals_required: 2, user_ids: [MIA], group_ids: [] });
-    expect(edited).toMatchObject({ name: 'sec', approvals_required: 2, users: [{ id: MIA }], groups: [], protected_branches: [{ id: MAIN }] });
+    const edited = await mia.projectApprovalRules.edit(1, rule.id, {
+      name: 'sec',
+      approvals_required: 2,
+      user_ids: [MIA],
+      group_ids: [],
+    });
+    expect(edited).toMatchObject({
+      name: 'sec',
+      approvals_required: 2,
+      users: [{ id: MIA }],
+      groups: [],
+      protected_branches: [{ id: MAIN }],
+    });
 
-    await expect(mia.projectApprovalRules.create(1, { name: 'sec', approvals_required: 1 })).rejects.toThrow(ValidationError);
-    await expect(client(USER_TOKEN).projectApprovalRules.create(1, { name: 'x', approvals_required: 1 })).rejects.toThrow(
-      ForbiddenError,
+    await expect(mia.projectApprovalRules.create(1, { name: 'sec', approvals_required: 1 })).rejects.toThrow(
+      ValidationError,
     );
+    await expect(
+      client(USER_TOKEN).projectApprovalRules.create(1, { name: 'x', approvals_required: 1 }),
+    ).rejects.toThrow(ForbiddenError);
     await mia.projectApprovalRules.remove(1, rule.id);
     await expect(mia.projectApprovalRules.show(1, rule.id)).rejects.toThrow(NotFoundError);
     await expect(mia.projectApprovalRules.remove(1, rule.id)).rejects.toThrow(NotFoundError);
@@ -121,10 +153,16 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
       ],
     });
     const edited = await mia.externalApprovalRules.edit(1, rule.id, { name: 'gate', protected_branch_ids: [] });
-    expect(edited).toMatchObject({ name: 'gate', external_url: 'https://compliance.acme.test/check', protected_branches: [] });
+    expect(edited).toMatchObject({
+      name: 'gate',
+      external_url: 'https://compliance.acme.test/check',
+      protected_branches: [],
+    });
     expect(await collect(client(USER_TOKEN).externalApprovalRules.all(1))).toEqual([edited]);
 
-    await expect(mia.externalApprovalRules.create(1, { name: 'bad', external_url: 'not a url' })).rejects.toThrow(ValidationError);
+    await expect(mia.externalApprovalRules.create(1, { name: 'bad', external_url: 'not a url' })).rejects.toThrow(
+      ValidationError,
+    );
     await expect(mia.externalApprovalRules.create(1, { name: 'gate', external_url: 'https://x.test' })).rejects.toThrow(
       ValidationError,
     );
@@ -157,12 +195,18 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
     expect((await alice.mergeRequestApprovals.show(1, 7)).approved_by).toEqual([]);
 
     const approved = await alice.mergeRequestApprovals.approve(1, 7, { sha: defaultHeadSha(1, 7) });
-    expect(approved).toMatchObject({ approvals_required: 2, approvals_left: 1, approved_by: [{ user: { id: ALICE } }] });
+    expect(approved).toMatchObject({
+      approvals_required: 2,
+      approvals_left: 1,
+      approved_by: [{ user: { id: ALICE } }],
+    });
     await expect(alice.mergeRequestApprovals.approve(1, 7)).rejects.toThrow(UnauthorizedError);
     expect((await client(MAINTAINER_TOKEN).mergeRequestApprovals.approve(1, 7)).approvals_left).toBe(0);
 
     await alice.mergeRequestApprovals.unapprove(1, 7);
-    expect((await alice.mergeRequestApprovals.show(1, 7)).approved_by).toEqual([{ user: expect.objectContaining({ id: MIA }) as unknown }]);
+    expect((await alice.mergeRequestApprovals.show(1, 7)).approved_by).toEqual([
+      { user: expect.objectContaining({ id: MIA }) as unknown },
+    ]);
     await expect(alice.mergeRequestApprovals.unapprove(1, 7)).rejects.toThrow(NotFoundError);
 
     await expect(alice.mergeRequestApprovals.show(1, 99)).rejects.toThrow(NotFoundError);
@@ -173,18 +217,26 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
     await client(MAINTAINER_TOKEN).projectApprovalSettings.edit(1, { require_password_to_approve: true });
     const alice = client(USER_TOKEN);
     await expect(alice.mergeRequestApprovals.approve(1, 7)).rejects.toThrow(UnauthorizedError);
-    expect((await alice.mergeRequestApprovals.approve(1, 7, { approval_password: 'secret' })).approved_by).toHaveLength(1);
+    expect((await alice.mergeRequestApprovals.approve(1, 7, { approval_password: 'secret' })).approved_by).toHaveLength(
+      1,
+    );
   });
 
   it('manages merge request rules, refuses to change system rules, and reports the approval state', async () => {
     const mia = client(MAINTAINER_TOKEN);
     const alice = client(USER_TOKEN);
-    const projectRule = await mia.projectApprovalRules.create(1, { name: 'security', approvals_required: 2, user_ids: [ALICE] });
+    const projectRule = await mia.projectApprovalRules.create(1, {
+      name: 'security',
+      approvals_required: 2,
+      user_ids: [ALICE],
+    });
 
     // Without rules of its own the merge request follows the project's rules.
     const inherited = await alice.mergeRequestApprovals.state(1, 7);
     expect(inherited.approval_rules_overwritten).toBe(false);
-    expect(inherited.rules).toMatchObject([{ name: 'security', approvals_required: 2, approved: false, approved_by: [] }]);
+    expect(inherited.rules).toMatchObject([
+      { name: 'security', approvals_required: 2, approved: false, approved_by: [] },
+    ]);
 
     const copied = await alice.mergeRequestApprovalRules.create(1, 7, {
       name: 'ignored',
@@ -199,9 +251,17 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
       source_rule: { approvals_required: 2 },
       overridden: true,
     });
-    const own = await alice.mergeRequestApprovalRules.create(1, 7, { name: 'team', approvals_required: 1, group_ids: [REVIEWERS] });
+    const own = await alice.mergeRequestApprovalRules.create(1, 7, {
+      name: 'team',
+      approvals_required: 1,
+      group_ids: [REVIEWERS],
+    });
     expect(own).toMatchObject({ source_rule: null, overridden: false, eligible_approvers: [{ id: MIA }] });
-    const edited = await alice.mergeRequestApprovalRules.edit(1, 7, own.id, { name: 'team', approvals_required: 1, user_ids: [ALICE] });
+    const edited = await alice.mergeRequestApprovalRules.edit(1, 7, own.id, {
+      name: 'team',
+      approvals_required: 1,
+      user_ids: [ALICE],
+    });
     expect(edited).toMatchObject({ users: [{ id: ALICE }], groups: [{ id: REVIEWERS }] });
     expect((await alice.mergeRequestApprovalRules.all(1, 7)).map((r) => r.id)).toEqual([copied.id, own.id]);
 
@@ -227,7 +287,10 @@ describe('GitlabClient merge request approvals against the sandbox', () => {
 
     await alice.mergeRequestApprovalRules.remove(1, 7, own.id);
     await expect(alice.mergeRequestApprovalRules.remove(1, 7, own.id)).rejects.toThrow(NotFoundError);
-    expect((await alice.mergeRequestApprovalRules.all(1, 7)).map((r) => r.rule_type)).toEqual(['regular', 'code_owner']);
+    expect((await alice.mergeRequestApprovalRules.all(1, 7)).map((r) => r.rule_type)).toEqual([
+      'regular',
+      'code_owner',
+    ]);
 
     await mia.projectApprovalSettings.edit(1, { disable_overriding_approvers_per_merge_request: true });
     await expect(alice.mergeRequestApprovalRules.create(1, 7, { name: 'more', approvals_required: 1 })).rejects.toThrow(

@@ -104,7 +104,10 @@ function world(): World {
 
 describe('GitlabClient against the sandbox', () => {
   // The client's own retries: the error tests below are about them, on the fake clock.
-  const forge = useSandboxClients(world, { sandbox: { bulkDeleteDelayMs: 0 }, clients: { retry: DEFAULT_RETRY_OPTIONS } });
+  const forge = useSandboxClients(world, {
+    sandbox: { bulkDeleteDelayMs: 0 },
+    clients: { retry: DEFAULT_RETRY_OPTIONS },
+  });
   const client = (token = ADMIN_TOKEN, options: Partial<GitlabClientOptions> = {}) => forge.client(token, options);
 
   async function control(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
@@ -211,7 +214,9 @@ describe('GitlabClient against the sandbox', () => {
     });
 
     it('raises NotFoundError for an unknown job', async () => {
-      const error = await client().jobs.show('acme/api', 424242).catch((e: unknown) => e);
+      const error = await client()
+        .jobs.show('acme/api', 424242)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(NotFoundError);
       expect(error).toMatchObject({ status: 404, method: 'GET', path: 'projects/acme%2Fapi/jobs/424242' });
     });
@@ -409,7 +414,9 @@ describe('GitlabClient against the sandbox', () => {
 
   describe('errors and faults', () => {
     it('raises UnauthorizedError for a bad token and ForbiddenError for a missing right', async () => {
-      const bad = await client('glpat-wrong').users.current().catch((e: unknown) => e);
+      const bad = await client('glpat-wrong')
+        .users.current()
+        .catch((e: unknown) => e);
       expect(bad).toBeInstanceOf(UnauthorizedError);
       expect((bad as UnauthorizedError).message).toBe('401 Unauthorized');
       const forbidden = await collect(client(USER_TOKEN).deployKeys.allForInstance()).catch((e: unknown) => e);
@@ -425,7 +432,10 @@ describe('GitlabClient against the sandbox', () => {
     });
 
     it('retries a 429 (plain text, Retry-After) and 503s, then succeeds', async () => {
-      await control('POST', '/faults', { path: '^/api/v4/namespaces/acme$', sequence: [{ status: 429, retry_after: 7 }, 503, 'pass'] });
+      await control('POST', '/faults', {
+        path: '^/api/v4/namespaces/acme$',
+        sequence: [{ status: 429, retry_after: 7 }, 503, 'pass'],
+      });
       const clock = new FakeClock(Date.parse(BASE_NOW));
       const ns = await client(ADMIN_TOKEN, { clock }).namespaces.show('acme');
       expect(ns.id).toBe(10);
@@ -452,7 +462,9 @@ describe('GitlabClient against the sandbox', () => {
         status: 502,
         body: '<html><head><title>502 Bad Gateway</title></head><body><center>nginx</center></body></html>',
       });
-      const error = await client(ADMIN_TOKEN, { retry: { maxAttempts: 1 } }).namespaces.show(10).catch((e: unknown) => e);
+      const error = await client(ADMIN_TOKEN, { retry: { maxAttempts: 1 } })
+        .namespaces.show(10)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ServerError);
       expect((error as ServerError).message).toBe('502 Bad Gateway');
     });
@@ -496,7 +508,9 @@ describe('GitlabClient against the sandbox', () => {
     it('reports each attempt to onResponse with a low-cardinality route', async () => {
       await control('POST', '/faults', { path: '^/api/v4/namespaces/acme$', sequence: [503, 'pass'] });
       const events: Array<[string, string, number | string]> = [];
-      await client(ADMIN_TOKEN, { onResponse: (e) => events.push([e.method, e.route, e.status]) }).namespaces.show('acme');
+      await client(ADMIN_TOKEN, { onResponse: (e) => events.push([e.method, e.route, e.status]) }).namespaces.show(
+        'acme',
+      );
       expect(events).toEqual([
         ['GET', 'namespaces/:param', 503],
         ['GET', 'namespaces/:param', 200],

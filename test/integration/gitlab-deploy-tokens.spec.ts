@@ -10,11 +10,22 @@ import { ADMIN_TOKEN, baseWorld, MAINTAINER_TOKEN, USER_TOKEN } from '../support
 
 describe('GitlabClient deploy tokens against the sandbox', () => {
   const forge = useSandboxClients(() => baseWorld());
-  const refusal = (value: string): Promise<unknown> => forge.client(value).users.current().then(() => 'ok', (error: unknown) => error);
+  const refusal = (value: string): Promise<unknown> =>
+    forge
+      .client(value)
+      .users.current()
+      .then(
+        () => 'ok',
+        (error: unknown) => error,
+      );
 
   it('creates (the value once), lists, shows and deletes a project’s deploy tokens', async () => {
     const mia = forge.client(MAINTAINER_TOKEN);
-    const created = await mia.projectDeployTokens.create('acme/api', { name: 'registry', scopes: ['read_registry'], expires_at: '2025-09-01T00:00:00Z' });
+    const created = await mia.projectDeployTokens.create('acme/api', {
+      name: 'registry',
+      scopes: ['read_registry'],
+      expires_at: '2025-09-01T00:00:00Z',
+    });
     expect(created).toEqual({
       id: expect.any(Number) as number,
       name: 'registry',
@@ -25,7 +36,11 @@ describe('GitlabClient deploy tokens against the sandbox', () => {
       scopes: ['read_registry'],
       token: expect.stringMatching(/^gldt-/) as string,
     });
-    const forever = await mia.projectDeployTokens.create(1, { name: 'clone', scopes: ['read_repository'], username: 'cloner' });
+    const forever = await mia.projectDeployTokens.create(1, {
+      name: 'clone',
+      scopes: ['read_repository'],
+      username: 'cloner',
+    });
     expect(forever).toMatchObject({ username: 'cloner', expires_at: null });
     const listed = await collect(mia.projectDeployTokens.all(1));
     expect(listed.map((t) => t.id)).toEqual([created.id, forever.id]);
@@ -41,22 +56,34 @@ describe('GitlabClient deploy tokens against the sandbox', () => {
     await mia.projectDeployTokens.remove(1, created.id);
     await expect(mia.projectDeployTokens.show(1, created.id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(mia.projectDeployTokens.remove(1, created.id)).rejects.toBeInstanceOf(NotFoundError);
-    await expect(mia.projectDeployTokens.create(1, { name: 'x', scopes: ['api' as 'read_registry'] })).rejects.toMatchObject({
+    await expect(
+      mia.projectDeployTokens.create(1, { name: 'x', scopes: ['api' as 'read_registry'] }),
+    ).rejects.toMatchObject({
       body: { error: 'scopes does not have a valid value' },
     });
-    await expect(forge.client(USER_TOKEN).projectDeployTokens.create(1, { name: 'x', scopes: ['read_registry'] })).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(
+      forge.client(USER_TOKEN).projectDeployTokens.create(1, { name: 'x', scopes: ['read_registry'] }),
+    ).rejects.toBeInstanceOf(ForbiddenError);
   });
 
   it('lets group maintainers list a group’s deploy tokens and only owners create and delete them', async () => {
-    const created = await forge.client(ADMIN_TOKEN).groupDeployTokens.create('acme', { name: 'group-pull', scopes: ['read_registry', 'read_package_registry'] });
+    const created = await forge
+      .client(ADMIN_TOKEN)
+      .groupDeployTokens.create('acme', { name: 'group-pull', scopes: ['read_registry', 'read_package_registry'] });
     const mia = forge.client(MAINTAINER_TOKEN);
     expect((await collect(mia.groupDeployTokens.all('acme'))).map((t) => t.name)).toEqual(['group-pull']);
-    await expect(mia.groupDeployTokens.create('acme', { name: 'x', scopes: ['read_registry'] })).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(mia.groupDeployTokens.create('acme', { name: 'x', scopes: ['read_registry'] })).rejects.toBeInstanceOf(
+      ForbiddenError,
+    );
     await expect(mia.groupDeployTokens.remove('acme', created.id)).rejects.toBeInstanceOf(ForbiddenError);
     await forge.client(ADMIN_TOKEN).groupDeployTokens.remove('acme', created.id);
     expect(await collect(mia.groupDeployTokens.all('acme'))).toEqual([]);
     // A project's token is not the group's.
-    const projects = await forge.client(ADMIN_TOKEN).projectDeployTokens.create(1, { name: 'p', scopes: ['read_repository'] });
-    await expect(forge.client(ADMIN_TOKEN).groupDeployTokens.show('acme', projects.id)).rejects.toBeInstanceOf(NotFoundError);
+    const projects = await forge
+      .client(ADMIN_TOKEN)
+      .projectDeployTokens.create(1, { name: 'p', scopes: ['read_repository'] });
+    await expect(forge.client(ADMIN_TOKEN).groupDeployTokens.show('acme', projects.id)).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
   });
 });

@@ -44,7 +44,11 @@ describe('GitlabClient GPG keys against the sandbox', () => {
     const alice = client(USER_TOKEN);
     const keys = await collect(alice.gpgKeys.all());
     expect(keys).toEqual([
-      { id: ALICE_KEY, key: armoredGpgKey('alice-1'), created_at: new Date(Date.parse(BASE_NOW) - 2 * 86_400_000).toISOString() },
+      {
+        id: ALICE_KEY,
+        key: armoredGpgKey('alice-1'),
+        created_at: new Date(Date.parse(BASE_NOW) - 2 * 86_400_000).toISOString(),
+      },
     ]);
     expect(await alice.gpgKeys.show(ALICE_KEY)).toEqual(keys[0]);
     // Another user's key is not the caller's.
@@ -64,7 +68,9 @@ describe('GitlabClient GPG keys against the sandbox', () => {
     expect(parseGpgPublicKey(`  ${text}\n`)).toEqual(expect.objectContaining({ fingerprint: stored?.fingerprint }));
 
     // The same key text again: the fingerprint is taken, whoever adds it.
-    const again = await client(USER_TOKEN).gpgKeys.create({ key: text }).catch((e: unknown) => e);
+    const again = await client(USER_TOKEN)
+      .gpgKeys.create({ key: text })
+      .catch((e: unknown) => e);
     expect(again).toBeInstanceOf(ValidationError);
     expect((again as ValidationError).status).toBe(400);
     expect((again as ValidationError).fields).toEqual({ fingerprint: ['has already been taken'] });
@@ -85,7 +91,10 @@ describe('GitlabClient GPG keys against the sandbox', () => {
 
     const emptyBody = '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!\n-----END PGP PUBLIC KEY BLOCK-----';
     const empty = await alice.gpgKeys.create({ key: emptyBody }).catch((e: unknown) => e);
-    expect((empty as ValidationError).fields).toEqual({ primary_keyid: ["can't be blank"], fingerprint: ["can't be blank"] });
+    expect((empty as ValidationError).fields).toEqual({
+      primary_keyid: ["can't be blank"],
+      fingerprint: ["can't be blank"],
+    });
 
     const missing = await request(`${forge.sandbox.url}/api/v4/user/gpg_keys`, {
       method: 'POST',

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { acmeGroup, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
 import { groupTransferOf, readArchive } from '../../src/sandbox/group-transfer-state';
-import { ForbiddenError, GitlabClient, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from '../../src/gitlab';
+import {
+  ForbiddenError,
+  GitlabClient,
+  NotFoundError,
+  RateLimitedError,
+  UnauthorizedError,
+  ValidationError,
+} from '../../src/gitlab';
 import { FakeClock } from '../support/gitlab/fake-clock';
 import { useSandboxClients } from '../support/sandbox-clients';
 
@@ -16,7 +23,14 @@ describe('GitlabClient group transfer against the sandbox', () => {
     baseWorld({
       groups: [
         acmeGroup({ description: 'The Acme group', visibility: 'internal' }),
-        { id: 11, path: 'platform', name: 'Platform', parent: 'acme', visibility: 'public', members: [{ user: 'alice', access_level: 'maintainer' }] },
+        {
+          id: 11,
+          path: 'platform',
+          name: 'Platform',
+          parent: 'acme',
+          visibility: 'public',
+          members: [{ user: 'alice', access_level: 'maintainer' }],
+        },
       ],
     }),
   );
@@ -74,7 +88,9 @@ describe('GitlabClient group transfer against the sandbox', () => {
       const clock = new FakeClock(forge.sandbox.state.clock.now());
       const gl = forge.client(undefined, { clock, maxRequestsPerMinute: 0 });
       await exportedArchive();
-      const limited = await gl.groupTransfer.downloadExport('acme', join(dir, 'again.tar.gz')).catch((error: unknown) => error);
+      const limited = await gl.groupTransfer
+        .downloadExport('acme', join(dir, 'again.tar.gz'))
+        .catch((error: unknown) => error);
       expect(limited).toBeInstanceOf(RateLimitedError);
       expect(limited).toMatchObject({ status: 429, headers: { 'retry-after': expect.stringMatching(/^\d+$/) } });
       // Another group's read goes out at once: the limiter waited for nothing.
@@ -90,15 +106,21 @@ describe('GitlabClient group transfer against the sandbox', () => {
     });
 
     it('needs an owner: maintainers 403, outsiders and unknown groups 404, bad tokens 401', async () => {
-      await expect(client(MAINTAINER_TOKEN).groupTransfer.scheduleExport('acme')).rejects.toBeInstanceOf(ForbiddenError);
-      await expect(client(MAINTAINER_TOKEN).groupTransfer.downloadExport('acme', join(dir, 'x'))).rejects.toBeInstanceOf(ForbiddenError);
+      await expect(client(MAINTAINER_TOKEN).groupTransfer.scheduleExport('acme')).rejects.toBeInstanceOf(
+        ForbiddenError,
+      );
+      await expect(
+        client(MAINTAINER_TOKEN).groupTransfer.downloadExport('acme', join(dir, 'x')),
+      ).rejects.toBeInstanceOf(ForbiddenError);
       forge.sandbox.state.groups.get(10)!.visibility = 'private';
       await expect(client(OUTSIDER_TOKEN).groupTransfer.scheduleExport('acme')).rejects.toMatchObject({
         status: 404,
         body: { message: '404 Group Not Found' },
       });
       await expect(client().groupTransfer.scheduleExport('nope')).rejects.toBeInstanceOf(NotFoundError);
-      await expect(client('glpat-wrong').groupTransfer.scheduleExport('acme')).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(client('glpat-wrong').groupTransfer.scheduleExport('acme')).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
     });
   });
 
@@ -140,18 +162,24 @@ describe('GitlabClient group transfer against the sandbox', () => {
         status: 400,
         body: { message: 'Group could not be imported: Path has already been taken' },
       });
-      await expect(gl.groupTransfer.import({ name: 'Root', path: 'root', file })).rejects.toBeInstanceOf(ValidationError);
+      await expect(gl.groupTransfer.import({ name: 'Root', path: 'root', file })).rejects.toBeInstanceOf(
+        ValidationError,
+      );
       const junk = join(dir, 'junk.tar.gz');
       await writeFile(junk, 'not an archive');
       await expect(gl.groupTransfer.import({ name: 'J', path: 'junk', file: junk })).rejects.toMatchObject({
         status: 400,
         body: { error: 'file is invalid' },
       });
-      await expect(gl.groupTransfer.import({ name: '', path: 'x', file })).rejects.toMatchObject({ body: { error: 'name is missing' } });
+      await expect(gl.groupTransfer.import({ name: '', path: 'x', file })).rejects.toMatchObject({
+        body: { error: 'name is missing' },
+      });
       await expect(
         client(USER_TOKEN).groupTransfer.import({ name: 'Dev', path: 'dev', file, parent_id: 10 }),
       ).rejects.toBeInstanceOf(ForbiddenError);
-      await expect(gl.groupTransfer.import({ name: 'P', path: 'p', file, parent_id: 999 })).rejects.toBeInstanceOf(NotFoundError);
+      await expect(gl.groupTransfer.import({ name: 'P', path: 'p', file, parent_id: 999 })).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
       expect(groupByPath('junk') ?? groupByPath('dev') ?? groupByPath('p')).toBeUndefined();
     });
 
@@ -173,7 +201,9 @@ describe('GitlabClient group transfer against the sandbox', () => {
       const started = await gl.groupTransfer.relationsExportStatus('acme');
       expect(started.map((s) => s.relation)).toEqual(['self', 'labels', 'milestones', 'badges', 'boards', 'members']);
       expect(started.every((s) => s.status === 0 && s.error === null && typeof s.updated_at === 'string')).toBe(true);
-      await expect(gl.groupTransfer.downloadRelation('acme', 'members', join(dir, 'm'))).rejects.toBeInstanceOf(NotFoundError);
+      await expect(gl.groupTransfer.downloadRelation('acme', 'members', join(dir, 'm'))).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
 
       await forge.sandbox.state.whenIdle();
       const finished = await gl.groupTransfer.relationsExportStatus(10);
@@ -182,7 +212,11 @@ describe('GitlabClient group transfer against the sandbox', () => {
       const members = join(dir, 'members.ndjson.gz');
       const result = await gl.groupTransfer.downloadRelation('acme', 'members', members);
       expect(result.bytes).toBe((await stat(members)).size);
-      const lines = gunzipSync(await readFile(members)).toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as unknown);
+      const lines = gunzipSync(await readFile(members))
+        .toString('utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown);
       expect(lines).toEqual([
         { user_id: 2, username: 'mia', access_level: 40 },
         { user_id: 3, username: 'alice', access_level: 30 },
@@ -213,12 +247,18 @@ describe('GitlabClient group transfer against the sandbox', () => {
       await forge.sandbox.state.whenIdle();
       const boards = (await gl.groupTransfer.relationsExportStatus('acme')).find((s) => s.relation === 'boards');
       expect(boards).toMatchObject({ status: -1, error: 'Failed to export boards' });
-      await expect(gl.groupTransfer.downloadRelation('acme', 'boards', join(dir, 'b'))).rejects.toBeInstanceOf(NotFoundError);
+      await expect(gl.groupTransfer.downloadRelation('acme', 'boards', join(dir, 'b'))).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
     });
 
     it('needs an owner and a relation', async () => {
-      await expect(client(MAINTAINER_TOKEN).groupTransfer.scheduleRelationsExport('acme')).rejects.toBeInstanceOf(ForbiddenError);
-      await expect(client(MAINTAINER_TOKEN).groupTransfer.relationsExportStatus('acme')).rejects.toBeInstanceOf(ForbiddenError);
+      await expect(client(MAINTAINER_TOKEN).groupTransfer.scheduleRelationsExport('acme')).rejects.toBeInstanceOf(
+        ForbiddenError,
+      );
+      await expect(client(MAINTAINER_TOKEN).groupTransfer.relationsExportStatus('acme')).rejects.toBeInstanceOf(
+        ForbiddenError,
+      );
       await expect(client().groupTransfer.downloadRelation('acme', '', join(dir, 'r'))).rejects.toMatchObject({
         status: 400,
         body: { error: 'relation is missing' },

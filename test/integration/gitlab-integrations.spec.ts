@@ -52,8 +52,17 @@ const NOTIFY_EVENTS = [
 ];
 
 const CASES: Case[] = [
-  caseOf('task-comments', { api_key: 'k1', restrict_to_branch: 'main,dev' }, ['api_key'], { api_key: 'k1', restrict_to_branch: 'main,dev' }, ['push_events']),
-  caseOf('project-commits-a', { token: 't', subdomain: 'acme', push_events: false }, ['token'], { token: 't', subdomain: 'acme' }),
+  caseOf(
+    'task-comments',
+    { api_key: 'k1', restrict_to_branch: 'main,dev' },
+    ['api_key'],
+    { api_key: 'k1', restrict_to_branch: 'main,dev' },
+    ['push_events'],
+  ),
+  caseOf('project-commits-a', { token: 't', subdomain: 'acme', push_events: false }, ['token'], {
+    token: 't',
+    subdomain: 'acme',
+  }),
   caseOf(
     'ci-server-a',
     { ci_server_url: 'https://ci.test', build_key: 'KEY', username: 'ci', password: 's3cret' },
@@ -61,40 +70,156 @@ const CASES: Case[] = [
     { ci_server_url: 'https://ci.test', build_key: 'KEY', username: 'ci' },
     ['push_events'],
   ),
-  caseOf('issue-tracker-a', { ...ISSUE_TRACKER, title: 'Tracker' }, ['new_issue_url', 'issues_url', 'project_url'], { ...ISSUE_TRACKER, title: 'Tracker' }, ['push_events']),
-  caseOf('ci-pipeline-service', { token: 't', project_url: 'https://p.test', enable_ssl_verification: true }, ['token', 'project_url'], { token: 't', project_url: 'https://p.test', enable_ssl_verification: true }, ['push_events']),
+  caseOf(
+    'issue-tracker-a',
+    { ...ISSUE_TRACKER, title: 'Tracker' },
+    ['new_issue_url', 'issues_url', 'project_url'],
+    { ...ISSUE_TRACKER, title: 'Tracker' },
+    ['push_events'],
+  ),
+  caseOf(
+    'ci-pipeline-service',
+    { token: 't', project_url: 'https://p.test', enable_ssl_verification: true },
+    ['token', 'project_url'],
+    { token: 't', project_url: 'https://p.test', enable_ssl_verification: true },
+    ['push_events'],
+  ),
   caseOf('group-chat-a', { token: 't', room: 'dev' }, ['token'], { token: 't', room: 'dev' }, ['push_events']),
-  caseOf('chat-collab-a', { webhook: 'https://hook.test/a', note_events: false }, ['webhook'], { webhook: 'https://hook.test/a', branches_to_be_notified: 'default' }, NOTIFY_EVENTS.filter((e) => e !== 'note_events')),
-  caseOf('chat-collab-b', { webhook: 'https://hook.test/b', branches_to_be_notified: 'protected', notify_only_broken_pipelines: true }, ['webhook'], { webhook: 'https://hook.test/b', branches_to_be_notified: 'protected', notify_only_broken_pipelines: true }, NOTIFY_EVENTS),
-  caseOf('chat-collab-c', { webhook: 'https://hook.test/c', notify_only_default_branch: true }, ['webhook'], { webhook: 'https://hook.test/c', branches_to_be_notified: 'default', notify_only_default_branch: true }, NOTIFY_EVENTS),
-  caseOf('custom-issue-tracker', { ...ISSUE_TRACKER, description: 'd' }, ['new_issue_url', 'issues_url', 'project_url'], { ...ISSUE_TRACKER, description: 'd' }, ['push_events']),
-  caseOf('ci-platform-a', { token: 't', ci_platform_url: 'https://cp.test', tag_push_events: false }, ['token', 'ci_platform_url'], { token: 't', ci_platform_url: 'https://cp.test' }, ['push_events', 'merge_requests_events']),
-  caseOf('emails-on-push', { recipients: 'a@x.test b@x.test', disable_diffs: true }, ['recipients'], { recipients: 'a@x.test b@x.test', disable_diffs: true, branches_to_be_notified: 'all' }, ['push_events', 'tag_push_events']),
-  caseOf('wiki-cloud-workspace', { wiki_workspace_url: 'https://ws.test' }, ['wiki_workspace_url'], { wiki_workspace_url: 'https://ws.test' }),
-  caseOf('external-wiki', { external_wiki_url: 'https://wiki.test' }, ['external_wiki_url'], { external_wiki_url: 'https://wiki.test' }),
+  caseOf(
+    'chat-collab-a',
+    { webhook: 'https://hook.test/a', note_events: false },
+    ['webhook'],
+    { webhook: 'https://hook.test/a', branches_to_be_notified: 'default' },
+    NOTIFY_EVENTS.filter((e) => e !== 'note_events'),
+  ),
+  caseOf(
+    'chat-collab-b',
+    { webhook: 'https://hook.test/b', branches_to_be_notified: 'protected', notify_only_broken_pipelines: true },
+    ['webhook'],
+    { webhook: 'https://hook.test/b', branches_to_be_notified: 'protected', notify_only_broken_pipelines: true },
+    NOTIFY_EVENTS,
+  ),
+  caseOf(
+    'chat-collab-c',
+    { webhook: 'https://hook.test/c', notify_only_default_branch: true },
+    ['webhook'],
+    { webhook: 'https://hook.test/c', branches_to_be_notified: 'default', notify_only_default_branch: true },
+    NOTIFY_EVENTS,
+  ),
+  caseOf(
+    'custom-issue-tracker',
+    { ...ISSUE_TRACKER, description: 'd' },
+    ['new_issue_url', 'issues_url', 'project_url'],
+    { ...ISSUE_TRACKER, description: 'd' },
+    ['push_events'],
+  ),
+  caseOf(
+    'ci-platform-a',
+    { token: 't', ci_platform_url: 'https://cp.test', tag_push_events: false },
+    ['token', 'ci_platform_url'],
+    { token: 't', ci_platform_url: 'https://cp.test' },
+    ['push_events', 'merge_requests_events'],
+  ),
+  caseOf(
+    'emails-on-push',
+    { recipients: 'a@x.test b@x.test', disable_diffs: true },
+    ['recipients'],
+    { recipients: 'a@x.test b@x.test', disable_diffs: true, branches_to_be_notified: 'all' },
+    ['push_events', 'tag_push_events'],
+  ),
+  caseOf('wiki-cloud-workspace', { wiki_workspace_url: 'https://ws.test' }, ['wiki_workspace_url'], {
+    wiki_workspace_url: 'https://ws.test',
+  }),
+  caseOf('external-wiki', { external_wiki_url: 'https://wiki.test' }, ['external_wiki_url'], {
+    external_wiki_url: 'https://wiki.test',
+  }),
   caseOf('chatops-a', { token: 't' }, ['token'], { token: 't' }, ['push_events']),
-  caseOf('code-host-status', { token: 't', repository_url: 'https://code.test/r', static_context: true }, ['token', 'repository_url'], { token: 't', repository_url: 'https://code.test/r', static_context: true }),
-  caseOf('irc-gateway', { recipients: '#dev', server_port: 6697, colorize_messages: true }, ['recipients'], { recipients: '#dev', server_port: 6697, colorize_messages: true }, ['push_events']),
+  caseOf(
+    'code-host-status',
+    { token: 't', repository_url: 'https://code.test/r', static_context: true },
+    ['token', 'repository_url'],
+    { token: 't', repository_url: 'https://code.test/r', static_context: true },
+  ),
+  caseOf(
+    'irc-gateway',
+    { recipients: '#dev', server_port: 6697, colorize_messages: true },
+    ['recipients'],
+    { recipients: '#dev', server_port: 6697, colorize_messages: true },
+    ['push_events'],
+  ),
   caseOf(
     'issue-tracker-b',
     { url: 'https://jira.test', username: 'u', password: 'p', active: true },
     ['url', 'username', 'password'],
-    { url: 'https://jira.test', username: 'u', tracker_issue_transition_automatic: false, tracker_issue_transition_id: '' },
+    {
+      url: 'https://jira.test',
+      username: 'u',
+      tracker_issue_transition_automatic: false,
+      tracker_issue_transition_id: '',
+    },
     ['merge_requests_events', 'comment_on_event_enabled'],
   ),
   caseOf('chat-slash-commands-a', { token: 'slash-a' }, ['token'], { token: 'slash-a' }),
-  caseOf('chat-slash-commands-b', { token: 'slash-b', username: 'bot' }, ['token'], { token: 'slash-b', username: 'bot' }),
-  caseOf('package-registry-update', { username: 'u', token: 't', server: 'https://pkg.test' }, ['username', 'token'], { username: 'u', token: 't', server: 'https://pkg.test' }, ['push_events', 'merge_requests_events', 'tag_push_events']),
-  caseOf('pipelines-email', { recipients: 'a@x.test,b@x.test', add_pusher: true }, ['recipients'], { recipients: 'a@x.test,b@x.test', add_pusher: true, branches_to_be_notified: 'default' }, ['pipeline_events']),
-  caseOf('project-mgmt-b', { token: 't', restrict_to_branch: 'main' }, ['token'], { token: 't', restrict_to_branch: 'main' }, ['push_events']),
-  caseOf('monitoring', { api_url: 'https://prom.test', iap_service_account_json: '{"type":"service_account"}' }, ['api_url'], { api_url: 'https://prom.test', iap_service_account_json: '{"type":"service_account"}' }),
-  caseOf('push-notification', { api_key: 'a', user_key: 'u', priority: '1', sound: 'bike' }, ['api_key', 'user_key', 'priority'], { api_key: 'a', user_key: 'u', priority: '1', sound: 'bike' }, ['push_events']),
-  caseOf('issue-tracker-c', { ...ISSUE_TRACKER }, ['new_issue_url', 'project_url', 'issues_url'], { ...ISSUE_TRACKER }, ['push_events']),
+  caseOf('chat-slash-commands-b', { token: 'slash-b', username: 'bot' }, ['token'], {
+    token: 'slash-b',
+    username: 'bot',
+  }),
+  caseOf(
+    'package-registry-update',
+    { username: 'u', token: 't', server: 'https://pkg.test' },
+    ['username', 'token'],
+    { username: 'u', token: 't', server: 'https://pkg.test' },
+    ['push_events', 'merge_requests_events', 'tag_push_events'],
+  ),
+  caseOf(
+    'pipelines-email',
+    { recipients: 'a@x.test,b@x.test', add_pusher: true },
+    ['recipients'],
+    { recipients: 'a@x.test,b@x.test', add_pusher: true, branches_to_be_notified: 'default' },
+    ['pipeline_events'],
+  ),
+  caseOf(
+    'project-mgmt-b',
+    { token: 't', restrict_to_branch: 'main' },
+    ['token'],
+    { token: 't', restrict_to_branch: 'main' },
+    ['push_events'],
+  ),
+  caseOf(
+    'monitoring',
+    { api_url: 'https://prom.test', iap_service_account_json: '{"type":"service_account"}' },
+    ['api_url'],
+    { api_url: 'https://prom.test', iap_service_account_json: '{"type":"service_account"}' },
+  ),
+  caseOf(
+    'push-notification',
+    { api_key: 'a', user_key: 'u', priority: '1', sound: 'bike' },
+    ['api_key', 'user_key', 'priority'],
+    { api_key: 'a', user_key: 'u', priority: '1', sound: 'bike' },
+    ['push_events'],
+  ),
+  caseOf(
+    'issue-tracker-c',
+    { ...ISSUE_TRACKER },
+    ['new_issue_url', 'project_url', 'issues_url'],
+    { ...ISSUE_TRACKER },
+    ['push_events'],
+  ),
   caseOf(
     'chat-notifications-a',
-    { webhook: 'https://hook.test/n', channel: '#ci', branches_to_be_notified: 'default_and_protected', deployment_channel: '#deploy' },
+    {
+      webhook: 'https://hook.test/n',
+      channel: '#ci',
+      branches_to_be_notified: 'default_and_protected',
+      deployment_channel: '#deploy',
+    },
     ['webhook'],
-    { webhook: 'https://hook.test/n', channel: '#ci', branches_to_be_notified: 'default_and_protected', deployment_channel: '#deploy' },
+    {
+      webhook: 'https://hook.test/n',
+      channel: '#ci',
+      branches_to_be_notified: 'default_and_protected',
+      deployment_channel: '#deploy',
+    },
     ['confidential_issues_events'],
   ),
 ];
@@ -159,14 +284,20 @@ describe('GitlabClient integrations against the sandbox', () => {
     expect(await mia.integrations.all('acme/api')).toEqual([]);
   });
 
-  it.each(CASES.map((c) => [c.slug, c] as const))('%s: PUT without any parameter names every required one', async (slug, c) => {
-    const error: unknown = await client()
-      .integrations.edit('acme/api', slug, {} as never)
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ValidationError);
-    expect(error).toMatchObject({ status: 400, body: { error: c.required.map((p) => `${p} is missing`).join(', ') } });
-    await expect(client().integrations.show('acme/api', slug)).rejects.toBeInstanceOf(NotFoundError);
-  });
+  it.each(CASES.map((c) => [c.slug, c] as const))(
+    '%s: PUT without any parameter names every required one',
+    async (slug, c) => {
+      const error: unknown = await client()
+        .integrations.edit('acme/api', slug, {} as never)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error).toMatchObject({
+        status: 400,
+        body: { error: c.required.map((p) => `${p} is missing`).join(', ') },
+      });
+      await expect(client().integrations.show('acme/api', slug)).rejects.toBeInstanceOf(NotFoundError);
+    },
+  );
 
   it('rejects an empty required parameter and values outside the documented types', async () => {
     const mia = client();
@@ -175,7 +306,10 @@ describe('GitlabClient integrations against the sandbox', () => {
       body: { error: 'external_wiki_url is missing' },
     });
     await expect(
-      mia.integrations.edit('acme/api', 'emails-on-push', { recipients: 'a@x.test', branches_to_be_notified: 'everything' as never }),
+      mia.integrations.edit('acme/api', 'emails-on-push', {
+        recipients: 'a@x.test',
+        branches_to_be_notified: 'everything' as never,
+      }),
     ).rejects.toMatchObject({ status: 400, body: { error: 'branches_to_be_notified does not have a valid value' } });
     await expect(
       mia.integrations.edit('acme/api', 'irc-gateway', { recipients: '#a', server_port: 'http' as never }),
@@ -189,7 +323,11 @@ describe('GitlabClient integrations against the sandbox', () => {
   it('lists only the active services, oldest first, with every flag of the list entry', async () => {
     const mia = client();
     const wiki = await mia.integrations.edit('acme/api', 'external-wiki', { external_wiki_url: 'https://wiki.test' });
-    await mia.integrations.edit('acme/api', 'issue-tracker-b', { url: 'https://jira.test', username: 'u', password: 'p' });
+    await mia.integrations.edit('acme/api', 'issue-tracker-b', {
+      url: 'https://jira.test',
+      username: 'u',
+      password: 'p',
+    });
     forge.sandbox.state.clock.advance(60_000);
     const slash = await mia.integrations.edit('acme/api', 'chat-slash-commands-a', { token: 'tok' });
     await mia.integrations.edit('acme/web', 'chatops-a', { token: 'other project' });
@@ -216,7 +354,11 @@ describe('GitlabClient integrations against the sandbox', () => {
         job_events: false,
         comment_on_event_enabled: false,
       },
-      expect.objectContaining({ id: slash.id, slug: 'chat-slash-commands-a', created_at: expect.stringMatching(/^2025-06-02T12:01:/) as string }),
+      expect.objectContaining({
+        id: slash.id,
+        slug: 'chat-slash-commands-a',
+        created_at: expect.stringMatching(/^2025-06-02T12:01:/) as string,
+      }),
     ]);
     // The spec's own example: the slash-command service shows its token in `properties`.
     expect(slash.properties).toEqual({ token: 'tok' });
@@ -224,7 +366,12 @@ describe('GitlabClient integrations against the sandbox', () => {
 
   it('changes only the parameters a second PUT gives, keeping id, created_at and the rest, as the forge does', async () => {
     const mia = client();
-    const first = await mia.integrations.edit('acme/api', 'group-chat-a', { token: 'a', room: 'dev', subdomain: 'acme', push_events: false });
+    const first = await mia.integrations.edit('acme/api', 'group-chat-a', {
+      token: 'a',
+      room: 'dev',
+      subdomain: 'acme',
+      push_events: false,
+    });
     forge.sandbox.state.clock.advance(3_600_000);
     const second = await mia.integrations.edit('acme/api', 'group-chat-a', { token: 'b' });
     expect(second).toMatchObject({ id: first.id, created_at: first.created_at, push_events: false });
@@ -318,7 +465,9 @@ describe('GitlabClient integrations against the sandbox', () => {
         constructor: UnauthorizedError,
         body: { message: '401 Unauthorized' },
       });
-      await expect(anonymous.integrations.edit('acme/api', 'chatops-a', { token: 'x' })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(anonymous.integrations.edit('acme/api', 'chatops-a', { token: 'x' })).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
     });
 
     it('answers 403 to a developer, for reads as well as writes', async () => {
@@ -340,7 +489,9 @@ describe('GitlabClient integrations against the sandbox', () => {
         constructor: NotFoundError,
         body: { message: '404 Project Not Found' },
       });
-      await expect(olaf.integrations.edit('acme/api', 'chatops-a', { token: 'x' })).rejects.toBeInstanceOf(NotFoundError);
+      await expect(olaf.integrations.edit('acme/api', 'chatops-a', { token: 'x' })).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
       const mia = client();
       await expect(mia.integrations.show('acme/nope', 'chatops-a')).rejects.toMatchObject({
         body: { message: '404 Project Not Found' },

@@ -48,7 +48,9 @@ describe('the client as the daemon wires it', () => {
       const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
       expect(metrics).toContain('forgewarden_api_requests_total{method="GET",status="200"} 1');
       expect(metrics).toContain('forgewarden_api_requests_total{method="GET",status="404"} 1');
-      expect(metrics).toMatch(/forgewarden_api_request_duration_seconds_count\{method="GET",route="projects\/:param\/jobs\/:param"\} 1/);
+      expect(metrics).toMatch(
+        /forgewarden_api_request_duration_seconds_count\{method="GET",route="projects\/:param\/jobs\/:param"\} 1/,
+      );
     } finally {
       await app.close();
     }

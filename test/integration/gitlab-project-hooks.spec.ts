@@ -11,7 +11,16 @@ import { redactor } from '../../src/logging/redact';
 import { type World } from '../../src/sandbox';
 import { describeDocumentedEndpoints, findPythonGitlab } from '../support/beyond-spec';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
-import { ADMIN_TOKEN, apiProject, baseWorld, BASE_NOW, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  ADMIN_TOKEN,
+  apiProject,
+  baseWorld,
+  BASE_NOW,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 
 /**
  * Project webhooks (GitLab's "Project webhooks API", beyond the forge's API specification) through the client against
@@ -28,7 +37,11 @@ function world(): World {
   return baseWorld({
     projects: [
       apiProject(),
-      webProject({ hooks: [{ id: SEEDED_HOOK, url: 'https://hooks.example.test/web', token: 'seeded-token-1234', pipeline_events: true }] }),
+      webProject({
+        hooks: [
+          { id: SEEDED_HOOK, url: 'https://hooks.example.test/web', token: 'seeded-token-1234', pipeline_events: true },
+        ],
+      }),
     ],
   });
 }
@@ -99,9 +112,22 @@ describe('GitlabClient project hooks against the sandbox', () => {
     expect(listed[0]).not.toHaveProperty('url_variables');
     expect(listed[0]).toMatchObject({ id: created.id, job_events: true });
 
-    const edited = await client.projectHooks.edit(API, created.id, { job_events: false, push_events: false, token: 'rotated-secret-42' });
-    expect(edited).toMatchObject({ id: created.id, job_events: false, push_events: false, pipeline_events: true, url: created.url });
-    expect(stored(created.id)).toMatchObject({ token: 'rotated-secret-42', custom_headers: { 'X-Tenant': 'acme-secret-tenant' } });
+    const edited = await client.projectHooks.edit(API, created.id, {
+      job_events: false,
+      push_events: false,
+      token: 'rotated-secret-42',
+    });
+    expect(edited).toMatchObject({
+      id: created.id,
+      job_events: false,
+      push_events: false,
+      pipeline_events: true,
+      url: created.url,
+    });
+    expect(stored(created.id)).toMatchObject({
+      token: 'rotated-secret-42',
+      custom_headers: { 'X-Tenant': 'acme-secret-tenant' },
+    });
 
     // A new URL without a token drops the token and the custom headers (the forge's "not retained").
     const moved = await client.projectHooks.edit(API, created.id, { url: 'https://elsewhere.example.test/hook' });
@@ -141,12 +167,12 @@ describe('GitlabClient project hooks against the sandbox', () => {
     const client = mia();
     for (const url of ['ftp://files.example.test/', 'not a url', '', 'https://x.test/{missing}']) {
       const error = await client.projectHooks.create(API, { url }).catch((e: unknown) => e);
-      expect([url, error instanceof ValidationError, (error as ValidationError).status, (error as ValidationError).body]).toEqual([
+      expect([
         url,
-        true,
-        422,
-        { error: 'Invalid url given' },
-      ]);
+        error instanceof ValidationError,
+        (error as ValidationError).status,
+        (error as ValidationError).body,
+      ]).toEqual([url, true, 422, { error: 'Invalid url given' }]);
     }
     const withVariable = await client.projectHooks.create(API, {
       url: 'https://x.test/{path}',
@@ -158,8 +184,13 @@ describe('GitlabClient project hooks against the sandbox', () => {
     expect(missingUrl).toBeInstanceOf(ValidationError);
     expect((missingUrl as ValidationError).body).toEqual({ error: 'url is missing' });
     const noParameters = await client.projectHooks.edit(API, withVariable.id, {}).catch((e: unknown) => e);
-    expect([(noParameters as ValidationError).status, (noParameters as ValidationError).body]).toEqual([400, { error: 'No parameters provided' }]);
-    const badEdit = await client.projectHooks.edit(API, withVariable.id, { url: 'gopher://old.test/' }).catch((e: unknown) => e);
+    expect([(noParameters as ValidationError).status, (noParameters as ValidationError).body]).toEqual([
+      400,
+      { error: 'No parameters provided' },
+    ]);
+    const badEdit = await client.projectHooks
+      .edit(API, withVariable.id, { url: 'gopher://old.test/' })
+      .catch((e: unknown) => e);
     expect((badEdit as ValidationError).status).toBe(422);
     expect((await client.projectHooks.show(API, withVariable.id)).url).toBe('https://x.test/{path}');
   });
@@ -179,19 +210,33 @@ describe('GitlabClient project hooks against the sandbox', () => {
     for (const attempt of developer) await expect(attempt).rejects.toBeInstanceOf(ForbiddenError);
 
     const olaf = forge.client(OUTSIDER_TOKEN);
-    await expect(olaf.projectHooks.show(WEB, SEEDED_HOOK)).rejects.toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
-    await expect(olaf.projectHooks.create('acme/web', { url: 'https://x.test/' })).rejects.toBeInstanceOf(NotFoundError);
-    await expect(forge.client('glpat-not-a-token').projectHooks.show(WEB, SEEDED_HOOK)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(olaf.projectHooks.show(WEB, SEEDED_HOOK)).rejects.toMatchObject({
+      status: 404,
+      body: { message: '404 Project Not Found' },
+    });
+    await expect(olaf.projectHooks.create('acme/web', { url: 'https://x.test/' })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+    await expect(forge.client('glpat-not-a-token').projectHooks.show(WEB, SEEDED_HOOK)).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
 
     // Another project's hook is not found through this one.
-    await expect(mia().projectHooks.show(API, SEEDED_HOOK)).rejects.toMatchObject({ status: 404, body: { message: '404 Not found' } });
-    expect(stored(SEEDED_HOOK)).toMatchObject({ url: 'https://hooks.example.test/web', events: expect.objectContaining({ job_events: false }) });
+    await expect(mia().projectHooks.show(API, SEEDED_HOOK)).rejects.toMatchObject({
+      status: 404,
+      body: { message: '404 Not found' },
+    });
+    expect(stored(SEEDED_HOOK)).toMatchObject({
+      url: 'https://hooks.example.test/web',
+      events: expect.objectContaining({ job_events: false }),
+    });
   });
 
   it('pages through many hooks, oldest first, following the forge’s links', async () => {
     const client = mia();
     const ids: number[] = [];
-    for (let i = 0; i < 7; i++) ids.push((await client.projectHooks.create(API, { url: `https://receiver.example.test/${i}` })).id);
+    for (let i = 0; i < 7; i++)
+      ids.push((await client.projectHooks.create(API, { url: `https://receiver.example.test/${i}` })).id);
     const listed = await collect(client.projectHooks.all(API, { perPage: 3 }));
     expect(listed.map((h) => h.id)).toEqual(ids);
     const pages = forge.sandbox.state.requestLog
@@ -246,13 +291,21 @@ if (pythonGitlab) {
     const runPython = (url: string): Promise<string> =>
       new Promise((resolveRun, reject) => {
         execFile(pythonGitlab.command, ['-c', PYTHON_GITLAB_SCRIPT, url, ADMIN_TOKEN], (error, stdout, stderr) =>
-          error ? reject(new Error(`python-gitlab failed: ${stderr.trim().split('\n').slice(-3).join(' / ')}`)) : resolveRun(stdout),
+          error
+            ? reject(new Error(`python-gitlab failed: ${stderr.trim().split('\n').slice(-3).join(' / ')}`))
+            : resolveRun(stdout),
         );
       });
 
     it('lists the project’s hooks, creates one and reads it back without its token', async () => {
-      const result = JSON.parse(await runPython(forge.sandbox.url)) as { listed: [number, string, boolean][]; created_has_token: boolean; shown: string };
-      const created = [...forge.sandbox.state.hooks.hooks.values()].find((h) => h.url === 'https://py.example.test/hook');
+      const result = JSON.parse(await runPython(forge.sandbox.url)) as {
+        listed: [number, string, boolean][];
+        created_has_token: boolean;
+        shown: string;
+      };
+      const created = [...forge.sandbox.state.hooks.hooks.values()].find(
+        (h) => h.url === 'https://py.example.test/hook',
+      );
       expect(created?.token).toBe('py-secret-token');
       expect(result).toEqual({
         listed: [
@@ -265,5 +318,7 @@ if (pythonGitlab) {
     });
   });
 } else {
-  it.todo('python-gitlab project hooks against the sandbox: no python3 can `import gitlab` (Debian: apt-get install python3-gitlab; or set PYTHON)');
+  it.todo(
+    'python-gitlab project hooks against the sandbox: no python3 can `import gitlab` (Debian: apt-get install python3-gitlab; or set PYTHON)',
+  );
 }

@@ -16,7 +16,15 @@ import { type World } from '../../src/sandbox';
 import { archivedAttributes, archivedRelations } from '../../src/sandbox/project-archive';
 import { describeDocumentedEndpoints } from '../support/beyond-spec';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
-import { acmeGroup, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  acmeGroup,
+  apiProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 
 /**
  * Project export and import (GitLab's "Project import and export API", beyond the forge's API specification) through
@@ -38,7 +46,10 @@ function world(): World {
       ...(baseWorld().users ?? []),
       { id: 5, username: 'rita', name: 'Rita Reporter', email: 'rita@acme.test', tokens: ['glpat-sandbox-rita-token'] },
     ],
-    groups: [acmeGroup(), { id: 12, path: 'restore', name: 'Restore', members: [{ user: 'mia', access_level: 'maintainer' }] }],
+    groups: [
+      acmeGroup(),
+      { id: 12, path: 'restore', name: 'Restore', members: [{ user: 'mia', access_level: 'maintainer' }] },
+    ],
     projects: [
       apiProject({
         description: 'The API',
@@ -48,8 +59,22 @@ function world(): World {
           {
             id: 100,
             jobs: [
-              { id: 1000, name: 'build', stage: 'build', status: 'success', log: 'built\n', artifacts: [{ file_type: 'archive', size: 10, filename: 'a.zip' }] },
-              { id: 1001, name: 'test', stage: 'test', status: 'failed', log: 'connection reset by peer\n', token: 'job-token-1001' },
+              {
+                id: 1000,
+                name: 'build',
+                stage: 'build',
+                status: 'success',
+                log: 'built\n',
+                artifacts: [{ file_type: 'archive', size: 10, filename: 'a.zip' }],
+              },
+              {
+                id: 1001,
+                name: 'test',
+                stage: 'test',
+                status: 'failed',
+                log: 'connection reset by peer\n',
+                token: 'job-token-1001',
+              },
             ],
             bridges: [{ id: 1002, name: 'deploy', downstream_pipeline: 101 }],
           },
@@ -57,7 +82,12 @@ function world(): World {
         ],
         registry: [{ name: 'app', tags: [{ name: 'latest' }] }],
         protected_branches: [
-          { name: 'trunk', push_access_level: 'no_access', merge_access_level: 'maintainer', allowed_to_merge: [{ user: 'alice' }] },
+          {
+            name: 'trunk',
+            push_access_level: 'no_access',
+            merge_access_level: 'maintainer',
+            allowed_to_merge: [{ user: 'alice' }],
+          },
           { name: 'release/*', allow_force_push: true },
         ],
         issues: [
@@ -68,7 +98,9 @@ function world(): World {
             weight_events: [{ user: 'mia', weight: 3 }],
           },
         ],
-        merge_requests: [{ iid: 4, title: 'Fix the flake', label_events: [{ user: 'alice', action: 'add', label: 'review' }] }],
+        merge_requests: [
+          { iid: 4, title: 'Fix the flake', label_events: [{ user: 'alice', action: 'add', label: 'review' }] },
+        ],
         hooks: [{ url: 'https://hooks.example.test/api', token: 'hook-secret-token', job_events: true }],
       }),
       webProject({ description: 'The web site' }),
@@ -87,7 +119,15 @@ describe('GitlabClient project export and import against the sandbox', () => {
     const approvals = forge.sandbox.state.approvals.project(API);
     approvals.settings.approvals_before_merge = 2;
     const trunk = forge.sandbox.state.protectedBranch(API, 'trunk')!;
-    approvals.rules.push({ id: 1, name: 'Backend', rule_type: 'regular', approvals_required: 1, user_ids: [2, 99], group_ids: [10], protected_branch_ids: [trunk.id] });
+    approvals.rules.push({
+      id: 1,
+      name: 'Backend',
+      rule_type: 'regular',
+      approvals_required: 1,
+      user_ids: [2, 99],
+      group_ids: [10],
+      protected_branch_ids: [trunk.id],
+    });
   });
 
   afterEach(async () => {
@@ -95,9 +135,13 @@ describe('GitlabClient project export and import against the sandbox', () => {
   });
 
   /** Reads `read` every 10 ms until `done` says so (20 s at most); every distinct answer, in order, and the last one. */
-  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, key: (value: T) => string): Promise<{ seen: string[]; last: T }> {
+  async function until<T>(
+    read: () => Promise<T>,
+    done: (value: T) => boolean,
+    key: (value: T) => string,
+  ): Promise<{ seen: string[]; last: T }> {
     const seen: string[] = [];
-    for (const started = Date.now(); Date.now() - started < 20_000; ) {
+    for (const started = Date.now(); Date.now() - started < 20_000;) {
       const value = await read();
       if (seen[seen.length - 1] !== key(value)) seen.push(key(value));
       if (done(value)) return { seen, last: value };
@@ -106,11 +150,22 @@ describe('GitlabClient project export and import against the sandbox', () => {
     throw new Error(`still waiting after 20 s; seen ${seen.join(' → ')}`);
   }
 
-  const exportFinished = (gl: GitlabClient, project: number | string): Promise<{ seen: string[]; last: ProjectExportStatus }> =>
-    until(() => gl.projectTransfer.exportStatus(project), (s) => s.export_status === 'finished' || s.export_status === 'failed', (s) => s.export_status);
+  const exportFinished = (
+    gl: GitlabClient,
+    project: number | string,
+  ): Promise<{ seen: string[]; last: ProjectExportStatus }> =>
+    until(
+      () => gl.projectTransfer.exportStatus(project),
+      (s) => s.export_status === 'finished' || s.export_status === 'failed',
+      (s) => s.export_status,
+    );
 
   const importDone = (gl: GitlabClient, project: number): Promise<{ seen: string[]; last: ProjectImportStatus }> =>
-    until(() => gl.projectTransfer.importStatus(project), (s) => s.import_status === 'finished' || s.import_status === 'failed', (s) => s.import_status);
+    until(
+      () => gl.projectTransfer.importStatus(project),
+      (s) => s.import_status === 'finished' || s.import_status === 'failed',
+      (s) => s.import_status,
+    );
 
   /** Exports `project`, waits for it and downloads it. */
   async function exported(project: number | string = API, gl = client()): Promise<string> {
@@ -138,7 +193,10 @@ describe('GitlabClient project export and import against the sandbox', () => {
   }
 
   const ndjson = (text: string | undefined): Record<string, unknown>[] =>
-    (text ?? '').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+    (text ?? '')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
 
   /**
    * What an export carries of a project, as the sandbox holds it, without what an import gives anew: its name, path
@@ -158,7 +216,10 @@ describe('GitlabClient project export and import against the sandbox', () => {
         ...p,
         id: local(p.id),
         parent_pipeline_id: local(p.parent_pipeline_id),
-        jobs: p.jobs.map(({ id: _id, ...job }) => ({ ...job, downstream_pipeline_id: local(job.downstream_pipeline_id) })),
+        jobs: p.jobs.map(({ id: _id, ...job }) => ({
+          ...job,
+          downstream_pipeline_id: local(job.downstream_pipeline_id),
+        })),
       })),
     };
   }
@@ -168,7 +229,10 @@ describe('GitlabClient project export and import against the sandbox', () => {
       // Long enough that the first poll finds the export queued, even on a busy machine.
       forge.sandbox.state.settings.exportDelayMs = 800;
       const gl = client();
-      await expect(gl.projectTransfer.exportStatus('acme/api')).resolves.toMatchObject({ id: API, export_status: 'none' });
+      await expect(gl.projectTransfer.exportStatus('acme/api')).resolves.toMatchObject({
+        id: API,
+        export_status: 'none',
+      });
       await expect(gl.projectTransfer.scheduleExport('acme/api')).resolves.toEqual({ message: '202 Accepted' });
       const early = join(dir, 'early.tar.gz');
       await expect(gl.projectTransfer.downloadExport(API, early)).rejects.toMatchObject({
@@ -223,10 +287,21 @@ describe('GitlabClient project export and import against the sandbox', () => {
         default_branch: 'trunk',
         approvals_before_merge: 2,
       });
-      expect(ndjson(archive['tree/project/project_members.ndjson'])).toEqual([{ user_id: 5, username: 'rita', access_level: 20 }]);
+      expect(ndjson(archive['tree/project/project_members.ndjson'])).toEqual([
+        { user_id: 5, username: 'rita', access_level: 20 },
+      ]);
       const pipelines = ndjson(archive['tree/project/ci_pipelines.ndjson']);
       expect(pipelines).toMatchObject([
-        { id: 100, status: 'failed', user: 'root', jobs: [{ name: 'build' }, { name: 'test', status: 'failed' }, { name: 'deploy', kind: 'bridge', downstream_pipeline_id: 101 }] },
+        {
+          id: 100,
+          status: 'failed',
+          user: 'root',
+          jobs: [
+            { name: 'build' },
+            { name: 'test', status: 'failed' },
+            { name: 'deploy', kind: 'bridge', downstream_pipeline_id: 101 },
+          ],
+        },
         { id: 101, parent_pipeline_id: 100, jobs: [{ name: 'child', user: 'alice' }] },
       ]);
       // As the forge's export: no job logs, artifacts or tokens.
@@ -245,7 +320,14 @@ describe('GitlabClient project export and import against the sandbox', () => {
       ]);
       // A rule's unknown user (99) is not named.
       expect(ndjson(archive['tree/project/approval_rules.ndjson'])).toEqual([
-        { name: 'Backend', rule_type: 'regular', approvals_required: 1, users: ['mia'], groups: ['acme'], protected_branches: ['trunk'] },
+        {
+          name: 'Backend',
+          rule_type: 'regular',
+          approvals_required: 1,
+          users: ['mia'],
+          groups: ['acme'],
+          protected_branches: ['trunk'],
+        },
       ]);
       expect(ndjson(archive['tree/project/issues.ndjson'])).toMatchObject([
         {
@@ -255,21 +337,29 @@ describe('GitlabClient project export and import against the sandbox', () => {
           resource_weight_events: [{ user: 'mia', weight: 3 }],
         },
       ]);
-      expect(ndjson(archive['tree/project/merge_requests.ndjson'])).toMatchObject([{ iid: 4, resource_label_events: [{ user: 'alice' }] }]);
+      expect(ndjson(archive['tree/project/merge_requests.ndjson'])).toMatchObject([
+        { iid: 4, resource_label_events: [{ user: 'alice' }] },
+      ]);
       // Nor the registry, webhooks (their tokens) or anything else the forge leaves out.
-      expect(Object.values(archive).join('\n')).not.toMatch(/hook-secret-token|job-token-1001|latest|hooks\.example\.test/);
+      expect(Object.values(archive).join('\n')).not.toMatch(
+        /hook-secret-token|job-token-1001|latest|hooks\.example\.test/,
+      );
     });
 
     it('needs a maintainer: developers 403, outsiders and unknown projects 404', async () => {
       await expect(client(USER_TOKEN).projectTransfer.scheduleExport(API)).rejects.toBeInstanceOf(ForbiddenError);
       await expect(client(USER_TOKEN).projectTransfer.exportStatus(API)).rejects.toBeInstanceOf(ForbiddenError);
-      await expect(client(USER_TOKEN).projectTransfer.downloadExport(API, join(dir, 'x'))).rejects.toBeInstanceOf(ForbiddenError);
+      await expect(client(USER_TOKEN).projectTransfer.downloadExport(API, join(dir, 'x'))).rejects.toBeInstanceOf(
+        ForbiddenError,
+      );
       await expect(client(OUTSIDER_TOKEN).projectTransfer.scheduleExport(API)).rejects.toMatchObject({
         status: 404,
         body: { message: '404 Project Not Found' },
       });
       await expect(client().projectTransfer.exportStatus('acme/nope')).rejects.toBeInstanceOf(NotFoundError);
-      await expect(client(MAINTAINER_TOKEN).projectTransfer.scheduleExport(API)).resolves.toEqual({ message: '202 Accepted' });
+      await expect(client(MAINTAINER_TOKEN).projectTransfer.scheduleExport(API)).resolves.toEqual({
+        message: '202 Accepted',
+      });
     });
   });
 
@@ -277,7 +367,12 @@ describe('GitlabClient project export and import against the sandbox', () => {
     it('restores the archive into another group and path: the new project holds the same records', async () => {
       const file = await exported();
       const mia = client(MAINTAINER_TOKEN);
-      const created = await mia.projectTransfer.import({ file, path: 'api-restored', namespace: 'restore', name: 'API restored' });
+      const created = await mia.projectTransfer.import({
+        file,
+        path: 'api-restored',
+        namespace: 'restore',
+        name: 'API restored',
+      });
       expect(created).toEqual<ProjectImportStatus>({
         id: expect.any(Number) as number,
         description: null,
@@ -302,7 +397,11 @@ describe('GitlabClient project export and import against the sandbox', () => {
       const restored = created.id;
       expect((await collect(mia.protectedBranches.all(restored))).map((b) => b.name)).toEqual(['trunk', 'release/*']);
       const builds = await collect(mia.jobs.all(restored));
-      expect(builds.map((j) => [j.name, j.status]).sort()).toEqual([['build', 'success'], ['child', 'success'], ['test', 'failed']]);
+      expect(builds.map((j) => [j.name, j.status]).sort()).toEqual([
+        ['build', 'success'],
+        ['child', 'success'],
+        ['test', 'failed'],
+      ]);
       await expect(mia.jobs.trace(restored, builds[0].id)).rejects.toBeInstanceOf(NotFoundError);
       expect(forge.sandbox.state.member('project', restored, 5)?.access_level).toBe(20);
       // What the forge's export leaves out is not there: images and webhooks.
@@ -311,7 +410,12 @@ describe('GitlabClient project export and import against the sandbox', () => {
 
       const log = forge.sandbox.state.requestLog.find((e) => e.path === '/api/v4/projects/import')!;
       expect(log.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
-      expect(log.body).toMatchObject({ path: 'api-restored', namespace: 'restore', name: 'API restored', file: { filename: '1.tar.gz' } });
+      expect(log.body).toMatchObject({
+        path: 'api-restored',
+        namespace: 'restore',
+        name: 'API restored',
+        file: { filename: '1.tar.gz' },
+      });
     });
 
     it('imports into the caller’s own namespace by default, named after the path; a project that was not imported says none', async () => {
@@ -336,7 +440,10 @@ describe('GitlabClient project export and import against the sandbox', () => {
       const created = await mia.projectTransfer.import({ file: junk, path: 'junk', namespace: 'acme' });
       expect(created.import_status).toBe('scheduled');
       const { last } = await importDone(mia, created.id);
-      expect(last).toMatchObject({ import_status: 'failed', import_error: expect.stringMatching(/^Unable to decompress junk\.tar\.gz: /) as string });
+      expect(last).toMatchObject({
+        import_status: 'failed',
+        import_error: expect.stringMatching(/^Unable to decompress junk\.tar\.gz: /) as string,
+      });
       await expect(client(USER_TOKEN).projectTransfer.importStatus(created.id)).resolves.toMatchObject({
         import_status: 'failed',
         import_error: 'Ask a maintainer to check the import status for more details.',
@@ -344,7 +451,9 @@ describe('GitlabClient project export and import against the sandbox', () => {
 
       const named = join(dir, 'archive.zip');
       await writeFile(named, 'x');
-      const wrongName = await mia.projectTransfer.import({ file: named, path: 'zip', namespace: 'acme' }).catch((e: unknown) => e);
+      const wrongName = await mia.projectTransfer
+        .import({ file: named, path: 'zip', namespace: 'acme' })
+        .catch((e: unknown) => e);
       expect(wrongName).toBeInstanceOf(ValidationError);
       expect(wrongName).toMatchObject({
         status: 422,
@@ -382,10 +491,16 @@ describe('GitlabClient project export and import against the sandbox', () => {
         status: 404,
         body: { message: '404 Namespace Not Found' },
       });
-      await expect(alice.projectTransfer.import({ file, path: 'x', namespace: 'mia' })).rejects.toBeInstanceOf(NotFoundError);
-      await expect(alice.projectTransfer.import({ file, path: '-bad', namespace: 'alice' })).rejects.toMatchObject({ status: 400 });
+      await expect(alice.projectTransfer.import({ file, path: 'x', namespace: 'mia' })).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
+      await expect(alice.projectTransfer.import({ file, path: '-bad', namespace: 'alice' })).rejects.toMatchObject({
+        status: 400,
+      });
       const before = forge.sandbox.state.requestLog.length;
-      await expect(alice.projectTransfer.import({ file: join(dir, 'missing.tar.gz'), path: 'x' })).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(
+        alice.projectTransfer.import({ file: join(dir, 'missing.tar.gz'), path: 'x' }),
+      ).rejects.toMatchObject({ code: 'ENOENT' });
       expect(forge.sandbox.state.requestLog.length).toBe(before);
     });
   });
@@ -396,8 +511,14 @@ describe('GitlabClient project export and import against the sandbox', () => {
       for (let i = 0; i < 6; i++) await gl.projectTransfer.scheduleExport(i % 2 === 0 ? API : WEB);
       const refused = await gl.projectTransfer.scheduleExport(API).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(RateLimitedError);
-      expect(refused).toMatchObject({ status: 429, body: TOO_MANY, headers: { 'retry-after': expect.stringMatching(/^(59|60)$/) as string } });
-      await expect(client(MAINTAINER_TOKEN).projectTransfer.scheduleExport(API)).resolves.toEqual({ message: '202 Accepted' });
+      expect(refused).toMatchObject({
+        status: 429,
+        body: TOO_MANY,
+        headers: { 'retry-after': expect.stringMatching(/^(59|60)$/) as string },
+      });
+      await expect(client(MAINTAINER_TOKEN).projectTransfer.scheduleExport(API)).resolves.toEqual({
+        message: '202 Accepted',
+      });
       forge.sandbox.state.clock.advance(60_000);
       await expect(gl.projectTransfer.scheduleExport(API)).resolves.toEqual({ message: '202 Accepted' });
     });
@@ -411,11 +532,18 @@ describe('GitlabClient project export and import against the sandbox', () => {
       await gl.projectTransfer.downloadExport(API, join(dir, 'api.tar.gz'));
       const again = await gl.projectTransfer.downloadExport(API, join(dir, 'again.tar.gz')).catch((e: unknown) => e);
       expect(again).toBeInstanceOf(RateLimitedError);
-      expect(again).toMatchObject({ body: TOO_MANY, headers: { 'retry-after': expect.stringMatching(/^\d+$/) as string } });
+      expect(again).toMatchObject({
+        body: TOO_MANY,
+        headers: { 'retry-after': expect.stringMatching(/^\d+$/) as string },
+      });
       expect(existsSync(join(dir, 'again.tar.gz'))).toBe(false);
-      await expect(gl.projectTransfer.downloadExport(WEB, join(dir, 'web.tar.gz'))).resolves.toMatchObject({ bytes: expect.any(Number) as number });
+      await expect(gl.projectTransfer.downloadExport(WEB, join(dir, 'web.tar.gz'))).resolves.toMatchObject({
+        bytes: expect.any(Number) as number,
+      });
       // Another user's own limit.
-      await expect(client(MAINTAINER_TOKEN).projectTransfer.downloadExport(API, join(dir, 'mia.tar.gz'))).resolves.toBeDefined();
+      await expect(
+        client(MAINTAINER_TOKEN).projectTransfer.downloadExport(API, join(dir, 'mia.tar.gz')),
+      ).resolves.toBeDefined();
     });
 
     it('refuses a user’s 7th import in a minute without creating anything', async () => {
@@ -423,7 +551,9 @@ describe('GitlabClient project export and import against the sandbox', () => {
       const gl = client();
       for (let i = 1; i <= 6; i++) await gl.projectTransfer.import({ file, path: `copy-${i}`, namespace: 'restore' });
       const projects = forge.sandbox.state.projects.size;
-      const refused = await gl.projectTransfer.import({ file, path: 'copy-7', namespace: 'restore' }).catch((e: unknown) => e);
+      const refused = await gl.projectTransfer
+        .import({ file, path: 'copy-7', namespace: 'restore' })
+        .catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(RateLimitedError);
       expect(refused).toMatchObject({ body: TOO_MANY });
       expect(forge.sandbox.state.projects.size).toBe(projects);
@@ -446,4 +576,7 @@ const PROJECT_TRANSFER_ENDPOINTS = [
   { method: 'POST', path: '/projects/import', client: 'projectTransfer.import' },
 ] as const;
 
-describeDocumentedEndpoints('the project export and import endpoints from GitLab’s public API docs', PROJECT_TRANSFER_ENDPOINTS);
+describeDocumentedEndpoints(
+  'the project export and import endpoints from GitLab’s public API docs',
+  PROJECT_TRANSFER_ENDPOINTS,
+);

@@ -76,8 +76,22 @@ function world(): World {
       { id: INFRA, path: 'infra', name: 'Infra', namespace: 'acme/platform', created_at: 'now-8d' },
       { id: CDN, path: 'cdn', name: 'CDN', namespace: 'acme/platform/edge', created_at: 'now-7d', archived: true },
       { id: PORTAL, path: 'portal', name: 'Portal', namespace: 'partners', created_at: 'now-6d' },
-      { id: SHARED_LIB, path: 'shared-lib', name: 'Shared lib', namespace: 'partners', created_at: 'now-5d', shared_with_groups: ['acme'] },
-      { id: HANDBOOK, path: 'handbook', name: 'Handbook', namespace: 'docs', created_at: 'now-4d', visibility: 'public' },
+      {
+        id: SHARED_LIB,
+        path: 'shared-lib',
+        name: 'Shared lib',
+        namespace: 'partners',
+        created_at: 'now-5d',
+        shared_with_groups: ['acme'],
+      },
+      {
+        id: HANDBOOK,
+        path: 'handbook',
+        name: 'Handbook',
+        namespace: 'docs',
+        created_at: 'now-4d',
+        visibility: 'public',
+      },
       { id: OLAF_SANDBOX, path: 'sandbox', name: 'Sandbox', namespace: 'olaf', created_at: 'now-3d' },
     ],
   });
@@ -92,7 +106,9 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
 
   /** What the sandbox recorded of `GET <path>` requests: their query strings. */
   const queriesOf = (path: string): Record<string, string | string[]>[] =>
-    forge.sandbox.state.requestLog.filter((entry) => entry.method === 'GET' && entry.path === `/api/v4${path}`).map((e) => e.query);
+    forge.sandbox.state.requestLog
+      .filter((entry) => entry.method === 'GET' && entry.path === `/api/v4${path}`)
+      .map((e) => e.query);
 
   describe('projects', () => {
     it('shows a project by full path and by id, with its namespace and the caller’s permissions', async () => {
@@ -167,12 +183,9 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
         API,
       ]);
       // Membership: a public project is visible, but not the caller's; the administrator is a member of nothing.
-      expect(ids(await collect(client(USER_TOKEN).projects.all({ membership: true, order_by: 'id', sort: 'asc' })))).toEqual([
-        API,
-        WEB,
-        INFRA,
-        CDN,
-      ]);
+      expect(
+        ids(await collect(client(USER_TOKEN).projects.all({ membership: true, order_by: 'id', sort: 'asc' }))),
+      ).toEqual([API, WEB, INFRA, CDN]);
       expect(await collect(client(ADMIN_TOKEN).projects.all({ membership: true }))).toEqual([]);
       expect(ids(await collect(client(OUTSIDER_TOKEN).projects.all({ owned: true })))).toEqual([OLAF_SANDBOX]);
     });
@@ -185,9 +198,29 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
       expect(ids(await collect(alice.projects.all({ ...byId, search: 'PUBLIC api' })))).toEqual([API]);
       expect(ids(await collect(alice.projects.all({ ...byId, search: 'in' })))).toEqual([INFRA]);
       expect(ids(await collect(alice.projects.all({ ...byId, visibility: 'public' })))).toEqual([HANDBOOK]);
-      expect(ids(await collect(alice.projects.all({ order_by: 'name', sort: 'asc' })))).toEqual([API, CDN, HANDBOOK, INFRA, WEB]);
-      expect(ids(await collect(alice.projects.all({ order_by: 'path', sort: 'desc' })))).toEqual([WEB, INFRA, HANDBOOK, CDN, API]);
-      expect(queriesOf('/projects').map((q) => q.archived)).toEqual(['false', 'true', undefined, undefined, undefined, undefined, undefined]);
+      expect(ids(await collect(alice.projects.all({ order_by: 'name', sort: 'asc' })))).toEqual([
+        API,
+        CDN,
+        HANDBOOK,
+        INFRA,
+        WEB,
+      ]);
+      expect(ids(await collect(alice.projects.all({ order_by: 'path', sort: 'desc' })))).toEqual([
+        WEB,
+        INFRA,
+        HANDBOOK,
+        CDN,
+        API,
+      ]);
+      expect(queriesOf('/projects').map((q) => q.archived)).toEqual([
+        'false',
+        'true',
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
     });
 
     it('keeps what `simple` keeps: no archived status and no visibility', async () => {
@@ -215,7 +248,11 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
           'namespace',
         ].sort(),
       );
-      expect(simple).toMatchObject<Partial<SimpleProject>>({ id: API, path_with_namespace: 'acme/api', namespace: expect.objectContaining({ full_path: 'acme' }) });
+      expect(simple).toMatchObject<Partial<SimpleProject>>({
+        id: API,
+        path_with_namespace: 'acme/api',
+        namespace: expect.objectContaining({ full_path: 'acme' }),
+      });
     });
   });
 
@@ -229,12 +266,24 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
         'acme/platform/edge',
         'docs',
       ]);
-      expect(paths(await collect(alice.groups.all({ all_available: true, top_level_only: true })))).toEqual(['acme', 'docs']);
+      expect(paths(await collect(alice.groups.all({ all_available: true, top_level_only: true })))).toEqual([
+        'acme',
+        'docs',
+      ]);
       expect(paths(await collect(alice.groups.all({ search: 'PLAT' })))).toEqual(['acme/platform']);
-      expect(paths(await collect(alice.groups.all({ skip_groups: [EDGE], sort: 'desc' })))).toEqual(['acme/platform', 'acme']);
+      expect(paths(await collect(alice.groups.all({ skip_groups: [EDGE], sort: 'desc' })))).toEqual([
+        'acme/platform',
+        'acme',
+      ]);
       expect(paths(await collect(client(OUTSIDER_TOKEN).groups.all()))).toEqual(['partners']);
       // Administrators see every group unless they ask for their memberships only.
-      expect(ids(await collect(client(ADMIN_TOKEN).groups.all({ order_by: 'id' })))).toEqual([ACME, PLATFORM, EDGE, PARTNERS, DOCS]);
+      expect(ids(await collect(client(ADMIN_TOKEN).groups.all({ order_by: 'id' })))).toEqual([
+        ACME,
+        PLATFORM,
+        EDGE,
+        PARTNERS,
+        DOCS,
+      ]);
       expect(await collect(client(ADMIN_TOKEN).groups.all({ all_available: false }))).toEqual([]);
       expect(queriesOf('/groups')[4]).toMatchObject({ 'skip_groups[]': String(EDGE), sort: 'desc' });
     });
@@ -256,7 +305,12 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
       expect(ids(acme.projects ?? [])).toEqual([WEB, API]);
       expect(ids(acme.shared_projects ?? [])).toEqual([SHARED_LIB]);
       const edge = await admin.groups.show('acme/platform/edge', { with_projects: false });
-      expect([edge.id, edge.parent_id, edge.full_name, 'projects' in edge]).toEqual([EDGE, PLATFORM, 'Acme / Platform / Edge', false]);
+      expect([edge.id, edge.parent_id, edge.full_name, 'projects' in edge]).toEqual([
+        EDGE,
+        PLATFORM,
+        'Acme / Platform / Edge',
+        false,
+      ]);
       expect((await admin.groups.show(PLATFORM)).full_path).toBe('acme/platform');
     });
 
@@ -268,7 +322,9 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
         [ADMIN_TOKEN, 'nowhere'],
         [ADMIN_TOKEN, 'acme/nowhere'],
       ] as const) {
-        const error = await client(token).groups.show(ref).catch((e: unknown) => e);
+        const error = await client(token)
+          .groups.show(ref)
+          .catch((e: unknown) => e);
         expect([ref, error]).toEqual([ref, expect.any(NotFoundError)]);
         expect((error as NotFoundError).body).toEqual({ message: '404 Group Not Found' });
       }
@@ -283,8 +339,13 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
       expect(paths(await collect(alice.groups.subgroups('acme')))).toEqual(['acme/platform']);
       expect(paths(await collect(alice.groups.subgroups('acme/platform')))).toEqual(['acme/platform/edge']);
       expect(await collect(alice.groups.subgroups(EDGE))).toEqual([]);
-      expect(paths(await collect(alice.groups.descendantGroups('acme', { order_by: 'id' })))).toEqual(['acme/platform', 'acme/platform/edge']);
-      expect(paths(await collect(alice.groups.descendantGroups('acme', { search: 'edge' })))).toEqual(['acme/platform/edge']);
+      expect(paths(await collect(alice.groups.descendantGroups('acme', { order_by: 'id' })))).toEqual([
+        'acme/platform',
+        'acme/platform/edge',
+      ]);
+      expect(paths(await collect(alice.groups.descendantGroups('acme', { search: 'edge' })))).toEqual([
+        'acme/platform/edge',
+      ]);
     });
   });
 
@@ -294,8 +355,15 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
     it('lists the group’s own projects, with include_subgroups those of the whole subtree, archived ones included', async () => {
       const alice = client(USER_TOKEN);
       expect(ids(await collect(alice.projects.allForGroup('acme', byId)))).toEqual([API, WEB]);
-      expect(ids(await collect(alice.projects.allForGroup('acme', { ...byId, include_subgroups: true })))).toEqual([API, WEB, INFRA, CDN]);
-      expect(ids(await collect(alice.projects.allForGroup('acme/platform', { ...byId, include_subgroups: true })))).toEqual([INFRA, CDN]);
+      expect(ids(await collect(alice.projects.allForGroup('acme', { ...byId, include_subgroups: true })))).toEqual([
+        API,
+        WEB,
+        INFRA,
+        CDN,
+      ]);
+      expect(
+        ids(await collect(alice.projects.allForGroup('acme/platform', { ...byId, include_subgroups: true }))),
+      ).toEqual([INFRA, CDN]);
       expect(ids(await collect(alice.projects.allForGroup(PLATFORM, byId)))).toEqual([INFRA]);
       expect(queriesOf('/groups/acme/projects')[1]).toMatchObject({ include_subgroups: 'true' });
     });
@@ -303,7 +371,10 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
     it('filters archived=true|false across the subtree', async () => {
       const alice = client(USER_TOKEN);
       const tree = { ...byId, include_subgroups: true } as const;
-      expect(ids(await collect(alice.projects.allForGroup('acme', { ...tree, archived: false })))).toEqual([API, INFRA]);
+      expect(ids(await collect(alice.projects.allForGroup('acme', { ...tree, archived: false })))).toEqual([
+        API,
+        INFRA,
+      ]);
       expect(ids(await collect(alice.projects.allForGroup('acme', { ...tree, archived: true })))).toEqual([WEB, CDN]);
       const simple = await collect(alice.projects.allForGroup('acme', { ...tree, archived: false, simple: true }));
       expect(simple.map((p) => p.path_with_namespace)).toEqual(['acme/api', 'acme/platform/infra']);
@@ -312,7 +383,10 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
     it('includes projects shared with the group (not with its subgroups) unless with_shared=false, as far as the token may see them', async () => {
       const admin = client(ADMIN_TOKEN);
       expect(ids(await collect(admin.projects.allForGroup('acme', byId)))).toEqual([API, WEB, SHARED_LIB]);
-      expect(ids(await collect(admin.projects.allForGroup('acme', { ...byId, with_shared: false })))).toEqual([API, WEB]);
+      expect(ids(await collect(admin.projects.allForGroup('acme', { ...byId, with_shared: false })))).toEqual([
+        API,
+        WEB,
+      ]);
       expect(ids(await collect(admin.projects.allForGroup('acme/platform', byId)))).toEqual([INFRA]);
       // alice may not see partners/shared-lib: the sandbox's shares give no access.
       expect(ids(await collect(client(USER_TOKEN).projects.allForGroup('acme', byId)))).toEqual([API, WEB]);
@@ -325,11 +399,13 @@ describe('GitlabClient projects, groups and version against the sandbox', () => 
       await expect(admin.jobs.retry('acme/web', FAILED_WEB_JOB)).rejects.toThrow(ForbiddenError);
       await expect(admin.jobs.erase('acme/web', FAILED_WEB_JOB)).rejects.toThrow(ForbiddenError);
       await expect(admin.registry.removeTag('acme/web', WEB_REGISTRY, 'old')).rejects.toThrow(ForbiddenError);
-      await expect(admin.registry.removeTags('acme/web', WEB_REGISTRY, { name_regex_delete: '.*' })).rejects.toThrow(ForbiddenError);
+      await expect(admin.registry.removeTags('acme/web', WEB_REGISTRY, { name_regex_delete: '.*' })).rejects.toThrow(
+        ForbiddenError,
+      );
       const state = forge.sandbox.state;
-      expect([...state.jobs.values()].filter((j) => j.project_id === WEB).map((j) => [j.id, j.status, j.retried, j.log])).toEqual([
-        [FAILED_WEB_JOB, 'failed', false, 'connection reset\n'],
-      ]);
+      expect(
+        [...state.jobs.values()].filter((j) => j.project_id === WEB).map((j) => [j.id, j.status, j.retried, j.log]),
+      ).toEqual([[FAILED_WEB_JOB, 'failed', false, 'connection reset\n']]);
       expect(state.tags(WEB_REGISTRY).map((t) => t.name)).toEqual(['old']);
       expect(state.bulkDeletions).toEqual([]);
       // Reading an archived project's jobs still works.
@@ -351,11 +427,16 @@ describe('keyset pagination of GET /projects', () => {
   const forge = useSandboxClients(() => baseWorld({ projects: manyProjects(MANY, 'acme') }));
   const client = (token?: string): GitlabClient => forge.client(token);
   const queriesOf = (path: string): Record<string, string | string[]>[] =>
-    forge.sandbox.state.requestLog.filter((entry) => entry.method === 'GET' && entry.path === `/api/v4${path}`).map((e) => e.query);
+    forge.sandbox.state.requestLog
+      .filter((entry) => entry.method === 'GET' && entry.path === `/api/v4${path}`)
+      .map((e) => e.query);
 
   it('follows Link rel="next" page after page (id_after), without totals, until an empty page', async () => {
     const listed = await collect(
-      client(USER_TOKEN).projects.all({ pagination: 'keyset', order_by: 'id', sort: 'asc', simple: true }, { perPage: PAGE }),
+      client(USER_TOKEN).projects.all(
+        { pagination: 'keyset', order_by: 'id', sort: 'asc', simple: true },
+        { perPage: PAGE },
+      ),
     );
     const expected = [...forge.sandbox.state.projects.keys()].sort((a, b) => a - b);
     expect(expected).toHaveLength(MANY);
@@ -374,13 +455,22 @@ describe('keyset pagination of GET /projects', () => {
     expect(first.headers.get('link')).toBe(
       `<${forge.sandbox.url}/api/v4/projects?pagination=keyset&order_by=id&sort=asc&per_page=${PAGE}&id_after=${expected[PAGE - 1]}>; rel="next"`,
     );
-    expect(['x-total', 'x-total-pages', 'x-next-page', 'x-page'].map((h) => first.headers.get(h))).toEqual([null, null, null, null]);
-    const last = await api(`/projects?pagination=keyset&order_by=id&sort=asc&per_page=${PAGE}&id_after=${expected[MANY - 1]}`);
+    expect(['x-total', 'x-total-pages', 'x-next-page', 'x-page'].map((h) => first.headers.get(h))).toEqual([
+      null,
+      null,
+      null,
+      null,
+    ]);
+    const last = await api(
+      `/projects?pagination=keyset&order_by=id&sort=asc&per_page=${PAGE}&id_after=${expected[MANY - 1]}`,
+    );
     expect([last.json, last.headers.get('link')]).toEqual([[], null]);
   });
 
   it('pages newest first with id_before when sorted descending', async () => {
-    const listed = await collect(client(ADMIN_TOKEN).projects.all({ pagination: 'keyset', order_by: 'id', sort: 'desc' }, { perPage: PAGE }));
+    const listed = await collect(
+      client(ADMIN_TOKEN).projects.all({ pagination: 'keyset', order_by: 'id', sort: 'desc' }, { perPage: PAGE }),
+    );
     const expected = [...forge.sandbox.state.projects.keys()].sort((a, b) => b - a);
     expect(ids(listed)).toEqual(expected);
     expect(queriesOf('/projects')[1].id_before).toBe(String(expected[PAGE - 1]));
@@ -388,7 +478,10 @@ describe('keyset pagination of GET /projects', () => {
 
   it('answers 405 for keyset pagination in another order, as the forge does', async () => {
     const response = await apiClient(forge.sandbox.url, USER_TOKEN)('/projects?pagination=keyset&order_by=name');
-    expect([response.status, response.json]).toEqual([405, { message: 'Keyset pagination is not yet available for this type of request' }]);
+    expect([response.status, response.json]).toEqual([
+      405,
+      { message: 'Keyset pagination is not yet available for this type of request' },
+    ]);
     const byDefault = await apiClient(forge.sandbox.url, USER_TOKEN)('/projects?pagination=keyset');
     expect(byDefault.status).toBe(405);
   });
@@ -412,7 +505,14 @@ describe('the world file’s generator', () => {
     );
     const state = forge.sandbox.state;
     const generated = [...state.groups.values()].filter((g) => g.id !== ACME).map((g) => state.groupFullPath(g));
-    expect(generated).toEqual(['group-01', 'group-01/sub-01', 'group-01/sub-02', 'group-02', 'group-02/sub-01', 'group-02/sub-02']);
+    expect(generated).toEqual([
+      'group-01',
+      'group-01/sub-01',
+      'group-01/sub-02',
+      'group-02',
+      'group-02/sub-01',
+      'group-02/sub-02',
+    ]);
     // baseWorld's two projects, then 2 × (1 + 2) groups × 3 projects.
     expect(state.projects.size).toBe(2 + 18);
     const failed = [...state.jobs.values()].filter((j) => j.status === 'failed');
@@ -420,15 +520,20 @@ describe('the world file’s generator', () => {
     expect(failed.every((j) => j.log?.includes('connection reset by peer'))).toBe(true);
 
     const alice = forge.client(USER_TOKEN);
-    const tree = await collect(alice.projects.allForGroup('group-02', { include_subgroups: true, order_by: 'path', sort: 'asc' }));
+    const tree = await collect(
+      alice.projects.allForGroup('group-02', { include_subgroups: true, order_by: 'path', sort: 'asc' }),
+    );
     expect(tree).toHaveLength(9);
-    expect(tree.filter((p) => p.archived).map((p) => p.path_with_namespace).sort()).toEqual([
-      'group-02/project-03',
-      'group-02/sub-01/project-03',
-      'group-02/sub-02/project-03',
-    ]);
+    expect(
+      tree
+        .filter((p) => p.archived)
+        .map((p) => p.path_with_namespace)
+        .sort(),
+    ).toEqual(['group-02/project-03', 'group-02/sub-01/project-03', 'group-02/sub-02/project-03']);
     // The members join the top-level groups only, and reach the subgroups through them.
-    expect(paths(await collect(alice.groups.all({ order_by: 'id' }))).filter((p) => p.startsWith('group-'))).toEqual(generated);
+    expect(paths(await collect(alice.groups.all({ order_by: 'id' }))).filter((p) => p.startsWith('group-'))).toEqual(
+      generated,
+    );
     expect(state.members.filter((m) => m.user_id === 3 && m.source === 'group').map((m) => m.source_id)).toEqual([
       ACME,
       state.group('group-01')?.id,
@@ -437,10 +542,14 @@ describe('the world file’s generator', () => {
   });
 
   it('serves 5,000 projects, all of them through a keyset listing', async () => {
-    await forge.start(baseWorld({ projects: [], generate: { groups: 50, subgroups_per_group: 1, projects_per_group: 50 } }));
+    await forge.start(
+      baseWorld({ projects: [], generate: { groups: 50, subgroups_per_group: 1, projects_per_group: 50 } }),
+    );
     expect(forge.sandbox.state.projects.size).toBe(5_000);
     const listed = await collect(
-      forge.client(ADMIN_TOKEN).projects.all({ pagination: 'keyset', order_by: 'id', sort: 'asc', simple: true }, { perPage: 100 }),
+      forge
+        .client(ADMIN_TOKEN)
+        .projects.all({ pagination: 'keyset', order_by: 'id', sort: 'asc', simple: true }, { perPage: 100 }),
     );
     expect(listed).toHaveLength(5_000);
     expect(new Set(listed.map((p) => p.path_with_namespace)).size).toBe(5_000);
@@ -494,7 +603,9 @@ if (pythonGitlab) {
     const runPython = (url: string): Promise<string> =>
       new Promise((resolveRun, reject) => {
         execFile(pythonGitlab.command, ['-c', PYTHON_GITLAB_SCRIPT, url, ADMIN_TOKEN], (error, stdout, stderr) =>
-          error ? reject(new Error(`python-gitlab failed: ${stderr.trim().split('\n').slice(-3).join(' / ')}`)) : resolveRun(stdout),
+          error
+            ? reject(new Error(`python-gitlab failed: ${stderr.trim().split('\n').slice(-3).join(' / ')}`))
+            : resolveRun(stdout),
         );
       });
 
@@ -514,5 +625,7 @@ if (pythonGitlab) {
     });
   });
 } else {
-  it.todo('python-gitlab against the sandbox: no python3 can `import gitlab` (Debian: apt-get install python3-gitlab; or set PYTHON)');
+  it.todo(
+    'python-gitlab against the sandbox: no python3 can `import gitlab` (Debian: apt-get install python3-gitlab; or set PYTHON)',
+  );
 }

@@ -1,6 +1,15 @@
 import { request } from 'undici';
 import { type World } from '../../src/sandbox';
-import { acmeGroup, ADMIN_TOKEN, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  acmeGroup,
+  ADMIN_TOKEN,
+  apiProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 import {
   ConflictError,
   ForbiddenError,
@@ -26,10 +35,7 @@ const RELEASES = 301;
 
 function world(): World {
   return baseWorld({
-    groups: [
-      acmeGroup(),
-      { id: PARTNERS, path: 'partners', name: 'Partners' },
-    ],
+    groups: [acmeGroup(), { id: PARTNERS, path: 'partners', name: 'Partners' }],
     projects: [
       apiProject({
         shared_with_groups: ['partners'],
@@ -92,7 +98,9 @@ describe('GitlabClient protected branches against the sandbox', () => {
         code_owner_approval_required: false,
       },
     ]);
-    expect((await collect(alice.protectedBranches.all(1, { search: 'REL' }))).map((b) => b.name)).toEqual(['release/*']);
+    expect((await collect(alice.protectedBranches.all(1, { search: 'REL' }))).map((b) => b.name)).toEqual([
+      'release/*',
+    ]);
     expect(await collect(alice.protectedBranches.all(1, { search: 'nothing' }))).toEqual([]);
     expect(await collect(alice.protectedBranches.all('acme/web'))).toEqual([]);
     expect((await logged('GET'))[1].query.search).toBe('REL');
@@ -147,7 +155,10 @@ describe('GitlabClient protected branches against the sandbox', () => {
     expect(full).toMatchObject({ name: 'hotfix/*', allow_force_push: true, code_owner_approval_required: true });
 
     // Only `allowed_to_*` given: no default level entry besides it.
-    const onlyUsers = await mia.protectedBranches.protect(1, { name: 'staging', allowed_to_push: [{ user_id: ALICE }] });
+    const onlyUsers = await mia.protectedBranches.protect(1, {
+      name: 'staging',
+      allowed_to_push: [{ user_id: ALICE }],
+    });
     expect(onlyUsers.push_access_levels.map((a) => a.user_id)).toEqual([ALICE]);
     expect(await mia.protectedBranches.show(1, 'hotfix/*')).toEqual(full);
 
@@ -170,7 +181,11 @@ describe('GitlabClient protected branches against the sandbox', () => {
     // The repeat meets the protection the first one made: the caller sees the 409, which says it is in place.
     expect(answer).toBeInstanceOf(ConflictError);
     expect((await logged('POST')).map((entry) => entry.status)).toEqual([502, 409]);
-    expect([...forge.sandbox.state.protectedBranches.values()].filter((branch) => branch.project_id === 2 && branch.name === 'main')).toHaveLength(1);
+    expect(
+      [...forge.sandbox.state.protectedBranches.values()].filter(
+        (branch) => branch.project_id === 2 && branch.name === 'main',
+      ),
+    ).toHaveLength(1);
   });
 
   it('rejects invalid access levels (400 parameter error) and users or groups without access (400 validation)', async () => {
@@ -184,7 +199,9 @@ describe('GitlabClient protected branches against the sandbox', () => {
     const outsider = await mia.protectedBranches
       .protect(1, { name: 'x', allowed_to_push: [{ user_id: OLAF }] })
       .catch((e: unknown) => e);
-    expect((outsider as ValidationError).fields).toEqual({ 'push_access_levels.user': ['is not a member of the project'] });
+    expect((outsider as ValidationError).fields).toEqual({
+      'push_access_levels.user': ['is not a member of the project'],
+    });
 
     const notShared = await mia.protectedBranches
       .protect(1, { name: 'x', allowed_to_unprotect: [{ group_id: 10 }] })

@@ -1,12 +1,17 @@
 import { request } from 'undici';
 import { parseWorld, type World, WorldError } from '../../src/sandbox';
-import { acmeGroup, ADMIN_TOKEN, aProject, apiProject, BASE_NOW, baseWorld, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
 import {
-  GitlabClient,
-  NotFoundError,
-  type ResourceLabelEvent,
-  UnauthorizedError,
-} from '../../src/gitlab';
+  acmeGroup,
+  ADMIN_TOKEN,
+  aProject,
+  apiProject,
+  BASE_NOW,
+  baseWorld,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
+import { GitlabClient, NotFoundError, type ResourceLabelEvent, UnauthorizedError } from '../../src/gitlab';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
 
 /** Label events of issues, merge requests and epics, weight events of issues, seeded from the world. */
@@ -53,7 +58,14 @@ function world(): World {
               { id: 22, user: 'alice', weight: 5, created_at: 'now-2d' },
             ],
           },
-          { iid: 6, label_events: Array.from({ length: 130 }, (_, i) => ({ user: 'alice', action: 'add' as const, label: `l${i}` })) },
+          {
+            iid: 6,
+            label_events: Array.from({ length: 130 }, (_, i) => ({
+              user: 'alice',
+              action: 'add' as const,
+              label: `l${i}`,
+            })),
+          },
         ],
         merge_requests: [
           {
@@ -106,9 +118,9 @@ describe('GitlabClient label and weight events against the sandbox', () => {
   it('lists and shows a merge request’s and an epic’s label events', async () => {
     const c = client(USER_TOKEN);
     const mrEvents = await collect(c.mergeRequestLabelEvents.all('acme/api', 2));
-    expect(mrEvents.map((e) => [e.id, e.resource_type, e.resource_id, e.label.id, e.label.name, e.created_at])).toEqual([
-      [40, 'MergeRequest', MR_ID, 2, 'bug', at(2)],
-    ]);
+    expect(mrEvents.map((e) => [e.id, e.resource_type, e.resource_id, e.label.id, e.label.name, e.created_at])).toEqual(
+      [[40, 'MergeRequest', MR_ID, 2, 'bug', at(2)]],
+    );
     expect(await c.mergeRequestLabelEvents.show(1, 2, 40)).toEqual(mrEvents[0]);
 
     const epicEvents = await collect(c.epicLabelEvents.all('acme', EPIC_ID));
@@ -143,7 +155,10 @@ describe('GitlabClient label and weight events against the sandbox', () => {
 
   it('answers 404 for unknown issues, merge requests, epics and events, and events of another resource', async () => {
     const c = client(ADMIN_TOKEN);
-    const noIssue = await c.issueLabelEvents.all(1, 99).next().catch((e: unknown) => e);
+    const noIssue = await c.issueLabelEvents
+      .all(1, 99)
+      .next()
+      .catch((e: unknown) => e);
     expect((noIssue as NotFoundError).body).toEqual({ message: '404 Issue Not Found' });
     await expect(c.mergeRequestLabelEvents.all(1, 99).next()).rejects.toThrow(NotFoundError);
     await expect(c.epicLabelEvents.all('acme', 1).next()).rejects.toThrow(NotFoundError); // an iid, not the id
@@ -175,9 +190,7 @@ describe('GitlabClient label and weight events against the sandbox', () => {
 
   it('validates history in the world file: known users, unique iids', () => {
     const bad = baseWorld({
-      projects: [
-        aProject('api', { issues: [{ iid: 1, weight_events: [{ user: 'ghost', weight: 1 }] }, { iid: 1 }] }),
-      ],
+      projects: [aProject('api', { issues: [{ iid: 1, weight_events: [{ user: 'ghost', weight: 1 }] }, { iid: 1 }] })],
     });
     expect(() => parseWorld(bad)).toThrow(WorldError);
     expect(() => parseWorld(bad)).toThrow(/issues\[0\]\.weight_events\[0\]\.user: unknown user ghost/);

@@ -1,6 +1,13 @@
 import { request } from 'undici';
 import { type World } from '../../src/sandbox';
-import { ADMIN_TOKEN, BASE_NOW, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import {
+  ADMIN_TOKEN,
+  BASE_NOW,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+} from '../support/world-builders';
 import {
   ConflictError,
   ForbiddenError,
@@ -41,7 +48,9 @@ describe('GitlabClient user writes against the sandbox', () => {
   const client = (token?: string): GitlabClient => forge.client(token);
 
   async function statuses(method: string, path: string): Promise<number[]> {
-    const response = await request(`${forge.sandbox.url}/__sandbox/requests?method=${method}&path=${encodeURIComponent(path)}`);
+    const response = await request(
+      `${forge.sandbox.url}/__sandbox/requests?method=${method}&path=${encodeURIComponent(path)}`,
+    );
     return ((await response.body.json()) as { status: number }[]).map((r) => r.status);
   }
 
@@ -127,7 +136,13 @@ describe('GitlabClient user writes against the sandbox', () => {
       view_diffs_file_by_file: true,
     });
     expect(edited).toEqual(
-      expect.objectContaining({ id: ALICE, name: 'Alice Renamed', bio: 'new bio', public_email: 'alice@acme.test', is_admin: true }),
+      expect.objectContaining({
+        id: ALICE,
+        name: 'Alice Renamed',
+        bio: 'new bio',
+        public_email: 'alice@acme.test',
+        is_admin: true,
+      }),
     );
     expect(forge.sandbox.state.userWrites.preferencesOf(ALICE).view_diffs_file_by_file).toBe(true);
     await expect(admin.users.edit(ALICE, { email: 'mia@acme.test' })).rejects.toThrow(NotFoundError);
@@ -216,7 +231,10 @@ describe('GitlabClient user writes against the sandbox', () => {
     const alice = client(USER_TOKEN);
     const prefs = await alice.users.editPreferences({ view_diffs_file_by_file: true });
     expect(prefs).toEqual({ id: expect.any(Number), user_id: ALICE, view_diffs_file_by_file: true });
-    expect(await alice.users.editPreferences({ view_diffs_file_by_file: false })).toEqual({ ...prefs, view_diffs_file_by_file: false });
+    expect(await alice.users.editPreferences({ view_diffs_file_by_file: false })).toEqual({
+      ...prefs,
+      view_diffs_file_by_file: false,
+    });
     const missing = await request(`${forge.sandbox.url}/api/v4/user/preferences`, {
       method: 'PUT',
       headers: { 'private-token': USER_TOKEN, 'content-type': 'application/json' },
@@ -224,7 +242,9 @@ describe('GitlabClient user writes against the sandbox', () => {
     });
     expect(missing.statusCode).toBe(400);
     expect(await missing.body.json()).toEqual({ error: 'view_diffs_file_by_file is missing' });
-    await expect(client('nope').users.editPreferences({ view_diffs_file_by_file: true })).rejects.toThrow(UnauthorizedError);
+    await expect(client('nope').users.editPreferences({ view_diffs_file_by_file: true })).rejects.toThrow(
+      UnauthorizedError,
+    );
   });
 
   it('follows and unfollows, reflected in followers, following and the public view', async () => {

@@ -3,7 +3,15 @@ import { type CiVariable, ConflictError, ForbiddenError, NotFoundError, Validati
 import { type World } from '../../src/sandbox';
 import { describeDocumentedEndpoints } from '../support/beyond-spec';
 import { collect, useSandboxClients } from '../support/sandbox-clients';
-import { ADMIN_TOKEN, acmeGroup, apiProject, baseWorld, MAINTAINER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  ADMIN_TOKEN,
+  acmeGroup,
+  apiProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 
 /**
  * CI/CD variables of projects and groups (GitLab's public API docs, beyond the forge's API specification) through the
@@ -15,8 +23,15 @@ const SECRET = 'glpat-delivered-value-01';
 
 function world(): World {
   return baseWorld({
-    groups: [acmeGroup({ variables: [{ key: 'GROUP_TOKEN', value: 'group-secret-value', masked: true, protected: true }] })],
-    projects: [apiProject({ variables: [{ key: 'DEPLOY_TOKEN', value: 'seeded-value-1234', environment_scope: 'production', masked: true }] }), webProject()],
+    groups: [
+      acmeGroup({ variables: [{ key: 'GROUP_TOKEN', value: 'group-secret-value', masked: true, protected: true }] }),
+    ],
+    projects: [
+      apiProject({
+        variables: [{ key: 'DEPLOY_TOKEN', value: 'seeded-value-1234', environment_scope: 'production', masked: true }],
+      }),
+      webProject(),
+    ],
   });
 }
 
@@ -25,7 +40,13 @@ describe('GitlabClient CI/CD variables against the sandbox', () => {
   const mia = () => forge.client(MAINTAINER_TOKEN);
 
   it('creates, shows, lists, edits and removes a project variable with the forge’s fields and defaults', async () => {
-    const created = await mia().projectVariables.create('acme/api', { key: 'API_TOKEN', value: SECRET, masked: true, protected: true, description: 'rotated by forgewarden' });
+    const created = await mia().projectVariables.create('acme/api', {
+      key: 'API_TOKEN',
+      value: SECRET,
+      masked: true,
+      protected: true,
+      description: 'rotated by forgewarden',
+    });
     expect(created).toEqual<CiVariable>({
       variable_type: 'env_var',
       key: 'API_TOKEN',
@@ -43,18 +64,37 @@ describe('GitlabClient CI/CD variables against the sandbox', () => {
       ['API_TOKEN', '*'],
     ]);
     const edited = await mia().projectVariables.edit(1, 'API_TOKEN', { value: 'glpat-next-value-0002' });
-    expect(edited).toMatchObject({ value: 'glpat-next-value-0002', masked: true, protected: true, description: 'rotated by forgewarden' });
+    expect(edited).toMatchObject({
+      value: 'glpat-next-value-0002',
+      masked: true,
+      protected: true,
+      description: 'rotated by forgewarden',
+    });
     await mia().projectVariables.remove(1, 'API_TOKEN');
-    await expect(mia().projectVariables.show(1, 'API_TOKEN')).rejects.toMatchObject({ status: 404, body: { message: '404 Variable Not Found' } });
+    await expect(mia().projectVariables.show(1, 'API_TOKEN')).rejects.toMatchObject({
+      status: 404,
+      body: { message: '404 Variable Not Found' },
+    });
     await expect(mia().projectVariables.remove(1, 'API_TOKEN')).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('keeps one key per environment scope and picks among them with filter[environment_scope]', async () => {
-    await mia().projectVariables.create(1, { key: 'DEPLOY_TOKEN', value: 'staging-value-1234', environment_scope: 'staging' });
-    const taken = await mia().projectVariables.create(1, { key: 'DEPLOY_TOKEN', value: 'x', environment_scope: 'staging' }).catch((e: unknown) => e);
-    expect([taken instanceof ValidationError, (taken as ValidationError).body]).toEqual([true, { message: { key: ['(DEPLOY_TOKEN) has already been taken'] } }]);
+    await mia().projectVariables.create(1, {
+      key: 'DEPLOY_TOKEN',
+      value: 'staging-value-1234',
+      environment_scope: 'staging',
+    });
+    const taken = await mia()
+      .projectVariables.create(1, { key: 'DEPLOY_TOKEN', value: 'x', environment_scope: 'staging' })
+      .catch((e: unknown) => e);
+    expect([taken instanceof ValidationError, (taken as ValidationError).body]).toEqual([
+      true,
+      { message: { key: ['(DEPLOY_TOKEN) has already been taken'] } },
+    ]);
 
-    const ambiguous = await mia().projectVariables.show(1, 'DEPLOY_TOKEN').catch((e: unknown) => e);
+    const ambiguous = await mia()
+      .projectVariables.show(1, 'DEPLOY_TOKEN')
+      .catch((e: unknown) => e);
     expect([ambiguous instanceof ConflictError, (ambiguous as ConflictError).body]).toEqual([
       true,
       { message: "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'" },
@@ -62,8 +102,15 @@ describe('GitlabClient CI/CD variables against the sandbox', () => {
     await expect(mia().projectVariables.edit(1, 'DEPLOY_TOKEN', { value: 'y' })).rejects.toBeInstanceOf(ConflictError);
     await expect(mia().projectVariables.remove(1, 'DEPLOY_TOKEN')).rejects.toBeInstanceOf(ConflictError);
 
-    expect((await mia().projectVariables.show(1, 'DEPLOY_TOKEN', { environment_scope: 'production' })).value).toBe('seeded-value-1234');
-    const moved = await mia().projectVariables.edit(1, 'DEPLOY_TOKEN', { value: 'review-value-1234', environment_scope: 'review/*' }, { environment_scope: 'staging' });
+    expect((await mia().projectVariables.show(1, 'DEPLOY_TOKEN', { environment_scope: 'production' })).value).toBe(
+      'seeded-value-1234',
+    );
+    const moved = await mia().projectVariables.edit(
+      1,
+      'DEPLOY_TOKEN',
+      { value: 'review-value-1234', environment_scope: 'review/*' },
+      { environment_scope: 'staging' },
+    );
     expect(moved).toMatchObject({ environment_scope: 'review/*', value: 'review-value-1234' });
     await mia().projectVariables.remove(1, 'DEPLOY_TOKEN', { environment_scope: 'production' });
     expect(await mia().projectVariables.show(1, 'DEPLOY_TOKEN')).toMatchObject({ environment_scope: 'review/*' });
@@ -73,17 +120,28 @@ describe('GitlabClient CI/CD variables against the sandbox', () => {
 
   it('refuses a masked value the forge cannot mask, in the forge’s words, and changes nothing', async () => {
     const refused = async (value: string, raw = false): Promise<unknown> =>
-      mia().projectVariables.create(1, { key: 'MASKED', value, masked: true, raw }).then(() => 'created', (error: unknown) => error);
+      mia()
+        .projectVariables.create(1, { key: 'MASKED', value, masked: true, raw })
+        .then(
+          () => 'created',
+          (error: unknown) => error,
+        );
     for (const value of ['short12', 'two\nlines-of-text', 'has a space in it', 'pipe|character', '']) {
       const error = await refused(value);
-      expect([value, error instanceof ValidationError, (error as ValidationError).body]).toEqual([value, true, { message: { value: ['is invalid'] } }]);
+      expect([value, error instanceof ValidationError, (error as ValidationError).body]).toEqual([
+        value,
+        true,
+        { message: { value: ['is invalid'] } },
+      ]);
     }
     // Raw values may hold any character but whitespace.
     expect(await refused('pipe|character', true)).toBe('created');
     expect(await refused('raw with space', true)).toBeInstanceOf(ValidationError);
     // The characters of the forge's tokens are maskable.
     await mia().projectVariables.create(1, { key: 'TOKEN_LIKE', value: 'glpat-Ab_9-xY/z+=@:.~', masked: true });
-    const edit = await mia().projectVariables.edit(1, 'TOKEN_LIKE', { value: 'no good' }).catch((e: unknown) => e);
+    const edit = await mia()
+      .projectVariables.edit(1, 'TOKEN_LIKE', { value: 'no good' })
+      .catch((e: unknown) => e);
     expect((edit as ValidationError).body).toEqual({ message: { value: ['is invalid'] } });
     expect((await mia().projectVariables.show(1, 'TOKEN_LIKE')).value).toBe('glpat-Ab_9-xY/z+=@:.~');
     // Unmasked, anything goes.
@@ -105,7 +163,9 @@ describe('GitlabClient CI/CD variables against the sandbox', () => {
     });
     expect((await mia().projectVariables.edit(1, 'HIDDEN', { value: 'glpat-next-hidden-0001' })).value).toBeNull();
     // The dump names a value only by its hash, for comparing what was delivered.
-    const dumped = (forge.sandbox.state.dump().ci_variables as { key: string; value_sha256: string }[]).find((v) => v.key === 'HIDDEN');
+    const dumped = (forge.sandbox.state.dump().ci_variables as { key: string; value_sha256: string }[]).find(
+      (v) => v.key === 'HIDDEN',
+    );
     expect(dumped?.value_sha256).toBe(createHash('sha256').update('glpat-next-hidden-0001').digest('hex'));
   });
 
@@ -125,8 +185,14 @@ describe('GitlabClient CI/CD variables against the sandbox', () => {
     await expect(collect(mia().groupVariables.all('acme'))).rejects.toBeInstanceOf(ForbiddenError);
 
     const root = forge.client(ADMIN_TOKEN);
-    expect(await collect(root.groupVariables.all('acme'))).toEqual([expect.objectContaining({ key: 'GROUP_TOKEN', masked: true, protected: true, value: 'group-secret-value' })]);
-    const created = await root.groupVariables.create('acme', { key: 'GROUP_FILE', value: 'line one\nline two', variable_type: 'file' });
+    expect(await collect(root.groupVariables.all('acme'))).toEqual([
+      expect.objectContaining({ key: 'GROUP_TOKEN', masked: true, protected: true, value: 'group-secret-value' }),
+    ]);
+    const created = await root.groupVariables.create('acme', {
+      key: 'GROUP_FILE',
+      value: 'line one\nline two',
+      variable_type: 'file',
+    });
     expect(created).toMatchObject({ variable_type: 'file', value: 'line one\nline two' });
     expect((await root.groupVariables.edit(10, 'GROUP_FILE', { protected: true })).protected).toBe(true);
     expect((await root.groupVariables.show(10, 'GROUP_FILE')).protected).toBe(true);

@@ -45,7 +45,8 @@ describe('group_backup retention over a month of scheduled passes', () => {
       return pass.records.map((record) => record.outcome);
     };
 
-    const manifest = (): Manifest => JSON.parse(readFileSync(join(backupFolder(), 'acme', 'manifest.json'), 'utf8')) as Manifest;
+    const manifest = (): Manifest =>
+      JSON.parse(readFileSync(join(backupFolder(), 'acme', 'manifest.json'), 'utf8')) as Manifest;
     const exports = projectTransferOf(harness.sandbox.state);
     for (let day = 0; day < DAYS; day++) {
       clock.set(FIRST_DAY + day * DAY_MS + 2 * 3_600_000 + 30_000);
@@ -58,7 +59,11 @@ describe('group_backup retention over a month of scheduled passes', () => {
         expect(await scheduledPass()).toEqual(['done']);
         exports.failingExports.delete(WEB);
         const [partial, ...rest] = manifest().sets;
-        expect(partial).toMatchObject({ state: 'partial', projects: [{ path: 'api' }], missing: [{ id: WEB, path: 'web', reason: expect.stringMatching(/export failed, after 3 export requests$/) }] });
+        expect(partial).toMatchObject({
+          state: 'partial',
+          projects: [{ path: 'api' }],
+          missing: [{ id: WEB, path: 'web', reason: expect.stringMatching(/export failed, after 3 export requests$/) }],
+        });
         // Nothing pruned after a partial set, and the last complete backup is still the night before's.
         expect(rest.map((set) => set.set)).toEqual(before);
         expect(await harness.redis.hget(`${harness.prefix}:measures`, LAST_BACKUP_FIELD)).toBe(lastComplete);
@@ -71,11 +76,29 @@ describe('group_backup retention over a month of scheduled passes', () => {
     const days = manifest().sets.map((entry) => entry.taken_at.slice(0, 10));
     // Complete sets only (03-15 is partial, and pruned since 03-16 is complete): daily 7: 03-09 … 03-16 but 03-15;
     // weekly 3 (ISO weeks): 03-16 (W12), 03-14 (W11), 03-08 (W10); monthly 2: 03-16, 02-28.
-    expect(days).toEqual(['2026-03-16', '2026-03-14', '2026-03-13', '2026-03-12', '2026-03-11', '2026-03-10', '2026-03-09', '2026-03-08', '2026-02-28']);
+    expect(days).toEqual([
+      '2026-03-16',
+      '2026-03-14',
+      '2026-03-13',
+      '2026-03-12',
+      '2026-03-11',
+      '2026-03-10',
+      '2026-03-09',
+      '2026-03-08',
+      '2026-02-28',
+    ]);
     expect(manifest().sets.every((set) => set.state === 'complete' && set.projects.length === 2)).toBe(true);
-    const folders = readdirSync(join(backupFolder(), 'acme')).filter((name) => name !== 'manifest.json').sort();
-    expect(folders).toEqual(manifest().sets.map((entry) => entry.set).sort());
-    const posts = harness.sandbox.state.requestLog.filter((request) => request.method === 'POST' && request.path.endsWith('/export'));
+    const folders = readdirSync(join(backupFolder(), 'acme'))
+      .filter((name) => name !== 'manifest.json')
+      .sort();
+    expect(folders).toEqual(
+      manifest()
+        .sets.map((entry) => entry.set)
+        .sort(),
+    );
+    const posts = harness.sandbox.state.requestLog.filter(
+      (request) => request.method === 'POST' && request.path.endsWith('/export'),
+    );
     expect(posts.filter((request) => request.path.startsWith('/api/v4/groups/'))).toHaveLength(DAYS);
     // Each project once a night, and web three times on the night its export failed.
     expect(posts.filter((request) => request.path === '/api/v4/projects/1/export')).toHaveLength(DAYS);

@@ -40,11 +40,22 @@ function world(): World {
 /** The `tree/group.json` of a gzip tar (ustar headers of 512 bytes, names at 0, sizes in octal at 124). */
 function groupJson(archive: Buffer): Record<string, unknown> {
   const tar = gunzipSync(archive);
-  for (let offset = 0; offset + 512 <= tar.length; ) {
-    const name = tar.subarray(offset, offset + 100).toString('utf8').replace(/\0.*$/s, '');
-    const size = parseInt(tar.subarray(offset + 124, offset + 136).toString('utf8').replace(/\0.*$/s, '').trim() || '0', 8);
+  for (let offset = 0; offset + 512 <= tar.length;) {
+    const name = tar
+      .subarray(offset, offset + 100)
+      .toString('utf8')
+      .replace(/\0.*$/s, '');
+    const size = parseInt(
+      tar
+        .subarray(offset + 124, offset + 136)
+        .toString('utf8')
+        .replace(/\0.*$/s, '')
+        .trim() || '0',
+      8,
+    );
     if (name === '') break;
-    if (name.endsWith('tree/group.json')) return JSON.parse(tar.subarray(offset + 512, offset + 512 + size).toString('utf8')) as Record<string, unknown>;
+    if (name.endsWith('tree/group.json'))
+      return JSON.parse(tar.subarray(offset + 512, offset + 512 + size).toString('utf8')) as Record<string, unknown>;
     offset += 512 + Math.ceil(size / 512) * 512;
   }
   throw new Error('no tree/group.json in the archive');
@@ -54,9 +65,11 @@ describe('group_backup against the sandbox with a real Redis', () => {
   const harness = useEngineHarness({ name: 'group-backup', world, policyTypes: POLICY_TYPES });
   const backupFolder = useBackupFolder(() => harness.sandbox.url);
 
-  const app = (keep = '{ last: 2 }', fields: string[] = []) => harness.app({ dryRun: false, policies: nightlyBackupPolicy(backupFolder(), [`keep: ${keep}`, ...fields]) });
+  const app = (keep = '{ last: 2 }', fields: string[] = []) =>
+    harness.app({ dryRun: false, policies: nightlyBackupPolicy(backupFolder(), [`keep: ${keep}`, ...fields]) });
 
-  const manifest = (): Manifest => JSON.parse(readFileSync(join(backupFolder(), 'acme', 'manifest.json'), 'utf8')) as Manifest;
+  const manifest = (): Manifest =>
+    JSON.parse(readFileSync(join(backupFolder(), 'acme', 'manifest.json'), 'utf8')) as Manifest;
 
   /** The newest set's folder. */
   const setFolder = (): string => join(backupFolder(), 'acme', manifest().sets[0]?.set ?? '');
@@ -65,8 +78,13 @@ describe('group_backup against the sandbox with a real Redis', () => {
     const engineApp = await app();
     const plan = await harness.pass(engineApp, 'nightly', 'plan');
     expect(plan.decisions.map((decision) => [decision.action, decision.target])).toEqual([['backup', 'group acme']]);
-    expect(plan.decisions[0]?.reason).toMatch(/^back up now, as asked \(last backup never\); next scheduled backup \d{4}-\d\d-\d\dT02:00:00.000Z$/);
-    expect(plan.decisions[0]?.details).toEqual(['the set: the group archive and 2 projects, about 2 min at 6 project exports a minute', 'keeps the new set, the only one']);
+    expect(plan.decisions[0]?.reason).toMatch(
+      /^back up now, as asked \(last backup never\); next scheduled backup \d{4}-\d\d-\d\dT02:00:00.000Z$/,
+    );
+    expect(plan.decisions[0]?.details).toEqual([
+      'the set: the group archive and 2 projects, about 2 min at 6 project exports a minute',
+      'keeps the new set, the only one',
+    ]);
     expect(readdirSync(backupFolder())).toEqual([]);
 
     const pass = await harness.pass(engineApp, 'nightly', 'act');
@@ -99,23 +117,50 @@ describe('group_backup against the sandbox with a real Redis', () => {
     });
     // The set's own description says the same, with the group it was taken of.
     const { sets, ...head } = manifest();
-    expect(JSON.parse(readFileSync(join(backupFolder(), 'acme', set, 'set.json'), 'utf8'))).toEqual({ version: 1, kind: 'forgewarden-backup-set', group: head.group, ...sets[0] });
+    expect(JSON.parse(readFileSync(join(backupFolder(), 'acme', set, 'set.json'), 'utf8'))).toEqual({
+      version: 1,
+      kind: 'forgewarden-backup-set',
+      group: head.group,
+      ...sets[0],
+    });
     const content = groupJson(bytes);
-    expect(content).toMatchObject({ path: 'acme', description: 'the acme group', subgroups: [{ path: 'platform', subgroups: [{ path: 'edge' }] }] });
+    expect(content).toMatchObject({
+      path: 'acme',
+      description: 'the acme group',
+      subgroups: [{ path: 'platform', subgroups: [{ path: 'edge' }] }],
+    });
     // The forge was asked once for each export, and never over its limits.
     const requests = harness.sandbox.state.requestLog.filter((entry) => entry.path.includes('/export'));
-    expect(requests.filter((entry) => entry.method === 'POST').map((entry) => entry.path).sort()).toEqual(['/api/v4/groups/10/export', '/api/v4/projects/1/export', '/api/v4/projects/2/export']);
+    expect(
+      requests
+        .filter((entry) => entry.method === 'POST')
+        .map((entry) => entry.path)
+        .sort(),
+    ).toEqual(['/api/v4/groups/10/export', '/api/v4/projects/1/export', '/api/v4/projects/2/export']);
     expect(harness.sandbox.state.requestLog.filter((entry) => entry.status === 429)).toEqual([]);
     expect(pass.records[0]?.detail).toContain(`sha256 ${createHash('sha256').update(bytes).digest('hex')}`);
     expect(pass.records[0]?.detail).toContain('complete, group archive and 2 of 2 projects');
     // Nothing left in progress.
     expect(await harness.redis.keys(`${harness.prefix}:state:nightly:*`)).toEqual([]);
     // The audit trail has the set; the metrics have its time and size, cluster-wide in Redis.
-    expect(await engineApp.get(AuditTrail).read(0)).toEqual([expect.objectContaining({ policy: 'nightly', action: 'backup', target: 'group acme', outcome: 'done', detail: expect.stringContaining(`acme/${set}/: complete`) })]);
+    expect(await engineApp.get(AuditTrail).read(0)).toEqual([
+      expect.objectContaining({
+        policy: 'nightly',
+        action: 'backup',
+        target: 'group acme',
+        outcome: 'done',
+        detail: expect.stringContaining(`acme/${set}/: complete`),
+      }),
+    ]);
     const finished = Date.parse(manifest().sets[0]?.finished_at ?? '') / 1000;
-    const written = ['group.tar.gz', 'projects/api.tar.gz', 'projects/web.tar.gz'].reduce((sum, file) => sum + fingerprint(file).bytes, 0);
+    const written = ['group.tar.gz', 'projects/api.tar.gz', 'projects/web.tar.gz'].reduce(
+      (sum, file) => sum + fingerprint(file).bytes,
+      0,
+    );
     const metrics = await engineApp.get(MetricsService).render();
-    expect(metrics).toContain(`forgewarden_backup_last_success_timestamp_seconds{policy="nightly",group="acme"} ${finished}`);
+    expect(metrics).toContain(
+      `forgewarden_backup_last_success_timestamp_seconds{policy="nightly",group="acme"} ${finished}`,
+    );
     expect(metrics).toContain(`forgewarden_backup_bytes_written_total{policy="nightly",group="acme"} ${written}`);
     expect(await harness.redis.hget(`${harness.prefix}:measures`, LAST_BACKUP_FIELD)).toBe(String(finished));
   });
@@ -132,8 +177,13 @@ describe('group_backup against the sandbox with a real Redis', () => {
     }
     expect(new Set(taken).size).toBe(3);
     expect(manifest().sets.map((entry) => entry.set)).toEqual([taken[2], taken[1]]);
-    expect(readdirSync(join(backupFolder(), 'acme')).filter((name) => name !== 'manifest.json').sort()).toEqual([taken[1], taken[2]].sort());
-    for (const entry of manifest().sets) expect(statSync(join(backupFolder(), 'acme', entry.set, 'group.tar.gz')).size).toBe(entry.group_archive.bytes);
+    expect(
+      readdirSync(join(backupFolder(), 'acme'))
+        .filter((name) => name !== 'manifest.json')
+        .sort(),
+    ).toEqual([taken[1], taken[2]].sort());
+    for (const entry of manifest().sets)
+      expect(statSync(join(backupFolder(), 'acme', entry.set, 'group.tar.gz')).size).toBe(entry.group_archive.bytes);
   });
 
   it('takes archives of before sets (a version 1 manifest) as sets of their group archive: kept, counted and pruned alike', async () => {
@@ -151,24 +201,50 @@ describe('group_backup against the sandbox with a real Redis', () => {
         sha256: createHash('sha256').update(bytes).digest('hex'),
         taken_at: taken,
         finished_at: taken,
-        relations: [{ file: `${stamp}.relations/self.ndjson.gz`, bytes: 4, sha256: createHash('sha256').update('self').digest('hex') }],
+        relations: [
+          {
+            file: `${stamp}.relations/self.ndjson.gz`,
+            bytes: 4,
+            sha256: createHash('sha256').update('self').digest('hex'),
+          },
+        ],
       };
     };
     const older = archive('2026-11-20T020000Z');
     const newer = archive('2026-11-21T020000Z');
-    writeFileSync(join(folder, 'manifest.json'), JSON.stringify({ version: 1, group: { id: 10, full_path: 'acme' }, updated_at: newer.taken_at, archives: [newer, older] }));
+    writeFileSync(
+      join(folder, 'manifest.json'),
+      JSON.stringify({
+        version: 1,
+        group: { id: 10, full_path: 'acme' },
+        updated_at: newer.taken_at,
+        archives: [newer, older],
+      }),
+    );
 
     const engineApp = await app('{ last: 2 }');
     const plan = await harness.pass(engineApp, 'nightly', 'plan');
-    expect(plan.decisions[0]?.details?.slice(1)).toEqual(['keeps 2 sets with the new one (3 complete sets counted)', `would prune ${older.file}`, 'if the new set ends partial, nothing is pruned']);
+    expect(plan.decisions[0]?.details?.slice(1)).toEqual([
+      'keeps 2 sets with the new one (3 complete sets counted)',
+      `would prune ${older.file}`,
+      'if the new set ends partial, nothing is pruned',
+    ]);
     const pass = await harness.pass(engineApp, 'nightly', 'act');
     expect(pass.records[0]?.detail).toContain(`pruned ${older.file}`);
     const [fresh, legacy, ...rest] = manifest().sets;
     expect(rest).toEqual([]);
     expect(manifest().version).toBe(2);
     expect(fresh).toMatchObject({ state: 'complete', projects: [{ path: 'api' }, { path: 'web' }] });
-    expect(legacy).toMatchObject({ set: '2026-11-21T020000Z', legacy: true, state: 'complete', group_archive: { file: 'group.tar.gz', bytes: newer.bytes, sha256: newer.sha256 }, relations: [{ file: 'group.relations/self.ndjson.gz' }] });
-    expect(readdirSync(folder).sort()).toEqual([fresh?.set, newer.file, '2026-11-21T020000Z.relations', 'manifest.json'].sort());
+    expect(legacy).toMatchObject({
+      set: '2026-11-21T020000Z',
+      legacy: true,
+      state: 'complete',
+      group_archive: { file: 'group.tar.gz', bytes: newer.bytes, sha256: newer.sha256 },
+      relations: [{ file: 'group.relations/self.ndjson.gz' }],
+    });
+    expect(readdirSync(folder).sort()).toEqual(
+      [fresh?.set, newer.file, '2026-11-21T020000Z.relations', 'manifest.json'].sort(),
+    );
   });
 
   it('a backup restored by the import API recreates the group, and exporting it again gives the same content', async () => {
@@ -187,12 +263,20 @@ describe('group_backup against the sandbox with a real Redis', () => {
     await harness.sandbox.state.whenIdle();
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await client.groupTransfer.downloadExport(restored.id, again);
-    const strip = (content: Record<string, unknown>) => ({ ...content, path: undefined, name: undefined, visibility: undefined, members: undefined });
+    const strip = (content: Record<string, unknown>) => ({
+      ...content,
+      path: undefined,
+      name: undefined,
+      visibility: undefined,
+      members: undefined,
+    });
     expect(strip(groupJson(readFileSync(again)))).toEqual(strip(groupJson(readFileSync(file))));
   });
 
   /** One backup in place under `keep: { last: 1 }`; then a second pass, after `breakIt`, must leave it as it was. */
-  async function failingSecondBackup(breakIt: (engineApp: INestApplicationContext) => Promise<PassResult>): Promise<PassResult> {
+  async function failingSecondBackup(
+    breakIt: (engineApp: INestApplicationContext) => Promise<PassResult>,
+  ): Promise<PassResult> {
     const engineApp = await app('{ last: 1 }');
     await harness.pass(engineApp, 'nightly', 'act');
     const before = manifest();
@@ -202,10 +286,19 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(manifest()).toEqual(before);
     // The failed set is not finished: no group archive, no set.json; its projects' archives wait for the set to be
     // carried on by a later pass.
-    const others = readdirSync(join(backupFolder(), 'acme')).filter((name) => !name.startsWith('.') && name !== 'manifest.json' && name !== before.sets[0]?.set);
+    const others = readdirSync(join(backupFolder(), 'acme')).filter(
+      (name) => !name.startsWith('.') && name !== 'manifest.json' && name !== before.sets[0]?.set,
+    );
     expect(others).toHaveLength(1);
-    for (const other of others) expect(readdirSync(join(backupFolder(), 'acme', other)).filter((name) => !name.startsWith('.'))).toEqual(['projects']);
-    expect(readdirSync(join(backupFolder(), 'acme', before.sets[0]?.set ?? '')).sort()).toEqual(['group.tar.gz', 'projects', 'set.json']);
+    for (const other of others)
+      expect(readdirSync(join(backupFolder(), 'acme', other)).filter((name) => !name.startsWith('.'))).toEqual([
+        'projects',
+      ]);
+    expect(readdirSync(join(backupFolder(), 'acme', before.sets[0]?.set ?? '')).sort()).toEqual([
+      'group.tar.gz',
+      'projects',
+      'set.json',
+    ]);
     return pass;
   }
 
@@ -220,9 +313,12 @@ describe('group_backup against the sandbox with a real Redis', () => {
       stored.data = stored.data.subarray(0, Math.floor(stored.data.length / 2));
       return running;
     });
-    expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([['failed', expect.stringMatching(/truncated/)]]);
+    expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([
+      ['failed', expect.stringMatching(/truncated/)],
+    ]);
     for (const name of readdirSync(join(backupFolder(), 'acme'))) {
-      if (name !== 'manifest.json') expect(readdirSync(join(backupFolder(), 'acme', name)).filter((file) => file.endsWith('.partial'))).toEqual([]);
+      if (name !== 'manifest.json')
+        expect(readdirSync(join(backupFolder(), 'acme', name)).filter((file) => file.endsWith('.partial'))).toEqual([]);
     }
   });
 
@@ -231,7 +327,9 @@ describe('group_backup against the sandbox with a real Redis', () => {
       harness.sandbox.state.faults.add({ method: 'GET', path: '/export/download$', status: 500 });
       return harness.pass(engineApp, 'nightly', 'act');
     });
-    expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([['failed', expect.stringMatching(/500/)]]);
+    expect(pass.records.map((record) => [record.outcome, record.detail])).toEqual([
+      ['failed', expect.stringMatching(/500/)],
+    ]);
   });
 
   it('a set carried on trusts the disk over its record: a project archive removed meanwhile is exported again, the others are not', async () => {
@@ -244,7 +342,10 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(failed.records.map((record) => record.outcome)).toEqual(['failed']);
     harness.sandbox.state.faults.clear();
     const [set] = readdirSync(join(backupFolder(), 'acme'));
-    expect(readdirSync(join(backupFolder(), 'acme', set ?? '', 'projects')).sort()).toEqual(['api.tar.gz', 'web.tar.gz']);
+    expect(readdirSync(join(backupFolder(), 'acme', set ?? '', 'projects')).sort()).toEqual([
+      'api.tar.gz',
+      'web.tar.gz',
+    ]);
     rmSync(join(backupFolder(), 'acme', set ?? '', 'projects', 'web.tar.gz'));
 
     clock.advance(15 * 60_000);
@@ -252,9 +353,18 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
     expect(manifest().sets[0]).toMatchObject({ set, state: 'complete', projects: [{ path: 'api' }, { path: 'web' }] });
     const web = readFileSync(join(backupFolder(), 'acme', set ?? '', 'projects', 'web.tar.gz'));
-    expect(manifest().sets[0]?.projects[1]).toMatchObject({ bytes: web.length, sha256: createHash('sha256').update(web).digest('hex') });
-    const exports = harness.sandbox.state.requestLog.filter((request) => request.method === 'POST' && request.path.startsWith('/api/v4/projects/')).map((request) => request.path);
-    expect(exports.sort()).toEqual(['/api/v4/projects/1/export', '/api/v4/projects/2/export', '/api/v4/projects/2/export']);
+    expect(manifest().sets[0]?.projects[1]).toMatchObject({
+      bytes: web.length,
+      sha256: createHash('sha256').update(web).digest('hex'),
+    });
+    const exports = harness.sandbox.state.requestLog
+      .filter((request) => request.method === 'POST' && request.path.startsWith('/api/v4/projects/'))
+      .map((request) => request.path);
+    expect(exports.sort()).toEqual([
+      '/api/v4/projects/1/export',
+      '/api/v4/projects/2/export',
+      '/api/v4/projects/2/export',
+    ]);
   });
 
   it('backs up a group tree `concurrency` groups side by side: every export is asked for before the first download', async () => {
@@ -266,8 +376,12 @@ describe('group_backup against the sandbox with a real Redis', () => {
       ['group acme/platform/edge', 'done'],
     ]);
     const log = harness.sandbox.state.requestLog;
-    const exports = log.flatMap((request, index) => (request.method === 'POST' && /^\/api\/v4\/groups\/\d+\/export$/.test(request.path) ? [index] : []));
-    const firstDownload = log.findIndex((request) => /^\/api\/v4\/groups\/\d+\/export\/download$/.test(request.path) && request.status === 200);
+    const exports = log.flatMap((request, index) =>
+      request.method === 'POST' && /^\/api\/v4\/groups\/\d+\/export$/.test(request.path) ? [index] : [],
+    );
+    const firstDownload = log.findIndex(
+      (request) => /^\/api\/v4\/groups\/\d+\/export\/download$/.test(request.path) && request.status === 200,
+    );
     expect(exports).toHaveLength(3);
     expect(Math.max(...exports)).toBeLessThan(firstDownload);
     for (const folder of ['acme', 'acme/platform', 'acme/platform/edge']) {
@@ -283,19 +397,24 @@ describe('group_backup against the sandbox with a real Redis', () => {
     expect(pass.records.map((record) => record.outcome)).toEqual(['done']);
     const [entry] = manifest().sets;
     const folder = join(setFolder(), 'group.relations');
-    const relations = ['badges', 'boards', 'labels', 'members', 'milestones', 'self'].map((relation) => `${relation}.ndjson.gz`);
+    const relations = ['badges', 'boards', 'labels', 'members', 'milestones', 'self'].map(
+      (relation) => `${relation}.ndjson.gz`,
+    );
     expect(readdirSync(folder).sort()).toEqual(relations);
     expect(entry?.relations?.map((file) => file.file)).toEqual(relations.map((name) => `group.relations/${name}`));
     for (const file of entry?.relations ?? []) {
       const bytes = readFileSync(join(setFolder(), file.file));
       expect(file).toMatchObject({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
       // Each line of each file is one JSON record.
-      for (const line of gunzipSync(bytes).toString('utf8').split('\n').filter(Boolean)) expect(() => JSON.parse(line) as unknown).not.toThrow();
+      for (const line of gunzipSync(bytes).toString('utf8').split('\n').filter(Boolean))
+        expect(() => JSON.parse(line) as unknown).not.toThrow();
     }
     const self = gunzipSync(readFileSync(join(folder, 'self.ndjson.gz'))).toString('utf8');
     expect(JSON.parse(self.split('\n')[0] ?? '{}')).toMatchObject({ path: 'acme' });
     const requests = harness.sandbox.state.requestLog.filter((request) => request.path.includes('/export_relations'));
-    expect(requests.filter((request) => request.method === 'POST').map((request) => request.path)).toEqual(['/api/v4/groups/10/export_relations']);
+    expect(requests.filter((request) => request.method === 'POST').map((request) => request.path)).toEqual([
+      '/api/v4/groups/10/export_relations',
+    ]);
     expect(requests.filter((request) => request.status === 429)).toEqual([]);
   });
 
@@ -311,7 +430,9 @@ describe('group_backup against the sandbox with a real Redis', () => {
       return pass.nextPassAt?.toISOString();
     };
     expect(await failedPass()).toBe('2030-01-01T02:06:00.000Z');
-    expect(await harness.redis.keys(`${harness.prefix}:*extra:nightly:${Date.parse('2030-01-01T02:06:00.000Z')}*`)).toHaveLength(1);
+    expect(
+      await harness.redis.keys(`${harness.prefix}:*extra:nightly:${Date.parse('2030-01-01T02:06:00.000Z')}*`),
+    ).toHaveLength(1);
     expect(await failedPass()).toBe('2030-01-01T02:11:00.000Z');
     expect(await failedPass()).toBe('2030-01-01T02:21:00.000Z');
     // The ninth failure in a row waits 1280 minutes, still before the next night's run; the tenth would wait past it.
@@ -335,7 +456,8 @@ describe('group_backup against the sandbox with a real Redis', () => {
     const deadline = Date.now() + 20_000;
     // Done when the backup is recorded and the pass has ended (its mark is cleared as it ends, after the action).
     const ended = async () =>
-      (await harness.redis.hget(`${harness.prefix}:measures`, LAST_BACKUP_FIELD)) !== null && (await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')) === null;
+      (await harness.redis.hget(`${harness.prefix}:measures`, LAST_BACKUP_FIELD)) !== null &&
+      (await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')) === null;
     while (!(await ended()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(manifest().sets).toHaveLength(1);
     expect(await harness.redis.hget(`${harness.prefix}:passes:running`, 'nightly')).toBeNull();

@@ -20,7 +20,15 @@ function world(): World {
     id: index,
     path: `svc-${index}`,
     namespace: 'acme',
-    pipelines: [{ id: index * 10, ref: 'main', jobs: [{ id: index * 100 + 1, name: 'flaky', stage: 'test', status: 'failed', finished_at: 'now-5m', log: RESET }] }],
+    pipelines: [
+      {
+        id: index * 10,
+        ref: 'main',
+        jobs: [
+          { id: index * 100 + 1, name: 'flaky', stage: 'test', status: 'failed', finished_at: 'now-5m', log: RESET },
+        ],
+      },
+    ],
   }));
   return { ...baseWorld({ projects }), now: undefined };
 }
@@ -31,19 +39,38 @@ describe('job_retry while people work on the forge', () => {
   const app = () =>
     harness.app({
       gitlab: 'max_requests_per_minute: 10000, timeout: 30s',
-      policies: ['  - name: flaky', '    type: job_retry', '    projects: [acme/svc-1, acme/svc-2, acme/svc-3]', '    interval: 1m', '    match: { failure_log: ["(?i)connection reset"] }', '    max_retries: 2'],
+      policies: [
+        '  - name: flaky',
+        '    type: job_retry',
+        '    projects: [acme/svc-1, acme/svc-2, acme/svc-3]',
+        '    interval: 1m',
+        '    match: { failure_log: ["(?i)connection reset"] }',
+        '    max_retries: 2',
+      ],
     });
-  const retries = (jobId: number) => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith(`/jobs/${jobId}/retry`));
-  const attemptsOf = (pipelineId: number) => [...harness.sandbox.state.jobs.values()].filter((job) => job.pipeline_id === pipelineId).length;
+  const retries = (jobId: number) =>
+    harness.sandbox.state.requestLog.filter(
+      (entry) => entry.method === 'POST' && entry.path.endsWith(`/jobs/${jobId}/retry`),
+    );
+  const attemptsOf = (pipelineId: number) =>
+    [...harness.sandbox.state.jobs.values()].filter((job) => job.pipeline_id === pipelineId).length;
 
   it('does not retry a job a person retried between the pass reading it and acting (no delay): the retry is stale', async () => {
     const engine = (await app()).get(EngineService);
     // The person retries job 101 while the bot reads its log, the last read before it acts.
-    const pass = await whileHeld(harness.sandbox, { method: 'GET', path: '/jobs/101/trace$' }, () => engine.runPass('flaky', 'act'), async () => {
-      expect((await asPerson(harness.sandbox, 'POST', '/projects/1/jobs/101/retry')).status).toBe(200);
-    });
+    const pass = await whileHeld(
+      harness.sandbox,
+      { method: 'GET', path: '/jobs/101/trace$' },
+      () => engine.runPass('flaky', 'act'),
+      async () => {
+        expect((await asPerson(harness.sandbox, 'POST', '/projects/1/jobs/101/retry')).status).toBe(200);
+      },
+    );
     const record = pass.records.find((r) => r.decision.key === '1:101');
-    expect(record).toMatchObject({ outcome: 'stale', detail: expect.stringMatching(/^newer attempt \d+ exists \(found when read again before retrying\)$/) });
+    expect(record).toMatchObject({
+      outcome: 'stale',
+      detail: expect.stringMatching(/^newer attempt \d+ exists \(found when read again before retrying\)$/),
+    });
     // One retry on the forge: the person's. Two attempts in the pipeline, not three.
     expect(retries(101)).toHaveLength(1);
     expect(attemptsOf(10)).toBe(2);
@@ -61,7 +88,9 @@ describe('job_retry while people work on the forge', () => {
     // acme/svc-1 by path while observing, by id once the decision names it.
     const project = /^\/api\/v4\/projects\/(1|acme%2Fsvc-1)\//;
     const log = harness.sandbox.state.requestLog.filter((entry) => project.test(entry.path));
-    const tagged = log.map((entry) => `${entry.method} /${entry.path.replace(project, '')} ${entry.headers['x-forgewarden-phase']}`);
+    const tagged = log.map(
+      (entry) => `${entry.method} /${entry.path.replace(project, '')} ${entry.headers['x-forgewarden-phase']}`,
+    );
     expect(tagged).toEqual([
       'GET /jobs observe',
       'GET /pipelines/10/jobs observe',
@@ -79,12 +108,19 @@ describe('job_retry while people work on the forge', () => {
   it('takes the forge’s 403 "Job is not retryable" after a person’s retry as done by them, not as a failure', async () => {
     const engine = (await app()).get(EngineService);
     // The person retries just after the bot's precondition read the pipeline, before its POST reaches the forge.
-    const pass = await whileHeld(harness.sandbox, { method: 'POST', path: '/jobs/101/retry$' }, () => engine.runPass('flaky', 'act'), async () => {
-      expect((await asPerson(harness.sandbox, 'POST', '/projects/1/jobs/101/retry')).status).toBe(200);
-    });
+    const pass = await whileHeld(
+      harness.sandbox,
+      { method: 'POST', path: '/jobs/101/retry$' },
+      () => engine.runPass('flaky', 'act'),
+      async () => {
+        expect((await asPerson(harness.sandbox, 'POST', '/projects/1/jobs/101/retry')).status).toBe(200);
+      },
+    );
     const record = pass.records.find((r) => r.decision.key === '1:101');
     expect(record?.outcome).toBe('stale');
-    expect(record?.detail).toMatch(/^the forge refused \(403 Forbidden - Job is not retryable\): newer attempt \d+ exists/);
+    expect(record?.detail).toMatch(
+      /^the forge refused \(403 Forbidden - Job is not retryable\): newer attempt \d+ exists/,
+    );
     // The forge refused the bot's retry (403) and holds one retry: the person's.
     expect(retries(101).map((entry) => entry.status)).toEqual([200, 403]);
     expect(attemptsOf(10)).toBe(2);
@@ -113,9 +149,17 @@ describe('job_retry while people work on the forge', () => {
   });
 
   it('goes on with the other projects when one is closed to the token (404) or its reads refused (403), and names it', async () => {
-    expect(await control(harness.sandbox, 'POST', '/access', { user: 'root', project: 'acme/svc-1', level: 0 })).toBe(200);
+    expect(await control(harness.sandbox, 'POST', '/access', { user: 'root', project: 'acme/svc-1', level: 0 })).toBe(
+      200,
+    );
     // A forge that refuses to list one project's jobs (a token without the role where jobs are not public).
-    expect(await control(harness.sandbox, 'POST', '/faults', { method: 'GET', path: '^/api/v4/projects/acme%2Fsvc-3/jobs$', status: 403 })).toBe(201);
+    expect(
+      await control(harness.sandbox, 'POST', '/faults', {
+        method: 'GET',
+        path: '^/api/v4/projects/acme%2Fsvc-3/jobs$',
+        status: 403,
+      }),
+    ).toBe(201);
     const engine = (await app()).get(EngineService);
     const pass = await engine.runPass('flaky', 'act');
     expect(pass.error).toBeUndefined();

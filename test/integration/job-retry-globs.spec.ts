@@ -13,7 +13,13 @@ function withFailedJob(path: string, namespace: string, id: number, fields: Part
     id,
     path,
     namespace,
-    pipelines: [{ id: id * 100, ref: 'main', jobs: [{ id: id * 100 + 1, name: 'flaky', stage: 'test', status: 'failed', finished_at: 'now-5m', log: RESET }] }],
+    pipelines: [
+      {
+        id: id * 100,
+        ref: 'main',
+        jobs: [{ id: id * 100 + 1, name: 'flaky', stage: 'test', status: 'failed', finished_at: 'now-5m', log: RESET }],
+      },
+    ],
     ...fields,
   };
 }
@@ -25,7 +31,12 @@ function withFailedJob(path: string, namespace: string, id: number, fields: Part
 function world(): World {
   return {
     ...baseWorld({
-      groups: [acmeGroup(), { id: 11, path: 'platform', parent: 'acme' }, { id: 12, path: 'tools', parent: 'acme/platform' }, { id: 13, path: 'other' }],
+      groups: [
+        acmeGroup(),
+        { id: 11, path: 'platform', parent: 'acme' },
+        { id: 12, path: 'tools', parent: 'acme/platform' },
+        { id: 13, path: 'other' },
+      ],
       projects: [
         withFailedJob('api', 'acme', 1),
         withFailedJob('web', 'acme/platform', 2),
@@ -46,7 +57,14 @@ describe('job_retry over project globs, against the sandbox with a real Redis', 
   function app(projects: string, extra: string[] = []): Promise<INestApplicationContext> {
     return harness.app({
       gitlab: 'max_requests_per_minute: 10000',
-      policies: ['  - name: flaky', '    type: job_retry', `    projects: ${projects}`, '    interval: 1m', '    match: { failure_log: ["(?i)connection reset"] }', ...extra],
+      policies: [
+        '  - name: flaky',
+        '    type: job_retry',
+        `    projects: ${projects}`,
+        '    interval: 1m',
+        '    match: { failure_log: ["(?i)connection reset"] }',
+        ...extra,
+      ],
     });
   }
 
@@ -57,7 +75,9 @@ describe('job_retry over project globs, against the sandbox with a real Redis', 
       .sort();
 
   const jobListings = () =>
-    harness.sandbox.state.requestLog.filter((entry) => entry.method === 'GET' && /\/projects\/[^/]+\/jobs$/.test(entry.path)).length;
+    harness.sandbox.state.requestLog.filter(
+      (entry) => entry.method === 'GET' && /\/projects\/[^/]+\/jobs$/.test(entry.path),
+    ).length;
 
   it('retries in exactly the projects the globs select: subgroups in, excludes and archived out', async () => {
     const engineApp = await app('["acme/**", "!acme/platform/legacy-*"]');
@@ -65,13 +85,21 @@ describe('job_retry over project globs, against the sandbox with a real Redis', 
     expect(pass.error).toBeUndefined();
     expect(retriedProjects()).toEqual([1, 2, 3]);
     // Decisions name the projects by path, in path order.
-    expect(pass.decisions.map((decision) => decision.target)).toEqual(['acme/api job 101 (flaky)', 'acme/platform/tools/cli job 301 (flaky)', 'acme/platform/web job 201 (flaky)']);
+    expect(pass.decisions.map((decision) => decision.target)).toEqual([
+      'acme/api job 101 (flaky)',
+      'acme/platform/tools/cli job 301 (flaky)',
+      'acme/platform/web job 201 (flaky)',
+    ]);
   });
 
   it('takes archived projects with include_archived, and a listed project whatever a glob says', async () => {
     const engineApp = await app('["acme/*", other/elsewhere]', ['    include_archived: true']);
     const pass = await engineApp.get(EngineService).runPass('flaky', 'plan');
-    expect(pass.decisions.map((decision) => decision.target.split(' ')[0])).toEqual(['other/elsewhere', 'acme/api', 'acme/old']);
+    expect(pass.decisions.map((decision) => decision.target.split(' ')[0])).toEqual([
+      'other/elsewhere',
+      'acme/api',
+      'acme/old',
+    ]);
   });
 
   it('lists a group once per discovery interval, not once per pass', async () => {
@@ -79,7 +107,9 @@ describe('job_retry over project globs, against the sandbox with a real Redis', 
     const engine = engineApp.get(EngineService);
     await engine.runPass('flaky', 'act');
     await engine.runPass('flaky', 'act');
-    const groupListings = harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/groups/acme/projects');
+    const groupListings = harness.sandbox.state.requestLog.filter(
+      (entry) => entry.path === '/api/v4/groups/acme/projects',
+    );
     expect(groupListings).toHaveLength(1);
     // One jobs listing per selected project and pass.
     expect(jobListings()).toBe(2 * 4);
@@ -88,8 +118,13 @@ describe('job_retry over project globs, against the sandbox with a real Redis', 
   it('lists a group once for two replicas on one Redis', async () => {
     const [first, second] = await Promise.all([app('["acme/**"]'), app('["acme/**"]')]);
     // Acting passes: a plan keeps what it lists to itself.
-    await Promise.all([first.get(EngineService).runPass('flaky', 'act'), second.get(EngineService).runPass('flaky', 'act')]);
-    const groupListings = harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/groups/acme/projects');
+    await Promise.all([
+      first.get(EngineService).runPass('flaky', 'act'),
+      second.get(EngineService).runPass('flaky', 'act'),
+    ]);
+    const groupListings = harness.sandbox.state.requestLog.filter(
+      (entry) => entry.path === '/api/v4/groups/acme/projects',
+    );
     expect(groupListings).toHaveLength(1);
   });
 
@@ -117,7 +152,10 @@ describe('job_retry over project globs, against the sandbox with a real Redis', 
   it('says which projects a glob selected in plan, with nothing retried', async () => {
     const engineApp = await app('["acme/platform/*"]');
     const pass = await engineApp.get(EngineService).runPass('flaky', 'plan');
-    expect(pass.decisions.map((decision) => decision.target.split(' ')[0])).toEqual(['acme/platform/legacy-billing', 'acme/platform/web']);
+    expect(pass.decisions.map((decision) => decision.target.split(' ')[0])).toEqual([
+      'acme/platform/legacy-billing',
+      'acme/platform/web',
+    ]);
     expect(pass.covered).toEqual(['acme/platform/legacy-billing', 'acme/platform/web']);
     expect(retriedProjects()).toEqual([]);
   });

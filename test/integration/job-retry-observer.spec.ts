@@ -7,7 +7,14 @@ import type { RequestLogEntry } from '../../src/sandbox/state';
 import { aConfig } from '../support/builders/jobs';
 import { usePolicySandbox } from '../support/policy-sandbox';
 import { call } from '../support/sandbox-http';
-import { aProject, baseWorld, type JobInput, type PipelineInput, type ProjectInput, USER_TOKEN } from '../support/world-builders';
+import {
+  aProject,
+  baseWorld,
+  type JobInput,
+  type PipelineInput,
+  type ProjectInput,
+  USER_TOKEN,
+} from '../support/world-builders';
 
 const failed = (id: number, name: string, fields: Partial<JobInput> = {}): JobInput => ({
   id,
@@ -19,7 +26,11 @@ const failed = (id: number, name: string, fields: Partial<JobInput> = {}): JobIn
   ...fields,
 });
 
-const pipeline = (id: number, jobs: JobInput[], fields: Partial<PipelineInput> = {}): PipelineInput => ({ id, jobs, ...fields });
+const pipeline = (id: number, jobs: JobInput[], fields: Partial<PipelineInput> = {}): PipelineInput => ({
+  id,
+  jobs,
+  ...fields,
+});
 
 describe('job_retry observer, against the sandbox forge', () => {
   // Each block below seeds its own projects.
@@ -38,11 +49,18 @@ describe('job_retry observer, against the sandbox forge', () => {
   }
 
   const requests = (): RequestLogEntry[] => forge.sandbox.state.requestLog;
-  const requested = (pattern: RegExp): string[] => requests().filter((r) => pattern.test(r.path)).map((r) => r.path);
+  const requested = (pattern: RegExp): string[] =>
+    requests()
+      .filter((r) => pattern.test(r.path))
+      .map((r) => r.path);
   const tracesRequested = (): number[] =>
-    requested(/\/trace$/).map((path) => Number(/jobs\/(\d+)\/trace$/.exec(path)?.[1])).sort((a, b) => a - b);
+    requested(/\/trace$/)
+      .map((path) => Number(/jobs\/(\d+)\/trace$/.exec(path)?.[1]))
+      .sort((a, b) => a - b);
   const pipelinesRequested = (): number[] =>
-    requested(/\/pipelines\/\d+\/jobs$/).map((path) => Number(/pipelines\/(\d+)\/jobs$/.exec(path)?.[1])).sort((a, b) => a - b);
+    requested(/\/pipelines\/\d+\/jobs$/)
+      .map((path) => Number(/pipelines\/(\d+)\/jobs$/.exec(path)?.[1]))
+      .sort((a, b) => a - b);
   const candidateIds = (snapshot: JobRetrySnapshot): number[][] =>
     snapshot.projects.map((p) => p.candidates.map((c) => c.job.id));
   const clearRequests = (): void => {
@@ -85,7 +103,10 @@ describe('job_retry observer, against the sandbox forge', () => {
             failed(132, 'test-real-bug', { log: 'expected 1, got 2\n' }),
           ]),
         ],
-        aProject('web', { id: 2, pipelines: [pipeline(200, [failed(201, 'test-web', { finished_at: 'now-5m', log: 'ETIMEDOUT\n' })])] }),
+        aProject('web', {
+          id: 2,
+          pipelines: [pipeline(200, [failed(201, 'test-web', { finished_at: 'now-5m', log: 'ETIMEDOUT\n' })])],
+        }),
       );
       await forge.client.jobs.erase('acme/api', 131);
       clearRequests();
@@ -93,7 +114,10 @@ describe('job_retry observer, against the sandbox forge', () => {
 
     it('sees the failures within lookback, in the configured order, with the numeric project ids', async () => {
       const snapshot = await pass(config);
-      expect(snapshot.projects.map((p) => [p.project, p.projectId])).toEqual([['acme/api', 1], [2, 2]]);
+      expect(snapshot.projects.map((p) => [p.project, p.projectId])).toEqual([
+        ['acme/api', 1],
+        [2, 2],
+      ]);
       expect(candidateIds(snapshot)).toEqual([[132, 131, 123, 122, 121, 112, 111, 104, 103, 102], [201]]);
     });
 
@@ -115,7 +139,11 @@ describe('job_retry observer, against the sandbox forge', () => {
       const snapshot = await pass(config);
       const byId = new Map(snapshot.projects.flatMap((p) => p.candidates).map((c) => [c.job.id, c]));
       expect(byId.get(102)).toMatchObject({ attempts: 1, newestAttemptId: 102, log: { state: 'found' } });
-      expect(byId.get(112)).toMatchObject({ attempts: 2, newestAttemptId: 112, log: { state: 'found', text: 'connect ETIMEDOUT\n' } });
+      expect(byId.get(112)).toMatchObject({
+        attempts: 2,
+        newestAttemptId: 112,
+        log: { state: 'found', text: 'connect ETIMEDOUT\n' },
+      });
       expect(byId.get(111)).toMatchObject({ attempts: 2, newestAttemptId: 112, log: { state: 'not_fetched' } });
       expect(byId.get(123)).toMatchObject({ attempts: 3, newestAttemptId: 123, log: { state: 'not_fetched' } });
       expect(byId.get(131)).toMatchObject({ log: { state: 'gone' } });
@@ -147,7 +175,9 @@ describe('job_retry observer, against the sandbox forge', () => {
       const job102 = snapshot.projects[0].candidates.find((c) => c.job.id === 102);
       expect(job102).toEqual({ job: expect.objectContaining({ id: 102 }), log: { state: 'not_fetched' } });
       expect(tracesRequested()).not.toContain(102);
-      expect(decideJobRetries(config, snapshot, new Date()).find((d) => d.key === '1:102')?.reason).toBe('skip: pipeline is gone');
+      expect(decideJobRetries(config, snapshot, new Date()).find((d) => d.key === '1:102')?.reason).toBe(
+        'skip: pipeline is gone',
+      );
     });
 
     it('reads no log at all without failure_log', async () => {
@@ -199,15 +229,26 @@ describe('job_retry observer, against the sandbox forge', () => {
       const retried = await jobRetryType.actions.retry.run(decisions[1].params, context());
       const newId = Number(/^new job (\d+)$/.exec(retried?.detail ?? '')?.[1]);
       expect(newId).toBeGreaterThan(3);
-      expect(forge.sandbox.state.jobs.get(newId)).toMatchObject({ name: 'test-unit', pipeline_id: 1, status: 'pending' });
+      expect(forge.sandbox.state.jobs.get(newId)).toMatchObject({
+        name: 'test-unit',
+        pipeline_id: 1,
+        status: 'pending',
+      });
       expect(forge.sandbox.state.jobs.get(2)?.retried).toBe(true);
 
-      const moved = await call(forge.sandbox.url, `/__sandbox/jobs/${newId}`, { method: 'POST', body: { status: 'failed', log: 'connection reset\n' } });
+      const moved = await call(forge.sandbox.url, `/__sandbox/jobs/${newId}`, {
+        method: 'POST',
+        body: { status: 'failed', log: 'connection reset\n' },
+      });
       expect(moved.status).toBe(200);
       const snapshot = await pass(config);
       expect(candidateIds(snapshot)).toEqual([[newId]]);
       expect(decideJobRetries(config, snapshot, new Date())).toEqual([
-        expect.objectContaining({ action: 'retry', key: `1:${newId}`, reason: 'retry 2 of 2: log matched "(?i)connection reset"' }),
+        expect.objectContaining({
+          action: 'retry',
+          key: `1:${newId}`,
+          reason: 'retry 2 of 2: log matched "(?i)connection reset"',
+        }),
       ]);
     });
   });
@@ -219,7 +260,9 @@ describe('job_retry observer, against the sandbox forge', () => {
       await start([
         pipeline(10, [failed(11, 'test-old', { finished_at: 'now-3h' })]),
         // A long job with a smaller id, still running when the newer job 31 fails.
-        pipeline(20, [{ id: 21, name: 'test-long', stage: 'test', status: 'running', started_at: 'now-2h', log: 'running\n' }]),
+        pipeline(20, [
+          { id: 21, name: 'test-long', stage: 'test', status: 'running', started_at: 'now-2h', log: 'running\n' },
+        ]),
         pipeline(30, [failed(31, 'test-unit', { finished_at: 'now-10m' })]),
       ]);
     });
@@ -255,17 +298,41 @@ describe('job_retry observer, against the sandbox forge', () => {
 
       // Job 31's retry failed (or was deferred): the engine hands it back as unsettled, with the decision's params.
       const [decision] = decideJobRetries(config, first, new Date());
-      const ctx = { ...context(), unsettled: [{ key: decision.key, action: decision.action, target: decision.target, params: decision.params, outcome: 'failed', since: '' }] };
+      const ctx = {
+        ...context(),
+        unsettled: [
+          {
+            key: decision.key,
+            action: decision.action,
+            target: decision.target,
+            params: decision.params,
+            outcome: 'failed',
+            since: '',
+          },
+        ],
+      };
       const again = await observeJobRetries(config, ctx);
       expect(candidateIds(again)).toEqual([[31]]);
       expect(requested(/\/projects\/1\/jobs\/31$/)).toHaveLength(1);
-      expect(decideJobRetries(config, again, new Date())).toEqual([expect.objectContaining({ action: 'retry', key: '1:31' })]);
+      expect(decideJobRetries(config, again, new Date())).toEqual([
+        expect.objectContaining({ action: 'retry', key: '1:31' }),
+      ]);
     });
 
     it('drops an open job that is gone or no longer failed, and one of a project the policy no longer covers', async () => {
       const [decision] = decideJobRetries(config, await pass(config), new Date());
-      const open = (params: Record<string, string | number>) => ({ key: 'k', action: 'retry', target: 't', params: { ...decision.params, ...params }, outcome: 'failed', since: '' });
-      const ctx = { ...context(), unsettled: [open({ job_id: 999 }), open({ job_id: 21 }), open({ source: 'acme/elsewhere' })] };
+      const open = (params: Record<string, string | number>) => ({
+        key: 'k',
+        action: 'retry',
+        target: 't',
+        params: { ...decision.params, ...params },
+        outcome: 'failed',
+        since: '',
+      });
+      const ctx = {
+        ...context(),
+        unsettled: [open({ job_id: 999 }), open({ job_id: 21 }), open({ source: 'acme/elsewhere' })],
+      };
       // 999 does not exist; 21 is still running; the third belongs to a project not listed any more.
       expect(candidateIds(await observeJobRetries(config, ctx))).toEqual([[]]);
     });

@@ -63,7 +63,9 @@ describe('job_retry storm control against the sandbox with a real Redis', () => 
     return job ? `${job.project_id}:${job.pipeline_id}:${job.name}` : `gone ${jobId}`;
   };
   const gauge = async (engineApp: INestApplicationContext) => {
-    const line = /^forgewarden_retry_storm\{policy="storm"\} (\d+)$/m.exec(await engineApp.get(MetricsService).render());
+    const line = /^forgewarden_retry_storm\{policy="storm"\} (\d+)$/m.exec(
+      await engineApp.get(MetricsService).render(),
+    );
     return line ? Number(line[1]) : undefined;
   };
 
@@ -75,11 +77,16 @@ describe('job_retry storm control against the sandbox with a real Redis', () => 
     const first = await harness.pass(engineApp, 'storm');
     gauges.push(await gauge(engineApp));
     expect(first.decisions[0]).toMatchObject({ key: 'storm', action: 'skip' });
-    expect(first.decisions[0]?.reason).toMatch(/^storm entered on runner_system_failure \/ log "no space left on device" \(300 failures .* over 30 projects\); 300 held/);
+    expect(first.decisions[0]?.reason).toMatch(
+      /^storm entered on runner_system_failure \/ log "no space left on device" \(300 failures .* over 30 projects\); 300 held/,
+    );
     expect(first.records.filter((record) => record.outcome === 'done')).toHaveLength(1);
     expect(retried()).toHaveLength(1);
-    const notices = async () => (await engineApp.get(ConsoleReader).overview()).policies.find((row) => row.name === 'storm')?.notices;
-    expect(await notices()).toEqual(['in a retry storm: failed jobs are held, not retried, while one probe job at a time is']);
+    const notices = async () =>
+      (await engineApp.get(ConsoleReader).overview()).policies.find((row) => row.name === 'storm')?.notices;
+    expect(await notices()).toEqual([
+      'in a retry storm: failed jobs are held, not retried, while one probe job at a time is',
+    ]);
 
     // While the runners stay down: probes only, one at a time, each after its backoff, all on the same job's slot.
     await waitUntil(
@@ -98,7 +105,9 @@ describe('job_retry storm control against the sandbox with a real Redis', () => 
 
     // `plan` shows the storm, the jobs held and why.
     const plan = await harness.pass(engineApp, 'storm', 'plan');
-    expect(plan.decisions[0]?.reason).toMatch(/^storm since .* on runner_system_failure .*; 300 held, no retries spent on them/);
+    expect(plan.decisions[0]?.reason).toMatch(
+      /^storm since .* on runner_system_failure .*; 300 held, no retries spent on them/,
+    );
 
     harness.sandbox.state.runners.state = 'up';
     await waitUntil(
@@ -125,7 +134,10 @@ describe('job_retry storm control against the sandbox with a real Redis', () => 
       for (let n = 0; n < JOBS_PER_PROJECT; n += 1) {
         const attempts = jobs.filter((job) => `${job.project_id}:${job.pipeline_id}:${job.name}` === slot(project, n));
         const newest = attempts.reduce((a, b) => (b.id > a.id ? b : a));
-        expect({ slot: slot(project, n), status: newest.status }).toEqual({ slot: slot(project, n), status: 'success' });
+        expect({ slot: slot(project, n), status: newest.status }).toEqual({
+          slot: slot(project, n),
+          status: 'success',
+        });
         // The probe's slot carries the outage's failed attempts; every other slot was retried exactly once.
         if (slot(project, n) !== slotOfJob(whileDown[0])) expect(attempts).toHaveLength(2);
       }

@@ -4,7 +4,13 @@ import { EngineService } from '../../src/engine/engine.service';
 import { QueueService } from '../../src/queue/queue.service';
 import { POLICY_TYPES } from '../../src/policies';
 import type { RunningSandbox, World } from '../../src/sandbox';
-import { ADMIN_TOKEN, baseWorld, type JobInput, type PipelineInput, type ProjectInput } from '../support/world-builders';
+import {
+  ADMIN_TOKEN,
+  baseWorld,
+  type JobInput,
+  type PipelineInput,
+  type ProjectInput,
+} from '../support/world-builders';
 import { waitUntil } from '../support/cli';
 import { useEngineHarness } from '../support/engine-harness';
 
@@ -64,7 +70,9 @@ function world(): World {
   return { ...baseWorld({ projects }), now: undefined };
 }
 
-const EXPECTED_RETRIES = [1, 2, 3].flatMap((p) => [1, 2, 3].map((n) => `/api/v4/projects/${p}/jobs/${p * 1000 + n}/retry`)).sort();
+const EXPECTED_RETRIES = [1, 2, 3]
+  .flatMap((p) => [1, 2, 3].map((n) => `/api/v4/projects/${p}/jobs/${p * 1000 + n}/retry`))
+  .sort();
 
 describe('job_retry against the sandbox with a real Redis', () => {
   const harness = useEngineHarness({ name: 'job-retry', world, policyTypes: POLICY_TYPES });
@@ -91,7 +99,9 @@ describe('job_retry against the sandbox with a real Redis', () => {
   }
 
   const retriesSeen = () =>
-    sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry')).map((entry) => entry.path);
+    sandbox.state.requestLog
+      .filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry'))
+      .map((entry) => entry.path);
 
   it('retries exactly the matching jobs, each once, and nothing on the next pass', async () => {
     const engineApp = await app();
@@ -145,7 +155,10 @@ describe('job_retry against the sandbox with a real Redis', () => {
   it('retries each job once when two instances on one Redis run at the same time', async () => {
     const [first, second] = await Promise.all([app(), app()]);
     try {
-      await Promise.all([first.get(EngineService).runPass('flaky', 'act'), second.get(EngineService).runPass('flaky', 'act')]);
+      await Promise.all([
+        first.get(EngineService).runPass('flaky', 'act'),
+        second.get(EngineService).runPass('flaky', 'act'),
+      ]);
       expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
     } finally {
       await Promise.all([harness.close(first), harness.close(second)]);
@@ -184,13 +197,18 @@ describe('job_retry against the sandbox with a real Redis', () => {
       expect(pass.records.filter((record) => record.outcome === 'scheduled')).toHaveLength(9);
 
       // A person retries job 1001 before the delay ends.
-      const byPerson = await fetch(`${sandbox.url}/api/v4/projects/1/jobs/1001/retry`, { method: 'POST', headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+      const byPerson = await fetch(`${sandbox.url}/api/v4/projects/1/jobs/1001/retry`, {
+        method: 'POST',
+        headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN },
+      });
       expect(byPerson.status).toBe(200);
       const newAttempt = ((await byPerson.json()) as { id: number }).id;
 
       const settled = async () => {
         const keys = await harness.redis.keys(`${harness.prefix}:ledger:flaky:*`);
-        const states = await Promise.all(keys.map(async (key) => (JSON.parse((await harness.redis.get(key)) ?? '{}') as { state?: string }).state));
+        const states = await Promise.all(
+          keys.map(async (key) => (JSON.parse((await harness.redis.get(key)) ?? '{}') as { state?: string }).state),
+        );
         return keys.length === 9 && states.every((state) => state !== 'claimed');
       };
       await waitUntil('every queued retry has run', settled, 20_000);
@@ -198,7 +216,9 @@ describe('job_retry against the sandbox with a real Redis', () => {
       expect(retriesSeen().filter((path) => path === '/api/v4/projects/1/jobs/1001/retry')).toHaveLength(1);
       expect(retriesSeen()).toHaveLength(9); // eight by the policy, one by the person
       // Nothing was sent, so the key stays free; the next pass sees the newer attempt and decides to skip.
-      expect(JSON.parse((await harness.redis.get(`${harness.prefix}:ledger:flaky:1:1001`))!)).toMatchObject({ state: 'released' });
+      expect(JSON.parse((await harness.redis.get(`${harness.prefix}:ledger:flaky:1:1001`))!)).toMatchObject({
+        state: 'released',
+      });
       const audit = await engineApp.get(AuditTrail).read(0);
       expect(audit).toContainEqual(
         expect.objectContaining({
@@ -214,7 +234,11 @@ describe('job_retry against the sandbox with a real Redis', () => {
 
   describe('a retry that fails is not dropped', () => {
     async function fault(rule: Record<string, unknown>): Promise<void> {
-      const response = await fetch(`${sandbox.url}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rule) });
+      const response = await fetch(`${sandbox.url}/__sandbox/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(rule),
+      });
       expect(response.status).toBe(201);
     }
     const jobRetried = (jobId: number) => sandbox.state.jobs.get(jobId)?.retried === true;
@@ -227,14 +251,24 @@ describe('job_retry against the sandbox with a real Redis', () => {
       try {
         const engine = engineApp.get(EngineService);
         const first = await engine.runPass('flaky', 'act');
-        expect(first.records.filter((record) => record.outcome === 'failed').map((record) => record.decision.key).sort()).toEqual(['1:1001', '2:2002']);
+        expect(
+          first.records
+            .filter((record) => record.outcome === 'failed')
+            .map((record) => record.decision.key)
+            .sort(),
+        ).toEqual(['1:1001', '2:2002']);
         expect(jobRetried(1001)).toBe(false);
         expect((await harness.redis.hkeys(`${harness.prefix}:unsettled:flaky`)).sort()).toEqual(['1:1001', '2:2002']);
 
         // The watermark moved past both; within gitlab.timeout of the failures nobody can tell yet whether the
         // forge acted, so nothing is sent.
         const second = await engine.runPass('flaky', 'act');
-        expect(second.records.filter((record) => record.outcome === 'uncertain').map((record) => record.decision.key).sort()).toEqual(['1:1001', '2:2002']);
+        expect(
+          second.records
+            .filter((record) => record.outcome === 'uncertain')
+            .map((record) => record.decision.key)
+            .sort(),
+        ).toEqual(['1:1001', '2:2002']);
       } finally {
         await harness.close(engineApp);
       }
@@ -243,7 +277,12 @@ describe('job_retry against the sandbox with a real Redis', () => {
       try {
         await new Promise((resolve) => setTimeout(resolve, 1_100));
         const third = await restarted.get(EngineService).runPass('flaky', 'act');
-        expect(third.records.filter((record) => record.outcome === 'done').map((record) => record.decision.key).sort()).toEqual(['1:1001', '2:2002']);
+        expect(
+          third.records
+            .filter((record) => record.outcome === 'done')
+            .map((record) => record.decision.key)
+            .sort(),
+        ).toEqual(['1:1001', '2:2002']);
         expect(jobRetried(1001) && jobRetried(2002)).toBe(true);
         expect(retriesActedOn() - 6).toBe(9); // 6 e2e attempts were retried in the world already
         const fourth = await restarted.get(EngineService).runPass('flaky', 'act');
@@ -260,7 +299,9 @@ describe('job_retry against the sandbox with a real Redis', () => {
         const engine = engineApp.get(EngineService);
         for (let pass = 0; pass < 3; pass++) expect((await engine.runPass('flaky', 'act')).error).toBeUndefined();
         expect(retriesSeen().sort()).toEqual(EXPECTED_RETRIES);
-        expect((await engine.runPass('flaky', 'act')).records.filter((record) => record.outcome !== 'skipped')).toEqual([]);
+        expect((await engine.runPass('flaky', 'act')).records.filter((record) => record.outcome !== 'skipped')).toEqual(
+          [],
+        );
       } finally {
         await harness.close(engineApp);
       }

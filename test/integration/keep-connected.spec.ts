@@ -1,4 +1,11 @@
-import { closingOnPurpose, keepConnected, longLivedOptions, openRedis, redisTarget, type RedisClient } from '../../src/redis/connection';
+import {
+  closingOnPurpose,
+  keepConnected,
+  longLivedOptions,
+  openRedis,
+  redisTarget,
+  type RedisClient,
+} from '../../src/redis/connection';
 import { waitUntil } from '../support/cli';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -12,7 +19,10 @@ describe('a long-lived Redis connection stays open until the daemon closes it', 
   const opened: RedisClient[] = [];
 
   function open(): RedisClient {
-    const client = openRedis(redisTarget({ url, prefix: 'it-keep-connected', connect_timeout: 1_000, replica_ack_timeout: 1_000 }), longLivedOptions('it-keep-connected'));
+    const client = openRedis(
+      redisTarget({ url, prefix: 'it-keep-connected', connect_timeout: 1_000, replica_ack_timeout: 1_000 }),
+      longLivedOptions('it-keep-connected'),
+    );
     opened.push(client);
     keepConnected(client);
     return client;

@@ -2,7 +2,16 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActionParams } from '../../src/engine/policy';
-import { closeRotation, removePrecondition, StepNotReadyError, removeOldKey, uploadKey, uploadPrecondition, verifyKey, writeKey } from '../../src/policies/key-rotation/key-rotation.actions';
+import {
+  closeRotation,
+  removePrecondition,
+  StepNotReadyError,
+  removeOldKey,
+  uploadKey,
+  uploadPrecondition,
+  verifyKey,
+  writeKey,
+} from '../../src/policies/key-rotation/key-rotation.actions';
 import { loadRecord, openRotations } from '../../src/policies/key-rotation/key-rotation.record';
 import { generateOpenSshKeyPair } from '../../src/policies/key-rotation/openssh';
 import { generateEd25519PublicKey } from '../../src/sandbox/ssh-key';
@@ -13,7 +22,12 @@ import { ADMIN_TOKEN, baseWorld } from '../support/world-builders';
 function worldWithExpiringKey() {
   const base = baseWorld();
   const users = (base.users ?? []).map((user) =>
-    user.username === 'root' ? { ...user, ssh_keys: [{ id: 50, title: 'ci-deploy', key: generateEd25519PublicKey('old'), expires_at: 'now+2d' }] } : user,
+    user.username === 'root'
+      ? {
+          ...user,
+          ssh_keys: [{ id: 50, title: 'ci-deploy', key: generateEd25519PublicKey('old'), expires_at: 'now+2d' }],
+        }
+      : user,
   );
   return { ...base, users };
 }
@@ -106,9 +120,9 @@ describe('key_rotation steps', () => {
 
   it('write_key refuses when secrets_dir is missing, and records nothing', async () => {
     const missing = join(secrets, 'gone');
-    await expect(writeKey({ ...start(), secrets_dir: missing, path: join(missing, 'rotate', 'root-50') }, context())).rejects.toThrow(
-      `secrets_dir ${missing} does not exist; not rotating`,
-    );
+    await expect(
+      writeKey({ ...start(), secrets_dir: missing, path: join(missing, 'rotate', 'root-50') }, context()),
+    ).rejects.toThrow(`secrets_dir ${missing} does not exist; not rotating`);
     expect(await record()).toBeUndefined();
     expect(existsSync(missing)).toBe(false);
   });
@@ -131,7 +145,10 @@ describe('key_rotation steps', () => {
 
   it('upload adopts the key the forge already lists with the recorded fingerprint instead of adding a second', async () => {
     await writeKey(start(), context());
-    const uploadedBefore = await forge.client.sshKeys.create({ title: 'ci-deploy', key: readFileSync(`${path()}.pub`, 'utf8').trim() });
+    const uploadedBefore = await forge.client.sshKeys.create({
+      title: 'ci-deploy',
+      key: readFileSync(`${path()}.pub`, 'utf8').trim(),
+    });
     expect((await uploadKey(UPLOAD, context())).detail).toMatch(/^adopted key already on the forge: key \d+/);
     expect(await record()).toMatchObject({ step: 'uploaded', new_key_id: uploadedBefore.id });
     expect(rootKeys()).toHaveLength(2);
@@ -140,7 +157,9 @@ describe('key_rotation steps', () => {
   it('upload refuses a private key that is missing or not the recorded one, and goes back to writing a new one', async () => {
     await writeKey(start(), context());
     writeFileSync(path(), generateOpenSshKeyPair('ed25519', 'intruder').privateKey, { mode: 0o600 });
-    await expect(uploadKey(UPLOAD, context())).rejects.toThrow(/^private key .* holds SHA256:\S+, not the recorded SHA256:\S+; nothing uploaded, a new key is written next pass$/);
+    await expect(uploadKey(UPLOAD, context())).rejects.toThrow(
+      /^private key .* holds SHA256:\S+, not the recorded SHA256:\S+; nothing uploaded, a new key is written next pass$/,
+    );
     expect(await record()).toMatchObject({ step: 'planned', fingerprint: null });
     rmSync(path());
     await writeKey(start(), context());
@@ -152,8 +171,12 @@ describe('key_rotation steps', () => {
   it('a step whose predecessor has not completed does nothing', async () => {
     await expect(uploadKey(UPLOAD, context())).rejects.toBeInstanceOf(StepNotReadyError);
     await writeKey(start(), context());
-    await expect(verifyKey(ROTATION, context())).rejects.toThrow('not run: rotation ssh-1-50 is at key_written; retried next pass');
-    await expect(removeOldKey({ ...ROTATION, old_key_id: 50, after_hook: false }, context())).rejects.toBeInstanceOf(StepNotReadyError);
+    await expect(verifyKey(ROTATION, context())).rejects.toThrow(
+      'not run: rotation ssh-1-50 is at key_written; retried next pass',
+    );
+    await expect(removeOldKey({ ...ROTATION, old_key_id: 50, after_hook: false }, context())).rejects.toBeInstanceOf(
+      StepNotReadyError,
+    );
     expect(rootKeys().map((key) => key.id)).toEqual([50]);
     expect(await record()).toMatchObject({ step: 'key_written', attempt: 1 });
   });
@@ -161,14 +184,23 @@ describe('key_rotation steps', () => {
   it('close_rotation moves the key files aside (still 0600) and records why; the next generation writes a new key at the same path', async () => {
     await writeKey(start(), context());
     const closedFingerprint = (await record())?.fingerprint;
-    const result = await closeRotation({ ...ROTATION, generation: 1, reason: 'new key 51 is gone from the forge' }, context());
-    expect(result.detail).toMatch(/^rotation ssh-1-50 closed: new key 51 is gone from the forge; its key file moved to .*root-50\.closed-\d{8}T\d{6}Z$/);
+    const result = await closeRotation(
+      { ...ROTATION, generation: 1, reason: 'new key 51 is gone from the forge' },
+      context(),
+    );
+    expect(result.detail).toMatch(
+      /^rotation ssh-1-50 closed: new key 51 is gone from the forge; its key file moved to .*root-50\.closed-\d{8}T\d{6}Z$/,
+    );
     expect(await record()).toMatchObject({ step: 'closed', closed_reason: 'new key 51 is gone from the forge' });
     expect(await openRotations(forge.state)).toEqual([]);
     expect(existsSync(path())).toBe(false);
     const aside = readdirSync(join(secrets, 'rotate')).filter((file) => file.startsWith('root-50.closed-'));
-    expect(aside.sort()).toEqual([expect.stringMatching(/^root-50\.closed-\S+$/), expect.stringMatching(/^root-50\.closed-\S+\.pub$/)].sort());
-    expect(statSync(join(secrets, 'rotate', aside.find((file) => !file.endsWith('.pub')) ?? '')).mode & 0o777).toBe(0o600);
+    expect(aside.sort()).toEqual(
+      [expect.stringMatching(/^root-50\.closed-\S+$/), expect.stringMatching(/^root-50\.closed-\S+\.pub$/)].sort(),
+    );
+    expect(statSync(join(secrets, 'rotate', aside.find((file) => !file.endsWith('.pub')) ?? '')).mode & 0o777).toBe(
+      0o600,
+    );
     // Closing again, or a step of the closed generation, does nothing.
     expect((await closeRotation({ ...ROTATION, generation: 1, reason: 'again' }, context())).outcome).toBe('stale');
     expect((await uploadKey({ ...UPLOAD, generation: 1 }, context())).outcome).toBe('stale');
@@ -187,7 +219,9 @@ describe('key_rotation steps', () => {
     const fresh = (await record())?.new_key_id;
     expect(await removePrecondition({ ...ROTATION, after_hook: false }, context())).toBeUndefined();
     await forge.client.sshKeys.remove(fresh ?? 0);
-    expect(await removePrecondition({ ...ROTATION, after_hook: false }, context())).toBe(`new key ${fresh} is not listed for root: old key 50 is kept`);
+    expect(await removePrecondition({ ...ROTATION, after_hook: false }, context())).toBe(
+      `new key ${fresh} is not listed for root: old key 50 is kept`,
+    );
     expect(rootKeys().map((key) => key.id)).toEqual([50]);
   });
 });

@@ -41,11 +41,25 @@ function world(): World {
   return {
     ...base,
     users: (base.users ?? []).map((user) => {
-      if (user.username === 'root') return { ...user, ssh_keys: [{ id: ROOT_KEY, title: 'ci-deploy', key: SEEDED.root, created_at: 'now-85d', expires_at: 'now+5d' }] };
-      if (user.username === 'alice') return { ...user, ssh_keys: [{ id: ALICE_KEY, title: 'ci-deploy alice', key: SEEDED.alice, expires_at: 'now-1d' }] };
+      if (user.username === 'root')
+        return {
+          ...user,
+          ssh_keys: [
+            { id: ROOT_KEY, title: 'ci-deploy', key: SEEDED.root, created_at: 'now-85d', expires_at: 'now+5d' },
+          ],
+        };
+      if (user.username === 'alice')
+        return {
+          ...user,
+          ssh_keys: [{ id: ALICE_KEY, title: 'ci-deploy alice', key: SEEDED.alice, expires_at: 'now-1d' }],
+        };
       return user;
     }),
-    projects: [...(base.projects ?? []), { id: WORKER, path: 'worker', namespace: 'acme' }, { id: OPS, path: 'ops', namespace: 'acme' }],
+    projects: [
+      ...(base.projects ?? []),
+      { id: WORKER, path: 'worker', namespace: 'acme' },
+      { id: OPS, path: 'ops', namespace: 'acme' },
+    ],
     deploy_keys: [
       {
         id: DEPLOY_KEY,
@@ -64,7 +78,8 @@ function world(): World {
 
 const ROOT_SSH = '      - { user: self, titles: ["^ci-deploy"], rotate_before: 14d, lifetime: 90d, grace: 1d }';
 const ALICE_SSH = '      - { user: alice, titles: ["^ci-deploy"], rotate_before: 14d, lifetime: 90d, grace: 1d }';
-const deployEntry = (projects: string) => `      - { projects: ${projects}, titles: ["^release"], rotate_after: 90d, grace: 1d }`;
+const deployEntry = (projects: string) =>
+  `      - { projects: ${projects}, titles: ["^release"], rotate_after: 90d, grace: 1d }`;
 const THREE = deployEntry('[acme/api, acme/web, acme/worker]');
 
 describe('key_rotation while people work on the forge', () => {
@@ -81,7 +96,9 @@ describe('key_rotation while people work on the forge', () => {
     rmSync(secrets, { recursive: true, force: true });
   });
 
-  function app(options: { ssh?: string[]; deploy?: string[]; maxActions?: number } = {}): Promise<INestApplicationContext> {
+  function app(
+    options: { ssh?: string[]; deploy?: string[]; maxActions?: number } = {},
+  ): Promise<INestApplicationContext> {
     const ssh = options.ssh ?? [ROOT_SSH, ALICE_SSH];
     const deploy = options.deploy ?? [THREE];
     return harness.app({
@@ -99,7 +116,8 @@ describe('key_rotation while people work on the forge', () => {
     });
   }
 
-  const pass = (engine: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engine, 'rotate', mode);
+  const pass = (engine: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> =>
+    harness.pass(engine, 'rotate', mode);
   const sandbox = () => harness.sandbox;
 
   async function advanceHours(hours: number): Promise<void> {
@@ -107,21 +125,33 @@ describe('key_rotation while people work on the forge', () => {
     clock.advance(hours * HOUR_MS);
   }
 
-  const sshKeyIds = (userId: number) => [...sandbox().state.sshKeys.values()].filter((key) => key.user_id === userId).map((key) => key.id).sort((a, b) => a - b);
-  const newSshKeyOf = (userId: number, oldId: number) => [...sandbox().state.sshKeys.values()].find((key) => key.user_id === userId && key.id !== oldId);
+  const sshKeyIds = (userId: number) =>
+    [...sandbox().state.sshKeys.values()]
+      .filter((key) => key.user_id === userId)
+      .map((key) => key.id)
+      .sort((a, b) => a - b);
+  const newSshKeyOf = (userId: number, oldId: number) =>
+    [...sandbox().state.sshKeys.values()].find((key) => key.user_id === userId && key.id !== oldId);
   /** Project id → can_push of deploy key `id`, or undefined when the key is on no project. */
   const deployKeyOn = (id: number): Record<number, boolean> | undefined => {
     const key = sandbox().state.deployKeys.get(id);
     return key ? Object.fromEntries([...key.projects].map(([project, link]) => [project, link.can_push])) : undefined;
   };
-  const newDeployKeyIds = () => [...sandbox().state.deployKeys.keys()].filter((id) => id !== DEPLOY_KEY).sort((a, b) => a - b);
-  const botWrites = () => sandbox().state.requestLog.filter((entry) => entry.method !== 'GET' && entry.headers['user-agent']?.startsWith('forgewarden'));
-  const acted = (result: PassResult) => result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`);
-  const record = async (id: string): Promise<RotationRecord | undefined> => parseRecord((await harness.redis.get(`${harness.prefix}:state:rotate:rotation:${id}`)) ?? undefined);
+  const newDeployKeyIds = () =>
+    [...sandbox().state.deployKeys.keys()].filter((id) => id !== DEPLOY_KEY).sort((a, b) => a - b);
+  const botWrites = () =>
+    sandbox().state.requestLog.filter(
+      (entry) => entry.method !== 'GET' && entry.headers['user-agent']?.startsWith('forgewarden'),
+    );
+  const acted = (result: PassResult) =>
+    result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`);
+  const record = async (id: string): Promise<RotationRecord | undefined> =>
+    parseRecord((await harness.redis.get(`${harness.prefix}:state:rotate:rotation:${id}`)) ?? undefined);
   const fingerprintAt = (path: string) => readOpenSshPrivateKey(readFileSync(path, 'utf8')).fingerprint;
   const keyDir = () => join(secrets, 'rotate');
   /** The key files moved aside when a rotation was closed. */
-  const setAside = (name: string) => readdirSync(keyDir()).filter((file) => file.startsWith(`${name}.closed-`) && !file.endsWith('.pub'));
+  const setAside = (name: string) =>
+    readdirSync(keyDir()).filter((file) => file.startsWith(`${name}.closed-`) && !file.endsWith('.pub'));
 
   describe('never locks anyone out: the old key goes only while the new key is listed where it must be', () => {
     it('an administrator deleted the new SSH key: after grace the old key stays, the rotation is closed, and the next pass rotates again with a new key file', async () => {
@@ -146,7 +176,10 @@ describe('key_rotation while people work on the forge', () => {
       expect(aside).toHaveLength(1);
       expect(statSync(join(keyDir(), aside[0])).mode & 0o777).toBe(0o600);
       expect(fingerprintAt(join(keyDir(), aside[0]))).toBe(firstFingerprint);
-      expect(await record(`ssh-${ROOT}-${ROOT_KEY}`)).toMatchObject({ step: 'closed', closed_reason: `new key ${first?.id} is gone from the forge` });
+      expect(await record(`ssh-${ROOT}-${ROOT_KEY}`)).toMatchObject({
+        step: 'closed',
+        closed_reason: `new key ${first?.id} is gone from the forge`,
+      });
 
       // The next pass decides afresh: key 100 is still due, so a new rotation (generation 2) with a new key.
       const again = await pass(engine);
@@ -167,12 +200,19 @@ describe('key_rotation while people work on the forge', () => {
       const fresh = newSshKeyOf(ROOT, ROOT_KEY);
       await advanceHours(25);
       // The removal's precondition lists root's keys (after the observe's listing); the person deletes the new key then.
-      const result = await whileHeld(sandbox(), { method: 'GET', path: '^/api/v4/user/keys$', after: 1 }, () => pass(engine), async () => {
-        expect((await asPerson(sandbox(), 'DELETE', `/users/${ROOT}/keys/${fresh?.id}`)).status).toBe(204);
-      });
+      const result = await whileHeld(
+        sandbox(),
+        { method: 'GET', path: '^/api/v4/user/keys$', after: 1 },
+        () => pass(engine),
+        async () => {
+          expect((await asPerson(sandbox(), 'DELETE', `/users/${ROOT}/keys/${fresh?.id}`)).status).toBe(204);
+        },
+      );
       expect(sshKeyIds(ROOT)).toEqual([ROOT_KEY]);
       expect(botWrites().filter((entry) => entry.method === 'DELETE')).toEqual([]);
-      expect(result.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail])).toEqual([
+      expect(
+        result.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail]),
+      ).toEqual([
         ['remove_old_key', 'stale', `new key ${fresh?.id} is not listed for root: old key ${ROOT_KEY} is kept`],
       ]);
       // The next pass closes the rotation rather than trying again.
@@ -192,11 +232,19 @@ describe('key_rotation while people work on the forge', () => {
       expect(deployKeyOn(DEPLOY_KEY)).toEqual({ [API]: true, [WEB]: false, [WORKER]: true });
       // The rotation no longer vouches for its key: it leaves acme/api and acme/worker, first thing, before anything closes.
       expect(deployKeyOn(fresh)).toBeUndefined();
-      expect(withdrawing.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`)).toEqual([
+      expect(
+        withdrawing.records
+          .filter((r) => r.outcome !== 'skipped')
+          .map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`),
+      ).toEqual([
         `remove_new_key:done withdraw new key ${fresh} from acme/api: new key ${fresh} is gone from acme/web; no rotation vouches for it any more`,
         `remove_new_key:done withdraw new key ${fresh} from acme/worker: new key ${fresh} is gone from acme/web; no rotation vouches for it any more`,
       ]);
-      expect(botWrites().map((entry) => `${entry.method} ${entry.path}`).filter((line) => line.startsWith('DELETE'))).toEqual([
+      expect(
+        botWrites()
+          .map((entry) => `${entry.method} ${entry.path}`)
+          .filter((line) => line.startsWith('DELETE')),
+      ).toEqual([
         `DELETE /api/v4/projects/acme%2Fapi/deploy_keys/${fresh}`,
         `DELETE /api/v4/projects/acme%2Fworker/deploy_keys/${fresh}`,
       ]);
@@ -205,7 +253,13 @@ describe('key_rotation while people work on the forge', () => {
       expect(acted(closing)).toEqual(['close_rotation:done']);
       // Decided afresh: a new generation, with a new key, while no earlier new key is live.
       const again = await pass(engine);
-      expect(acted(again)).toEqual(['write_key:done', 'upload_key:done', 'enable_key:done', 'enable_key:done', 'verify_key:done']);
+      expect(acted(again)).toEqual([
+        'write_key:done',
+        'upload_key:done',
+        'enable_key:done',
+        'enable_key:done',
+        'verify_key:done',
+      ]);
       const [second] = newDeployKeyIds();
       expect(second).not.toBe(fresh);
       expect(newDeployKeyIds()).toEqual([second]);
@@ -220,9 +274,31 @@ describe('key_rotation while people work on the forge', () => {
     function resetWorld(newKeyIds: { deploy: number }): void {
       const next = world();
       next.users = (next.users ?? []).map((user) =>
-        user.username === 'root' ? { ...user, ssh_keys: [{ id: ROOT_KEY, title: 'ci-deploy', key: aPublicKey('root-other'), created_at: 'now-85d', expires_at: 'now+5d' }] } : user,
+        user.username === 'root'
+          ? {
+              ...user,
+              ssh_keys: [
+                {
+                  id: ROOT_KEY,
+                  title: 'ci-deploy',
+                  key: aPublicKey('root-other'),
+                  created_at: 'now-85d',
+                  expires_at: 'now+5d',
+                },
+              ],
+            }
+          : user,
       );
-      next.deploy_keys = [...(next.deploy_keys ?? []), { id: newKeyIds.deploy, title: 'release-other', key: aPublicKey('other'), created_at: 'now-1d', projects: [{ project: 'acme/api' }] }];
+      next.deploy_keys = [
+        ...(next.deploy_keys ?? []),
+        {
+          id: newKeyIds.deploy,
+          title: 'release-other',
+          key: aPublicKey('other'),
+          created_at: 'now-1d',
+          projects: [{ project: 'acme/api' }],
+        },
+      ];
       const fresh = new SandboxState(parseWorld(next), new FaultRules());
       const state = sandbox().state;
       state.sshKeys.clear();
@@ -237,7 +313,9 @@ describe('key_rotation while people work on the forge', () => {
       const rootNew = newSshKeyOf(ROOT, ROOT_KEY);
       const aliceNew = newSshKeyOf(ALICE, ALICE_KEY);
       const [deployNew] = newDeployKeyIds();
-      const gen1 = [`root-${ROOT_KEY}`, `alice-${ALICE_KEY}`, `acme_api-${DEPLOY_KEY}`].map((name) => fingerprintAt(join(keyDir(), name)));
+      const gen1 = [`root-${ROOT_KEY}`, `alice-${ALICE_KEY}`, `acme_api-${DEPLOY_KEY}`].map((name) =>
+        fingerprintAt(join(keyDir(), name)),
+      );
       const rootOld = await record(`ssh-${ROOT}-${ROOT_KEY}`);
 
       resetWorld({ deploy: deployNew });
@@ -268,11 +346,19 @@ describe('key_rotation while people work on the forge', () => {
         expect.stringMatching(/^ed25519 key SHA256:\S+ written to /),
         expect.stringMatching(/^ed25519 key SHA256:\S+ written to /),
       ]);
-      const gen2 = [`root-${ROOT_KEY}`, `alice-${ALICE_KEY}`, `acme_api-${DEPLOY_KEY}`].map((name) => fingerprintAt(join(keyDir(), name)));
+      const gen2 = [`root-${ROOT_KEY}`, `alice-${ALICE_KEY}`, `acme_api-${DEPLOY_KEY}`].map((name) =>
+        fingerprintAt(join(keyDir(), name)),
+      );
       gen2.forEach((fingerprint, index) => expect(fingerprint).not.toBe(gen1[index]));
-      expect(await record(`ssh-${ROOT}-${ROOT_KEY}`)).toMatchObject({ generation: 2, step: 'verified', old_fingerprint: rootOther });
+      expect(await record(`ssh-${ROOT}-${ROOT_KEY}`)).toMatchObject({
+        generation: 2,
+        step: 'verified',
+        old_fingerprint: rootOther,
+      });
       // release-other, under the id the bot's key had, is a key of its own: young, so left alone.
-      expect(again.decisions.find((d) => d.target.startsWith(`deploy key ${deployNew} `))?.reason).toMatch(/^skip: \d+d old, rotates after 90d$/);
+      expect(again.decisions.find((d) => d.target.startsWith(`deploy key ${deployNew} `))?.reason).toMatch(
+        /^skip: \d+d old, rotates after 90d$/,
+      );
       await advanceHours(25);
       await pass(engine);
       expect(sshKeyIds(ROOT)).toHaveLength(1);
@@ -285,7 +371,14 @@ describe('key_rotation while people work on the forge', () => {
   describe('gives a new key only where the old key still is, and to every project that holds it', () => {
     it('a person removed the old deploy key from acme/web between passes: the new key is not enabled there', async () => {
       // The creation fails once: the rotation stops with its key written.
-      expect(await control(sandbox(), 'POST', '/faults', { method: 'POST', path: '/projects/[^/]+/deploy_keys$', status: 500, times: 1 })).toBe(201);
+      expect(
+        await control(sandbox(), 'POST', '/faults', {
+          method: 'POST',
+          path: '/projects/[^/]+/deploy_keys$',
+          status: 500,
+          times: 1,
+        }),
+      ).toBe(201);
       const engine = await app({ ssh: [] });
       await pass(engine);
       expect(newDeployKeyIds()).toEqual([]);
@@ -295,7 +388,9 @@ describe('key_rotation while people work on the forge', () => {
       const [fresh] = newDeployKeyIds();
       expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WORKER]: true });
       expect(result.records.filter((r) => r.outcome !== 'skipped').map((r) => r.decision.reason)).toEqual([
-        expect.stringMatching(/^upload the new public key SHA256:\S+: create it on acme\/api, which holds old key 200$/),
+        expect.stringMatching(
+          /^upload the new public key SHA256:\S+: create it on acme\/api, which holds old key 200$/,
+        ),
         'enable the new key on acme/worker (can_push true), which holds old key 200',
         expect.stringMatching(/^verify the forge lists SHA256:\S+ on acme\/api, acme\/worker$/),
       ]);
@@ -308,18 +403,38 @@ describe('key_rotation while people work on the forge', () => {
     it('a person removed the old deploy key from acme/web after the enabling was decided: it is stale and not sent', async () => {
       const engine = await app({ ssh: [] });
       // The enabling's precondition reads acme/web's deploy keys (after the observe's read); the person acts then.
-      const result = await whileHeld(sandbox(), { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$', after: 1 }, () => pass(engine), async () => {
-        expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
-      });
+      const result = await whileHeld(
+        sandbox(),
+        { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$', after: 1 },
+        () => pass(engine),
+        async () => {
+          expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
+        },
+      );
       const [fresh] = newDeployKeyIds();
       expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WORKER]: true });
-      expect(botWrites().filter((entry) => entry.path.includes('acme%2Fweb') || entry.path.includes(`/projects/${WEB}/`))).toEqual([]);
-      expect(result.records.map((r) => `${r.decision.action}:${r.outcome}`)).toEqual(['write_key:done', 'upload_key:done', 'enable_key:stale', 'enable_key:done', 'verify_key:done']);
+      expect(
+        botWrites().filter((entry) => entry.path.includes('acme%2Fweb') || entry.path.includes(`/projects/${WEB}/`)),
+      ).toEqual([]);
+      expect(result.records.map((r) => `${r.decision.action}:${r.outcome}`)).toEqual([
+        'write_key:done',
+        'upload_key:done',
+        'enable_key:stale',
+        'enable_key:done',
+        'verify_key:done',
+      ]);
       expect(result.records[2].detail).toBe('acme/web no longer holds old key 200: the new key is not enabled there');
     });
 
     it('an administrator deleted alice’s old SSH key between passes: no new key is uploaded to her, and the rotation is closed', async () => {
-      expect(await control(sandbox(), 'POST', '/faults', { method: 'POST', path: `/users/${ALICE}/keys$`, status: 500, times: 1 })).toBe(201);
+      expect(
+        await control(sandbox(), 'POST', '/faults', {
+          method: 'POST',
+          path: `/users/${ALICE}/keys$`,
+          status: 500,
+          times: 1,
+        }),
+      ).toBe(201);
       const engine = await app({ ssh: [ALICE_SSH], deploy: [] });
       await pass(engine);
       expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
@@ -334,9 +449,14 @@ describe('key_rotation while people work on the forge', () => {
 
     it('an administrator deleted alice’s old SSH key while the upload was about to go: it is stale and not sent', async () => {
       const engine = await app({ ssh: [ALICE_SSH], deploy: [] });
-      const result = await whileHeld(sandbox(), { method: 'GET', path: `^/api/v4/users/${ALICE}/keys$`, after: 1 }, () => pass(engine), async () => {
-        expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
-      });
+      const result = await whileHeld(
+        sandbox(),
+        { method: 'GET', path: `^/api/v4/users/${ALICE}/keys$`, after: 1 },
+        () => pass(engine),
+        async () => {
+          expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
+        },
+      );
       expect(sshKeyIds(ALICE)).toEqual([]);
       expect(botWrites()).toEqual([]);
       expect(result.records.find((r) => r.decision.action === 'upload_key')).toMatchObject({
@@ -355,13 +475,17 @@ describe('key_rotation while people work on the forge', () => {
 
       const next = await pass(engine);
       expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WEB]: false, [WORKER]: true, [OPS]: false });
-      expect(next.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`)).toEqual([
-        'enable_key:done enable the new key on acme/ops (can_push false), which holds old key 200',
-      ]);
+      expect(
+        next.records
+          .filter((r) => r.outcome !== 'skipped')
+          .map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`),
+      ).toEqual(['enable_key:done enable the new key on acme/ops (can_push false), which holds old key 200']);
 
       await advanceHours(25);
       const plan = await pass(engine, 'plan');
-      expect(plan.decisions.filter((d) => d.action === 'remove_old_key').map((d) => d.reason)).toEqual(['remove old key 200 from acme/api, acme/ops, acme/web, acme/worker: grace 1d passed']);
+      expect(plan.decisions.filter((d) => d.action === 'remove_old_key').map((d) => d.reason)).toEqual([
+        'remove old key 200 from acme/api, acme/ops, acme/web, acme/worker: grace 1d passed',
+      ]);
       await pass(engine);
       expect(deployKeyOn(DEPLOY_KEY)).toBeUndefined();
       expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WEB]: false, [WORKER]: true, [OPS]: false });
@@ -378,7 +502,11 @@ describe('key_rotation while people work on the forge', () => {
       const second = await pass(engine);
       const third = await pass(engine);
       expect(acted(third)).toEqual([]);
-      expect(second.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`)).toEqual([
+      expect(
+        second.records
+          .filter((r) => r.outcome !== 'skipped')
+          .map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`),
+      ).toEqual([
         'close_rotation:done close: user alice (user 3) is gone from the forge; nothing on the forge is changed, and the next pass decides afresh',
       ]);
       expect(third.decisions.map((d) => d.reason)).toEqual(['skip: no user alice on the forge']);
@@ -387,13 +515,22 @@ describe('key_rotation while people work on the forge', () => {
     it('every project of a deploy key was deleted: the pass is partial and the rotation closed on the instance listing’s word', async () => {
       const engine = await app({ ssh: [] });
       await pass(engine);
-      for (const project of [API, WEB, WORKER]) expect(await control(sandbox(), 'DELETE', `/projects/${project}`)).toBe(204);
+      for (const project of [API, WEB, WORKER])
+        expect(await control(sandbox(), 'DELETE', `/projects/${project}`)).toBe(204);
 
       const result = await pass(engine);
-      expect(result.unobserved?.map((entry) => entry.target)).toEqual(['project acme/api', 'project acme/web', 'project acme/worker']);
-      expect(result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`)).toEqual(['close_rotation:done']);
+      expect(result.unobserved?.map((entry) => entry.target)).toEqual([
+        'project acme/api',
+        'project acme/web',
+        'project acme/worker',
+      ]);
+      expect(
+        result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`),
+      ).toEqual(['close_rotation:done']);
       // A 404 is not gone: the administrator's listing of every deploy key, which no longer has it, is.
-      expect(result.records[0].decision.reason).toMatch(/^close: new key \d+ is gone from the forge \(the instance's deploy keys do not list it\);/);
+      expect(result.records[0].decision.reason).toMatch(
+        /^close: new key \d+ is gone from the forge \(the instance's deploy keys do not list it\);/,
+      );
       expect(acted(await pass(engine))).toEqual([]);
     });
   });
@@ -403,18 +540,28 @@ describe('key_rotation while people work on the forge', () => {
       expect(await control(sandbox(), 'POST', '/access', { user: 'root', project: 'acme/web', level: 20 })).toBe(200);
       const engine = await app();
       const first = await pass(engine);
-      expect(first.unobserved).toEqual([{ target: 'project acme/web', reason: 'GET projects/acme%2Fweb/deploy_keys?page=1&per_page=100 → 403: 403 Forbidden' }]);
+      expect(first.unobserved).toEqual([
+        {
+          target: 'project acme/web',
+          reason: 'GET projects/acme%2Fweb/deploy_keys?page=1&per_page=100 → 403: 403 Forbidden',
+        },
+      ]);
       expect(sshKeyIds(ROOT)).toHaveLength(2);
       expect(sshKeyIds(ALICE)).toHaveLength(2);
       const [fresh] = newDeployKeyIds().filter((id) => sandbox().state.deployKeys.get(id)?.title === 'release');
       expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WORKER]: true });
       // Nothing was sent about acme/web.
-      expect(botWrites().filter((entry) => entry.path.includes('acme%2Fweb') || entry.path.includes(`/projects/${WEB}/`))).toEqual([]);
+      expect(
+        botWrites().filter((entry) => entry.path.includes('acme%2Fweb') || entry.path.includes(`/projects/${WEB}/`)),
+      ).toEqual([]);
 
       // After grace: the old key goes from the projects read; acme/web keeps it, and the rotation stays open for it.
       await advanceHours(25);
       const second = await pass(engine);
-      expect(second.records.find((r) => r.decision.action === 'remove_old_key' && r.decision.target.startsWith('deploy key'))?.detail).toBe(
+      expect(
+        second.records.find((r) => r.decision.action === 'remove_old_key' && r.decision.target.startsWith('deploy key'))
+          ?.detail,
+      ).toBe(
         'old key 200 removed from acme/api, acme/worker; the rotation stays open until every selected project can be read',
       );
       expect(deployKeyOn(DEPLOY_KEY)).toEqual({ [WEB]: false });
@@ -433,11 +580,15 @@ describe('key_rotation while people work on the forge', () => {
 
     it('one user’s keys that cannot be read are that user’s problem: the others rotate in the same pass', async () => {
       // Every read of alice's keys fails, retries included.
-      expect(await control(sandbox(), 'POST', '/faults', { method: 'GET', path: `/users/${ALICE}/keys$`, status: 500 })).toBe(201);
+      expect(
+        await control(sandbox(), 'POST', '/faults', { method: 'GET', path: `/users/${ALICE}/keys$`, status: 500 }),
+      ).toBe(201);
       const engine = await app();
       const result = await pass(engine);
       expect(result.unobserved?.map((entry) => entry.target)).toEqual(['SSH keys of alice']);
-      expect(result.decisions.find((d) => d.target === 'SSH keys of alice')?.reason).toBe('skip: the keys of alice could not be read this pass; the other users and projects go on');
+      expect(result.decisions.find((d) => d.target === 'SSH keys of alice')?.reason).toBe(
+        'skip: the keys of alice could not be read this pass; the other users and projects go on',
+      );
       expect(sshKeyIds(ROOT)).toHaveLength(2);
       expect(newDeployKeyIds()).toHaveLength(1);
       expect(sshKeyIds(ALICE)).toEqual([ALICE_KEY]);
@@ -445,7 +596,9 @@ describe('key_rotation while people work on the forge', () => {
   });
 
   it('a write the forge refuses (403) is parked, not sent again next pass, and the record says what was refused', async () => {
-    expect(await control(sandbox(), 'POST', '/faults', { method: 'POST', path: `/users/${ALICE}/keys$`, status: 403 })).toBe(201);
+    expect(
+      await control(sandbox(), 'POST', '/faults', { method: 'POST', path: `/users/${ALICE}/keys$`, status: 403 }),
+    ).toBe(201);
     const engine = await app({ ssh: [ALICE_SSH], deploy: [] });
     const first = await pass(engine);
     const lastError = (await record(`ssh-${ALICE}-${ALICE_KEY}`))?.last_error;
@@ -453,9 +606,14 @@ describe('key_rotation while people work on the forge', () => {
     // One attempt reached the forge; the next pass found the step parked.
     expect(botWrites().filter((entry) => entry.method === 'POST')).toHaveLength(1);
     expect(second.records.find((r) => r.decision.action === 'upload_key')?.outcome).toBe('refused');
-    expect(first.records.find((r) => r.decision.action === 'upload_key')).toMatchObject({ outcome: 'refused', detail: expect.stringMatching(/^POST users\/3\/keys → 403: .*; parked until /) });
+    expect(first.records.find((r) => r.decision.action === 'upload_key')).toMatchObject({
+      outcome: 'refused',
+      detail: expect.stringMatching(/^POST users\/3\/keys → 403: .*; parked until /),
+    });
     expect(lastError).toMatch(/^POST users\/3\/keys → 403: /);
-    expect(second.decisions.find((d) => d.action === 'upload_key')?.details).toEqual([expect.stringMatching(/^last attempt failed: POST users\/3\/keys → 403: /)]);
+    expect(second.decisions.find((d) => d.action === 'upload_key')?.details).toEqual([
+      expect.stringMatching(/^last attempt failed: POST users\/3\/keys → 403: /),
+    ]);
     expect(sshKeyIds(ALICE)).toEqual([ALICE_KEY]);
   });
 });

@@ -34,7 +34,12 @@ function world(): World {
   const base = baseWorld();
   return {
     ...base,
-    groups: [acmeGroup(), { id: 11, path: 'platform', parent: 'acme' }, { id: 12, path: 'tools', parent: 'acme/platform' }, { id: 13, path: 'other' }],
+    groups: [
+      acmeGroup(),
+      { id: 11, path: 'platform', parent: 'acme' },
+      { id: 12, path: 'tools', parent: 'acme/platform' },
+      { id: 13, path: 'other' },
+    ],
     projects: [
       ...(base.projects ?? []),
       { id: WORKER, path: 'worker', namespace: 'acme/platform' },
@@ -49,13 +54,33 @@ function world(): World {
         title: 'release',
         key: aPublicKey('release'),
         created_at: 'now-100d',
-        projects: ['acme/api', 'acme/web', 'acme/platform/worker', 'acme/platform/tools/cli', 'acme/platform/legacy-billing', 'acme/old', 'other/elsewhere'].map((project) => ({
+        projects: [
+          'acme/api',
+          'acme/web',
+          'acme/platform/worker',
+          'acme/platform/tools/cli',
+          'acme/platform/legacy-billing',
+          'acme/old',
+          'other/elsewhere',
+        ].map((project) => ({
           project,
           can_push: project === 'acme/api' || project === 'acme/platform/tools/cli',
         })),
       },
-      { id: RELEASE_CI, title: 'release-ci', key: aPublicKey('release-ci'), created_at: 'now-100d', projects: [{ project: 'other/elsewhere' }] },
-      { id: 201, title: 'release-young', key: aPublicKey('young'), created_at: 'now-10d', projects: [{ project: 'acme/api' }] },
+      {
+        id: RELEASE_CI,
+        title: 'release-ci',
+        key: aPublicKey('release-ci'),
+        created_at: 'now-100d',
+        projects: [{ project: 'other/elsewhere' }],
+      },
+      {
+        id: 201,
+        title: 'release-young',
+        key: aPublicKey('young'),
+        created_at: 'now-10d',
+        projects: [{ project: 'acme/api' }],
+      },
     ],
   };
 }
@@ -95,16 +120,21 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
     await pass(await app(projects, '', true));
   }
 
-  const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engineApp, 'rotate', mode);
+  const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> =>
+    harness.pass(engineApp, 'rotate', mode);
 
   /** Moves the sandbox's clock and the daemon's by the same amount. */
   async function advanceHours(hours: number): Promise<void> {
-    const response = await call(harness.sandbox.url, '/__sandbox/clock', { method: 'POST', body: { advance_seconds: hours * 3600 } });
+    const response = await call(harness.sandbox.url, '/__sandbox/clock', {
+      method: 'POST',
+      body: { advance_seconds: hours * 3600 },
+    });
     expect(response.status).toBe(200);
     clock.advance(hours * HOUR_MS);
   }
 
-  const keysTitled = (title: string) => [...harness.sandbox.state.deployKeys.values()].filter((key) => key.title === title);
+  const keysTitled = (title: string) =>
+    [...harness.sandbox.state.deployKeys.values()].filter((key) => key.title === title);
   /** The projects (id → can_push) the one new key titled `title` (any id but `oldId`) is enabled on. */
   function newKeyProjects(title: string, oldId: number): Record<number, boolean> {
     const fresh = keysTitled(title).filter((key) => key.id !== oldId);
@@ -112,11 +142,14 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
     return Object.fromEntries([...fresh[0].projects].map(([project, link]) => [project, link.can_push]));
   }
   /** The projects the old key `id` is still enabled on, by id. */
-  const oldKeyProjects = (id: number) => [...(harness.sandbox.state.deployKeys.get(id)?.projects.keys() ?? [])].sort((a, b) => a - b);
+  const oldKeyProjects = (id: number) =>
+    [...(harness.sandbox.state.deployKeys.get(id)?.projects.keys() ?? [])].sort((a, b) => a - b);
   const writes = () => harness.sandbox.state.requestLog.filter((entry) => entry.method !== 'GET');
-  const groupListings = () => harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/groups/acme/projects').length;
+  const groupListings = () =>
+    harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/groups/acme/projects').length;
   /** The projects a decision about the `release` key names, as the pass found the key on them. */
-  const releaseTarget = (result: PassResult) => result.decisions.find((decision) => decision.target.startsWith(`deploy key ${RELEASE} `))?.target;
+  const releaseTarget = (result: PassResult) =>
+    result.decisions.find((decision) => decision.target.startsWith(`deploy key ${RELEASE} `))?.target;
 
   it('rotates a shared key on exactly the projects the globs select, subgroups in, excludes and archived out; the old key goes from those only', async () => {
     const engine = await app('["acme/**", "!acme/platform/legacy-*"]');
@@ -157,9 +190,19 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
       ', include_archived: true',
       '(acme/api, acme/old, acme/platform/legacy-billing, acme/platform/tools/cli, acme/platform/worker, acme/web)',
     ],
-    ['an archived project listed by path is covered without include_archived', '[acme/old, "acme/*"]', '', '(acme/old, acme/api, acme/web)'],
+    [
+      'an archived project listed by path is covered without include_archived',
+      '[acme/old, "acme/*"]',
+      '',
+      '(acme/old, acme/api, acme/web)',
+    ],
     ['a glob in the middle of a path', '["acme/**/w*"]', '', '(acme/platform/worker, acme/web)'],
-    ['an exclude by id applies to globs', '["acme/**", "!3", "!acme/platform/tools/**"]', '', '(acme/api, acme/platform/legacy-billing, acme/web)'],
+    [
+      'an exclude by id applies to globs',
+      '["acme/**", "!3", "!acme/platform/tools/**"]',
+      '',
+      '(acme/api, acme/platform/legacy-billing, acme/web)',
+    ],
   ])('plans the rotation on the projects selected: %s', async (_title, projects, extra, target) => {
     const engine = await app(projects, extra);
     const plan = await pass(engine, 'plan');
@@ -175,8 +218,17 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
     // A new project in acme/platform, holding the old release-ci key (enabled through the API, as a person would).
     const state = harness.sandbox.state;
     const fresh = state.nextId('project');
-    state.projects.set(fresh, { ...state.projects.get(WORKER)!, id: fresh, path: 'fresh', name: 'Fresh', created_at: state.nowIso() });
-    const enabled = await call(harness.sandbox.url, `/api/v4/projects/${fresh}/deploy_keys/${RELEASE_CI}/enable`, { method: 'POST', token: ADMIN_TOKEN });
+    state.projects.set(fresh, {
+      ...state.projects.get(WORKER)!,
+      id: fresh,
+      path: 'fresh',
+      name: 'Fresh',
+      created_at: state.nowIso(),
+    });
+    const enabled = await call(harness.sandbox.url, `/api/v4/projects/${fresh}/deploy_keys/${RELEASE_CI}/enable`, {
+      method: 'POST',
+      token: ADMIN_TOKEN,
+    });
     expect(enabled.status).toBe(201);
 
     // Within the discovery interval the group is not listed again: the new project is not covered yet.
@@ -207,7 +259,9 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
     expect(releaseTarget(result)).toBe(`deploy key ${RELEASE} "release" (acme/api, acme/platform/tools/cli, acme/web)`);
     expect(newKeyProjects('release', RELEASE)).toEqual({ [API]: true, [WEB]: false, [CLI]: true });
     // Discovery still listed it (the interval is not over): its listing was asked for, answered 404, and the passes went on.
-    const gone = harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/projects/acme%2Fplatform%2Fworker/deploy_keys');
+    const gone = harness.sandbox.state.requestLog.filter(
+      (entry) => entry.path === '/api/v4/projects/acme%2Fplatform%2Fworker/deploy_keys',
+    );
     expect(gone.map((entry) => entry.status)).toEqual([200, 404, 404]);
     expect(groupListings()).toBe(1);
   });
@@ -221,9 +275,14 @@ describe('key_rotation of deploy keys over project globs, against the sandbox wi
     // The pass names the request the forge refused, and so the project; the others were read and acted on.
     expect(result.error).toBeUndefined();
     expect(result.unobserved).toEqual([
-      { target: 'project acme/platform/worker', reason: 'GET projects/acme%2Fplatform%2Fworker/deploy_keys?page=1&per_page=100 → 404: 404 Project Not Found' },
+      {
+        target: 'project acme/platform/worker',
+        reason: 'GET projects/acme%2Fplatform%2Fworker/deploy_keys?page=1&per_page=100 → 404: 404 Project Not Found',
+      },
     ]);
-    const gone = harness.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/projects/acme%2Fplatform%2Fworker/deploy_keys');
+    const gone = harness.sandbox.state.requestLog.filter(
+      (entry) => entry.path === '/api/v4/projects/acme%2Fplatform%2Fworker/deploy_keys',
+    );
     expect(gone.map((entry) => entry.status)).toEqual([200, 404]);
     expect(releaseTarget(result)).toBe(`deploy key ${RELEASE} "release" (acme/api, acme/web)`);
     expect(newKeyProjects('release', RELEASE)).toEqual({ [API]: true, [WEB]: false });

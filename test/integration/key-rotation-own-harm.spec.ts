@@ -36,7 +36,12 @@ function world(): World {
   return {
     ...base,
     users: (base.users ?? []).map((user) =>
-      user.username === 'alice' ? { ...user, ssh_keys: [{ id: ALICE_KEY, title: 'ci-deploy alice', key: aPublicKey('alice-ci'), expires_at: 'now-1d' }] } : user,
+      user.username === 'alice'
+        ? {
+            ...user,
+            ssh_keys: [{ id: ALICE_KEY, title: 'ci-deploy alice', key: aPublicKey('alice-ci'), expires_at: 'now-1d' }],
+          }
+        : user,
     ),
     projects: [...(base.projects ?? []), { id: WORKER, path: 'worker', namespace: 'acme' }],
     deploy_keys: [
@@ -56,7 +61,8 @@ function world(): World {
 }
 
 const ALICE_SSH = '      - { user: alice, titles: ["^ci-deploy"], rotate_before: 14d, lifetime: 90d, grace: 1d }';
-const THREE = '      - { projects: [acme/api, acme/web, acme/worker], titles: ["^release"], rotate_after: 90d, grace: 1d }';
+const THREE =
+  '      - { projects: [acme/api, acme/web, acme/worker], titles: ["^release"], rotate_after: 90d, grace: 1d }';
 const REVOKED = "a person took old key 200 away from it during the rotation, and a person's revocation wins";
 
 describe("key_rotation: a person's revocation wins, as a repair of the bot's own harm", () => {
@@ -100,12 +106,18 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     return key ? Object.fromEntries([...key.projects].map(([project, link]) => [project, link.can_push])) : undefined;
   };
   const newDeployKeys = () => [...sandbox().state.deployKeys.keys()].filter((id) => id !== DEPLOY_KEY);
-  const sshKeyIds = (userId: number) => [...sandbox().state.sshKeys.values()].filter((key) => key.user_id === userId).map((key) => key.id);
-  const acted = (result: PassResult) => result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`);
-  const record = async (id: string): Promise<RotationRecord | undefined> => parseRecord((await harness.redis.get(`${harness.prefix}:state:rotate:rotation:${id}`)) ?? undefined);
+  const sshKeyIds = (userId: number) =>
+    [...sandbox().state.sshKeys.values()].filter((key) => key.user_id === userId).map((key) => key.id);
+  const acted = (result: PassResult) =>
+    result.records
+      .filter((r) => r.outcome !== 'skipped')
+      .map((r) => `${r.decision.action}:${r.outcome} ${r.decision.reason}`);
+  const record = async (id: string): Promise<RotationRecord | undefined> =>
+    parseRecord((await harness.redis.get(`${harness.prefix}:state:rotate:rotation:${id}`)) ?? undefined);
   async function harmGauge(engine: INestApplicationContext, kind: string): Promise<number | undefined> {
     await engine.get(EngineGauges).refreshHarm();
-    const values = (await engine.get(MetricsService).registry.getSingleMetric('forgewarden_harm_open')?.get())?.values ?? [];
+    const values =
+      (await engine.get(MetricsService).registry.getSingleMetric('forgewarden_harm_open')?.get())?.values ?? [];
     return values.find((value) => value.labels.policy === 'rotate' && value.labels.kind === kind)?.value;
   }
 
@@ -117,23 +129,40 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
 
     await advanceHours(2);
     // The person acts while the bot's read of acme/web's deploy keys waits at the forge's door.
-    const during = await whileHeld(sandbox(), { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$' }, () => pass(engine), async () => {
-      expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
-    });
+    const during = await whileHeld(
+      sandbox(),
+      { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$' },
+      () => pass(engine),
+      async () => {
+        expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
+      },
+    );
     expect(acted(during)).toEqual([`remove_new_key:done remove new key ${fresh} from acme/web: ${REVOKED}`]);
-    expect(during.records.find((r) => r.decision.action === 'remove_new_key')?.decision.repairs).toBe('key_left_after_revocation');
+    expect(during.records.find((r) => r.decision.action === 'remove_new_key')?.decision.repairs).toBe(
+      'key_left_after_revocation',
+    );
     expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WORKER]: true });
     expect(during.harm).toBeUndefined();
     // The audit trail says what was taken away, and why.
     const audit = await engine.get(AuditTrail).read(0);
     expect(audit.filter((entry) => entry.action === 'remove_new_key')).toEqual([
-      expect.objectContaining({ outcome: 'done', reason: `remove new key ${fresh} from acme/web: ${REVOKED}`, detail: `removed new key ${fresh} from acme/web, as old key 200 was taken away there` }),
+      expect.objectContaining({
+        outcome: 'done',
+        reason: `remove new key ${fresh} from acme/web: ${REVOKED}`,
+        detail: `removed new key ${fresh} from acme/web, as old key 200 was taken away there`,
+      }),
     ]);
-    expect(await record(`deploy-${DEPLOY_KEY}`)).toMatchObject({ step: 'verified', revoked_on: ['acme/web'], new_key_on: ['acme/api', 'acme/worker'] });
+    expect(await record(`deploy-${DEPLOY_KEY}`)).toMatchObject({
+      step: 'verified',
+      revoked_on: ['acme/web'],
+      new_key_on: ['acme/api', 'acme/worker'],
+    });
 
     // After grace: the old key leaves acme/api and acme/worker; acme/web keeps neither key, as the person meant.
     await advanceHours(25);
-    expect(acted(await pass(engine))).toEqual(['remove_old_key:done remove old key 200 from acme/api, acme/worker: grace 1d passed']);
+    expect(acted(await pass(engine))).toEqual([
+      'remove_old_key:done remove old key 200 from acme/api, acme/worker: grace 1d passed',
+    ]);
     expect(deployKeyOn(DEPLOY_KEY)).toBeUndefined();
     expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WORKER]: true });
     expect(await record(`deploy-${DEPLOY_KEY}`)).toMatchObject({ step: 'done' });
@@ -146,14 +175,33 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     await advanceHours(2);
     expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
     // The bot's removals of the new key from acme/web are refused three times: a pass's three tries.
-    expect(await control(sandbox(), 'POST', '/faults', { method: 'DELETE', path: `/projects/[^/]+/deploy_keys/${fresh}$`, status: 403, times: 3 })).toBe(201);
+    expect(
+      await control(sandbox(), 'POST', '/faults', {
+        method: 'DELETE',
+        path: `/projects/[^/]+/deploy_keys/${fresh}$`,
+        status: 403,
+        times: 3,
+      }),
+    ).toBe(201);
 
     const refused = await pass(engine);
-    expect(refused.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`)).toEqual(['remove_new_key:failed']);
-    expect(refused.records[0]?.detail).toMatch(/^DELETE projects\/acme%2Fweb\/deploy_keys\/\d+ → 403: .*; a repair of the bot's own harm is tried again, never parked$/);
-    const deletes = () => sandbox().state.requestLog.filter((entry) => entry.method === 'DELETE' && entry.path === `/api/v4/projects/acme%2Fweb/deploy_keys/${fresh}`);
+    expect(
+      refused.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`),
+    ).toEqual(['remove_new_key:failed']);
+    expect(refused.records[0]?.detail).toMatch(
+      /^DELETE projects\/acme%2Fweb\/deploy_keys\/\d+ → 403: .*; a repair of the bot's own harm is tried again, never parked$/,
+    );
+    const deletes = () =>
+      sandbox().state.requestLog.filter(
+        (entry) => entry.method === 'DELETE' && entry.path === `/api/v4/projects/acme%2Fweb/deploy_keys/${fresh}`,
+      );
     expect(deletes().map((entry) => entry.status)).toEqual([403, 403, 403]);
-    expect(refused.harm).toEqual([expect.objectContaining({ kind: 'key_left_after_revocation', reason: `remove new key ${fresh} from acme/web: ${REVOKED}` })]);
+    expect(refused.harm).toEqual([
+      expect.objectContaining({
+        kind: 'key_left_after_revocation',
+        reason: `remove new key ${fresh} from acme/web: ${REVOKED}`,
+      }),
+    ]);
     expect(await harmGauge(engine, 'key_left_after_revocation')).toBe(1);
     expect(refused.nextPassAt!.getTime() - clock.now()).toBeLessThanOrEqual(120_000);
 
@@ -172,9 +220,14 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     expect(fresh).toBeDefined();
 
     await advanceHours(2);
-    const during = await whileHeld(sandbox(), { method: 'GET', path: `^/api/v4/users/${ALICE}/keys$` }, () => pass(engine), async () => {
-      expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
-    });
+    const during = await whileHeld(
+      sandbox(),
+      { method: 'GET', path: `^/api/v4/users/${ALICE}/keys$` },
+      () => pass(engine),
+      async () => {
+        expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
+      },
+    );
     expect(acted(during)).toEqual([
       `remove_new_key:done remove new key ${fresh} from alice: a person took old key ${ALICE_KEY} away from it during the rotation, and a person's revocation wins`,
     ]);
@@ -192,7 +245,15 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
   it('an upload whose answer was lost, then alice’s old key taken away by a person: the uploaded key is adopted and goes too, never left untracked', async () => {
     const engine = await app({ ssh: [ALICE_SSH] });
     // The upload reaches the forge, but its answer is lost on the way back.
-    expect(await control(sandbox(), 'POST', '/faults', { method: 'POST', path: `/users/${ALICE}/keys$`, status: 502, after: true, times: 1 })).toBe(201);
+    expect(
+      await control(sandbox(), 'POST', '/faults', {
+        method: 'POST',
+        path: `/users/${ALICE}/keys$`,
+        status: 502,
+        after: true,
+        times: 1,
+      }),
+    ).toBe(201);
     await pass(engine);
     const [uploaded] = sshKeyIds(ALICE).filter((id) => id !== ALICE_KEY);
     expect(uploaded).toBeDefined();
@@ -203,7 +264,9 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     }
     // The key the bot made is never left live where a person took the old one away.
     expect(sshKeyIds(ALICE)).toEqual([]);
-    const removals = sandbox().state.requestLog.filter((entry) => entry.method === 'DELETE' && entry.headers['user-agent']?.startsWith('forgewarden'));
+    const removals = sandbox().state.requestLog.filter(
+      (entry) => entry.method === 'DELETE' && entry.headers['user-agent']?.startsWith('forgewarden'),
+    );
     expect(removals.map((entry) => entry.path)).toEqual([`/api/v4/users/${ALICE}/keys/${uploaded}`]);
   });
 
@@ -213,11 +276,19 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     const [fresh] = sshKeyIds(ALICE).filter((id) => id !== ALICE_KEY);
     await advanceHours(25);
     // The removal reaches the forge, but its answer is lost: the client repeats it and meets its own work (404).
-    expect(await control(sandbox(), 'POST', '/faults', { method: 'DELETE', path: `/users/${ALICE}/keys/${ALICE_KEY}$`, status: 502, after: true, times: 1 })).toBe(201);
+    expect(
+      await control(sandbox(), 'POST', '/faults', {
+        method: 'DELETE',
+        path: `/users/${ALICE}/keys/${ALICE_KEY}$`,
+        status: 502,
+        after: true,
+        times: 1,
+      }),
+    ).toBe(201);
     const removal = await pass(engine);
-    expect(removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail])).toEqual([
-      ['remove_old_key', 'done', `old key ${ALICE_KEY} removed (already gone: user)`],
-    ]);
+    expect(
+      removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail]),
+    ).toEqual([['remove_old_key', 'done', `old key ${ALICE_KEY} removed (already gone: user)`]]);
     expect(await record(`ssh-${ALICE}-${ALICE_KEY}`)).toMatchObject({ step: 'done', old_removed_on: ['(holder)'] });
     expect(acted(await pass(engine))).toEqual([]);
     expect(sshKeyIds(ALICE)).toEqual([fresh]);
@@ -229,13 +300,24 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     const [fresh] = sshKeyIds(ALICE).filter((id) => id !== ALICE_KEY);
     await advanceHours(25);
     // The pass decides remove_old_key from its observation; the person acts while its precondition's read waits.
-    const removal = await whileHeld(sandbox(), { method: 'GET', path: `^/api/v4/users/${ALICE}/keys$`, after: 1 }, () => pass(engine), async () => {
-      expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
-    });
-    expect(removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail])).toEqual([
+    const removal = await whileHeld(
+      sandbox(),
+      { method: 'GET', path: `^/api/v4/users/${ALICE}/keys$`, after: 1 },
+      () => pass(engine),
+      async () => {
+        expect((await asPerson(sandbox(), 'DELETE', `/users/${ALICE}/keys/${ALICE_KEY}`)).status).toBe(204);
+      },
+    );
+    expect(
+      removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail]),
+    ).toEqual([
       ['remove_old_key', 'stale', `old key ${ALICE_KEY} of alice is gone, not removed by the bot: ${REVOKED_FIRST}`],
     ]);
-    expect(sandbox().state.requestLog.filter((entry) => entry.method === 'DELETE' && entry.headers['user-agent']?.startsWith('forgewarden'))).toEqual([]);
+    expect(
+      sandbox().state.requestLog.filter(
+        (entry) => entry.method === 'DELETE' && entry.headers['user-agent']?.startsWith('forgewarden'),
+      ),
+    ).toEqual([]);
     expect(acted(await pass(engine))).toEqual([
       `remove_new_key:done remove new key ${fresh} from alice: a person took old key ${ALICE_KEY} away from it during the rotation, and a person's revocation wins`,
     ]);
@@ -247,11 +329,22 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     await pass(engine);
     const [fresh] = newDeployKeys();
     await advanceHours(25);
-    const removal = await whileHeld(sandbox(), { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$', after: 1 }, () => pass(engine), async () => {
-      expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
-    });
-    expect(removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail])).toEqual([
-      ['remove_old_key', 'stale', `old key ${DEPLOY_KEY} is gone from acme/web, not removed by the bot: ${REVOKED_FIRST}`],
+    const removal = await whileHeld(
+      sandbox(),
+      { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$', after: 1 },
+      () => pass(engine),
+      async () => {
+        expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
+      },
+    );
+    expect(
+      removal.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail]),
+    ).toEqual([
+      [
+        'remove_old_key',
+        'stale',
+        `old key ${DEPLOY_KEY} is gone from acme/web, not removed by the bot: ${REVOKED_FIRST}`,
+      ],
     ]);
     expect(deployKeyOn(DEPLOY_KEY)).toEqual({ [API]: true, [WORKER]: true });
     const next = await pass(engine);
@@ -268,10 +361,19 @@ describe("key_rotation: a person's revocation wins, as a repair of the bot's own
     await advanceHours(2);
     expect((await asPerson(sandbox(), 'DELETE', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}`)).status).toBe(204);
     // The repair's precondition reads acme/web again (after the observe's read); the person enables the old key then.
-    const result = await whileHeld(sandbox(), { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$', after: 1 }, () => pass(engine), async () => {
-      expect((await asPerson(sandbox(), 'POST', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}/enable`)).status).toBe(201);
-    });
-    expect(result.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail])).toEqual([
+    const result = await whileHeld(
+      sandbox(),
+      { method: 'GET', path: '^/api/v4/projects/acme%2Fweb/deploy_keys$', after: 1 },
+      () => pass(engine),
+      async () => {
+        expect((await asPerson(sandbox(), 'POST', `/projects/${WEB}/deploy_keys/${DEPLOY_KEY}/enable`)).status).toBe(
+          201,
+        );
+      },
+    );
+    expect(
+      result.records.filter((r) => r.outcome !== 'skipped').map((r) => [r.decision.action, r.outcome, r.detail]),
+    ).toEqual([
       ['remove_new_key', 'stale', 'old key 200 is there again: the new key stays, and the rotation goes on there'],
     ]);
     expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WEB]: false, [WORKER]: true });

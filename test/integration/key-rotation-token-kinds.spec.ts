@@ -25,14 +25,45 @@ const OLD_VALUES = ['gldt-api-registry-0001', 'gldt-acme-clone-00001', 'glpat-mi
  */
 function world(): World {
   const base = baseWorld({
-    groups: [acmeGroup({ deploy_tokens: [{ token: OLD_VALUES[1], id: CLONE, name: 'clone', scopes: ['read_repository'], expires_at: 'now+2d' }] })],
-    projects: [apiProject({ deploy_tokens: [{ token: OLD_VALUES[0], id: REGISTRY, name: 'registry', username: 'ci-registry', scopes: ['read_registry'], expires_at: 'now+3d' }] }), webProject()],
+    groups: [
+      acmeGroup({
+        deploy_tokens: [
+          { token: OLD_VALUES[1], id: CLONE, name: 'clone', scopes: ['read_repository'], expires_at: 'now+2d' },
+        ],
+      }),
+    ],
+    projects: [
+      apiProject({
+        deploy_tokens: [
+          {
+            token: OLD_VALUES[0],
+            id: REGISTRY,
+            name: 'registry',
+            username: 'ci-registry',
+            scopes: ['read_registry'],
+            expires_at: 'now+3d',
+          },
+        ],
+      }),
+      webProject(),
+    ],
   });
   return {
     ...base,
     users: base.users?.map((user) => {
-      if (user.username === 'root') return { ...user, tokens: [{ token: ADMIN_TOKEN, id: ROOT_OWN, name: 'ci-own', scopes: ['api'], expires_at: 'now+2d' }] };
-      if (user.username === 'mia') return { ...user, tokens: [MAINTAINER_TOKEN, { token: OLD_VALUES[2], id: MIA_CI, name: 'ci', scopes: ['read_api'], expires_at: 'now+5d' }] };
+      if (user.username === 'root')
+        return {
+          ...user,
+          tokens: [{ token: ADMIN_TOKEN, id: ROOT_OWN, name: 'ci-own', scopes: ['api'], expires_at: 'now+2d' }],
+        };
+      if (user.username === 'mia')
+        return {
+          ...user,
+          tokens: [
+            MAINTAINER_TOKEN,
+            { token: OLD_VALUES[2], id: MIA_CI, name: 'ci', scopes: ['read_api'], expires_at: 'now+5d' },
+          ],
+        };
       return user;
     }),
   };
@@ -56,7 +87,13 @@ describe('key_rotation of deploy tokens and personal access tokens against the s
   afterEach(() => rmSync(secrets, { recursive: true, force: true }));
 
   function app(sections: string[]): Promise<INestApplicationContext> {
-    const policies = ['  - name: rotate', '    type: key_rotation', '    interval: 1h', `    secrets_dir: "${secrets}"`, ...sections];
+    const policies = [
+      '  - name: rotate',
+      '    type: key_rotation',
+      '    interval: 1h',
+      `    secrets_dir: "${secrets}"`,
+      ...sections,
+    ];
     return harness.app({ policies, clock, logs });
   }
 
@@ -82,18 +119,28 @@ describe('key_rotation of deploy tokens and personal access tokens against the s
     '          - variable: { key: MIA_CI_TOKEN, project: acme/api, protected: false }',
   ];
 
-  const pass = (engine: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engine, 'rotate', mode);
-  const acted = (result: PassResult) => result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`);
-  const deployTokens = (source: 'project' | 'group', id: number) => [...sandbox.state.deployTokens.tokens.values()].filter((t) => t.source === source && t.source_id === id);
-  const variable = (source: 'project' | 'group', id: number, key: string) => sandbox.state.ciVariables.of(source, id).find((v) => v.key === key);
+  const pass = (engine: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> =>
+    harness.pass(engine, 'rotate', mode);
+  const acted = (result: PassResult) =>
+    result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`);
+  const deployTokens = (source: 'project' | 'group', id: number) =>
+    [...sandbox.state.deployTokens.tokens.values()].filter((t) => t.source === source && t.source_id === id);
+  const variable = (source: 'project' | 'group', id: number, key: string) =>
+    sandbox.state.ciVariables.of(source, id).find((v) => v.key === key);
 
   async function advanceHours(hours: number): Promise<void> {
-    expect((await call(sandbox.url, '/__sandbox/clock', { method: 'POST', body: { advance_seconds: hours * 3600 } })).status).toBe(200);
+    expect(
+      (await call(sandbox.url, '/__sandbox/clock', { method: 'POST', body: { advance_seconds: hours * 3600 } })).status,
+    ).toBe(200);
     clock.advance(hours * HOUR_MS);
   }
 
   async function expectNoValueKept(results: readonly PassResult[]): Promise<void> {
-    const values = [...OLD_VALUES, ...[...sandbox.state.deployTokens.tokens.values()].map((t) => t.value), ...[...sandbox.state.accessTokens.tokens.values()].map((t) => t.value)];
+    const values = [
+      ...OLD_VALUES,
+      ...[...sandbox.state.deployTokens.tokens.values()].map((t) => t.value),
+      ...[...sandbox.state.accessTokens.tokens.values()].map((t) => t.value),
+    ];
     const kept = [logs.text, await redisText(harness.redis, harness.prefix), JSON.stringify(results)].join('\n');
     expect(values.filter((value) => kept.includes(value))).toEqual([]);
   }
@@ -103,7 +150,12 @@ describe('key_rotation of deploy tokens and personal access tokens against the s
     const first = await pass(engine);
     expect(acted(first)).toEqual(['issue_token:done', 'deliver_token:done', 'issue_token:done', 'deliver_token:done']);
     const registry = deployTokens('project', 1).find((t) => t.id !== REGISTRY);
-    expect(registry).toMatchObject({ name: 'registry', username: 'ci-registry', scopes: ['read_registry'], revoked: false });
+    expect(registry).toMatchObject({
+      name: 'registry',
+      username: 'ci-registry',
+      scopes: ['read_registry'],
+      revoked: false,
+    });
     expect(registry?.expires_at?.slice(0, 10)).toBe('2025-08-31');
     expect(variable('project', 1, 'REGISTRY_TOKEN')?.value).toBe(registry?.value);
     const clone = deployTokens('group', 10).find((t) => t.id !== CLONE);
@@ -123,8 +175,20 @@ describe('key_rotation of deploy tokens and personal access tokens against the s
 
   it('a deploy token whose create answer was lost: the token it made is deleted and another made and delivered', async () => {
     const engine = await app(deploy());
-    expect((await call(sandbox.url, '/__sandbox/faults', { method: 'POST', body: { method: 'POST', path: '/projects/acme%2Fapi/deploy_tokens$', status: 502, after: true, times: 1 } })).status).toBe(201);
-    expect(acted(await pass(engine))).toEqual(['issue_token:failed', 'deliver_token:stale', 'issue_token:done', 'deliver_token:done']);
+    expect(
+      (
+        await call(sandbox.url, '/__sandbox/faults', {
+          method: 'POST',
+          body: { method: 'POST', path: '/projects/acme%2Fapi/deploy_tokens$', status: 502, after: true, times: 1 },
+        })
+      ).status,
+    ).toBe(201);
+    expect(acted(await pass(engine))).toEqual([
+      'issue_token:failed',
+      'deliver_token:stale',
+      'issue_token:done',
+      'deliver_token:done',
+    ]);
     const lost = deployTokens('project', 1).find((t) => t.id !== REGISTRY);
     expect(lost).toBeDefined();
 
@@ -151,13 +215,22 @@ describe('key_rotation of deploy tokens and personal access tokens against the s
     expect(fresh).toMatchObject({ scopes: ['read_api'], expires_at: '2025-07-02' });
     expect(sandbox.state.accessTokens.tokens.get(MIA_CI)?.revoked).toBe(true);
     expect(sandbox.state.accessTokens.tokens.get(ROOT_OWN)?.revoked).toBe(false);
-    expect(variable('project', 1, 'MIA_CI_TOKEN')).toMatchObject({ value: fresh?.value, masked: true, protected: false });
+    expect(variable('project', 1, 'MIA_CI_TOKEN')).toMatchObject({
+      value: fresh?.value,
+      masked: true,
+      protected: false,
+    });
     expect(sandbox.state.accessTokens.familyRevocations).toEqual([]);
     await expectNoValueKept([plan, first]);
   });
 
   it('refuses a delivery to on_rotate in a policy without on_rotate, naming its line', async () => {
-    await expect(app(['    personal_access_tokens:', '      - { users: [mia], names: [ci], before_expiry: 7d, lifetime: 30d, deliver: [{ on_rotate: true }] }'])).rejects.toThrow(
+    await expect(
+      app([
+        '    personal_access_tokens:',
+        '      - { users: [mia], names: [ci], before_expiry: 7d, lifetime: 30d, deliver: [{ on_rotate: true }] }',
+      ]),
+    ).rejects.toThrow(
       /key-rotation-token-kinds\.yml:\d+:\d+ policies\[0\]\.personal_access_tokens\[0\]\.deliver\[0\]\.on_rotate: .*this delivery runs on_rotate, which the policy does not set/,
     );
   });

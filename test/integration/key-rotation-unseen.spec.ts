@@ -37,9 +37,20 @@ function world(): World {
   return {
     ...base,
     users: (base.users ?? []).map((user) =>
-      user.username === 'root' ? { ...user, ssh_keys: [{ id: 100, title: 'ci-deploy', key: aPublicKey('root-ci'), created_at: 'now-85d', expires_at: 'now+5d' }] } : user,
+      user.username === 'root'
+        ? {
+            ...user,
+            ssh_keys: [
+              { id: 100, title: 'ci-deploy', key: aPublicKey('root-ci'), created_at: 'now-85d', expires_at: 'now+5d' },
+            ],
+          }
+        : user,
     ),
-    groups: [...(base.groups ?? []), { id: 11, path: 'vault', name: 'Vault' }, { id: 12, path: 'attic', name: 'Attic' }],
+    groups: [
+      ...(base.groups ?? []),
+      { id: 11, path: 'vault', name: 'Vault' },
+      { id: 12, path: 'attic', name: 'Attic' },
+    ],
     projects: [
       ...(base.projects ?? []),
       { id: WORKER, path: 'worker', namespace: 'acme' },
@@ -94,7 +105,8 @@ describe('key_rotation: what the token cannot see is not gone', () => {
         `    on_rotate: ${JSON.stringify(`echo "$FORGEWARDEN_KEY_ID" >> ${hookLog}`)}`,
       ],
     });
-  const pass = (engine: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engine, 'rotate', mode);
+  const pass = (engine: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> =>
+    harness.pass(engine, 'rotate', mode);
   const sandbox = () => harness.sandbox;
 
   async function advanceHours(hours: number): Promise<void> {
@@ -108,9 +120,12 @@ describe('key_rotation: what the token cannot see is not gone', () => {
   };
   const newDeployKeys = () => [...sandbox().state.deployKeys.keys()].filter((id) => id !== DEPLOY_KEY);
   const hookRuns = () => (existsSync(hookLog) ? readFileSync(hookLog, 'utf8').trim().split('\n') : []);
-  const acted = (result: PassResult) => result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`);
-  const record = async (id: string): Promise<RotationRecord | undefined> => parseRecord((await harness.redis.get(`${harness.prefix}:state:rotate:rotation:${id}`)) ?? undefined);
-  const hide = async (project: string) => expect(await control(sandbox(), 'POST', '/access', { user: 'root', project, level: 0 })).toBe(200);
+  const acted = (result: PassResult) =>
+    result.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`);
+  const record = async (id: string): Promise<RotationRecord | undefined> =>
+    parseRecord((await harness.redis.get(`${harness.prefix}:state:rotate:rotation:${id}`)) ?? undefined);
+  const hide = async (project: string) =>
+    expect(await control(sandbox(), 'POST', '/access', { user: 'root', project, level: 0 })).toBe(200);
 
   it('an administrator’s token loses sight of every project of a rotation: it is not closed, the instance listing accounts for the new key, and no second key or hook follows', async () => {
     const engine = await app('[acme/api, acme/web, acme/worker]');
@@ -121,16 +136,27 @@ describe('key_rotation: what the token cannot see is not gone', () => {
 
     await advanceHours(2);
     const blind = await pass(engine);
-    expect(blind.unobserved?.map((entry) => entry.target)).toEqual(['project acme/api', 'project acme/web', 'project acme/worker']);
+    expect(blind.unobserved?.map((entry) => entry.target)).toEqual([
+      'project acme/api',
+      'project acme/web',
+      'project acme/worker',
+    ]);
     expect(acted(blind)).toEqual([]);
-    expect(blind.decisions.filter((d) => d.params.rotation === `deploy-${DEPLOY_KEY}`).map((d) => [d.reason, d.repairs])).toEqual([
-      [`skip: new key ${fresh} is on none of the projects read; acme/api, acme/web, acme/worker could not be read; the rotation waits (what the token cannot see is not gone), and no new key is made meanwhile`, undefined],
+    expect(
+      blind.decisions.filter((d) => d.params.rotation === `deploy-${DEPLOY_KEY}`).map((d) => [d.reason, d.repairs]),
+    ).toEqual([
+      [
+        `skip: new key ${fresh} is on none of the projects read; acme/api, acme/web, acme/worker could not be read; the rotation waits (what the token cannot see is not gone), and no new key is made meanwhile`,
+        undefined,
+      ],
       [
         `skip: new key ${fresh} may still be enabled on acme/api, acme/web, acme/worker, which the token cannot see now; the instance's deploy keys list it on acme/api, acme/web, acme/worker`,
         'key_unaccounted',
       ],
     ]);
-    expect(blind.harm).toEqual([expect.objectContaining({ kind: 'key_unaccounted', target: expect.stringMatching(/^deploy key 200 "release"/) })]);
+    expect(blind.harm).toEqual([
+      expect.objectContaining({ kind: 'key_unaccounted', target: expect.stringMatching(/^deploy key 200 "release"/) }),
+    ]);
     expect(await record(`deploy-${DEPLOY_KEY}`)).toMatchObject({ step: 'hooked', new_key_id: fresh });
 
     // Grace passes while out of sight: nothing is removed, nothing closed.
@@ -161,7 +187,9 @@ describe('key_rotation: what the token cannot see is not gone', () => {
 
     const again = await pass(engine);
     expect(acted(again)).toEqual(['enable_key:done', 'remove_old_key:done']);
-    expect(again.records[1]?.decision.reason).toBe(`remove old key 200 from acme/ops again: it came back after rotation deploy-200 was done, and new key ${fresh} is there now`);
+    expect(again.records[1]?.decision.reason).toBe(
+      `remove old key 200 from acme/ops again: it came back after rotation deploy-200 was done, and new key ${fresh} is there now`,
+    );
     expect(newDeployKeys()).toEqual([fresh]);
     expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WEB]: false, [WORKER]: true, [OPS]: false });
     expect(deployKeyOn(DEPLOY_KEY)).toEqual({ [LEGACY]: false });
@@ -174,19 +202,27 @@ describe('key_rotation: what the token cannot see is not gone', () => {
     await pass(engine);
     const [fresh] = newDeployKeys();
     expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WEB]: false, [WORKER]: true });
-    for (const id of [API, WEB, WORKER]) expect((await asPerson(sandbox(), 'PUT', `/projects/${id}/transfer`, { namespace: 'vault' })).status).toBe(200);
+    for (const id of [API, WEB, WORKER])
+      expect((await asPerson(sandbox(), 'PUT', `/projects/${id}/transfer`, { namespace: 'vault' })).status).toBe(200);
 
     const blind = await pass(engine);
     expect(acted(blind)).toEqual([]);
     expect(blind.harm).toEqual([
-      expect.objectContaining({ kind: 'key_unaccounted', reason: `skip: new key ${fresh} may still be enabled on acme/api, acme/web, acme/worker, which the token cannot see now` }),
+      expect.objectContaining({
+        kind: 'key_unaccounted',
+        reason: `skip: new key ${fresh} may still be enabled on acme/api, acme/web, acme/worker, which the token cannot see now`,
+      }),
     ]);
     // Kept open, with the ids of the projects the new key was put on.
-    expect(await record(`deploy-${DEPLOY_KEY}`)).toMatchObject({ step: 'hooked', project_ids: { 'acme/api': API, 'acme/web': WEB, 'acme/worker': WORKER } });
+    expect(await record(`deploy-${DEPLOY_KEY}`)).toMatchObject({
+      step: 'hooked',
+      project_ids: { 'acme/api': API, 'acme/web': WEB, 'acme/worker': WORKER },
+    });
 
     // Back in acme, acme/web renamed acme/web-app on the way; discovery lists the group afresh.
     expect((await asPerson(sandbox(), 'PUT', `/projects/${WEB}`, { path: 'web-app' })).status).toBe(200);
-    for (const id of [API, WEB, WORKER]) expect((await asPerson(sandbox(), 'PUT', `/projects/${id}/transfer`, { namespace: 'acme' })).status).toBe(200);
+    for (const id of [API, WEB, WORKER])
+      expect((await asPerson(sandbox(), 'PUT', `/projects/${id}/transfer`, { namespace: 'acme' })).status).toBe(200);
     await harness.redis.del(...(await harness.redis.keys(`${harness.prefix}:discovery:*`)));
     const back = await pass(engine);
     expect(back.unobserved).toBeUndefined();
@@ -195,7 +231,9 @@ describe('key_rotation: what the token cannot see is not gone', () => {
 
     await advanceHours(25);
     const done = await pass(engine);
-    expect(done.records.find((r) => r.decision.action === 'remove_old_key')?.decision.reason).toBe('remove old key 200 from acme/api, acme/web-app, acme/worker: grace 1d passed');
+    expect(done.records.find((r) => r.decision.action === 'remove_old_key')?.decision.reason).toBe(
+      'remove old key 200 from acme/api, acme/web-app, acme/worker: grace 1d passed',
+    );
     expect(deployKeyOn(DEPLOY_KEY)).toEqual({ [LEGACY]: false });
     expect(newDeployKeys()).toEqual([fresh]);
     expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WEB]: false, [WORKER]: true });
@@ -209,19 +247,19 @@ describe('key_rotation: what the token cannot see is not gone', () => {
     const first = await pass(engine);
     const [fresh] = newDeployKeys();
     expect(deployKeyOn(fresh)).toEqual({ [API]: true, [WORKER]: true });
-    expect(first.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`)).toEqual([
-      'write_key:done',
-      'upload_key:done',
-      'enable_key:done',
-      'verify_key:done',
-      'run_on_rotate:stale',
-    ]);
+    expect(
+      first.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`),
+    ).toEqual(['write_key:done', 'upload_key:done', 'enable_key:done', 'verify_key:done', 'run_on_rotate:stale']);
     const waits = `new key ${fresh} is not listed on acme/web (not readable now: GET projects/acme%2Fweb/deploy_keys?page=1&per_page=100 → 403: 403 Forbidden): on_rotate waits until every holder has it`;
     expect(first.records.find((r) => r.decision.action === 'run_on_rotate')?.detail).toBe(waits);
     expect(hookRuns()).toEqual([]);
-    expect((await engine.get(AuditTrail).read(0)).filter((entry) => entry.action === 'run_on_rotate')).toEqual([expect.objectContaining({ outcome: 'stale', detail: waits })]);
+    expect((await engine.get(AuditTrail).read(0)).filter((entry) => entry.action === 'run_on_rotate')).toEqual([
+      expect.objectContaining({ outcome: 'stale', detail: waits }),
+    ]);
     const plan = await pass(engine, 'plan');
-    expect(plan.decisions.find((d) => d.action === 'run_on_rotate')?.reason).toBe(`run on_rotate for new key ${fresh} once every holder has it; not readable now: acme/web`);
+    expect(plan.decisions.find((d) => d.action === 'run_on_rotate')?.reason).toBe(
+      `run on_rotate for new key ${fresh} once every holder has it; not readable now: acme/web`,
+    );
 
     // Readable again: acme/web gets the new key first, then the hook runs, once.
     expect(await control(sandbox(), 'DELETE', '/access')).toBe(204);
@@ -232,17 +270,36 @@ describe('key_rotation: what the token cannot see is not gone', () => {
   });
 
   it("tells the kinds' new keys apart: a deploy key listed under the id of the SSH rotation's new key, its text unreadable, is rotated as the deploy key it is", async () => {
-    const engine = await app('[acme/api]', { ssh: '      - { user: self, titles: ["^ci-deploy"], rotate_before: 14d, lifetime: 90d, grace: 1d }' });
+    const engine = await app('[acme/api]', {
+      ssh: '      - { user: self, titles: ["^ci-deploy"], rotate_before: 14d, lifetime: 90d, grace: 1d }',
+    });
     const state = sandbox().state;
     await pass(engine);
     const sshNew = [...state.sshKeys.values()].find((key) => key.user_id === 1 && key.id !== 100)?.id as number;
     // A forge that numbers deploy keys apart from SSH keys: an old deploy key under that very id, its text unreadable.
     state.deployKeys.delete(DEPLOY_KEY);
-    state.deployKeys.set(sshNew, { id: sshNew, title: 'release', key: 'ssh-ed25519 not-base64!', normalized: '', fingerprint: '', fingerprint_sha256: '', created_at: '2025-01-01T00:00:00.000Z', expires_at: null, projects: new Map([[API, { can_push: true }]]) });
+    state.deployKeys.set(sshNew, {
+      id: sshNew,
+      title: 'release',
+      key: 'ssh-ed25519 not-base64!',
+      normalized: '',
+      fingerprint: '',
+      fingerprint_sha256: '',
+      created_at: '2025-01-01T00:00:00.000Z',
+      expires_at: null,
+      projects: new Map([[API, { can_push: true }]]),
+    });
 
     const second = await pass(engine);
-    expect(second.decisions.filter((d) => d.target.startsWith(`deploy key ${sshNew} `)).map((d) => d.action)).toEqual(['write_key', 'upload_key', 'verify_key', 'run_on_rotate']);
-    expect(second.decisions.find((d) => d.target.startsWith(`root's SSH key ${sshNew} `))?.reason).toBe('skip: new key of rotation ssh-1-100');
+    expect(second.decisions.filter((d) => d.target.startsWith(`deploy key ${sshNew} `)).map((d) => d.action)).toEqual([
+      'write_key',
+      'upload_key',
+      'verify_key',
+      'run_on_rotate',
+    ]);
+    expect(second.decisions.find((d) => d.target.startsWith(`root's SSH key ${sshNew} `))?.reason).toBe(
+      'skip: new key of rotation ssh-1-100',
+    );
     expect([...state.deployKeys.values()].filter((key) => key.id !== sshNew && key.projects.has(API))).toHaveLength(1);
   });
 });

@@ -1,6 +1,15 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { EngineService, type PassResult } from '../../src/engine/engine.service';
@@ -35,14 +44,29 @@ function world(): World {
         return {
           ...user,
           ssh_keys: [
-            { id: ROOT_KEY, title: 'ci-deploy', key: aPublicKey('root-ci'), created_at: 'now-85d', expires_at: 'now+5d' },
-            { id: 110, title: 'ci-deploy-fresh', key: aPublicKey('root-fresh'), created_at: 'now-1d', expires_at: 'now+60d' },
+            {
+              id: ROOT_KEY,
+              title: 'ci-deploy',
+              key: aPublicKey('root-ci'),
+              created_at: 'now-85d',
+              expires_at: 'now+5d',
+            },
+            {
+              id: 110,
+              title: 'ci-deploy-fresh',
+              key: aPublicKey('root-fresh'),
+              created_at: 'now-1d',
+              expires_at: 'now+60d',
+            },
             { id: 111, title: 'laptop', key: aPublicKey('root-laptop'), created_at: 'now-1d', expires_at: 'now+1d' },
           ],
         };
       }
       if (user.username === 'alice') {
-        return { ...user, ssh_keys: [{ id: ALICE_KEY, title: 'ci-deploy alice', key: aPublicKey('alice-ci'), expires_at: 'now-1d' }] };
+        return {
+          ...user,
+          ssh_keys: [{ id: ALICE_KEY, title: 'ci-deploy alice', key: aPublicKey('alice-ci'), expires_at: 'now-1d' }],
+        };
       }
       return user;
     }),
@@ -59,7 +83,13 @@ function world(): World {
           { project: 'acme/worker', can_push: true },
         ],
       },
-      { id: 201, title: 'release-young', key: aPublicKey('young'), created_at: 'now-10d', projects: [{ project: 'acme/api' }] },
+      {
+        id: 201,
+        title: 'release-young',
+        key: aPublicKey('young'),
+        created_at: 'now-10d',
+        projects: [{ project: 'acme/api' }],
+      },
     ],
   };
 }
@@ -93,7 +123,9 @@ describe('key_rotation against the sandbox with a real Redis', () => {
     '      - { user: self, titles: ["^ci-deploy"], rotate_before: 14d, lifetime: 90d, grace: 1d }',
     '      - { user: alice, titles: ["^ci-deploy"], rotate_before: 14d, lifetime: 90d, grace: 1d }',
   ];
-  const DEPLOY = ['      - { projects: [acme/api, acme/web, acme/worker], titles: ["^release"], rotate_after: 90d, grace: 1d }'];
+  const DEPLOY = [
+    '      - { projects: [acme/api, acme/web, acme/worker], titles: ["^release"], rotate_after: 90d, grace: 1d }',
+  ];
 
   function app(options: AppOptions = {}): Promise<INestApplicationContext> {
     const ssh = options.ssh ?? SSH;
@@ -113,11 +145,15 @@ describe('key_rotation against the sandbox with a real Redis', () => {
 
   const close = (engineApp: INestApplicationContext): Promise<void> => harness.close(engineApp);
 
-  const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> => harness.pass(engineApp, 'rotate', mode);
+  const pass = (engineApp: INestApplicationContext, mode: 'act' | 'plan' = 'act'): Promise<PassResult> =>
+    harness.pass(engineApp, 'rotate', mode);
 
   /** Moves the sandbox's clock (through its control API) and the app's by the same amount. */
   async function advanceHours(hours: number): Promise<void> {
-    const response = await call(sandbox.url, '/__sandbox/clock', { method: 'POST', body: { advance_seconds: hours * 3600 } });
+    const response = await call(sandbox.url, '/__sandbox/clock', {
+      method: 'POST',
+      body: { advance_seconds: hours * 3600 },
+    });
     expect(response.status).toBe(200);
     clock.advance(hours * HOUR_MS);
   }
@@ -152,7 +188,9 @@ describe('key_rotation against the sandbox with a real Redis', () => {
   function expectKeptPrivateHalf(newKeyText: string, path: string): void {
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(publicKeyOf(path)).toBe(parseSshPublicKey(newKeyText)?.normalized);
-    expect(readFileSync(`${path}.pub`, 'utf8').split(/\s+/).slice(0, 2).join(' ')).toBe(parseSshPublicKey(newKeyText)?.normalized);
+    expect(readFileSync(`${path}.pub`, 'utf8').split(/\s+/).slice(0, 2).join(' ')).toBe(
+      parseSshPublicKey(newKeyText)?.normalized,
+    );
   }
 
   /** Exactly one new key per old key, each matching its private key on disk; `oldKept`: whether the old keys are still there. */
@@ -172,19 +210,30 @@ describe('key_rotation against the sandbox with a real Redis', () => {
     const release = deployKeys('release');
     const deployNew = release.filter((key) => key.id !== DEPLOY_KEY);
     expect(deployNew).toHaveLength(1);
-    expect(Object.fromEntries(deployNew[0].projects)).toEqual({ 1: { can_push: true }, 2: { can_push: false }, 3: { can_push: true } });
+    expect(Object.fromEntries(deployNew[0].projects)).toEqual({
+      1: { can_push: true },
+      2: { can_push: false },
+      3: { can_push: true },
+    });
     expect(release.some((key) => key.id === DEPLOY_KEY)).toBe(oldKept);
     expectKeptPrivateHalf(deployNew[0].key, paths.deploy());
   }
 
   /** Nothing else changed: the keys the policy does not manage, or that are not due, are untouched. */
   function expectOthersUntouched(): void {
-    expect(sshKeys(ROOT).filter((key) => key.title !== 'ci-deploy').map((key) => key.id).sort()).toEqual([110, 111]);
+    expect(
+      sshKeys(ROOT)
+        .filter((key) => key.title !== 'ci-deploy')
+        .map((key) => key.id)
+        .sort(),
+    ).toEqual([110, 111]);
     expect(deployKeys('release-young').map((key) => key.id)).toEqual([201]);
   }
 
   it('rotates own and another user’s SSH keys and a deploy key shared by 3 projects; removes the old keys after the grace period, not before', async () => {
-    const engine = await app({ onRotate: `echo "$FORGEWARDEN_KEY_ID $FORGEWARDEN_KEY_TITLE $FORGEWARDEN_KEY_PATH" >> ${join(secrets, 'hook.log')}` });
+    const engine = await app({
+      onRotate: `echo "$FORGEWARDEN_KEY_ID $FORGEWARDEN_KEY_TITLE $FORGEWARDEN_KEY_PATH" >> ${join(secrets, 'hook.log')}`,
+    });
     const plan = await pass(engine, 'plan');
     expect(plan.decisions.filter((d) => d.action === 'write_key').map((d) => d.reason)).toEqual([
       'rotate: expires 2025-06-07, within rotate_before 14d',
@@ -195,9 +244,23 @@ describe('key_rotation against the sandbox with a real Redis', () => {
 
     const first = await pass(engine);
     // The deploy key is created on acme/api and enabled on the two others, one action each.
-    expect(first.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`)).toEqual([
-      ...Array.from({ length: 2 }, () => ['write_key:done', 'upload_key:done', 'verify_key:done', 'run_on_rotate:done']).flat(),
-      ...['write_key:done', 'upload_key:done', 'enable_key:done', 'enable_key:done', 'verify_key:done', 'run_on_rotate:done'],
+    expect(
+      first.records.filter((r) => r.outcome !== 'skipped').map((r) => `${r.decision.action}:${r.outcome}`),
+    ).toEqual([
+      ...Array.from({ length: 2 }, () => [
+        'write_key:done',
+        'upload_key:done',
+        'verify_key:done',
+        'run_on_rotate:done',
+      ]).flat(),
+      ...[
+        'write_key:done',
+        'upload_key:done',
+        'enable_key:done',
+        'enable_key:done',
+        'verify_key:done',
+        'run_on_rotate:done',
+      ],
     ]);
     expectRotated(true);
     expectOthersUntouched();
@@ -207,19 +270,29 @@ describe('key_rotation against the sandbox with a real Redis', () => {
     const hookLines = readFileSync(join(secrets, 'hook.log'), 'utf8').trim().split('\n').sort();
     const newDeploy = deployKeys('release').find((key) => key.id !== DEPLOY_KEY);
     expect(hookLines).toEqual(
-      [`${rootNew?.id} ci-deploy ${paths.root()}`, `${titled(ALICE, 'ci-deploy alice').find((k) => k.id !== ALICE_KEY)?.id} ci-deploy alice ${paths.alice()}`, `${newDeploy?.id} release ${paths.deploy()}`].sort(),
+      [
+        `${rootNew?.id} ci-deploy ${paths.root()}`,
+        `${titled(ALICE, 'ci-deploy alice').find((k) => k.id !== ALICE_KEY)?.id} ci-deploy alice ${paths.alice()}`,
+        `${newDeploy?.id} release ${paths.deploy()}`,
+      ].sort(),
     );
 
     // Within the grace period: nothing more happens, the plan says until when.
     await advanceHours(23);
     const during = await pass(engine);
     expect(during.records.filter((r) => r.outcome !== 'skipped')).toEqual([]);
-    expect(during.decisions.find((d) => d.target.includes(`SSH key ${ROOT_KEY}`))?.reason).toMatch(/^skip: keep old key 100 until .*\(grace 1d\)$/);
+    expect(during.decisions.find((d) => d.target.includes(`SSH key ${ROOT_KEY}`))?.reason).toMatch(
+      /^skip: keep old key 100 until .*\(grace 1d\)$/,
+    );
     expectRotated(true);
 
     await advanceHours(2);
     const after = await pass(engine);
-    expect(after.records.filter((r) => r.decision.action === 'remove_old_key').map((r) => r.outcome)).toEqual(['done', 'done', 'done']);
+    expect(after.records.filter((r) => r.decision.action === 'remove_old_key').map((r) => r.outcome)).toEqual([
+      'done',
+      'done',
+      'done',
+    ]);
     expectRotated(false);
     expectOthersUntouched();
 
@@ -244,7 +317,9 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       ],
     });
     const result = await pass(engine);
-    expect(result.decisions.find((d) => d.target === 'SSH keys of root')?.reason).toBe("skip: another user's keys need an administrator's token");
+    expect(result.decisions.find((d) => d.target === 'SSH keys of root')?.reason).toBe(
+      "skip: another user's keys need an administrator's token",
+    );
     expect(titled(ALICE, 'ci-deploy alice')).toHaveLength(2);
     expect(titled(ROOT, 'ci-deploy').map((key) => key.id)).toEqual([ROOT_KEY]);
     expect(sandbox.state.requestLog.filter((entry) => entry.path.includes(`/users/${ROOT}/keys`))).toEqual([]);
@@ -254,14 +329,19 @@ describe('key_rotation against the sandbox with a real Redis', () => {
     const missing = join(secrets, 'nope');
     const engine = await app({ secretsDir: missing });
     const result = await engine.get(EngineService).runPass('rotate', 'act', 'inline');
-    expect(result.error).toBe(`secrets_dir ${missing} does not exist; policy rotate refuses to rotate keys until it is fixed`);
+    expect(result.error).toBe(
+      `secrets_dir ${missing} does not exist; policy rotate refuses to rotate keys until it is fixed`,
+    );
     expect(sandbox.state.requestLog.filter((entry) => entry.method !== 'GET')).toEqual([]);
     expect(existsSync(missing)).toBe(false);
   });
 
   describe('interrupted at any step, ends with exactly one new key per old key', () => {
     /** Passes until every old key is gone (moving past the grace period), checking after each that no second new key appeared. */
-    async function finish(engineApp: () => Promise<INestApplicationContext>, olds: { ssh: number[]; deploy: number[] } = { ssh: [ROOT_KEY, ALICE_KEY], deploy: [DEPLOY_KEY] }): Promise<void> {
+    async function finish(
+      engineApp: () => Promise<INestApplicationContext>,
+      olds: { ssh: number[]; deploy: number[] } = { ssh: [ROOT_KEY, ALICE_KEY], deploy: [DEPLOY_KEY] },
+    ): Promise<void> {
       const maxPasses = 30;
       for (let i = 0; i < maxPasses; i++) {
         const engine = await engineApp();
@@ -269,7 +349,11 @@ describe('key_rotation against the sandbox with a real Redis', () => {
         expect(titled(ROOT, 'ci-deploy').length).toBeLessThanOrEqual(2);
         expect(titled(ALICE, 'ci-deploy alice').length).toBeLessThanOrEqual(2);
         expect(deployKeys('release').length).toBeLessThanOrEqual(2);
-        if (!olds.ssh.some((id) => sandbox.state.sshKeys.has(id)) && !olds.deploy.some((id) => sandbox.state.deployKeys.has(id))) return;
+        if (
+          !olds.ssh.some((id) => sandbox.state.sshKeys.has(id)) &&
+          !olds.deploy.some((id) => sandbox.state.deployKeys.has(id))
+        )
+          return;
         await advanceHours(13);
       }
       throw new Error(`not finished after ${maxPasses} passes`);
@@ -289,14 +373,26 @@ describe('key_rotation against the sandbox with a real Redis', () => {
     it.each<[string, Record<string, unknown>]>([
       ['the upload of an SSH key fails', { method: 'POST', path: '/user/keys$', status: 500, times: 1 }],
       ['the upload for another user fails', { method: 'POST', path: `/users/${ALICE}/keys$`, status: 500, times: 1 }],
-      ['the creation of the deploy key fails', { method: 'POST', path: '/projects/[^/]+/deploy_keys$', status: 500, times: 1 }],
-      ['enabling the deploy key on the second project fails', { method: 'POST', path: '/deploy_keys/\\d+/enable$', status: 500, times: 1 }],
-      ['setting can_push on the third project fails', { method: 'PUT', path: '/deploy_keys/\\d+$', status: 500, times: 1 }],
+      [
+        'the creation of the deploy key fails',
+        { method: 'POST', path: '/projects/[^/]+/deploy_keys$', status: 500, times: 1 },
+      ],
+      [
+        'enabling the deploy key on the second project fails',
+        { method: 'POST', path: '/deploy_keys/\\d+/enable$', status: 500, times: 1 },
+      ],
+      [
+        'setting can_push on the third project fails',
+        { method: 'PUT', path: '/deploy_keys/\\d+$', status: 500, times: 1 },
+      ],
       // Observe, then the upload's look for an earlier upload, then the verification's listing.
       ['the verification’s listing fails', { method: 'GET', path: '/user/keys$', sequence: ['pass', 'pass', 500] }],
       ['the connection resets on an upload', { method: 'POST', path: '/user/keys$', reset: true, times: 1 }],
       ['removing an old key fails', { method: 'DELETE', path: `/keys/${ROOT_KEY}$`, status: 500, times: 1 }],
-      ['removing the old deploy key from one project fails', { method: 'DELETE', path: `/deploy_keys/${DEPLOY_KEY}$`, sequence: ['pass', 500] }],
+      [
+        'removing the old deploy key from one project fails',
+        { method: 'DELETE', path: `/deploy_keys/${DEPLOY_KEY}$`, sequence: ['pass', 500] },
+      ],
     ])('%s', async (_title, rule) => {
       await fault(rule);
       const engine = await app({ onRotate: 'true' });
@@ -311,7 +407,10 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       const first = await pass(engine);
       const hooks = first.records.filter((r) => r.decision.action === 'run_on_rotate');
       expect(hooks.map((r) => r.outcome)).toEqual(['failed', 'failed', 'failed']);
-      for (const r of hooks) expect(r.detail).toMatch(/^on_rotate exited with code 1; retried next pass; the new key stays at .* and the old key is kept$/);
+      for (const r of hooks)
+        expect(r.detail).toMatch(
+          /^on_rotate exited with code 1; retried next pass; the new key stays at .* and the old key is kept$/,
+        );
       await advanceHours(48);
       const held = await pass(engine);
       expect(held.decisions.filter((d) => d.reason.includes('until on_rotate succeeds'))).toHaveLength(3);
@@ -371,7 +470,9 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       await pass(engine);
       expectRotated(true);
       const written = fileContents();
-      const uploads = () => sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && /\/(keys|deploy_keys)$/.test(entry.path)).length;
+      const uploads = () =>
+        sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && /\/(keys|deploy_keys)$/.test(entry.path))
+          .length;
       const uploadsBefore = uploads();
       await close(engine);
       await loseRedisData();
@@ -404,7 +505,10 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       await close(engine);
       // What RecordsOwner leaves when the forge was reset: the records gone, the time it found so in the marker.
       await loseRedisData();
-      await new DataMarker(harness.redis, testConfig({ prefix: harness.prefix })).markForgeChanged(new Date(Date.now() + 1), false);
+      await new DataMarker(harness.redis, testConfig({ prefix: harness.prefix })).markForgeChanged(
+        new Date(Date.now() + 1),
+        false,
+      );
 
       const restarted = await app();
       const result = await pass(restarted);
@@ -415,7 +519,9 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       ]);
       fileContents().forEach((text, index) => expect(text).not.toBe(earlier[index]));
       [paths.root(), paths.alice(), paths.deploy()].forEach((path, index) => {
-        const aside = readdirSync(dirname(path)).filter((name) => name.startsWith(`${basename(path)}.closed-`) && !name.endsWith('.pub'));
+        const aside = readdirSync(dirname(path)).filter(
+          (name) => name.startsWith(`${basename(path)}.closed-`) && !name.endsWith('.pub'),
+        );
         expect(aside.map((name) => readFileSync(join(dirname(path), name), 'utf8'))).toEqual([earlier[index]]);
       });
       expectRotated(true);
@@ -430,16 +536,25 @@ describe('key_rotation against the sandbox with a real Redis', () => {
       expectRotated(true);
       const ranOnce = hookRuns();
       expect(ranOnce).toHaveLength(3);
-      for (const path of [paths.root(), paths.alice(), paths.deploy()]) expect(statSync(`${path}.on_rotate`).mode & 0o777).toBe(0o600);
+      for (const path of [paths.root(), paths.alice(), paths.deploy()])
+        expect(statSync(`${path}.on_rotate`).mode & 0o777).toBe(0o600);
       await close(engine);
       await loseRedisData();
 
       const restarted = await app({ onRotate });
       const again = await pass(restarted);
-      expect(again.records.filter((r) => r.decision.action === 'run_on_rotate').map((r) => `${r.outcome}: ${r.detail}`)).toEqual([
-        expect.stringMatching(/^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/),
-        expect.stringMatching(/^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/),
-        expect.stringMatching(/^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/),
+      expect(
+        again.records.filter((r) => r.decision.action === 'run_on_rotate').map((r) => `${r.outcome}: ${r.detail}`),
+      ).toEqual([
+        expect.stringMatching(
+          /^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/,
+        ),
+        expect.stringMatching(
+          /^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/,
+        ),
+        expect.stringMatching(
+          /^done: on_rotate already ran for key SHA256:\S+ at \S+ \(recorded in .+\.on_rotate\); not run again$/,
+        ),
       ]);
       expect(hookRuns()).toEqual(ranOnce);
 
@@ -452,10 +567,12 @@ describe('key_rotation against the sandbox with a real Redis', () => {
 
     it('never overwrites a file at the path that holds no readable key, and uploads nothing for that rotation', async () => {
       mkdirSync(join(secrets, 'rotate'), { recursive: true, mode: 0o700 });
-      writeFileSync(paths.root(), 'someone else\'s notes\n', { mode: 0o600 });
+      writeFileSync(paths.root(), "someone else's notes\n", { mode: 0o600 });
       const engine = await app();
       const result = await engine.get(EngineService).runPass('rotate', 'act', 'inline');
-      const write = result.records.find((r) => r.decision.action === 'write_key' && r.decision.target.includes(`SSH key ${ROOT_KEY}`));
+      const write = result.records.find(
+        (r) => r.decision.action === 'write_key' && r.decision.target.includes(`SSH key ${ROOT_KEY}`),
+      );
       expect(write?.outcome).toBe('failed');
       expect(write?.detail).toMatch(/holds no readable OpenSSH private key .*never overwritten/);
       expect(readFileSync(paths.root(), 'utf8')).toBe("someone else's notes\n");

@@ -90,7 +90,9 @@ describe('graceful shutdown with a real Redis', () => {
     const port = await freePort();
     const config = testConfig({ prefix, redisUrl: `redis://127.0.0.1:${port}` });
     await expect(createApp(config, 'test.yml', quietLogger())).rejects.toThrow(
-      new RegExp(`^cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 2s\\)$`),
+      new RegExp(
+        `^cannot reach Redis at redis://127\\.0\\.0\\.1:${port} \\(REDIS_URL\\): connection refused \\(ECONNREFUSED\\); gave up after \\d+\\.\\ds \\(redis\\.connect_timeout 2s\\)$`,
+      ),
     );
   });
 });
@@ -103,7 +105,11 @@ describe('a Redis restart while running', () => {
     const httpPort = await freePort();
     const file = writeTempFile(
       'policies.yml',
-      ['version: 1', `gitlab: { url: "${forge.url}", token: "glpat-sandbox-admin-token" }`, `http: { port: ${httpPort} }`].join('\n'),
+      [
+        'version: 1',
+        `gitlab: { url: "${forge.url}", token: "glpat-sandbox-admin-token" }`,
+        `http: { port: ${httpPort} }`,
+      ].join('\n'),
     );
     const daemon = startCli(['run', '-c', file], childEnv({ REDIS_URL: redis.url }));
     const readyz = () => statusOf(`http://127.0.0.1:${httpPort}/readyz`);
@@ -114,7 +120,8 @@ describe('a Redis restart while running', () => {
       await redis.stop();
       await waitUntil('the daemon reports Redis missing', async () => (await readyz()) === 503);
       expect(await statusOf(`http://127.0.0.1:${httpPort}/healthz`)).toBe(200);
-      const redisUp = async () => /^forgewarden_redis_up (\d)$/m.exec(await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text())?.[1];
+      const redisUp = async () =>
+        /^forgewarden_redis_up (\d)$/m.exec(await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text())?.[1];
       await waitUntil('the metric shows Redis down', async () => (await redisUp()) === '0', 15_000);
       expect(daemon.running).toBe(true);
 
@@ -127,7 +134,9 @@ describe('a Redis restart while running', () => {
       await restarted.stop();
       await forge.close();
       // The end of its output comes along, so a failure says why the daemon did not exit cleanly.
-      expect(result.code === 0 ? 'exit 0' : `exit ${result.code}: ${(result.stdout + result.stderr).slice(-1500)}`).toBe('exit 0');
+      expect(
+        result.code === 0 ? 'exit 0' : `exit ${result.code}: ${(result.stdout + result.stderr).slice(-1500)}`,
+      ).toBe('exit 0');
     }
   });
 });

@@ -23,12 +23,17 @@ const JOB_TOKEN = 'glcbt-running-job-token-1';
 /** On the real clock (the console judges the expiry against it): the daemon's token expires in 20 days. */
 function world(): World {
   const base = baseWorld({
-    projects: [apiProject({ pipelines: [{ jobs: [{ name: 'deploy', status: 'running', token: JOB_TOKEN, user: 'root' }] }] })],
+    projects: [
+      apiProject({ pipelines: [{ jobs: [{ name: 'deploy', status: 'running', token: JOB_TOKEN, user: 'root' }] }] }),
+    ],
   });
   return {
     ...base,
     now: undefined,
-    users: [...(base.users ?? []), { username: 'forgewarden', tokens: [{ token: EXPIRING, name: 'daemon', expires_at: 'now+20d' }] }],
+    users: [
+      ...(base.users ?? []),
+      { username: 'forgewarden', tokens: [{ token: EXPIRING, name: 'daemon', expires_at: 'now+20d' }] },
+    ],
   };
 }
 
@@ -68,11 +73,21 @@ describe('the daemon’s own token’s expiry', () => {
     const running = await daemon(EXPIRING);
     try {
       const expiry = forge.sandbox.state.accessTokens.byTokenValue(EXPIRING)!.expires_at!;
-      await waitUntil('the expiry is exported', async () => (await running.metrics()).includes('forgewarden_token_expires_at_seconds{token="active"}'));
-      expect(await running.metrics()).toContain(`forgewarden_token_expires_at_seconds{token="active"} ${Date.parse(`${expiry}T00:00:00Z`) / 1000}`);
+      await waitUntil('the expiry is exported', async () =>
+        (await running.metrics()).includes('forgewarden_token_expires_at_seconds{token="active"}'),
+      );
+      expect(await running.metrics()).toContain(
+        `forgewarden_token_expires_at_seconds{token="active"} ${Date.parse(`${expiry}T00:00:00Z`) / 1000}`,
+      );
       await waitUntil('the console shows it', async () => (await running.overview()).includes('id="token-expiry"'));
-      expect(await running.overview()).toMatch(new RegExp(`<span id="token-expiry" class="state partial">token expires on ${expiry}, in (19|20) days: rotate it before it lapses</span>`));
-      const self = forge.sandbox.state.requestLog.filter((entry) => entry.path === '/api/v4/personal_access_tokens/self');
+      expect(await running.overview()).toMatch(
+        new RegExp(
+          `<span id="token-expiry" class="state partial">token expires on ${expiry}, in (19|20) days: rotate it before it lapses</span>`,
+        ),
+      );
+      const self = forge.sandbox.state.requestLog.filter(
+        (entry) => entry.path === '/api/v4/personal_access_tokens/self',
+      );
       expect(self.length).toBeGreaterThanOrEqual(1);
     } finally {
       await running.close();
@@ -96,15 +111,24 @@ describe('the daemon’s own token’s expiry', () => {
     const job = await readTokenExpiry(forge.client(JOB_TOKEN, { tokenKind: 'job' }));
     expect(job).toEqual({
       state: 'unknown',
-      reason: 'GET /personal_access_tokens/self answered 401: this kind of token cannot read its own record (an OAuth or CI job token)',
+      reason:
+        'GET /personal_access_tokens/self answered 401: this kind of token cannot read its own record (an OAuth or CI job token)',
     });
     // A forge before 15.5 has no `self`: a 404.
     await fetch(`${forge.sandbox.url}/__sandbox/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ method: 'GET', path: '/personal_access_tokens/self$', status: 404, body: { error: '404 Not Found' } }),
+      body: JSON.stringify({
+        method: 'GET',
+        path: '/personal_access_tokens/self$',
+        status: 404,
+        body: { error: '404 Not Found' },
+      }),
     });
-    expect(await readTokenExpiry(forge.client(EXPIRING))).toMatchObject({ state: 'unknown', reason: expect.stringContaining('a forge before GitLab 15.5') as string });
+    expect(await readTokenExpiry(forge.client(EXPIRING))).toMatchObject({
+      state: 'unknown',
+      reason: expect.stringContaining('a forge before GitLab 15.5') as string,
+    });
     await fetch(`${forge.sandbox.url}/__sandbox/faults`, { method: 'DELETE' });
     await fetch(`${forge.sandbox.url}/__sandbox/faults`, {
       method: 'POST',

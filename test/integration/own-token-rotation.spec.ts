@@ -44,7 +44,13 @@ function world(): World {
   };
 }
 
-const ROTATION: TokenRotationConfig = { before_expiry: 30 * DAY_MS, lifetime: 90 * DAY_MS, settle: 10 * 60_000, replicas: 1, shared_file: false };
+const ROTATION: TokenRotationConfig = {
+  before_expiry: 30 * DAY_MS,
+  lifetime: 90 * DAY_MS,
+  settle: 10 * 60_000,
+  replicas: 1,
+  shared_file: false,
+};
 
 describe('the daemon’s own token, rotated as a pair', () => {
   const forge = useSandboxClients(world);
@@ -85,9 +91,12 @@ describe('the daemon’s own token, rotated as a pair', () => {
 
   const file = (): TokenFileState => JSON.parse(readFileSync(path, 'utf8')) as TokenFileState;
   const record = (id: number) => forge.sandbox.state.accessTokens.tokens.get(id)!;
-  const successorOf = (id: number) => [...forge.sandbox.state.accessTokens.tokens.values()].find((t) => t.previous_id === id);
-  const familyRevocations = async (): Promise<unknown> => (await fetch(`${forge.sandbox.url}/__sandbox/token-family-revocations`)).json();
-  const rotateRequests = () => forge.sandbox.state.requestLog.filter((e) => e.method === 'POST' && e.path.endsWith('/rotate'));
+  const successorOf = (id: number) =>
+    [...forge.sandbox.state.accessTokens.tokens.values()].find((t) => t.previous_id === id);
+  const familyRevocations = async (): Promise<unknown> =>
+    (await fetch(`${forge.sandbox.url}/__sandbox/token-family-revocations`)).json();
+  const rotateRequests = () =>
+    forge.sandbox.state.requestLog.filter((e) => e.method === 'POST' && e.path.endsWith('/rotate'));
 
   it('learns the pair written by hand, rotates the spare with the active token, writes the value first and switches to it', async () => {
     const daemon = replica();
@@ -99,7 +108,14 @@ describe('the daemon’s own token, rotated as a pair', () => {
       active: 1,
       pending: null,
       tokens: [
-        { id: 801, value: TOKEN_A, name: 'forgewarden-a', expires_at: '2025-06-22', retired_at: BASE_NOW, retired_generation: written.generation },
+        {
+          id: 801,
+          value: TOKEN_A,
+          name: 'forgewarden-a',
+          expires_at: '2025-06-22',
+          retired_at: BASE_NOW,
+          retired_generation: written.generation,
+        },
         { id: b2.id, value: b2.value, name: 'forgewarden-b', expires_at: '2025-08-31', retired_at: null, lost: null },
       ],
     });
@@ -115,11 +131,20 @@ describe('the daemon’s own token, rotated as a pair', () => {
     expect(record(b2.id).last_used_at).not.toBeNull();
 
     // The old active token is not rotated while a request sent with it may be in flight.
-    expect(await daemon.rotator.run()).toMatchObject({ result: 'waiting', words: expect.stringContaining('token_rotation.settle') as string });
+    expect(await daemon.rotator.run()).toMatchObject({
+      result: 'waiting',
+      words: expect.stringContaining('token_rotation.settle') as string,
+    });
     daemon.clock.time += 11 * 60_000;
     expect(await daemon.rotator.run()).toMatchObject({ result: 'rotated' });
     const a2 = successorOf(801)!;
-    expect(file()).toMatchObject({ active: 0, tokens: [{ id: a2.id, value: a2.value }, { id: b2.id, retired_at: expect.any(String) as string }] });
+    expect(file()).toMatchObject({
+      active: 0,
+      tokens: [
+        { id: a2.id, value: a2.value },
+        { id: b2.id, retired_at: expect.any(String) as string },
+      ],
+    });
     expect(await daemon.rotator.run()).toMatchObject({ result: 'not_due' });
     expect(await familyRevocations()).toEqual([]);
   });
@@ -127,40 +152,57 @@ describe('the daemon’s own token, rotated as a pair', () => {
   it.each([
     ['a connection reset', { reset: true }, 'reset after 200'],
     ['a proxy’s 502', { status: 502 }, 'status 502 after 200'],
-  ])('recovers an answer lost to %s after the forge rotated, without a single family revocation', async (_how, fault, logged) => {
-    await fetch(`${forge.sandbox.url}/__sandbox/faults`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ method: 'POST', path: '/personal_access_tokens/\\d+/rotate$', after: true, times: 1, ...fault }),
-    });
-    const daemon = replica();
-    expect(await daemon.rotator.run()).toMatchObject({ result: 'answer_lost' });
-    // Learning the pair read the spare's own record with it, once, before it was rotated.
-    const spareLastUsed = record(802).last_used_at;
+  ])(
+    'recovers an answer lost to %s after the forge rotated, without a single family revocation',
+    async (_how, fault, logged) => {
+      await fetch(`${forge.sandbox.url}/__sandbox/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          method: 'POST',
+          path: '/personal_access_tokens/\\d+/rotate$',
+          after: true,
+          times: 1,
+          ...fault,
+        }),
+      });
+      const daemon = replica();
+      expect(await daemon.rotator.run()).toMatchObject({ result: 'answer_lost' });
+      // Learning the pair read the spare's own record with it, once, before it was rotated.
+      const spareLastUsed = record(802).last_used_at;
 
-    // The forge acted: 802 is revoked and its successor exists, but nobody holds its value.
-    const lost = successorOf(802)!;
-    expect([record(802).revoked, lost.revoked]).toEqual([true, false]);
-    expect(file()).toMatchObject({ active: 0, pending: { slot: 1, id: 802 }, tokens: [{ value: TOKEN_A }, { value: TOKEN_B }] });
-    // The active token goes on working.
-    expect((await daemon.client.users.current()).username).toBe('forgewarden');
+      // The forge acted: 802 is revoked and its successor exists, but nobody holds its value.
+      const lost = successorOf(802)!;
+      expect([record(802).revoked, lost.revoked]).toEqual([true, false]);
+      expect(file()).toMatchObject({
+        active: 0,
+        pending: { slot: 1, id: 802 },
+        tokens: [{ value: TOKEN_A }, { value: TOKEN_B }],
+      });
+      // The active token goes on working.
+      expect((await daemon.client.users.current()).username).toBe('forgewarden');
 
-    // The next run finds the successor (same name, newer id) and rotates it with the active token.
-    const recovered = await daemon.rotator.run();
-    expect(recovered).toMatchObject({ result: 'recovered' });
-    const kept = successorOf(lost.id)!;
-    expect(file()).toMatchObject({ active: 1, pending: null, tokens: [{ id: 801 }, { id: kept.id, value: kept.value, expires_at: '2025-08-31' }] });
-    expect([record(lost.id).revoked, kept.revoked]).toEqual([true, false]);
-    expect((await daemon.client.users.current()).username).toBe('forgewarden');
+      // The next run finds the successor (same name, newer id) and rotates it with the active token.
+      const recovered = await daemon.rotator.run();
+      expect(recovered).toMatchObject({ result: 'recovered' });
+      const kept = successorOf(lost.id)!;
+      expect(file()).toMatchObject({
+        active: 1,
+        pending: null,
+        tokens: [{ id: 801 }, { id: kept.id, value: kept.value, expires_at: '2025-08-31' }],
+      });
+      expect([record(lost.id).revoked, kept.revoked]).toEqual([true, false]);
+      expect((await daemon.client.users.current()).username).toBe('forgewarden');
 
-    // Never authenticated with a rotated token: neither the old spare nor its lost successor made a request since.
-    expect([record(802).last_used_at, record(lost.id).last_used_at]).toEqual([spareLastUsed, null]);
-    expect(await familyRevocations()).toEqual([]);
-    expect(rotateRequests().map((e) => [e.path, e.fault])).toEqual([
-      ['/api/v4/personal_access_tokens/802/rotate', logged],
-      [`/api/v4/personal_access_tokens/${lost.id}/rotate`, null],
-    ]);
-  });
+      // Never authenticated with a rotated token: neither the old spare nor its lost successor made a request since.
+      expect([record(802).last_used_at, record(lost.id).last_used_at]).toEqual([spareLastUsed, null]);
+      expect(await familyRevocations()).toEqual([]);
+      expect(rotateRequests().map((e) => [e.path, e.fault])).toEqual([
+        ['/api/v4/personal_access_tokens/802/rotate', logged],
+        [`/api/v4/personal_access_tokens/${lost.id}/rotate`, null],
+      ]);
+    },
+  );
 
   it('finds the spare still active when the lost request never reached the forge, and rotates it as usual', async () => {
     await fetch(`${forge.sandbox.url}/__sandbox/faults`, {
@@ -184,7 +226,10 @@ describe('the daemon’s own token, rotated as a pair', () => {
     });
     const daemon = replica();
     // Learning the pair reads each token with itself: the revoked spare is refused there (not a rotate path).
-    expect(await daemon.rotator.run()).toMatchObject({ result: 'blocked', words: expect.stringContaining('the spare token is lost') as string });
+    expect(await daemon.rotator.run()).toMatchObject({
+      result: 'blocked',
+      words: expect.stringContaining('the spare token is lost') as string,
+    });
     expect(file().tokens[1]).toMatchObject({ lost: 'the forge refuses it (revoked or expired)' });
     expect(rotateRequests()).toEqual([]);
     expect((await daemon.client.users.current()).username).toBe('forgewarden');
@@ -199,14 +244,20 @@ describe('the daemon’s own token, rotated as a pair', () => {
     daemon.clock.time += 11 * 60_000;
     await daemon.readers.say('replica-2', retiring - 1, daemon.clock.now());
     const held = await daemon.rotator.run();
-    expect(held).toMatchObject({ result: 'waiting', words: expect.stringContaining(`replica replica-2 still reads generation ${retiring - 1}`) as string });
+    expect(held).toMatchObject({
+      result: 'waiting',
+      words: expect.stringContaining(`replica replica-2 still reads generation ${retiring - 1}`) as string,
+    });
     expect(record(801).revoked).toBe(false);
 
     // It reads the file (and so moves to the new token), and says so.
     const other = DaemonToken.of({ token_file: path });
     await daemon.readers.say('replica-2', other.fileState()!.generation, daemon.clock.now());
     await daemon.readers.say('replica-3', other.fileState()!.generation, daemon.clock.now());
-    expect(await daemon.rotator.run()).toMatchObject({ result: 'waiting', words: expect.stringContaining('3 replicas read the token file') as string });
+    expect(await daemon.rotator.run()).toMatchObject({
+      result: 'waiting',
+      words: expect.stringContaining('3 replicas read the token file') as string,
+    });
     await redis.hdel(`${prefix}:token:readers`, 'replica-3');
     expect(await daemon.rotator.run()).toMatchObject({ result: 'rotated' });
     expect(await familyRevocations()).toEqual([]);
@@ -226,13 +277,19 @@ describe('the daemon’s own token, rotated as a pair', () => {
     expect(await familyRevocations()).toEqual([]);
 
     const held = await one.readers.lease(60_000);
-    expect(await two.rotator.run()).toMatchObject({ result: 'waiting', words: 'another replica is rotating the token' });
+    expect(await two.rotator.run()).toMatchObject({
+      result: 'waiting',
+      words: 'another replica is rotating the token',
+    });
     await held?.release();
   });
 
   it('says what stops it: one token in the file, or no token due', async () => {
     writeFileSync(path, `${TOKEN_A}\n`, { mode: 0o600 });
-    expect(await replica().rotator.run()).toMatchObject({ result: 'blocked', words: expect.stringContaining('holds one token') as string });
+    expect(await replica().rotator.run()).toMatchObject({
+      result: 'blocked',
+      words: expect.stringContaining('holds one token') as string,
+    });
     writeFileSync(path, `${TOKEN_A}\n${TOKEN_B}\n`, { mode: 0o600 });
     const daemon = replica('replica-1', { ...ROTATION, before_expiry: 10 * DAY_MS });
     expect(await daemon.rotator.run()).toMatchObject({ result: 'not_due' });

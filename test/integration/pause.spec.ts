@@ -18,37 +18,70 @@ const world = () => ({
         id: 1,
         path: 'svc',
         namespace: 'acme',
-        pipelines: [{ id: 10, ref: 'main', jobs: [1, 2].map((n) => ({ id: n, name: `flaky-${n}`, stage: 'test', status: 'failed' as const, finished_at: 'now-5m', log: RESET })) }],
+        pipelines: [
+          {
+            id: 10,
+            ref: 'main',
+            jobs: [1, 2].map((n) => ({
+              id: n,
+              name: `flaky-${n}`,
+              stage: 'test',
+              status: 'failed' as const,
+              finished_at: 'now-5m',
+              log: RESET,
+            })),
+          },
+        ],
       },
     ],
   }),
   now: undefined,
 });
 
-const POLICIES = ['  - name: flaky', '    type: job_retry', '    projects: [acme/svc]', '    interval: 1m', '    match: { failure_log: ["(?i)connection reset"] }'];
+const POLICIES = [
+  '  - name: flaky',
+  '    type: job_retry',
+  '    projects: [acme/svc]',
+  '    interval: 1m',
+  '    match: { failure_log: ["(?i)connection reset"] }',
+];
 
 describe('pause and resume: `forgewarden pause` holds every replica back from acting, until resumed', () => {
   const harness = useEngineHarness({ name: 'pause', world, policyTypes: POLICY_TYPES });
   const app = () => harness.app({ policies: POLICIES });
-  const retries = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry')).map((entry) => entry.path);
+  const retries = () =>
+    harness.sandbox.state.requestLog
+      .filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry'))
+      .map((entry) => entry.path);
   /** The same Redis and prefix as the harness's daemons, as an operator's copy of the file would have. */
   const policyFile = () =>
     writeTempFile(
       'pause.yml',
-      ['version: 1', `gitlab: { url: "${harness.sandbox.url}", token: "${ADMIN_TOKEN}" }`, `redis: { url: "${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'}", prefix: "${harness.prefix}" }`, 'policies:', ...POLICIES].join('\n'),
+      [
+        'version: 1',
+        `gitlab: { url: "${harness.sandbox.url}", token: "${ADMIN_TOKEN}" }`,
+        `redis: { url: "${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'}", prefix: "${harness.prefix}" }`,
+        'policies:',
+        ...POLICIES,
+      ].join('\n'),
     );
   const pass = (daemon: INestApplicationContext) => daemon.get(EngineService).runPass('flaky', 'act');
 
   it('paused: passes decide but send nothing and keep the targets open; across a restart; resumed: each retried once', async () => {
     const file = policyFile();
-    const paused = await runCli(['pause', 'flaky', '-c', file, '--reason', 'incident 4711: the runners are being replaced'], childEnv());
+    const paused = await runCli(
+      ['pause', 'flaky', '-c', file, '--reason', 'incident 4711: the runners are being replaced'],
+      childEnv(),
+    );
     expect(paused.code).toBe(0);
     expect(paused.stdout).toContain('flaky paused');
 
     // doctor says so, without failing for it.
     const doctor = await runCli(['doctor', '-c', file], childEnv());
     expect(doctor.code).toBe(0);
-    expect(doctor.stdout).toMatch(/^! policy flaky: paused since \S+ by .+ \(command line\): incident 4711: the runners are being replaced; it acts again after "forgewarden resume flaky"$/m);
+    expect(doctor.stdout).toMatch(
+      /^! policy flaky: paused since \S+ by .+ \(command line\): incident 4711: the runners are being replaced; it acts again after "forgewarden resume flaky"$/m,
+    );
 
     let daemon = await app();
     // `plan` and the console's explain say so.
@@ -58,10 +91,15 @@ describe('pause and resume: `forgewarden pause` holds every replica back from ac
     const first = await pass(daemon);
     expect(first.error).toBeUndefined();
     expect(first.records.map((record) => record.outcome)).toEqual(['paused', 'paused']);
-    expect(first.records[0].detail).toMatch(/^paused since .* \(incident 4711: the runners are being replaced\): would retry acme\/svc job 2 \(flaky-2\)$/);
+    expect(first.records[0].detail).toMatch(
+      /^paused since .* \(incident 4711: the runners are being replaced\): would retry acme\/svc job 2 \(flaky-2\)$/,
+    );
     expect(retries()).toEqual([]);
     // Open, so that resuming takes them up whatever the policy's marks say.
-    expect((await daemon.get(UnsettledTargets).read('flaky')).map((target) => target.outcome)).toEqual(['paused', 'paused']);
+    expect((await daemon.get(UnsettledTargets).read('flaky')).map((target) => target.outcome)).toEqual([
+      'paused',
+      'paused',
+    ]);
     expect(await daemon.get(MetricsService).render()).toContain('forgewarden_policy_paused{policy="flaky"} 1');
 
     // A restart does not end the pause.
@@ -80,7 +118,9 @@ describe('pause and resume: `forgewarden pause` holds every replica back from ac
     expect(await daemon.get(MetricsService).render()).toContain('forgewarden_policy_paused{policy="flaky"} 0');
 
     // Both changes are in the audit trail, with who and why.
-    const trail = (await daemon.get(AuditTrail).read(0)).filter((entry) => entry.action === 'pause' || entry.action === 'resume');
+    const trail = (await daemon.get(AuditTrail).read(0)).filter(
+      (entry) => entry.action === 'pause' || entry.action === 'resume',
+    );
     expect(trail.map((entry) => [entry.action, entry.policy, entry.reason])).toEqual([
       ['pause', 'flaky', 'incident 4711: the runners are being replaced'],
       ['resume', 'flaky', 'resumed'],

@@ -27,7 +27,14 @@ const frozen: Clock = { ...systemClock, now: () => Date.parse(BASE_NOW) };
 
 /** A decision as it can be compared: the local folders each side used named alike. */
 function comparable(decision: Decision, folders: Record<string, string>): unknown {
-  let text = JSON.stringify({ action: decision.action, target: decision.target, key: decision.key, reason: decision.reason, params: decision.params, details: decision.details });
+  let text = JSON.stringify({
+    action: decision.action,
+    target: decision.target,
+    key: decision.key,
+    reason: decision.reason,
+    params: decision.params,
+    details: decision.details,
+  });
   for (const [key, folder] of Object.entries(folders)) text = text.split(folder).join(`<${key}>`);
   // The folders of the replay and of the recording: .../forgewarden-test-XXXXXX/<key>.
   text = text.replace(/(?:\/[^"\s/]+)*\/forgewarden-(?:test|record)-[A-Za-z0-9]+\/(secrets_dir|destination)/g, '<$1>');
@@ -41,7 +48,10 @@ describe('a recorded world replayed decides what plan decided against the forge'
 
   beforeEach(() => {
     out = mkdtempSync(join(tmpdir(), 'round-trip-'));
-    folders = { secrets_dir: mkdtempSync(join(tmpdir(), 'round-trip-keys-')), destination: mkdtempSync(join(tmpdir(), 'round-trip-backups-')) };
+    folders = {
+      secrets_dir: mkdtempSync(join(tmpdir(), 'round-trip-keys-')),
+      destination: mkdtempSync(join(tmpdir(), 'round-trip-backups-')),
+    };
   });
 
   afterEach(() => {
@@ -53,25 +63,55 @@ describe('a recorded world replayed decides what plan decided against the forge'
     const acted: Record<string, string[]> = {};
     const policies = roundTripPolicies(folders);
     const app = await harness.app({ policies, clock: frozen, token, dryRun: true });
-    const file = parseConfig(['version: 1', 'gitlab: { url: "http://forge.invalid", token: unused }', 'policies:', ...policies].join('\n'), 'round-trip.yml', { policyTypes: POLICY_TYPES, env: {} });
+    const file = parseConfig(
+      ['version: 1', 'gitlab: { url: "http://forge.invalid", token: unused }', 'policies:', ...policies].join('\n'),
+      'round-trip.yml',
+      { policyTypes: POLICY_TYPES, env: {} },
+    );
     const client = new GitlabClient({ url: harness.sandbox.url, token, maxRequestsPerMinute: 0 });
     try {
       for (const name of names) {
         const planned = await harness.pass(app, name, 'plan');
-        acted[name] = [...new Set(planned.decisions.filter((decision) => decision.action !== 'skip').map((decision) => decision.action))].sort();
+        acted[name] = [
+          ...new Set(
+            planned.decisions.filter((decision) => decision.action !== 'skip').map((decision) => decision.action),
+          ),
+        ].sort();
         const policy = file.policies.find((candidate) => candidate.name === name)!;
         const runner = policyType(policy.type)!;
-        const recording = await recordWorld({ policy, runner, client, now: new Date(BASE_NOW), maxProjects: 100, anonymise: false });
+        const recording = await recordWorld({
+          policy,
+          runner,
+          client,
+          now: new Date(BASE_NOW),
+          maxProjects: 100,
+          anonymise: false,
+        });
         const worldFile = join(out, `${name}.yml`);
         writeFileSync(worldFile, stringify(recording.world, { lineWidth: 0 }));
         const world = loadWorld(worldFile);
-        const test = { name, at: `${worldFile}:1`, line: 1, policy: name, world, worldFile, now: BASE_NOW, occasion: 'command' as const, as: recording.as, expect: { decisions: [], noOtherActions: false, notRead: [] } };
+        const test = {
+          name,
+          at: `${worldFile}:1`,
+          line: 1,
+          policy: name,
+          world,
+          worldFile,
+          now: BASE_NOW,
+          occasion: 'command' as const,
+          as: recording.as,
+          expect: { decisions: [], noOtherActions: false, notRead: [] },
+        };
         const replayed = await runPolicyTest(test, policy, runner);
         expect(replayed.error).toBeUndefined();
         expect(replayed.unobserved).toEqual(planned.unobserved ?? []);
-        expect(replayed.decisions.map((decision) => comparable(decision, folders))).toEqual(planned.decisions.map((decision) => comparable(decision, folders)));
+        expect(replayed.decisions.map((decision) => comparable(decision, folders))).toEqual(
+          planned.decisions.map((decision) => comparable(decision, folders)),
+        );
         // What `record` printed as the test's expectations is what the forge's pass decided.
-        expect(recording.decisions.map((decision) => comparable(decision, folders))).toEqual(planned.decisions.map((decision) => comparable(decision, folders)));
+        expect(recording.decisions.map((decision) => comparable(decision, folders))).toEqual(
+          planned.decisions.map((decision) => comparable(decision, folders)),
+        );
       }
     } finally {
       await client.close();
@@ -93,8 +133,11 @@ describe('a recorded world replayed decides what plan decided against the forge'
       settings: ['edit_approval_rule', 'edit_approval_settings', 'reprotect_branch', 'set_integration'],
       backup: ['backup'],
     });
-    const written = ['retry', 'cleanup', 'access', 'keys', 'settings', 'backup'].map((name) => readFileSync(join(out, `${name}.yml`), 'utf8')).join('\n');
-    for (const secret of [ADMIN_TOKEN, USER_TOKEN, MAINTAINER_TOKEN, OUTSIDER_TOKEN, ...ROUND_TRIP_SECRETS]) expect(written).not.toContain(secret);
+    const written = ['retry', 'cleanup', 'access', 'keys', 'settings', 'backup']
+      .map((name) => readFileSync(join(out, `${name}.yml`), 'utf8'))
+      .join('\n');
+    for (const secret of [ADMIN_TOKEN, USER_TOKEN, MAINTAINER_TOKEN, OUTSIDER_TOKEN, ...ROUND_TRIP_SECRETS])
+      expect(written).not.toContain(secret);
     expect(written).not.toMatch(/PRIVATE KEY/);
     expect(written).not.toContain(privateKey.split('\n')[1]);
     expect(written).not.toMatch(/glpat-[A-Za-z0-9]/);
@@ -107,6 +150,8 @@ describe('a recorded world replayed decides what plan decided against the forge'
     expect(acted.cleanup).toEqual(['bulk_delete']);
     const world = loadWorld(join(out, 'retry.yml'));
     expect(world.users[0]).toMatchObject({ username: 'mia', admin: false });
-    expect(world.groups.find((group) => group.path === 'acme')?.members).toEqual([expect.objectContaining({ user: 'mia', access_level: 40 })]);
+    expect(world.groups.find((group) => group.path === 'acme')?.members).toEqual([
+      expect.objectContaining({ user: 'mia', access_level: 40 }),
+    ]);
   });
 });

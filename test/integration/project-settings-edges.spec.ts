@@ -27,8 +27,18 @@ function world(): World {
         apiProject({
           id: 1,
           protected_branches: [
-            { name: 'main', push_access_level: 'developer', merge_access_level: 'developer', unprotect_access_level: 'maintainer' },
-            { name: 'stable', push_access_level: 'maintainer', merge_access_level: 'maintainer', code_owner_approval_required: true },
+            {
+              name: 'main',
+              push_access_level: 'developer',
+              merge_access_level: 'developer',
+              unprotect_access_level: 'maintainer',
+            },
+            {
+              name: 'stable',
+              push_access_level: 'maintainer',
+              merge_access_level: 'maintainer',
+              code_owner_approval_required: true,
+            },
           ],
         }),
         webProject({ id: 2 }),
@@ -47,7 +57,13 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
 
   function app(sections: readonly string[]): Promise<INestApplicationContext> {
     return harness.app({
-      policies: ['  - name: baseline', '    type: project_settings', '    projects: [acme/api]', '    interval: 30m', ...sections],
+      policies: [
+        '  - name: baseline',
+        '    type: project_settings',
+        '    projects: [acme/api]',
+        '    interval: 30m',
+        ...sections,
+      ],
     });
   }
 
@@ -58,10 +74,14 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
   const outcomes = (pass: PassResult) => pass.records.map((record) => [record.decision.action, record.outcome]);
   /** Every request the sandbox recorded that was not a read: what the daemon changed, or tried to. */
   const writes = () =>
-    harness.sandbox.state.requestLog.filter((entry) => entry.method !== 'GET').map((entry) => ({ method: entry.method, path: entry.path, body: entry.body, status: entry.status }));
+    harness.sandbox.state.requestLog
+      .filter((entry) => entry.method !== 'GET')
+      .map((entry) => ({ method: entry.method, path: entry.path, body: entry.body, status: entry.status }));
 
   function branchRecord(name: string): ProtectedBranchRecord | undefined {
-    return [...harness.sandbox.state.protectedBranches.values()].find((branch) => branch.project_id === 1 && branch.name === name);
+    return [...harness.sandbox.state.protectedBranches.values()].find(
+      (branch) => branch.project_id === 1 && branch.name === name,
+    );
   }
 
   /** A protection as the sandbox holds it: its record id (a protect makes a new one), role levels and options. */
@@ -86,8 +106,18 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
 
   it('changes code_owner_approval_required in place with PATCH when the levels already match, without unprotecting, and is quiet after', async () => {
     const before = { main: protection('main'), stable: protection('stable') };
-    expect(before.main).toMatchObject({ push: [30], merge: [30], unprotect: [40], code_owner_approval_required: false });
-    expect(before.stable).toMatchObject({ push: [40], merge: [40], unprotect: [40], code_owner_approval_required: true });
+    expect(before.main).toMatchObject({
+      push: [30],
+      merge: [30],
+      unprotect: [40],
+      code_owner_approval_required: false,
+    });
+    expect(before.stable).toMatchObject({
+      push: [40],
+      merge: [40],
+      unprotect: [40],
+      code_owner_approval_required: true,
+    });
 
     const engineApp = await app([
       '    protected_branches:',
@@ -109,8 +139,18 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
     ]);
     // One PATCH per branch, nothing else: no DELETE (unprotect) and no POST (protect).
     expect(writes()).toEqual([
-      { method: 'PATCH', path: '/api/v4/projects/1/protected_branches/main', body: { code_owner_approval_required: true }, status: 200 },
-      { method: 'PATCH', path: '/api/v4/projects/1/protected_branches/stable', body: { code_owner_approval_required: false }, status: 200 },
+      {
+        method: 'PATCH',
+        path: '/api/v4/projects/1/protected_branches/main',
+        body: { code_owner_approval_required: true },
+        status: 200,
+      },
+      {
+        method: 'PATCH',
+        path: '/api/v4/projects/1/protected_branches/stable',
+        body: { code_owner_approval_required: false },
+        status: 200,
+      },
     ]);
     // The same records (same ids), the levels untouched, only the option flipped.
     expect(protection('main')).toEqual({ ...before.main, code_owner_approval_required: true });
@@ -126,9 +166,24 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
     if (!main) throw new Error('no protection of main in the world');
     delete (main as Partial<ProtectedBranchRecord>).code_owner_approval_required;
     // ... and the approvals and integrations APIs answer 404 or 403, every time.
-    await fault({ method: 'GET', path: '^/api/v4/projects/[^/]+/approvals$', status: 404, body: { message: '404 Not found' } });
-    await fault({ method: 'GET', path: '^/api/v4/projects/[^/]+/approval_rules$', status: 403, body: { message: '403 Forbidden' } });
-    await fault({ method: 'GET', path: '^/api/v4/projects/[^/]+/services$', status: 404, body: { message: '404 Not found' } });
+    await fault({
+      method: 'GET',
+      path: '^/api/v4/projects/[^/]+/approvals$',
+      status: 404,
+      body: { message: '404 Not found' },
+    });
+    await fault({
+      method: 'GET',
+      path: '^/api/v4/projects/[^/]+/approval_rules$',
+      status: 403,
+      body: { message: '403 Forbidden' },
+    });
+    await fault({
+      method: 'GET',
+      path: '^/api/v4/projects/[^/]+/services$',
+      status: 404,
+      body: { message: '404 Not found' },
+    });
     const answered = await apiClient(harness.sandbox.url, ADMIN_TOKEN)('/projects/1/protected_branches/main');
     expect(answered.status).toBe(200);
     expect(answered.json).not.toHaveProperty('code_owner_approval_required');
@@ -147,9 +202,18 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
     ]);
     const expectedSkips = [
       ['skip', 'skip: acme/api: protected branch main: code_owner_approval_required not available on this forge'],
-      ['skip', 'skip: acme/api: approval settings: not available on this forge, or not to this token (the forge answered 404 or 403)'],
-      ['skip', 'skip: acme/api: approval rules: not available on this forge, or not to this token (the forge answered 404 or 403)'],
-      ['skip', 'skip: acme/api: integrations: not available on this forge, or not to this token (the forge answered 404 or 403)'],
+      [
+        'skip',
+        'skip: acme/api: approval settings: not available on this forge, or not to this token (the forge answered 404 or 403)',
+      ],
+      [
+        'skip',
+        'skip: acme/api: approval rules: not available on this forge, or not to this token (the forge answered 404 or 403)',
+      ],
+      [
+        'skip',
+        'skip: acme/api: integrations: not available on this forge, or not to this token (the forge answered 404 or 403)',
+      ],
     ];
 
     // harness.pass fails the test when the pass reports an error.
@@ -163,7 +227,9 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
     expect(outcomes(acted)).toEqual(expectedSkips.map(() => ['skip', 'skipped']));
 
     // The faults did answer (so the skips come from the forge's answers), and nothing was written.
-    const faulted = harness.sandbox.state.requestLog.filter((entry) => entry.fault !== null).map((entry) => [entry.path, entry.status]);
+    const faulted = harness.sandbox.state.requestLog
+      .filter((entry) => entry.fault !== null)
+      .map((entry) => [entry.path, entry.status]);
     expect(faulted).toEqual(
       expect.arrayContaining([
         ['/api/v4/projects/1/approvals', 404],
@@ -172,7 +238,13 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
       ]),
     );
     expect(writes()).toEqual([]);
-    expect(protection('main')).toMatchObject({ id: main.id, push: [30], merge: [30], unprotect: [40], allow_force_push: false });
+    expect(protection('main')).toMatchObject({
+      id: main.id,
+      push: [30],
+      merge: [30],
+      unprotect: [40],
+      allow_force_push: false,
+    });
     expect(protection('main')?.code_owner_approval_required).toBeUndefined();
     expect(harness.sandbox.state.approvals.project(1).rules).toEqual([]);
     expect(integrationsOf(harness.sandbox.state).of(1)).toEqual([]);
@@ -187,11 +259,16 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
       `        password: "${TRACKER_PASSWORD}"`,
     ];
     const service = () => integrationsOf(harness.sandbox.state).get(1, 'issue-tracker-b');
-    const puts = () => writes().filter((entry) => entry.method === 'PUT' && entry.path === '/api/v4/projects/1/services/issue-tracker-b');
+    const puts = () =>
+      writes().filter(
+        (entry) => entry.method === 'PUT' && entry.path === '/api/v4/projects/1/services/issue-tracker-b',
+      );
 
     it('sets it active with its required parameters, is quiet after, and sets it active again once someone deactivates it', async () => {
       const engineApp = await app(TRACKER);
-      expect(summary(await plan(engineApp))).toEqual([['set_integration', 'acme/api: integration issue-tracker-b: not set → set']]);
+      expect(summary(await plan(engineApp))).toEqual([
+        ['set_integration', 'acme/api: integration issue-tracker-b: not set → set'],
+      ]);
       expect(writes()).toEqual([]);
       expect(service()).toBeUndefined();
 
@@ -201,13 +278,22 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
         {
           method: 'PUT',
           path: '/api/v4/projects/1/services/issue-tracker-b',
-          body: { active: true, url: 'https://tracker.example.test/acme', username: 'forgewarden-bot', password: '[redacted]' },
+          body: {
+            active: true,
+            url: 'https://tracker.example.test/acme',
+            username: 'forgewarden-bot',
+            password: '[redacted]',
+          },
           status: 200,
         },
       ]);
       expect(service()).toMatchObject({
         active: true,
-        properties: { url: 'https://tracker.example.test/acme', username: 'forgewarden-bot', password: TRACKER_PASSWORD },
+        properties: {
+          url: 'https://tracker.example.test/acme',
+          username: 'forgewarden-bot',
+          password: TRACKER_PASSWORD,
+        },
       });
       // As a user of the forge sees it: listed among the active services.
       const listed = await apiClient(harness.sandbox.url, ADMIN_TOKEN)('/projects/1/services');
@@ -222,10 +308,19 @@ describe('project_settings edge cases against the sandbox with a real Redis', ()
       const record = service();
       if (!record) throw new Error('issue-tracker-b is not set');
       record.active = false;
-      expect(summary(await plan(engineApp))).toEqual([['set_integration', 'acme/api: integration issue-tracker-b: inactive → active']]);
+      expect(summary(await plan(engineApp))).toEqual([
+        ['set_integration', 'acme/api: integration issue-tracker-b: inactive → active'],
+      ]);
       expect(outcomes(await act(engineApp))).toEqual([['set_integration', 'done']]);
       expect(puts()).toHaveLength(2);
-      expect(service()).toMatchObject({ active: true, properties: { url: 'https://tracker.example.test/acme', username: 'forgewarden-bot', password: TRACKER_PASSWORD } });
+      expect(service()).toMatchObject({
+        active: true,
+        properties: {
+          url: 'https://tracker.example.test/acme',
+          username: 'forgewarden-bot',
+          password: TRACKER_PASSWORD,
+        },
+      });
       expect((await plan(engineApp)).decisions).toEqual([]);
     });
   });

@@ -26,7 +26,12 @@ function world(): World {
         apiProject({
           id: 1,
           protected_branches: [
-            { name: 'main', push_access_level: 'developer', merge_access_level: 'developer', unprotect_access_level: 'maintainer' },
+            {
+              name: 'main',
+              push_access_level: 'developer',
+              merge_access_level: 'developer',
+              unprotect_access_level: 'maintainer',
+            },
             { name: 'legacy', push_access_level: 'maintainer', merge_access_level: 'maintainer' },
           ],
         }),
@@ -53,7 +58,14 @@ describe('project_settings against the sandbox with a real Redis', () => {
 
   function app(sections: readonly string[], extra: readonly string[] = []): Promise<INestApplicationContext> {
     return harness.app({
-      policies: ['  - name: baseline', '    type: project_settings', '    projects: [acme/api]', '    interval: 30m', ...sections, ...extra],
+      policies: [
+        '  - name: baseline',
+        '    type: project_settings',
+        '    projects: [acme/api]',
+        '    interval: 30m',
+        ...sections,
+        ...extra,
+      ],
     });
   }
 
@@ -65,7 +77,9 @@ describe('project_settings against the sandbox with a real Redis', () => {
 
   /** A protection as the sandbox holds it: its role levels, by list. */
   function protection(name: string) {
-    const record = [...harness.sandbox.state.protectedBranches.values()].find((branch) => branch.project_id === 1 && branch.name === name);
+    const record = [...harness.sandbox.state.protectedBranches.values()].find(
+      (branch) => branch.project_id === 1 && branch.name === name,
+    );
     if (!record) return undefined;
     const roles = (entries: readonly { access_level: number | null }[]) => entries.map((entry) => entry.access_level);
     return {
@@ -106,7 +120,10 @@ describe('project_settings against the sandbox with a real Redis', () => {
 
     it('with prune, removes the protections not declared', async () => {
       const engineApp = await app(BRANCHES, ['    prune: true']);
-      expect(summary(await plan(engineApp))).toContainEqual(['unprotect_branch', 'acme/api: protected branch legacy: protected, not declared → unprotect']);
+      expect(summary(await plan(engineApp))).toContainEqual([
+        'unprotect_branch',
+        'acme/api: protected branch legacy: protected, not declared → unprotect',
+      ]);
       await act(engineApp);
       expect(protection('legacy')).toBeUndefined();
       expect(protection('main')).toMatchObject({ push: [40], merge: [30] });
@@ -114,9 +131,14 @@ describe('project_settings against the sandbox with a real Redis', () => {
     });
 
     it('a protect that fails between the two calls of a reprotect leaves the branch protected after the next pass, as it was but for the declared levels', async () => {
-      const engineApp = await app(['    protected_branches:', '      - { name: main, push_access_level: maintainer, merge_access_level: developer }']);
+      const engineApp = await app([
+        '    protected_branches:',
+        '      - { name: main, push_access_level: maintainer, merge_access_level: developer }',
+      ]);
       // Only admins may unprotect main: the policy does not declare that, so it must survive the reprotect.
-      const main = [...harness.sandbox.state.protectedBranches.values()].find((branch) => branch.project_id === 1 && branch.name === 'main');
+      const main = [...harness.sandbox.state.protectedBranches.values()].find(
+        (branch) => branch.project_id === 1 && branch.name === 'main',
+      );
       if (!main) throw new Error('no protection of main in the world');
       main.unprotect_access_levels = [{ access_level: 60, user_id: null, group_id: null }];
       // The unprotect goes through; the protect fails with a 500, which the client repeats only for reads, and so does
@@ -125,12 +147,20 @@ describe('project_settings against the sandbox with a real Redis', () => {
       const failed = await act(engineApp);
       expect(outcomes(failed)).toEqual([['reprotect_branch', 'failed']]);
       expect(protection('main')).toBeUndefined();
-      const posts = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/protected_branches')).length;
+      const posts = () =>
+        harness.sandbox.state.requestLog.filter(
+          (entry) => entry.method === 'POST' && entry.path.endsWith('/protected_branches'),
+        ).length;
       expect(posts()).toBe(2);
 
       // The next pass sees main unprotected and protects it first: the declared levels, and the rest as it was.
       const next = await act(engineApp);
-      expect(summary(next)).toEqual([['protect_branch', 'acme/api: protected branch main: not protected (a reprotect was interrupted) → protect as before, with the declared levels']]);
+      expect(summary(next)).toEqual([
+        [
+          'protect_branch',
+          'acme/api: protected branch main: not protected (a reprotect was interrupted) → protect as before, with the declared levels',
+        ],
+      ]);
       expect(outcomes(next)).toEqual([['protect_branch', 'done']]);
       expect(protection('main')).toEqual({ push: [40], merge: [30], unprotect: [60], allow_force_push: false });
       expect((await plan(engineApp)).decisions).toEqual([]);
@@ -140,7 +170,10 @@ describe('project_settings against the sandbox with a real Redis', () => {
     });
 
     it('a protect the forge refuses puts the protection back as it was at once: the branch is never left open', async () => {
-      const engineApp = await app(['    protected_branches:', '      - { name: main, push_access_level: maintainer, merge_access_level: developer }']);
+      const engineApp = await app([
+        '    protected_branches:',
+        '      - { name: main, push_access_level: maintainer, merge_access_level: developer }',
+      ]);
       const before = protection('main');
       await fault({ method: 'POST', path: '^/api/v4/projects/1/protected_branches$', status: 500, times: 1 });
       const failed = await act(engineApp);
@@ -153,12 +186,21 @@ describe('project_settings against the sandbox with a real Redis', () => {
     });
 
     it('a protect whose answer was lost is retried at once, and the 409 of the retry counts as protected', async () => {
-      const engineApp = await app(['    protected_branches:', '      - { name: main, push_access_level: maintainer, merge_access_level: developer }']);
-      await fault({ method: 'POST', path: '^/api/v4/projects/1/protected_branches$', sequence: [{ status: 502, after: true }] });
+      const engineApp = await app([
+        '    protected_branches:',
+        '      - { name: main, push_access_level: maintainer, merge_access_level: developer }',
+      ]);
+      await fault({
+        method: 'POST',
+        path: '^/api/v4/projects/1/protected_branches$',
+        sequence: [{ status: 502, after: true }],
+      });
       const pass = await act(engineApp);
       expect(outcomes(pass)).toEqual([['reprotect_branch', 'done']]);
       expect(protection('main')).toEqual({ push: [40], merge: [30], unprotect: [40], allow_force_push: false });
-      const protects = harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/protected_branches'));
+      const protects = harness.sandbox.state.requestLog.filter(
+        (entry) => entry.method === 'POST' && entry.path.endsWith('/protected_branches'),
+      );
       expect(protects.map((entry) => entry.status)).toEqual([502, 409]);
       expect((await plan(engineApp)).decisions).toEqual([]);
     });
@@ -166,7 +208,13 @@ describe('project_settings against the sandbox with a real Redis', () => {
 
   it('over a glob: says which projects it covered, and a project deleted since discovery drops out of the pass', async () => {
     const engineApp = await harness.app({
-      policies: ['  - name: baseline', '    type: project_settings', '    projects: ["acme/*"]', '    interval: 30m', ...BRANCHES],
+      policies: [
+        '  - name: baseline',
+        '    type: project_settings',
+        '    projects: ["acme/*"]',
+        '    interval: 30m',
+        ...BRANCHES,
+      ],
     });
     const first = await plan(engineApp);
     expect(first.covered).toEqual(['acme/api', 'acme/web']);
@@ -194,24 +242,37 @@ describe('project_settings against the sandbox with a real Redis', () => {
     /** The forge as found: default settings, `security` (1 approval, no groups) and an undeclared `legacy` rule. */
     async function seedRules(): Promise<{ security: number; legacy: number }> {
       const api = apiClient(harness.sandbox.url, ADMIN_TOKEN);
-      const security = await api('/projects/1/approval_rules', { method: 'POST', body: { name: 'security', approvals_required: 1 } });
-      const legacy = await api('/projects/1/approval_rules', { method: 'POST', body: { name: 'legacy', approvals_required: 1 } });
+      const security = await api('/projects/1/approval_rules', {
+        method: 'POST',
+        body: { name: 'security', approvals_required: 1 },
+      });
+      const legacy = await api('/projects/1/approval_rules', {
+        method: 'POST',
+        body: { name: 'legacy', approvals_required: 1 },
+      });
       expect([security.status, legacy.status]).toEqual([201, 201]);
       harness.sandbox.state.requestLog.length = 0;
       return { security: (security.json as { id: number }).id, legacy: (legacy.json as { id: number }).id };
     }
 
     const rules = () =>
-      harness.sandbox.state.approvals
-        .project(1)
-        .rules.map((rule) => ({ id: rule.id, name: rule.name, approvals_required: rule.approvals_required, user_ids: rule.user_ids, group_ids: rule.group_ids }));
+      harness.sandbox.state.approvals.project(1).rules.map((rule) => ({
+        id: rule.id,
+        name: rule.name,
+        approvals_required: rule.approvals_required,
+        user_ids: rule.user_ids,
+        group_ids: rule.group_ids,
+      }));
 
     it('shows the drift of settings and rules, repairs it keeping the rule ids, and is quiet on the next plan; prune false keeps other rules', async () => {
       const ids = await seedRules();
       const engineApp = await app(APPROVALS);
       const drift = await plan(engineApp);
       expect(summary(drift)).toEqual([
-        ['edit_approval_settings', 'acme/api: approval settings: reset_approvals_on_push true → false, merge_requests_author_approval false → true'],
+        [
+          'edit_approval_settings',
+          'acme/api: approval settings: reset_approvals_on_push true → false, merge_requests_author_approval false → true',
+        ],
         ['edit_approval_rule', 'acme/api: approval rule security: approvals_required 1 → 2, group_ids [] → [10]'],
         ['create_approval_rule', 'acme/api: approval rule qa: missing → create'],
       ]);
@@ -223,7 +284,10 @@ describe('project_settings against the sandbox with a real Redis', () => {
         ['edit_approval_rule', 'done'],
         ['create_approval_rule', 'done'],
       ]);
-      expect(harness.sandbox.state.approvals.project(1).settings).toMatchObject({ reset_approvals_on_push: false, merge_requests_author_approval: true });
+      expect(harness.sandbox.state.approvals.project(1).settings).toMatchObject({
+        reset_approvals_on_push: false,
+        merge_requests_author_approval: true,
+      });
       expect(rules()).toEqual([
         { id: ids.security, name: 'security', approvals_required: 2, user_ids: [], group_ids: [10] },
         { id: ids.legacy, name: 'legacy', approvals_required: 1, user_ids: [], group_ids: [] },
@@ -236,7 +300,10 @@ describe('project_settings against the sandbox with a real Redis', () => {
     it('with prune, deletes the user-defined rules not declared', async () => {
       const ids = await seedRules();
       const engineApp = await app(APPROVALS, ['    prune: true']);
-      expect(summary(await plan(engineApp))).toContainEqual(['delete_approval_rule', 'acme/api: approval rule legacy (id ' + ids.legacy + '): not declared → delete']);
+      expect(summary(await plan(engineApp))).toContainEqual([
+        'delete_approval_rule',
+        'acme/api: approval rule legacy (id ' + ids.legacy + '): not declared → delete',
+      ]);
       await act(engineApp);
       expect(rules().map((rule) => rule.name)).toEqual(['security', 'qa']);
       expect((await plan(engineApp)).decisions).toEqual([]);
@@ -251,7 +318,10 @@ describe('project_settings against the sandbox with a real Redis', () => {
       '        notify_only_broken_pipelines: true',
     ];
     const service = (slug: string) => integrationsOf(harness.sandbox.state).get(1, slug);
-    const puts = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'PUT' && entry.path.endsWith('/services/chat-notifications-a')).length;
+    const puts = () =>
+      harness.sandbox.state.requestLog.filter(
+        (entry) => entry.method === 'PUT' && entry.path.endsWith('/services/chat-notifications-a'),
+      ).length;
 
     const redisText = (): Promise<string> => keptInRedis(harness.redis, harness.prefix);
 
@@ -274,11 +344,16 @@ describe('project_settings against the sandbox with a real Redis', () => {
         return pass;
       };
 
-      expect(summary(await run('plan'))).toEqual([['set_integration', 'acme/api: integration chat-notifications-a: not set → set']]);
+      expect(summary(await run('plan'))).toEqual([
+        ['set_integration', 'acme/api: integration chat-notifications-a: not set → set'],
+      ]);
       expect(service('chat-notifications-a')).toBeUndefined();
 
       expect(outcomes(await run('act'))).toEqual([['set_integration', 'done']]);
-      expect(service('chat-notifications-a')).toMatchObject({ active: true, properties: { webhook: SECRET, notify_only_broken_pipelines: true } });
+      expect(service('chat-notifications-a')).toMatchObject({
+        active: true,
+        properties: { webhook: SECRET, notify_only_broken_pipelines: true },
+      });
       expect(puts()).toBe(1);
       // The fingerprint is kept (without expiry), and the secret is not part of it in the clear.
       const stateKey = `${harness.prefix}:state:baseline:${fingerprintStateKey(1)}`;
@@ -298,7 +373,9 @@ describe('project_settings against the sandbox with a real Redis', () => {
         ['set_integration', 'acme/api: integration chat-notifications-a: notify_only_broken_pipelines: false → true'],
       ]);
       await run('act');
-      expect(service('chat-notifications-a')).toMatchObject({ properties: { webhook: SECRET, notify_only_broken_pipelines: true } });
+      expect(service('chat-notifications-a')).toMatchObject({
+        properties: { webhook: SECRET, notify_only_broken_pipelines: true },
+      });
 
       // Redis lost the fingerprints: the secret is applied once more, then quiet again.
       await harness.redis.del(stateKey);
@@ -318,7 +395,9 @@ describe('project_settings against the sandbox with a real Redis', () => {
       await harness.close(first);
       const second = await app(chat(OTHER_SECRET));
       const drift = await plan(second);
-      expect(summary(drift)).toEqual([['set_integration', 'acme/api: integration chat-notifications-a: webhook: (secret) changed']]);
+      expect(summary(drift)).toEqual([
+        ['set_integration', 'acme/api: integration chat-notifications-a: webhook: (secret) changed'],
+      ]);
       passes.push(drift, await act(second));
       expect(service('chat-notifications-a')).toMatchObject({ properties: { webhook: OTHER_SECRET } });
       expect((await plan(second)).decisions).toEqual([]);
@@ -328,9 +407,24 @@ describe('project_settings against the sandbox with a real Redis', () => {
     });
 
     it('a refusal that echoes the secret is reported without it, parked, and sent again only after its wait', async () => {
-      await fault({ method: 'PUT', path: '/services/chat-notifications-a$', status: 400, times: 1, body: { message: { webhook: [`${SECRET} is not allowed`] } } });
+      await fault({
+        method: 'PUT',
+        path: '/services/chat-notifications-a$',
+        status: 400,
+        times: 1,
+        body: { message: { webhook: [`${SECRET} is not allowed`] } },
+      });
       const clock = new MovableClock();
-      const engineApp = await harness.app({ policies: ['  - name: baseline', '    type: project_settings', '    projects: [acme/api]', '    interval: 30m', ...chat(SECRET)], clock });
+      const engineApp = await harness.app({
+        policies: [
+          '  - name: baseline',
+          '    type: project_settings',
+          '    projects: [acme/api]',
+          '    interval: 30m',
+          ...chat(SECRET),
+        ],
+        clock,
+      });
       // A 400 is the forge refusing the request: hiding the secret keeps the error's class, so the executor parks it.
       const refused = await act(engineApp);
       expect(outcomes(refused)).toEqual([['set_integration', 'refused']]);
@@ -355,38 +449,68 @@ describe('project_settings against the sandbox with a real Redis', () => {
       await fault({ method: 'GET', path: '/services/chat-notifications-a$', ...echo, times: 8 });
       const engineApp = await app(chat(SECRET));
       const unread = await act(engineApp);
-      expect(unread.unobserved).toEqual([{ target: 'project acme/api', reason: 'GET projects/1/services/chat-notifications-a → 500: upstream said (secret)' }]);
+      expect(unread.unobserved).toEqual([
+        {
+          target: 'project acme/api',
+          reason: 'GET projects/1/services/chat-notifications-a → 500: upstream said (secret)',
+        },
+      ]);
 
       // ... then the reads of the precondition, once observing went through.
       await call(harness.sandbox.url, '/__sandbox/faults', { method: 'DELETE' });
       await fault({ method: 'GET', path: '/services$', sequence: ['pass', ...Array.from({ length: 8 }, () => echo)] });
       const unchecked = await act(engineApp);
       expect(unchecked.records.map((record) => [record.outcome, record.detail])).toEqual([
-        ['failed', 'not sent: its precondition could not be read: GET projects/1/services → 500: upstream said (secret)'],
+        [
+          'failed',
+          'not sent: its precondition could not be read: GET projects/1/services → 500: upstream said (secret)',
+        ],
       ]);
       expect(puts()).toBe(0);
       expectNoSecret([unread, unchecked], await redisText());
     });
 
-    it("repairs a declared parameter and keeps the ones a person set that the policy does not declare", async () => {
+    it('repairs a declared parameter and keeps the ones a person set that the policy does not declare', async () => {
       const api = apiClient(harness.sandbox.url, ADMIN_TOKEN);
       // A person sets the pipeline mail up with their own choices of add_pusher and branches.
-      const body = { recipients: 'ops@acme.test', add_pusher: true, branches_to_be_notified: 'protected', notify_only_broken_pipelines: false };
+      const body = {
+        recipients: 'ops@acme.test',
+        add_pusher: true,
+        branches_to_be_notified: 'protected',
+        notify_only_broken_pipelines: false,
+      };
       expect((await api('/projects/1/services/pipelines-email', { method: 'PUT', body })).status).toBe(200);
-      const engineApp = await app(['    integrations:', '      pipelines-email:', '        recipients: ops@acme.test', '        notify_only_broken_pipelines: true']);
+      const engineApp = await app([
+        '    integrations:',
+        '      pipelines-email:',
+        '        recipients: ops@acme.test',
+        '        notify_only_broken_pipelines: true',
+      ]);
       const pass = await act(engineApp);
-      expect(summary(pass)).toEqual([['set_integration', 'acme/api: integration pipelines-email: notify_only_broken_pipelines: false → true']]);
+      expect(summary(pass)).toEqual([
+        ['set_integration', 'acme/api: integration pipelines-email: notify_only_broken_pipelines: false → true'],
+      ]);
       expect(outcomes(pass)).toEqual([['set_integration', 'done']]);
       // Only what is declared was sent, and the forge keeps what it was not sent.
-      const put = harness.sandbox.state.requestLog.filter((entry) => entry.method === 'PUT' && entry.path.endsWith('/services/pipelines-email')).at(-1);
+      const put = harness.sandbox.state.requestLog
+        .filter((entry) => entry.method === 'PUT' && entry.path.endsWith('/services/pipelines-email'))
+        .at(-1);
       expect(Object.keys((put?.body ?? {}) as object).sort()).toEqual(['notify_only_broken_pipelines', 'recipients']);
-      expect(service('pipelines-email')?.properties).toMatchObject({ recipients: 'ops@acme.test', add_pusher: true, branches_to_be_notified: 'protected', notify_only_broken_pipelines: true });
+      expect(service('pipelines-email')?.properties).toMatchObject({
+        recipients: 'ops@acme.test',
+        add_pusher: true,
+        branches_to_be_notified: 'protected',
+        notify_only_broken_pipelines: true,
+      });
       expect((await plan(engineApp)).decisions).toEqual([]);
     });
 
     it('prune false leaves an undeclared integration alone; prune true removes it', async () => {
       const api = apiClient(harness.sandbox.url, ADMIN_TOKEN);
-      const wiki = await api('/projects/1/services/external-wiki', { method: 'PUT', body: { external_wiki_url: 'https://wiki.example.test/acme' } });
+      const wiki = await api('/projects/1/services/external-wiki', {
+        method: 'PUT',
+        body: { external_wiki_url: 'https://wiki.example.test/acme' },
+      });
       expect(wiki.status).toBe(200);
 
       const keep = await app(chat(SECRET));
@@ -396,7 +520,9 @@ describe('project_settings against the sandbox with a real Redis', () => {
       await harness.close(keep);
 
       const prune = await app(chat(SECRET), ['    prune: true']);
-      expect(summary(await plan(prune))).toEqual([['disable_integration', 'acme/api: integration external-wiki: active, not declared → disable']]);
+      expect(summary(await plan(prune))).toEqual([
+        ['disable_integration', 'acme/api: integration external-wiki: active, not declared → disable'],
+      ]);
       expect(outcomes(await act(prune))).toEqual([['disable_integration', 'done']]);
       expect(service('external-wiki')).toBeUndefined();
       expect(service('chat-notifications-a')).toBeDefined();

@@ -86,7 +86,9 @@ describe('rate-limit budget in Redis', () => {
       expect(budgetBlock(48_000)).toBe(MAX_BUDGET_BLOCK);
       const clock = new FakeClock(Date.UTC(2024, 0, 1, 12, 0, 0));
       const budget = 1_000; // blocks of 2
-      const limiters = [0, 1].map(() => new RateLimiter({ ...base, maxRequestsPerMinute: budget, redis, redisPrefix: prefix }, clock));
+      const limiters = [0, 1].map(
+        () => new RateLimiter({ ...base, maxRequestsPerMinute: budget, redis, redisPrefix: prefix }, clock),
+      );
       // MONITOR streams every command in order: a marker read after the requests tells when the feed has them all.
       const feed = await redis.duplicate().monitor();
       const takes: string[] = [];
@@ -94,7 +96,8 @@ describe('rate-limit budget in Redis', () => {
       let markerSeen: () => void = () => undefined;
       const seen = new Promise<void>((resolve) => (markerSeen = resolve));
       feed.on('monitor', (_time: string, args: string[]) => {
-        if (args[0]?.toLowerCase().startsWith('eval') && args.some((arg) => arg.startsWith(prefix))) takes.push(args[0]);
+        if (args[0]?.toLowerCase().startsWith('eval') && args.some((arg) => arg.startsWith(prefix)))
+          takes.push(args[0]);
         if (args[0]?.toLowerCase() === 'get' && args[1] === marker) markerSeen();
       });
       let sent = 0;
@@ -125,5 +128,4 @@ describe('rate-limit budget in Redis', () => {
       dead.disconnect();
     });
   });
-
 });

@@ -45,7 +45,11 @@ describe('records in Redis belong to the forge they were made against', () => {
     const restarted = { ...sandbox, userCreatedAt: '2024-11-27T12:05:00.000Z' };
     const settled = await owner.settle(restarted);
 
-    expect(settled).toMatchObject({ state: 'dropped', reset: true, previous: { ...sandbox, since: '2026-11-27T12:00:00.000Z' } });
+    expect(settled).toMatchObject({
+      state: 'dropped',
+      reset: true,
+      previous: { ...sandbox, since: '2026-11-27T12:00:00.000Z' },
+    });
     expect(await redis.exists(`${prefix}:ledger:retry:job-1002`, `${prefix}:state:keys:rotation`)).toBe(0);
     // Another deployment's prefix that starts the same is not this one's.
     expect(await redis.get(`${neighbour}:ledger:retry:job-1002`)).toBe('done');
@@ -58,7 +62,8 @@ describe('records in Redis belong to the forge they were made against', () => {
         action: 'start_afresh',
         target: 'forge http://127.0.0.1:9480',
         outcome: 'done',
-        reason: 'the forge at http://127.0.0.1:9480 was reset: its user 1 was made at 2024-11-27T12:05:00.000Z, not at 2024-11-27T12:00:00.000Z as when the records began (2026-11-27T12:00:00.000Z)',
+        reason:
+          'the forge at http://127.0.0.1:9480 was reset: its user 1 was made at 2024-11-27T12:05:00.000Z, not at 2024-11-27T12:00:00.000Z as when the records began (2026-11-27T12:00:00.000Z)',
       }),
     ]);
     // From now on they are the reset forge's.
@@ -71,8 +76,13 @@ describe('records in Redis belong to the forge they were made against', () => {
     const elsewhere = { url: 'https://gitlab.example.com', userId: 7, userCreatedAt: '2020-01-01T00:00:00.000Z' };
     expect(await owner.settle(elsewhere)).toMatchObject({ state: 'dropped', reset: false });
     expect(await redis.exists(`${prefix}:ledger:retry:job-1002`)).toBe(0);
-    expect(await marker.times()).toEqual({ lostAt: new Date('2026-11-27T12:00:00Z'), forgeChangedAt: new Date('2026-11-27T12:00:00Z') });
-    expect((await audit.read(0))[0]?.reason).toBe('Redis held the records of another forge: http://127.0.0.1:9480 (token of user 1, made 2024-11-27T12:00:00.000Z), since 2026-11-27T12:00:00.000Z');
+    expect(await marker.times()).toEqual({
+      lostAt: new Date('2026-11-27T12:00:00Z'),
+      forgeChangedAt: new Date('2026-11-27T12:00:00Z'),
+    });
+    expect((await audit.read(0))[0]?.reason).toBe(
+      'Redis held the records of another forge: http://127.0.0.1:9480 (token of user 1, made 2024-11-27T12:00:00.000Z), since 2026-11-27T12:00:00.000Z',
+    );
   });
 
   it('claims nothing for a command that changes nothing', async () => {
@@ -83,7 +93,9 @@ describe('records in Redis belong to the forge they were made against', () => {
   it('treats another URL, or the token of another user, as another forge', async () => {
     await owner.settle(sandbox);
     expect(await owner.settle({ ...sandbox, url: 'https://gitlab.example.com' })).toMatchObject({ state: 'dropped' });
-    expect(await owner.settle({ ...sandbox, url: 'https://gitlab.example.com', userId: 2 })).toMatchObject({ state: 'dropped' });
+    expect(await owner.settle({ ...sandbox, url: 'https://gitlab.example.com', userId: 2 })).toMatchObject({
+      state: 'dropped',
+    });
   });
 
   it('claims records whose owner entry cannot be read, without dropping them', async () => {

@@ -130,7 +130,8 @@ describe('a Redis Cluster of real redis-servers', () => {
   }, 60_000);
 
   it('runs a script over two keys that share a hash tag', async () => {
-    const script = "redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return redis.call('MGET', KEYS[1], KEYS[2])";
+    const script =
+      "redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return redis.call('MGET', KEYS[1], KEYS[2])";
 
     const result = await client.eval(script, 2, '{t}:first', '{t}:second', 'one', 'two');
 

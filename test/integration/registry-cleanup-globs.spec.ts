@@ -6,14 +6,23 @@ import { acmeGroup, baseWorld, type ProjectInput } from '../support/world-builde
 
 /** A project with one repository `app` (id `id * 10`) holding one tag. */
 function withRepository(path: string, namespace: string, id: number): ProjectInput {
-  return { id, path, namespace, registry: [{ id: id * 10, name: 'app', tags: [{ name: 'build-1', created_at: 'now-30d' }] }] };
+  return {
+    id,
+    path,
+    namespace,
+    registry: [{ id: id * 10, name: 'app', tags: [{ name: 'build-1', created_at: 'now-30d' }] }],
+  };
 }
 
 function world(): World {
   return {
     ...baseWorld({
       groups: [acmeGroup(), { id: 11, path: 'platform', parent: 'acme' }],
-      projects: [withRepository('api', 'acme', 1), withRepository('web', 'acme/platform', 2), withRepository('legacy', 'acme/platform', 3)],
+      projects: [
+        withRepository('api', 'acme', 1),
+        withRepository('web', 'acme/platform', 2),
+        withRepository('legacy', 'acme/platform', 3),
+      ],
     }),
     now: undefined,
   };
@@ -35,9 +44,17 @@ describe('registry_cleanup over project globs, against the sandbox with a real R
     });
     const pass = await engineApp.get(EngineService).runPass('cleanup', 'plan');
     expect(pass.error).toBeUndefined();
-    expect(pass.decisions.map((decision) => decision.target).sort()).toEqual(['acme/api/app (repository 10)', 'acme/platform/web/app (repository 20)']);
+    expect(pass.decisions.map((decision) => decision.target).sort()).toEqual([
+      'acme/api/app (repository 10)',
+      'acme/platform/web/app (repository 20)',
+    ]);
     expect(pass.covered).toEqual(['acme/api', 'acme/platform/web']);
-    const registryReads = harness.sandbox.state.requestLog.filter((entry) => /\/registry\/repositories$/.test(entry.path)).map((entry) => entry.path);
-    expect(registryReads.sort()).toEqual(['/api/v4/projects/acme%2Fapi/registry/repositories', '/api/v4/projects/acme%2Fplatform%2Fweb/registry/repositories']);
+    const registryReads = harness.sandbox.state.requestLog
+      .filter((entry) => /\/registry\/repositories$/.test(entry.path))
+      .map((entry) => entry.path);
+    expect(registryReads.sort()).toEqual([
+      '/api/v4/projects/acme%2Fapi/registry/repositories',
+      '/api/v4/projects/acme%2Fplatform%2Fweb/registry/repositories',
+    ]);
   });
 });

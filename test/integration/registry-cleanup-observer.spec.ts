@@ -1,6 +1,10 @@
 import type { RegistryCleanupSnapshot } from '../../src/policies/registry-cleanup/registry-cleanup.decide';
 import { ledgerKey } from '../../src/policies/registry-cleanup/registry-cleanup.ledger';
-import { commitRegistryCleanup, detailCacheKey, observeRegistryCleanup } from '../../src/policies/registry-cleanup/registry-cleanup.observer';
+import {
+  commitRegistryCleanup,
+  detailCacheKey,
+  observeRegistryCleanup,
+} from '../../src/policies/registry-cleanup/registry-cleanup.observer';
 import type { RegistryCleanupConfig } from '../../src/policies/registry-cleanup/registry-cleanup.schema';
 import { aCleanupConfig } from '../support/builders/registry';
 import { usePolicySandbox } from '../support/policy-sandbox';
@@ -18,7 +22,13 @@ const APP_TAGS: TagInput[] = [
 function world() {
   return baseWorld({
     projects: [
-      aProject('api', { id: 1, registry: [{ id: 12, name: 'app', tags: APP_TAGS }, { id: 13, name: 'tools', tags: [] }] }),
+      aProject('api', {
+        id: 1,
+        registry: [
+          { id: 12, name: 'app', tags: APP_TAGS },
+          { id: 13, name: 'tools', tags: [] },
+        ],
+      }),
       aProject('web', { id: 2, registry: [{ id: 30, tags: manyTags(1200, { prefix: 'web-' }) }] }),
     ],
   });
@@ -34,10 +44,14 @@ describe('registry_cleanup observer, against the sandbox forge', () => {
 
   const context = () => forge.context({ progress: (message) => progress.push(message) });
 
-  const observe = (config: RegistryCleanupConfig): Promise<RegistryCleanupSnapshot> => observeRegistryCleanup(config, context());
+  const observe = (config: RegistryCleanupConfig): Promise<RegistryCleanupSnapshot> =>
+    observeRegistryCleanup(config, context());
   const detailReads = (): string[] =>
-    forge.sandbox.state.requestLog.filter((r) => r.method === 'GET' && /\/tags\/[^/]+$/.test(r.path)).map((r) => decodeURIComponent(r.path.split('/').pop() ?? ''));
-  const summary = (snapshot: RegistryCleanupSnapshot) => snapshot.repositories.map((r) => `${r.id} ${r.path} (${r.tags.length})`);
+    forge.sandbox.state.requestLog
+      .filter((r) => r.method === 'GET' && /\/tags\/[^/]+$/.test(r.path))
+      .map((r) => decodeURIComponent(r.path.split('/').pop() ?? ''));
+  const summary = (snapshot: RegistryCleanupSnapshot) =>
+    snapshot.repositories.map((r) => `${r.id} ${r.path} (${r.tags.length})`);
 
   it('lists the repositories of projects and groups once each, in path order, filtered by path', async () => {
     expect(summary(await observe(aCleanupConfig({ projects: ['acme/api', 2], groups: ['acme'] })))).toEqual([
@@ -45,21 +59,39 @@ describe('registry_cleanup observer, against the sandbox forge', () => {
       '13 acme/api/tools (0)',
       '30 acme/web (1200)',
     ]);
-    expect(summary(await observe(aCleanupConfig({ projects: undefined, groups: ['acme'], repositories: ['/app$', '^acme/web$'] })))).toEqual([
-      '12 acme/api/app (5)',
-      '30 acme/web (1200)',
-    ]);
+    expect(
+      summary(
+        await observe(aCleanupConfig({ projects: undefined, groups: ['acme'], repositories: ['/app$', '^acme/web$'] })),
+      ),
+    ).toEqual(['12 acme/api/app (5)', '30 acme/web (1200)']);
   });
 
   it('reads no tag detail when the rules need no creation time', async () => {
     const snapshot = await observe(aCleanupConfig({ projects: ['acme/api'], name_regex_keep: 'main' }));
     expect(detailReads()).toEqual([]);
-    expect(snapshot.repositories[0].tags.map((t) => t.name).sort()).toEqual(['build-1', 'build-2', 'build-3', 'latest', 'main']);
+    expect(snapshot.repositories[0].tags.map((t) => t.name).sort()).toEqual([
+      'build-1',
+      'build-2',
+      'build-3',
+      'latest',
+      'main',
+    ]);
   });
 
   it('reads creation times only for tags that pass the name rules, and the ledger', async () => {
-    forge.state.values.set(ledgerKey(12), JSON.stringify({ last_call_at: '2025-06-02T11:00:00.000Z', follow_ups: 2, cleanup_started_at: '2025-06-02T03:00:00.000Z', tags_before: 9, planned: 4 }));
-    const snapshot = await observe(aCleanupConfig({ projects: ['acme/api'], name_regex_delete: 'build-.*', keep_n: 1 }));
+    forge.state.values.set(
+      ledgerKey(12),
+      JSON.stringify({
+        last_call_at: '2025-06-02T11:00:00.000Z',
+        follow_ups: 2,
+        cleanup_started_at: '2025-06-02T03:00:00.000Z',
+        tags_before: 9,
+        planned: 4,
+      }),
+    );
+    const snapshot = await observe(
+      aCleanupConfig({ projects: ['acme/api'], name_regex_delete: 'build-.*', keep_n: 1 }),
+    );
     expect(detailReads().sort()).toEqual(['build-1', 'build-2', 'build-3']);
     const app = snapshot.repositories[0];
     expect(Object.fromEntries(app.tags.map((t) => [t.name, t.created_at]))).toEqual({
@@ -69,7 +101,13 @@ describe('registry_cleanup observer, against the sandbox forge', () => {
       latest: null,
       main: null,
     });
-    expect(app.ledger).toEqual({ last_call_at: '2025-06-02T11:00:00.000Z', follow_ups: 2, cleanup_started_at: '2025-06-02T03:00:00.000Z', tags_before: 9, planned: 4 });
+    expect(app.ledger).toEqual({
+      last_call_at: '2025-06-02T11:00:00.000Z',
+      follow_ups: 2,
+      cleanup_started_at: '2025-06-02T03:00:00.000Z',
+      tags_before: 9,
+      planned: 4,
+    });
   });
 
   it('reads every candidate’s creation time in per_tag mode (its deletions are keyed by it)', async () => {
@@ -106,13 +144,24 @@ describe('registry_cleanup observer, against the sandbox forge', () => {
 
   it('leaves out a tag deleted between the listing and the read of its detail', async () => {
     await forge.client.registry.removeTag(1, 12, 'build-2');
-    forge.sandbox.state.faults.add({ method: 'GET', path: '/tags/build-1$', status: 404, body: { message: '404 Tag Not Found' } });
+    forge.sandbox.state.faults.add({
+      method: 'GET',
+      path: '/tags/build-1$',
+      status: 404,
+      body: { message: '404 Tag Not Found' },
+    });
     const snapshot = await observe(aCleanupConfig({ projects: ['acme/api'], older_than: '1d' }));
     expect(snapshot.repositories[0].tags.map((t) => t.name).sort()).toEqual(['build-3', 'latest', 'main']);
   });
 
   it('commit closes the cleanup of a repository with nothing left to delete, keeping the time of the last call', async () => {
-    const open = { last_call_at: '2025-06-02T11:30:00.000Z', follow_ups: 3, cleanup_started_at: '2025-06-02T03:00:00.000Z', tags_before: 9, planned: 4 };
+    const open = {
+      last_call_at: '2025-06-02T11:30:00.000Z',
+      follow_ups: 3,
+      cleanup_started_at: '2025-06-02T03:00:00.000Z',
+      tags_before: 9,
+      planned: 4,
+    };
     forge.state.values.set(ledgerKey(12), JSON.stringify(open));
     forge.state.values.set(ledgerKey(30), JSON.stringify(open));
     const config = aCleanupConfig({ projects: ['acme/api', 2], name_regex_delete: 'build-.*' });
@@ -120,6 +169,10 @@ describe('registry_cleanup observer, against the sandbox forge', () => {
     await commitRegistryCleanup(config, snapshot, context());
     // acme/api/app still has builds to delete; acme/web has none (its tags are web-…).
     expect(JSON.parse(forge.state.values.get(ledgerKey(12)) ?? '')).toEqual(open);
-    expect(JSON.parse(forge.state.values.get(ledgerKey(30)) ?? '')).toEqual({ ...open, follow_ups: 0, cleanup_started_at: null });
+    expect(JSON.parse(forge.state.values.get(ledgerKey(30)) ?? '')).toEqual({
+      ...open,
+      follow_ups: 0,
+      cleanup_started_at: null,
+    });
   });
 });

@@ -123,7 +123,8 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
   }
 
   const repositoryIds = [101, 102, 201, 202, 301, 302];
-  const tagNames = (): Map<number, string[]> => new Map(repositoryIds.map((id) => [id, sandbox.state.tags(id).map((tag) => tag.name)]));
+  const tagNames = (): Map<number, string[]> =>
+    new Map(repositoryIds.map((id) => [id, sandbox.state.tags(id).map((tag) => tag.name)]));
 
   /** What plan says goes, per repository id: the `delete …` detail lines in bulk mode, the `delete_tag` decisions in per_tag mode. */
   function plannedDeletions(result: PassResult): Map<number, string[]> {
@@ -132,7 +133,13 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     for (const decision of result.decisions) {
       const id = Number(decision.params.repository_id);
       if (decision.action === 'delete_tag') add(id, [z.string().parse(decision.params.tag)]);
-      else add(id, (decision.details ?? []).filter((line) => line.startsWith('delete ')).map((line) => line.slice('delete '.length)));
+      else
+        add(
+          id,
+          (decision.details ?? [])
+            .filter((line) => line.startsWith('delete '))
+            .map((line) => line.slice('delete '.length)),
+        );
     }
     return planned;
   }
@@ -170,16 +177,21 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
    * Passes an hour and a minute apart until a pass finds nothing left to delete; `instances` gives the apps of each pass (all run
    * it at once). Returns the passes' results.
    */
-  async function runToTheEnd(instances: (round: number) => Promise<INestApplicationContext[]>): Promise<PassResult[][]> {
+  async function runToTheEnd(
+    instances: (round: number) => Promise<INestApplicationContext[]>,
+  ): Promise<PassResult[][]> {
     const rounds: PassResult[][] = [];
     for (let round = 0; round < 12; round++) {
       if (round > 0) await advance('61m', 61 * 60_000);
       const engineApps = await instances(round);
-      const results = await Promise.all(engineApps.map((engineApp) => engineApp.get(EngineService).runPass('nightly', 'act', 'inline')));
+      const results = await Promise.all(
+        engineApps.map((engineApp) => engineApp.get(EngineService).runPass('nightly', 'act', 'inline')),
+      );
       await sandbox.state.whenIdle();
       for (const result of results) expect(result.error).toBeUndefined();
       rounds.push(results);
-      const done = (result: PassResult) => result.decisions.every((d) => d.reason.startsWith('skip: nothing to delete'));
+      const done = (result: PassResult) =>
+        result.decisions.every((d) => d.reason.startsWith('skip: nothing to delete'));
       if (results.every(done)) return rounds;
     }
     throw new Error('the cleanup did not finish in 12 passes');
@@ -200,7 +212,9 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     const before = tagNames();
     for (const decision of result.decisions) {
       const id = Number(/\(repository (\d+)\)$/.exec(decision.target)?.[1]);
-      const named = (decision.details ?? []).map((line) => /^(?:delete (\S+)|keep (\S+): .+)$/.exec(line)).map((m) => m?.[1] ?? m?.[2]);
+      const named = (decision.details ?? [])
+        .map((line) => /^(?:delete (\S+)|keep (\S+): .+)$/.exec(line))
+        .map((m) => m?.[1] ?? m?.[2]);
       expect(named.sort()).toEqual([...(before.get(id) ?? [])].sort());
     }
     const app101 = result.decisions[0].details ?? [];
@@ -231,7 +245,14 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
   });
 
   /** Calls per repository after a cleanup of this world: 552 tags at 150 a call need 4 calls, 130 need 1. */
-  const EXPECTED_CALLS = new Map([[101, 4], [102, 1], [201, 4], [202, 2], [301, 2], [302, 1]]);
+  const EXPECTED_CALLS = new Map([
+    [101, 4],
+    [102, 1],
+    [201, 4],
+    [202, 2],
+    [301, 2],
+    [302, 1],
+  ]);
   const callCounts = () => new Map([...bulkCalls()].map(([id, calls]) => [id, calls.length]));
 
   it('deletes exactly the previewed tags over the run and its follow-ups, never calling a repository twice within an hour', async () => {
@@ -258,10 +279,14 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     const reasons = new Map(second.decisions.map((d) => [d.target, d.reason]));
     expect(reasons.get('acme/api/app (repository 101)')).toBe('delete 402 of 450 tags (follow-up 1 of 24)');
     expect(reasons.get('acme/api/tools (repository 102)')).toBe('skip: nothing to delete (20 tags kept)');
-    expect(second.decisions[0].details?.[0]).toMatch(/^cleanup since \S+: 600 tags before, 552 planned, 150 deleted, 402 remaining$/);
+    expect(second.decisions[0].details?.[0]).toMatch(
+      /^cleanup since \S+: 600 tags before, 552 planned, 150 deleted, 402 remaining$/,
+    );
 
     const [last] = rounds[4];
-    expect(last.decisions.every((d) => d.action === 'skip' && d.reason.startsWith('skip: nothing to delete'))).toBe(true);
+    expect(last.decisions.every((d) => d.action === 'skip' && d.reason.startsWith('skip: nothing to delete'))).toBe(
+      true,
+    );
     expect(last.nextPassAt).toBeUndefined();
     expect(last.records.some((r) => r.outcome === 'failed')).toBe(false);
     // The finished cleanups are closed, their last call still recorded for the hourly limit.
@@ -279,7 +304,8 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
       { method: 'DELETE', path: '/repositories/201/tags$', reset: true, after: true, times: 1 },
       { method: 'DELETE', path: '/repositories/301/tags$', status: 503, times: 1 },
     ];
-    for (const rule of faults) expect((await call(sandbox.url, '/__sandbox/faults', { method: 'POST', body: rule })).status).toBe(201);
+    for (const rule of faults)
+      expect((await call(sandbox.url, '/__sandbox/faults', { method: 'POST', body: rule })).status).toBe(201);
 
     const rounds = await runToTheEnd(async () => [engineApp]);
     const first = new Map(rounds[0][0].records.map((r) => [Number(r.decision.params.repository_id), r.outcome]));
@@ -287,7 +313,8 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     expectExactlyPreviewedGone(before, planned);
     // One request per call: the transport sent none of them twice, and no pass called within the hour of the last.
     for (const [id, calls] of bulkCalls()) {
-      for (let i = 1; i < calls.length; i++) expect({ id, gap: calls[i].time - calls[i - 1].time >= HOUR_MS }).toEqual({ id, gap: true });
+      for (let i = 1; i < calls.length; i++)
+        expect({ id, gap: calls[i].time - calls[i - 1].time >= HOUR_MS }).toEqual({ id, gap: true });
     }
     expect(bulkCalls().get(101)?.[0]?.status).toBe(502);
   });
@@ -336,8 +363,14 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     // In the first round both instances decided the six calls; the executor's claim let one through per repository
     // (an instance that read the ledger after the other's call skips instead).
     for (const id of repositoryIds) {
-      const outcomes = rounds[0].flatMap((result) => result.records.filter((r) => r.decision.params.repository_id === id).map((r) => r.outcome)).sort();
-      expect([['done', 'duplicate'], ['done', 'in_progress'], ['done', 'skipped']]).toContainEqual(outcomes);
+      const outcomes = rounds[0]
+        .flatMap((result) => result.records.filter((r) => r.decision.params.repository_id === id).map((r) => r.outcome))
+        .sort();
+      expect([
+        ['done', 'duplicate'],
+        ['done', 'in_progress'],
+        ['done', 'skipped'],
+      ]).toContainEqual(outcomes);
     }
   });
 
@@ -356,7 +389,18 @@ describe('registry_cleanup against the sandbox (hourly limit, per-call cap) with
     const engineApp = await app({ policy });
     const before = tagNames();
     const planned = plannedDeletions(await pass(engineApp, 'plan'));
-    expect(planned.get(102)).toEqual(['tool-000', 'tool-001', 'tool-002', 'tool-003', 'tool-004', 'tool-005', 'tool-006', 'tool-007', 'tool-008', 'tool-009']);
+    expect(planned.get(102)).toEqual([
+      'tool-000',
+      'tool-001',
+      'tool-002',
+      'tool-003',
+      'tool-004',
+      'tool-005',
+      'tool-006',
+      'tool-007',
+      'tool-008',
+      'tool-009',
+    ]);
 
     // Someone deletes tool-005 just before the policy does: the forge answers 404.
     const client = engineApp.get(GitlabClient);

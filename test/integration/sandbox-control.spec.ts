@@ -46,10 +46,18 @@ describe('sandbox forge: control API, faults and request log', () => {
     await call(sandbox.url, `/api/v4/job?job_token=${JOB_TOKEN}`);
     await call(sandbox.url, `/api/v4/user?access_token=${USER_TOKEN}`);
     // Secrets written in bodies: an integration's password, a webhook's token, custom header and URL variable values.
-    await alice()('/projects/1/services/issue-tracker-b', { method: 'PUT', body: { url: 'https://jira.test', username: 'jira', password: BODY_SECRET } });
+    await alice()('/projects/1/services/issue-tracker-b', {
+      method: 'PUT',
+      body: { url: 'https://jira.test', username: 'jira', password: BODY_SECRET },
+    });
     await alice()('/projects/1/hooks', {
       method: 'POST',
-      body: { url: 'https://x.test/{path}', token: BODY_SECRET, custom_headers: [{ key: 'X-Team', value: BODY_SECRET }], url_variables: [{ key: 'path', value: BODY_SECRET }] },
+      body: {
+        url: 'https://x.test/{path}',
+        token: BODY_SECRET,
+        custom_headers: [{ key: 'X-Team', value: BODY_SECRET }],
+        url_variables: [{ key: 'path', value: BODY_SECRET }],
+      },
     });
     const entries = await log();
     expect(entries.map((e) => [e.method, e.path, e.status])).toEqual([
@@ -145,7 +153,15 @@ describe('sandbox forge: control API, faults and request log', () => {
     const { id } = added.json as { id: number };
     const pending = alice()('/user');
     await sandbox.state.holds.reached(id);
-    expect((await control(`/holds/${id}`)).json).toEqual({ id, method: 'GET', path: '/user$', after: 0, times: 1, held: 1, waiting: 1 });
+    expect((await control(`/holds/${id}`)).json).toEqual({
+      id,
+      method: 'GET',
+      path: '/user$',
+      after: 0,
+      times: 1,
+      held: 1,
+      waiting: 1,
+    });
     // Not answered while held: the log has nothing yet.
     expect(await log()).toEqual([]);
     expect((await control(`/holds/${id}`, 'DELETE')).status).toBe(204);
@@ -169,7 +185,9 @@ describe('sandbox forge: control API, faults and request log', () => {
   it('moves the clock, changes settings, moves jobs and dumps the state', async () => {
     await control('/clock', 'POST', { now: '2025-01-01T00:00:00Z' });
     const advanced = await control('/clock', 'POST', { advance: '1d' });
-    expect(new Date((advanced.json as { now: string }).now).getTime()).toBeGreaterThanOrEqual(Date.parse('2025-01-02T00:00:00Z'));
+    expect(new Date((advanced.json as { now: string }).now).getTime()).toBeGreaterThanOrEqual(
+      Date.parse('2025-01-02T00:00:00Z'),
+    );
     expect((await control('/clock', 'POST', { advance: 'soon' })).status).toBe(400);
 
     expect((await control('/settings', 'POST', { bulk_delete_delay_ms: 5, bulk_delete_cap: 3 })).json).toMatchObject({
@@ -184,7 +202,10 @@ describe('sandbox forge: control API, faults and request log', () => {
     await control('/jobs/5', 'POST', { status: 'failed', append_log: 'connection reset by peer\n' });
     expect((await alice()('/projects/1/jobs/5/trace')).text).toBe('hello\nconnection reset by peer\n');
 
-    const dump = (await control('/state')).json as { jobs: { id: number; status: string }[]; users: Record<string, unknown>[] };
+    const dump = (await control('/state')).json as {
+      jobs: { id: number; status: string }[];
+      users: Record<string, unknown>[];
+    };
     expect(dump.jobs).toMatchObject([{ id: 5, status: 'failed' }]);
     expect(dump.users[0]).not.toHaveProperty('tokens');
   });
@@ -195,13 +216,19 @@ describe('sandbox forge: control API, faults and request log', () => {
  * connection, and the request log says what the forge did.
  */
 describe('sandbox forge: faults after the forge acted', () => {
-  const faultsLogged = async (): Promise<[string, number, string | null][]> => (await log()).map((e) => [e.method, e.status, e.fault]);
+  const faultsLogged = async (): Promise<[string, number, string | null][]> =>
+    (await log()).map((e) => [e.method, e.status, e.fault]);
   const attemptsOfTest = (): number => [...sandbox.state.jobs.values()].filter((j) => j.name === 'test').length;
 
   beforeEach(async () => {
     sandbox = await startSandbox({
       world: baseWorld({
-        projects: [aProject('api', { id: 1, pipelines: [{ id: 7, jobs: [{ id: 5, name: 'test', status: 'failed', log: 'connection reset\n' }] }] })],
+        projects: [
+          aProject('api', {
+            id: 1,
+            pipelines: [{ id: 7, jobs: [{ id: 5, name: 'test', status: 'failed', log: 'connection reset\n' }] }],
+          }),
+        ],
       }),
     });
   });
@@ -220,7 +247,10 @@ describe('sandbox forge: faults after the forge acted', () => {
   it('retries the job, then cuts the connection without an answer', async () => {
     await control('/faults', 'POST', { method: 'POST', sequence: [{ reset: true, after: true }] });
     await expect(
-      request(`${sandbox.url}/api/v4/projects/1/jobs/5/retry`, { method: 'POST', headers: { 'PRIVATE-TOKEN': USER_TOKEN } }),
+      request(`${sandbox.url}/api/v4/projects/1/jobs/5/retry`, {
+        method: 'POST',
+        headers: { 'PRIVATE-TOKEN': USER_TOKEN },
+      }),
     ).rejects.toThrow();
     expect(attemptsOfTest()).toBe(2);
     expect(await faultsLogged()).toEqual([['POST', 0, 'reset after 200']]);

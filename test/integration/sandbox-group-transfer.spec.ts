@@ -42,7 +42,13 @@ function transferWorld(overrides: Partial<World> = {}): World {
         description: 'Platform team',
         members: [{ user: 'alice', access_level: 'owner' }],
       },
-      { id: 12, path: 'infra', name: 'Infra', parent: 'acme/platform', members: [{ user: 'mia', access_level: 'developer' }] },
+      {
+        id: 12,
+        path: 'infra',
+        name: 'Infra',
+        parent: 'acme/platform',
+        members: [{ user: 'mia', access_level: 'developer' }],
+      },
       { id: 13, path: 'docs', name: 'Docs', parent: 'acme' },
     ],
     ...overrides,
@@ -131,7 +137,7 @@ describe('sandbox forge: group export and import rate limits', () => {
     sandbox = await startSandbox({ world: transferWorld(), bulkDeleteDelayMs: 0 });
   });
 
-  it('defaults to the forge\'s limits, changeable through the control API (merged; 0 turns one off)', async () => {
+  it("defaults to the forge's limits, changeable through the control API (merged; 0 turns one off)", async () => {
     const defaults = {
       bulk_delete_delay_ms: 0,
       bulk_delete_cap: null,
@@ -162,13 +168,21 @@ describe('sandbox forge: group export and import rate limits', () => {
       projectImport: 6,
       windowMs: 60000,
     });
-    for (const bad of [{ export_rate_limits: { window_ms: 0 } }, { export_rate_limits: { group_export: -1 } }, { export_rate_limits: { other: 1 } }, { export_padding_bytes: -1 }, { download_bytes_per_second: 1.5 }]) {
+    for (const bad of [
+      { export_rate_limits: { window_ms: 0 } },
+      { export_rate_limits: { group_export: -1 } },
+      { export_rate_limits: { other: 1 } },
+      { export_padding_bytes: -1 },
+      { download_bytes_per_second: 1.5 },
+    ]) {
       expect((await settings(bad)).status).toBe(400);
     }
-    expect((await control('/state')).json).toMatchObject({ settings: { export_rate_limits: { group_download_export: 0 } } });
+    expect((await control('/state')).json).toMatchObject({
+      settings: { export_rate_limits: { group_download_export: 0 } },
+    });
   });
 
-  it('refuses the 7th export a minute of a user with the forge\'s 429 and Retry-After; it changes nothing', async () => {
+  it("refuses the 7th export a minute of a user with the forge's 429 and Retry-After; it changes nothing", async () => {
     await settings({ export_rate_limits: { group_download_export: 0 } });
     const first = await exported('acme');
     for (let i = 2; i <= 6; i++) expect((await root()('/groups/acme/export', { method: 'POST' })).status).toBe(202);
@@ -184,16 +198,20 @@ describe('sandbox forge: group export and import rate limits', () => {
     expect((await download('acme')).body.equals(first)).toBe(true);
 
     // Per user: alice, owner of acme/platform, has her own budget.
-    expect((await apiClient(sandbox.url, USER_TOKEN)('/groups/acme%2Fplatform/export', { method: 'POST' })).status).toBe(202);
+    expect(
+      (await apiClient(sandbox.url, USER_TOKEN)('/groups/acme%2Fplatform/export', { method: 'POST' })).status,
+    ).toBe(202);
     // Too low a role is refused before the limit is counted: 403, not 429.
-    expect((await apiClient(sandbox.url, MAINTAINER_TOKEN)('/groups/acme/export', { method: 'POST' })).status).toBe(403);
+    expect((await apiClient(sandbox.url, MAINTAINER_TOKEN)('/groups/acme/export', { method: 'POST' })).status).toBe(
+      403,
+    );
 
     // The window started with the first request: 15 s later the next export goes through.
     await advance('15s');
     expect((await root()('/groups/acme/export', { method: 'POST' })).status).toBe(202);
   });
 
-  it('lets a user download a group\'s export once a minute (a 404 counts), per group', async () => {
+  it("lets a user download a group's export once a minute (a 404 counts), per group", async () => {
     await settings({ export_delay_ms: 500 });
     expect((await root()('/groups/acme/export', { method: 'POST' })).status).toBe(202);
     const early = await download('acme');
@@ -220,7 +238,8 @@ describe('sandbox forge: group export and import rate limits', () => {
   it('refuses the 7th import a minute of a user without creating anything; 0 turns the limit off', async () => {
     await settings({ export_rate_limits: { group_download_export: 0 } });
     const archive = await exported('acme/docs');
-    for (let i = 1; i <= 6; i++) expect((await importGroup(archive, { name: `Copy ${i}`, path: `copy-${i}` })).status).toBe(202);
+    for (let i = 1; i <= 6; i++)
+      expect((await importGroup(archive, { name: `Copy ${i}`, path: `copy-${i}` })).status).toBe(202);
     const groups = sandbox.state.groups.size;
     const members = sandbox.state.members.length;
 
@@ -244,7 +263,13 @@ describe('sandbox forge: group export and import rate limits', () => {
       bulkDeleteDelayMs: 0,
     });
     expect((await control('/settings')).json).toMatchObject({
-      export_rate_limits: { group_export: 2, group_download_export: 1, group_import: 6, project_export: 6, window_ms: 10000 },
+      export_rate_limits: {
+        group_export: 2,
+        group_download_export: 1,
+        group_import: 6,
+        project_export: 6,
+        window_ms: 10000,
+      },
     });
     for (let i = 0; i < 2; i++) expect((await root()('/groups/acme/export', { method: 'POST' })).status).toBe(202);
     const refused = await root()('/groups/acme/export', { method: 'POST' });
@@ -264,7 +289,10 @@ describe('sandbox forge: group export archives', () => {
 
   it('removes the previous archive when a new export starts; the new one comes after export_delay_ms', async () => {
     const first = await exported('acme');
-    expect((await settings({ export_delay_ms: 1500 })).json).toMatchObject({ bulk_delete_delay_ms: 0, export_delay_ms: 1500 });
+    expect((await settings({ export_delay_ms: 1500 })).json).toMatchObject({
+      bulk_delete_delay_ms: 0,
+      export_delay_ms: 1500,
+    });
 
     expect((await root()('/groups/acme/export', { method: 'POST' })).status).toBe(202);
     const gone = await download('acme');
@@ -324,7 +352,14 @@ describe('sandbox forge: group export archives', () => {
     await writeFile(join(tree, 'VERSION'), '0.2.4\n');
     await writeFile(
       join(tree, 'tree', 'group.json'),
-      JSON.stringify({ name: 'X', path: 'x', description: 'from a forge', visibility: 'private', members: [], subgroups: [{ name: 'Sub', path: 'sub', description: '', visibility: 'private', subgroups: [] }] }),
+      JSON.stringify({
+        name: 'X',
+        path: 'x',
+        description: 'from a forge',
+        visibility: 'private',
+        members: [],
+        subgroups: [{ name: 'Sub', path: 'sub', description: '', visibility: 'private', subgroups: [] }],
+      }),
     );
     await writeFile(join(tree, 'tree', 'project', 'issues.ndjson'), '{"title":"unknown to a group import"}\n');
     await writeFile(join(tree, 'LICENSE'), 'x'.repeat(2000));
@@ -350,20 +385,29 @@ describe('sandbox forge: paced downloads', () => {
   function get(stopAfterBytes?: number): Promise<{ status: number; length: number; received: number; ms: number }> {
     const startedAt = performance.now();
     return new Promise((resolve, reject) => {
-      const req = httpRequest(`${sandbox.url}/api/v4/groups/10/export/download`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } }, (res) => {
-        let received = 0;
-        const done = (): void =>
-          resolve({ status: res.statusCode ?? 0, length: Number(res.headers['content-length']), received, ms: performance.now() - startedAt });
-        res.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (stopAfterBytes !== undefined && received >= stopAfterBytes) {
-            req.destroy();
-            done();
-          }
-        });
-        res.on('end', done);
-        res.on('error', () => undefined);
-      });
+      const req = httpRequest(
+        `${sandbox.url}/api/v4/groups/10/export/download`,
+        { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } },
+        (res) => {
+          let received = 0;
+          const done = (): void =>
+            resolve({
+              status: res.statusCode ?? 0,
+              length: Number(res.headers['content-length']),
+              received,
+              ms: performance.now() - startedAt,
+            });
+          res.on('data', (chunk: Buffer) => {
+            received += chunk.length;
+            if (stopAfterBytes !== undefined && received >= stopAfterBytes) {
+              req.destroy();
+              done();
+            }
+          });
+          res.on('end', done);
+          res.on('error', () => undefined);
+        },
+      );
       req.on('error', (error) => (stopAfterBytes === undefined ? reject(error) : undefined));
       req.end();
     });
@@ -397,7 +441,9 @@ describe('sandbox forge: export → import → export round trip', () => {
     sandbox = await startSandbox({ world: transferWorld(), bulkDeleteDelayMs: 0 });
     await settings({ export_rate_limits: { group_download_export: 0 } });
     const original = readArchive(await exported('acme'));
-    expect(original).toMatchObject({ subgroups: [{ path: 'platform', subgroups: [{ path: 'infra' }] }, { path: 'docs' }] });
+    expect(original).toMatchObject({
+      subgroups: [{ path: 'platform', subgroups: [{ path: 'infra' }] }, { path: 'docs' }],
+    });
 
     expect((await importGroup(await exported('acme'), { name: 'Acme copy', path: 'acme-copy' })).status).toBe(202);
     await sandbox.state.whenIdle();

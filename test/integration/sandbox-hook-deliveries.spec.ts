@@ -41,7 +41,11 @@ class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const request = { path: req.url ?? '/', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> };
+        const request = {
+          path: req.url ?? '/',
+          headers: req.headers,
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+        };
         this.received.push(request);
         void Promise.resolve(this.answer(request)).then((status) => {
           if (status === 'hang') this.hanging.push(res);
@@ -92,7 +96,14 @@ function world(overrides: Partial<World> = {}): World {
           },
         ],
         hooks: [
-          { id: JOB_HOOK, url: `${receiver.url}/jobs`, token: SECRET, push_events: false, job_events: true, custom_headers: { 'X-Team': 'team-secret' } },
+          {
+            id: JOB_HOOK,
+            url: `${receiver.url}/jobs`,
+            token: SECRET,
+            push_events: false,
+            job_events: true,
+            custom_headers: { 'X-Team': 'team-secret' },
+          },
           { id: PIPELINE_HOOK, url: `${receiver.url}/pipelines`, push_events: false, pipeline_events: true },
         ],
       }),
@@ -103,12 +114,15 @@ function world(overrides: Partial<World> = {}): World {
 
 describe('sandbox forge: webhook deliveries', () => {
   const forge = useSandboxClients(() => world());
-  const control = (path: string, method = 'GET', body?: unknown) => call(forge.sandbox.url, `/__sandbox${path}`, { method, body });
-  const moveJob = (id: number, status: string, extra: Record<string, unknown> = {}) => control(`/jobs/${id}`, 'POST', { status, ...extra });
+  const control = (path: string, method = 'GET', body?: unknown) =>
+    call(forge.sandbox.url, `/__sandbox${path}`, { method, body });
+  const moveJob = (id: number, status: string, extra: Record<string, unknown> = {}) =>
+    control(`/jobs/${id}`, 'POST', { status, ...extra });
   const settled = async (): Promise<void> => {
     expect((await control('/hook-deliveries/settled')).status).toBe(204);
   };
-  const deliveries = async (query = ''): Promise<HookDeliveryRecord[]> => (await control(`/hook-deliveries${query}`)).json as HookDeliveryRecord[];
+  const deliveries = async (query = ''): Promise<HookDeliveryRecord[]> =>
+    (await control(`/hook-deliveries${query}`)).json as HookDeliveryRecord[];
   const mia = (): GitlabClient => forge.client(MAINTAINER_TOKEN);
   const sandboxNow = async (): Promise<number> => Date.parse(((await control('/clock')).json as { now: string }).now);
 
@@ -136,8 +150,12 @@ describe('sandbox forge: webhook deliveries', () => {
       'x-gitlab-instance': forge.sandbox.url,
       'x-team': 'team-secret',
     });
-    for (const name of ['x-gitlab-event-uuid', 'x-gitlab-webhook-uuid', 'idempotency-key']) expect(jobDelivery.headers[name]).toMatch(UUID);
-    expect(pipelineDelivery.headers).toMatchObject({ 'x-gitlab-event': 'Pipeline Hook', 'content-type': 'application/json' });
+    for (const name of ['x-gitlab-event-uuid', 'x-gitlab-webhook-uuid', 'idempotency-key'])
+      expect(jobDelivery.headers[name]).toMatch(UUID);
+    expect(pipelineDelivery.headers).toMatchObject({
+      'x-gitlab-event': 'Pipeline Hook',
+      'content-type': 'application/json',
+    });
     expect(pipelineDelivery.headers).not.toHaveProperty('x-gitlab-token');
     // One event UUID per event; every request its own webhook UUID and idempotency key.
     expect(pipelineDelivery.headers['x-gitlab-event-uuid']).not.toBe(jobDelivery.headers['x-gitlab-event-uuid']);
@@ -166,8 +184,19 @@ describe('sandbox forge: webhook deliveries', () => {
       environment: null,
       user: { id: 1, username: 'root', name: 'Administrator', email: '[REDACTED]' },
       commit: { id: PIPELINE, sha: pipeline?.sha, status: 'failed', author_name: 'Administrator' },
-      repository: { name: 'API', homepage: `${forge.sandbox.url}/acme/api`, git_http_url: `${forge.sandbox.url}/acme/api.git` },
-      project: { id: API, name: 'API', path_with_namespace: 'acme/api', namespace: 'Acme', default_branch: 'main', visibility_level: 0 },
+      repository: {
+        name: 'API',
+        homepage: `${forge.sandbox.url}/acme/api`,
+        git_http_url: `${forge.sandbox.url}/acme/api.git`,
+      },
+      project: {
+        id: API,
+        name: 'API',
+        path_with_namespace: 'acme/api',
+        namespace: 'Acme',
+        default_branch: 'main',
+        visibility_level: 0,
+      },
     });
     expect(jobDelivery.body.build_duration).toBeGreaterThanOrEqual(120);
 
@@ -219,14 +248,22 @@ describe('sandbox forge: webhook deliveries', () => {
 
     const retried = await forge.client(USER_TOKEN).jobs.retry(API, TEST_JOB);
     await settled();
-    expect(receiver.at('/jobs').map((r) => [r.body.build_id, r.body.build_status, r.body.retries_count])).toEqual([[retried.id, 'pending', 1]]);
-    expect(receiver.at('/pipelines').map((r) => (r.body.object_attributes as { status: string }).status)).toEqual(['pending']);
+    expect(receiver.at('/jobs').map((r) => [r.body.build_id, r.body.build_status, r.body.retries_count])).toEqual([
+      [retried.id, 'pending', 1],
+    ]);
+    expect(receiver.at('/pipelines').map((r) => (r.body.object_attributes as { status: string }).status)).toEqual([
+      'pending',
+    ]);
 
     await moveJob(retried.id, 'running');
     await moveJob(retried.id, 'success');
     await settled();
     expect(receiver.at('/jobs').map((r) => r.body.build_status)).toEqual(['pending', 'running', 'success']);
-    expect(receiver.at('/pipelines').map((r) => (r.body.object_attributes as { status: string }).status)).toEqual(['pending', 'running', 'success']);
+    expect(receiver.at('/pipelines').map((r) => (r.body.object_attributes as { status: string }).status)).toEqual([
+      'pending',
+      'running',
+      'success',
+    ]);
     // A move that changes nothing is no event.
     await moveJob(retried.id, 'success');
     await settled();
@@ -234,7 +271,11 @@ describe('sandbox forge: webhook deliveries', () => {
   });
 
   it('delivers to a hook created through the API, and to none that does not subscribe', async () => {
-    const created = await mia().projectHooks.create(API, { url: `${receiver.url}/created`, job_events: true, push_events: false });
+    const created = await mia().projectHooks.create(API, {
+      url: `${receiver.url}/created`,
+      job_events: true,
+      push_events: false,
+    });
     await mia().projectHooks.edit(API, PIPELINE_HOOK, { pipeline_events: false });
     await moveJob(LINT_JOB, 'failed');
     await settled();
@@ -264,7 +305,9 @@ describe('sandbox forge: webhook deliveries', () => {
     const backoff = Date.parse(disabled.disabled_until ?? '') - (await sandboxNow());
     expect(backoff).toBeGreaterThan(55_000);
     expect(backoff).toBeLessThanOrEqual(60_000);
-    expect((await deliveries(`?hook_id=${JOB_HOOK}`)).map((d) => [d.status, d.result])).toEqual(Array(4).fill([500, 'error']));
+    expect((await deliveries(`?hook_id=${JOB_HOOK}`)).map((d) => [d.status, d.result])).toEqual(
+      Array(4).fill([500, 'error']),
+    );
 
     // While disabled the hook is not called, and nothing is recorded; the pipeline hook goes on.
     await moveJob(TEST_JOB, 'failed');
@@ -289,7 +332,14 @@ describe('sandbox forge: webhook deliveries', () => {
     receiver.answer = () => 200;
     await moveJob(TEST_JOB, 'success');
     await settled();
-    expect(receiver.at('/jobs').map((r) => r.body.build_status)).toEqual(['pending', 'running', 'failed', 'running', 'running', 'success']);
+    expect(receiver.at('/jobs').map((r) => r.body.build_status)).toEqual([
+      'pending',
+      'running',
+      'failed',
+      'running',
+      'running',
+      'success',
+    ]);
     expect(await show()).toMatchObject({ alert_status: 'executable', disabled_until: null });
     expect(forge.sandbox.state.hooks.hooks.get(JOB_HOOK)?.recent_failures).toBe(0);
   });

@@ -29,8 +29,14 @@ describe('sandbox forge: jobs', () => {
               {
                 id: 100,
                 jobs: [
-                  { id: 11, name: 'build', stage: 'build', status: 'success', log: 'built\n',
-                    artifacts: [{ file_type: 'archive', size: 10, filename: 'a.zip', file_format: 'zip' }] },
+                  {
+                    id: 11,
+                    name: 'build',
+                    stage: 'build',
+                    status: 'success',
+                    log: 'built\n',
+                    artifacts: [{ file_type: 'archive', size: 10, filename: 'a.zip', file_format: 'zip' }],
+                  },
                   { id: 12, name: 'test', stage: 'test', status: 'failed', log: 'connection reset by peer\n' },
                   { id: 13, name: 'deploy', stage: 'deploy', status: 'manual' },
                   { id: 14, name: 'slow', stage: 'test', status: 'running', token: 'job-token-14', log: 'running\n' },
@@ -81,7 +87,13 @@ describe('sandbox forge: jobs', () => {
     const retry = await user()('/projects/1/jobs/12/retry', { method: 'POST' });
     expect(retry.status).toBe(200);
     const fresh = retry.json as Job;
-    expect(fresh).toMatchObject({ name: 'test', status: 'pending', started_at: null, finished_at: null, duration: null });
+    expect(fresh).toMatchObject({
+      name: 'test',
+      status: 'pending',
+      started_at: null,
+      finished_at: null,
+      duration: null,
+    });
     // Ids only grow on the forge, and pollers that read newest first rely on it.
     const others = [...sandbox.state.jobs.keys()].filter((id) => id !== fresh.id);
     expect(fresh.id).toBeGreaterThan(Math.max(...others));
@@ -99,8 +111,14 @@ describe('sandbox forge: jobs', () => {
 
   it('runners taken down fail retried jobs at once with one signature, and brought back run them to success', async () => {
     const down = await call(sandbox.url, '/__sandbox/runners', { method: 'POST', body: { state: 'down' } });
-    expect(down.json).toEqual({ state: 'down', failure_reason: 'runner_system_failure', log: 'ERROR: Job failed (system failure): no space left on device\n' });
-    const failed = (await user()('/projects/1/jobs/12/retry', { method: 'POST' })).json as Job & { failure_reason: string };
+    expect(down.json).toEqual({
+      state: 'down',
+      failure_reason: 'runner_system_failure',
+      log: 'ERROR: Job failed (system failure): no space left on device\n',
+    });
+    const failed = (await user()('/projects/1/jobs/12/retry', { method: 'POST' })).json as Job & {
+      failure_reason: string;
+    };
     expect(failed).toMatchObject({ status: 'failed', failure_reason: 'runner_system_failure' });
     expect(failed.finished_at).not.toBeNull();
     expect((await user()(`/projects/1/jobs/${failed.id}/trace`)).text).toContain('no space left on device');
@@ -111,10 +129,12 @@ describe('sandbox forge: jobs', () => {
     expect(sandbox.state.jobs.get(succeeded.id)?.failure_reason).toBeNull();
 
     await call(sandbox.url, '/__sandbox/runners', { method: 'POST', body: { state: 'idle' } });
-    expect(((await user()(`/projects/1/jobs/15/retry`, { method: 'POST' })).status)).toBe(403);
+    expect((await user()(`/projects/1/jobs/15/retry`, { method: 'POST' })).status).toBe(403);
     const pending = (await user()(`/projects/1/jobs/${succeeded.id}/retry`, { method: 'POST' })).json as Job;
     expect(pending.status).toBe('pending');
-    expect((await call(sandbox.url, '/__sandbox/runners', { method: 'POST', body: { state: 'sideways' } })).status).toBe(400);
+    expect(
+      (await call(sandbox.url, '/__sandbox/runners', { method: 'POST', body: { state: 'sideways' } })).status,
+    ).toBe(400);
   });
 
   it('refuses to retry a job that is not finished', async () => {
@@ -131,7 +151,10 @@ describe('sandbox forge: jobs', () => {
     expect(second.status).toBe(403);
     expect(second.text).toBe('{"message":"403 Forbidden - Job is not retryable"}');
     expect([...sandbox.state.jobs.keys()]).toEqual(jobsAfterFirst);
-    expect([...sandbox.state.jobs.values()].filter((j) => j.name === 'test').map((j) => j.id)).toEqual([12, (first.json as Job).id]);
+    expect([...sandbox.state.jobs.values()].filter((j) => j.name === 'test').map((j) => j.id)).toEqual([
+      12,
+      (first.json as Job).id,
+    ]);
     expect(sandbox.state.jobs.get(12)?.retried).toBe(true);
     // A job the world seeds as retried is refused the same way; its newer attempt is the one to retry.
     expect(await user()('/projects/1/jobs/15/retry', { method: 'POST' })).toMatchObject({
@@ -175,7 +198,13 @@ describe('sandbox forge: jobs', () => {
     await sandbox.close();
     sandbox = await startSandbox({
       world: baseWorld({
-        projects: [aProject('pub', { id: 1, visibility: 'public', pipelines: [{ jobs: [{ id: 1, name: 't', status: 'failed' }] }] })],
+        projects: [
+          aProject('pub', {
+            id: 1,
+            visibility: 'public',
+            pipelines: [{ jobs: [{ id: 1, name: 't', status: 'failed' }] }],
+          }),
+        ],
       }),
     });
     const outsider = apiClient(sandbox.url, OUTSIDER_TOKEN);
@@ -198,7 +227,10 @@ describe('sandbox forge: jobs', () => {
     const agents = await call(sandbox.url, '/api/v4/job/allowed_agents', { headers: { 'JOB-TOKEN': 'job-token-14' } });
     expect(agents.json).toMatchObject({ allowed_agents: [], job: { id: 14, project_id: 1 }, project: { id: 1 } });
     expect((await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': 'nope' } })).status).toBe(401);
-    expect(await apiClient(sandbox.url, ADMIN_TOKEN)('/job')).toMatchObject({ status: 404, json: { message: '404 Job Not Found' } });
+    expect(await apiClient(sandbox.url, ADMIN_TOKEN)('/job')).toMatchObject({
+      status: 404,
+      json: { message: '404 Job Not Found' },
+    });
     // Once the job stops, its token no longer authenticates.
     await user()('/projects/1/jobs/14/cancel', { method: 'POST' });
     expect((await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': 'job-token-14' } })).status).toBe(401);
@@ -209,7 +241,9 @@ describe('job ids', () => {
   it('gives a retried job an id above every existing one, even when the world leaves gaps', async () => {
     const sandbox = await startSandbox({
       world: baseWorld({
-        projects: [aProject('api', { id: 1, pipelines: [{ id: 7, jobs: [{ id: 500, name: 'test', status: 'failed' }] }] })],
+        projects: [
+          aProject('api', { id: 1, pipelines: [{ id: 7, jobs: [{ id: 500, name: 'test', status: 'failed' }] }] }),
+        ],
       }),
     });
     try {

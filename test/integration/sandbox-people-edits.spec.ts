@@ -1,7 +1,16 @@
 import { Gitlab } from '@gitbeaker/rest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { apiClient, call } from '../support/sandbox-http';
-import { acmeGroup, ADMIN_TOKEN, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  acmeGroup,
+  ADMIN_TOKEN,
+  apiProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 
 /**
  * A person changing someone's rights through the forge's own API, and the next request of that someone's token
@@ -61,7 +70,10 @@ describe('sandbox forge: people changing rights through the API', () => {
         json: { id: BOT, username: 'bot', access_level: 30, expires_at: null, membership_state: 'active' },
       });
       expect(sandbox.state.member('project', WEB, BOT)?.access_level).toBe(30);
-      expect(await as(BOT_TOKEN)(`/projects/${WEB}/services`)).toMatchObject({ status: 403, json: { message: '403 Forbidden' } });
+      expect(await as(BOT_TOKEN)(`/projects/${WEB}/services`)).toMatchObject({
+        status: 403,
+        json: { message: '403 Forbidden' },
+      });
       expect(await status(BOT_TOKEN, `/projects/${WEB}/protected_branches`)).toBe(200);
 
       await editMember(`projects/${WEB}`, BOT, { access_level: 40 }, MAINTAINER_TOKEN);
@@ -70,7 +82,9 @@ describe('sandbox forge: people changing rights through the API', () => {
 
     it('a lowered group membership reaches the group’s projects on the next request', async () => {
       expect(await status(USER_TOKEN, `/projects/${WEB}/protected_branches`)).toBe(200);
-      expect((await editMember('groups/acme', ALICE, { access_level: 20, expires_at: '2025-12-31' })).json).toMatchObject({
+      expect(
+        (await editMember('groups/acme', ALICE, { access_level: 20, expires_at: '2025-12-31' })).json,
+      ).toMatchObject({
         id: ALICE,
         access_level: 20,
         expires_at: '2025-12-31',
@@ -91,13 +105,20 @@ describe('sandbox forge: people changing rights through the API', () => {
       // A project member may not go below what a group above gives them.
       expect(await editMember(`projects/${API}`, ALICE, { access_level: 20 })).toMatchObject({
         status: 400,
-        json: { message: { access_level: ['should be greater than or equal to Developer inherited membership from group Acme'] } },
+        json: {
+          message: {
+            access_level: ['should be greater than or equal to Developer inherited membership from group Acme'],
+          },
+        },
       });
       expect(await editMember(`projects/${WEB}`, BOT, { access_level: 60 })).toMatchObject({
         status: 400,
         json: { message: { access_level: ['is not included in the list'] } },
       });
-      expect(await editMember(`projects/${WEB}`, BOT, {})).toMatchObject({ status: 400, json: { error: 'access_level is missing' } });
+      expect(await editMember(`projects/${WEB}`, BOT, {})).toMatchObject({
+        status: 400,
+        json: { error: 'access_level is missing' },
+      });
       expect(await editMember(`projects/${WEB}`, BOT, { access_level: 30, expires_at: 'soon' })).toMatchObject({
         status: 400,
         json: { error: 'expires_at is invalid' },
@@ -111,18 +132,27 @@ describe('sandbox forge: people changing rights through the API', () => {
         status: 403,
         json: { message: '403 Forbidden' },
       });
-      expect(await editMember(`projects/${WEB}`, BOT, { access_level: 50 }, MAINTAINER_TOKEN)).toMatchObject({ status: 403 });
+      expect(await editMember(`projects/${WEB}`, BOT, { access_level: 50 }, MAINTAINER_TOKEN)).toMatchObject({
+        status: 403,
+      });
       expect(await editMember(`projects/${WEB}`, BOT, { access_level: 30 }, USER_TOKEN)).toMatchObject({ status: 403 });
       const notFound = (what: string) => ({ status: 404, json: { message: `404 ${what} Not Found` } });
-      expect(await editMember(`projects/${WEB}`, BOT, { access_level: 30 }, OUTSIDER_TOKEN)).toMatchObject(notFound('Project'));
-      expect(await editMember('groups/acme', ALICE, { access_level: 30 }, OUTSIDER_TOKEN)).toMatchObject(notFound('Group'));
+      expect(await editMember(`projects/${WEB}`, BOT, { access_level: 30 }, OUTSIDER_TOKEN)).toMatchObject(
+        notFound('Project'),
+      );
+      expect(await editMember('groups/acme', ALICE, { access_level: 30 }, OUTSIDER_TOKEN)).toMatchObject(
+        notFound('Group'),
+      );
       // A group keeps an owner: its last one is not demoted.
       expect(await editMember('groups/acme', OWEN, { access_level: 40 })).toMatchObject({ status: 403 });
       expect(JSON.stringify(sandbox.state.members)).toBe(before);
 
       // With a second owner, the first may step down.
       expect((await editMember('groups/acme', 2, { access_level: 50 })).status).toBe(200);
-      expect((await editMember('groups/acme', OWEN, { access_level: 40 })).json).toMatchObject({ id: OWEN, access_level: 40 });
+      expect((await editMember('groups/acme', OWEN, { access_level: 40 })).json).toMatchObject({
+        id: OWEN,
+        access_level: 40,
+      });
     });
   });
 
@@ -134,7 +164,10 @@ describe('sandbox forge: people changing rights through the API', () => {
     const demoted = await as(ADMIN_TOKEN)(`/users/${WARDEN}`, { method: 'PUT', body: { admin: false } });
     expect(demoted.json).toMatchObject({ id: WARDEN, is_admin: false });
     // A private project he is no member of is gone from his sight, and users show him their public profile only.
-    expect(await warden(`/projects/${API}/services`)).toMatchObject({ status: 404, json: { message: '404 Project Not Found' } });
+    expect(await warden(`/projects/${API}/services`)).toMatchObject({
+      status: 404,
+      json: { message: '404 Project Not Found' },
+    });
     expect((await warden('/users/3')).json).not.toHaveProperty('email');
     expect(await warden('/users/3/block', { method: 'POST' })).toMatchObject({ status: 403 });
 
@@ -149,7 +182,10 @@ describe('sandbox forge: people changing rights through the API', () => {
       expect(await root(`/users/${BOT}/block`, { method: 'POST' })).toMatchObject({ status: 201, text: 'true' });
       expect(sandbox.state.users.get(BOT)?.state).toBe('blocked');
       for (const path of ['/user', `/projects/${WEB}`]) {
-        expect(await as(BOT_TOKEN)(path)).toMatchObject({ status: 403, json: { message: '403 Forbidden - Your account has been blocked.' } });
+        expect(await as(BOT_TOKEN)(path)).toMatchObject({
+          status: 403,
+          json: { message: '403 Forbidden - Your account has been blocked.' },
+        });
       }
       expect((await root(`/users/${BOT}`)).json).toMatchObject({ state: 'blocked' });
       expect(((await root('/users?blocked=true')).json as { id: number }[]).map((u) => u.id)).toEqual([BOT]);
@@ -162,9 +198,14 @@ describe('sandbox forge: people changing rights through the API', () => {
     });
 
     it('refuses the job token of a blocked user’s running job too', async () => {
-      expect((await call(sandbox.url, `/__sandbox/jobs/${RUNNING_JOB}`, { method: 'POST', body: { status: 'running' } })).status).toBe(200);
+      expect(
+        (await call(sandbox.url, `/__sandbox/jobs/${RUNNING_JOB}`, { method: 'POST', body: { status: 'running' } }))
+          .status,
+      ).toBe(200);
       const token = sandbox.state.jobs.get(RUNNING_JOB)?.token ?? '';
-      expect((await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': token } })).json).toMatchObject({ id: RUNNING_JOB });
+      expect((await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': token } })).json).toMatchObject({
+        id: RUNNING_JOB,
+      });
       await as(ADMIN_TOKEN)(`/users/${BOT}/block`, { method: 'POST' });
       expect(await call(sandbox.url, '/api/v4/job', { headers: { 'JOB-TOKEN': token } })).toMatchObject({
         status: 403,
@@ -174,13 +215,19 @@ describe('sandbox forge: people changing rights through the API', () => {
 
     it('is the administrators’ alone, never of themselves, and of a user who exists', async () => {
       for (const path of [`/users/${BOT}/block`, `/users/${BOT}/unblock`]) {
-        expect(await as(MAINTAINER_TOKEN)(path, { method: 'POST' })).toMatchObject({ status: 403, json: { message: '403 Forbidden' } });
+        expect(await as(MAINTAINER_TOKEN)(path, { method: 'POST' })).toMatchObject({
+          status: 403,
+          json: { message: '403 Forbidden' },
+        });
       }
       expect(await as(ADMIN_TOKEN)('/users/1/block', { method: 'POST' })).toMatchObject({
         status: 403,
         json: { message: '403 Forbidden - The API initiating user cannot be blocked by the API' },
       });
-      expect(await as(ADMIN_TOKEN)('/users/999/block', { method: 'POST' })).toMatchObject({ status: 404, json: { message: '404 User Not Found' } });
+      expect(await as(ADMIN_TOKEN)('/users/999/block', { method: 'POST' })).toMatchObject({
+        status: 404,
+        json: { message: '404 User Not Found' },
+      });
       expect(await as(ADMIN_TOKEN)('/users/999/unblock', { method: 'POST' })).toMatchObject({ status: 404 });
       expect([...sandbox.state.users.values()].filter((u) => u.state === 'blocked')).toEqual([]);
     });

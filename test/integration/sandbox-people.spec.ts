@@ -1,7 +1,14 @@
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { generateEd25519PublicKey, parseSshPublicKey } from '../../src/sandbox/ssh-key';
 import { apiClient } from '../support/sandbox-http';
-import { ADMIN_TOKEN, aProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN } from '../support/world-builders';
+import {
+  ADMIN_TOKEN,
+  aProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+} from '../support/world-builders';
 
 describe('sandbox forge: users, keys, namespaces and access requests', () => {
   let sandbox: RunningSandbox;
@@ -33,11 +40,10 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
             access_requests: [{ user: 'olaf', requested_at: '2025-06-01T00:00:00Z' }],
           },
         ],
-        projects: [
-          aProject('api', { id: 1, access_requests: [{ user: 'ext' }] }),
-          aProject('web', { id: 2 }),
+        projects: [aProject('api', { id: 1, access_requests: [{ user: 'ext' }] }), aProject('web', { id: 2 })],
+        deploy_keys: [
+          { id: 50, title: 'release', key: deployKey, projects: [{ project: 'acme/api', can_push: true }] },
         ],
-        deploy_keys: [{ id: 50, title: 'release', key: deployKey, projects: [{ project: 'acme/api', can_push: true }] }],
       },
     });
   });
@@ -46,11 +52,19 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
   describe('users', () => {
     it('shows the administrator view only to administrators', async () => {
       const asAdmin = (await admin()('/users/3')).json as Record<string, unknown>;
-      expect(asAdmin).toMatchObject({ id: 3, username: 'alice', email: 'alice@acme.test', is_admin: false, two_factor_enabled: false, external: false });
+      expect(asAdmin).toMatchObject({
+        id: 3,
+        username: 'alice',
+        email: 'alice@acme.test',
+        is_admin: false,
+        two_factor_enabled: false,
+        external: false,
+      });
       expect(asAdmin).toHaveProperty('confirmed_at');
       const asUser = (await olaf()('/users/3')).json as Record<string, unknown>;
       expect(asUser).toMatchObject({ id: 3, username: 'alice', bot: false });
-      for (const field of ['email', 'two_factor_enabled', 'external', 'confirmed_at', 'is_admin']) expect(asUser).not.toHaveProperty(field);
+      for (const field of ['email', 'two_factor_enabled', 'external', 'confirmed_at', 'is_admin'])
+        expect(asUser).not.toHaveProperty(field);
       const list = (await olaf()('/users?per_page=100')).json as Record<string, unknown>[];
       expect(Object.keys(list[0]).sort()).toEqual(['avatar_url', 'id', 'name', 'state', 'username', 'web_url']);
     });
@@ -72,11 +86,17 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
       // Administrator filters are ignored for others.
       expect(await ids('two_factor=enabled', olaf())).toEqual([7, 6, 5, 4, 3, 2, 1]);
       expect((await olaf()('/users?extern_uid=1&provider=ldap')).status).toBe(403);
-      expect((await admin()('/users?order_by=shoe_size')).json).toEqual({ error: 'order_by does not have a valid value' });
+      expect((await admin()('/users?order_by=shoe_size')).json).toEqual({
+        error: 'order_by does not have a valid value',
+      });
     });
 
     it('answers /user for the caller, with sudo for administrators', async () => {
-      expect((await alice()('/user')).json).toMatchObject({ username: 'alice', email: 'alice@acme.test', two_factor_enabled: false });
+      expect((await alice()('/user')).json).toMatchObject({
+        username: 'alice',
+        email: 'alice@acme.test',
+        two_factor_enabled: false,
+      });
       expect((await alice()('/user')).json).not.toHaveProperty('is_admin');
       expect((await admin()('/user')).json).toMatchObject({ username: 'root', is_admin: true });
       expect((await admin()('/user?sudo=alice')).json).toMatchObject({ username: 'alice' });
@@ -105,7 +125,10 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
   describe('SSH keys', () => {
     it('creates, lists, shows and deletes my keys, keeping expires_at', async () => {
       const key = generateEd25519PublicKey('laptop');
-      const created = await alice()('/user/keys', { method: 'POST', body: { title: 'laptop', key, expires_at: '2026-01-01T00:00:00Z' } });
+      const created = await alice()('/user/keys', {
+        method: 'POST',
+        body: { title: 'laptop', key, expires_at: '2026-01-01T00:00:00Z' },
+      });
       expect(created.status).toBe(201);
       const id = (created.json as { id: number }).id;
       expect(created.json).toMatchObject({ title: 'laptop', key, expires_at: '2026-01-01T00:00:00.000Z' });
@@ -131,7 +154,7 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
       expect(missing.json).toEqual({ error: 'title is missing, key is missing' });
     });
 
-    it('lets only administrators write another user\'s keys', async () => {
+    it("lets only administrators write another user's keys", async () => {
       const key = generateEd25519PublicKey();
       expect((await alice()('/users/4/keys', { method: 'POST', body: { title: 'x', key } })).status).toBe(403);
       const created = await admin()('/users/4/keys', { method: 'POST', body: { title: 'x', key } });
@@ -151,7 +174,10 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
       expect((await mia()('/projects/1/deploy_keys/50')).json).toMatchObject({ id: 50, can_push: true });
       const instance = (await admin()('/deploy_keys')).json as Record<string, unknown>[];
       expect(instance[0]).not.toHaveProperty('can_push');
-      expect(instance[0]).toMatchObject({ projects_with_write_access: [{ id: 1 }], projects_with_readonly_access: [{ id: 2 }] });
+      expect(instance[0]).toMatchObject({
+        projects_with_write_access: [{ id: 1 }],
+        projects_with_readonly_access: [{ id: 2 }],
+      });
 
       expect((await mia()('/projects/1/deploy_keys/50', { method: 'DELETE' })).status).toBe(204);
       expect(sandbox.state.deployKeys.has(50)).toBe(true);
@@ -161,12 +187,21 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
 
     it('creates and edits a key; the same key text joins the existing key', async () => {
       const key = generateEd25519PublicKey('ci');
-      const created = await mia()('/projects/1/deploy_keys', { method: 'POST', body: { title: 'ci', key, can_push: true, expires_at: '2026-03-01T00:00:00Z' } });
-      expect(created).toMatchObject({ status: 201, json: { title: 'ci', can_push: true, expires_at: '2026-03-01T00:00:00.000Z' } });
+      const created = await mia()('/projects/1/deploy_keys', {
+        method: 'POST',
+        body: { title: 'ci', key, can_push: true, expires_at: '2026-03-01T00:00:00Z' },
+      });
+      expect(created).toMatchObject({
+        status: 201,
+        json: { title: 'ci', can_push: true, expires_at: '2026-03-01T00:00:00.000Z' },
+      });
       const id = (created.json as { id: number }).id;
       const again = await mia()('/projects/2/deploy_keys', { method: 'POST', body: { title: 'ci', key } });
       expect(again.json).toMatchObject({ id, can_push: false });
-      const edited = await mia()(`/projects/2/deploy_keys/${id}`, { method: 'PUT', body: { title: 'ci-2', can_push: true } });
+      const edited = await mia()(`/projects/2/deploy_keys/${id}`, {
+        method: 'PUT',
+        body: { title: 'ci-2', can_push: true },
+      });
       expect(edited.json).toMatchObject({ id, title: 'ci-2', can_push: true });
       const garbage = await mia()('/projects/1/deploy_keys', { method: 'POST', body: { title: 'x', key: 'garbage' } });
       expect(garbage.status).toBe(400);
@@ -176,8 +211,13 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
 
   describe('access requests', () => {
     it('approving creates a member at the requested level (default 30)', async () => {
-      expect((await mia()('/groups/acme/access_requests')).json).toMatchObject([{ id: 4, username: 'olaf', requested_at: '2025-06-01T00:00:00.000Z' }]);
-      const approve = await mia()('/groups/acme/access_requests/4/approve', { method: 'PUT', body: { access_level: 20 } });
+      expect((await mia()('/groups/acme/access_requests')).json).toMatchObject([
+        { id: 4, username: 'olaf', requested_at: '2025-06-01T00:00:00.000Z' },
+      ]);
+      const approve = await mia()('/groups/acme/access_requests/4/approve', {
+        method: 'PUT',
+        body: { access_level: 20 },
+      });
       expect(approve).toMatchObject({ status: 200, json: { id: 4, username: 'olaf', access_level: 20 } });
       expect(sandbox.state.member('group', 10, 4)?.access_level).toBe(20);
       expect((await mia()('/groups/acme/access_requests')).json).toEqual([]);
@@ -197,8 +237,13 @@ describe('sandbox forge: users, keys, namespaces and access requests', () => {
       expect(own.status).toBe(403);
       expect((await mia()('/projects/1/access_requests/6', { method: 'DELETE' })).status).toBe(204);
       expect(sandbox.state.accessRequests.filter((r) => r.source === 'project')).toEqual([]);
-      expect((await mia()('/projects/1/access_requests/6/approve', { method: 'PUT' })).json).toEqual({ message: '404 Not found' });
-      const owner = await mia()('/groups/acme/access_requests/4/approve', { method: 'PUT', body: { access_level: 60 } });
+      expect((await mia()('/projects/1/access_requests/6/approve', { method: 'PUT' })).json).toEqual({
+        message: '404 Not found',
+      });
+      const owner = await mia()('/groups/acme/access_requests/4/approve', {
+        method: 'PUT',
+        body: { access_level: 60 },
+      });
       expect(owner.json).toEqual({ message: { access_level: ['is not included in the list'] } });
       expect((await alice()('/groups/acme/access_requests')).status).toBe(403);
     });

@@ -30,8 +30,12 @@ describe('sandbox forge: control endpoints that play people', () => {
   const olaf = (): ReturnType<typeof apiClient> => apiClient(sandbox.url, OUTSIDER_TOKEN);
   const control = (path: string, method = 'GET', body?: unknown): Promise<SandboxResponse> =>
     call(sandbox.url, `/__sandbox${path}`, { method, body });
-  const ids = (response: SandboxResponse): number[] => (response.json as Identified[]).map((r) => r.id).sort((a, b) => a - b);
-  const notFound = (what: string): { status: number; json: unknown } => ({ status: 404, json: { message: `404 ${what} Not Found` } });
+  const ids = (response: SandboxResponse): number[] =>
+    (response.json as Identified[]).map((r) => r.id).sort((a, b) => a - b);
+  const notFound = (what: string): { status: number; json: unknown } => ({
+    status: 404,
+    json: { message: `404 ${what} Not Found` },
+  });
 
   beforeEach(async () => {
     const world = baseWorld();
@@ -40,7 +44,9 @@ describe('sandbox forge: control endpoints that play people', () => {
         ...world,
         users: [
           ...(world.users ?? []).map((u) =>
-            u.username === 'alice' ? { ...u, ssh_keys: [{ id: 60, title: 'laptop', key: generateEd25519PublicKey('laptop') }] } : u,
+            u.username === 'alice'
+              ? { ...u, ssh_keys: [{ id: 60, title: 'laptop', key: generateEd25519PublicKey('laptop') }] }
+              : u,
           ),
           { id: 5, username: 'pat', name: 'Pat Solo', tokens: ['glpat-pat'] },
         ],
@@ -54,8 +60,18 @@ describe('sandbox forge: control endpoints that play people', () => {
           aProject('api', {
             id: API,
             members: [{ user: 'olaf', access_level: 'developer' }],
-            pipelines: [{ id: 100, jobs: [{ id: FAILED_JOB, name: 'test', status: 'failed', log: 'connection reset\n' }] }],
-            registry: [{ id: REPOSITORY, tags: [{ name: 'v1', created_at: 'now-3d' }, { name: 'old', created_at: 'now-30d' }] }],
+            pipelines: [
+              { id: 100, jobs: [{ id: FAILED_JOB, name: 'test', status: 'failed', log: 'connection reset\n' }] },
+            ],
+            registry: [
+              {
+                id: REPOSITORY,
+                tags: [
+                  { name: 'v1', created_at: 'now-3d' },
+                  { name: 'old', created_at: 'now-30d' },
+                ],
+              },
+            ],
             protected_branches: [{ name: 'main' }],
             hooks: [{ url: 'http://127.0.0.1:9/hook', job_events: true }],
             issues: [{ iid: 1, title: 'Flaky', label_events: [{ user: 'alice', action: 'add', label: 'bug' }] }],
@@ -72,7 +88,12 @@ describe('sandbox forge: control endpoints that play people', () => {
           { id: HOME, path: 'home', namespace: 'pat' },
         ],
         deploy_keys: [
-          { id: 50, title: 'shared', key: generateEd25519PublicKey('shared'), projects: [{ project: 'acme/api' }, { project: 'other/tool', can_push: true }] },
+          {
+            id: 50,
+            title: 'shared',
+            key: generateEd25519PublicKey('shared'),
+            projects: [{ project: 'acme/api' }, { project: 'other/tool', can_push: true }],
+          },
           { id: 51, title: 'api only', key: generateEd25519PublicKey('api'), projects: [{ project: 'acme/api' }] },
         ],
       },
@@ -83,13 +104,18 @@ describe('sandbox forge: control endpoints that play people', () => {
   describe('archiving', () => {
     it('makes a project read-only until it is unarchived, and answers the changed record', async () => {
       const archived = await control('/projects/acme%2Fapi/archive', 'POST');
-      expect(archived).toMatchObject({ status: 200, json: { id: API, archived: true, path_with_namespace: 'acme/api' } });
+      expect(archived).toMatchObject({
+        status: 200,
+        json: { id: API, archived: true, path_with_namespace: 'acme/api' },
+      });
       expect((await admin()(`/projects/${API}`)).json).toMatchObject({ archived: true });
       expect(await alice()(`/projects/${API}/jobs/${FAILED_JOB}/retry`, { method: 'POST' })).toMatchObject({
         status: 403,
         json: { message: '403 Forbidden' },
       });
-      expect((await admin()(`/projects/${API}/registry/repositories/${REPOSITORY}/tags/old`, { method: 'DELETE' })).status).toBe(403);
+      expect(
+        (await admin()(`/projects/${API}/registry/repositories/${REPOSITORY}/tags/old`, { method: 'DELETE' })).status,
+      ).toBe(403);
       expect([...sandbox.state.jobs.keys()]).toEqual([FAILED_JOB]);
 
       const unarchived = await control(`/projects/${API}/unarchive`, 'POST');
@@ -108,10 +134,21 @@ describe('sandbox forge: control endpoints that play people', () => {
     it('removes it with its jobs, registry, deploy-key links, hooks, branches, issues and people', async () => {
       expect(await control('/projects/acme%2Fapi', 'DELETE')).toMatchObject({ status: 204, text: '' });
 
-      for (const path of ['', '/jobs', `/jobs/${FAILED_JOB}`, '/registry/repositories', '/deploy_keys', '/hooks', '/protected_branches']) {
+      for (const path of [
+        '',
+        '/jobs',
+        `/jobs/${FAILED_JOB}`,
+        '/registry/repositories',
+        '/deploy_keys',
+        '/hooks',
+        '/protected_branches',
+      ]) {
         expect(await admin()(`/projects/${API}${path}`)).toMatchObject(notFound('Project'));
       }
-      expect(await admin()(`/registry/repositories/${REPOSITORY}`)).toMatchObject({ status: 404, json: { message: '404 Not found' } });
+      expect(await admin()(`/registry/repositories/${REPOSITORY}`)).toMatchObject({
+        status: 404,
+        json: { message: '404 Not found' },
+      });
       expect(ids(await admin()('/projects'))).toEqual([2, LIB, TOOL, HOME]);
       // other/tool stays listed: it is shared with acme.
       expect(ids(await admin()('/groups/acme/projects?include_subgroups=true'))).toEqual([2, LIB, TOOL]);
@@ -123,7 +160,8 @@ describe('sandbox forge: control endpoints that play people', () => {
       ]);
 
       const state = sandbox.state;
-      const ofApi = (records: Iterable<{ project_id: number }>): unknown[] => [...records].filter((r) => r.project_id === API);
+      const ofApi = (records: Iterable<{ project_id: number }>): unknown[] =>
+        [...records].filter((r) => r.project_id === API);
       expect(ofApi(state.jobs.values())).toEqual([]);
       expect(ofApi(state.pipelines.values())).toEqual([]);
       expect(ofApi(state.repositories.values())).toEqual([]);
@@ -154,9 +192,13 @@ describe('sandbox forge: control endpoints that play people', () => {
       expect(ids(await admin()('/groups'))).toEqual([20, 30]);
       expect(ids(await admin()('/projects'))).toEqual([TOOL, HOME]);
       expect((await admin()(`/projects/${TOOL}`)).json).toMatchObject({ shared_with_groups: [] });
-      const branch = (await admin()(`/projects/${TOOL}/protected_branches/main`)).json as { push_access_levels: { group_id: number | null }[] };
+      const branch = (await admin()(`/projects/${TOOL}/protected_branches/main`)).json as {
+        push_access_levels: { group_id: number | null }[];
+      };
       expect(branch.push_access_levels.map((entry) => entry.group_id)).toEqual([null, null]);
-      expect((await admin()(`/projects/${TOOL}/approval_rules`)).json).toMatchObject([{ name: 'acme reviewers', groups: [] }]);
+      expect((await admin()(`/projects/${TOOL}/approval_rules`)).json).toMatchObject([
+        { name: 'acme reviewers', groups: [] },
+      ]);
 
       const state = sandbox.state;
       expect([...state.groups.keys()].sort()).toEqual([20, 30]);
@@ -204,7 +246,9 @@ describe('sandbox forge: control endpoints that play people', () => {
       expect(await admin()(`/users/${ALICE}`)).toMatchObject(notFound('User'));
       expect(await admin()(`/users/${ALICE}/keys`)).toMatchObject(notFound('User'));
       expect((await alice()('/user')).status).toBe(401);
-      const branch = (await admin()(`/projects/${TOOL}/protected_branches/main`)).json as { push_access_levels: { user_id: number | null }[] };
+      const branch = (await admin()(`/projects/${TOOL}/protected_branches/main`)).json as {
+        push_access_levels: { user_id: number | null }[];
+      };
       expect(branch.push_access_levels.map((entry) => entry.user_id)).toEqual([null, null]);
       const state = sandbox.state;
       expect([...state.sshKeys.values()].filter((k) => k.user_id === ALICE)).toEqual([]);
@@ -219,7 +263,10 @@ describe('sandbox forge: control endpoints that play people', () => {
 
     it('refuses a sole group owner unless hard_delete, which takes their groups and personal projects along', async () => {
       const refused = await control('/users/pat', 'DELETE');
-      expect(refused).toMatchObject({ status: 409, json: { message: 'User cannot be removed while is the sole-owner of a group' } });
+      expect(refused).toMatchObject({
+        status: 409,
+        json: { message: 'User cannot be removed while is the sole-owner of a group' },
+      });
       expect(sandbox.state.users.has(5)).toBe(true);
 
       expect((await control('/users/pat?hard_delete=true', 'DELETE')).status).toBe(204);
@@ -232,7 +279,10 @@ describe('sandbox forge: control endpoints that play people', () => {
   describe('access overrides', () => {
     it('hides a project from an administrator at level 0, out of listings too', async () => {
       const set = await control('/access', 'POST', { user: 'root', project: 'acme/api', level: 0 });
-      expect(set).toMatchObject({ status: 200, json: { user_id: ROOT, source: 'project', source_id: API, access_level: 0 } });
+      expect(set).toMatchObject({
+        status: 200,
+        json: { user_id: ROOT, source: 'project', source_id: API, access_level: 0 },
+      });
 
       expect(await admin()(`/projects/${API}`)).toMatchObject(notFound('Project'));
       expect(await admin()('/projects/acme%2Fapi/jobs')).toMatchObject(notFound('Project'));
@@ -247,11 +297,16 @@ describe('sandbox forge: control endpoints that play people', () => {
     it('gives the 403s of a lower role at level 20 while reads work, until the overrides are cleared', async () => {
       await control('/access', 'POST', { user: 'root', project: API, level: 40 });
       await control('/access', 'POST', { user: ROOT, project: 'acme/api', level: 20 });
-      expect((await control('/access')).json).toEqual([{ user_id: ROOT, source: 'project', source_id: API, access_level: 20 }]);
+      expect((await control('/access')).json).toEqual([
+        { user_id: ROOT, source: 'project', source_id: API, access_level: 20 },
+      ]);
 
       const tagPath = `/projects/${API}/registry/repositories/${REPOSITORY}/tags/old`;
       expect((await admin()(tagPath)).status).toBe(200);
-      expect(await admin()(tagPath, { method: 'DELETE' })).toMatchObject({ status: 403, json: { message: '403 Forbidden' } });
+      expect(await admin()(tagPath, { method: 'DELETE' })).toMatchObject({
+        status: 403,
+        json: { message: '403 Forbidden' },
+      });
       expect((await admin()(`/projects/${API}/jobs/${FAILED_JOB}/retry`, { method: 'POST' })).status).toBe(403);
       expect(sandbox.state.repositories.get(REPOSITORY)?.tags.has('old')).toBe(true);
 
@@ -271,7 +326,10 @@ describe('sandbox forge: control endpoints that play people', () => {
 
       await control('/access', 'POST', { user: 'root', group: 10, level: 40 });
       expect((await admin()('/groups/10')).status).toBe(200);
-      expect(await admin()('/groups/10/export', { method: 'POST' })).toMatchObject({ status: 403, json: { message: '403 Forbidden' } });
+      expect(await admin()('/groups/10/export', { method: 'POST' })).toMatchObject({
+        status: 403,
+        json: { message: '403 Forbidden' },
+      });
     });
 
     it('refuses bad bodies and answers 404 for unknown users, projects and groups', async () => {
@@ -285,8 +343,12 @@ describe('sandbox forge: control endpoints that play people', () => {
         expect(refused.status).toBe(400);
         expect(refused.json).toEqual({ error: expect.any(String) });
       }
-      expect(await control('/access', 'POST', { user: 'nobody', project: API, level: 0 })).toMatchObject(notFound('User'));
-      expect(await control('/access', 'POST', { user: 'root', project: 'acme/nope', level: 0 })).toMatchObject(notFound('Project'));
+      expect(await control('/access', 'POST', { user: 'nobody', project: API, level: 0 })).toMatchObject(
+        notFound('User'),
+      );
+      expect(await control('/access', 'POST', { user: 'root', project: 'acme/nope', level: 0 })).toMatchObject(
+        notFound('Project'),
+      );
       expect(await control('/access', 'POST', { user: 'root', group: 999, level: 0 })).toMatchObject(notFound('Group'));
       expect(sandbox.state.accessOverrides.list()).toEqual([]);
     });

@@ -1,7 +1,16 @@
 import { Gitlab } from '@gitbeaker/rest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox';
 import { apiClient, type SandboxResponse } from '../support/sandbox-http';
-import { acmeGroup, ADMIN_TOKEN, apiProject, baseWorld, MAINTAINER_TOKEN, OUTSIDER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  acmeGroup,
+  ADMIN_TOKEN,
+  apiProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  OUTSIDER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 
 /**
  * A person moving and renaming projects through the forge's own API (GitLab's Projects API: "Transfer a project to
@@ -37,7 +46,8 @@ describe('sandbox forge: moving and renaming projects through the API', () => {
   const project = (response: SandboxResponse): ProjectView => response.json as ProjectView;
   const transfer = (id: number | string, namespace: string | number, token = OWNER_TOKEN) =>
     as(token)(`/projects/${id}/transfer`, { method: 'PUT', body: { namespace } });
-  const edit = (id: number | string, body: Record<string, unknown>, token = OWNER_TOKEN) => as(token)(`/projects/${id}`, { method: 'PUT', body });
+  const edit = (id: number | string, body: Record<string, unknown>, token = OWNER_TOKEN) =>
+    as(token)(`/projects/${id}`, { method: 'PUT', body });
 
   beforeEach(async () => {
     const world = baseWorld();
@@ -60,7 +70,12 @@ describe('sandbox forge: moving and renaming projects through the API', () => {
             pipelines: [{ id: 100, jobs: [{ id: 500, name: 'test', status: 'failed', log: 'boom\n' }] }],
           }),
           webProject(),
-          { id: TAGGED, path: 'tagged', namespace: 'acme', registry: [{ id: 7, tags: [{ name: 'v1', created_at: 'now-1d' }] }] },
+          {
+            id: TAGGED,
+            path: 'tagged',
+            namespace: 'acme',
+            registry: [{ id: 7, tags: [{ name: 'v1', created_at: 'now-1d' }] }],
+          },
           { id: OTHER_API, path: 'api', name: 'Other API', namespace: 'other' },
         ],
       },
@@ -80,7 +95,10 @@ describe('sandbox forge: moving and renaming projects through the API', () => {
       expect(sandbox.state.projects.get(API)).toMatchObject({ namespace_id: 11, path: 'api' });
 
       for (const ref of [String(API), 'acme%2Fsub%2Fapi', 'acme%2Fapi']) {
-        expect(project(await owen()(`/projects/${ref}`))).toMatchObject({ id: API, path_with_namespace: 'acme/sub/api' });
+        expect(project(await owen()(`/projects/${ref}`))).toMatchObject({
+          id: API,
+          path_with_namespace: 'acme/sub/api',
+        });
       }
       const root = as(ADMIN_TOKEN);
       expect((await root('/projects/acme%2Fsub%2Fapi/protected_branches')).json).toMatchObject([{ name: 'main' }]);
@@ -104,9 +122,14 @@ describe('sandbox forge: moving and renaming projects through the API', () => {
     it('lowers the visibility to a more private target group, and moves image tags within their top-level namespace only', async () => {
       expect(project(await transfer(API, 'acme/sub'))).toMatchObject({ id: API, visibility: 'private' });
       expect(await transfer(TAGGED, 'other')).toMatchObject(
-        refused('Project cannot be transferred to a different top-level namespace, because image tags are present in its container registry'),
+        refused(
+          'Project cannot be transferred to a different top-level namespace, because image tags are present in its container registry',
+        ),
       );
-      expect(project(await transfer(TAGGED, 'acme/sub'))).toMatchObject({ id: TAGGED, path_with_namespace: 'acme/sub/tagged' });
+      expect(project(await transfer(TAGGED, 'acme/sub'))).toMatchObject({
+        id: TAGGED,
+        path_with_namespace: 'acme/sub/tagged',
+      });
       expect((await owen()(`/projects/${TAGGED}/registry/repositories`)).json).toMatchObject([
         { id: 7, path: 'acme/sub/tagged', location: expect.stringMatching(/\/acme\/sub\/tagged$/) as string },
       ]);
@@ -114,30 +137,52 @@ describe('sandbox forge: moving and renaming projects through the API', () => {
 
     it('takes a personal namespace: a user the administrator moves a project to owns it, and stays its owner when it moves on', async () => {
       const toOlaf = await transfer(WEB, 'olaf', ADMIN_TOKEN);
-      expect(project(toOlaf)).toMatchObject({ id: WEB, path_with_namespace: 'olaf/web', namespace: { kind: 'user', full_path: 'olaf' } });
+      expect(project(toOlaf)).toMatchObject({
+        id: WEB,
+        path_with_namespace: 'olaf/web',
+        namespace: { kind: 'user', full_path: 'olaf' },
+      });
       const olaf = as(OUTSIDER_TOKEN);
       expect((await olaf('/projects/olaf%2Fweb/services')).status).toBe(200);
 
       // Out of his namespace, olaf keeps the owner membership the forge gave him, so he may move it home again.
-      expect(project(await transfer('olaf%2Fweb', 'other', ADMIN_TOKEN))).toMatchObject({ path_with_namespace: 'other/web' });
+      expect(project(await transfer('olaf%2Fweb', 'other', ADMIN_TOKEN))).toMatchObject({
+        path_with_namespace: 'other/web',
+      });
       expect(sandbox.state.member('project', WEB, 4)?.access_level).toBe(50);
-      expect(project(await transfer('other%2Fweb', 'olaf', OUTSIDER_TOKEN))).toMatchObject({ id: WEB, path_with_namespace: 'olaf/web' });
+      expect(project(await transfer('other%2Fweb', 'olaf', OUTSIDER_TOKEN))).toMatchObject({
+        id: WEB,
+        path_with_namespace: 'olaf/web',
+      });
     });
 
     it('answers the forge’s refusals and changes nothing', async () => {
       const before = JSON.stringify([...sandbox.state.projects.values()]);
-      expect(await transfer(API, 'other')).toMatchObject(refused('Project with same name or path in target namespace already exists'));
+      expect(await transfer(API, 'other')).toMatchObject(
+        refused('Project with same name or path in target namespace already exists'),
+      );
       expect(await transfer(WEB, 'acme')).toMatchObject(refused('Project is already in this namespace.'));
-      expect(await transfer(WEB, 'closed')).toMatchObject(refused("You don't have permission to transfer projects into that namespace."));
+      expect(await transfer(WEB, 'closed')).toMatchObject(
+        refused("You don't have permission to transfer projects into that namespace."),
+      );
       for (const namespace of ['hidden', 'nowhere', 'mia', 999]) {
-        expect(await transfer(WEB, namespace)).toMatchObject({ status: 404, json: { message: '404 Namespace Not Found' } });
+        expect(await transfer(WEB, namespace)).toMatchObject({
+          status: 404,
+          json: { message: '404 Namespace Not Found' },
+        });
       }
       const missing = await owen()(`/projects/${WEB}/transfer`, { method: 'PUT', body: {} });
       expect(missing).toMatchObject({ status: 400, json: { error: 'namespace is missing' } });
       // change_namespace is the owner's: a maintainer or developer of the project is refused, an outsider does not see it.
-      expect(await transfer(WEB, 'acme/sub', MAINTAINER_TOKEN)).toMatchObject({ status: 403, json: { message: '403 Forbidden' } });
+      expect(await transfer(WEB, 'acme/sub', MAINTAINER_TOKEN)).toMatchObject({
+        status: 403,
+        json: { message: '403 Forbidden' },
+      });
       expect(await transfer(WEB, 'acme/sub', USER_TOKEN)).toMatchObject({ status: 403 });
-      expect(await transfer(WEB, 'acme/sub', OUTSIDER_TOKEN)).toMatchObject({ status: 404, json: { message: '404 Project Not Found' } });
+      expect(await transfer(WEB, 'acme/sub', OUTSIDER_TOKEN)).toMatchObject({
+        status: 404,
+        json: { message: '404 Project Not Found' },
+      });
       expect(JSON.stringify([...sandbox.state.projects.values()])).toBe(before);
       expect(sandbox.state.namespaces.projectRedirects.size).toBe(0);
     });
@@ -145,11 +190,28 @@ describe('sandbox forge: moving and renaming projects through the API', () => {
 
   describe('PUT /projects/:id', () => {
     it('renames a project keeping its id; the old path redirects to it', async () => {
-      const renamed = await edit('acme%2Fapi', { name: 'API v2', path: 'api-v2', description: 'the second', request_access_enabled: false });
+      const renamed = await edit('acme%2Fapi', {
+        name: 'API v2',
+        path: 'api-v2',
+        description: 'the second',
+        request_access_enabled: false,
+      });
       expect(renamed.status).toBe(200);
-      expect(project(renamed)).toMatchObject({ id: API, name: 'API v2', path_with_namespace: 'acme/api-v2', description: 'the second' });
-      expect(sandbox.state.projects.get(API)).toMatchObject({ name: 'API v2', path: 'api-v2', request_access_enabled: false });
-      expect(project(await owen()('/projects/acme%2Fapi'))).toMatchObject({ id: API, path_with_namespace: 'acme/api-v2' });
+      expect(project(renamed)).toMatchObject({
+        id: API,
+        name: 'API v2',
+        path_with_namespace: 'acme/api-v2',
+        description: 'the second',
+      });
+      expect(sandbox.state.projects.get(API)).toMatchObject({
+        name: 'API v2',
+        path: 'api-v2',
+        request_access_enabled: false,
+      });
+      expect(project(await owen()('/projects/acme%2Fapi'))).toMatchObject({
+        id: API,
+        path_with_namespace: 'acme/api-v2',
+      });
       expect(project(await owen()('/projects/acme%2Fapi-v2'))).toMatchObject({ id: API });
     });
 
@@ -164,23 +226,53 @@ describe('sandbox forge: moving and renaming projects through the API', () => {
     });
 
     it('refuses a taken name or path, a bad one, none at all, and a name from a maintainer', async () => {
-      expect(await edit(API, { path: 'web' })).toMatchObject({ status: 400, json: { message: { path: ['has already been taken'] } } });
-      expect(await edit(API, { path: 'SUB' })).toMatchObject({ status: 400, json: { message: { path: ['has already been taken'] } } });
-      expect(await edit(API, { name: 'Web' })).toMatchObject({ status: 400, json: { message: { name: ['has already been taken'] } } });
+      expect(await edit(API, { path: 'web' })).toMatchObject({
+        status: 400,
+        json: { message: { path: ['has already been taken'] } },
+      });
+      expect(await edit(API, { path: 'SUB' })).toMatchObject({
+        status: 400,
+        json: { message: { path: ['has already been taken'] } },
+      });
+      expect(await edit(API, { name: 'Web' })).toMatchObject({
+        status: 400,
+        json: { message: { name: ['has already been taken'] } },
+      });
       expect(await edit(API, { path: '-api.git' })).toMatchObject({
         status: 400,
-        json: { message: { path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"] } },
+        json: {
+          message: {
+            path: [
+              "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'",
+            ],
+          },
+        },
       });
-      expect(await edit(API, { name: '' })).toMatchObject({ status: 400, json: { message: { name: ["can't be blank"] } } });
+      expect(await edit(API, { name: '' })).toMatchObject({
+        status: 400,
+        json: { message: { name: ["can't be blank"] } },
+      });
       expect(await edit(API, { visibility: 'public' })).toMatchObject({
         status: 400,
-        json: { error: 'name, path, description, request_access_enabled are missing, at least one parameter must be provided' },
+        json: {
+          error: 'name, path, description, request_access_enabled are missing, at least one parameter must be provided',
+        },
       });
       // A maintainer edits a project (admin_project) but renaming is the owner's (rename_project).
-      expect(await edit(API, { name: 'Mine' }, MAINTAINER_TOKEN)).toMatchObject({ status: 403, json: { message: '403 Forbidden' } });
-      expect(project(await edit(API, { path: 'api-next' }, MAINTAINER_TOKEN))).toMatchObject({ id: API, path: 'api-next', name: 'API' });
+      expect(await edit(API, { name: 'Mine' }, MAINTAINER_TOKEN)).toMatchObject({
+        status: 403,
+        json: { message: '403 Forbidden' },
+      });
+      expect(project(await edit(API, { path: 'api-next' }, MAINTAINER_TOKEN))).toMatchObject({
+        id: API,
+        path: 'api-next',
+        name: 'API',
+      });
       expect(await edit(API, { description: 'x' }, USER_TOKEN)).toMatchObject({ status: 403 });
-      expect(await edit(WEB, { description: 'x' }, OUTSIDER_TOKEN)).toMatchObject({ status: 404, json: { message: '404 Project Not Found' } });
+      expect(await edit(WEB, { description: 'x' }, OUTSIDER_TOKEN)).toMatchObject({
+        status: 404,
+        json: { message: '404 Project Not Found' },
+      });
       expect(sandbox.state.projects.get(API)).toMatchObject({ name: 'API', path: 'api-next' });
     });
   });
@@ -192,7 +284,9 @@ describe('sandbox forge: moving and renaming projects through the API', () => {
     const renamed = await api.Projects.edit(API, { path: 'api-2' });
     expect(renamed).toMatchObject({ id: API, path_with_namespace: 'acme/sub/api-2' });
     expect(await api.Projects.show('acme/api')).toMatchObject({ id: API });
-    const error = (await api.Projects.transfer(WEB, 'closed').catch((e: unknown) => e)) as { cause?: { response?: Response } };
+    const error = (await api.Projects.transfer(WEB, 'closed').catch((e: unknown) => e)) as {
+      cause?: { response?: Response };
+    };
     expect(error.cause?.response?.status).toBe(400);
   });
 });

@@ -7,7 +7,15 @@ import { startSandbox, type RunningSandbox, type World } from '../../src/sandbox
 import { readProjectArchive } from '../../src/sandbox/project-archive';
 import { projectTransferOf } from '../../src/sandbox/project-transfer-state';
 import { apiClient, call } from '../support/sandbox-http';
-import { acmeGroup, ADMIN_TOKEN, apiProject, baseWorld, MAINTAINER_TOKEN, USER_TOKEN, webProject } from '../support/world-builders';
+import {
+  acmeGroup,
+  ADMIN_TOKEN,
+  apiProject,
+  baseWorld,
+  MAINTAINER_TOKEN,
+  USER_TOKEN,
+  webProject,
+} from '../support/world-builders';
 
 /**
  * The sandbox's project export and import beyond what the client test covers: the export's phases and its
@@ -45,7 +53,9 @@ interface Download {
 }
 
 async function download(project = 'acme%2Fapi', token = ADMIN_TOKEN): Promise<Download> {
-  const response = await fetch(`${sandbox.url}/api/v4/projects/${project}/export/download`, { headers: { 'PRIVATE-TOKEN': token } });
+  const response = await fetch(`${sandbox.url}/api/v4/projects/${project}/export/download`, {
+    headers: { 'PRIVATE-TOKEN': token },
+  });
   return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
 }
 
@@ -67,12 +77,20 @@ async function importProject(
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   form.append('file', new Blob([archive]), filename);
-  const response = await fetch(`${sandbox.url}/api/v4/projects/import`, { method: 'POST', headers: { 'PRIVATE-TOKEN': token }, body: form });
+  const response = await fetch(`${sandbox.url}/api/v4/projects/import`, {
+    method: 'POST',
+    headers: { 'PRIVATE-TOKEN': token },
+    body: form,
+  });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
 /** Imports and waits for the import; answers its final status. */
-async function imported(archive: Buffer, fields: Record<string, string>, filename?: string): Promise<Record<string, unknown>> {
+async function imported(
+  archive: Buffer,
+  fields: Record<string, string>,
+  filename?: string,
+): Promise<Record<string, unknown>> {
   const created = await importProject(archive, fields, filename);
   expect(created.status).toBe(201);
   await sandbox.state.whenIdle();
@@ -122,10 +140,14 @@ describe('sandbox forge: a project export’s lifecycle', () => {
     expect(await status()).not.toHaveProperty('_links');
     const stage = async () => ((await status()) as { export_status?: string }).export_status;
     let next = await stage();
-    for (const deadline = Date.now() + 10_000; next === 'queued' && Date.now() < deadline; next = await stage()) await sleep(50);
+    for (const deadline = Date.now() + 10_000; next === 'queued' && Date.now() < deadline; next = await stage())
+      await sleep(50);
     expect(next).toBe('started');
     await sandbox.state.whenIdle();
-    expect(await status()).toMatchObject({ export_status: 'finished', _links: { api_url: expect.stringMatching(/\/api\/v4\/projects\/1\/export\/download$/) as string } });
+    expect(await status()).toMatchObject({
+      export_status: 'finished',
+      _links: { api_url: expect.stringMatching(/\/api\/v4\/projects\/1\/export\/download$/) as string },
+    });
   });
 
   it('regenerates: the finished archive stays downloadable, without _links, until the new one replaces it', async () => {
@@ -149,7 +171,9 @@ describe('sandbox forge: a project export’s lifecycle', () => {
   });
 
   it('writes the description given to the export instead of the project’s', async () => {
-    expect((await root()('/projects/1/export', { method: 'POST', body: { description: 'For the vault' } })).status).toBe(202);
+    expect(
+      (await root()('/projects/1/export', { method: 'POST', body: { description: 'For the vault' } })).status,
+    ).toBe(202);
     await sandbox.state.whenIdle();
     const read = readProjectArchive((await download()).body, 'x.tar.gz');
     expect(read.ok && read.archive.project.description).toBe('For the vault');
@@ -187,7 +211,11 @@ describe('sandbox forge: a project export’s lifecycle', () => {
     expect(gunzipSync(await exported()).equals(gunzipSync(padded))).toBe(true);
     // Another project pads with other bytes.
     const other = await exported('acme%2Fweb');
-    expect(gunzipSync(other).subarray(-300_000 - 1024, -1024).equals(gunzipSync(padded).subarray(-300_000 - 1024, -1024))).toBe(false);
+    expect(
+      gunzipSync(other)
+        .subarray(-300_000 - 1024, -1024)
+        .equals(gunzipSync(padded).subarray(-300_000 - 1024, -1024)),
+    ).toBe(false);
     // The import reads what it knows and leaves the padding.
     expect(await imported(padded, { path: 'padded', namespace: 'vault' })).toMatchObject({ import_status: 'finished' });
     expect(sandbox.state.issue(sandbox.state.project('vault/padded')!.id, 1)).toMatchObject({ title: 'One' });
@@ -206,7 +234,12 @@ describe('sandbox forge: a project export’s lifecycle', () => {
 });
 
 describe('sandbox forge: what a project import makes of an archive', () => {
-  const projectJson = JSON.stringify({ name: 'Packed', path: 'packed', description: 'from a forge', visibility: 'internal' });
+  const projectJson = JSON.stringify({
+    name: 'Packed',
+    path: 'packed',
+    description: 'from a forge',
+    visibility: 'internal',
+  });
 
   it('imports an archive GNU tar packed (./ names, directories, unknown entries such as a repository bundle)', async () => {
     const archive = await packed({
@@ -216,7 +249,11 @@ describe('sandbox forge: what a project import makes of an archive', () => {
       'tree/project/labels.ndjson': '{"title":"unknown to the sandbox"}\n',
       'project.bundle': 'x'.repeat(2000),
     });
-    expect(await imported(archive, { path: 'packed' })).toMatchObject({ import_status: 'finished', failed_relations: [], import_error: null });
+    expect(await imported(archive, { path: 'packed' })).toMatchObject({
+      import_status: 'finished',
+      failed_relations: [],
+      import_error: null,
+    });
     const project = sandbox.state.project('root/packed')!;
     expect(project).toMatchObject({ name: 'packed', description: 'from a forge', visibility: 'internal' });
     expect(sandbox.state.issue(project.id, 7)).toMatchObject({ title: 'Seven' });
@@ -225,7 +262,12 @@ describe('sandbox forge: what a project import makes of an archive', () => {
   it('finishes without the relation lines it cannot use and lists them as failed_relations', async () => {
     const archive = await packed({
       'tree/project.json': projectJson,
-      'tree/project/issues.ndjson': ['{"iid":1,"title":"Good"}', '{"iid":2,"title":', '{"iid":-3}', '{"iid":4,"title":"Also good"}'].join('\n'),
+      'tree/project/issues.ndjson': [
+        '{"iid":1,"title":"Good"}',
+        '{"iid":2,"title":',
+        '{"iid":-3}',
+        '{"iid":4,"title":"Also good"}',
+      ].join('\n'),
     });
     const result = await imported(archive, { path: 'partly', namespace: 'vault' });
     expect(result).toMatchObject({ import_status: 'finished', import_error: null });
@@ -239,14 +281,22 @@ describe('sandbox forge: what a project import makes of an archive', () => {
         relation_name: 'issues',
         line_number: 1,
       },
-      expect.objectContaining({ exception_class: 'ActiveRecord::RecordInvalid', relation_name: 'issues', line_number: 2 }),
+      expect.objectContaining({
+        exception_class: 'ActiveRecord::RecordInvalid',
+        relation_name: 'issues',
+        line_number: 2,
+      }),
     ]);
     const project = sandbox.state.project('vault/partly')!;
     expect([1, 4].map((iid) => sandbox.state.issue(project.id, iid)?.title)).toEqual(['Good', 'Also good']);
   });
 
   it.each([
-    ['a gzip that is no tar', gzipSync(Buffer.from('not a tar at all, but long enough to look at'.repeat(20))), /^Unable to decompress export\.tar\.gz: tar: truncated$/],
+    [
+      'a gzip that is no tar',
+      gzipSync(Buffer.from('not a tar at all, but long enough to look at'.repeat(20))),
+      /^Unable to decompress export\.tar\.gz: tar: truncated$/,
+    ],
     ['another version', null, /^Import version mismatch: Required 0\.2\.4 but was 0\.1\.0$/],
     ['no tree/project.json', null, /^Invalid file format: tree\/project\.json is missing$/],
     ['a project.json that is no project', null, /^Invalid file format: tree\/project\.json: /],
@@ -278,12 +328,18 @@ describe('sandbox forge: what a project import makes of an archive', () => {
 
   it('takes namespace by id, path or username; another user’s namespace is the administrator’s to pick', async () => {
     const archive = await exported();
-    expect((await importProject(archive, { path: 'a', namespace: '12' })).json).toMatchObject({ path_with_namespace: 'vault/a' });
-    expect((await importProject(archive, { path: 'b', namespace: 'mia' })).json).toMatchObject({ path_with_namespace: 'mia/b' });
+    expect((await importProject(archive, { path: 'a', namespace: '12' })).json).toMatchObject({
+      path_with_namespace: 'vault/a',
+    });
+    expect((await importProject(archive, { path: 'b', namespace: 'mia' })).json).toMatchObject({
+      path_with_namespace: 'mia/b',
+    });
     const mia = await importProject(archive, { path: 'c', namespace: 'alice' }, 'export.tar.gz', MAINTAINER_TOKEN);
     expect(mia).toEqual({ status: 404, json: { message: '404 Namespace Not Found' } });
     expect((await importProject(archive, { path: 'd', namespace: 'nowhere' })).status).toBe(404);
-    expect((await importProject(archive, { path: 'Bad.git' })).json).toMatchObject({ message: expect.stringMatching(/^Path can contain only/) as string });
+    expect((await importProject(archive, { path: 'Bad.git' })).json).toMatchObject({
+      message: expect.stringMatching(/^Path can contain only/) as string,
+    });
     expect((await importProject(archive, {})).json).toEqual({ error: 'path is missing' });
     await sandbox.state.whenIdle();
   });
@@ -297,7 +353,13 @@ describe('sandbox forge: project export and import limits', () => {
       bulkDeleteDelayMs: 0,
     });
     expect((await control('/settings')).json).toMatchObject({
-      export_rate_limits: { group_export: 6, project_export: 2, project_download_export: 1, project_import: 6, window_ms: 10000 },
+      export_rate_limits: {
+        group_export: 6,
+        project_export: 2,
+        project_download_export: 1,
+        project_import: 6,
+        window_ms: 10000,
+      },
     });
     for (let i = 0; i < 2; i++) expect((await root()('/projects/1/export', { method: 'POST' })).status).toBe(202);
     const refused = await root()('/projects/2/export', { method: 'POST' });

@@ -52,7 +52,9 @@ describe('sandbox forge: container registry', () => {
       path: 'acme/api',
       location: 'registry.sandbox.test/acme/api',
       tags_count: 7,
-      tags: expect.arrayContaining([{ name: 'v1.2.3', path: 'acme/api:v1.2.3', location: 'registry.sandbox.test/acme/api:v1.2.3' }]),
+      tags: expect.arrayContaining([
+        { name: 'v1.2.3', path: 'acme/api:v1.2.3', location: 'registry.sandbox.test/acme/api:v1.2.3' },
+      ]),
     });
     const detail = await maintainer()('/registry/repositories/2?tags_count=true');
     expect(detail.json).toMatchObject({ id: 2, name: 'bulk', path: 'acme/api/bulk', tags_count: 2000 });
@@ -60,7 +62,11 @@ describe('sandbox forge: container registry', () => {
 
   it('shows tag detail, created_at null for a tag without timestamp', async () => {
     const tag = await maintainer()('/projects/1/registry/repositories/1/tags/v1.2.3');
-    expect(tag.json).toMatchObject({ name: 'v1.2.3', created_at: ago(10), digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect(tag.json).toMatchObject({
+      name: 'v1.2.3',
+      created_at: ago(10),
+      digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
     const nightly = await maintainer()('/projects/1/registry/repositories/1/tags/nightly');
     expect(nightly.json).toMatchObject({ name: 'nightly', created_at: null });
     const missing = await maintainer()('/projects/1/registry/repositories/1/tags/nope');
@@ -91,7 +97,10 @@ describe('sandbox forge: container registry', () => {
     await sandbox.state.whenIdle();
     // latest never goes; v1.2.3 is kept; keep_n keeps the newest candidate, `nightly` (no timestamp counts as newest).
     expect(tagNames(1)).toEqual(['latest', 'nightly', 'v1.2.3']);
-    expect(sandbox.state.bulkDeletions[0]).toMatchObject({ repository_id: 1, deleted: ['build-1', 'build-2', 'build-3', 'main'] });
+    expect(sandbox.state.bulkDeletions[0]).toMatchObject({
+      repository_id: 1,
+      deleted: ['build-1', 'build-2', 'build-3', 'main'],
+    });
   });
 
   it('bulk delete with older_than keeps recent tags and those without timestamp; name_regex works as synonym', async () => {
@@ -116,12 +125,15 @@ describe('sandbox forge: container registry', () => {
     expect(second.status).toBe(400);
     expect(second.json).toEqual({ message: BULK_DELETE_LIMIT_MESSAGE });
     expect(second.json).toEqual({
-      message: 'This request has already been made. You can run this at most once an hour for a given container repository',
+      message:
+        'This request has already been made. You can run this at most once an hour for a given container repository',
     });
     expect(second.headers.get('retry-after')).toBeNull();
 
     // Another repository has its own limit.
-    expect((await maintainer()('/projects/1/registry/repositories/2/tags?name_regex_delete=x', { method: 'DELETE' })).status).toBe(202);
+    expect(
+      (await maintainer()('/projects/1/registry/repositories/2/tags?name_regex_delete=x', { method: 'DELETE' })).status,
+    ).toBe(202);
 
     await call(sandbox.url, '/__sandbox/clock', { method: 'POST', body: { advance: '59m' } });
     expect((await bulkDelete('name_regex_delete=build-2')).status).toBe(400);
@@ -139,7 +151,9 @@ describe('sandbox forge: container registry', () => {
     const keep = await bulkDelete('name_regex_delete=.*&name_regex_keep=a(?=b)');
     expect(keep.json).toEqual({ error: expect.stringMatching(/^name_regex_keep is an invalid regexp/) });
     const missing = await bulkDelete('keep_n=1');
-    expect(missing.json).toEqual({ error: 'name_regex, name_regex_delete are missing, at least one parameter must be provided' });
+    expect(missing.json).toEqual({
+      error: 'name_regex, name_regex_delete are missing, at least one parameter must be provided',
+    });
     expect((await bulkDelete('name_regex_delete=.*')).status).toBe(202);
   });
 

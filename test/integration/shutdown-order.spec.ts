@@ -41,10 +41,10 @@ async function heldForge(): Promise<{ server: Server; url: string; received: str
 function recordCommands(redis: Redis): string[] {
   const sent: string[] = [];
   const original = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((command: { name: string }, stream?: unknown) => {
+  redis.sendCommand = (command: { name: string }, stream?: unknown) => {
     sent.push(command.name.toLowerCase());
     return original(command as never, stream as never);
-  });
+  };
   return sent;
 }
 

@@ -36,19 +36,37 @@ describe('a token kind added in one file and one line', () => {
     const vault = new Vault();
     const now = forge.sandbox.state.clock.date();
     vault.accounts.set('deployer', [
-      { id: 1, name: 'ci', value: 'vault-1-secret', revoked: false, expires_at: new Date(now.getTime() + 3 * 86_400_000).toISOString().slice(0, 10) },
+      {
+        id: 1,
+        name: 'ci',
+        value: 'vault-1-secret',
+        revoked: false,
+        expires_at: new Date(now.getTime() + 3 * 86_400_000).toISOString().slice(0, 10),
+      },
       { id: 2, name: 'ci-later', value: 'vault-2-secret', revoked: false, expires_at: '2099-01-01' },
     ]);
     const tokens = new TokenKinds({ ...TOKEN_KINDS.sections, vault_tokens: vaultTokensKind(vault) });
     const tokenSteps = new TokenSteps(tokens, new TokenDelivery(new SecretFiles(), new HookRunner(60_000)));
-    const runner: PolicyType<RotationConfig, RotationSnapshot> = defineKeyRotationType(new RotationSteps(CREDENTIAL_KINDS, new KeyFiles(new SecretFiles()), new HookRunner(60_000)), undefined, tokenSteps);
+    const runner: PolicyType<RotationConfig, RotationSnapshot> = defineKeyRotationType(
+      new RotationSteps(CREDENTIAL_KINDS, new KeyFiles(new SecretFiles()), new HookRunner(60_000)),
+      undefined,
+      tokenSteps,
+    );
     const config = runner.definition.schema.parse({
       name: 'rotate',
       type: 'key_rotation',
       interval: '1h',
       secrets_dir: secrets,
       on_rotate: `cat > ${join(secrets, 'hook.out')}`,
-      vault_tokens: [{ account: 'deployer', names: ['^ci'], before_expiry: '7d', lifetime: '30d', deliver: [{ file: join(secrets, '{holder}-{name}') }, { on_rotate: true }] }],
+      vault_tokens: [
+        {
+          account: 'deployer',
+          names: ['^ci'],
+          before_expiry: '7d',
+          lifetime: '30d',
+          deliver: [{ file: join(secrets, '{holder}-{name}') }, { on_rotate: true }],
+        },
+      ],
     }) as RotationConfig;
 
     const context = forge.context({ now, policy: config });
@@ -68,6 +86,9 @@ describe('a token kind added in one file and one line', () => {
     expect(readFileSync(join(secrets, 'deployer-ci'), 'utf8')).toBe(fresh?.value);
     expect(readFileSync(join(secrets, 'hook.out'), 'utf8')).toBe(fresh?.value);
     expect(JSON.stringify(decisions)).not.toContain(fresh?.value ?? '?');
-    expect(JSON.parse((await forge.state.get('token-rotation:vault_token-deployer-1')) ?? '{}')).toMatchObject({ step: 'done', new_token_id: fresh?.id });
+    expect(JSON.parse((await forge.state.get('token-rotation:vault_token-deployer-1')) ?? '{}')).toMatchObject({
+      step: 'done',
+      new_token_id: fresh?.id,
+    });
   });
 });

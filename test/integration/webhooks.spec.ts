@@ -16,7 +16,13 @@ function withFailedJob(path: string, namespace: string, id: number): ProjectInpu
     id,
     path,
     namespace,
-    pipelines: [{ id: id * 100, ref: 'main', jobs: [{ id: id * 100 + 1, name: 'flaky', stage: 'test', status: 'failed', finished_at: 'now-1m', log: RESET }] }],
+    pipelines: [
+      {
+        id: id * 100,
+        ref: 'main',
+        jobs: [{ id: id * 100 + 1, name: 'flaky', stage: 'test', status: 'failed', finished_at: 'now-1m', log: RESET }],
+      },
+    ],
   };
 }
 
@@ -24,7 +30,11 @@ function world(): World {
   return {
     ...baseWorld({
       groups: [acmeGroup(), { id: 13, path: 'other' }],
-      projects: [withFailedJob('api', 'acme', 1), withFailedJob('web', 'acme', 2), withFailedJob('elsewhere', 'other', 3)],
+      projects: [
+        withFailedJob('api', 'acme', 1),
+        withFailedJob('web', 'acme', 2),
+        withFailedJob('elsewhere', 'other', 3),
+      ],
     }),
     now: undefined,
   };
@@ -58,7 +68,13 @@ async function counted(daemon: ServedDaemon, event: string, result: string): Pro
 
 describe('webhooks: the receiver and the retries it leads to, over HTTP with a real Redis', () => {
   const harness = useEngineHarness({ name: 'webhooks', world, policyTypes: POLICY_TYPES });
-  const POLICY = ['  - name: flaky', '    type: job_retry', '    projects: ["acme/*"]', '    interval: 1h', '    match: { failure_log: ["(?i)connection reset"] }'];
+  const POLICY = [
+    '  - name: flaky',
+    '    type: job_retry',
+    '    projects: ["acme/*"]',
+    '    interval: 1h',
+    '    match: { failure_log: ["(?i)connection reset"] }',
+  ];
 
   const serve = (): Promise<ServedDaemon> => harness.serve({ webhookToken: SECRET, policies: POLICY });
 
@@ -68,16 +84,27 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
     body: unknown,
     headers: Record<string, string | undefined> = {},
   ): Promise<{ status: number; body: Record<string, string> }> {
-    const sent = { 'content-type': 'application/json', 'x-gitlab-event': 'Job Hook', 'x-gitlab-token': SECRET, 'x-gitlab-event-uuid': randomUUID(), ...headers };
+    const sent = {
+      'content-type': 'application/json',
+      'x-gitlab-event': 'Job Hook',
+      'x-gitlab-token': SECRET,
+      'x-gitlab-event-uuid': randomUUID(),
+      ...headers,
+    };
     const answer = await request(`${daemon.url}/webhooks/gitlab`, {
       method: 'POST',
-      headers: Object.fromEntries(Object.entries(sent).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+      headers: Object.fromEntries(
+        Object.entries(sent).filter((entry): entry is [string, string] => entry[1] !== undefined),
+      ),
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
     return { status: answer.statusCode, body: (await answer.body.json()) as Record<string, string> };
   }
 
-  const retries = () => harness.sandbox.state.requestLog.filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry')).map((entry) => entry.path);
+  const retries = () =>
+    harness.sandbox.state.requestLog
+      .filter((entry) => entry.method === 'POST' && entry.path.endsWith('/retry'))
+      .map((entry) => entry.path);
 
   /** Waits for `count` retries, at most `ms`; the retries found. */
   async function retriesWithin(count: number, ms: number): Promise<string[]> {
@@ -120,22 +147,34 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
   it('retries once for the same delivery twice, and once for a delivery and a poll', async () => {
     const daemon = await serve();
     const uuid = randomUUID();
-    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid })).body.status).toBe('accepted');
-    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid })).body.status).toBe('duplicate');
+    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid })).body.status).toBe(
+      'accepted',
+    );
+    expect((await deliver(daemon, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid })).body.status).toBe(
+      'duplicate',
+    );
     // The same event sent again by a newer forge: the Idempotency-Key is what stays the same.
     await deliver(daemon, jobHook(2, 'acme/web'), { 'idempotency-key': 'delivery-7' });
-    expect((await deliver(daemon, jobHook(2, 'acme/web'), { 'idempotency-key': 'delivery-7' })).body.status).toBe('duplicate');
+    expect((await deliver(daemon, jobHook(2, 'acme/web'), { 'idempotency-key': 'delivery-7' })).body.status).toBe(
+      'duplicate',
+    );
     await retriesWithin(2, 2000);
 
     const poll = await daemon.app.get(EngineService).runPass('flaky', 'act');
     expect(poll.error).toBeUndefined();
-    expect((await settledRetries()).sort()).toEqual(['/api/v4/projects/1/jobs/101/retry', '/api/v4/projects/2/jobs/201/retry']);
+    expect((await settledRetries()).sort()).toEqual([
+      '/api/v4/projects/1/jobs/101/retry',
+      '/api/v4/projects/2/jobs/201/retry',
+    ]);
   });
 
   it('retries once when two replicas receive the same event', async () => {
     const [first, second] = await Promise.all([serve(), serve()]);
     const uuid = randomUUID();
-    const answers = await Promise.all([deliver(first, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid }), deliver(second, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid })]);
+    const answers = await Promise.all([
+      deliver(first, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid }),
+      deliver(second, jobHook(1, 'acme/api'), { 'x-gitlab-event-uuid': uuid }),
+    ]);
     expect(answers.map((answer) => answer.body.status).sort()).toEqual(['accepted', 'duplicate']);
     // Distinct deliveries of one failure (the forge sending it to two hooks) still retry once: the ledger sees to it.
     await deliver(first, jobHook(1, 'acme/api'));
@@ -147,7 +186,9 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
     const daemon = await serve();
     expect((await deliver(daemon, jobHook(3, 'other/elsewhere'))).body.status).toBe('accepted');
     expect((await deliver(daemon, { ...jobHook(1, 'acme/api'), build_status: 'success' })).body.status).toBe('ignored');
-    expect((await deliver(daemon, { object_kind: 'push', project_id: 1 }, { 'x-gitlab-event': 'Push Hook' })).body.status).toBe('ignored');
+    expect(
+      (await deliver(daemon, { object_kind: 'push', project_id: 1 }, { 'x-gitlab-event': 'Push Hook' })).body.status,
+    ).toBe('ignored');
     expect(await settledRetries()).toEqual([]);
     expect(await counted(daemon, 'job', 'not_covered')).toBe(1);
     expect(await counted(daemon, 'other', 'ignored')).toBe(1);
@@ -156,8 +197,12 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
   it('refuses a body that is not JSON, too large, or of another type, with nothing queued', async () => {
     const daemon = await serve();
     expect((await deliver(daemon, '{"object_kind": "bu')).status).toBe(400);
-    expect((await deliver(daemon, JSON.stringify(jobHook(1, 'acme/api')), { 'content-type': 'text/plain' })).status).toBe(415);
-    expect((await deliver(daemon, JSON.stringify({ ...jobHook(1, 'acme/api'), padding: 'x'.repeat(1_100_000) }))).status).toBe(413);
+    expect(
+      (await deliver(daemon, JSON.stringify(jobHook(1, 'acme/api')), { 'content-type': 'text/plain' })).status,
+    ).toBe(415);
+    expect(
+      (await deliver(daemon, JSON.stringify({ ...jobHook(1, 'acme/api'), padding: 'x'.repeat(1_100_000) }))).status,
+    ).toBe(413);
     expect(await settledRetries()).toEqual([]);
   });
 
@@ -191,7 +236,14 @@ describe('webhooks: a burst of 1,000 deliveries', () => {
             {
               id: id * 1000,
               ref: 'main',
-              jobs: Array.from({ length: JOBS }, (_, j) => ({ id: id * 1000 + j + 1, name: `job-${j + 1}`, stage: 'test', status: 'failed' as const, finished_at: 'now-1m', log: RESET })),
+              jobs: Array.from({ length: JOBS }, (_, j) => ({
+                id: id * 1000 + j + 1,
+                name: `job-${j + 1}`,
+                stage: 'test',
+                status: 'failed' as const,
+                finished_at: 'now-1m',
+                log: RESET,
+              })),
             },
           ],
         };
@@ -209,12 +261,24 @@ describe('webhooks: a burst of 1,000 deliveries', () => {
       webhookToken: SECRET,
       dryRun: true,
       gitlab: `max_requests_per_minute: ${budget}`,
-      policies: ['  - name: flaky', '    type: job_retry', '    projects: ["acme/*"]', '    interval: 1h', '    max_actions_per_run: 1000', '    match: { failure_log: ["(?i)connection reset"] }'],
+      policies: [
+        '  - name: flaky',
+        '    type: job_retry',
+        '    projects: ["acme/*"]',
+        '    interval: 1h',
+        '    max_actions_per_run: 1000',
+        '    match: { failure_log: ["(?i)connection reset"] }',
+      ],
     });
     const bodies = Array.from({ length: PROJECTS * JOBS }, (_, index) => {
       const project = Math.floor(index / JOBS) + 1;
       const job = project * 1000 + (index % JOBS) + 1;
-      return { ...jobHook(project, `acme/service-${project}`), build_id: job, build_name: `job-${(index % JOBS) + 1}`, pipeline_id: project * 1000 };
+      return {
+        ...jobHook(project, `acme/service-${project}`),
+        build_id: job,
+        build_name: `job-${(index % JOBS) + 1}`,
+        pipeline_id: project * 1000,
+      };
     });
     const statuses: number[] = [];
     // 50 senders at once, as a forge's webhook workers would send them.
@@ -224,7 +288,12 @@ describe('webhooks: a burst of 1,000 deliveries', () => {
         for (let body = queue.shift(); body; body = queue.shift()) {
           const answer = await request(`${daemon.url}/webhooks/gitlab`, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-gitlab-event': 'Job Hook', 'x-gitlab-token': SECRET, 'x-gitlab-event-uuid': randomUUID() },
+            headers: {
+              'content-type': 'application/json',
+              'x-gitlab-event': 'Job Hook',
+              'x-gitlab-token': SECRET,
+              'x-gitlab-event-uuid': randomUUID(),
+            },
             body: JSON.stringify(body),
           });
           await answer.body.dump();
@@ -235,9 +304,13 @@ describe('webhooks: a burst of 1,000 deliveries', () => {
     expect(statuses.filter((status) => status === 200)).toHaveLength(1_000);
 
     const metrics = daemon.app.get(MetricsService);
-    const wouldRetry = async () => (await metrics.decisions.get()).values.find((value) => value.labels.action === 'retry' && value.labels.outcome === 'would_act')?.value ?? 0;
+    const wouldRetry = async () =>
+      (await metrics.decisions.get()).values.find(
+        (value) => value.labels.action === 'retry' && value.labels.outcome === 'would_act',
+      )?.value ?? 0;
     const deadline = Date.now() + 60_000;
-    while ((await wouldRetry()) < 1_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    while ((await wouldRetry()) < 1_000 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await wouldRetry()).toBe(1_000);
     expect(await counted(daemon, 'job', 'acted')).toBe(1_000);
 

@@ -68,14 +68,26 @@ export function setWorld(): World {
           {
             ref: 'main',
             user: 'mia',
-            commit: { title: 'Retry on 429', message: 'Retry on 429\n', author_name: 'Mia', author_email: 'mia@acme.test' },
+            commit: {
+              title: 'Retry on 429',
+              message: 'Retry on 429\n',
+              author_name: 'Mia',
+              author_email: 'mia@acme.test',
+            },
             jobs: [
               { name: 'build', stage: 'build', status: 'success' },
               { name: 'test', stage: 'test', status: 'failed', failure_reason: 'script_failure', user: 'alice' },
             ],
           },
         ],
-        protected_branches: [{ name: 'main', push_access_level: 'maintainer', merge_access_level: 'developer', allowed_to_push: [{ user: 'mia' }] }],
+        protected_branches: [
+          {
+            name: 'main',
+            push_access_level: 'maintainer',
+            merge_access_level: 'developer',
+            allowed_to_push: [{ user: 'mia' }],
+          },
+        ],
         issues: [
           {
             iid: 1,
@@ -84,10 +96,27 @@ export function setWorld(): World {
             weight_events: [{ user: 'alice', weight: 3 }],
           },
         ],
-        merge_requests: [{ iid: 1, title: 'Retry on 429', label_events: [{ user: 'alice', action: 'add', label: 'review' }] }],
+        merge_requests: [
+          { iid: 1, title: 'Retry on 429', label_events: [{ user: 'alice', action: 'add', label: 'review' }] },
+        ],
       },
-      { id: 2, path: 'web', namespace: 'acme', name: 'Web', description: 'The web front end', default_branch: 'develop', request_access_enabled: false },
-      { id: 3, path: 'console', namespace: 'acme/platform', name: 'Console', description: 'The old console', archived: true },
+      {
+        id: 2,
+        path: 'web',
+        namespace: 'acme',
+        name: 'Web',
+        description: 'The web front end',
+        default_branch: 'develop',
+        request_access_enabled: false,
+      },
+      {
+        id: 3,
+        path: 'console',
+        namespace: 'acme/platform',
+        name: 'Console',
+        description: 'The old console',
+        archived: true,
+      },
       {
         id: 4,
         path: 'billing',
@@ -106,7 +135,14 @@ export function setWorld(): World {
         namespace: 'acme/platform/edge',
         name: 'Gateway',
         description: 'Edge gateway',
-        protected_branches: [{ name: 'release/*', push_access_level: 'no_access', merge_access_level: 'maintainer', allow_force_push: false }],
+        protected_branches: [
+          {
+            name: 'release/*',
+            push_access_level: 'no_access',
+            merge_access_level: 'maintainer',
+            allow_force_push: false,
+          },
+        ],
         issues: [{ iid: 4, title: 'TLS 1.3 only' }],
       },
     ],
@@ -124,13 +160,25 @@ export interface BackupSetFixture {
  * (on export limits of a second, `speedUpExports`), archives checksummed, `set.json` written. Projects whose export
  * fails are the set's `missing`.
  */
-export async function makeBackupSet(sandbox: RunningSandbox, destination: string, group = 'acme'): Promise<BackupSetFixture> {
+export async function makeBackupSet(
+  sandbox: RunningSandbox,
+  destination: string,
+  group = 'acme',
+): Promise<BackupSetFixture> {
   await speedUpExports(sandbox.url);
-  const client = new GitlabClient({ url: sandbox.url, token: ADMIN_TOKEN, maxRequestsPerMinute: 0, minWriteIntervalMs: 0, retry: { maxAttempts: 1 } });
+  const client = new GitlabClient({
+    url: sandbox.url,
+    token: ADMIN_TOKEN,
+    maxRequestsPerMinute: 0,
+    minWriteIntervalMs: 0,
+    retry: { maxAttempts: 1 },
+  });
   try {
     const source = await client.groups.show(group, { with_projects: false });
     const takenAt = new Date().toISOString();
-    const projects = (await collect(client.projects.allForGroup(source.full_path, { include_subgroups: true, with_shared: false })))
+    const projects = (
+      await collect(client.projects.allForGroup(source.full_path, { include_subgroups: true, with_shared: false }))
+    )
       .map((project) => ({ project, path: relativeProjectPath(source.full_path, project.path_with_namespace) }))
       .sort((a, b) => (a.path < b.path ? -1 : 1));
     await client.groupTransfer.scheduleExport(source.id);
@@ -145,13 +193,23 @@ export async function makeBackupSet(sandbox: RunningSandbox, destination: string
     for (const { project, path } of projects) {
       const status = await client.projectTransfer.exportStatus(project.id);
       if (status.export_status !== 'finished') {
-        missing.push({ id: project.id, path, reason: `its export did not finish (export_status ${status.export_status})` });
+        missing.push({
+          id: project.id,
+          path,
+          reason: `its export did not finish (export_status ${status.export_status})`,
+        });
         continue;
       }
       const file = projectArchiveFile(path);
       await mkdir(dirname(join(folder, file)), { recursive: true });
       await client.projectTransfer.downloadExport(project.id, join(folder, file));
-      archives.push({ id: project.id, path, name: project.name, file, ...(await sha256File(files, join(folder, file))) });
+      archives.push({
+        id: project.id,
+        path,
+        name: project.name,
+        file,
+        ...(await sha256File(files, join(folder, file))),
+      });
     }
     const content: SetFileContent = {
       version: 1,
@@ -192,6 +250,8 @@ export function asImportedContents(state: SandboxState, record: ProjectRecord) {
   const original = projectContents(state, record);
   return {
     ...original,
-    project_members: original.project_members.filter((member) => member.username !== 'root').map((member) => ({ ...member, access_level: Math.min(member.access_level, 40) })),
+    project_members: original.project_members
+      .filter((member) => member.username !== 'root')
+      .map((member) => ({ ...member, access_level: Math.min(member.access_level, 40) })),
   };
 }

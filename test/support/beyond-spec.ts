@@ -25,12 +25,15 @@ export function describeDocumentedEndpoints(title: string, endpoints: readonly D
       await client.close();
     });
 
-    it.each(endpoints.map((entry) => [`${entry.method} ${entry.path}`, entry] as const))('%s has a client method and a sandbox route', (_name, entry) => {
-      const [resource, method] = entry.client.split('.') as [string, string];
-      const target = (client as unknown as Record<string, Record<string, unknown> | undefined>)[resource];
-      expect(typeof target?.[method]).toBe('function');
-      expect(router.match(entry.method, entry.path.replace(/:\w+/g, '1')).kind).toBe('found');
-    });
+    it.each(endpoints.map((entry) => [`${entry.method} ${entry.path}`, entry] as const))(
+      '%s has a client method and a sandbox route',
+      (_name, entry) => {
+        const [resource, method] = entry.client.split('.') as [string, string];
+        const target = (client as unknown as Record<string, Record<string, unknown> | undefined>)[resource];
+        expect(typeof target?.[method]).toBe('function');
+        expect(router.match(entry.method, entry.path.replace(/:\w+/g, '1')).kind).toBe('found');
+      },
+    );
 
     it('is the table docs/api-client.md shows', () => {
       const rows = endpoints.map((entry) => `| ${entry.method} | \`${entry.path}\` | \`client.${entry.client}\` |`);

@@ -74,7 +74,11 @@ export async function runCli(args: string[], env?: NodeJS.ProcessEnv, timeoutMs 
 }
 
 /** Polls `probe` until it answers true or `timeoutMs` passes. */
-export async function waitUntil(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
+export async function waitUntil(
+  what: string,
+  probe: () => Promise<boolean> | boolean,
+  timeoutMs = 15_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);

@@ -3,7 +3,12 @@ import { parseConfig } from '../../src/config/load';
 import { POLICY_TYPES } from '../../src/policies';
 
 /** A validated configuration for in-process tests, on the test Redis with a key prefix of its own. */
-export function testConfig(overrides: { prefix: string; redisUrl?: string; httpPort?: number; shutdownTimeout?: string }): AppConfig {
+export function testConfig(overrides: {
+  prefix: string;
+  redisUrl?: string;
+  httpPort?: number;
+  shutdownTimeout?: string;
+}): AppConfig {
   const text = [
     'version: 1',
     'gitlab: { url: "https://gitlab.example.com", token: "glpat-integration-000000" }',

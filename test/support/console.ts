@@ -68,10 +68,14 @@ export class ConsoleRig {
     const child = startCli(['run', '-c', file], env);
     this.processes.push(child);
     const url = `http://127.0.0.1:${port}`;
-    await waitUntil('the daemon is ready', async () => {
-      if (!child.running) throw new Error(`the daemon exited: ${child.stderr.slice(-2_000)}`);
-      return (await statusOf(`${url}/readyz`)) === 200;
-    }, 40_000);
+    await waitUntil(
+      'the daemon is ready',
+      async () => {
+        if (!child.running) throw new Error(`the daemon exited: ${child.stderr.slice(-2_000)}`);
+        return (await statusOf(`${url}/readyz`)) === 200;
+      },
+      40_000,
+    );
     return { url, file, env, prefix, process: child };
   }
 
@@ -87,7 +91,11 @@ export class ConsoleRig {
  * config/demo.yml as `npm run demo` runs it, against `forge`, on the slot's port and prefix, its keys written to
  * `secretsDir`; `retryInterval` shortens retry-transient-failures' poll (1m in the file) for tests that wait for passes.
  */
-export function demoPolicyFile(forge: string, slot: Slot, options: { secretsDir: string; retryInterval?: string }): string {
+export function demoPolicyFile(
+  forge: string,
+  slot: Slot,
+  options: { secretsDir: string; retryInterval?: string },
+): string {
   const doc = parseDocument(readFileSync(DEMO_CONFIG, 'utf8'));
   doc.setIn(['gitlab', 'url'], forge);
   doc.setIn(['gitlab', 'token'], ADMIN_TOKEN);
@@ -96,14 +104,18 @@ export function demoPolicyFile(forge: string, slot: Slot, options: { secretsDir:
   doc.setIn(['http', 'port'], slot.port);
   const policies = demoPolicyNames();
   doc.setIn(['policies', policies.indexOf('ci-key-rotation'), 'secrets_dir'], options.secretsDir);
-  if (options.retryInterval !== undefined) doc.setIn(['policies', policies.indexOf('retry-transient-failures'), 'interval'], options.retryInterval);
+  if (options.retryInterval !== undefined)
+    doc.setIn(['policies', policies.indexOf('retry-transient-failures'), 'interval'], options.retryInterval);
   return doc.toString();
 }
 
 /** The policies of config/demo.yml, in the file's order: their names, and their interval unless a cron triggers them. */
 export function demoPolicies(): Array<{ readonly name: string; readonly interval?: string }> {
   const config = parse(readFileSync(DEMO_CONFIG, 'utf8')) as { policies: Array<{ name: string; interval?: string }> };
-  return config.policies.map((policy) => ({ name: policy.name, ...(policy.interval !== undefined ? { interval: policy.interval } : {}) }));
+  return config.policies.map((policy) => ({
+    name: policy.name,
+    ...(policy.interval !== undefined ? { interval: policy.interval } : {}),
+  }));
 }
 
 function demoPolicyNames(): string[] {
@@ -115,7 +127,13 @@ export function demoWorldWithJob(dir: string, jobName: string, log: string): str
   const world = parse(readFileSync(DEMO_WORLD, 'utf8')) as { projects: Array<{ path: string; pipelines: unknown[] }> };
   const api = world.projects.find((project) => project.path === 'api');
   if (!api) throw new Error('the demo world has no project api');
-  api.pipelines.push({ id: 102, ref: 'main', user: 'alice', created_at: 'now-20m', jobs: [{ id: 1020, name: jobName, stage: 'test', status: 'failed', log }] });
+  api.pipelines.push({
+    id: 102,
+    ref: 'main',
+    user: 'alice',
+    created_at: 'now-20m',
+    jobs: [{ id: 1020, name: jobName, stage: 'test', status: 'failed', log }],
+  });
   const file = join(dir, 'world.yml');
   writeFileSync(file, stringify(world));
   return file;
@@ -129,7 +147,11 @@ export async function retriesReceived(forge: string): Promise<string[]> {
 
 /** A job moved on the forge as a runner moves it (`POST /__sandbox/jobs/:id`). */
 export async function moveJob(forge: string, id: number, body: { status: string; log?: string }): Promise<void> {
-  const answer = await fetch(`${forge}/__sandbox/jobs/${id}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await fetch(`${forge}/__sandbox/jobs/${id}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!answer.ok) throw new Error(`the sandbox did not move job ${id}: ${answer.status} ${await answer.text()}`);
 }
 
@@ -145,12 +167,22 @@ export function seriesValue(metrics: string, series: string): number {
 
 /** Passes of `policy` counted so far, whatever their result. */
 export function passesOf(metrics: string, policy: string): number {
-  return ['ok', 'partial', 'failed'].reduce((sum, result) => sum + seriesValue(metrics, `forgewarden_passes_total{policy="${policy}",result="${result}"}`), 0);
+  return ['ok', 'partial', 'failed'].reduce(
+    (sum, result) => sum + seriesValue(metrics, `forgewarden_passes_total{policy="${policy}",result="${result}"}`),
+    0,
+  );
 }
 
 /** Entries of `/audit.ndjson` with `query`, newest first, through the bearer token when one is given. */
-export async function auditEntries(daemon: Daemon, query: string, token?: string): Promise<Array<Record<string, unknown>>> {
-  const answer = await fetch(`${daemon.url}/audit.ndjson?${query}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+export async function auditEntries(
+  daemon: Daemon,
+  query: string,
+  token?: string,
+): Promise<Array<Record<string, unknown>>> {
+  const answer = await fetch(
+    `${daemon.url}/audit.ndjson?${query}`,
+    token ? { headers: { authorization: `Bearer ${token}` } } : {},
+  );
   if (answer.status !== 200) throw new Error(`/audit.ndjson?${query} answered ${answer.status}`);
   return (await answer.text())
     .split('\n')
@@ -162,7 +194,11 @@ export async function auditEntries(daemon: Daemon, query: string, token?: string
  * Runs `fn` on a page of a fresh browser context (viewport 1400x900 unless told), and fails when any dialog opened
  * meanwhile: the console has no script, so an `alert` can only be markup that escaped its escaping.
  */
-export async function onPage<T>(browser: Browser, fn: (page: Page) => Promise<T>, viewport = { width: 1400, height: 900 }): Promise<T> {
+export async function onPage<T>(
+  browser: Browser,
+  fn: (page: Page) => Promise<T>,
+  viewport = { width: 1400, height: 900 },
+): Promise<T> {
   const context = await browser.newContext({ viewport });
   const dialogs: string[] = [];
   try {

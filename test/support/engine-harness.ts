@@ -157,7 +157,10 @@ export function useEngineHarness(options: EngineHarnessOptions): EngineHarness {
     },
     async serve(daemon) {
       // Port 0 turns the server off in the policy file, so a free port is found first.
-      const { config, file } = policyFile(daemon, [`http: { host: 127.0.0.1, port: ${await freePort()} }`, `webhooks: { enabled: true, secret_token: "${daemon.webhookToken}" }`]);
+      const { config, file } = policyFile(daemon, [
+        `http: { host: 127.0.0.1, port: ${await freePort()} }`,
+        `webhooks: { enabled: true, secret_token: "${daemon.webhookToken}" }`,
+      ]);
       const { app, httpUrl } = await createApp(config, file, quietLogger(), { clock: daemon.clock });
       apps.add(app);
       app.get(QueueService).startWorking();

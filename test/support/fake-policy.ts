@@ -32,7 +32,13 @@ export const unreadable = new Set<string>();
  * What the engine handed to observe and commit, pass by pass: the unsettled targets' keys, and each commit's records
  * as `target outcome`.
  */
-export const seen: { unsettled: string[][]; commits: string[][]; redisDataLostAt?: Date; actedAt: Date[]; onObserve?: () => void } = {
+export const seen: {
+  unsettled: string[][];
+  commits: string[][];
+  redisDataLostAt?: Date;
+  actedAt: Date[];
+  onObserve?: () => void;
+} = {
   unsettled: [],
   commits: [],
   actedAt: [],
@@ -41,7 +47,13 @@ export const seen: { unsettled: string[][]; commits: string[][]; redisDataLostAt
 export const stale = new Set<string>();
 
 /** A measure the fake type publishes, cluster-wide: when each target was last touched. */
-export const LAST_TOUCH: PolicyMeasure = { name: 'fake_last_touch_timestamp_seconds', help: 'When each target was last touched.', kind: 'gauge', labels: ['target'], clusterWide: true };
+export const LAST_TOUCH: PolicyMeasure = {
+  name: 'fake_last_touch_timestamp_seconds',
+  help: 'When each target was last touched.',
+  kind: 'gauge',
+  labels: ['target'],
+  clusterWide: true,
+};
 
 /** The harm the fake type's repairs mend. */
 export const FAKE_HARM = 'half_touched';
@@ -56,10 +68,15 @@ export const fakePolicyType: PolicyType<FakeConfig, string[]> = {
     seen.unsettled.push(context.unsettled.map((target) => target.key));
     seen.redisDataLostAt = context.redisDataLostAt;
     seen.onObserve?.();
-    const read = await observeTargets(context, config.targets, (target) => ({ target: `thing ${target}`, listed: true }), async (target) => {
-      if (unreadable.has(target)) throw forbidden('GET', target);
-      return target;
-    });
+    const read = await observeTargets(
+      context,
+      config.targets,
+      (target) => ({ target: `thing ${target}`, listed: true }),
+      async (target) => {
+        if (unreadable.has(target)) throw forbidden('GET', target);
+        return target;
+      },
+    );
     return read.filter((target): target is string => target !== undefined);
   },
   commit: async (_config, _targets, _context, records) => {
@@ -88,9 +105,24 @@ export const fakePolicyType: PolicyType<FakeConfig, string[]> = {
         touched.push(target);
         seen.actedAt.push(context.now);
         const failure = failures.get(target);
-        if (failure === 'rate_limited') return { outcome: 'rate_limited', detail: `the forge refused ${target} for now` };
-        if (failure === 'gone') throw new NotFoundError({ status: 404, method: 'POST', path: `things/${target}`, body: { message: '404 Not Found' }, message: '404 Not Found' });
-        if (failure === 'server') throw new ServerError({ status: 500, method: 'POST', path: `things/${target}`, body: { message: '500 Internal Server Error' }, message: '500 Internal Server Error' });
+        if (failure === 'rate_limited')
+          return { outcome: 'rate_limited', detail: `the forge refused ${target} for now` };
+        if (failure === 'gone')
+          throw new NotFoundError({
+            status: 404,
+            method: 'POST',
+            path: `things/${target}`,
+            body: { message: '404 Not Found' },
+            message: '404 Not Found',
+          });
+        if (failure === 'server')
+          throw new ServerError({
+            status: 500,
+            method: 'POST',
+            path: `things/${target}`,
+            body: { message: '500 Internal Server Error' },
+            message: '500 Internal Server Error',
+          });
         if (failure === 'refused') throw forbidden('POST', target);
         await context.measures.set(LAST_TOUCH, { target }, context.now.getTime() / 1000);
         return { detail: `touched ${target}` };
@@ -106,7 +138,13 @@ export const fakePolicyType: PolicyType<FakeConfig, string[]> = {
 };
 
 function forbidden(method: 'GET' | 'POST', target: string): ForbiddenError {
-  return new ForbiddenError({ status: 403, method, path: `things/${target}`, body: { message: '403 Forbidden' }, message: '403 Forbidden' });
+  return new ForbiddenError({
+    status: 403,
+    method,
+    path: `things/${target}`,
+    body: { message: '403 Forbidden' },
+    message: '403 Forbidden',
+  });
 }
 
 @Injectable()

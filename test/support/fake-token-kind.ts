@@ -29,7 +29,13 @@ export class Vault {
     const old = this.tokens(account).find((token) => token.id === id && !token.revoked);
     if (!old) throw new Error(`no active token ${id}`);
     old.revoked = true;
-    const made = { id: this.nextId++, name: old.name, value: `vault-${this.nextId}-secret`, revoked: false, expires_at: expiresAt };
+    const made = {
+      id: this.nextId++,
+      name: old.name,
+      value: `vault-${this.nextId}-secret`,
+      revoked: false,
+      expires_at: expiresAt,
+    };
     this.tokens(account).push(made);
     return made;
   }
@@ -50,14 +56,27 @@ export function vaultTokensKind(vault: Vault): TokenKind<z.output<typeof schema>
     family: token.name,
     scopes: [],
   });
-  const issued = (token: VaultToken): IssuedToken => ({ id: token.id, value: token.value, expires_at: token.expires_at });
+  const issued = (token: VaultToken): IssuedToken => ({
+    id: token.id,
+    value: token.value,
+    expires_at: token.expires_at,
+  });
   return {
     name: 'vault_token',
     noun: 'vault token',
     schema,
-    observe: async (rules) => rules.map((rule) => ({ holders: [{ holder: { ref: rule.account, label: `account ${rule.account}` }, tokens: vault.tokens(rule.account).map(listed) }] })),
+    observe: async (rules) =>
+      rules.map((rule) => ({
+        holders: [
+          {
+            holder: { ref: rule.account, label: `account ${rule.account}` },
+            tokens: vault.tokens(rule.account).map(listed),
+          },
+        ],
+      })),
     list: async (_context, holder) => vault.tokens(String(holder.ref)).map(listed),
-    rotate: async (_context, holder, tokenId, expiresAt) => issued(vault.rotate(String(holder.ref), tokenId, expiresAt)),
+    rotate: async (_context, holder, tokenId, expiresAt) =>
+      issued(vault.rotate(String(holder.ref), tokenId, expiresAt)),
     create: () => Promise.reject(new Error('the vault only rotates')),
     revoke: async () => false,
     variablePlace: () => undefined,

@@ -15,7 +15,10 @@ export interface Moment {
 }
 
 /** Holds the next API request at `moment`. */
-export function holdRequest(sandbox: RunningSandbox, moment: Moment): { reached: () => Promise<void>; release: () => void } {
+export function holdRequest(
+  sandbox: RunningSandbox,
+  moment: Moment,
+): { reached: () => Promise<void>; release: () => void } {
   const { id } = sandbox.state.holds.add({ method: moment.method, path: moment.path, after: moment.after ?? 0 });
   return {
     reached: () => sandbox.state.holds.reached(id),
@@ -27,7 +30,12 @@ export function holdRequest(sandbox: RunningSandbox, moment: Moment): { reached:
  * Runs `work` (a pass of the bot); when it reaches the held request, `person` changes the forge, then the request goes
  * on. Returns what `work` returned. Fails when `work` ends without reaching the hold: the moment never came.
  */
-export async function whileHeld<T>(sandbox: RunningSandbox, at: Moment, work: () => Promise<T>, person: () => Promise<void>): Promise<T> {
+export async function whileHeld<T>(
+  sandbox: RunningSandbox,
+  at: Moment,
+  work: () => Promise<T>,
+  person: () => Promise<void>,
+): Promise<T> {
   const hold = holdRequest(sandbox, at);
   let ended = false;
   const running = work().finally(() => {
@@ -44,7 +52,13 @@ export async function whileHeld<T>(sandbox: RunningSandbox, at: Moment, work: ()
 }
 
 /** A request as a person makes it, with the administrator's token (or `token`); answers status and JSON body. */
-export async function asPerson(sandbox: RunningSandbox, method: string, path: string, body?: unknown, token = ADMIN_TOKEN): Promise<{ status: number; json: unknown }> {
+export async function asPerson(
+  sandbox: RunningSandbox,
+  method: string,
+  path: string,
+  body?: unknown,
+  token = ADMIN_TOKEN,
+): Promise<{ status: number; json: unknown }> {
   const response = await fetch(`${sandbox.url}/api/v4${path}`, {
     method,
     headers: { 'PRIVATE-TOKEN': token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },

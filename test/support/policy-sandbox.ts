@@ -45,7 +45,10 @@ export interface PolicySandbox {
  * policy's client of it and its state in memory, all gone after the test.
  */
 export function usePolicySandbox(options: PolicySandboxOptions): PolicySandbox {
-  const forge = useSandboxClients(options.world, { sandbox: options.sandbox, clients: { retry: DEFAULT_RETRY_OPTIONS } });
+  const forge = useSandboxClients(options.world, {
+    sandbox: options.sandbox,
+    clients: { retry: DEFAULT_RETRY_OPTIONS },
+  });
   let client: GitlabClient | undefined;
   let state = new MemoryState();
 

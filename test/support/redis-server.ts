@@ -71,9 +71,25 @@ export async function startRedisServer(port?: number, options: { replicaOf?: num
   const pidFile = join(dir, 'redis.pid');
   const started = spawnSync(
     'redis-server',
-    ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes',
-      '--pidfile', pidFile, '--dir', dir, '--logfile', join(dir, 'redis.log'),
-      ...(options.replicaOf === undefined ? [] : ['--replicaof', '127.0.0.1', String(options.replicaOf)])],
+    [
+      '--port',
+      String(chosen),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'yes',
+      '--pidfile',
+      pidFile,
+      '--dir',
+      dir,
+      '--logfile',
+      join(dir, 'redis.log'),
+      ...(options.replicaOf === undefined ? [] : ['--replicaof', '127.0.0.1', String(options.replicaOf)]),
+    ],
     { stdio: 'ignore' },
   );
   if (started.status !== 0) throw new Error(`redis-server did not start on port ${chosen}`);

@@ -147,22 +147,40 @@ class OwnedProcesses {
     rmSync(pidFile, { force: true });
     const launched = spawnSync(
       'redis-server',
-      [...args, '--port', String(port), '--bind', HOST, '--daemonize', 'yes', '--pidfile', pidFile,
-        '--logfile', this.logFile(port)],
+      [
+        ...args,
+        '--port',
+        String(port),
+        '--bind',
+        HOST,
+        '--daemonize',
+        'yes',
+        '--pidfile',
+        pidFile,
+        '--logfile',
+        this.logFile(port),
+      ],
       { encoding: 'utf8' },
     );
     if (launched.status !== 0) {
-      throw new Error(`redis-server ${args.join(' ')} on port ${port} did not start: ${launched.stderr}${launched.stdout}`
-        + logTails([this.logFile(port)]));
+      throw new Error(
+        `redis-server ${args.join(' ')} on port ${port} did not start: ${launched.stderr}${launched.stdout}` +
+          logTails([this.logFile(port)]),
+      );
     }
-    await waitFor(`redis-server on port ${port} answers`, async () => {
-      // A taken port ends the server at once; no use waiting out the deadline.
-      if (readIfExists(this.logFile(port)).includes('Address already in use')) {
-        throw new GiveUp(`port ${port} is taken`);
-      }
-      if (!existsSync(pidFile)) return 'no pid file yet';
-      return (await ask(port, (client) => client.ping())) === 'PONG' || 'no PONG';
-    }, SETTLE_MS, [this.logFile(port)]);
+    await waitFor(
+      `redis-server on port ${port} answers`,
+      async () => {
+        // A taken port ends the server at once; no use waiting out the deadline.
+        if (readIfExists(this.logFile(port)).includes('Address already in use')) {
+          throw new GiveUp(`port ${port} is taken`);
+        }
+        if (!existsSync(pidFile)) return 'no pid file yet';
+        return (await ask(port, (client) => client.ping())) === 'PONG' || 'no PONG';
+      },
+      SETTLE_MS,
+      [this.logFile(port)],
+    );
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     this.started.set(pid, port);
     return pid;
@@ -172,7 +190,8 @@ class OwnedProcesses {
   kill(port: number): void {
     const pidFile = this.pidFile(port);
     const pid = Number(readIfExists(pidFile).trim());
-    if (!pid || ownProcessState(pid, port) !== 'running') throw new Error(`no server of this topology runs on port ${port}`);
+    if (!pid || ownProcessState(pid, port) !== 'running')
+      throw new Error(`no server of this topology runs on port ${port}`);
     process.kill(pid, 'SIGKILL');
     rmSync(pidFile, { force: true });
   }
@@ -194,7 +213,8 @@ class OwnedProcesses {
     }
     rmSync(this.dir, { recursive: true, force: true });
     for (const port of this.ports) claimedPorts.delete(port);
-    if (lingering.length > 0) throw new Error(`Redis processes ${lingering.join(', ')} still exist ${SETTLE_MS / 1000} s after SIGKILL`);
+    if (lingering.length > 0)
+      throw new Error(`Redis processes ${lingering.join(', ')} still exist ${SETTLE_MS / 1000} s after SIGKILL`);
   }
 
   private lingering(): number[] {
@@ -224,21 +244,33 @@ class RunningSentinelTopology implements SentinelTopology {
     const replica = await this.processes.claimPort();
     this.dataPorts.push(primary, replica);
     await this.processes.launch(primary, 'data', this.dataServerArgs(primary));
-    await this.processes.launch(replica, 'data', [...this.dataServerArgs(replica), '--replicaof', HOST, String(primary)]);
+    await this.processes.launch(replica, 'data', [
+      ...this.dataServerArgs(replica),
+      '--replicaof',
+      HOST,
+      String(primary),
+    ]);
     // Before the sentinels start: a sentinel learns of replicas from the primary's INFO, which it asks every 10 s.
-    await waitFor(`replica ${replica} syncs with primary ${primary}`, () => this.replicatesFrom(replica, primary),
-      SETTLE_MS, this.dataLogs());
+    await waitFor(
+      `replica ${replica} syncs with primary ${primary}`,
+      () => this.replicatesFrom(replica, primary),
+      SETTLE_MS,
+      this.dataLogs(),
+    );
     for (let i = 0; i < 3; i++) {
       const port = await this.processes.claimPort();
       const config = join(this.processes.dir, `sentinel-${port}.conf`);
       // Sentinel rewrites its config file with what it learns (replicas, other sentinels, epochs).
-      writeFileSync(config, [
-        `sentinel monitor ${this.masterName} ${HOST} ${primary} 2`,
-        `sentinel down-after-milliseconds ${this.masterName} ${this.downAfterMs}`,
-        `sentinel failover-timeout ${this.masterName} ${this.failoverTimeoutMs}`,
-        `sentinel parallel-syncs ${this.masterName} 1`,
-        '',
-      ].join('\n'));
+      writeFileSync(
+        config,
+        [
+          `sentinel monitor ${this.masterName} ${HOST} ${primary} 2`,
+          `sentinel down-after-milliseconds ${this.masterName} ${this.downAfterMs}`,
+          `sentinel failover-timeout ${this.masterName} ${this.failoverTimeoutMs}`,
+          `sentinel parallel-syncs ${this.masterName} 1`,
+          '',
+        ].join('\n'),
+      );
       await this.processes.launch(port, 'sentinel', [config, '--sentinel', '--dir', this.processes.dir]);
       this.sentinels.push({ host: HOST, port });
       this.sentinelAddresses.push(`${HOST}:${port}`);
@@ -266,15 +298,22 @@ class RunningSentinelTopology implements SentinelTopology {
     }
     const asked = this.sentinels[0].port;
     // A sentinel that has just settled may still refuse for a moment (a replica's INFO not refreshed yet).
-    await waitFor(`sentinel ${asked} accepts SENTINEL FAILOVER ${this.masterName}`, async () => {
-      try {
-        return (await ask(asked, (client) => client.call('SENTINEL', 'FAILOVER', this.masterName))) === 'OK' || 'no OK';
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        if (/NOGOODSLAVE|INPROG/.test(message)) return message;
-        throw error;
-      }
-    }, SETTLE_MS, this.sentinelLogs());
+    await waitFor(
+      `sentinel ${asked} accepts SENTINEL FAILOVER ${this.masterName}`,
+      async () => {
+        try {
+          return (
+            (await ask(asked, (client) => client.call('SENTINEL', 'FAILOVER', this.masterName))) === 'OK' || 'no OK'
+          );
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          if (/NOGOODSLAVE|INPROG/.test(message)) return message;
+          throw error;
+        }
+      },
+      SETTLE_MS,
+      this.sentinelLogs(),
+    );
     const to = await this.waitForPrimaryOtherThan(from);
     await this.settle(to);
     return { from, to };
@@ -289,14 +328,19 @@ class RunningSentinelTopology implements SentinelTopology {
 
   async waitForPrimaryOtherThan(port: number): Promise<number> {
     let promoted = 0;
-    await waitFor(`the sentinels promote a primary other than ${port}`, async () => {
-      const named = await this.agreedPrimary();
-      if (named === port) return `the sentinels still name ${port}`;
-      const role = (await this.replication(named)).role;
-      if (role !== 'master') return `${named} is named the primary but says role:${role}`;
-      promoted = named;
-      return true;
-    }, PROMOTION_MS, [...this.sentinelLogs(), ...this.dataLogs()]);
+    await waitFor(
+      `the sentinels promote a primary other than ${port}`,
+      async () => {
+        const named = await this.agreedPrimary();
+        if (named === port) return `the sentinels still name ${port}`;
+        const role = (await this.replication(named)).role;
+        if (role !== 'master') return `${named} is named the primary but says role:${role}`;
+        promoted = named;
+        return true;
+      },
+      PROMOTION_MS,
+      [...this.sentinelLogs(), ...this.dataLogs()],
+    );
     return promoted;
   }
 
@@ -328,30 +372,38 @@ class RunningSentinelTopology implements SentinelTopology {
    */
   private async settle(primary: number): Promise<void> {
     const replicas = this.dataPorts.filter((port) => port !== primary && !this.killed.has(port));
-    await waitFor(`the topology settles on primary ${primary} with replicas ${replicas.join(', ') || '(none)'}`, async () => {
-      const role = (await this.replication(primary)).role;
-      if (role !== 'master') return `${primary} says role:${role}`;
-      for (const replica of replicas) {
-        const replicating = await this.replicatesFrom(replica, primary);
-        if (replicating !== true) return replicating;
-      }
-      for (const { port } of this.sentinels) {
-        const named = await this.primaryNamedBy(port);
-        if (named !== primary) return `sentinel ${port} names ${named}`;
-        const master = flatRecord(await ask(port, (client) => client.call('SENTINEL', 'MASTER', this.masterName)));
-        if (master.flags !== 'master') return `sentinel ${port} flags the primary ${master.flags}`;
-        const listed = records(await ask(port, (client) => client.call('SENTINEL', 'REPLICAS', this.masterName)));
+    await waitFor(
+      `the topology settles on primary ${primary} with replicas ${replicas.join(', ') || '(none)'}`,
+      async () => {
+        const role = (await this.replication(primary)).role;
+        if (role !== 'master') return `${primary} says role:${role}`;
         for (const replica of replicas) {
-          const entry = listed.find((record) => Number(record.port) === replica);
-          if (!entry) return `sentinel ${port} does not list replica ${replica}`;
-          if (/s_down|o_down|disconnected/.test(entry.flags)) return `sentinel ${port} flags replica ${replica} ${entry.flags}`;
+          const replicating = await this.replicatesFrom(replica, primary);
+          if (replicating !== true) return replicating;
         }
-        const peers = records(await ask(port, (client) => client.call('SENTINEL', 'SENTINELS', this.masterName)))
-          .filter((record) => !/s_down|disconnected/.test(record.flags));
-        if (peers.length !== this.sentinels.length - 1) return `sentinel ${port} knows ${peers.length} other sentinels`;
-      }
-      return true;
-    }, SETTLE_MS, [...this.sentinelLogs(), ...this.dataLogs()]);
+        for (const { port } of this.sentinels) {
+          const named = await this.primaryNamedBy(port);
+          if (named !== primary) return `sentinel ${port} names ${named}`;
+          const master = flatRecord(await ask(port, (client) => client.call('SENTINEL', 'MASTER', this.masterName)));
+          if (master.flags !== 'master') return `sentinel ${port} flags the primary ${master.flags}`;
+          const listed = records(await ask(port, (client) => client.call('SENTINEL', 'REPLICAS', this.masterName)));
+          for (const replica of replicas) {
+            const entry = listed.find((record) => Number(record.port) === replica);
+            if (!entry) return `sentinel ${port} does not list replica ${replica}`;
+            if (/s_down|o_down|disconnected/.test(entry.flags))
+              return `sentinel ${port} flags replica ${replica} ${entry.flags}`;
+          }
+          const peers = records(
+            await ask(port, (client) => client.call('SENTINEL', 'SENTINELS', this.masterName)),
+          ).filter((record) => !/s_down|disconnected/.test(record.flags));
+          if (peers.length !== this.sentinels.length - 1)
+            return `sentinel ${port} knows ${peers.length} other sentinels`;
+        }
+        return true;
+      },
+      SETTLE_MS,
+      [...this.sentinelLogs(), ...this.dataLogs()],
+    );
   }
 
   /** The primary every sentinel names; fails (for waitFor to retry) while they disagree. */
@@ -362,14 +414,18 @@ class RunningSentinelTopology implements SentinelTopology {
   }
 
   private async primaryNamedBy(sentinelPort: number): Promise<number> {
-    const address = await ask(sentinelPort, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.masterName));
-    if (!Array.isArray(address) || address.length !== 2) throw new Error(`sentinel ${sentinelPort} does not know ${this.masterName}`);
+    const address = await ask(sentinelPort, (client) =>
+      client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.masterName),
+    );
+    if (!Array.isArray(address) || address.length !== 2)
+      throw new Error(`sentinel ${sentinelPort} does not know ${this.masterName}`);
     return Number(address[1]);
   }
 
   private async replicatesFrom(replica: number, primary: number): Promise<true | string> {
     const info = await this.replication(replica);
-    if (info.role !== 'slave' || Number(info.master_port) !== primary) return `${replica} is not a replica of ${primary}`;
+    if (info.role !== 'slave' || Number(info.master_port) !== primary)
+      return `${replica} is not a replica of ${primary}`;
     return info.master_link_status === 'up' || `${replica} has master_link_status:${info.master_link_status}`;
   }
 
@@ -403,7 +459,10 @@ class RunningCluster implements RedisClusterTopology {
   private readonly processes = new OwnedProcesses('forgewarden-cluster-');
   private stopping?: Promise<void>;
 
-  constructor(private readonly primaries: number, private readonly replicasPerPrimary: number) {
+  constructor(
+    private readonly primaries: number,
+    private readonly replicasPerPrimary: number,
+  ) {
     unstopped.add(this);
   }
 
@@ -414,26 +473,42 @@ class RunningCluster implements RedisClusterTopology {
       // Each node rewrites its own nodes.conf; a directory apiece keeps them (and any dump) apart.
       const dir = join(this.processes.dir, `node-${port}`);
       mkdirSync(dir);
-      await this.processes.launch(port, 'node', [...DATA_SERVER_ARGS, '--dir', dir, '--cluster-enabled', 'yes',
-        '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000']);
+      await this.processes.launch(port, 'node', [
+        ...DATA_SERVER_ARGS,
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        '2000',
+      ]);
       this.nodes.push({ host: HOST, port });
       this.nodeAddresses.push(`${HOST}:${port}`);
     }
     await this.create();
     const logs = this.nodes.map(({ port }) => this.processes.logFile(port));
-    await waitFor(`every node of the cluster reports all 16384 slots served`, async () => {
-      let replicasLinked = 0;
-      for (const { port } of this.nodes) {
-        const info = parseInfo(String(await ask(port, (client) => client.call('CLUSTER', 'INFO'))));
-        if (info.cluster_state !== 'ok') return `${port} says cluster_state:${info.cluster_state}`;
-        if (info.cluster_slots_assigned !== '16384') return `${port} sees ${info.cluster_slots_assigned} slots assigned`;
-        if (Number(info.cluster_known_nodes) !== total) return `${port} knows ${info.cluster_known_nodes} of ${total} nodes`;
-        const replication = parseInfo(await ask(port, (client) => client.info('replication')));
-        if (replication.role === 'slave' && replication.master_link_status === 'up') replicasLinked++;
-      }
-      const replicas = this.primaries * this.replicasPerPrimary;
-      return replicasLinked === replicas || `${replicasLinked} of ${replicas} replicas synced`;
-    }, SETTLE_MS, logs);
+    await waitFor(
+      `every node of the cluster reports all 16384 slots served`,
+      async () => {
+        let replicasLinked = 0;
+        for (const { port } of this.nodes) {
+          const info = parseInfo(String(await ask(port, (client) => client.call('CLUSTER', 'INFO'))));
+          if (info.cluster_state !== 'ok') return `${port} says cluster_state:${info.cluster_state}`;
+          if (info.cluster_slots_assigned !== '16384')
+            return `${port} sees ${info.cluster_slots_assigned} slots assigned`;
+          if (Number(info.cluster_known_nodes) !== total)
+            return `${port} knows ${info.cluster_known_nodes} of ${total} nodes`;
+          const replication = parseInfo(await ask(port, (client) => client.info('replication')));
+          if (replication.role === 'slave' && replication.master_link_status === 'up') replicasLinked++;
+        }
+        const replicas = this.primaries * this.replicasPerPrimary;
+        return replicasLinked === replicas || `${replicasLinked} of ${replicas} replicas synced`;
+      },
+      SETTLE_MS,
+      logs,
+    );
   }
 
   pids(): number[] {
@@ -446,11 +521,18 @@ class RunningCluster implements RedisClusterTopology {
   }
 
   private async create(): Promise<void> {
-    const args = ['--cluster', 'create', ...this.nodeAddresses, '--cluster-replicas', String(this.replicasPerPrimary),
-      '--cluster-yes'];
+    const args = [
+      '--cluster',
+      'create',
+      ...this.nodeAddresses,
+      '--cluster-replicas',
+      String(this.replicasPerPrimary),
+      '--cluster-yes',
+    ];
     await new Promise<void>((resolve, reject) => {
       execFile('redis-cli', args, { timeout: SETTLE_MS }, (error, stdout, stderr) => {
-        if (error) reject(new Error(`redis-cli ${args.join(' ')} failed: ${error.message}\n${tail(`${stdout}${stderr}`)}`));
+        if (error)
+          reject(new Error(`redis-cli ${args.join(' ')} failed: ${error.message}\n${tail(`${stdout}${stderr}`)}`));
         else resolve();
       });
     });
@@ -512,7 +594,12 @@ async function ask<T>(port: number, question: (client: Redis) => Promise<T>): Pr
  * Waits until `ready` says true; anything else it returns (or throws) is why not yet, and the last of it goes into
  * the error when `timeoutMs` runs out, with the tails of `logs`.
  */
-async function waitFor(what: string, ready: () => Promise<true | string>, timeoutMs: number, logs: string[]): Promise<void> {
+async function waitFor(
+  what: string,
+  ready: () => Promise<true | string>,
+  timeoutMs: number,
+  logs: string[],
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let reason = 'not checked yet';
   for (;;) {
@@ -524,7 +611,8 @@ async function waitFor(what: string, ready: () => Promise<true | string>, timeou
       if (error instanceof GiveUp) throw new Error(`${what}: ${error.message}${logTails(logs)}`);
       reason = error instanceof Error ? error.message : String(error);
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${reason})${logTails(logs)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs / 1000} s (last: ${reason})${logTails(logs)}`);
     await sleep(100);
   }
 }

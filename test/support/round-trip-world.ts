@@ -25,14 +25,35 @@ export function roundTripWorld(): World {
     users: [
       ...(base.users ?? []).map((user) =>
         user.username === 'root'
-          ? { ...user, two_factor: true, ssh_keys: [{ id: 61, title: 'ci-deploy', key: CI_KEY, created_at: 'now-80d', expires_at: 'now+10d' }, { id: 62, title: 'laptop', key: ROOT_KEY }] }
+          ? {
+              ...user,
+              two_factor: true,
+              ssh_keys: [
+                { id: 61, title: 'ci-deploy', key: CI_KEY, created_at: 'now-80d', expires_at: 'now+10d' },
+                { id: 62, title: 'laptop', key: ROOT_KEY },
+              ],
+            }
           : user,
       ),
-      { id: 5, username: 'carol', name: 'Carol Staff', email: 'carol@acme.test', two_factor: true, created_at: 'now-20d' },
+      {
+        id: 5,
+        username: 'carol',
+        name: 'Carol Staff',
+        email: 'carol@acme.test',
+        two_factor: true,
+        created_at: 'now-20d',
+      },
       { id: 6, username: 'spam-bot-42', email: 'prizes@spam.example', created_at: 'now-1d' },
       { id: 7, username: 'dave', email: 'dave@contractor.example', external: true, created_at: 'now-15d' },
     ],
-    groups: [acmeGroup({ access_requests: [{ user: 'carol', requested_at: 'now-2d' }, { user: 'spam-bot-42', requested_at: 'now-3h' }] })],
+    groups: [
+      acmeGroup({
+        access_requests: [
+          { user: 'carol', requested_at: 'now-2d' },
+          { user: 'spam-bot-42', requested_at: 'now-3h' },
+        ],
+      }),
+    ],
     projects: [
       apiProject({
         members: [{ user: 'alice', access_level: 'developer' }],
@@ -40,7 +61,9 @@ export function roundTripWorld(): World {
         protected_branches: [{ id: 30, name: 'main', push_access_level: 'developer', merge_access_level: 'developer' }],
         approval_settings: { reset_approvals_on_push: true, merge_requests_author_approval: true },
         approval_rules: [{ id: 40, name: 'qa', approvals_required: 1, users: ['alice'], protected_branches: ['main'] }],
-        integrations: [{ id: 9, slug: 'chat-collab-a', properties: { webhook: WEBHOOK, notify_only_broken_pipelines: false } }],
+        integrations: [
+          { id: 9, slug: 'chat-collab-a', properties: { webhook: WEBHOOK, notify_only_broken_pipelines: false } },
+        ],
         pipelines: [
           {
             id: 100,
@@ -49,7 +72,14 @@ export function roundTripWorld(): World {
             created_at: 'now-30m',
             jobs: [
               { id: 1001, name: 'build', stage: 'build', status: 'success', log: 'Build OK\n' },
-              { id: 1002, name: 'test', stage: 'test', status: 'failed', failure_reason: 'script_failure', log: `using ${LOGGED_TOKEN}\nError: read ECONNRESET: connection reset by peer\n` },
+              {
+                id: 1002,
+                name: 'test',
+                stage: 'test',
+                status: 'failed',
+                failure_reason: 'script_failure',
+                log: `using ${LOGGED_TOKEN}\nError: read ECONNRESET: connection reset by peer\n`,
+              },
               { id: 1003, name: 'lint', stage: 'test', status: 'failed', log: 'eslint: 3 problems\n' },
               { id: 1004, name: 'deploy', stage: 'deploy', status: 'running', token: JOB_TOKEN },
             ],
@@ -59,7 +89,14 @@ export function roundTripWorld(): World {
             ref: 'main',
             created_at: 'now-1d',
             jobs: [
-              { id: 990, name: 'test', stage: 'test', status: 'failed', retried: true, log: 'connection reset by peer\n' },
+              {
+                id: 990,
+                name: 'test',
+                stage: 'test',
+                status: 'failed',
+                retried: true,
+                log: 'connection reset by peer\n',
+              },
               { id: 991, name: 'test', stage: 'test', status: 'failed', log: 'connection reset by peer\n' },
             ],
           },
@@ -82,8 +119,27 @@ export function roundTripWorld(): World {
       }),
       webProject({
         access_requests: [{ user: 'dave', requested_at: 'now-5d' }],
-        pipelines: [{ id: 200, ref: 'main', created_at: 'now-2h', jobs: [{ id: 2001, name: 'e2e', stage: 'test', status: 'failed', log: 'connect ETIMEDOUT 10.0.0.12:443\n' }] }],
-        registry: [{ id: 3, name: 'frontend', created_at: 'now-150d', tags: [{ name: 'build-9', created_at: 'now-40d' }, { name: 'build-10', created_at: 'now-1d' }] }],
+        pipelines: [
+          {
+            id: 200,
+            ref: 'main',
+            created_at: 'now-2h',
+            jobs: [
+              { id: 2001, name: 'e2e', stage: 'test', status: 'failed', log: 'connect ETIMEDOUT 10.0.0.12:443\n' },
+            ],
+          },
+        ],
+        registry: [
+          {
+            id: 3,
+            name: 'frontend',
+            created_at: 'now-150d',
+            tags: [
+              { name: 'build-9', created_at: 'now-40d' },
+              { name: 'build-10', created_at: 'now-1d' },
+            ],
+          },
+        ],
       }),
     ],
     deploy_keys: [

@@ -26,7 +26,10 @@ export interface SandboxClientsOptions {
  * A fresh sandbox per test, seeded from `world()` (or by `start`), and clients closed after each test: the setup every
  * client integration test of one API area shares.
  */
-export function useSandboxClients(world: (() => World) | undefined, options: SandboxClientsOptions = {}): SandboxClients {
+export function useSandboxClients(
+  world: (() => World) | undefined,
+  options: SandboxClientsOptions = {},
+): SandboxClients {
   let current: RunningSandbox | undefined;
   const clients: GitlabClient[] = [];
   const start = async (seed: World): Promise<void> => {

@@ -29,7 +29,12 @@ export async function call(baseUrl: string, path: string, options: CallOptions =
   });
   const text = await response.text();
   const isJson = (response.headers.get('content-type') ?? '').includes('application/json') && text !== '';
-  return { status: response.status, headers: response.headers, text, json: isJson ? (JSON.parse(text) as unknown) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    json: isJson ? (JSON.parse(text) as unknown) : undefined,
+  };
 }
 
 /** `call` bound to the API prefix and a token. */

@@ -6,7 +6,11 @@ import type { AppConfig } from '../../src/config/schema';
 /** What `validate` says of a field that is no duration. */
 export const DURATION_PROBLEM = 'expected a duration such as 30s, 5m, 2h, 14d, 2w or 1month';
 
-const HEADER = ['version: 1', 'gitlab: { url: "https://gitlab.example.com", token: "glpat-test-0000000000" }', 'policies:'];
+const HEADER = [
+  'version: 1',
+  'gitlab: { url: "https://gitlab.example.com", token: "glpat-test-0000000000" }',
+  'policies:',
+];
 
 export interface PolicyFiles {
   /** A policy file with one policy of the type, named as given, whose body is `lines` (indented under the list item). */
@@ -21,7 +25,10 @@ export interface PolicyFiles {
 export function policyFiles(policyType: PolicyTypeDefinition, name: string): PolicyFiles {
   const parse = (text: string): AppConfig => parseConfig(text, 'policies.yml', { policyTypes: [policyType], env: {} });
   return {
-    file: (...lines) => [...HEADER, `  - name: ${name}`, `    type: ${policyType.type}`, ...lines.map((line) => `    ${line}`)].join('\n'),
+    file: (...lines) =>
+      [...HEADER, `  - name: ${name}`, `    type: ${policyType.type}`, ...lines.map((line) => `    ${line}`)].join(
+        '\n',
+      ),
     parse,
     problemsOf(text) {
       try {

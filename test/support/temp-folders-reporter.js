@@ -10,7 +10,9 @@ class TempFoldersReporter {
   onRunComplete(_contexts, results) {
     const run = /** @type {{ __testRunTmp?: { dir: string } }} */ (globalThis).__testRunTmp;
     if (!run) return;
-    const left = readdirSync(run.dir).filter((name) => name.startsWith('forgewarden-')).sort();
+    const left = readdirSync(run.dir)
+      .filter((name) => name.startsWith('forgewarden-'))
+      .sort();
     if (left.length === 0) {
       process.stdout.write('\ntemporary folders left behind by the tests: 0\n');
       return;
@@ -29,7 +31,20 @@ class TempFoldersReporter {
       failureMessage: message,
       perfStats: { start: Date.now(), end: Date.now(), runtime: 0, slow: false },
       snapshot: { added: 0, fileDeleted: false, matched: 0, unchecked: 0, uncheckedKeys: [], unmatched: 0, updated: 0 },
-      testResults: [{ ancestorTitles: [], title: 'the tests leave no temporary folder behind', fullName: 'the tests leave no temporary folder behind', status: 'failed', failureMessages: [message], failureDetails: [], duration: 0, numPassingAsserts: 0, invocations: 1, location: null }],
+      testResults: [
+        {
+          ancestorTitles: [],
+          title: 'the tests leave no temporary folder behind',
+          fullName: 'the tests leave no temporary folder behind',
+          status: 'failed',
+          failureMessages: [message],
+          failureDetails: [],
+          duration: 0,
+          numPassingAsserts: 0,
+          invocations: 1,
+          location: null,
+        },
+      ],
       leaks: false,
       openHandles: [],
       skipped: false,

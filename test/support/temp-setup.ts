@@ -9,6 +9,9 @@ import { join } from 'node:path';
  */
 export default function tempSetup(): void {
   const dir = mkdtempSync(join(tmpdir(), 'forgewarden-test-run-'));
-  (globalThis as { __testRunTmp?: { dir: string; before: string | undefined } }).__testRunTmp = { dir, before: process.env.TMPDIR };
+  (globalThis as { __testRunTmp?: { dir: string; before: string | undefined } }).__testRunTmp = {
+    dir,
+    before: process.env.TMPDIR,
+  };
   process.env.TMPDIR = dir;
 }

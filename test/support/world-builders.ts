@@ -112,9 +112,18 @@ export function manyUsers(n: number, fields: Partial<UserInput> = {}): UserInput
  * `n` projects `<prefix>0001`… in `namespace` (default `acme`), each with `fields`. For a world of thousands spread
  * over groups and subgroups, the world file's `generate` key does the same without building the list.
  */
-export function manyProjects(n: number, namespace = 'acme', fields: Partial<ProjectInput> = {}, prefix = 'project-'): ProjectInput[] {
+export function manyProjects(
+  n: number,
+  namespace = 'acme',
+  fields: Partial<ProjectInput> = {},
+  prefix = 'project-',
+): ProjectInput[] {
   const width = String(n).length;
-  return Array.from({ length: n }, (_, i) => ({ path: `${prefix}${String(i + 1).padStart(width, '0')}`, namespace, ...fields }));
+  return Array.from({ length: n }, (_, i) => ({
+    path: `${prefix}${String(i + 1).padStart(width, '0')}`,
+    namespace,
+    ...fields,
+  }));
 }
 
 /** The world file's `generate` key: many groups, subgroups and projects for benchmarks (src/sandbox/README.md). */

@@ -4,7 +4,19 @@ import { outcome, when } from './format';
 import { layout, type PageFrame } from './layout';
 
 /** The outcomes and actions the filter offers (any other can still be typed into the URL). */
-const OUTCOMES = ['done', 'would_act', 'failed', 'refused', 'stale', 'gone', 'deferred', 'rate_limited', 'scheduled', 'uncertain', 'unobserved'];
+const OUTCOMES = [
+  'done',
+  'would_act',
+  'failed',
+  'refused',
+  'stale',
+  'gone',
+  'deferred',
+  'rate_limited',
+  'scheduled',
+  'uncertain',
+  'unobserved',
+];
 
 /** The audit filter as the page's form and links carry it. */
 export interface AuditQuery extends AuditFilter {
@@ -14,7 +26,13 @@ export interface AuditQuery extends AuditFilter {
 }
 
 /** `/audit`: the filter, a page of entries newest first, and the way to older ones. */
-export function auditPage(query: AuditQuery, page: AuditPage, policies: readonly string[], frame: PageFrame, problem?: string): Html {
+export function auditPage(
+  query: AuditQuery,
+  page: AuditPage,
+  policies: readonly string[],
+  frame: PageFrame,
+  problem?: string,
+): Html {
   const now = frame.now;
   const older = page.before ? `/audit?${queryString(query, { before: page.before })}` : undefined;
   const body = html`
@@ -41,14 +59,21 @@ ${page.entries.length === 0 ? html`<p class="muted">No entry matches${page.stopp
 /** The entries as a table, each linked to its own page. */
 export function auditRows(entries: readonly StoredAuditEntry[], now: Date): Html {
   return html`<table class="audit"><thead><tr><th>Time</th><th>Policy</th><th>Outcome</th><th>Action</th><th>Target</th><th>Reason</th><th>Detail</th></tr></thead><tbody>
-${entries.map((entry) => html`<tr data-id="${entry.id}"><td><a href="/audit/${entry.id}">${when(entry.time, now)}</a></td><td><a href="/policies/${entry.policy}">${entry.policy}</a></td><td>${outcome(entry.outcome, entry.dry_run)}</td><td>${entry.action}</td>
-<td class="wrap target">${entry.target}</td><td class="wrap">${entry.reason}</td><td class="wrap">${entry.detail ?? ''}</td></tr>`)}
+${entries.map(
+  (
+    entry,
+  ) => html`<tr data-id="${entry.id}"><td><a href="/audit/${entry.id}">${when(entry.time, now)}</a></td><td><a href="/policies/${entry.policy}">${entry.policy}</a></td><td>${outcome(entry.outcome, entry.dry_run)}</td><td>${entry.action}</td>
+<td class="wrap target">${entry.target}</td><td class="wrap">${entry.reason}</td><td class="wrap">${entry.detail ?? ''}</td></tr>`,
+)}
 </tbody></table>`;
 }
 
 /** `/audit/<id>`: one entry, whole. */
 export function auditEntryPage(entry: StoredAuditEntry, frame: PageFrame): Html {
-  return layout('Audit entry', frame, html`
+  return layout(
+    'Audit entry',
+    frame,
+    html`
 <h1>Audit entry <span class="muted">${entry.id}</span></h1>
 <dl>
 <dt>Time</dt><dd>${when(entry.time, frame.now)}</dd>
@@ -59,7 +84,8 @@ export function auditEntryPage(entry: StoredAuditEntry, frame: PageFrame): Html 
 <dt>Reason</dt><dd>${entry.reason}</dd>
 <dt>Detail</dt><dd>${entry.detail ?? ''}</dd>
 </dl>
-<p><a href="/audit?policy=${entry.policy}">More of ${entry.policy}</a></p>`);
+<p><a href="/audit?policy=${entry.policy}">More of ${entry.policy}</a></p>`,
+  );
 }
 
 /** The query of a filter, to link to another page of it. */

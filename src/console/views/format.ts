@@ -13,7 +13,14 @@ export function when(moment: Date | string | undefined, now: Date): Html {
 export function relative(deltaMs: number): string {
   const seconds = Math.round(Math.abs(deltaMs) / 1000);
   if (seconds < 2) return 'now';
-  const text = seconds < 120 ? `${seconds}s` : seconds < 7_200 ? `${Math.round(seconds / 60)}m` : seconds < 172_800 ? `${Math.round(seconds / 3_600)}h` : `${Math.round(seconds / 86_400)}d`;
+  const text =
+    seconds < 120
+      ? `${seconds}s`
+      : seconds < 7_200
+        ? `${Math.round(seconds / 60)}m`
+        : seconds < 172_800
+          ? `${Math.round(seconds / 3_600)}h`
+          : `${Math.round(seconds / 86_400)}d`;
   return deltaMs < 0 ? `${text} ago` : `in ${text}`;
 }
 
@@ -26,7 +33,22 @@ export function took(ms: number): string {
 }
 
 /** Outcomes in the order people look for them: what went wrong first, skips last. */
-const OUTCOME_ORDER = ['failed', 'refused', 'uncertain', 'paused', 'stale', 'deferred', 'rate_limited', 'in_progress', 'scheduled', 'done', 'would_act', 'gone', 'duplicate', 'skipped'];
+const OUTCOME_ORDER = [
+  'failed',
+  'refused',
+  'uncertain',
+  'paused',
+  'stale',
+  'deferred',
+  'rate_limited',
+  'in_progress',
+  'scheduled',
+  'done',
+  'would_act',
+  'gone',
+  'duplicate',
+  'skipped',
+];
 
 /** `2 done · 1 failed · 14 skipped`, each outcome marked for its colour. */
 export function outcomeCounts(outcomes: Readonly<Record<string, number>>): Html {

@@ -10,7 +10,12 @@ export interface PageFrame {
   readonly cookieSession: boolean;
 }
 
-export function layout(title: string, frame: PageFrame, body: Interpolated, options: { refreshSeconds?: number } = {}): Html {
+export function layout(
+  title: string,
+  frame: PageFrame,
+  body: Interpolated,
+  options: { refreshSeconds?: number } = {},
+): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>

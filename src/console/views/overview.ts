@@ -21,13 +21,17 @@ export function overviewPage(overview: Overview, frame: PageFrame): Html {
   <div class="card"><h3>Request budget</h3>${budget.limit > 0 ? html`<b>${budget.used}</b> of ${budget.limit} this minute` : html`${budget.used} this minute <span class="muted">(no limit set)</span>`}</div>
   <div class="card"><h3>Replicas seen in the last minute</h3><b>${replicas.length}</b>${replicas.length > 0 ? html`<br><span class="muted">${replicas.map((replica) => replica.name).join(', ')}</span>` : ''}</div>
 </div>
-${overview.policies.length === 0 ? html`<p>No policies are configured.</p>` : html`
+${
+  overview.policies.length === 0
+    ? html`<p>No policies are configured.</p>`
+    : html`
 <table id="policies">
 <thead><tr><th>Policy</th><th>Type</th><th>Trigger</th><th>Mode</th><th>State</th><th>Last pass</th><th>Decisions of the last pass</th><th>Next pass</th><th>Unsettled</th></tr></thead>
 <tbody>
 ${overview.policies.map((row) => policyRow(row, now))}
 </tbody>
-</table>`}`;
+</table>`
+}`;
   return layout('Overview', frame, body, { refreshSeconds: 15 });
 }
 
@@ -36,7 +40,9 @@ ${overview.policies.map((row) => policyRow(row, now))}
  * 30), and a rotation of it whose answer was lost.
  */
 function tokenLine(forge: SharedForgeStatus, now: Date): Html {
-  const pending = forge.token_rotation_pending ? html`<br><span class="state failed">token rotation: an answer was lost; the daemon recovers it at its next run</span>` : '';
+  const pending = forge.token_rotation_pending
+    ? html`<br><span class="state failed">token rotation: an answer was lost; the daemon recovers it at its next run</span>`
+    : '';
   if (forge.token_expires_at === null) return html`<br><span id="token-expiry">token does not expire</span>${pending}`;
   if (forge.token_expires_at === undefined) {
     const unknown = forge.token_expiry_unknown;

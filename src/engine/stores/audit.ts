@@ -109,8 +109,17 @@ export class AuditTrail {
   async page(filter: AuditFilter, options: { limit: number; before?: string; scanLimit: number }): Promise<AuditPage> {
     const entries: StoredAuditEntry[] = [];
     const start = filter.fromMs !== undefined ? String(Math.max(0, Math.floor(filter.fromMs))) : '-';
-    let end = options.before !== undefined ? `(${options.before}` : filter.toMs !== undefined ? String(Math.max(0, Math.floor(filter.toMs))) : '+';
-    const filtered = filter.policy !== undefined || filter.outcome !== undefined || filter.action !== undefined || filter.text !== undefined;
+    let end =
+      options.before !== undefined
+        ? `(${options.before}`
+        : filter.toMs !== undefined
+          ? String(Math.max(0, Math.floor(filter.toMs)))
+          : '+';
+    const filtered =
+      filter.policy !== undefined ||
+      filter.outcome !== undefined ||
+      filter.action !== undefined ||
+      filter.text !== undefined;
     const text = filter.text?.toLowerCase();
     let scanned = 0;
     let lastId: string | undefined;

@@ -44,7 +44,11 @@ export class DataMarker {
    */
   async markForgeChanged(now: Date, lost: boolean): Promise<void> {
     const at = now.toISOString();
-    await this.redis.set(this.keys.marker(), JSON.stringify({ since: at, forge_changed_at: at, ...(lost ? { data_lost_at: at } : {}) }), 'NX');
+    await this.redis.set(
+      this.keys.marker(),
+      JSON.stringify({ since: at, forge_changed_at: at, ...(lost ? { data_lost_at: at } : {}) }),
+      'NX',
+    );
   }
 
   /**

@@ -56,7 +56,17 @@ export class RedisForgeLimits implements ForgeLimits {
   async take(limit: ForgeLimit, now: Date): Promise<ForgeSlot> {
     const key = this.keys.forgeLimit(limit.name);
     const member = `${now.getTime()}:${randomBytes(6).toString('hex')}`;
-    const waitMs = Number(await this.redis.eval(TAKE, 1, key, String(now.getTime()), String(FORGE_LIMIT_WINDOW_MS), String(limit.perMinute), member));
+    const waitMs = Number(
+      await this.redis.eval(
+        TAKE,
+        1,
+        key,
+        String(now.getTime()),
+        String(FORGE_LIMIT_WINDOW_MS),
+        String(limit.perMinute),
+        member,
+      ),
+    );
     if (waitMs > 0) return { waitMs, answered: async () => undefined };
     return {
       waitMs,
@@ -77,11 +87,17 @@ export function localForgeLimits(): ForgeLimits {
       const recent = (taken.get(limit.name) ?? []).filter((request) => request.at > at - FORGE_LIMIT_WINDOW_MS);
       taken.set(limit.name, recent);
       if (recent.length >= limit.perMinute) {
-        return { waitMs: Math.max(1, Math.min(...recent.map((request) => request.at)) + FORGE_LIMIT_WINDOW_MS - at), answered: async () => undefined };
+        return {
+          waitMs: Math.max(1, Math.min(...recent.map((request) => request.at)) + FORGE_LIMIT_WINDOW_MS - at),
+          answered: async () => undefined,
+        };
       }
       const request = { at };
       recent.push(request);
-      return { waitMs: 0, answered: async (answeredAt) => void (request.at = Math.max(request.at, answeredAt.getTime())) };
+      return {
+        waitMs: 0,
+        answered: async (answeredAt) => void (request.at = Math.max(request.at, answeredAt.getTime())),
+      };
     },
   };
 }

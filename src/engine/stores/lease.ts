@@ -41,7 +41,8 @@ export class Lease {
   /** Why the lease is lost, or undefined while it is held. */
   get lost(): string | undefined {
     // Checked on read too: a renewal that hangs must not let the holder believe it still holds the lease.
-    if (!this.lostBecause && performance.now() - this.renewedAt >= this.ttlMs) this.markLost('no renewal reached Redis in time');
+    if (!this.lostBecause && performance.now() - this.renewedAt >= this.ttlMs)
+      this.markLost('no renewal reached Redis in time');
     return this.lostBecause;
   }
 
@@ -83,5 +84,6 @@ export class Lease {
 export class LeaseLostError extends Error {}
 
 /** Only the holder renews or releases: a holder that outlived its lease must not touch a newer holder's key. */
-const RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
+const RENEW =
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";

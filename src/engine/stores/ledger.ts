@@ -127,7 +127,15 @@ export class Ledger {
         return { kind: 'uncertain', attempts: entry.attempts, sinceMs: entry.at_ms, at: entry.at };
       case 'claimed': {
         const failed = this.entry('failed', now, entry.attempts);
-        const expired = await this.redis.eval(EXPIRE_CLAIM, 2, ledgerKey, this.keys.claimLease(policy, key), text, JSON.stringify(failed), String(LEDGER_TTL_MS));
+        const expired = await this.redis.eval(
+          EXPIRE_CLAIM,
+          2,
+          ledgerKey,
+          this.keys.claimLease(policy, key),
+          text,
+          JSON.stringify(failed),
+          String(LEDGER_TTL_MS),
+        );
         if (expired !== 1) return { kind: 'in_progress', at: entry.at };
         return { kind: 'uncertain', attempts: entry.attempts, sinceMs: now.getTime(), at: failed.at };
       }
@@ -147,10 +155,23 @@ export class Ledger {
     const leaseKey = this.keys.claimLease(policy, key);
     const attempts = seenAttempts + 1;
     const entry: LedgerEntry = { ...this.entry('claimed', now, attempts), owner: token };
-    const claimed = await this.redis.eval(CLAIM, 2, ledgerKey, leaseKey, String(seenAttempts), JSON.stringify(entry), String(LEDGER_TTL_MS), token, String(CLAIM_LEASE_MS));
+    const claimed = await this.redis.eval(
+      CLAIM,
+      2,
+      ledgerKey,
+      leaseKey,
+      String(seenAttempts),
+      JSON.stringify(entry),
+      String(LEDGER_TTL_MS),
+      token,
+      String(CLAIM_LEASE_MS),
+    );
     if (claimed !== 1) return { kind: 'taken' };
     const claim = { attempts, lease: Lease.adopt(this.redis, leaseKey, token, CLAIM_LEASE_MS) };
-    const unconfirmed = await this.replicas.confirm(ledgerKey, async () => parseEntry(await this.redis.get(ledgerKey))?.owner === token);
+    const unconfirmed = await this.replicas.confirm(
+      ledgerKey,
+      async () => parseEntry(await this.redis.get(ledgerKey))?.owner === token,
+    );
     if (unconfirmed === undefined) return { kind: 'claimed', claim };
     // Nothing was sent: the key is free again for the pass that finds the replicas back.
     await this.settle(policy, key, claim, 'released', now).catch(() => claim.lease.stop());
@@ -158,10 +179,24 @@ export class Ledger {
   }
 
   /** Records how a claimed attempt ended and drops its lease; false when the claim was no longer this caller's. */
-  async settle(policy: string, key: string, claim: Claim, state: Exclude<LedgerState, 'claimed'>, at: Date): Promise<boolean> {
+  async settle(
+    policy: string,
+    key: string,
+    claim: Claim,
+    state: Exclude<LedgerState, 'claimed'>,
+    at: Date,
+  ): Promise<boolean> {
     claim.lease.stop();
     const entry = this.entry(state, at, claim.attempts);
-    const settled = await this.redis.eval(SETTLE, 2, this.keys.ledger(policy, key), claim.lease.key, claim.lease.token, JSON.stringify(entry), String(LEDGER_TTL_MS));
+    const settled = await this.redis.eval(
+      SETTLE,
+      2,
+      this.keys.ledger(policy, key),
+      claim.lease.key,
+      claim.lease.token,
+      JSON.stringify(entry),
+      String(LEDGER_TTL_MS),
+    );
     return settled === 1;
   }
 
@@ -191,6 +226,17 @@ function parseEntry(text: string | null): LedgerEntry | undefined {
   const at = typeof raw.at === 'string' ? raw.at : new Date().toISOString();
   const atMs = typeof raw.at_ms === 'number' ? raw.at_ms : Date.parse(at);
   const attempts = typeof raw.attempts === 'number' && raw.attempts >= 1 ? raw.attempts : 1;
-  const state = raw.state === 'rate_limited' ? 'released' : typeof raw.state === 'string' && STATES.includes(raw.state) ? (raw.state as LedgerState) : 'failed';
-  return { state, at, at_ms: Number.isNaN(atMs) ? Date.now() : atMs, attempts, ...(typeof raw.owner === 'string' ? { owner: raw.owner } : {}) };
+  const state =
+    raw.state === 'rate_limited'
+      ? 'released'
+      : typeof raw.state === 'string' && STATES.includes(raw.state)
+        ? (raw.state as LedgerState)
+        : 'failed';
+  return {
+    state,
+    at,
+    at_ms: Number.isNaN(atMs) ? Date.now() : atMs,
+    attempts,
+    ...(typeof raw.owner === 'string' ? { owner: raw.owner } : {}),
+  };
 }

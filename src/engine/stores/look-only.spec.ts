@@ -4,7 +4,10 @@ import { LookOnlyDiscoveryCache, LookOnlyState } from './look-only';
 
 /** A store that records every write it is asked for. */
 class Stored implements PolicyState, DiscoveryCache {
-  readonly values = new Map<string, string>([['watermark', '41'], ['details:1', '{"v1":"2026"}']]);
+  readonly values = new Map<string, string>([
+    ['watermark', '41'],
+    ['details:1', '{"v1":"2026"}'],
+  ]);
   readonly writes: string[] = [];
   async get(key: string) {
     return this.values.get(key);
@@ -35,7 +38,11 @@ describe('a pass that changes nothing', () => {
     await state.set('watermark', '42');
     await state.setGuard('rotation:1', '{}');
     await state.delete('details:1');
-    expect([await state.get('watermark'), await state.get('rotation:1'), await state.get('details:1')]).toEqual(['42', '{}', undefined]);
+    expect([await state.get('watermark'), await state.get('rotation:1'), await state.get('details:1')]).toEqual([
+      '42',
+      '{}',
+      undefined,
+    ]);
     expect(await state.getMany(['watermark', 'details:1', 'never'])).toEqual(['42', undefined, undefined]);
     expect(stored.writes).toEqual([]);
   });

@@ -42,17 +42,31 @@ export class OwnHarm {
 
   /** The pass's repairs that did not mend their harm replace the policy's list; each keeps when it was first seen. */
   async replace(policy: string, records: readonly ActionRecord[], now: Date): Promise<OpenHarm[]> {
-    const before = new Map((await this.of(policy)).map((harm) => [`${harm.kind}\n${harm.target}`, harm.since] as const));
+    const before = new Map(
+      (await this.of(policy)).map((harm) => [`${harm.kind}\n${harm.target}`, harm.since] as const),
+    );
     const open: OpenHarm[] = [];
     for (const { decision, outcome, detail, leftHarm } of records) {
       if (leftHarm) {
         const since = before.get(`${leftHarm.kind}\n${decision.target}`) ?? now.toISOString();
-        open.push({ kind: leftHarm.kind, target: decision.target, reason: leftHarm.what, since, last: `${outcome.replace('_', ' ')}${detail ? `: ${detail}` : ''}` });
+        open.push({
+          kind: leftHarm.kind,
+          target: decision.target,
+          reason: leftHarm.what,
+          since,
+          last: `${outcome.replace('_', ' ')}${detail ? `: ${detail}` : ''}`,
+        });
         continue;
       }
       if (decision.repairs === undefined || MENDED.has(outcome)) continue;
       const since = before.get(`${decision.repairs}\n${decision.target}`) ?? now.toISOString();
-      open.push({ kind: decision.repairs, target: decision.target, reason: decision.reason, since, last: `${outcome.replace('_', ' ')}${detail ? `: ${detail}` : ''}` });
+      open.push({
+        kind: decision.repairs,
+        target: decision.target,
+        reason: decision.reason,
+        since,
+        last: `${outcome.replace('_', ' ')}${detail ? `: ${detail}` : ''}`,
+      });
     }
     if (open.length === 0) await this.redis.hdel(this.key, policy);
     else await this.redis.hset(this.key, policy, JSON.stringify(open));
@@ -89,6 +103,8 @@ function readHarms(text: string | null): OpenHarm[] {
       last: String(entry.last ?? ''),
     }));
   } catch {
-    return [{ kind: 'unknown', target: '(the record of open harm could not be read)', reason: '', since: '', last: '' }];
+    return [
+      { kind: 'unknown', target: '(the record of open harm could not be read)', reason: '', since: '', last: '' },
+    ];
   }
 }

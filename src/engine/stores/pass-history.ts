@@ -24,7 +24,11 @@ export class PassHistory {
   /** When each policy's last successful pass ended, epoch seconds, by policy. */
   async lastSuccessful(): Promise<Map<string, number>> {
     const fields = await this.redis.hgetall(this.keys.lastSuccessfulPasses());
-    return new Map(Object.entries(fields).flatMap(([policy, value]) => (Number.isFinite(Number(value)) ? [[policy, Number(value)] as const] : [])));
+    return new Map(
+      Object.entries(fields).flatMap(([policy, value]) =>
+        Number.isFinite(Number(value)) ? [[policy, Number(value)] as const] : [],
+      ),
+    );
   }
 
   /** A pass went through: its end is the policy's last success, and the count of failures in a row starts again. */

@@ -43,7 +43,11 @@ export class PassLog {
 
   async record(policy: string, entry: PassEntry): Promise<void> {
     const key = this.keys.passLog(policy);
-    await this.redis.multi().lpush(key, JSON.stringify(entry)).ltrim(key, 0, PASSES_KEPT - 1).exec();
+    await this.redis
+      .multi()
+      .lpush(key, JSON.stringify(entry))
+      .ltrim(key, 0, PASSES_KEPT - 1)
+      .exec();
   }
 
   /** The policy's last passes, newest first. */

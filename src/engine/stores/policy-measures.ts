@@ -28,7 +28,8 @@ export class PolicyMeasureStore {
     return {
       set: async (measure, labels, value) => {
         (this.metrics.policyMeasure(measure) as Gauge).set({ policy, ...labels }, value);
-        if (measure.clusterWide) await this.redis.hset(this.key, JSON.stringify([policy, measure.name, labels]), String(value));
+        if (measure.clusterWide)
+          await this.redis.hset(this.key, JSON.stringify([policy, measure.name, labels]), String(value));
       },
       add: (measure, labels, amount) => {
         (this.metrics.policyMeasure(measure) as Counter).inc({ policy, ...labels }, amount);
@@ -44,7 +45,8 @@ export class PolicyMeasureStore {
     for (const [field, text] of Object.entries(await this.redis.hgetall(this.key))) {
       const entry = readField(field);
       const value = Number(text);
-      const measure = entry && measuresOf(entry.policy)?.find((candidate) => candidate.name === entry.name && candidate.clusterWide);
+      const measure =
+        entry && measuresOf(entry.policy)?.find((candidate) => candidate.name === entry.name && candidate.clusterWide);
       if (!entry || !measure || !Number.isFinite(value)) continue;
       (this.metrics.policyMeasure(measure) as Gauge).set({ policy: entry.policy, ...entry.labels }, value);
     }
@@ -63,7 +65,8 @@ export async function measureNotices(
   const notices = new Map<string, string[]>();
   for (const [field, text] of Object.entries(await redis.hgetall(EngineKeys.of(config).policyMeasures()))) {
     const entry = readField(field);
-    const measure = entry && measuresOf(entry.policy)?.find((candidate) => candidate.name === entry.name && candidate.clusterWide);
+    const measure =
+      entry && measuresOf(entry.policy)?.find((candidate) => candidate.name === entry.name && candidate.clusterWide);
     if (!entry || !measure?.notice || Number(text) === 0 || !Number.isFinite(Number(text))) continue;
     notices.set(entry.policy, [...(notices.get(entry.policy) ?? []), measure.notice(entry.labels)]);
   }
@@ -74,8 +77,13 @@ export async function measureNotices(
 function readField(field: string): { policy: string; name: string; labels: Record<string, string> } | undefined {
   try {
     const [policy, name, labels] = JSON.parse(field) as unknown[];
-    if (typeof policy !== 'string' || typeof name !== 'string' || typeof labels !== 'object' || labels === null) return undefined;
-    return { policy, name, labels: Object.fromEntries(Object.entries(labels).map(([label, value]) => [label, String(value)])) };
+    if (typeof policy !== 'string' || typeof name !== 'string' || typeof labels !== 'object' || labels === null)
+      return undefined;
+    return {
+      policy,
+      name,
+      labels: Object.fromEntries(Object.entries(labels).map(([label, value]) => [label, String(value)])),
+    };
   } catch {
     return undefined;
   }

@@ -27,8 +27,7 @@ export interface RecordedForgeEntry extends ForgeFingerprint {
  * with its world, a staging forge restored), as against `another` forge altogether.
  */
 export type ForgeComparison =
-  | { readonly state: 'first' | 'same' }
-  | { readonly state: 'another' | 'reset'; readonly previous: RecordedForgeEntry };
+  { readonly state: 'first' | 'same' } | { readonly state: 'another' | 'reset'; readonly previous: RecordedForgeEntry };
 
 /**
  * Which forge the records under this prefix (ledgers, open targets, rotations, marks, schedules, the audit trail)
@@ -53,7 +52,10 @@ export class RecordedForge {
    */
   async compare(current: ForgeFingerprint, now: Date, claim = true): Promise<ForgeComparison> {
     const entry: RecordedForgeEntry = { ...current, since: now.toISOString() };
-    const text = claim && (await this.redis.set(this.keys.recordedForge(), JSON.stringify(entry), 'NX')) === 'OK' ? undefined : await this.redis.get(this.keys.recordedForge());
+    const text =
+      claim && (await this.redis.set(this.keys.recordedForge(), JSON.stringify(entry), 'NX')) === 'OK'
+        ? undefined
+        : await this.redis.get(this.keys.recordedForge());
     if (text === undefined || text === null) return { state: 'first' };
     const previous = parseEntry(text);
     // Unreadable (written by hand, or cut short) is no forge's: claimed for this one, like a first start.
@@ -62,7 +64,13 @@ export class RecordedForge {
       return { state: 'first' };
     }
     if (sameForge(previous, current)) return { state: 'same' };
-    return { state: normalisedUrl(previous.url) === normalisedUrl(current.url) && previous.userId === current.userId ? 'reset' : 'another', previous };
+    return {
+      state:
+        normalisedUrl(previous.url) === normalisedUrl(current.url) && previous.userId === current.userId
+          ? 'reset'
+          : 'another',
+      previous,
+    };
   }
 
   /**
@@ -94,6 +102,12 @@ function parseEntry(text: string | null): RecordedForgeEntry | undefined {
   const value = readJsonObject(text ?? undefined);
   if (!value) return undefined;
   const { url, userId, userCreatedAt, since } = value;
-  if (typeof url !== 'string' || typeof userId !== 'number' || typeof userCreatedAt !== 'string' || typeof since !== 'string') return undefined;
+  if (
+    typeof url !== 'string' ||
+    typeof userId !== 'number' ||
+    typeof userCreatedAt !== 'string' ||
+    typeof since !== 'string'
+  )
+    return undefined;
   return { url, userId, userCreatedAt, since };
 }

@@ -11,7 +11,16 @@ import { EngineKeys } from './keys';
  * delay, the per-run cap, the forge's own limit, a pause), is under way elsewhere, or its outcome is not known yet. Such a
  * target is looked at again by the next acting pass, whatever a policy's progress marks (watermarks) say.
  */
-const UNSETTLED: ReadonlySet<Outcome> = new Set<Outcome>(['failed', 'refused', 'scheduled', 'deferred', 'rate_limited', 'in_progress', 'uncertain', 'paused']);
+const UNSETTLED: ReadonlySet<Outcome> = new Set<Outcome>([
+  'failed',
+  'refused',
+  'scheduled',
+  'deferred',
+  'rate_limited',
+  'in_progress',
+  'uncertain',
+  'paused',
+]);
 
 export function isUnsettled(outcome: Outcome): boolean {
   return UNSETTLED.has(outcome);
@@ -75,16 +84,22 @@ export class UnsettledTargets {
     const kept = options.partial ? previous.filter((target) => !decided.has(target.key)) : [];
     for (const target of kept) open.set(target.key, target);
     const known = new Set(previous.map((target) => target.key));
-    const meanwhile = (await this.redis.hkeys(key)).filter((field) => !known.has(field) && !open.has(field) && !decided.has(field));
+    const meanwhile = (await this.redis.hkeys(key)).filter(
+      (field) => !known.has(field) && !open.has(field) && !decided.has(field),
+    );
     const write = this.redis.multi();
     const gone = [...known].filter((field) => !open.has(field));
     const settledHere = records.filter((record) => !isUnsettled(record.outcome)).map((record) => record.decision.key);
     const drop = [...new Set([...gone, ...settledHere])];
     if (drop.length > 0) write.hdel(key, ...drop);
-    if (open.size > 0) write.hset(key, Object.fromEntries([...open].map(([field, target]) => [field, JSON.stringify(target)])));
+    if (open.size > 0)
+      write.hset(key, Object.fromEntries([...open].map(([field, target]) => [field, JSON.stringify(target)])));
     await write.exec();
     this.metrics.unsettledTargets.set({ policy }, open.size + meanwhile.length);
-    this.metrics.targetsRefused.set({ policy }, [...open.values()].filter((target) => target.outcome === 'refused').length);
+    this.metrics.targetsRefused.set(
+      { policy },
+      [...open.values()].filter((target) => target.outcome === 'refused').length,
+    );
     return [...open.values()];
   }
 
@@ -100,7 +115,10 @@ export class UnsettledTargets {
   /** How many targets are open, and how many of them parked after a refusal (for the gauges, cluster-wide). */
   async counts(policy: string): Promise<{ open: number; refused: number }> {
     const values = await this.redis.hvals(this.keys.unsettled(policy));
-    return { open: values.length, refused: values.filter((text) => parseTarget('', text)?.outcome === 'refused').length };
+    return {
+      open: values.length,
+      refused: values.filter((text) => parseTarget('', text)?.outcome === 'refused').length,
+    };
   }
 
   /**
@@ -115,13 +133,18 @@ export class UnsettledTargets {
     const settled = records.filter((record) => !isUnsettled(record.outcome)).map((record) => record.decision.key);
     const write = this.redis.multi();
     if (settled.length > 0) write.hdel(key, ...settled);
-    if (open.size > 0) write.hset(key, Object.fromEntries([...open].map(([field, target]) => [field, JSON.stringify(target)])));
+    if (open.size > 0)
+      write.hset(key, Object.fromEntries([...open].map(([field, target]) => [field, JSON.stringify(target)])));
     await write.exec();
   }
 }
 
 /** The records with an unsettled outcome, by key; `since` is kept for targets that were open before. */
-function openTargets(records: readonly ActionRecord[], previous: readonly UnsettledTarget[], now: Date): Map<string, UnsettledTarget> {
+function openTargets(
+  records: readonly ActionRecord[],
+  previous: readonly UnsettledTarget[],
+  now: Date,
+): Map<string, UnsettledTarget> {
   const since = new Map(previous.map((target) => [target.key, target.since]));
   const open = new Map<string, UnsettledTarget>();
   for (const { decision, outcome, refusal, detail } of records) {
@@ -143,10 +166,25 @@ function openTargets(records: readonly ActionRecord[], previous: readonly Unsett
 function parseTarget(key: string, text: string): UnsettledTarget | undefined {
   try {
     const raw = JSON.parse(text) as Partial<UnsettledTarget>;
-    if (typeof raw.action !== 'string' || typeof raw.target !== 'string' || typeof raw.params !== 'object' || raw.params === null) return undefined;
+    if (
+      typeof raw.action !== 'string' ||
+      typeof raw.target !== 'string' ||
+      typeof raw.params !== 'object' ||
+      raw.params === null
+    )
+      return undefined;
     const refusal = readRefusal(raw.refusal);
     const detail = typeof raw.detail === 'string' ? { detail: raw.detail } : {};
-    return { key, action: raw.action, target: raw.target, params: raw.params, outcome: String(raw.outcome ?? 'failed'), since: String(raw.since ?? ''), ...detail, ...(refusal ? { refusal } : {}) };
+    return {
+      key,
+      action: raw.action,
+      target: raw.target,
+      params: raw.params,
+      outcome: String(raw.outcome ?? 'failed'),
+      since: String(raw.since ?? ''),
+      ...detail,
+      ...(refusal ? { refusal } : {}),
+    };
   } catch {
     // A damaged entry is dropped: the policy's own observation still finds the target if it needs action.
     return undefined;
@@ -158,7 +196,14 @@ function readRefusal(value: unknown): Refusal | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const raw = value as Record<string, unknown>;
   const { since, message, count, retry_at: retryAt, fingerprint } = raw;
-  if (typeof since !== 'string' || typeof message !== 'string' || typeof count !== 'number' || typeof retryAt !== 'string' || typeof fingerprint !== 'string') return undefined;
+  if (
+    typeof since !== 'string' ||
+    typeof message !== 'string' ||
+    typeof count !== 'number' ||
+    typeof retryAt !== 'string' ||
+    typeof fingerprint !== 'string'
+  )
+    return undefined;
   if (Number.isNaN(Date.parse(retryAt))) return undefined;
   return { since, message, count, retry_at: retryAt, fingerprint };
 }

@@ -32,7 +32,10 @@ export class AccessRequestsResource<S extends AccessRequestSource> {
   }
 
   all(id: PathParam, page?: PageOptions<AccessRequest>): Paginated<AccessRequest> {
-    return this.transport.paginate<AccessRequest>({ method: 'GET', endpoint: this.list(id), shape: accessRequestShape }, page);
+    return this.transport.paginate<AccessRequest>(
+      { method: 'GET', endpoint: this.list(id), shape: accessRequestShape },
+      page,
+    );
   }
 
   /** Requests access for the caller. */

@@ -29,10 +29,16 @@ export class ResourceAccessTokensResource<S extends AccessTokenSource> {
   }
 
   private one(id: PathParam, tokenId: number): Endpoint {
-    return this.source === 'groups' ? endpoint`groups/${id}/access_tokens/${tokenId}` : endpoint`projects/${id}/access_tokens/${tokenId}`;
+    return this.source === 'groups'
+      ? endpoint`groups/${id}/access_tokens/${tokenId}`
+      : endpoint`projects/${id}/access_tokens/${tokenId}`;
   }
 
-  all(id: PathParam, params: AccessTokenFilters = {}, page?: PageOptions<ResourceAccessToken>): Paginated<ResourceAccessToken> {
+  all(
+    id: PathParam,
+    params: AccessTokenFilters = {},
+    page?: PageOptions<ResourceAccessToken>,
+  ): Paginated<ResourceAccessToken> {
     return this.transport.paginate<ResourceAccessToken>(
       { method: 'GET', endpoint: this.list(id), query: { ...params }, shape: resourceAccessTokenShape },
       page,
@@ -40,7 +46,11 @@ export class ResourceAccessTokensResource<S extends AccessTokenSource> {
   }
 
   show(id: PathParam, tokenId: number): Promise<ResourceAccessToken> {
-    return this.transport.json<ResourceAccessToken>({ method: 'GET', endpoint: this.one(id, tokenId), shape: resourceAccessTokenShape });
+    return this.transport.json<ResourceAccessToken>({
+      method: 'GET',
+      endpoint: this.one(id, tokenId),
+      shape: resourceAccessTokenShape,
+    });
   }
 
   /** Makes a bot user with the role and the token; the answer is the only place the value is ever shown. */
@@ -59,7 +69,12 @@ export class ResourceAccessTokensResource<S extends AccessTokenSource> {
       this.source === 'groups'
         ? endpoint`groups/${id}/access_tokens/${tokenId}/rotate`
         : endpoint`projects/${id}/access_tokens/${tokenId}/rotate`;
-    return this.transport.json<NewResourceAccessToken>({ method: 'POST', endpoint: rotate, body: params, shape: newResourceAccessTokenShape });
+    return this.transport.json<NewResourceAccessToken>({
+      method: 'POST',
+      endpoint: rotate,
+      body: params,
+      shape: newResourceAccessTokenShape,
+    });
   }
 
   async revoke(id: PathParam, tokenId: number): Promise<void> {

@@ -23,7 +23,10 @@ export class ProjectApprovalSettingsResource {
   constructor(private readonly transport: Transport) {}
 
   show(project: ProjectId): Promise<ProjectApprovalSettings> {
-    return this.transport.json<ProjectApprovalSettings>({ method: 'GET', endpoint: endpoint`projects/${project}/approvals` });
+    return this.transport.json<ProjectApprovalSettings>({
+      method: 'GET',
+      endpoint: endpoint`projects/${project}/approvals`,
+    });
   }
 
   /** `POST`: changes only the settings given. */
@@ -129,7 +132,11 @@ export class MergeRequestApprovalsResource {
   }
 
   /** Deprecated `POST .../approvals`: sets the number of approvals required. */
-  edit(project: ProjectId, mergeRequestIid: number, params: EditMergeRequestApprovalsParams): Promise<MergeRequestApprovals> {
+  edit(
+    project: ProjectId,
+    mergeRequestIid: number,
+    params: EditMergeRequestApprovalsParams,
+  ): Promise<MergeRequestApprovals> {
     return this.transport.json<MergeRequestApprovals>({
       method: 'POST',
       endpoint: endpoint`projects/${project}/merge_requests/${mergeRequestIid}/approvals`,
@@ -145,7 +152,11 @@ export class MergeRequestApprovalsResource {
   }
 
   /** A `sha` other than the merge request's HEAD is a ConflictError (409) and records no approval. */
-  approve(project: ProjectId, mergeRequestIid: number, params: ApproveMergeRequestParams = {}): Promise<MergeRequestApprovals> {
+  approve(
+    project: ProjectId,
+    mergeRequestIid: number,
+    params: ApproveMergeRequestParams = {},
+  ): Promise<MergeRequestApprovals> {
     return this.transport.json<MergeRequestApprovals>({
       method: 'POST',
       endpoint: endpoint`projects/${project}/merge_requests/${mergeRequestIid}/approve`,

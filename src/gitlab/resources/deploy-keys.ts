@@ -47,7 +47,10 @@ export class DeployKeysResource {
 
   /** Removes the key from the project; the forge deletes it outright when no other project uses it. */
   async remove(project: ProjectId, keyId: number): Promise<void> {
-    await this.transport.request<unknown>({ method: 'DELETE', endpoint: endpoint`projects/${project}/deploy_keys/${keyId}` });
+    await this.transport.request<unknown>({
+      method: 'DELETE',
+      endpoint: endpoint`projects/${project}/deploy_keys/${keyId}`,
+    });
   }
 
   /** Enables an existing key (from another project) on this one. */

@@ -20,20 +20,34 @@ export class DeployTokensResource<S extends AccessTokenSource> {
   }
 
   private one(id: PathParam, tokenId: number): Endpoint {
-    return this.source === 'groups' ? endpoint`groups/${id}/deploy_tokens/${tokenId}` : endpoint`projects/${id}/deploy_tokens/${tokenId}`;
+    return this.source === 'groups'
+      ? endpoint`groups/${id}/deploy_tokens/${tokenId}`
+      : endpoint`projects/${id}/deploy_tokens/${tokenId}`;
   }
 
   all(id: PathParam, params: ListDeployTokensParams = {}, page?: PageOptions<DeployToken>): Paginated<DeployToken> {
-    return this.transport.paginate<DeployToken>({ method: 'GET', endpoint: this.list(id), query: { ...params }, shape: deployTokenShape }, page);
+    return this.transport.paginate<DeployToken>(
+      { method: 'GET', endpoint: this.list(id), query: { ...params }, shape: deployTokenShape },
+      page,
+    );
   }
 
   show(id: PathParam, tokenId: number): Promise<DeployToken> {
-    return this.transport.json<DeployToken>({ method: 'GET', endpoint: this.one(id, tokenId), shape: deployTokenShape });
+    return this.transport.json<DeployToken>({
+      method: 'GET',
+      endpoint: this.one(id, tokenId),
+      shape: deployTokenShape,
+    });
   }
 
   /** The answer is the only place the value is ever shown. */
   create(id: PathParam, params: CreateDeployTokenParams): Promise<NewDeployToken> {
-    return this.transport.json<NewDeployToken>({ method: 'POST', endpoint: this.list(id), body: params, shape: newDeployTokenShape });
+    return this.transport.json<NewDeployToken>({
+      method: 'POST',
+      endpoint: this.list(id),
+      body: params,
+      shape: newDeployTokenShape,
+    });
   }
 
   /** Revokes and deletes the token. */

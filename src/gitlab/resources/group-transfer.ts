@@ -57,6 +57,11 @@ export class GroupTransferResource {
 
   /** Streams one relation's file (gzip-compressed newline-delimited JSON, kept compressed) to `destination`. */
   downloadRelation(group: GroupId, relation: string, destination: string): Promise<DownloadedFile> {
-    return downloadToFile(this.transport, endpoint`groups/${group}/export_relations/download`, { relation }, destination);
+    return downloadToFile(
+      this.transport,
+      endpoint`groups/${group}/export_relations/download`,
+      { relation },
+      destination,
+    );
   }
 }

@@ -4,14 +4,7 @@ import { TailBuffer } from '../transport/tail-buffer';
 import { NotFoundError } from '../transport/errors';
 import type { Transport } from '../transport/transport';
 import { jobShape, retriedJobShape } from './shapes';
-import type {
-  AllowedAgents,
-  BridgeJob,
-  Job,
-  ListJobsParams,
-  ListPipelineJobsParams,
-  TraceTail,
-} from '../types/jobs';
+import type { AllowedAgents, BridgeJob, Job, ListJobsParams, ListPipelineJobsParams, TraceTail } from '../types/jobs';
 
 /** GitLab's "Jobs API". */
 export class JobsResource {
@@ -63,11 +56,20 @@ export class JobsResource {
 
   /** `GET /job/allowed_agents`, authenticated by the job token. */
   allowedAgents(jobToken?: string): Promise<AllowedAgents> {
-    return this.transport.json<AllowedAgents>({ method: 'GET', endpoint: endpoint`job/allowed_agents`, auth: 'job', jobToken });
+    return this.transport.json<AllowedAgents>({
+      method: 'GET',
+      endpoint: endpoint`job/allowed_agents`,
+      auth: 'job',
+      jobToken,
+    });
   }
 
   show(project: ProjectId, jobId: number): Promise<Job> {
-    return this.transport.json<Job>({ method: 'GET', endpoint: endpoint`projects/${project}/jobs/${jobId}`, shape: jobShape });
+    return this.transport.json<Job>({
+      method: 'GET',
+      endpoint: endpoint`projects/${project}/jobs/${jobId}`,
+      shape: jobShape,
+    });
   }
 
   /** The whole log as text. Prefer `traceTail` when only the end matters. 404 → NotFoundError. */
@@ -94,7 +96,12 @@ export class JobsResource {
         async (chunks) => {
           const buffer = new TailBuffer(maxBytes); // fresh per attempt: a retry streams the log again
           for await (const chunk of chunks) buffer.push(chunk);
-          return { found: true, text: buffer.text(), truncated: buffer.truncated, totalBytes: buffer.totalBytes } as const;
+          return {
+            found: true,
+            text: buffer.text(),
+            truncated: buffer.truncated,
+            totalBytes: buffer.totalBytes,
+          } as const;
         },
       );
     } catch (error) {

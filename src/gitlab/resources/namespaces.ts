@@ -9,7 +9,10 @@ export class NamespacesResource {
 
   /** Namespaces visible to the caller (administrators see all). */
   all(params: ListNamespacesParams = {}, page?: PageOptions<Namespace>): Paginated<Namespace> {
-    return this.transport.paginate<Namespace>({ method: 'GET', endpoint: endpoint`namespaces`, query: { ...params } }, page);
+    return this.transport.paginate<Namespace>(
+      { method: 'GET', endpoint: endpoint`namespaces`, query: { ...params } },
+      page,
+    );
   }
 
   /** By ID or full path. */

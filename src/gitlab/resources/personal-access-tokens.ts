@@ -17,7 +17,10 @@ export class PersonalAccessTokensResource {
   constructor(private readonly transport: Transport) {}
 
   /** The caller's own tokens; an administrator's listing holds every user's (`user_id` narrows it). */
-  all(params: ListPersonalAccessTokensParams = {}, page?: PageOptions<PersonalAccessToken>): Paginated<PersonalAccessToken> {
+  all(
+    params: ListPersonalAccessTokensParams = {},
+    page?: PageOptions<PersonalAccessToken>,
+  ): Paginated<PersonalAccessToken> {
     return this.transport.paginate<PersonalAccessToken>(
       { method: 'GET', endpoint: endpoint`personal_access_tokens`, query: { ...params }, shape: accessTokenShape },
       page,

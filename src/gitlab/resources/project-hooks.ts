@@ -50,6 +50,9 @@ export class ProjectHooksResource {
   }
 
   async remove(project: ProjectId, hookId: number): Promise<void> {
-    await this.transport.request<unknown>({ method: 'DELETE', endpoint: endpoint`projects/${project}/hooks/${hookId}` });
+    await this.transport.request<unknown>({
+      method: 'DELETE',
+      endpoint: endpoint`projects/${project}/hooks/${hookId}`,
+    });
   }
 }

@@ -18,7 +18,10 @@ export class ProjectsResource {
    */
   all(params: ListProjectsParams & { simple: true }, page?: PageOptions<SimpleProject>): Paginated<SimpleProject>;
   all(params?: ListProjectsParams & { simple?: false }, page?: PageOptions<Project>): Paginated<Project>;
-  all(params: ListProjectsParams = {}, page?: PageOptions<Project | SimpleProject>): Paginated<Project | SimpleProject> {
+  all(
+    params: ListProjectsParams = {},
+    page?: PageOptions<Project | SimpleProject>,
+  ): Paginated<Project | SimpleProject> {
     return this.transport.paginate<Project | SimpleProject>(
       {
         method: 'GET',
@@ -32,7 +35,11 @@ export class ProjectsResource {
 
   /** By id or full path (`acme/api`). */
   show(project: ProjectId): Promise<Project> {
-    return this.transport.json<Project>({ method: 'GET', endpoint: endpoint`projects/${project}`, shape: projectShape });
+    return this.transport.json<Project>({
+      method: 'GET',
+      endpoint: endpoint`projects/${project}`,
+      shape: projectShape,
+    });
   }
 
   /**

@@ -1,7 +1,15 @@
 import type { GitlabClient } from '../client';
 import { BulkDeleteAlreadyRequestedError, ValidationError } from '../transport/errors';
 import { MockForge } from '../../../test/support/gitlab/mock-forge';
-import { aCurrentUser, aDeployKey, aJob, anSshKey, aRepository, aTag, aUser } from '../../../test/support/gitlab/records';
+import {
+  aCurrentUser,
+  aDeployKey,
+  aJob,
+  anSshKey,
+  aRepository,
+  aTag,
+  aUser,
+} from '../../../test/support/gitlab/records';
 
 type Case = {
   name: string;
@@ -13,18 +21,25 @@ type Case = {
   auth?: 'private' | 'job';
 };
 
-const list = (c: AsyncIterable<unknown>) => (async () => {
-  const out: unknown[] = [];
-  for await (const item of c) out.push(item);
-  return out;
-})();
+const list = (c: AsyncIterable<unknown>) =>
+  (async () => {
+    const out: unknown[] = [];
+    for await (const item of c) out.push(item);
+    return out;
+  })();
 
 const P = '/api/v4';
 const page = 'page=1&per_page=100';
 
 const cases: Case[] = [
   // Jobs
-  { name: 'jobs.all', call: (c) => list(c.jobs.all('acme/api')), method: 'GET', path: `${P}/projects/acme%2Fapi/jobs?${page}`, reply: [] },
+  {
+    name: 'jobs.all',
+    call: (c) => list(c.jobs.all('acme/api')),
+    method: 'GET',
+    path: `${P}/projects/acme%2Fapi/jobs?${page}`,
+    reply: [],
+  },
   {
     name: 'jobs.all scope',
     call: (c) => list(c.jobs.all(1, { scope: ['failed', 'canceled'] })),
@@ -47,9 +62,27 @@ const cases: Case[] = [
     reply: [],
   },
   { name: 'jobs.current', call: (c) => c.jobs.current(), method: 'GET', path: `${P}/job`, auth: 'job' },
-  { name: 'jobs.allowedAgents', call: (c) => c.jobs.allowedAgents(), method: 'GET', path: `${P}/job/allowed_agents`, auth: 'job' },
-  { name: 'jobs.show', call: (c) => c.jobs.show('acme/api', 5), method: 'GET', path: `${P}/projects/acme%2Fapi/jobs/5`, reply: aJob() },
-  { name: 'jobs.trace', call: (c) => c.jobs.trace(1, 5), method: 'GET', path: `${P}/projects/1/jobs/5/trace`, reply: 'log' },
+  {
+    name: 'jobs.allowedAgents',
+    call: (c) => c.jobs.allowedAgents(),
+    method: 'GET',
+    path: `${P}/job/allowed_agents`,
+    auth: 'job',
+  },
+  {
+    name: 'jobs.show',
+    call: (c) => c.jobs.show('acme/api', 5),
+    method: 'GET',
+    path: `${P}/projects/acme%2Fapi/jobs/5`,
+    reply: aJob(),
+  },
+  {
+    name: 'jobs.trace',
+    call: (c) => c.jobs.trace(1, 5),
+    method: 'GET',
+    path: `${P}/projects/1/jobs/5/trace`,
+    reply: 'log',
+  },
   { name: 'jobs.cancel', call: (c) => c.jobs.cancel(1, 5), method: 'POST', path: `${P}/projects/1/jobs/5/cancel` },
   { name: 'jobs.retry', call: (c) => c.jobs.retry(1, 5), method: 'POST', path: `${P}/projects/1/jobs/5/retry` },
   { name: 'jobs.erase', call: (c) => c.jobs.erase(1, 5), method: 'POST', path: `${P}/projects/1/jobs/5/erase` },
@@ -118,8 +151,19 @@ const cases: Case[] = [
       '&name_regex_keep=%5E%28main%7Cv%5Cd%2B%29%24&keep_n=10&older_than=14d',
   },
   // Namespaces
-  { name: 'namespaces.all', call: (c) => list(c.namespaces.all({ search: 'ac' })), method: 'GET', path: `${P}/namespaces?search=ac&${page}`, reply: [] },
-  { name: 'namespaces.show', call: (c) => c.namespaces.show('acme/team'), method: 'GET', path: `${P}/namespaces/acme%2Fteam` },
+  {
+    name: 'namespaces.all',
+    call: (c) => list(c.namespaces.all({ search: 'ac' })),
+    method: 'GET',
+    path: `${P}/namespaces?search=ac&${page}`,
+    reply: [],
+  },
+  {
+    name: 'namespaces.show',
+    call: (c) => c.namespaces.show('acme/team'),
+    method: 'GET',
+    path: `${P}/namespaces/acme%2Fteam`,
+  },
   {
     name: 'namespaces.exists',
     call: (c) => c.namespaces.exists('new-team', { parent_id: 3 }),
@@ -161,12 +205,30 @@ const cases: Case[] = [
       `&${page}`,
     reply: [],
   },
-  { name: 'users.show', call: (c) => c.users.show(4, { with_custom_attributes: true }), method: 'GET', path: `${P}/users/4?with_custom_attributes=true`, reply: aUser() },
+  {
+    name: 'users.show',
+    call: (c) => c.users.show(4, { with_custom_attributes: true }),
+    method: 'GET',
+    path: `${P}/users/4?with_custom_attributes=true`,
+    reply: aUser(),
+  },
   { name: 'users.current', call: (c) => c.users.current(), method: 'GET', path: `${P}/user`, reply: aCurrentUser() },
-  { name: 'users.current sudo', call: (c) => c.users.current({ sudo: 8 }), method: 'GET', path: `${P}/user?sudo=8`, reply: aCurrentUser() },
+  {
+    name: 'users.current sudo',
+    call: (c) => c.users.current({ sudo: 8 }),
+    method: 'GET',
+    path: `${P}/user?sudo=8`,
+    reply: aCurrentUser(),
+  },
   // SSH keys
   { name: 'sshKeys.all', call: (c) => list(c.sshKeys.all()), method: 'GET', path: `${P}/user/keys?${page}`, reply: [] },
-  { name: 'sshKeys.allForUser', call: (c) => list(c.sshKeys.allForUser('ann')), method: 'GET', path: `${P}/users/ann/keys?${page}`, reply: [] },
+  {
+    name: 'sshKeys.allForUser',
+    call: (c) => list(c.sshKeys.allForUser('ann')),
+    method: 'GET',
+    path: `${P}/users/ann/keys?${page}`,
+    reply: [],
+  },
   { name: 'sshKeys.show', call: (c) => c.sshKeys.show(3), method: 'GET', path: `${P}/user/keys/3`, reply: anSshKey() },
   {
     name: 'sshKeys.create',
@@ -183,11 +245,34 @@ const cases: Case[] = [
     body: { title: 'ci', key: 'k', expires_at: '2025-01-01T00:00:00.000Z' },
   },
   { name: 'sshKeys.remove', call: (c) => c.sshKeys.remove(3), method: 'DELETE', path: `${P}/user/keys/3` },
-  { name: 'sshKeys.removeForUser', call: (c) => c.sshKeys.removeForUser(4, 3), method: 'DELETE', path: `${P}/users/4/keys/3` },
+  {
+    name: 'sshKeys.removeForUser',
+    call: (c) => c.sshKeys.removeForUser(4, 3),
+    method: 'DELETE',
+    path: `${P}/users/4/keys/3`,
+  },
   // Deploy keys
-  { name: 'deployKeys.allForInstance', call: (c) => list(c.deployKeys.allForInstance()), method: 'GET', path: `${P}/deploy_keys?${page}`, reply: [] },
-  { name: 'deployKeys.all', call: (c) => list(c.deployKeys.all('acme/api')), method: 'GET', path: `${P}/projects/acme%2Fapi/deploy_keys?${page}`, reply: [] },
-  { name: 'deployKeys.show', call: (c) => c.deployKeys.show(1, 6), method: 'GET', path: `${P}/projects/1/deploy_keys/6`, reply: aDeployKey() },
+  {
+    name: 'deployKeys.allForInstance',
+    call: (c) => list(c.deployKeys.allForInstance()),
+    method: 'GET',
+    path: `${P}/deploy_keys?${page}`,
+    reply: [],
+  },
+  {
+    name: 'deployKeys.all',
+    call: (c) => list(c.deployKeys.all('acme/api')),
+    method: 'GET',
+    path: `${P}/projects/acme%2Fapi/deploy_keys?${page}`,
+    reply: [],
+  },
+  {
+    name: 'deployKeys.show',
+    call: (c) => c.deployKeys.show(1, 6),
+    method: 'GET',
+    path: `${P}/projects/1/deploy_keys/6`,
+    reply: aDeployKey(),
+  },
   {
     name: 'deployKeys.create',
     call: (c) => c.deployKeys.create(1, { title: 'release', key: 'k', can_push: false }),
@@ -202,13 +287,45 @@ const cases: Case[] = [
     path: `${P}/projects/1/deploy_keys/6`,
     body: { title: 'release-old', can_push: true },
   },
-  { name: 'deployKeys.remove', call: (c) => c.deployKeys.remove(1, 6), method: 'DELETE', path: `${P}/projects/1/deploy_keys/6` },
-  { name: 'deployKeys.enable', call: (c) => c.deployKeys.enable('acme/web', 6), method: 'POST', path: `${P}/projects/acme%2Fweb/deploy_keys/6/enable` },
+  {
+    name: 'deployKeys.remove',
+    call: (c) => c.deployKeys.remove(1, 6),
+    method: 'DELETE',
+    path: `${P}/projects/1/deploy_keys/6`,
+  },
+  {
+    name: 'deployKeys.enable',
+    call: (c) => c.deployKeys.enable('acme/web', 6),
+    method: 'POST',
+    path: `${P}/projects/acme%2Fweb/deploy_keys/6/enable`,
+  },
   // Access requests
-  { name: 'groupAccessRequests.all', call: (c) => list(c.groupAccessRequests.all('acme')), method: 'GET', path: `${P}/groups/acme/access_requests?${page}`, reply: [] },
-  { name: 'projectAccessRequests.all', call: (c) => list(c.projectAccessRequests.all('acme/api')), method: 'GET', path: `${P}/projects/acme%2Fapi/access_requests?${page}`, reply: [] },
-  { name: 'groupAccessRequests.request', call: (c) => c.groupAccessRequests.request('acme/sub'), method: 'POST', path: `${P}/groups/acme%2Fsub/access_requests` },
-  { name: 'projectAccessRequests.request', call: (c) => c.projectAccessRequests.request(1), method: 'POST', path: `${P}/projects/1/access_requests` },
+  {
+    name: 'groupAccessRequests.all',
+    call: (c) => list(c.groupAccessRequests.all('acme')),
+    method: 'GET',
+    path: `${P}/groups/acme/access_requests?${page}`,
+    reply: [],
+  },
+  {
+    name: 'projectAccessRequests.all',
+    call: (c) => list(c.projectAccessRequests.all('acme/api')),
+    method: 'GET',
+    path: `${P}/projects/acme%2Fapi/access_requests?${page}`,
+    reply: [],
+  },
+  {
+    name: 'groupAccessRequests.request',
+    call: (c) => c.groupAccessRequests.request('acme/sub'),
+    method: 'POST',
+    path: `${P}/groups/acme%2Fsub/access_requests`,
+  },
+  {
+    name: 'projectAccessRequests.request',
+    call: (c) => c.projectAccessRequests.request(1),
+    method: 'POST',
+    path: `${P}/projects/1/access_requests`,
+  },
   {
     name: 'groupAccessRequests.approve',
     call: (c) => c.groupAccessRequests.approve('acme', 12, { access_level: 50 }),
@@ -223,12 +340,23 @@ const cases: Case[] = [
     path: `${P}/projects/1/access_requests/12/approve`,
     body: {},
   },
-  { name: 'groupAccessRequests.deny', call: (c) => c.groupAccessRequests.deny('acme', 12), method: 'DELETE', path: `${P}/groups/acme/access_requests/12` },
-  { name: 'projectAccessRequests.deny', call: (c) => c.projectAccessRequests.deny(1, 12), method: 'DELETE', path: `${P}/projects/1/access_requests/12` },
+  {
+    name: 'groupAccessRequests.deny',
+    call: (c) => c.groupAccessRequests.deny('acme', 12),
+    method: 'DELETE',
+    path: `${P}/groups/acme/access_requests/12`,
+  },
+  {
+    name: 'projectAccessRequests.deny',
+    call: (c) => c.projectAccessRequests.deny(1, 12),
+    method: 'DELETE',
+    path: `${P}/projects/1/access_requests/12`,
+  },
   // Projects, groups and version (GitLab's public API docs)
   {
     name: 'projects.all keyset',
-    call: (c) => list(c.projects.all({ pagination: 'keyset', order_by: 'id', sort: 'asc', archived: false, simple: true })),
+    call: (c) =>
+      list(c.projects.all({ pagination: 'keyset', order_by: 'id', sort: 'asc', archived: false, simple: true })),
     method: 'GET',
     path: `${P}/projects?pagination=keyset&order_by=id&sort=asc&archived=false&simple=true&${page}`,
     reply: [],
@@ -249,7 +377,8 @@ const cases: Case[] = [
   },
   {
     name: 'projects.allForGroup',
-    call: (c) => list(c.projects.allForGroup('acme/platform', { include_subgroups: true, with_shared: false, archived: true })),
+    call: (c) =>
+      list(c.projects.allForGroup('acme/platform', { include_subgroups: true, with_shared: false, archived: true })),
     method: 'GET',
     path: `${P}/groups/acme%2Fplatform/projects?include_subgroups=true&with_shared=false&archived=true&${page}`,
     reply: [],
@@ -268,11 +397,34 @@ const cases: Case[] = [
     path: `${P}/groups/acme%2Fplatform?with_projects=false`,
     reply: { id: 11, full_path: 'acme/platform', parent_id: 10 },
   },
-  { name: 'groups.subgroups', call: (c) => list(c.groups.subgroups(10, { search: 'plat' })), method: 'GET', path: `${P}/groups/10/subgroups?search=plat&${page}`, reply: [] },
-  { name: 'groups.descendantGroups', call: (c) => list(c.groups.descendantGroups('acme')), method: 'GET', path: `${P}/groups/acme/descendant_groups?${page}`, reply: [] },
-  { name: 'version.show', call: (c) => c.version.show(), method: 'GET', path: `${P}/version`, reply: { version: '17.5.0', revision: 'abc' } },
+  {
+    name: 'groups.subgroups',
+    call: (c) => list(c.groups.subgroups(10, { search: 'plat' })),
+    method: 'GET',
+    path: `${P}/groups/10/subgroups?search=plat&${page}`,
+    reply: [],
+  },
+  {
+    name: 'groups.descendantGroups',
+    call: (c) => list(c.groups.descendantGroups('acme')),
+    method: 'GET',
+    path: `${P}/groups/acme/descendant_groups?${page}`,
+    reply: [],
+  },
+  {
+    name: 'version.show',
+    call: (c) => c.version.show(),
+    method: 'GET',
+    path: `${P}/version`,
+    reply: { version: '17.5.0', revision: 'abc' },
+  },
   // Project export and import (GitLab's public API docs)
-  { name: 'projectTransfer.scheduleExport', call: (c) => c.projectTransfer.scheduleExport('acme/api'), method: 'POST', path: `${P}/projects/acme%2Fapi/export` },
+  {
+    name: 'projectTransfer.scheduleExport',
+    call: (c) => c.projectTransfer.scheduleExport('acme/api'),
+    method: 'POST',
+    path: `${P}/projects/acme%2Fapi/export`,
+  },
   {
     name: 'projectTransfer.scheduleExport description',
     call: (c) => c.projectTransfer.scheduleExport(1, { description: 'For the vault' }),
@@ -323,14 +475,16 @@ describe('resources: every endpoint goes out as the forge expects', () => {
   });
 
   it('turns the once-an-hour bulk deletion refusal (a 400) into BulkDeleteAlreadyRequestedError', async () => {
-    forge.pool.intercept({ path: (p) => p.startsWith(`${P}/projects/1/registry/repositories/9/tags?`), method: 'DELETE' }).reply(
-      400,
-      {
+    forge.pool
+      .intercept({ path: (p) => p.startsWith(`${P}/projects/1/registry/repositories/9/tags?`), method: 'DELETE' })
+      .reply(400, {
         message:
           'This request has already been made. You can run this at most once an hour for a given container repository',
-      },
-    );
-    const error = await forge.client().registry.removeTags(1, 9, { name_regex_delete: '.*' }).catch((e: unknown) => e);
+      });
+    const error = await forge
+      .client()
+      .registry.removeTags(1, 9, { name_regex_delete: '.*' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BulkDeleteAlreadyRequestedError);
     expect(error).toBeInstanceOf(ValidationError);
     expect(forge.calls()).toHaveLength(1);
@@ -340,7 +494,10 @@ describe('resources: every endpoint goes out as the forge expects', () => {
     forge.pool
       .intercept({ path: (p) => p.startsWith(`${P}/projects/1/registry/repositories/9/tags?`), method: 'DELETE' })
       .reply(400, { message: { name_regex_delete: ['not valid RE2 syntax: missing )'] } });
-    const error = await forge.client().registry.removeTags(1, 9, { name_regex_delete: '(' }).catch((e: unknown) => e);
+    const error = await forge
+      .client()
+      .registry.removeTags(1, 9, { name_regex_delete: '(' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect(error).not.toBeInstanceOf(BulkDeleteAlreadyRequestedError);
     expect((error as ValidationError).message).toBe('name_regex_delete: not valid RE2 syntax: missing )');

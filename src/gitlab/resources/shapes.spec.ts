@@ -51,7 +51,12 @@ const cases: Case[] = [
     call: (c) => collect(c.jobs.all(1, { scope: ['failed'] })),
     method: 'GET',
     path: `${P}/projects/1/jobs?scope%5B%5D=failed&${page}`,
-    reply: [aJob({ id: 9 }), aJob({ id: 8 }), aJob({ id: 7 }), withField(aJob({ id: 6 }), 'pipeline.project_id', undefined)],
+    reply: [
+      aJob({ id: 9 }),
+      aJob({ id: 8 }),
+      aJob({ id: 7 }),
+      withField(aJob({ id: 6 }), 'pipeline.project_id', undefined),
+    ],
     message: 'unexpected answer from GET projects/1/jobs: item 3: field pipeline.project_id missing',
     field: 'pipeline.project_id',
     item: 3,
@@ -83,7 +88,8 @@ const cases: Case[] = [
     method: 'GET',
     path: `${P}/projects/1/pipelines/100/jobs?${page}`,
     reply: [withField(aJob(), 'pipeline', null)],
-    message: 'unexpected answer from GET projects/1/pipelines/100/jobs: item 0: field pipeline must be an object, got null',
+    message:
+      'unexpected answer from GET projects/1/pipelines/100/jobs: item 0: field pipeline must be an object, got null',
     field: 'pipeline',
     item: 0,
   },
@@ -93,7 +99,8 @@ const cases: Case[] = [
     method: 'GET',
     path: `${P}/projects/1/jobs/5`,
     reply: '<html><head><title>Sign in</title></head></html>',
-    message: 'unexpected answer from GET projects/1/jobs/5: expected an object, got "<html><head><title>Sign in</title></head></html>"',
+    message:
+      'unexpected answer from GET projects/1/jobs/5: expected an object, got "<html><head><title>Sign in</title></head></html>"',
     field: '',
   },
   {
@@ -226,7 +233,8 @@ const cases: Case[] = [
     method: 'GET',
     path: `${P}/projects/acme%2Fapi/deploy_keys?${page}`,
     reply: [withField(aDeployKey(), 'can_push', 'yes')],
-    message: 'unexpected answer from GET projects/acme%2Fapi/deploy_keys: item 0: field can_push must be a boolean, got "yes"',
+    message:
+      'unexpected answer from GET projects/acme%2Fapi/deploy_keys: item 0: field can_push must be a boolean, got "yes"',
     field: 'can_push',
     item: 0,
   },
@@ -265,7 +273,8 @@ const cases: Case[] = [
     method: 'GET',
     path: `${P}/groups/acme/descendant_groups?${page}`,
     reply: [{ id: 11, full_path: 'acme/platform', parent_id: '10' }],
-    message: 'unexpected answer from GET groups/acme/descendant_groups: item 0: field parent_id must be a number or null, got "10"',
+    message:
+      'unexpected answer from GET groups/acme/descendant_groups: item 0: field parent_id must be a number or null, got "10"',
     field: 'parent_id',
     item: 0,
   },
@@ -326,7 +335,9 @@ describe('forge answers are checked against the shape the code relies on', () =>
 
   it('counts items across pages and keeps the page on the error', async () => {
     const path = (n: number) => `${P}/projects/1/jobs?page=${n}&per_page=100`;
-    forge.pool.intercept({ path: path(1), method: 'GET' }).reply(200, jobs(500, 100), { headers: { 'x-next-page': '2' } });
+    forge.pool
+      .intercept({ path: path(1), method: 'GET' })
+      .reply(200, jobs(500, 100), { headers: { 'x-next-page': '2' } });
     forge.pool
       .intercept({ path: path(2), method: 'GET' })
       .reply(200, [...jobs(400, 2), withField(aJob({ id: 398 }), 'pipeline.id', undefined)]);
@@ -351,8 +362,16 @@ describe('forge answers are checked against the shape the code relies on', () =>
   });
 
   it('accepts null where the type allows it and optional fields left out', async () => {
-    answer({ path: `${P}/projects/1/registry/repositories/9/tags/v1`, method: 'GET', reply: aTag({ name: 'v1', created_at: null }) });
-    answer({ path: `${P}/user/keys?${page}`, method: 'GET', reply: [withField(anSshKey(), 'expires_at', undefined), anSshKey({ expires_at: null })] });
+    answer({
+      path: `${P}/projects/1/registry/repositories/9/tags/v1`,
+      method: 'GET',
+      reply: aTag({ name: 'v1', created_at: null }),
+    });
+    answer({
+      path: `${P}/user/keys?${page}`,
+      method: 'GET',
+      reply: [withField(anSshKey(), 'expires_at', undefined), anSshKey({ expires_at: null })],
+    });
     answer({ path: `${P}/user`, method: 'GET', reply: aCurrentUser() });
     answer({ path: `${P}/users/4`, method: 'GET', reply: { ...aUser(), is_admin: true, email: 'ann@example.com' } });
     const client = forge.client();

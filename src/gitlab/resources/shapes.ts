@@ -16,7 +16,14 @@ import type {
   NewResourceAccessToken,
   ResourceAccessToken,
 } from '../types/tokens';
-import type { AdminUser, AdminUserListItem, CurrentAdminUser, CurrentUser, PublicUser, UserSummary } from '../types/users';
+import type {
+  AdminUser,
+  AdminUserListItem,
+  CurrentAdminUser,
+  CurrentUser,
+  PublicUser,
+  UserSummary,
+} from '../types/users';
 import type { CiVariable } from '../types/variables';
 
 /**
@@ -167,13 +174,19 @@ const accessTokenFields = {
 };
 
 export const accessTokenShape = shapeOf<AccessToken>()(accessTokenFields);
-export const resourceAccessTokenShape = shapeOf<ResourceAccessToken>()({ ...accessTokenFields, access_level: z.number() });
+export const resourceAccessTokenShape = shapeOf<ResourceAccessToken>()({
+  ...accessTokenFields,
+  access_level: z.number(),
+});
 
 /**
  * The answer to a create or a rotation must carry the new value: without it the token exists (and its predecessor is
  * revoked) but nobody holds it, which the caller must learn at once rather than from a `TypeError` later.
  */
-export const newPersonalAccessTokenShape = shapeOf<NewPersonalAccessToken>()({ ...accessTokenFields, token: z.string().min(1) });
+export const newPersonalAccessTokenShape = shapeOf<NewPersonalAccessToken>()({
+  ...accessTokenFields,
+  token: z.string().min(1),
+});
 export const newResourceAccessTokenShape = shapeOf<NewResourceAccessToken>()({
   ...accessTokenFields,
   access_level: z.number(),

@@ -15,7 +15,10 @@ export class SshKeysResource {
 
   /** Another user's keys, by ID or username. */
   allForUser(user: number | string, page?: PageOptions<SshKey>): Paginated<SshKey> {
-    return this.transport.paginate<SshKey>({ method: 'GET', endpoint: endpoint`users/${user}/keys`, shape: sshKeyShape }, page);
+    return this.transport.paginate<SshKey>(
+      { method: 'GET', endpoint: endpoint`users/${user}/keys`, shape: sshKeyShape },
+      page,
+    );
   }
 
   /** One of the caller's keys. */
@@ -25,7 +28,12 @@ export class SshKeysResource {
 
   /** Adds a key for the caller; a rejected key is a ValidationError with `fields` (e.g. `fingerprint`, `key`). */
   create(params: CreateSshKeyParams): Promise<SshKey> {
-    return this.transport.json<SshKey>({ method: 'POST', endpoint: endpoint`user/keys`, body: params, shape: createdSshKeyShape });
+    return this.transport.json<SshKey>({
+      method: 'POST',
+      endpoint: endpoint`user/keys`,
+      body: params,
+      shape: createdSshKeyShape,
+    });
   }
 
   /** Adds a key for another user (administrators only). */

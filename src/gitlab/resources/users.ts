@@ -71,7 +71,11 @@ export class UsersResource {
 
   /** `DELETE /users/:id` (administrators); ConflictError when the user solely owns a group and not `hard_delete`. */
   async remove(userId: number, params: RemoveUserParams = {}): Promise<void> {
-    await this.transport.request<unknown>({ method: 'DELETE', endpoint: endpoint`users/${userId}`, query: { ...params } });
+    await this.transport.request<unknown>({
+      method: 'DELETE',
+      endpoint: endpoint`users/${userId}`,
+      query: { ...params },
+    });
   }
 
   /** `DELETE /users/:id/identities/:provider` (administrators). */

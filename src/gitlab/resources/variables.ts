@@ -20,20 +20,35 @@ export class CiVariablesResource<S extends AccessTokenSource> {
   }
 
   private one(id: PathParam, key: string): Endpoint {
-    return this.source === 'groups' ? endpoint`groups/${id}/variables/${key}` : endpoint`projects/${id}/variables/${key}`;
+    return this.source === 'groups'
+      ? endpoint`groups/${id}/variables/${key}`
+      : endpoint`projects/${id}/variables/${key}`;
   }
 
   all(id: PathParam, page?: PageOptions<CiVariable>): Paginated<CiVariable> {
-    return this.transport.paginate<CiVariable>({ method: 'GET', endpoint: this.list(id), shape: ciVariableShape }, page);
+    return this.transport.paginate<CiVariable>(
+      { method: 'GET', endpoint: this.list(id), shape: ciVariableShape },
+      page,
+    );
   }
 
   show(id: PathParam, key: string, filter: CiVariableFilter = {}): Promise<CiVariable> {
-    return this.transport.json<CiVariable>({ method: 'GET', endpoint: this.one(id, key), query: filterQuery(filter), shape: ciVariableShape });
+    return this.transport.json<CiVariable>({
+      method: 'GET',
+      endpoint: this.one(id, key),
+      query: filterQuery(filter),
+      shape: ciVariableShape,
+    });
   }
 
   /** A key already used in the same environment scope is a ValidationError (`(KEY) has already been taken`). */
   create(id: PathParam, params: CreateCiVariableParams): Promise<CiVariable> {
-    return this.transport.json<CiVariable>({ method: 'POST', endpoint: this.list(id), body: params, shape: ciVariableShape });
+    return this.transport.json<CiVariable>({
+      method: 'POST',
+      endpoint: this.list(id),
+      body: params,
+      shape: ciVariableShape,
+    });
   }
 
   /** `filter` picks among variables sharing the key; `params.environment_scope` moves the one picked. */
@@ -48,7 +63,11 @@ export class CiVariablesResource<S extends AccessTokenSource> {
   }
 
   async remove(id: PathParam, key: string, filter: CiVariableFilter = {}): Promise<void> {
-    await this.transport.request<unknown>({ method: 'DELETE', endpoint: this.one(id, key), query: filterQuery(filter) });
+    await this.transport.request<unknown>({
+      method: 'DELETE',
+      endpoint: this.one(id, key),
+      query: filterQuery(filter),
+    });
   }
 }
 

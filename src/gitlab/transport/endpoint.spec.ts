@@ -25,7 +25,9 @@ describe('endpoint template', () => {
     // What a forge answer without `project_id` or `id` would otherwise hand over.
     const missing = {} as { project_id: number; id: number };
     expect(() => endpoint`projects/${missing.project_id}/jobs/${7}/retry`).toThrow(
-      new TypeError('path parameter #1 of projects/:param/jobs/:param/retry (after "projects/") must be a number or a string, got undefined'),
+      new TypeError(
+        'path parameter #1 of projects/:param/jobs/:param/retry (after "projects/") must be a number or a string, got undefined',
+      ),
     );
     expect(() => endpoint`projects/${1}/registry/repositories/${missing.id}/tags`).toThrow(
       new TypeError(

@@ -43,7 +43,8 @@ function encodeParam(value: unknown, strings: TemplateStringsArray, index: numbe
   }
   if (typeof value !== 'string') {
     const kind = typeof value;
-    const got = value === null ? 'null' : value === undefined ? 'undefined' : `${kind === 'object' ? 'an' : 'a'} ${kind}`;
+    const got =
+      value === null ? 'null' : value === undefined ? 'undefined' : `${kind === 'object' ? 'an' : 'a'} ${kind}`;
     throw new TypeError(`${describeParam(strings, index)} must be a number or a string, got ${got}`);
   }
   // An empty segment would silently address another endpoint (`projects//jobs`); `.` and `..` survive
@@ -66,7 +67,8 @@ export function endpoint(strings: TemplateStringsArray, ...params: PathParam[]):
 }
 
 export type QueryScalar = string | number | boolean | Date;
-export type QueryValue = QueryScalar | readonly QueryScalar[] | Readonly<Record<string, QueryScalar>> | null | undefined;
+export type QueryValue =
+  QueryScalar | readonly QueryScalar[] | Readonly<Record<string, QueryScalar>> | null | undefined;
 export type Query = Readonly<Record<string, QueryValue>>;
 
 function scalar(value: QueryScalar): string {

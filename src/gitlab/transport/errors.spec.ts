@@ -42,7 +42,7 @@ describe('extractMessage', () => {
     [
       'HTML without a title',
       '<html><body><script>x()</script><h1>We&amp;re sorry</h1><p>long text</p></body></html>',
-      "We&re sorry",
+      'We&re sorry',
     ],
     ['an empty body', undefined, 'HTTP 500'],
   ])('reads %s', (_shape, body, expected) => {
@@ -136,7 +136,7 @@ describe('redirects', () => {
     [
       'another host',
       'https://gitlab.example.com/api/v4/user',
-      'the forge sends this host\'s requests to gitlab.example.com: configure the forge URL with that host if it is the forge\'s own',
+      "the forge sends this host's requests to gitlab.example.com: configure the forge URL with that host if it is the forge's own",
     ],
     [
       'a sign-in page',
@@ -163,9 +163,17 @@ describe('certainlyNotActed', () => {
     ['a 429', make(429, { message: 'Retry later' }), true],
     ['a 401', make(401, { message: '401 Unauthorized' }), true],
     ['a refused connection', network('ECONNREFUSED', false), true],
-    ['a connect timeout', new TimeoutError({ method: 'POST', path: 'x', code: 'UND_ERR_CONNECT_TIMEOUT', phase: 'connect', message: 't' }), true],
+    [
+      'a connect timeout',
+      new TimeoutError({ method: 'POST', path: 'x', code: 'UND_ERR_CONNECT_TIMEOUT', phase: 'connect', message: 't' }),
+      true,
+    ],
     ['a reset after sending', network('ECONNRESET', true), false],
-    ['a response timeout', new TimeoutError({ method: 'POST', path: 'x', code: 'UND_ERR_HEADERS_TIMEOUT', phase: 'response', message: 't' }), false],
+    [
+      'a response timeout',
+      new TimeoutError({ method: 'POST', path: 'x', code: 'UND_ERR_HEADERS_TIMEOUT', phase: 'response', message: 't' }),
+      false,
+    ],
     ['a 500', make(500, { message: '500 Internal Server Error' }), false],
     ['a 403', make(403, { message: '403 Forbidden' }), false],
     ['a plain error', new Error('bug'), false],

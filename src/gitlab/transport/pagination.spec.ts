@@ -21,7 +21,11 @@ describe('pagination', () => {
       .intercept({ path: (p) => p.startsWith('/api/v4/users'), method: 'GET' })
       .reply((request) => {
         const page = Number(new URL(request.path, 'https://forge.test').searchParams.get('page'));
-        return { statusCode: 200, data: users(1000 - 2 * page, 2), responseOptions: { headers: { 'x-next-page': String(page + 1) } } };
+        return {
+          statusCode: 200,
+          data: users(1000 - 2 * page, 2),
+          responseOptions: { headers: { 'x-next-page': String(page + 1) } },
+        };
       })
       .persist();
   }
@@ -51,12 +55,20 @@ describe('pagination', () => {
         headers: { link: `<${base}?id_before=201&per_page=100&scope%5B%5D=failed>; rel="next"` },
       });
     forge.pool
-      .intercept({ path: '/api/v4/projects/acme%2Fapi/jobs?id_before=201&per_page=100&scope%5B%5D=failed', method: 'GET' })
+      .intercept({
+        path: '/api/v4/projects/acme%2Fapi/jobs?id_before=201&per_page=100&scope%5B%5D=failed',
+        method: 'GET',
+      })
       .reply(200, jobs(200, 100), {
-        headers: { link: `<${base}?id_before=101&per_page=100&scope%5B%5D=failed>; rel="next", <${base}?page=1>; rel="first"` },
+        headers: {
+          link: `<${base}?id_before=101&per_page=100&scope%5B%5D=failed>; rel="next", <${base}?page=1>; rel="first"`,
+        },
       });
     forge.pool
-      .intercept({ path: '/api/v4/projects/acme%2Fapi/jobs?id_before=101&per_page=100&scope%5B%5D=failed', method: 'GET' })
+      .intercept({
+        path: '/api/v4/projects/acme%2Fapi/jobs?id_before=101&per_page=100&scope%5B%5D=failed',
+        method: 'GET',
+      })
       .reply(200, jobs(100, 40), { headers: { link: `<${base}?page=1>; rel="first"` } });
     const client = forge.client();
     const got = await collect(client.jobs.all('acme/api', { scope: ['failed'] }));
@@ -68,8 +80,12 @@ describe('pagination', () => {
 
   it('follows X-Next-Page when there is no Link header', async () => {
     const path = (page: number) => `/api/v4/namespaces?search=ac&page=${page}&per_page=100`;
-    forge.pool.intercept({ path: path(1), method: 'GET' }).reply(200, items(10, 100), { headers: { 'x-next-page': '2' } });
-    forge.pool.intercept({ path: path(2), method: 'GET' }).reply(200, items(9, 100), { headers: { 'x-next-page': '3' } });
+    forge.pool
+      .intercept({ path: path(1), method: 'GET' })
+      .reply(200, items(10, 100), { headers: { 'x-next-page': '2' } });
+    forge.pool
+      .intercept({ path: path(2), method: 'GET' })
+      .reply(200, items(9, 100), { headers: { 'x-next-page': '3' } });
     forge.pool.intercept({ path: path(3), method: 'GET' }).reply(200, items(8, 3), { headers: { 'x-next-page': '' } });
     const got = await collect(forge.client().namespaces.all({ search: 'ac' }));
     expect(got).toHaveLength(203);
@@ -98,9 +114,15 @@ describe('pagination', () => {
 
   it('stops at the first item matching `until`, without yielding it or asking past the page read ahead', async () => {
     const path = (page: number) => `/api/v4/projects/7/jobs?page=${page}&per_page=100`;
-    forge.pool.intercept({ path: path(1), method: 'GET' }).reply(200, jobs(500, 100), { headers: { 'x-next-page': '2' } });
-    forge.pool.intercept({ path: path(2), method: 'GET' }).reply(200, jobs(400, 100), { headers: { 'x-next-page': '3' } });
-    forge.pool.intercept({ path: path(3), method: 'GET' }).reply(200, jobs(300, 100), { headers: { 'x-next-page': '4' } });
+    forge.pool
+      .intercept({ path: path(1), method: 'GET' })
+      .reply(200, jobs(500, 100), { headers: { 'x-next-page': '2' } });
+    forge.pool
+      .intercept({ path: path(2), method: 'GET' })
+      .reply(200, jobs(400, 100), { headers: { 'x-next-page': '3' } });
+    forge.pool
+      .intercept({ path: path(3), method: 'GET' })
+      .reply(200, jobs(300, 100), { headers: { 'x-next-page': '4' } });
     const lastSeen = 350;
     const got = await collect(forge.client().jobs.all(7, {}, { until: (job) => job.id <= lastSeen }));
     await settle();
@@ -127,9 +149,9 @@ describe('pagination', () => {
   });
 
   it('takes only path and query from a Link to another host', async () => {
-    forge.pool
-      .intercept({ path: '/api/v4/users?page=1&per_page=100', method: 'GET' })
-      .reply(200, users(5, 1), { headers: { link: '<http://internal:8080/api/v4/users?page=2&per_page=100>; rel="next"' } });
+    forge.pool.intercept({ path: '/api/v4/users?page=1&per_page=100', method: 'GET' }).reply(200, users(5, 1), {
+      headers: { link: '<http://internal:8080/api/v4/users?page=2&per_page=100>; rel="next"' },
+    });
     forge.pool.intercept({ path: '/api/v4/users?page=2&per_page=100', method: 'GET' }).reply(200, users(4, 1));
     expect(await collect(forge.client().users.all())).toHaveLength(2);
   });
@@ -158,14 +180,23 @@ describe('pagination', () => {
     const path = (page: number) => `/api/v4/users?page=${page}&per_page=100`;
 
     it('ends the listing when X-Next-Page points back', async () => {
-      forge.pool.intercept({ path: path(1), method: 'GET' }).reply(200, users(10, 2), { headers: { 'x-next-page': '2' } }).persist();
-      forge.pool.intercept({ path: path(2), method: 'GET' }).reply(200, users(8, 2), { headers: { 'x-next-page': '1' } }).persist();
+      forge.pool
+        .intercept({ path: path(1), method: 'GET' })
+        .reply(200, users(10, 2), { headers: { 'x-next-page': '2' } })
+        .persist();
+      forge.pool
+        .intercept({ path: path(2), method: 'GET' })
+        .reply(200, users(8, 2), { headers: { 'x-next-page': '1' } })
+        .persist();
       expect((await collect(forge.client().users.all())).map((u) => u.id)).toEqual([10, 9, 8, 7]);
       expect(forge.calls()).toHaveLength(2);
     });
 
     it('ends the listing when a page names itself as the next', async () => {
-      forge.pool.intercept({ path: path(1), method: 'GET' }).reply(200, users(10, 2), { headers: { 'x-next-page': '1' } }).persist();
+      forge.pool
+        .intercept({ path: path(1), method: 'GET' })
+        .reply(200, users(10, 2), { headers: { 'x-next-page': '1' } })
+        .persist();
       expect((await collect(forge.client().users.all())).map((u) => u.id)).toEqual([10, 9]);
       expect(forge.calls()).toHaveLength(1);
     });
@@ -228,7 +259,8 @@ describe('pagination', () => {
         return new Promise((resolve) => {
           this.held.push({
             page,
-            answer: () => resolve(status === 200 ? users(FIRST_ID - 2 * (page - 1), 2) : { message: `${status} Failed` }),
+            answer: () =>
+              resolve(status === 200 ? users(FIRST_ID - 2 * (page - 1), 2) : { message: `${status} Failed` }),
           });
           this.mostInFlight = Math.max(this.mostInFlight, this.held.length);
           if (this.answerAtOnce && !this.flushScheduled) {
@@ -332,7 +364,9 @@ describe('pagination', () => {
       expect(error).toBeInstanceOf(PageLimitError);
       expect((error as PageLimitError).path).toBe(usersPath(5).slice('/api/v4/'.length));
       expect(seen).toEqual(idsOfPages(1, 4));
-      const quietly = await collect(forge.client({ concurrency: 3 }).users.all({}, { maxPages: 4, onPageLimit: 'stop' }));
+      const quietly = await collect(
+        forge.client({ concurrency: 3 }).users.all({}, { maxPages: 4, onPageLimit: 'stop' }),
+      );
       expect(quietly.map((u) => u.id)).toEqual(idsOfPages(1, 4));
       expect(Math.max(...pages.asked)).toBe(4);
       expect(pages.asked).toHaveLength(8);
@@ -363,10 +397,17 @@ describe('pagination', () => {
         .intercept({ path: '/api/v4/namespaces?search=ac&page=1&per_page=100', method: 'GET' })
         .reply(200, items(6, 2), counted(1));
       forge.pool.intercept({ path: path(2), method: 'GET' }).reply(200, items(4, 2), counted(2));
-      forge.pool.intercept({ path: path(3), method: 'GET' }).reply(200, items(2, 2), { headers: { 'x-total-pages': '3' } });
+      forge.pool
+        .intercept({ path: path(3), method: 'GET' })
+        .reply(200, items(2, 2), { headers: { 'x-total-pages': '3' } });
       const got = await collect(forge.client().namespaces.all({ search: 'ac' }));
       expect(got.map((n) => n.id)).toEqual([6, 5, 4, 3, 2, 1]);
-      expect(forge.calls().map((c) => c.path).slice(1)).toEqual([path(2), path(3)]);
+      expect(
+        forge
+          .calls()
+          .map((c) => c.path)
+          .slice(1),
+      ).toEqual([path(2), path(3)]);
     });
 
     it('follows a keyset Link one page at a time even when the first page carries totals', async () => {

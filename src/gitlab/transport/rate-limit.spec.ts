@@ -77,7 +77,11 @@ describe('rate-limit layer', () => {
 
   it('spaces writes at the budget’s pace, at most 250 ms apart, unless told an interval', async () => {
     const spacing = (maxRequestsPerMinute: number, minWriteIntervalMs?: number) =>
-      writeSpacingMs({ maxRequestsPerMinute, windowMs: 60_000, ...(minWriteIntervalMs !== undefined ? { minWriteIntervalMs } : {}) });
+      writeSpacingMs({
+        maxRequestsPerMinute,
+        windowMs: 60_000,
+        ...(minWriteIntervalMs !== undefined ? { minWriteIntervalMs } : {}),
+      });
     expect(spacing(600)).toBe(100);
     expect(spacing(6_000)).toBe(10);
     expect(spacing(100)).toBe(250);
@@ -90,7 +94,9 @@ describe('rate-limit layer', () => {
     expect(limiter.writeSpacingMs).toBe(50);
     const sent: number[] = [];
     const t0 = clock.now();
-    await Promise.all(Array.from({ length: 4 }, () => limiter.schedule('POST', async () => sent.push(clock.now() - t0))));
+    await Promise.all(
+      Array.from({ length: 4 }, () => limiter.schedule('POST', async () => sent.push(clock.now() - t0))),
+    );
     expect(sent).toEqual([0, 50, 100, 150]);
   });
 
@@ -100,9 +106,13 @@ describe('rate-limit layer', () => {
       const resetAt = Math.floor(forge.clock.now() / 1000) + 10;
       forge.pool
         .intercept({ path: '/api/v4/namespaces/1', method: 'GET' })
-        .reply(200, { id: 1 }, {
-          headers: { 'ratelimit-limit': '100', 'ratelimit-remaining': '5', 'ratelimit-reset': String(resetAt) },
-        })
+        .reply(
+          200,
+          { id: 1 },
+          {
+            headers: { 'ratelimit-limit': '100', 'ratelimit-remaining': '5', 'ratelimit-reset': String(resetAt) },
+          },
+        )
         .times(2);
       const client = forge.client();
       try {
@@ -143,7 +153,12 @@ describe('rate-limit layer', () => {
       await limiter.schedule('GET', async () => undefined);
       expect(clock.sleeps).toEqual([]);
       // The instance's throttle says it with its headers, whatever the body: everyone waits.
-      limiter.observe(429, { 'content-type': 'application/json', 'retry-after': '7', 'ratelimit-limit': '600', 'ratelimit-remaining': '0' });
+      limiter.observe(429, {
+        'content-type': 'application/json',
+        'retry-after': '7',
+        'ratelimit-limit': '600',
+        'ratelimit-remaining': '0',
+      });
       await limiter.schedule('GET', async () => undefined);
       expect(clock.sleeps).toEqual([7000]);
     });

@@ -48,7 +48,9 @@ export const MAX_WRITE_SPACING_MS = 250;
  * second whatever the budget, and never faster than the budget's pace, so one burst does not spend the window's budget
  * in its first seconds and starve every other policy's reads. Unlimited budgets space nothing.
  */
-export function writeSpacingMs(options: Pick<RateLimitOptions, 'maxRequestsPerMinute' | 'windowMs' | 'minWriteIntervalMs'>): number {
+export function writeSpacingMs(
+  options: Pick<RateLimitOptions, 'maxRequestsPerMinute' | 'windowMs' | 'minWriteIntervalMs'>,
+): number {
   if (options.minWriteIntervalMs !== undefined) return Math.max(0, options.minWriteIntervalMs);
   const limit = options.maxRequestsPerMinute;
   if (!(limit > 0) || !Number.isFinite(limit)) return 0;
@@ -103,7 +105,9 @@ export async function sharedBudgetUsed(redis: SharedBudgetRedis, prefix: string,
   return Number(used ?? 0) || 0;
 }
 
-type RedisWithTake = SharedBudgetRedis & { forgewardenTakeBlock(key: string, limit: number, ttlMs: number, want: number): Promise<number> };
+type RedisWithTake = SharedBudgetRedis & {
+  forgewardenTakeBlock(key: string, limit: number, ttlMs: number, want: number): Promise<number>;
+};
 
 function isWrite(method: HttpMethod): boolean {
   return method !== 'GET' && method !== 'HEAD';
@@ -304,5 +308,4 @@ export class RateLimiter {
     this.localWindow.used++;
     return true;
   }
-
 }

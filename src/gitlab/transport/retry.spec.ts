@@ -1,12 +1,6 @@
 import type { Clock } from '../../clock';
 import { FakeClock } from '../../../test/support/gitlab/fake-clock';
-import {
-  ApiError,
-  errorFromResponse,
-  type HttpMethod,
-  NetworkError,
-  TimeoutError,
-} from './errors';
+import { ApiError, errorFromResponse, type HttpMethod, NetworkError, TimeoutError } from './errors';
 import { backoffMs, decideRetry, DEFAULT_RETRY_OPTIONS, type RetryOptions, withRetry } from './retry';
 
 const options: RetryOptions = {
@@ -19,7 +13,14 @@ const options: RetryOptions = {
 };
 
 function httpError(clock: FakeClock, status: number, headers: Record<string, string> = {}, method: HttpMethod = 'GET') {
-  return errorFromResponse({ status, method, path: 'projects/1/jobs', body: { message: `status ${status}` }, headers, now: clock.now() });
+  return errorFromResponse({
+    status,
+    method,
+    path: 'projects/1/jobs',
+    body: { message: `status ${status}` },
+    headers,
+    now: clock.now(),
+  });
 }
 
 const refused = (method: HttpMethod) =>
@@ -32,7 +33,13 @@ const connectTimeout = (method: HttpMethod) =>
   new TimeoutError({ method, path: 'x', code: 'UND_ERR_CONNECT_TIMEOUT', phase: 'connect', message: 'timeout' });
 
 /** Runs `withRetry` over a scripted series of outcomes and reports attempts, sleeps and the result. */
-async function run(method: HttpMethod, outcomes: Array<Error | string>, clock = new FakeClock(), opts = options, retryClock: Clock = clock) {
+async function run(
+  method: HttpMethod,
+  outcomes: Array<Error | string>,
+  clock = new FakeClock(),
+  opts = options,
+  retryClock: Clock = clock,
+) {
   let attempts = 0;
   const result = await withRetry(
     { method },
@@ -170,7 +177,10 @@ describe('retry layer', () => {
 
     it('is repeated after a 429, or when the connection never left', async () => {
       const clock = new FakeClock();
-      const outcome = await runDelete([httpError(clock, 429, { 'retry-after': '1' }, 'DELETE'), refused('DELETE'), 'ok'], clock);
+      const outcome = await runDelete(
+        [httpError(clock, 429, { 'retry-after': '1' }, 'DELETE'), refused('DELETE'), 'ok'],
+        clock,
+      );
       expect(outcome).toMatchObject({ attempts: 3, value: 'ok' });
     });
 
@@ -200,13 +210,19 @@ describe('retry layer', () => {
 
   it.each<HttpMethod>(['GET', 'HEAD'])('retries a read answered 500, as python-gitlab does', async (method) => {
     const clock = new FakeClock();
-    expect(await run(method, [httpError(clock, 500), httpError(clock, 500), 'ok'], clock)).toMatchObject({ attempts: 3, value: 'ok' });
+    expect(await run(method, [httpError(clock, 500), httpError(clock, 500), 'ok'], clock)).toMatchObject({
+      attempts: 3,
+      value: 'ok',
+    });
   });
 
-  it.each<HttpMethod>(['PUT', 'DELETE', 'POST', 'PATCH'])('does not retry a write answered 500: it may have acted', async (method) => {
-    const clock = new FakeClock();
-    expect(await run(method, [httpError(clock, 500), 'ok'], clock)).toMatchObject({ attempts: 1 });
-  });
+  it.each<HttpMethod>(['PUT', 'DELETE', 'POST', 'PATCH'])(
+    'does not retry a write answered 500: it may have acted',
+    async (method) => {
+      const clock = new FakeClock();
+      expect(await run(method, [httpError(clock, 500), 'ok'], clock)).toMatchObject({ attempts: 1 });
+    },
+  );
 
   describe('writes that are not idempotent (POST, PATCH)', () => {
     it.each<HttpMethod>(['POST', 'PATCH'])('%s is not retried after a response timeout', async (method) => {

@@ -34,7 +34,10 @@ describe('checkShape', () => {
   });
 
   it('says what came instead of a record, shortened', () => {
-    expect(checkShape(job, [good])).toEqual({ field: '', problem: `expected an object, got ${JSON.stringify([good]).slice(0, 59)}…` });
+    expect(checkShape(job, [good])).toEqual({
+      field: '',
+      problem: `expected an object, got ${JSON.stringify([good]).slice(0, 59)}…`,
+    });
     expect(checkShape(job, null)).toEqual({ field: '', problem: 'expected an object, got null' });
   });
 

@@ -87,7 +87,8 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
 function acceptsNull(schema: z.ZodType, path: readonly PropertyKey[]): boolean {
   let current: z.ZodType | undefined = schema;
   for (const key of path) {
-    while (current instanceof z.ZodNullable || current instanceof z.ZodOptional) current = current.unwrap() as z.ZodType;
+    while (current instanceof z.ZodNullable || current instanceof z.ZodOptional)
+      current = current.unwrap() as z.ZodType;
     if (!(current instanceof z.ZodObject)) return false;
     current = (current.shape as Record<PropertyKey, z.ZodType | undefined>)[key];
   }

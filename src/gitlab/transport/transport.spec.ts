@@ -26,10 +26,16 @@ describe('transport over HTTP (MockAgent)', () => {
   });
 
   it('sends PRIVATE-TOKEN, JSON and the encoded path under /api/v4', async () => {
-    forge.pool
-      .intercept({ path: '/api/v4/projects/acme%2Fapi/deploy_keys', method: 'POST' })
-      .reply(201, { id: 3, title: 't', key: 'ssh-ed25519 AAAA', created_at: '2024-01-01T00:00:00.000Z', can_push: true });
-    const key = await forge.client().deployKeys.create('acme/api', { title: 't', key: 'ssh-ed25519 AAAA', can_push: true });
+    forge.pool.intercept({ path: '/api/v4/projects/acme%2Fapi/deploy_keys', method: 'POST' }).reply(201, {
+      id: 3,
+      title: 't',
+      key: 'ssh-ed25519 AAAA',
+      created_at: '2024-01-01T00:00:00.000Z',
+      can_push: true,
+    });
+    const key = await forge
+      .client()
+      .deployKeys.create('acme/api', { title: 't', key: 'ssh-ed25519 AAAA', can_push: true });
     expect(key.id).toBe(3);
     const [call] = forge.calls();
     expect(call.headers['private-token']).toBe(TOKEN);
@@ -82,20 +88,31 @@ describe('transport over HTTP (MockAgent)', () => {
     it('reads the source at every request, and sends a read once more with the value it holds after a 401', async () => {
       const rotating = rotatingSource('old-token', 'new-token');
       forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(401, { message: '401 Unauthorized' });
-      forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 7 })).times(2);
+      forge.pool
+        .intercept({ path: '/api/v4/user', method: 'GET' })
+        .reply(200, aCurrentUser({ id: 7 }))
+        .times(2);
       const client = forge.client({ token: rotating.source });
       expect((await client.users.current()).id).toBe(7);
       expect((await client.users.current()).id).toBe(7);
-      expect(forge.calls().map((call) => call.headers['private-token'])).toEqual(['old-token', 'new-token', 'new-token']);
+      expect(forge.calls().map((call) => call.headers['private-token'])).toEqual([
+        'old-token',
+        'new-token',
+        'new-token',
+      ]);
       expect(rotating.refreshed).toEqual(['old-token']);
     });
 
     it('never sends a POST again after a 401, though the source moves on for the next request', async () => {
       const rotating = rotatingSource('old-token', 'new-token');
-      forge.pool.intercept({ path: '/api/v4/personal_access_tokens/5/rotate', method: 'POST' }).reply(401, { message: '401 Unauthorized' });
+      forge.pool
+        .intercept({ path: '/api/v4/personal_access_tokens/5/rotate', method: 'POST' })
+        .reply(401, { message: '401 Unauthorized' });
       forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 7 }));
       const client = forge.client({ token: rotating.source });
-      await expect(client.personalAccessTokens.rotate(5, { expires_at: '2025-09-01' })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(client.personalAccessTokens.rotate(5, { expires_at: '2025-09-01' })).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
       await client.users.current();
       expect(forge.calls().map((call) => [call.path, call.headers['private-token']])).toEqual([
         ['/api/v4/personal_access_tokens/5/rotate', 'old-token'],
@@ -111,7 +128,10 @@ describe('transport over HTTP (MockAgent)', () => {
         return { statusCode: 429, data: 'Retry later', responseOptions: { headers: { 'retry-after': '1' } } };
       });
       forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, aCurrentUser({ id: 7 }));
-      const client = forge.client({ token: { current: () => value, refresh: () => Promise.resolve(false) }, retry: { maxAttempts: 2 } });
+      const client = forge.client({
+        token: { current: () => value, refresh: () => Promise.resolve(false) },
+        retry: { maxAttempts: 2 },
+      });
       expect((await client.users.current()).id).toBe(7);
       expect(forge.calls().map((call) => call.headers['private-token'])).toEqual(['first-token', 'second-token']);
     });
@@ -157,7 +177,10 @@ describe('transport over HTTP (MockAgent)', () => {
         })
         // A read answered 500 is tried again; every try gets the same answer.
         .persist();
-      const error = await forge.client().jobs.show('acme/api', 5).catch((e: unknown) => e);
+      const error = await forge
+        .client()
+        .jobs.show('acme/api', 5)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(type);
       expect(error).toMatchObject({ status, method: 'GET', path: 'projects/acme%2Fapi/jobs/5', message });
       expect(JSON.stringify(error)).not.toContain(TOKEN);
@@ -169,7 +192,10 @@ describe('transport over HTTP (MockAgent)', () => {
         .intercept({ path: '/api/v4/user', method: 'GET' })
         .reply(429, { message: 'Retry later' }, { headers: { 'retry-after': '4' } })
         .times(2);
-      const error = await forge.client({ retry: { maxAttempts: 2 } }).users.current().catch((e: unknown) => e);
+      const error = await forge
+        .client({ retry: { maxAttempts: 2 } })
+        .users.current()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RateLimitedError);
       expect((error as RateLimitedError).retryAfterMs).toBe(4000);
       expect(forge.calls()).toHaveLength(2);
@@ -192,7 +218,10 @@ describe('transport over HTTP (MockAgent)', () => {
         .intercept({ path: '/api/v4/projects/1/jobs/2/retry', method: 'POST' })
         .replyWithError(new undiciErrors.HeadersTimeoutError());
       forge.pool.intercept({ path: '/api/v4/projects/1/jobs/2/retry', method: 'POST' }).reply(201, { id: 3 });
-      const error = await forge.client().jobs.retry(1, 2).catch((e: unknown) => e);
+      const error = await forge
+        .client()
+        .jobs.retry(1, 2)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TimeoutError);
       expect(error).toBeInstanceOf(NetworkError);
       expect(error).toMatchObject({ phase: 'response', mayHaveReachedServer: true, status: 0, method: 'POST' });
@@ -218,7 +247,11 @@ describe('transport over HTTP (MockAgent)', () => {
 
   describe('bulk tag deletion is sent at most once when it may have reached the forge', () => {
     const bulk = (p: string) => p.startsWith('/api/v4/projects/1/registry/repositories/9/tags?');
-    const removeTags = () => forge.client().registry.removeTags(1, 9, { name_regex_delete: '.*' }).catch((e: unknown) => e);
+    const removeTags = () =>
+      forge
+        .client()
+        .registry.removeTags(1, 9, { name_regex_delete: '.*' })
+        .catch((e: unknown) => e);
 
     it.each([502, 503, 504])('a %i is not followed by a second DELETE', async (status) => {
       forge.pool.intercept({ path: bulk, method: 'DELETE' }).reply(status, { message: 'bad gateway' });
@@ -244,7 +277,9 @@ describe('transport over HTTP (MockAgent)', () => {
     });
 
     it('a 429 (refused before any work) and a refused connection are retried', async () => {
-      forge.pool.intercept({ path: bulk, method: 'DELETE' }).reply(429, { message: 'Retry later' }, { headers: { 'retry-after': '2' } });
+      forge.pool
+        .intercept({ path: bulk, method: 'DELETE' })
+        .reply(429, { message: 'Retry later' }, { headers: { 'retry-after': '2' } });
       forge.pool
         .intercept({ path: bulk, method: 'DELETE' })
         .replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
@@ -254,7 +289,9 @@ describe('transport over HTTP (MockAgent)', () => {
     });
 
     it('while a GET answered 502 is retried', async () => {
-      forge.pool.intercept({ path: '/api/v4/projects/1/registry/repositories/9/tags/v1', method: 'GET' }).reply(502, 'Bad Gateway');
+      forge.pool
+        .intercept({ path: '/api/v4/projects/1/registry/repositories/9/tags/v1', method: 'GET' })
+        .reply(502, 'Bad Gateway');
       forge.pool
         .intercept({ path: '/api/v4/projects/1/registry/repositories/9/tags/v1', method: 'GET' })
         .reply(200, aTag({ name: 'v1' }));
@@ -271,10 +308,17 @@ describe('transport over HTTP (MockAgent)', () => {
         .reply(301, '<html>Moved</html>', { headers: { location: 'https://forge.test/api/v4/projects/1/jobs/5' } })
         .persist();
       forge.pool.intercept({ path: '/api/v4/projects/1/jobs/5', method: 'GET' }).reply(200, aJob({ id: 5 }));
-      const error = await forge.client({ url: 'http://forge.test' }).jobs.show(1, 5).catch((e: unknown) => e);
+      const error = await forge
+        .client({ url: 'http://forge.test' })
+        .jobs.show(1, 5)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedirectError);
       expect(error).toBeInstanceOf(ApiError);
-      expect(error).toMatchObject({ status: 301, method: 'GET', location: 'https://forge.test/api/v4/projects/1/jobs/5' });
+      expect(error).toMatchObject({
+        status: 301,
+        method: 'GET',
+        location: 'https://forge.test/api/v4/projects/1/jobs/5',
+      });
       expect((error as RedirectError).message).toBe(
         'the forge answered 301 pointing to https://forge.test/api/v4/projects/1/jobs/5; not followed, so the token ' +
           'stays with the configured forge; the forge wants https: configure the forge URL as https://forge.test',
@@ -290,11 +334,22 @@ describe('transport over HTTP (MockAgent)', () => {
         .intercept({ path: '/api/v4/projects/1/jobs/2/retry', method: 'POST' })
         .reply(308, '', { headers: { location: '/gitlab/api/v4/projects/1/jobs/2/retry' } })
         .persist();
-      forge.pool.intercept({ path: '/gitlab/api/v4/projects/1/jobs/2/retry', method: 'POST' }).reply(201, aJob({ id: 3 }));
-      const error = await forge.client().jobs.retry(1, 2).catch((e: unknown) => e);
+      forge.pool
+        .intercept({ path: '/gitlab/api/v4/projects/1/jobs/2/retry', method: 'POST' })
+        .reply(201, aJob({ id: 3 }));
+      const error = await forge
+        .client()
+        .jobs.retry(1, 2)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedirectError);
-      expect(error).toMatchObject({ status: 308, method: 'POST', location: 'https://forge.test/gitlab/api/v4/projects/1/jobs/2/retry' });
-      expect((error as Error).message).toContain('pointing to https://forge.test/gitlab/api/v4/projects/1/jobs/2/retry');
+      expect(error).toMatchObject({
+        status: 308,
+        method: 'POST',
+        location: 'https://forge.test/gitlab/api/v4/projects/1/jobs/2/retry',
+      });
+      expect((error as Error).message).toContain(
+        'pointing to https://forge.test/gitlab/api/v4/projects/1/jobs/2/retry',
+      );
       expect((error as Error).message).toContain(
         'the forge is served under /gitlab: add it to the configured forge URL (https://forge.test/gitlab)',
       );
@@ -303,7 +358,10 @@ describe('transport over HTTP (MockAgent)', () => {
 
     it.each([302, 303, 307])('a %i without Location still says what to check', async (status) => {
       forge.pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(status, '');
-      const error = await forge.client().users.current().catch((e: unknown) => e);
+      const error = await forge
+        .client()
+        .users.current()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedirectError);
       expect(error).toMatchObject({ status, location: undefined });
       expect((error as Error).message).toBe(
@@ -344,7 +402,9 @@ describe('jobs.traceTail', () => {
   });
 
   it('says the log is gone on 404', async () => {
-    forge.pool.intercept({ path: '/api/v4/projects/1/jobs/2/trace', method: 'GET' }).reply(404, { message: '404 Not found' });
+    forge.pool
+      .intercept({ path: '/api/v4/projects/1/jobs/2/trace', method: 'GET' })
+      .reply(404, { message: '404 Not found' });
     expect(await forge.client().jobs.traceTail(1, 2, 1024)).toEqual({ found: false });
   });
 

@@ -109,7 +109,11 @@ interface PageText {
  * A page's body is only read inside the request's limiter slot; it is parsed when the consumer reaches it, so the
  * slot goes to the next request instead of waiting on JSON.parse of 100 records.
  */
-const readPageText: BodyReader<PageText> = async (body, headers, status) => ({ status, headers, text: await body.text() });
+const readPageText: BodyReader<PageText> = async (body, headers, status) => ({
+  status,
+  headers,
+  text: await body.text(),
+});
 
 /** A page of a listing asked for and not yet handed to the consumer. */
 interface RequestedPage {
@@ -151,10 +155,24 @@ export function networkError(error: unknown, method: HttpMethod, path: string): 
   const code = errorCode(error);
   const detail = error instanceof Error ? error.message : String(error);
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new TimeoutError({ method, path, code, phase: 'connect', message: `connect timeout: ${detail}`, cause: error });
+    return new TimeoutError({
+      method,
+      path,
+      code,
+      phase: 'connect',
+      message: `connect timeout: ${detail}`,
+      cause: error,
+    });
   }
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new TimeoutError({ method, path, code, phase: 'response', message: `response timeout: ${detail}`, cause: error });
+    return new TimeoutError({
+      method,
+      path,
+      code,
+      phase: 'response',
+      message: `response timeout: ${detail}`,
+      cause: error,
+    });
   }
   return new NetworkError({
     method,
@@ -283,7 +301,11 @@ export class Transport {
     try {
       for (let current = readAhead.shift(), first = true; current; current = readAhead.shift(), first = false) {
         const arrived = await current.answer;
-        const page: ApiResponse<unknown> = { status: arrived.status, headers: arrived.headers, data: parseBody(arrived.headers, arrived.text) };
+        const page: ApiResponse<unknown> = {
+          status: arrived.status,
+          headers: arrived.headers,
+          data: parseBody(arrived.headers, arrived.text),
+        };
         if (!Array.isArray(page.data)) {
           throw new UnexpectedAnswerError({
             status: page.status,

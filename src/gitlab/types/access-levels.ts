@@ -18,13 +18,19 @@ export type AccessLevel = (typeof ACCESS_LEVELS)[AccessLevelName];
 export type ProjectAccessLevel = Exclude<AccessLevel, 50>;
 
 /** Every name of ACCESS_LEVELS, in its order (lowest level first). */
-export const ACCESS_LEVEL_NAMES: readonly [AccessLevelName, ...AccessLevelName[]] =
-  Object.keys(ACCESS_LEVELS) as [AccessLevelName, ...AccessLevelName[]];
+export const ACCESS_LEVEL_NAMES: readonly [AccessLevelName, ...AccessLevelName[]] = Object.keys(ACCESS_LEVELS) as [
+  AccessLevelName,
+  ...AccessLevelName[],
+];
 /** Every number of ACCESS_LEVELS, lowest first. */
-export const ACCESS_LEVEL_VALUES: readonly [AccessLevel, ...AccessLevel[]] =
-  Object.values(ACCESS_LEVELS) as [AccessLevel, ...AccessLevel[]];
+export const ACCESS_LEVEL_VALUES: readonly [AccessLevel, ...AccessLevel[]] = Object.values(ACCESS_LEVELS) as [
+  AccessLevel,
+  ...AccessLevel[],
+];
 
-const ACCESS_LEVEL_NAME_OF = new Map<number, AccessLevelName>(ACCESS_LEVEL_NAMES.map((name) => [ACCESS_LEVELS[name], name]));
+const ACCESS_LEVEL_NAME_OF = new Map<number, AccessLevelName>(
+  ACCESS_LEVEL_NAMES.map((name) => [ACCESS_LEVELS[name], name]),
+);
 
 /** The name of an access level (`30` → `developer`); undefined for a number that is none. */
 export function accessLevelName(level: number): AccessLevelName | undefined {

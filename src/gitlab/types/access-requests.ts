@@ -14,7 +14,10 @@ export interface AccessRequest {
 }
 
 /** The approve response carries `access_level` instead of `requested_at`. */
-export interface ApprovedAccessRequest<L extends AccessLevel = AccessLevel> extends Omit<AccessRequest, 'requested_at'> {
+export interface ApprovedAccessRequest<L extends AccessLevel = AccessLevel> extends Omit<
+  AccessRequest,
+  'requested_at'
+> {
   access_level: L;
 }
 

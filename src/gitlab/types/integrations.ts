@@ -31,14 +31,18 @@ export type IntegrationEventFlag = (typeof INTEGRATION_EVENT_FLAGS)[number];
 export type IntegrationEventFlags = Record<IntegrationEventFlag, boolean>;
 
 /** The single service's answer is the list entry without `commit_events` and the confidential note flag. */
-export const LIST_ONLY_INTEGRATION_EVENT_FLAGS = ['commit_events', 'confidential_note_events'] as const satisfies readonly IntegrationEventFlag[];
+export const LIST_ONLY_INTEGRATION_EVENT_FLAGS = [
+  'commit_events',
+  'confidential_note_events',
+] as const satisfies readonly IntegrationEventFlag[];
 export type ListOnlyIntegrationEventFlag = (typeof LIST_ONLY_INTEGRATION_EVENT_FLAGS)[number];
 
 /** The event flags the single service's answer carries beside `properties`, in the list entry's order. */
-export const INTEGRATION_SETTINGS_EVENT_FLAGS: readonly Exclude<IntegrationEventFlag, ListOnlyIntegrationEventFlag>[] = INTEGRATION_EVENT_FLAGS.filter(
-  (flag): flag is Exclude<IntegrationEventFlag, ListOnlyIntegrationEventFlag> =>
-    !(LIST_ONLY_INTEGRATION_EVENT_FLAGS as readonly IntegrationEventFlag[]).includes(flag),
-);
+export const INTEGRATION_SETTINGS_EVENT_FLAGS: readonly Exclude<IntegrationEventFlag, ListOnlyIntegrationEventFlag>[] =
+  INTEGRATION_EVENT_FLAGS.filter(
+    (flag): flag is Exclude<IntegrationEventFlag, ListOnlyIntegrationEventFlag> =>
+      !(LIST_ONLY_INTEGRATION_EVENT_FLAGS as readonly IntegrationEventFlag[]).includes(flag),
+  );
 
 /** An entry of the service list (`GET /projects/:id/services`). */
 export interface IntegrationListEntry extends IntegrationEventFlags {
@@ -268,7 +272,13 @@ export const INTEGRATION_PARAMETERS = {
     sound: text,
     push_events: flag,
   },
-  'issue-tracker-c': { new_issue_url: requiredUrl, project_url: requiredUrl, issues_url: requiredUrl, description: text, push_events: flag },
+  'issue-tracker-c': {
+    new_issue_url: requiredUrl,
+    project_url: requiredUrl,
+    issues_url: requiredUrl,
+    description: text,
+    push_events: flag,
+  },
   /** The forge's documentation shows only these parameters of this service. */
   'chat-notifications-a': {
     /** URL. */
@@ -309,7 +319,9 @@ type RequiredNames<T> = { [K in keyof T]: T[K] extends { readonly required: true
 type Flat<T> = { [K in keyof T]: T[K] } & {};
 
 /** A slug's parameters as the client sends them, the required ones not optional; mapped, so the table's comments show. */
-type ParamsOf<T> = Flat<{ -readonly [K in keyof T]?: ValueOf<T[K]> } & { -readonly [K in RequiredNames<T>]-?: ValueOf<T[K]> }>;
+type ParamsOf<T> = Flat<
+  { -readonly [K in keyof T]?: ValueOf<T[K]> } & { -readonly [K in RequiredNames<T>]-?: ValueOf<T[K]> }
+>;
 
 /** The parameters of each slug, as `client.integrations.edit` takes them. */
 export type IntegrationParamsBySlug = { [S in IntegrationSlug]: ParamsOf<(typeof INTEGRATION_PARAMETERS)[S]> };

@@ -1,7 +1,16 @@
 import type { Timestamp, UserState } from './common';
 
 /** A job's `status` (GitLab's "Jobs API"). */
-export const JOB_STATUSES = ['created', 'pending', 'running', 'failed', 'success', 'canceled', 'skipped', 'manual'] as const;
+export const JOB_STATUSES = [
+  'created',
+  'pending',
+  'running',
+  'failed',
+  'success',
+  'canceled',
+  'skipped',
+  'manual',
+] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** User summary embedded in jobs. */

@@ -15,7 +15,14 @@ export type ProjectIdentity = ProjectSummary;
  * `regeneration_in_progress`: an archive can be downloaded and a newer one is being made; `failed` (newer forges):
  * the last export failed.
  */
-export const PROJECT_EXPORT_STATUSES = ['none', 'queued', 'started', 'finished', 'regeneration_in_progress', 'failed'] as const;
+export const PROJECT_EXPORT_STATUSES = [
+  'none',
+  'queued',
+  'started',
+  'finished',
+  'regeneration_in_progress',
+  'failed',
+] as const;
 export type ProjectExportStatusValue = (typeof PROJECT_EXPORT_STATUSES)[number];
 
 /** Where the finished archive is downloaded. */

@@ -7,11 +7,18 @@ export type ProtectedBranchAccessLevelName = keyof typeof PROTECTED_BRANCH_ACCES
 export type ProtectedBranchAccessLevel = (typeof PROTECTED_BRANCH_ACCESS_LEVELS)[ProtectedBranchAccessLevelName];
 
 /** Every name of PROTECTED_BRANCH_ACCESS_LEVELS, in its order (lowest level first). */
-export const PROTECTED_BRANCH_ACCESS_LEVEL_NAMES: readonly [ProtectedBranchAccessLevelName, ...ProtectedBranchAccessLevelName[]] =
-  Object.keys(PROTECTED_BRANCH_ACCESS_LEVELS) as [ProtectedBranchAccessLevelName, ...ProtectedBranchAccessLevelName[]];
+export const PROTECTED_BRANCH_ACCESS_LEVEL_NAMES: readonly [
+  ProtectedBranchAccessLevelName,
+  ...ProtectedBranchAccessLevelName[],
+] = Object.keys(PROTECTED_BRANCH_ACCESS_LEVELS) as [
+  ProtectedBranchAccessLevelName,
+  ...ProtectedBranchAccessLevelName[],
+];
 /** Every number of PROTECTED_BRANCH_ACCESS_LEVELS, lowest first. */
-export const PROTECTED_BRANCH_ACCESS_LEVEL_VALUES: readonly [ProtectedBranchAccessLevel, ...ProtectedBranchAccessLevel[]] =
-  Object.values(PROTECTED_BRANCH_ACCESS_LEVELS) as [ProtectedBranchAccessLevel, ...ProtectedBranchAccessLevel[]];
+export const PROTECTED_BRANCH_ACCESS_LEVEL_VALUES: readonly [
+  ProtectedBranchAccessLevel,
+  ...ProtectedBranchAccessLevel[],
+] = Object.values(PROTECTED_BRANCH_ACCESS_LEVELS) as [ProtectedBranchAccessLevel, ...ProtectedBranchAccessLevel[]];
 /** Each of push, merge and unprotect defaults to maintainer. */
 export const DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL = PROTECTED_BRANCH_ACCESS_LEVELS.maintainer;
 
@@ -47,9 +54,7 @@ export interface ProtectedBranch {
 
 /** An element of `allowed_to_push` / `allowed_to_merge` / `allowed_to_unprotect` (higher tiers). */
 export type ProtectedBranchAllowedTo =
-  | { user_id: number }
-  | { group_id: number }
-  | { access_level: ProtectedBranchAccessLevel };
+  { user_id: number } | { group_id: number } | { access_level: ProtectedBranchAccessLevel };
 
 export interface ListProtectedBranchesParams {
   /** Name or part of a name. */

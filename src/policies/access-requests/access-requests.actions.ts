@@ -10,7 +10,11 @@ import { type AccessRequestsConfig, accessRequestsPolicy } from './access-reques
  * requester's record read again now, still decide the same (a person may have blocked the user, or the user changed
  * what a rule looks at). Otherwise what changed, and nothing is sent.
  */
-async function stillDecided(action: typeof APPROVE | typeof DENY, target: RequestTarget | ApproveTarget, context: ActContext): Promise<string | undefined> {
+async function stillDecided(
+  action: typeof APPROVE | typeof DENY,
+  target: RequestTarget | ApproveTarget,
+  context: ActContext,
+): Promise<string | undefined> {
   const config = configOf<AccessRequestsConfig>(context, accessRequestsPolicy);
   const now = await observeRequest(context, target);
   if (typeof now === 'string') return now;

@@ -68,7 +68,8 @@ const DAY_MS = 86_400_000;
 function unknownWhy(subject: Subject): string {
   if (subject.user === undefined) return 'the user record was not read';
   if (subject.user === null) return 'the user record was not found';
-  if (!isAdminView(subject.user)) return subject.admin ? 'the forge answered with the public view' : "the token is not an administrator's";
+  if (!isAdminView(subject.user))
+    return subject.admin ? 'the forge answered with the public view' : "the token is not an administrator's";
   return 'the user record does not show it';
 }
 
@@ -94,14 +95,25 @@ function unknown(what: string, subject: Subject, why = unknownWhy(subject)): Ver
 }
 
 /** `{bot: true}` vs the record: the fact in words either way. */
-function booleanVerdict(wanted: boolean, actual: unknown, what: string, yes: string, no: string, subject: Subject): Verdict {
+function booleanVerdict(
+  wanted: boolean,
+  actual: unknown,
+  what: string,
+  yes: string,
+  no: string,
+  subject: Subject,
+): Verdict {
   if (typeof actual !== 'boolean') return unknown(what, subject);
   return { holds: actual === wanted, text: actual ? yes : no };
 }
 
 /** A length of time in its largest whole unit, rounded down, for reasons (`31d`, `5h`, `12m`). */
 export function roughDuration(ms: number): string {
-  const units: Array<[string, number]> = [['d', DAY_MS], ['h', 3_600_000], ['m', 60_000]];
+  const units: Array<[string, number]> = [
+    ['d', DAY_MS],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ];
   for (const [unit, size] of units) if (ms >= size) return `${Math.floor(ms / size)}${unit}`;
   return `${Math.max(0, Math.floor(ms / 1000))}s`;
 }
@@ -113,7 +125,11 @@ function verdicts(when: RuleConditions | undefined, subject: Subject): Verdict[]
   const { request } = subject;
   if (when.usernames) {
     const matched = when.usernames.find((pattern) => pattern.test(request.username));
-    out.push(matched ? { holds: true, text: `username matches "${matched.source}"` } : { holds: false, text: `username ${request.username} not matched` });
+    out.push(
+      matched
+        ? { holds: true, text: `username matches "${matched.source}"` }
+        : { holds: false, text: `username ${request.username} not matched` },
+    );
   }
   if (when.email_domains) {
     const email = adminField(subject, 'email');
@@ -128,21 +144,41 @@ function verdicts(when: RuleConditions | undefined, subject: Subject): Verdict[]
     }
   }
   if (when.two_factor !== undefined) {
-    out.push(booleanVerdict(when.two_factor, adminField(subject, 'two_factor_enabled'), 'two-factor', 'two-factor on', 'two-factor off', subject));
+    out.push(
+      booleanVerdict(
+        when.two_factor,
+        adminField(subject, 'two_factor_enabled'),
+        'two-factor',
+        'two-factor on',
+        'two-factor off',
+        subject,
+      ),
+    );
   }
   if (when.external !== undefined) {
-    out.push(booleanVerdict(when.external, adminField(subject, 'external'), 'external', 'external', 'not external', subject));
+    out.push(
+      booleanVerdict(when.external, adminField(subject, 'external'), 'external', 'external', 'not external', subject),
+    );
   }
   if (when.bot !== undefined) {
     // The Users API shows `bot` in the public view only; a record without it leaves the condition unknown.
     const bot = publicField(subject, 'bot');
-    out.push(typeof bot === 'boolean' ? { holds: bot === when.bot, text: bot ? 'a bot' : 'not a bot' } : unknown('bot', subject, subject.user ? 'the user record does not show it' : unknownWhy(subject)));
+    out.push(
+      typeof bot === 'boolean'
+        ? { holds: bot === when.bot, text: bot ? 'a bot' : 'not a bot' }
+        : unknown('bot', subject, subject.user ? 'the user record does not show it' : unknownWhy(subject)),
+    );
   }
   if (when.confirmed !== undefined) {
     const confirmedAt = adminField(subject, 'confirmed_at');
     // In the administrator view, null means "not confirmed"; a missing field means nothing is known.
-    if (confirmedAt === undefined || (confirmedAt !== null && typeof confirmedAt !== 'string')) out.push(unknown('confirmed', subject));
-    else out.push({ holds: (confirmedAt !== null) === when.confirmed, text: confirmedAt !== null ? 'email confirmed' : 'email not confirmed' });
+    if (confirmedAt === undefined || (confirmedAt !== null && typeof confirmedAt !== 'string'))
+      out.push(unknown('confirmed', subject));
+    else
+      out.push({
+        holds: (confirmedAt !== null) === when.confirmed,
+        text: confirmedAt !== null ? 'email confirmed' : 'email not confirmed',
+      });
   }
   if (when.state !== undefined) {
     const state = effectiveState(subject);
@@ -152,11 +188,17 @@ function verdicts(when: RuleConditions | undefined, subject: Subject): Verdict[]
     const createdAt = publicField(subject, 'created_at');
     const created = typeof createdAt === 'string' ? Date.parse(createdAt) : NaN;
     if (Number.isNaN(created)) {
-      out.push(unknown('account age', subject, subject.user ? 'the user record has no creation time' : unknownWhy(subject)));
+      out.push(
+        unknown('account age', subject, subject.user ? 'the user record has no creation time' : unknownWhy(subject)),
+      );
     } else {
       const age = subject.now.getTime() - created;
       const min = formatDuration(when.min_account_age);
-      out.push(age >= when.min_account_age ? { holds: true, text: `account older than ${min}` } : { holds: false, text: `account ${roughDuration(age)} old, younger than ${min}` });
+      out.push(
+        age >= when.min_account_age
+          ? { holds: true, text: `account older than ${min}` }
+          : { holds: false, text: `account ${roughDuration(age)} old, younger than ${min}` },
+      );
     }
   }
   return out;
@@ -188,14 +230,16 @@ function evaluate(rule: Rule, index: number, subject: Subject): RuleResult {
   const list = verdicts(rule.when, subject);
   const allHold = list.every((v) => v.holds);
   const blockedApproval = allHold && rule.approve !== undefined && effectiveState(subject) === 'blocked';
-  const undetermined = list.every((v) => v.holds || v.unknown !== undefined) && list.some((v) => v.unknown !== undefined);
+  const undetermined =
+    list.every((v) => v.holds || v.unknown !== undefined) && list.some((v) => v.unknown !== undefined);
   return { index, rule, verdicts: list, decides: allHold && !blockedApproval, blockedApproval, undetermined };
 }
 
 /** `email, two-factor unknown: the token is not an administrator's`: the facts missing, by why. */
 function unknownFacts(verdicts: readonly Verdict[]): string {
   const byWhy = new Map<string, string[]>();
-  for (const { unknown } of verdicts) if (unknown) byWhy.set(unknown.why, [...(byWhy.get(unknown.why) ?? []), unknown.what]);
+  for (const { unknown } of verdicts)
+    if (unknown) byWhy.set(unknown.why, [...(byWhy.get(unknown.why) ?? []), unknown.what]);
   return [...byWhy].map(([why, whats]) => `${whats.join(', ')} unknown: ${why}`).join('; ');
 }
 
@@ -214,7 +258,13 @@ function missText(result: RuleResult): string {
 
 /** One line per rule for `plan`: every condition's fact, so a person sees all that was looked at. */
 function detailLine(result: RuleResult): string {
-  const status = result.decides ? 'matched' : result.blockedApproval ? 'not applied (user is blocked)' : result.undetermined ? 'not known' : 'not matched';
+  const status = result.decides
+    ? 'matched'
+    : result.blockedApproval
+      ? 'not applied (user is blocked)'
+      : result.undetermined
+        ? 'not known'
+        : 'not matched';
   const facts = result.verdicts.map((v) => `${v.holds ? '✓' : v.unknown ? '?' : '✗'} ${v.text}`);
   return `rule ${result.index + 1} ${ruleAction(result.rule)}: ${status}${facts.length > 0 ? ` (${facts.join('; ')})` : ''}`;
 }
@@ -223,7 +273,13 @@ function sourceLabel(source: SourceSnapshot): string {
   return typeof source.ref === 'number' ? `${source.kind} ${source.ref}` : source.ref;
 }
 
-function decideOne(config: AccessRequestsConfig, source: SourceSnapshot, request: PendingRequest, snapshot: AccessRequestsSnapshot, now: Date): Decision {
+function decideOne(
+  config: AccessRequestsConfig,
+  source: SourceSnapshot,
+  request: PendingRequest,
+  snapshot: AccessRequestsSnapshot,
+  now: Date,
+): Decision {
   const subject: Subject = { request, user: snapshot.users.get(request.id), admin: snapshot.admin, now };
   const target = { source: source.kind, id: source.ref, userId: request.id, requestedAt: request.requested_at };
   const base = {
@@ -244,7 +300,12 @@ function decideOne(config: AccessRequestsConfig, source: SourceSnapshot, request
   // First match in the rules' order: a rule not known to match or not stops there, since it might have decided.
   const first = results.find((r) => r.decides || r.undetermined);
   if (first?.undetermined) {
-    return { ...base, action: SKIP, reason: `leave: rule ${first.index + 1} cannot be decided (${unknownFacts(first.verdicts)}); neither approved nor denied on a fact the token cannot read`, details };
+    return {
+      ...base,
+      action: SKIP,
+      reason: `leave: rule ${first.index + 1} cannot be decided (${unknownFacts(first.verdicts)}); neither approved nor denied on a fact the token cannot read`,
+      details,
+    };
   }
   const deciding = first;
   if (deciding?.rule.approve !== undefined) {
@@ -261,7 +322,8 @@ function decideOne(config: AccessRequestsConfig, source: SourceSnapshot, request
   // No rule decided: `otherwise`, then the age of the request.
   const misses = results.map(missText).join('; ');
   const why = misses ? ` (${misses})` : '';
-  if (config.otherwise === 'deny') return { ...base, action: DENY, reason: `deny: no rule matched, otherwise deny${why}`, details };
+  if (config.otherwise === 'deny')
+    return { ...base, action: DENY, reason: `deny: no rule matched, otherwise deny${why}`, details };
   // An unreadable requested_at is never taken as old: denying on a guess is no better than approving on one.
   if (config.deny_pending_after !== undefined && waited !== undefined && waited > config.deny_pending_after) {
     return {
@@ -272,7 +334,13 @@ function decideOne(config: AccessRequestsConfig, source: SourceSnapshot, request
     };
   }
   const blocked = results.find((r) => r.blockedApproval);
-  if (blocked) return { ...base, action: SKIP, reason: `leave: user is blocked, never approved (rule ${blocked.index + 1} would ${ruleAction(blocked.rule)})`, details };
+  if (blocked)
+    return {
+      ...base,
+      action: SKIP,
+      reason: `leave: user is blocked, never approved (rule ${blocked.index + 1} would ${ruleAction(blocked.rule)})`,
+      details,
+    };
   return { ...base, action: SKIP, reason: `leave: no rule matched${why}`, details };
 }
 
@@ -281,18 +349,27 @@ function decideOne(config: AccessRequestsConfig, source: SourceSnapshot, request
  * then project as configured, then oldest request first, so a pass capped by `max_actions_per_run` works off the
  * longest waiting first and `plan` reads the same every time.
  */
-export function decideAccessRequests(config: AccessRequestsConfig, snapshot: AccessRequestsSnapshot, now: Date): Decision[] {
+export function decideAccessRequests(
+  config: AccessRequestsConfig,
+  snapshot: AccessRequestsSnapshot,
+  now: Date,
+): Decision[] {
   // Groups before projects; within each, those the file names in its order, then those globs found as observed
   // (discovery sorts them by path).
   const written = (kind: SourceKind, items: ReadonlyArray<{ kind: string; id?: number; path?: string }>) =>
     items.map((item) => `${kind}:${item.kind === 'id' ? item.id : item.path}`);
-  const configured = [...written('group', config.groups?.explicit ?? []), ...written('project', config.projects?.explicit ?? [])];
+  const configured = [
+    ...written('group', config.groups?.explicit ?? []),
+    ...written('project', config.projects?.explicit ?? []),
+  ];
   const positions = firstPositions(configured);
   const kindRank = (source: SourceSnapshot): number => (source.kind === 'group' ? 0 : 1);
   const order = (source: SourceSnapshot): number => positions.get(`${source.kind}:${source.ref}`) ?? configured.length;
   const sources = snapshot.sources
     .map((source, position) => ({ source, position }))
-    .sort((a, b) => kindRank(a.source) - kindRank(b.source) || order(a.source) - order(b.source) || a.position - b.position);
+    .sort(
+      (a, b) => kindRank(a.source) - kindRank(b.source) || order(a.source) - order(b.source) || a.position - b.position,
+    );
 
   const decisions: Decision[] = [];
   for (const { source } of sources) {

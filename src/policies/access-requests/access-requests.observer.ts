@@ -20,7 +20,10 @@ export const USER_READ_CONCURRENCY = 4;
 /** Progress is reported every this many user records, so only a large backlog reports at all. */
 export const PROGRESS_EVERY = 100;
 
-export async function observeAccessRequests(config: AccessRequestsConfig, context: ObserveContext): Promise<AccessRequestsSnapshot> {
+export async function observeAccessRequests(
+  config: AccessRequestsConfig,
+  context: ObserveContext,
+): Promise<AccessRequestsSnapshot> {
   const { client } = context;
   // Once per pass: the view of every user record below depends on it, and a token may lose its rights any day.
   const me = await client.users.current();
@@ -40,7 +43,11 @@ export async function observeAccessRequests(config: AccessRequestsConfig, contex
     context,
     wanted,
     ({ kind, ref, listed }) => ({ target: `${kind} ${ref}`, listed }),
-    async ({ kind, ref }): Promise<SourceSnapshot> => ({ kind, ref, requests: await pendingRequests(context, kind, ref) }),
+    async ({ kind, ref }): Promise<SourceSnapshot> => ({
+      kind,
+      ref,
+      requests: await pendingRequests(context, kind, ref),
+    }),
   );
   const sources = found.filter((source): source is SourceSnapshot => source !== undefined);
 
@@ -61,11 +68,20 @@ export async function observeAccessRequests(config: AccessRequestsConfig, contex
 }
 
 /** The pending requests of one group or project, streamed. */
-async function pendingRequests(context: StepContext, kind: SourceSnapshot['kind'], ref: string | number): Promise<PendingRequest[]> {
+async function pendingRequests(
+  context: StepContext,
+  kind: SourceSnapshot['kind'],
+  ref: string | number,
+): Promise<PendingRequest[]> {
   const resource = kind === 'group' ? context.client.groupAccessRequests : context.client.projectAccessRequests;
   const requests: PendingRequest[] = [];
   for await (const request of resource.all(ref)) {
-    requests.push({ id: request.id, username: request.username, state: request.state, requested_at: request.requested_at });
+    requests.push({
+      id: request.id,
+      username: request.username,
+      state: request.state,
+      requested_at: request.requested_at,
+    });
   }
   return requests;
 }
@@ -75,17 +91,25 @@ async function pendingRequests(context: StepContext, kind: SourceSnapshot['kind'
  * alone (the request and the requester's record read again), or why there is nothing to decide any more (withdrawn,
  * approved or denied by someone else, or made again since).
  */
-export async function observeRequest(context: StepContext, target: RequestTarget): Promise<AccessRequestsSnapshot | string> {
+export async function observeRequest(
+  context: StepContext,
+  target: RequestTarget,
+): Promise<AccessRequestsSnapshot | string> {
   const requests = await pendingRequests(context, target.source, target.id);
   const request = requests.find((candidate) => candidate.id === target.userId);
-  if (!request) return `the request of user ${target.userId} is no longer pending (approved, denied or withdrawn by someone else)`;
+  if (!request)
+    return `the request of user ${target.userId} is no longer pending (approved, denied or withdrawn by someone else)`;
   if (target.requestedAt !== undefined && request.requested_at !== target.requestedAt) {
     return `user ${target.userId} asked again at ${request.requested_at}, after the request decided on (${target.requestedAt})`;
   }
   const user = await readUser(context, request.id);
   // The record's own view says what the token may see now; `admin` only words the reasons.
   const admin = user !== null && isAdminView(user);
-  return { admin, sources: [{ kind: target.source, ref: target.id, requests: [request] }], users: new Map([[request.id, user]]) };
+  return {
+    admin,
+    sources: [{ kind: target.source, ref: target.id, requests: [request] }],
+    users: new Map([[request.id, user]]),
+  };
 }
 
 /** The record as the token may see it; null when the forge no longer knows the user (deleted since asking). */

@@ -29,7 +29,12 @@ export type ApproveTarget =
   | (RequestTarget & { readonly source: 'project'; readonly accessLevel: Exclude<GrantLevel, 50> });
 
 export function requestParams(target: RequestTarget): ActionParams {
-  return { source: target.source, id: target.id, user_id: target.userId, ...(target.requestedAt !== undefined ? { requested_at: target.requestedAt } : {}) };
+  return {
+    source: target.source,
+    id: target.id,
+    user_id: target.userId,
+    ...(target.requestedAt !== undefined ? { requested_at: target.requestedAt } : {}),
+  };
 }
 
 export function approveParams(target: RequestTarget & { readonly accessLevel: GrantLevel }): ActionParams {
@@ -52,17 +57,29 @@ const approveSchema = requestSchema.extend({
 
 export function requestTarget(params: ActionParams): RequestTarget {
   const read = readParams('access_requests', requestSchema, params);
-  return { source: read.source, id: read.id, userId: read.user_id, ...(read.requested_at !== undefined ? { requestedAt: read.requested_at } : {}) };
+  return {
+    source: read.source,
+    id: read.id,
+    userId: read.user_id,
+    ...(read.requested_at !== undefined ? { requestedAt: read.requested_at } : {}),
+  };
 }
 
 export function approveTarget(params: ActionParams): ApproveTarget {
   const read = readParams('access_requests', approveSchema, params);
-  const target = { source: read.source, id: read.id, userId: read.user_id, ...(read.requested_at !== undefined ? { requestedAt: read.requested_at } : {}) };
+  const target = {
+    source: read.source,
+    id: read.id,
+    userId: read.user_id,
+    ...(read.requested_at !== undefined ? { requestedAt: read.requested_at } : {}),
+  };
   const level = read.access_level;
   if (target.source === 'group') return { ...target, source: 'group', accessLevel: level };
   // The schema keeps owner from policies with projects; a decision that carries it anyway is a bug.
   if (level === GRANT_LEVELS.owner) {
-    throw new TypeError(`access_requests: action parameter "access_level" must be at most 40 for a project, got ${level}`);
+    throw new TypeError(
+      `access_requests: action parameter "access_level" must be at most 40 for a project, got ${level}`,
+    );
   }
   return { ...target, source: 'project', accessLevel: level };
 }

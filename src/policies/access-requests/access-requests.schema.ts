@@ -20,7 +20,8 @@ export const GRANT_LEVELS: Readonly<typeof grantLevels> = grantLevels;
 export type GrantLevel = (typeof GRANT_LEVELS)[keyof typeof GRANT_LEVELS];
 export const OWNER: GrantLevel = GRANT_LEVELS.owner;
 
-const LEVEL_HINT = 'expected an access level: guest, reporter, developer, maintainer or owner (groups only), or 10, 20, 30, 40 or 50';
+const LEVEL_HINT =
+  'expected an access level: guest, reporter, developer, maintainer or owner (groups only), or 10, 20, 30, 40 or 50';
 
 /** The name of a level (`30` → `developer`), for reasons. */
 export function levelName(level: GrantLevel): string {
@@ -35,7 +36,10 @@ const accessLevel = () =>
       if (typeof value === 'string') return GRANT_LEVELS[value];
       const level = Object.values(GRANT_LEVELS).find((known) => known === value);
       if (level === undefined) {
-        ctx.addIssue({ code: 'custom', message: `${value} is not an access level a request can be approved at; ${LEVEL_HINT}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `${value} is not an access level a request can be approved at; ${LEVEL_HINT}`,
+        });
         return z.NEVER;
       }
       return level;
@@ -56,20 +60,24 @@ const flag = (hint: string) => z.boolean({ error: `expected true or false (${hin
 
 const whenSchema = z
   .strictObject({
-    usernames: re2List()
-      .optional()
-      .describe('RE2 expressions, matched anywhere in the username; one must match.'),
+    usernames: re2List().optional().describe('RE2 expressions, matched anywhere in the username; one must match.'),
     email_domains: z
       .array(mailDomain(), { error: 'expected a list of mail domains such as [acme.com]' })
       .min(1, { error: 'give at least one domain, or leave the key out' })
       .optional()
-      .describe('The domain of the user’s primary email, exactly and in any case (sub.acme.com is not acme.com). Needs an administrator’s token.'),
+      .describe(
+        'The domain of the user’s primary email, exactly and in any case (sub.acme.com is not acme.com). Needs an administrator’s token.',
+      ),
     two_factor: flag('two-factor authentication on or off')
       .optional()
       .describe('Two-factor authentication on (true) or off (false). Needs an administrator’s token.'),
-    external: flag('an external user or not').optional().describe('An external user (true) or not (false). Needs an administrator’s token.'),
+    external: flag('an external user or not')
+      .optional()
+      .describe('An external user (true) or not (false). Needs an administrator’s token.'),
     bot: flag('a bot user or not').optional().describe('A bot user (true) or a person (false).'),
-    confirmed: flag('email confirmed or not').optional().describe('The account’s email is confirmed (true) or not (false). Needs an administrator’s token.'),
+    confirmed: flag('email confirmed or not')
+      .optional()
+      .describe('The account’s email is confirmed (true) or not (false). Needs an administrator’s token.'),
     state: z.enum(USER_STATES, { error: 'expected active or blocked' }).optional().describe('The account’s state.'),
     min_account_age: duration().optional().describe('The account was created at least this long ago.'),
   })
@@ -79,8 +87,13 @@ export type RuleConditions = z.output<typeof whenSchema>;
 
 const ruleSchema = z
   .strictObject({
-    approve: accessLevel().optional().describe('Approve at this level (guest, reporter, developer, maintainer, owner for groups, or 10–50).'),
-    deny: z.literal(true, { error: 'expected true (deny the request); leave the key out otherwise' }).optional().describe('Deny the request.'),
+    approve: accessLevel()
+      .optional()
+      .describe('Approve at this level (guest, reporter, developer, maintainer, owner for groups, or 10–50).'),
+    deny: z
+      .literal(true, { error: 'expected true (deny the request); leave the key out otherwise' })
+      .optional()
+      .describe('Deny the request.'),
     when: whenSchema.optional(),
   })
   .refine((rule) => (rule.approve === undefined) !== (rule.deny === undefined), {
@@ -88,7 +101,9 @@ const ruleSchema = z
     when: (payload) => {
       // Only about which keys are present: a mistyped value is reported where it is.
       const input = payload.value as Record<string, unknown> | undefined;
-      return typeof input === 'object' && input !== null && (input.approve === undefined) === (input.deny === undefined);
+      return (
+        typeof input === 'object' && input !== null && (input.approve === undefined) === (input.deny === undefined)
+      );
     },
   })
   .describe('Approves or denies when its conditions all hold; the first such rule decides.');
@@ -114,10 +129,14 @@ const base = definePolicyType(
     include_archived: z
       .boolean({ error: 'expected true or false' })
       .default(false)
-      .describe('Whether project globs select archived projects too; a project listed by id or path is covered even when archived.'),
+      .describe(
+        'Whether project globs select archived projects too; a project listed by id or path is covered even when archived.',
+      ),
     interval: period().describe('How often the pending requests are read.'),
     rules: z
-      .array(ruleSchema, { error: 'expected a list of rules such as [{ approve: developer, when: { email_domains: [acme.com] } }]' })
+      .array(ruleSchema, {
+        error: 'expected a list of rules such as [{ approve: developer, when: { email_domains: [acme.com] } }]',
+      })
       .default([])
       .describe('In order: the first rule whose conditions all hold decides. A blocked user is never approved.'),
     otherwise: z
@@ -182,14 +201,21 @@ const schema = base.schema
     },
     { when: (payload) => Array.isArray((payload.value as Input)?.rules) },
   )
-  .refine((policy) => policy.rules.length > 0 || policy.otherwise === 'deny' || policy.deny_pending_after !== undefined, {
-    path: ['rules'],
-    error: 'this policy would never act: give rules, otherwise: deny, or deny_pending_after',
-    when: (payload) => {
-      const input = payload.value as Input;
-      return (input?.rules === undefined || (Array.isArray(input.rules) && input.rules.length === 0)) && input?.otherwise !== 'deny' && input?.deny_pending_after === undefined;
+  .refine(
+    (policy) => policy.rules.length > 0 || policy.otherwise === 'deny' || policy.deny_pending_after !== undefined,
+    {
+      path: ['rules'],
+      error: 'this policy would never act: give rules, otherwise: deny, or deny_pending_after',
+      when: (payload) => {
+        const input = payload.value as Input;
+        return (
+          (input?.rules === undefined || (Array.isArray(input.rules) && input.rules.length === 0)) &&
+          input?.otherwise !== 'deny' &&
+          input?.deny_pending_after === undefined
+        );
+      },
     },
-  });
+  );
 
 export const accessRequestsPolicy = { ...base, schema } as const;
 

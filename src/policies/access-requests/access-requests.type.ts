@@ -31,13 +31,20 @@ export const accessRequestsType: PolicyType<AccessRequestsConfig, AccessRequests
       for (const fact of ADMIN_FACTS) if (rule.when?.[fact] !== undefined) facts.add(fact);
     }
     // Without the administrator's view these facts are unknown: a request such a rule would decide is left pending.
-    return facts.size === 0 ? undefined : `its rules look at ${[...facts].join(', ')}, which only an administrator's token can see; until it can, the requests those rules would decide are left pending, neither approved nor denied`;
+    return facts.size === 0
+      ? undefined
+      : `its rules look at ${[...facts].join(', ')}, which only an administrator's token can see; until it can, the requests those rules would decide are left pending, neither approved nor denied`;
   },
   // Only where globs or excludes decide which groups and projects these are: a list written out needs no echo.
   covered: (config, snapshot) => {
-    const globbed = (selection?: { globs: readonly unknown[]; excludes: readonly unknown[] }) => selection !== undefined && selection.globs.length + selection.excludes.length > 0;
-    const refs = (kind: 'group' | 'project') => snapshot.sources.filter((source) => source.kind === kind).map((source) => String(source.ref));
-    return { ...(globbed(config.groups) ? { groups: refs('group') } : {}), ...(globbed(config.projects) ? { projects: refs('project') } : {}) };
+    const globbed = (selection?: { globs: readonly unknown[]; excludes: readonly unknown[] }) =>
+      selection !== undefined && selection.globs.length + selection.excludes.length > 0;
+    const refs = (kind: 'group' | 'project') =>
+      snapshot.sources.filter((source) => source.kind === kind).map((source) => String(source.ref));
+    return {
+      ...(globbed(config.groups) ? { groups: refs('group') } : {}),
+      ...(globbed(config.projects) ? { projects: refs('project') } : {}),
+    };
   },
   probes: (config) => [
     ...(config.groups

@@ -5,7 +5,12 @@ import { Backup } from './group-backup.backup';
 import { readInflight } from './group-backup.observer';
 import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema';
 
-const backupParams = z.object({ group_id: param.integer(), group_path: param.text(), taken_at: param.text(), key: param.text() });
+const backupParams = z.object({
+  group_id: param.integer(),
+  group_path: param.text(),
+  taken_at: param.text(),
+  key: param.text(),
+});
 
 /** One backup set of one group (group-backup.backup.ts), resumable: a pass after a crash carries the same set on. */
 const backup = defineAction({

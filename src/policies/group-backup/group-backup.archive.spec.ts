@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { LocalFiles } from '../../effects/local-files';
-import { type ArchiveProblem, ArchiveInvalidError, sha256File, verifyArchive, verifyNdjsonGz } from './group-backup.archive';
+import {
+  type ArchiveProblem,
+  ArchiveInvalidError,
+  sha256File,
+  verifyArchive,
+  verifyNdjsonGz,
+} from './group-backup.archive';
 
 /** The disk as the policy sees it: the tests read and write through the same class. */
 const files = new LocalFiles();
@@ -72,21 +78,44 @@ describe('verifyArchive', () => {
     const path = await fileWith(gzipSync(await tarOf(TWO_ENTRIES)));
     const onDisk = await readFile(path);
 
-    await expect(verifyArchive(files, path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: 2 });
+    await expect(verifyArchive(files, path)).resolves.toEqual({
+      bytes: onDisk.length,
+      sha256: sha256Of(onDisk),
+      entries: 2,
+    });
     await expect(sha256File(files, path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk) });
   });
 
   it('streams an archive larger than one read, with entries of several sizes', async () => {
     // Random content does not compress: the file is read in many chunks, and the tar walked across them.
     const big = randomBytes(3 * 1024 * 1024 + 17);
-    const path = await fileWith(gzipSync(await tarOf([{ name: 'big.bin', content: big }, { name: 'empty' }, { name: 'exactly-one-block', content: 'x'.repeat(512) }])));
+    const path = await fileWith(
+      gzipSync(
+        await tarOf([
+          { name: 'big.bin', content: big },
+          { name: 'empty' },
+          { name: 'exactly-one-block', content: 'x'.repeat(512) },
+        ]),
+      ),
+    );
     const onDisk = await readFile(path);
 
-    await expect(verifyArchive(files, path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: 3 });
+    await expect(verifyArchive(files, path)).resolves.toEqual({
+      bytes: onDisk.length,
+      sha256: sha256Of(onDisk),
+      entries: 3,
+    });
   });
 
   it('walks pax headers (a long name) and directories', async () => {
-    const path = await fileWith(gzipSync(await tarOf([{ name: 'tree', type: 'directory' }, { name: `tree/${'n'.repeat(180)}.json`, content: '{}' }])));
+    const path = await fileWith(
+      gzipSync(
+        await tarOf([
+          { name: 'tree', type: 'directory' },
+          { name: `tree/${'n'.repeat(180)}.json`, content: '{}' },
+        ]),
+      ),
+    );
 
     await expect(verifyArchive(files, path)).resolves.toMatchObject({ entries: 2 });
   });
@@ -107,13 +136,41 @@ describe('verifyArchive', () => {
     ['a gzip of nothing', async () => gzipSync(Buffer.alloc(0)), 'no tar entries'],
     ['a valid archive cut in half', async () => halfOf(gzipSync(await tarOf(TWO_ENTRIES))), 'truncated'],
     // Cut while an entry's data is being read: the entry's stream fails too, which must not escape as an uncaught error.
-    ['a large archive cut inside an entry', async () => halfOf(gzipSync(await tarOf([{ name: 'big.bin', content: randomBytes(2 * 1024 * 1024) }]))), 'truncated'],
-    ['a valid archive without its 8-byte gzip trailer', async () => withoutLast(gzipSync(await tarOf(TWO_ENTRIES)), 8), 'truncated'],
-    ['a valid archive without its last byte', async () => withoutLast(gzipSync(await tarOf(TWO_ENTRIES)), 1), 'truncated'],
-    ['a tar cut after an entry, its gzip complete', async () => gzipSync(withoutLast(await tarOf(TWO_ENTRIES), 1024)), 'truncated'],
-    ['a tar with one of its two end blocks, its gzip complete', async () => gzipSync(withoutLast(await tarOf(TWO_ENTRIES), 512)), 'truncated'],
-    ['a tar cut inside an entry, its gzip complete', async () => gzipSync(withoutLast(await tarOf(TWO_ENTRIES), 1024 + 300)), 'truncated'],
-    ['a gzip whose CRC does not match', async () => withByteFlipped(gzipSync(await tarOf(TWO_ENTRIES)), -8), 'corrupt gzip'],
+    [
+      'a large archive cut inside an entry',
+      async () => halfOf(gzipSync(await tarOf([{ name: 'big.bin', content: randomBytes(2 * 1024 * 1024) }]))),
+      'truncated',
+    ],
+    [
+      'a valid archive without its 8-byte gzip trailer',
+      async () => withoutLast(gzipSync(await tarOf(TWO_ENTRIES)), 8),
+      'truncated',
+    ],
+    [
+      'a valid archive without its last byte',
+      async () => withoutLast(gzipSync(await tarOf(TWO_ENTRIES)), 1),
+      'truncated',
+    ],
+    [
+      'a tar cut after an entry, its gzip complete',
+      async () => gzipSync(withoutLast(await tarOf(TWO_ENTRIES), 1024)),
+      'truncated',
+    ],
+    [
+      'a tar with one of its two end blocks, its gzip complete',
+      async () => gzipSync(withoutLast(await tarOf(TWO_ENTRIES), 512)),
+      'truncated',
+    ],
+    [
+      'a tar cut inside an entry, its gzip complete',
+      async () => gzipSync(withoutLast(await tarOf(TWO_ENTRIES), 1024 + 300)),
+      'truncated',
+    ],
+    [
+      'a gzip whose CRC does not match',
+      async () => withByteFlipped(gzipSync(await tarOf(TWO_ENTRIES)), -8),
+      'corrupt gzip',
+    ],
   ])('rejects %s', async (_title, bytes, problem) => {
     await expectProblem(verifyArchive(files, await fileWith(await bytes())), problem);
   });
@@ -122,7 +179,9 @@ describe('verifyArchive', () => {
     const whole = gzipSync(await tarOf(TWO_ENTRIES));
     const problems = new Set<string>();
     for (let length = 1; length < whole.length; length += 1) {
-      const error: unknown = await verifyArchive(files, await fileWith(whole.subarray(0, length))).catch((reason: unknown) => reason);
+      const error: unknown = await verifyArchive(files, await fileWith(whole.subarray(0, length))).catch(
+        (reason: unknown) => reason,
+      );
       problems.add(error instanceof ArchiveInvalidError ? error.problem : `not rejected at ${length} bytes`);
     }
     expect([...problems]).toEqual(['truncated']);
@@ -146,7 +205,11 @@ describe('verifyNdjsonGz', () => {
     const path = await fileWith(gzipSync(Buffer.from(text)));
     const onDisk = await readFile(path);
 
-    await expect(verifyNdjsonGz(files, path)).resolves.toEqual({ bytes: onDisk.length, sha256: sha256Of(onDisk), entries: lines });
+    await expect(verifyNdjsonGz(files, path)).resolves.toEqual({
+      bytes: onDisk.length,
+      sha256: sha256Of(onDisk),
+      entries: lines,
+    });
   });
 
   it('accepts lines longer than a read, with multi-byte characters split between reads', async () => {
@@ -158,12 +221,27 @@ describe('verifyNdjsonGz', () => {
 
   it.each<[string, () => Buffer, ArchiveProblem, string]>([
     ['a line that is not JSON', () => gzipSync(Buffer.from('{"id":1}\n{"id":\n')), 'not ndjson', 'line 2 is not JSON'],
-    ['an empty line between others', () => gzipSync(Buffer.from('{"id":1}\n\n{"id":3}\n')), 'not ndjson', 'line 2 is empty'],
-    ['bytes that are not UTF-8', () => gzipSync(Buffer.from([0x7b, 0x7d, 0x0a, 0x22, 0xff, 0x22, 0x0a])), 'not ndjson', 'not UTF-8'],
+    [
+      'an empty line between others',
+      () => gzipSync(Buffer.from('{"id":1}\n\n{"id":3}\n')),
+      'not ndjson',
+      'line 2 is empty',
+    ],
+    [
+      'bytes that are not UTF-8',
+      () => gzipSync(Buffer.from([0x7b, 0x7d, 0x0a, 0x22, 0xff, 0x22, 0x0a])),
+      'not ndjson',
+      'not UTF-8',
+    ],
     ['an empty file', () => Buffer.alloc(0), 'empty file', ''],
     ['a plain NDJSON file', () => Buffer.from('{"id":1}\n'), 'not gzip', ''],
     ['a gzip cut in half', () => halfOf(gzipSync(Buffer.from(`${LINES.join('\n')}\n`.repeat(50)))), 'truncated', ''],
-    ['a gzip without its trailer', () => withoutLast(gzipSync(Buffer.from(`${LINES.join('\n')}\n`)), 8), 'truncated', ''],
+    [
+      'a gzip without its trailer',
+      () => withoutLast(gzipSync(Buffer.from(`${LINES.join('\n')}\n`)), 8),
+      'truncated',
+      '',
+    ],
   ])('rejects %s', async (_title, bytes, problem, detail) => {
     const check = verifyNdjsonGz(files, await fileWith(bytes()));
     await expectProblem(check, problem);
@@ -177,7 +255,10 @@ describe('sha256File', () => {
     ['a small file', Buffer.from('forgewarden')],
     ['a file larger than one read', randomBytes(1024 * 1024 + 3)],
   ])('hashes %s as node:crypto does', async (_title, bytes) => {
-    await expect(sha256File(files, await fileWith(bytes))).resolves.toEqual({ bytes: bytes.length, sha256: sha256Of(bytes) });
+    await expect(sha256File(files, await fileWith(bytes))).resolves.toEqual({
+      bytes: bytes.length,
+      sha256: sha256Of(bytes),
+    });
   });
 });
 

@@ -21,7 +21,8 @@ export interface ArchiveCheck {
 }
 
 /** What is wrong with a file that is not a complete archive of the kind expected. */
-export type ArchiveProblem = 'empty file' | 'not gzip' | 'truncated' | 'corrupt gzip' | 'not a tar archive' | 'no tar entries' | 'not ndjson';
+export type ArchiveProblem =
+  'empty file' | 'not gzip' | 'truncated' | 'corrupt gzip' | 'not a tar archive' | 'no tar entries' | 'not ndjson';
 
 /** The file is not a complete archive of the kind expected; `problem` (and the message) say what is wrong. */
 export class ArchiveInvalidError extends Error {
@@ -78,11 +79,22 @@ export async function verifyArchive(files: LocalFiles, path: string): Promise<Ar
     const problem = asGzipProblem(path, error);
     // The pipeline also destroys the tar stream with another stage's error (ours, or one with a code, from zlib or the
     // file system): only an error without a code is tar-stream's own.
-    if (problem === error && error === tarError && error instanceof Error && !(error instanceof ArchiveInvalidError) && !('code' in error)) {
+    if (
+      problem === error &&
+      error === tarError &&
+      error instanceof Error &&
+      !(error instanceof ArchiveInvalidError) &&
+      !('code' in error)
+    ) {
       // tar-stream's only way of saying the data stopped inside a header or an entry.
-      if (/unexpected end of data/i.test(error.message)) throw new ArchiveInvalidError(path, 'truncated', 'the tar stops inside an entry');
+      if (/unexpected end of data/i.test(error.message))
+        throw new ArchiveInvalidError(path, 'truncated', 'the tar stops inside an entry');
       // Its other words ("Maybe ... it needs to be gunzipped?") would mislead: the data was gunzipped already.
-      throw new ArchiveInvalidError(path, 'not a tar archive', /invalid tar header/i.test(error.message) ? 'a block where a tar header belongs is not one' : error.message);
+      throw new ArchiveInvalidError(
+        path,
+        'not a tar archive',
+        /invalid tar header/i.test(error.message) ? 'a block where a tar header belongs is not one' : error.message,
+      );
     }
     throw problem;
   }
@@ -174,7 +186,11 @@ function ndjsonLines(path: string): { stream: Writable; count: () => number } {
     try {
       JSON.parse(line);
     } catch (error) {
-      throw new ArchiveInvalidError(path, 'not ndjson', `line ${number} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ArchiveInvalidError(
+        path,
+        'not ndjson',
+        `line ${number} is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     lines = number;
   };

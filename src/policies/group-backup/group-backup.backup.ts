@@ -35,9 +35,15 @@ export class Backup {
     this.group = { id: params.group_id, fullPath: params.group_path };
     // Carried on under its own key; a backup in progress of another key (older than its schedule's period, see
     // abandonedBecause) is dropped, and this one starts afresh.
-    this.inflight = new InflightRecord(context, this.group, stored?.key === params.key ? stored : { key: params.key, taken_at: params.taken_at });
+    this.inflight = new InflightRecord(
+      context,
+      this.group,
+      stored?.key === params.key ? stored : { key: params.key, taken_at: params.taken_at },
+    );
     if (stored && stored.key !== params.key) {
-      this.dropped = abandonedBecause(config, stored, context.clock.now(), false) ?? `the backup in progress begun at ${stored.taken_at} (${stored.key}) is dropped for this one`;
+      this.dropped =
+        abandonedBecause(config, stored, context.clock.now(), false) ??
+        `the backup in progress begun at ${stored.taken_at} (${stored.key}) is dropped for this one`;
     }
     this.folder = groupFolder(config, params.group_path);
     this.exports = new ForgeExports(config, context);
@@ -64,7 +70,8 @@ export class Backup {
     } else {
       const { projects, missing } = await this.archives();
       const groupArchive = this.inflight.current.group_archive;
-      if (!groupArchive) throw new Error(`group_backup: the set of ${this.group.fullPath} has no group archive after its download`);
+      if (!groupArchive)
+        throw new Error(`group_backup: the set of ${this.group.fullPath} has no group archive after its download`);
       const relations = this.inflight.current.relations;
       entry = {
         set: this.inflight.setName(),
@@ -77,24 +84,39 @@ export class Backup {
         projects,
         missing,
       };
-      await writeSetFile(files, this.setFolder(), { version: 1, kind: 'forgewarden-backup-set', group: { id: this.group.id, full_path: this.group.fullPath }, ...entry });
+      await writeSetFile(files, this.setFolder(), {
+        version: 1,
+        kind: 'forgewarden-backup-set',
+        group: { id: this.group.id, full_path: this.group.fullPath },
+        ...entry,
+      });
     }
-    const { pruned, notes } = await recordSet(this.config, this.context, { ...this.group, folder: this.folder }, this.inflight, entry, fresh);
+    const { pruned, notes } = await recordSet(
+      this.config,
+      this.context,
+      { ...this.group, folder: this.folder },
+      this.inflight,
+      entry,
+      fresh,
+    );
     await forgetProgress(this.context, this.group.id, entry.set);
     await this.inflight.forget();
     const labels = { group: this.group.fullPath };
     const bytes = filesOf(entry).reduce((sum, file) => sum + file.bytes, 0);
     if (fresh) this.context.measures.add(BACKUP_BYTES, labels, bytes);
     // A partial set is no backup of the whole tree: the alert on the last backup keeps counting.
-    if (entry.state === 'complete') await this.context.measures.set(LAST_BACKUP, labels, Date.parse(entry.finished_at) / 1000);
+    if (entry.state === 'complete')
+      await this.context.measures.set(LAST_BACKUP, labels, Date.parse(entry.finished_at) / 1000);
     const said = [...notes, ...(this.dropped ? [this.dropped] : [])];
     const held = entry.missing.map((project) => `missing ${project.path}: ${project.reason}`);
     return {
-      incomplete: entry.missing.map((project) => `project ${project.path} (id ${project.id}) is not in the set: ${project.reason}`),
+      incomplete: entry.missing.map(
+        (project) => `project ${project.path} (id ${project.id}) is not in the set: ${project.reason}`,
+      ),
       detail:
-      `${this.group.fullPath}/${entry.set}/: ${entry.state}, group archive and ${entry.projects.length} of ${entry.projects.length + entry.missing.length} projects, ${bytes} bytes; ` +
-      `group archive sha256 ${entry.group_archive.sha256}${entry.relations ? `, ${entry.relations.length} relations files` : ''}; ` +
-      `${pruned.length === 0 ? 'nothing pruned' : `pruned ${pruned.join(', ')}`}${[...held, ...said].map((line) => `; ${line}`).join('')}`,
+        `${this.group.fullPath}/${entry.set}/: ${entry.state}, group archive and ${entry.projects.length} of ${entry.projects.length + entry.missing.length} projects, ${bytes} bytes; ` +
+        `group archive sha256 ${entry.group_archive.sha256}${entry.relations ? `, ${entry.relations.length} relations files` : ''}; ` +
+        `${pruned.length === 0 ? 'nothing pruned' : `pruned ${pruned.join(', ')}`}${[...held, ...said].map((line) => `; ${line}`).join('')}`,
     };
   }
 
@@ -104,7 +126,14 @@ export class Backup {
    * thrown: what one finished is kept for the set carried on next pass.
    */
   private async archives(): Promise<ProjectsOfSet> {
-    const groupExport = new GroupExport(this.config, this.context, this.group, this.folder, this.inflight, this.exports);
+    const groupExport = new GroupExport(
+      this.config,
+      this.context,
+      this.group,
+      this.folder,
+      this.inflight,
+      this.exports,
+    );
     if (!this.inflight.current.group_archive) await groupExport.request();
     const [group, projects] = await Promise.allSettled([
       this.inflight.current.group_archive ? Promise.resolve() : groupExport.download(),
@@ -116,16 +145,30 @@ export class Backup {
   }
 
   private projects(): SetProjects {
-    const schedule = { cron: this.config.schedule, ...(this.config.timezone ? { timezone: this.config.timezone } : {}) };
+    const schedule = {
+      cron: this.config.schedule,
+      ...(this.config.timezone ? { timezone: this.config.timezone } : {}),
+    };
     const set = this.inflight.setName();
-    return new SetProjects(this.config, this.context, this.exports, this.group, this.setFolder(), set, nextRunAfter(schedule, setNameTime(set)), () =>
-      this.lastSetProjects(),
+    return new SetProjects(
+      this.config,
+      this.context,
+      this.exports,
+      this.group,
+      this.setFolder(),
+      set,
+      nextRunAfter(schedule, setNameTime(set)),
+      () => this.lastSetProjects(),
     );
   }
 
   /** The projects the newest set listed holds or lacks: a set after it expects them, unless the forge shows them gone. */
-  private async lastSetProjects(): Promise<{ set: string; projects: ReadonlyArray<{ readonly id: number; readonly path: string }> } | undefined> {
-    const last = (await readManifest(this.context.files, this.folder))?.sets.find((entry) => !entry.legacy && entry.set !== this.inflight.setName());
+  private async lastSetProjects(): Promise<
+    { set: string; projects: ReadonlyArray<{ readonly id: number; readonly path: string }> } | undefined
+  > {
+    const last = (await readManifest(this.context.files, this.folder))?.sets.find(
+      (entry) => !entry.legacy && entry.set !== this.inflight.setName(),
+    );
     return last && { set: last.set, projects: [...last.projects, ...last.missing] };
   }
 
@@ -138,7 +181,8 @@ export class Backup {
     const stored = this.stored;
     if (!stored?.set || !isSetName(stored.set)) return;
     const manifest = await readManifest(this.context.files, this.folder);
-    if (!manifest?.sets.some((entry) => !entry.legacy && entry.set === stored.set)) await this.context.files.remove(join(this.folder, stored.set));
+    if (!manifest?.sets.some((entry) => !entry.legacy && entry.set === stored.set))
+      await this.context.files.remove(join(this.folder, stored.set));
     await forgetProgress(this.context, this.group.id, stored.set);
   }
 }

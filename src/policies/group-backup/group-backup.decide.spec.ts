@@ -1,5 +1,13 @@
 import { SKIP } from '../../engine/policy';
-import { BACKUP, decideGroupBackups, followUpPass, type GroupBackupSnapshot, type GroupSnapshot, type InflightBackup, setDurationMs } from './group-backup.decide';
+import {
+  BACKUP,
+  decideGroupBackups,
+  followUpPass,
+  type GroupBackupSnapshot,
+  type GroupSnapshot,
+  type InflightBackup,
+  setDurationMs,
+} from './group-backup.decide';
 import { type ListedSet, stampOf } from './group-backup.files';
 import { GROUP_ARCHIVE } from './group-backup.set';
 import { type GroupBackupConfig, groupBackupPolicy } from './group-backup.schema';
@@ -41,7 +49,10 @@ function aSet(takenAt: string, fields: Partial<ListedSet> = {}): ListedSet {
 
 /** A set that lacks a project. */
 function aPartialSet(takenAt: string): ListedSet {
-  return aSet(takenAt, { state: 'partial', missing: [{ id: 31, path: 'platform/api', reason: 'its export failed 3 times' }] });
+  return aSet(takenAt, {
+    state: 'partial',
+    missing: [{ id: 31, path: 'platform/api', reason: 'its export failed 3 times' }],
+  });
 }
 
 /** Group acme (id 7) with 5 projects, its sets newest first. */
@@ -54,12 +65,22 @@ function aGroupWithoutProjects(sets: readonly ListedSet[] = []): GroupSnapshot {
   return { id: 7, fullPath: 'acme', sets, unlisted: [] };
 }
 
-function aSnapshot(groups: readonly GroupSnapshot[], occasion: GroupBackupSnapshot['occasion'] = 'schedule'): GroupBackupSnapshot {
+function aSnapshot(
+  groups: readonly GroupSnapshot[],
+  occasion: GroupBackupSnapshot['occasion'] = 'schedule',
+): GroupBackupSnapshot {
   return { groups, occasion };
 }
 
-function decideOne(group: GroupSnapshot, options: { occasion?: GroupBackupSnapshot['occasion']; config?: Record<string, unknown>; now?: Date } = {}) {
-  const decisions = decideGroupBackups(aBackupConfig(options.config), aSnapshot([group], options.occasion), options.now ?? NOW);
+function decideOne(
+  group: GroupSnapshot,
+  options: { occasion?: GroupBackupSnapshot['occasion']; config?: Record<string, unknown>; now?: Date } = {},
+) {
+  const decisions = decideGroupBackups(
+    aBackupConfig(options.config),
+    aSnapshot([group], options.occasion),
+    options.now ?? NOW,
+  );
   expect(decisions).toHaveLength(1);
   return decisions[0];
 }
@@ -85,7 +106,11 @@ describe('group_backup decide: scheduled passes', () => {
       key: 'backup:7',
       reason: `skip: backed up at 2026-11-24T02:00:05.000Z, after the run scheduled at ${LATEST_RUN}; ${NEXT}`,
       params: {},
-      details: ['keeps 2 sets with the new one (3 complete sets counted)', 'would prune 2026-11-23T020005Z/', 'if the new set ends partial, nothing is pruned'],
+      details: [
+        'keeps 2 sets with the new one (3 complete sets counted)',
+        'would prune 2026-11-23T020005Z/',
+        'if the new set ends partial, nothing is pruned',
+      ],
     });
   });
 
@@ -114,22 +139,31 @@ describe('group_backup decide: scheduled passes', () => {
 
   it('gives the same key all through one cron period, so two replicas or two ticks of it take one backup', () => {
     const group = aGroup([aSet('2026-11-23T02:00:05.000Z')]);
-    const keys = ['2026-11-24T02:00:00.001Z', '2026-11-24T10:00:00.000Z', '2026-11-25T01:59:59.999Z'].map((now) => decideOne(group, { now: new Date(now) }).key);
+    const keys = ['2026-11-24T02:00:00.001Z', '2026-11-24T10:00:00.000Z', '2026-11-25T01:59:59.999Z'].map(
+      (now) => decideOne(group, { now: new Date(now) }).key,
+    );
     expect(keys).toEqual([`backup:7:${LATEST_RUN}`, `backup:7:${LATEST_RUN}`, `backup:7:${LATEST_RUN}`]);
-    expect(decideOne(group, { now: new Date('2026-11-25T01:59:59.999Z') }).params).toMatchObject({ taken_at: '2026-11-25T01:59:59.999Z' });
+    expect(decideOne(group, { now: new Date('2026-11-25T01:59:59.999Z') }).params).toMatchObject({
+      taken_at: '2026-11-25T01:59:59.999Z',
+    });
   });
 
   it('gives a new key once the next run has passed', () => {
-    const decision = decideOne(aGroup([aSet('2026-11-24T02:00:05.000Z')]), { now: new Date('2026-11-25T02:00:01.000Z') });
+    const decision = decideOne(aGroup([aSet('2026-11-24T02:00:05.000Z')]), {
+      now: new Date('2026-11-25T02:00:01.000Z'),
+    });
     expect(decision).toMatchObject({
       action: BACKUP,
       key: 'backup:7:2026-11-25T02:00:00.000Z',
-      reason: 'scheduled at 2026-11-25T02:00:00.000Z, last backup 2026-11-24T02:00:05.000Z; next scheduled backup 2026-11-26T02:00:00.000Z',
+      reason:
+        'scheduled at 2026-11-25T02:00:00.000Z, last backup 2026-11-24T02:00:05.000Z; next scheduled backup 2026-11-26T02:00:00.000Z',
     });
   });
 
   it('counts a pass that starts exactly on the tick as that run’s pass, not the one before it', () => {
-    const decision = decideOne(aGroup([aSet('2026-11-24T02:00:05.000Z')]), { now: new Date('2026-11-25T02:00:00.000Z') });
+    const decision = decideOne(aGroup([aSet('2026-11-24T02:00:05.000Z')]), {
+      now: new Date('2026-11-25T02:00:00.000Z'),
+    });
     expect(decision).toMatchObject({ action: BACKUP, key: 'backup:7:2026-11-25T02:00:00.000Z' });
     expect(decision.reason).toMatch(/; next scheduled backup 2026-11-26T02:00:00.000Z$/);
   });
@@ -148,21 +182,28 @@ describe('group_backup decide: a set that ended partial', () => {
   });
 
   it('is named partial as the last backup when the next run is due', () => {
-    const decision = decideOne(aGroup([PARTIAL_OF_THE_RUN, aSet('2026-11-23T02:00:05.000Z')]), { now: new Date('2026-11-25T02:00:01.000Z') });
+    const decision = decideOne(aGroup([PARTIAL_OF_THE_RUN, aSet('2026-11-23T02:00:05.000Z')]), {
+      now: new Date('2026-11-25T02:00:01.000Z'),
+    });
     expect(decision).toMatchObject({
       action: BACKUP,
       key: 'backup:7:2026-11-25T02:00:00.000Z',
-      reason: 'scheduled at 2026-11-25T02:00:00.000Z, last backup 2026-11-24T02:00:05.000Z (partial); next scheduled backup 2026-11-26T02:00:00.000Z',
+      reason:
+        'scheduled at 2026-11-25T02:00:00.000Z, last backup 2026-11-24T02:00:05.000Z (partial); next scheduled backup 2026-11-26T02:00:00.000Z',
     });
   });
 
   it('is named partial as the last backup of a backup asked for by command', () => {
-    expect(decideOne(aGroup([PARTIAL_OF_THE_RUN]), { occasion: 'command' }).reason).toBe(`back up now, as asked (last backup 2026-11-24T02:00:05.000Z (partial)); ${NEXT}`);
+    expect(decideOne(aGroup([PARTIAL_OF_THE_RUN]), { occasion: 'command' }).reason).toBe(
+      `back up now, as asked (last backup 2026-11-24T02:00:05.000Z (partial)); ${NEXT}`,
+    );
   });
 
   it('is not named partial once a newer set is complete', () => {
     const group = aGroup([aSet('2026-11-24T02:00:05.000Z'), aPartialSet('2026-11-23T02:00:05.000Z')]);
-    expect(decideOne(group, { occasion: 'command' }).reason).toBe(`back up now, as asked (last backup 2026-11-24T02:00:05.000Z); ${NEXT}`);
+    expect(decideOne(group, { occasion: 'command' }).reason).toBe(
+      `back up now, as asked (last backup 2026-11-24T02:00:05.000Z); ${NEXT}`,
+    );
   });
 
   it('is previewed in a skip as pruned after the next set, with the rules’ own prune', () => {
@@ -178,7 +219,9 @@ describe('group_backup decide: a set that ended partial', () => {
 
 describe('group_backup decide: what the set holds and how long it takes', () => {
   it('names the group archive and the projects, and the time at the forge’s export limit', () => {
-    expect(decideOne(aGroup()).details?.[0]).toBe('the set: the group archive and 5 projects, about 2 min at 6 project exports a minute');
+    expect(decideOne(aGroup()).details?.[0]).toBe(
+      'the set: the group archive and 5 projects, about 2 min at 6 project exports a minute',
+    );
   });
 
   it('says the set is the group archive alone when the group has no project count (projects: false)', () => {
@@ -189,11 +232,15 @@ describe('group_backup decide: what the set holds and how long it takes', () => 
   });
 
   it('counts a group with no projects as the group archive and a minute', () => {
-    expect(decideOne(aGroup([], { projects: 0 })).details?.[0]).toBe('the set: the group archive and 0 projects, about 1 min at 6 project exports a minute');
+    expect(decideOne(aGroup([], { projects: 0 })).details?.[0]).toBe(
+      'the set: the group archive and 0 projects, about 1 min at 6 project exports a minute',
+    );
   });
 
   it('says "1 project" in the singular', () => {
-    expect(decideOne(aGroup([], { projects: 1 })).details?.[0]).toBe('the set: the group archive and 1 project, about 2 min at 6 project exports a minute');
+    expect(decideOne(aGroup([], { projects: 1 })).details?.[0]).toBe(
+      'the set: the group archive and 1 project, about 2 min at 6 project exports a minute',
+    );
   });
 
   it('paces the projects at project_exports_per_minute', () => {
@@ -205,7 +252,9 @@ describe('group_backup decide: what the set holds and how long it takes', () => 
 
   it('gives a set of 2 hours or more in hours and minutes', () => {
     // 1000 projects at 6 a minute: 167 minutes of requests and one more, 168 minutes.
-    expect(decideOne(aGroup([], { projects: 1000 })).details?.[0]).toBe('the set: the group archive and 1000 projects, about 2 h 48 min at 6 project exports a minute');
+    expect(decideOne(aGroup([], { projects: 1000 })).details?.[0]).toBe(
+      'the set: the group archive and 1000 projects, about 2 h 48 min at 6 project exports a minute',
+    );
   });
 
   it('warns when the set takes longer than the schedule’s period: 500 projects, hourly', () => {
@@ -228,13 +277,19 @@ describe('group_backup decide: what the set holds and how long it takes', () => 
   it('does not warn when the set takes exactly the period, and warns a minute over it', () => {
     const hourly = { config: { schedule: '0 * * * *' } };
     // 354 projects: 59 minutes of requests and one more, 60 minutes; 355 projects: 61 minutes.
-    expect(decideOne(aGroup([], { projects: 354 }), hourly).details?.filter((line) => line.startsWith('warning:'))).toEqual([]);
-    expect(decideOne(aGroup([], { projects: 355 }), hourly).details?.filter((line) => line.startsWith('warning:'))).toHaveLength(1);
+    expect(
+      decideOne(aGroup([], { projects: 354 }), hourly).details?.filter((line) => line.startsWith('warning:')),
+    ).toEqual([]);
+    expect(
+      decideOne(aGroup([], { projects: 355 }), hourly).details?.filter((line) => line.startsWith('warning:')),
+    ).toHaveLength(1);
   });
 
   it('measures the period as the shortest gap between runs: two runs an hour apart each night warn, a weekday schedule is a day', () => {
     const warned = (schedule: string, projects: number) =>
-      decideOne(aGroup([], { projects }), { config: { schedule } }).details?.filter((line) => line.startsWith('warning:')) ?? [];
+      decideOne(aGroup([], { projects }), { config: { schedule } }).details?.filter((line) =>
+        line.startsWith('warning:'),
+      ) ?? [];
     // 700 projects: about 118 minutes; 02:00 and 03:00 are an hour apart, though the longest gap is 23 hours.
     expect(warned('0 2,3 * * *', 700)).toEqual([expect.stringContaining('(60 min between runs)')]);
     // 1500 projects: about 251 minutes, well within the 24 hours between two weekday runs (the weekend's 72 do not count).
@@ -244,8 +299,16 @@ describe('group_backup decide: what the set holds and how long it takes', () => 
 
   it('previews the retention of a set carried on under its own name, not a second set of its begin time', () => {
     // The set began at 02:00:03 and was named by its export request a second later; its prune was cut short.
-    const inflight: InflightBackup = { key: `backup:7:${LATEST_RUN}`, taken_at: '2026-11-24T02:00:03.000Z', set: '2026-11-24T020004Z', pruning: [] };
-    const decision = decideOne(aGroup([aSet('2026-11-24T02:00:04.000Z'), aSet('2026-11-23T02:00:05.000Z')], { inflight }), { config: { keep: { last: 2 } } });
+    const inflight: InflightBackup = {
+      key: `backup:7:${LATEST_RUN}`,
+      taken_at: '2026-11-24T02:00:03.000Z',
+      set: '2026-11-24T020004Z',
+      pruning: [],
+    };
+    const decision = decideOne(
+      aGroup([aSet('2026-11-24T02:00:04.000Z'), aSet('2026-11-23T02:00:05.000Z')], { inflight }),
+      { config: { keep: { last: 2 } } },
+    );
     expect(decision.details).toEqual([SET_OF_5, 'keeps all 2 sets with the new one']);
   });
 
@@ -271,8 +334,18 @@ describe('group_backup decide: setDurationMs', () => {
 
 describe('group_backup decide: time zones', () => {
   it.each<[string, string, string, string]>([
-    ['in winter (CET) 02:00 in Berlin is 01:00Z', '2026-01-15T10:00:00.000Z', '2026-01-15T01:00:00.000Z', '2026-01-16T01:00:00.000Z'],
-    ['in summer (CEST) 02:00 in Berlin is 00:00Z', '2026-07-15T10:00:00.000Z', '2026-07-15T00:00:00.000Z', '2026-07-16T00:00:00.000Z'],
+    [
+      'in winter (CET) 02:00 in Berlin is 01:00Z',
+      '2026-01-15T10:00:00.000Z',
+      '2026-01-15T01:00:00.000Z',
+      '2026-01-16T01:00:00.000Z',
+    ],
+    [
+      'in summer (CEST) 02:00 in Berlin is 00:00Z',
+      '2026-07-15T10:00:00.000Z',
+      '2026-07-15T00:00:00.000Z',
+      '2026-07-16T00:00:00.000Z',
+    ],
   ])('%s', (_title, now, latestRun, nextRun) => {
     const decision = decideOne(aGroup(), { config: { timezone: 'Europe/Berlin' }, now: new Date(now) });
     expect(decision).toMatchObject({
@@ -283,10 +356,14 @@ describe('group_backup decide: time zones', () => {
   });
 
   it('skips in Berlin a group backed up after the local 02:00 run that would be due under UTC', () => {
-    const decision = decideOne(aGroup([aSet('2026-01-15T01:00:05.000Z')]), { config: { timezone: 'Europe/Berlin' }, now: new Date('2026-01-15T10:00:00.000Z') });
+    const decision = decideOne(aGroup([aSet('2026-01-15T01:00:05.000Z')]), {
+      config: { timezone: 'Europe/Berlin' },
+      now: new Date('2026-01-15T10:00:00.000Z'),
+    });
     expect(decision).toMatchObject({
       action: SKIP,
-      reason: 'skip: backed up at 2026-01-15T01:00:05.000Z, after the run scheduled at 2026-01-15T01:00:00.000Z; next scheduled backup 2026-01-16T01:00:00.000Z',
+      reason:
+        'skip: backed up at 2026-01-15T01:00:05.000Z, after the run scheduled at 2026-01-15T01:00:00.000Z; next scheduled backup 2026-01-16T01:00:00.000Z',
     });
   });
 });
@@ -306,7 +383,9 @@ describe('group_backup decide: backups asked for by command', () => {
   });
 
   it('says when a group was never backed up', () => {
-    expect(decideOne(aGroup(), { occasion: 'command' }).reason).toBe(`back up now, as asked (last backup never); ${NEXT}`);
+    expect(decideOne(aGroup(), { occasion: 'command' }).reason).toBe(
+      `back up now, as asked (last backup never); ${NEXT}`,
+    );
   });
 });
 
@@ -318,27 +397,37 @@ describe('group_backup decide: a backup begun and not finished', () => {
     export_requested_at: '2026-11-24T02:00:04.000Z',
   };
 
-  it.each<GroupBackupSnapshot['occasion']>(['schedule', 'command'])('is carried on under its own key and time on a %s pass', (occasion) => {
-    const group = aGroup([aSet('2026-11-24T02:00:05.000Z')], { inflight: INFLIGHT });
-    expect(decideOne(group, { occasion })).toEqual({
-      action: BACKUP,
-      target: 'group acme',
-      key: INFLIGHT.key,
-      reason: `carry on the backup begun at 2026-11-24T02:00:03.000Z from the export requested at 2026-11-24T02:00:04.000Z; ${NEXT}`,
-      params: { group_id: 7, group_path: 'acme', taken_at: '2026-11-24T02:00:03.000Z', key: INFLIGHT.key },
-      details: [SET_OF_5, 'keeps every set (2 with the new one): no keep rules'],
-    });
-  });
+  it.each<GroupBackupSnapshot['occasion']>(['schedule', 'command'])(
+    'is carried on under its own key and time on a %s pass',
+    (occasion) => {
+      const group = aGroup([aSet('2026-11-24T02:00:05.000Z')], { inflight: INFLIGHT });
+      expect(decideOne(group, { occasion })).toEqual({
+        action: BACKUP,
+        target: 'group acme',
+        key: INFLIGHT.key,
+        reason: `carry on the backup begun at 2026-11-24T02:00:03.000Z from the export requested at 2026-11-24T02:00:04.000Z; ${NEXT}`,
+        params: { group_id: 7, group_path: 'acme', taken_at: '2026-11-24T02:00:03.000Z', key: INFLIGHT.key },
+        details: [SET_OF_5, 'keeps every set (2 with the new one): no keep rules'],
+      });
+    },
+  );
 
   it('is carried on from the export when no export was requested yet', () => {
     const inflight: InflightBackup = { key: INFLIGHT.key, taken_at: INFLIGHT.taken_at };
-    expect(decideOne(aGroup([], { inflight })).reason).toBe(`carry on the backup begun at 2026-11-24T02:00:03.000Z from the export; ${NEXT}`);
+    expect(decideOne(aGroup([], { inflight })).reason).toBe(
+      `carry on the backup begun at 2026-11-24T02:00:03.000Z from the export; ${NEXT}`,
+    );
   });
 
   it('is carried on from its prune when one was cut short, and counts its set once when the manifest lists it', () => {
     // The export was requested within the second the backup began, so the set bears the stamp of its start.
     const begun = aSet(INFLIGHT.taken_at);
-    const inflight: InflightBackup = { ...INFLIGHT, set: begun.set, export_requested_at: '2026-11-24T02:00:03.500Z', pruning: ['2026-11-22T020005Z/'] };
+    const inflight: InflightBackup = {
+      ...INFLIGHT,
+      set: begun.set,
+      export_requested_at: '2026-11-24T02:00:03.500Z',
+      pruning: ['2026-11-22T020005Z/'],
+    };
     const group = aGroup([begun, aSet('2026-11-23T02:00:05.000Z')], { inflight, inflightArchived: true });
     expect(decideOne(group, { config: { keep: { last: 2 } } })).toMatchObject({
       key: INFLIGHT.key,
@@ -365,11 +454,17 @@ describe('group_backup decide: the retention preview in the details', () => {
   });
 
   it('says so when the rules prune nothing', () => {
-    expect(decideOne(aGroup(TWO), { config: { keep: { last: 5 } } }).details).toEqual([SET_OF_5, 'keeps all 3 sets with the new one']);
+    expect(decideOne(aGroup(TWO), { config: { keep: { last: 5 } } }).details).toEqual([
+      SET_OF_5,
+      'keeps all 3 sets with the new one',
+    ]);
   });
 
   it('says the new set is the only one when there is none before it', () => {
-    expect(decideOne(aGroup(), { config: { keep: { last: 2 } } }).details).toEqual([SET_OF_5, 'keeps the new set, the only one']);
+    expect(decideOne(aGroup(), { config: { keep: { last: 2 } } }).details).toEqual([
+      SET_OF_5,
+      'keeps the new set, the only one',
+    ]);
   });
 
   it('says the new set alone is kept under last 1', () => {
@@ -417,7 +512,9 @@ describe('group_backup decide: sets and archives the manifest does not list', ()
   });
 
   it('names them in a skip too', () => {
-    const decision = decideOne(aGroup([aSet('2026-11-24T02:00:05.000Z')], { unlisted: UNLISTED }), { config: { keep: { last: 1 } } });
+    const decision = decideOne(aGroup([aSet('2026-11-24T02:00:05.000Z')], { unlisted: UNLISTED }), {
+      config: { keep: { last: 1 } },
+    });
     expect(decision.action).toBe(SKIP);
     expect(decision.details).toEqual([
       'keeps only the new set',
@@ -434,17 +531,26 @@ describe('group_backup decide: several groups', () => {
     const groups = [
       aGroup([aSet('2026-11-24T02:00:05.000Z')], { id: 9, fullPath: 'zeta' }),
       aGroup([], { id: 7, fullPath: 'acme' }),
-      aGroup([], { id: 8, fullPath: 'acme/tools', inflight: { key: 'backup:8:2026-11-24T02:00:00.000Z', taken_at: '2026-11-24T02:00:03.000Z' } }),
+      aGroup([], {
+        id: 8,
+        fullPath: 'acme/tools',
+        inflight: { key: 'backup:8:2026-11-24T02:00:00.000Z', taken_at: '2026-11-24T02:00:03.000Z' },
+      }),
     ];
-    expect(decideGroupBackups(aBackupConfig(), aSnapshot(groups), NOW).map((d) => [d.action, d.target, d.key])).toEqual([
-      [SKIP, 'group zeta', 'backup:9'],
-      [BACKUP, 'group acme', `backup:7:${LATEST_RUN}`],
-      [BACKUP, 'group acme/tools', 'backup:8:2026-11-24T02:00:00.000Z'],
-    ]);
+    expect(decideGroupBackups(aBackupConfig(), aSnapshot(groups), NOW).map((d) => [d.action, d.target, d.key])).toEqual(
+      [
+        [SKIP, 'group zeta', 'backup:9'],
+        [BACKUP, 'group acme', `backup:7:${LATEST_RUN}`],
+        [BACKUP, 'group acme/tools', 'backup:8:2026-11-24T02:00:00.000Z'],
+      ],
+    );
   });
 
   it('gives each group’s details its own project count', () => {
-    const groups = [aGroup([], { id: 7, fullPath: 'acme', projects: 12 }), aGroup([], { id: 8, fullPath: 'beta', projects: 1 })];
+    const groups = [
+      aGroup([], { id: 7, fullPath: 'acme', projects: 12 }),
+      aGroup([], { id: 8, fullPath: 'beta', projects: 1 }),
+    ];
     expect(decideGroupBackups(aBackupConfig(), aSnapshot(groups), NOW).map((d) => d.details?.[0])).toEqual([
       'the set: the group archive and 12 projects, about 3 min at 6 project exports a minute',
       'the set: the group archive and 1 project, about 2 min at 6 project exports a minute',
@@ -459,7 +565,8 @@ describe('group_backup decide: several groups', () => {
 describe('group_backup decide: a backup in progress older than a period of its schedule', () => {
   /** Begun on the night of the 22nd, two runs (the 23rd's and the 24th's) before NOW. */
   const OLD: InflightBackup = { key: 'backup:7:2026-11-22T02:00:00.000Z', taken_at: '2026-11-22T02:00:30.000Z' };
-  const DROPPED = 'the backup in progress begun at 2026-11-22T02:00:30.000Z (no export was requested) is dropped, older than a period of the schedule (runs at 2026-11-23T02:00:00.000Z and 2026-11-24T02:00:00.000Z since)';
+  const DROPPED =
+    'the backup in progress begun at 2026-11-22T02:00:30.000Z (no export was requested) is dropped, older than a period of the schedule (runs at 2026-11-23T02:00:00.000Z and 2026-11-24T02:00:00.000Z since)';
 
   it('is begun afresh under this run’s key and time, the reason saying what is dropped and why', () => {
     expect(decideOne(aGroup([aSet('2026-11-21T02:00:05.000Z')], { inflight: OLD }))).toEqual({
@@ -480,25 +587,50 @@ describe('group_backup decide: a backup in progress older than a period of its s
   });
 
   it('counts from its export when one was requested: an export of the 23rd, after the run before the latest, is carried on', () => {
-    const inflight: InflightBackup = { ...OLD, set: '2026-11-23T090000Z', export_requested_at: '2026-11-23T09:00:00.000Z' };
-    expect(decideOne(aGroup([], { inflight }))).toMatchObject({ key: OLD.key, reason: `carry on the backup begun at ${OLD.taken_at} from the export requested at 2026-11-23T09:00:00.000Z; ${NEXT}` });
+    const inflight: InflightBackup = {
+      ...OLD,
+      set: '2026-11-23T090000Z',
+      export_requested_at: '2026-11-23T09:00:00.000Z',
+    };
+    expect(decideOne(aGroup([], { inflight }))).toMatchObject({
+      key: OLD.key,
+      reason: `carry on the backup begun at ${OLD.taken_at} from the export requested at 2026-11-23T09:00:00.000Z; ${NEXT}`,
+    });
   });
 
   it('names the export request in what is dropped when one was made before the run preceding the latest', () => {
-    const inflight: InflightBackup = { ...OLD, set: '2026-11-22T020031Z', export_requested_at: '2026-11-22T02:00:31.000Z' };
+    const inflight: InflightBackup = {
+      ...OLD,
+      set: '2026-11-22T020031Z',
+      export_requested_at: '2026-11-22T02:00:31.000Z',
+    };
     expect(decideOne(aGroup([], { inflight })).reason).toBe(
       `scheduled at ${LATEST_RUN}, last backup never; begun afresh: the backup in progress begun at 2026-11-22T02:00:30.000Z (its export was requested at 2026-11-22T02:00:31.000Z) is dropped, older than a period of the schedule (runs at 2026-11-23T02:00:00.000Z and 2026-11-24T02:00:00.000Z since); ${NEXT}`,
     );
   });
 
   it('is carried on the day after it began (a daemon killed in the night and started in the morning loses nothing)', () => {
-    const inflight: InflightBackup = { key: 'backup:7:2026-11-23T02:00:00.000Z', taken_at: '2026-11-23T02:00:30.000Z', set: '2026-11-23T020031Z', export_requested_at: '2026-11-23T02:00:31.000Z' };
+    const inflight: InflightBackup = {
+      key: 'backup:7:2026-11-23T02:00:00.000Z',
+      taken_at: '2026-11-23T02:00:30.000Z',
+      set: '2026-11-23T020031Z',
+      export_requested_at: '2026-11-23T02:00:31.000Z',
+    };
     expect(decideOne(aGroup([], { inflight })).key).toBe(inflight.key);
   });
 
   it.each<[string, Partial<GroupSnapshot>]>([
-    ['its prune was cut short', { inflight: { ...OLD, set: '2026-11-22T020031Z', export_requested_at: '2026-11-22T02:00:31.000Z', pruning: [] } }],
-    ['its set is written already', { inflight: { ...OLD, set: '2026-11-22T020031Z', export_requested_at: '2026-11-22T02:00:31.000Z' }, inflightArchived: true }],
+    [
+      'its prune was cut short',
+      { inflight: { ...OLD, set: '2026-11-22T020031Z', export_requested_at: '2026-11-22T02:00:31.000Z', pruning: [] } },
+    ],
+    [
+      'its set is written already',
+      {
+        inflight: { ...OLD, set: '2026-11-22T020031Z', export_requested_at: '2026-11-22T02:00:31.000Z' },
+        inflightArchived: true,
+      },
+    ],
   ])('is finished however old when %s', (_when, fields) => {
     expect(decideOne(aGroup([], fields)).key).toBe(OLD.key);
   });
@@ -506,7 +638,10 @@ describe('group_backup decide: a backup in progress older than a period of its s
   it('is named in a skip, to be dropped at the next backup', () => {
     const decision = decideOne(aGroup([aSet('2026-11-24T02:00:05.000Z')], { inflight: OLD }));
     expect(decision.action).toBe(SKIP);
-    expect(decision.details).toEqual(['keeps every set (2 with the new one): no keep rules', `at the next backup: ${DROPPED}`]);
+    expect(decision.details).toEqual([
+      'keeps every set (2 with the new one): no keep rules',
+      `at the next backup: ${DROPPED}`,
+    ]);
   });
 });
 
@@ -534,7 +669,11 @@ describe('group_backup decide: sets the manifest lists and the disk does not hol
 describe('group_backup decide: no prune while the history is shorter than the largest keep count', () => {
   it('previews the rules’ prune held back, with why', () => {
     // Three sets of the 23rd and the new one: daily 5 alone would prune the two between the newest and the oldest.
-    const sameDay = [aSet('2026-11-23T20:00:00.000Z'), aSet('2026-11-23T12:00:00.000Z'), aSet('2026-11-23T02:00:05.000Z')];
+    const sameDay = [
+      aSet('2026-11-23T20:00:00.000Z'),
+      aSet('2026-11-23T12:00:00.000Z'),
+      aSet('2026-11-23T02:00:05.000Z'),
+    ];
     expect(decideOne(aGroup(sameDay), { config: { keep: { daily: 5 } } }).details).toEqual([
       SET_OF_5,
       'keeps all 4 sets with the new one',
@@ -543,7 +682,12 @@ describe('group_backup decide: no prune while the history is shorter than the la
   });
 
   it('holds a partial set back with the rest, since only complete sets are counted', () => {
-    const sets = [aSet('2026-11-23T20:00:00.000Z'), aPartialSet('2026-11-23T16:00:00.000Z'), aSet('2026-11-23T12:00:00.000Z'), aSet('2026-11-23T02:00:05.000Z')];
+    const sets = [
+      aSet('2026-11-23T20:00:00.000Z'),
+      aPartialSet('2026-11-23T16:00:00.000Z'),
+      aSet('2026-11-23T12:00:00.000Z'),
+      aSet('2026-11-23T02:00:05.000Z'),
+    ];
     expect(decideOne(aGroup(sets), { config: { keep: { daily: 5 } } }).details).toEqual([
       SET_OF_5,
       'keeps all 5 sets with the new one',
@@ -553,7 +697,11 @@ describe('group_backup decide: no prune while the history is shorter than the la
 });
 
 describe('group_backup: the follow-up of a pass that could not read some groups', () => {
-  const snapshot = (unreachable?: number): GroupBackupSnapshot => ({ groups: [], occasion: 'schedule', ...(unreachable ? { unreachable } : {}) });
+  const snapshot = (unreachable?: number): GroupBackupSnapshot => ({
+    groups: [],
+    occasion: 'schedule',
+    ...(unreachable ? { unreachable } : {}),
+  });
 
   it.each([
     ['2026-11-24T02:00:30.000Z', '2026-11-24T02:05:00.000Z'],

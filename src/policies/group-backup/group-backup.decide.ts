@@ -85,25 +85,54 @@ export function decideGroupBackups(config: GroupBackupConfig, snapshot: GroupBac
     const newest = group.sets[0];
     const last = newest ? `${newest.taken_at}${newest.state === 'partial' ? ' (partial)' : ''}` : 'never';
     const notes = [
-      ...(group.notOnDisk ?? []).map(({ set, problem }) => `listed in the manifest but not counted (${problem}): ${set}`),
+      ...(group.notOnDisk ?? []).map(
+        ({ set, problem }) => `listed in the manifest but not counted (${problem}): ${set}`,
+      ),
       ...group.unlisted.map((name) => `not in the manifest, left alone: ${name}`),
     ];
     const act = (key: string, takenAt: Date, reason: string): Decision => {
-      const params: BackupParams = { group_id: group.id, group_path: group.fullPath, taken_at: takenAt.toISOString(), key };
+      const params: BackupParams = {
+        group_id: group.id,
+        group_path: group.fullPath,
+        taken_at: takenAt.toISOString(),
+        key,
+      };
       // A set carried on is named already; a new one will be named about now.
-      const label = group.inflight?.key === key && group.inflight.set ? `${group.inflight.set}/` : `${stampOf(takenAt)}/`;
-      return { action: BACKUP, target, key, reason, params: { ...params }, details: [...setLines(config, group, now), ...retentionLines(config, group.sets, label, takenAt), ...notes] };
+      const label =
+        group.inflight?.key === key && group.inflight.set ? `${group.inflight.set}/` : `${stampOf(takenAt)}/`;
+      return {
+        action: BACKUP,
+        target,
+        key,
+        reason,
+        params: { ...params },
+        details: [...setLines(config, group, now), ...retentionLines(config, group.sets, label, takenAt), ...notes],
+      };
     };
-    const abandoned = group.inflight ? abandonedBecause(config, group.inflight, now, group.inflightArchived === true) : undefined;
+    const abandoned = group.inflight
+      ? abandonedBecause(config, group.inflight, now, group.inflightArchived === true)
+      : undefined;
     if (group.inflight && abandoned === undefined) {
       const begun = new Date(group.inflight.taken_at);
-      const where = group.inflight.pruning ? 'its prune' : group.inflight.export_requested_at ? `the export requested at ${group.inflight.export_requested_at}` : 'the export';
-      return act(group.inflight.key, begun, `carry on the backup begun at ${begun.toISOString()} from ${where}; ${next}`);
+      const where = group.inflight.pruning
+        ? 'its prune'
+        : group.inflight.export_requested_at
+          ? `the export requested at ${group.inflight.export_requested_at}`
+          : 'the export';
+      return act(
+        group.inflight.key,
+        begun,
+        `carry on the backup begun at ${begun.toISOString()} from ${where}; ${next}`,
+      );
     }
     // In the reason, so the audit trail has it whatever becomes of the new backup (a refusal's detail is the forge's).
     const dropped = abandoned ? `; begun afresh: ${abandoned}` : '';
     if (snapshot.occasion === 'command') {
-      return act(`backup:${group.id}:${stampOf(now)}`, now, `back up now, as asked (last backup ${last})${dropped}; ${next}`);
+      return act(
+        `backup:${group.id}:${stampOf(now)}`,
+        now,
+        `back up now, as asked (last backup ${last})${dropped}; ${next}`,
+      );
     }
     if (latestRun && (!newest || Date.parse(newest.taken_at) < latestRun.getTime())) {
       return act(
@@ -119,7 +148,11 @@ export function decideGroupBackups(config: GroupBackupConfig, snapshot: GroupBac
       key: `backup:${group.id}`,
       reason: `skip: backed up at ${last}${latestRun ? `, after the run scheduled at ${latestRun.toISOString()}` : ''}; ${next}`,
       params: {},
-      details: [...retentionLines(config, group.sets, `${stampOf(takenNext)}/`, takenNext), ...(abandoned ? [`at the next backup: ${abandoned}`] : []), ...notes],
+      details: [
+        ...retentionLines(config, group.sets, `${stampOf(takenNext)}/`, takenNext),
+        ...(abandoned ? [`at the next backup: ${abandoned}`] : []),
+        ...notes,
+      ],
     };
   });
 }
@@ -128,14 +161,21 @@ export function decideGroupBackups(config: GroupBackupConfig, snapshot: GroupBac
  * Why a backup in progress is begun afresh rather than carried on, or undefined: it began before the schedule's run
  * preceding the latest one, so a whole period has passed (docs/policies.md, group_backup, "What a set holds").
  */
-export function abandonedBecause(config: GroupBackupConfig, inflight: InflightBackup, now: Date, archived: boolean): string | undefined {
+export function abandonedBecause(
+  config: GroupBackupConfig,
+  inflight: InflightBackup,
+  now: Date,
+  archived: boolean,
+): string | undefined {
   if (archived || inflight.pruning) return undefined;
   const schedule = { cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) };
   const latestRun = latestRunAtOrBefore(schedule, now);
   const previousRun = latestRun ? latestRunAtOrBefore(schedule, new Date(latestRun.getTime() - 1)) : undefined;
   const since = inflight.export_requested_at ?? inflight.taken_at;
   if (!latestRun || !previousRun || Date.parse(since) >= previousRun.getTime()) return undefined;
-  const what = inflight.export_requested_at ? `its export was requested at ${inflight.export_requested_at}` : 'no export was requested';
+  const what = inflight.export_requested_at
+    ? `its export was requested at ${inflight.export_requested_at}`
+    : 'no export was requested';
   return `the backup in progress begun at ${inflight.taken_at} (${what}) is dropped, older than a period of the schedule (runs at ${previousRun.toISOString()} and ${latestRun.toISOString()} since)`;
 }
 
@@ -152,11 +192,18 @@ export function setDurationMs(projects: number, perMinute: number): number {
 function setLines(config: GroupBackupConfig, group: GroupSnapshot, now: Date): string[] {
   if (group.projects === undefined) return ['the set: the group archive alone (projects: false)'];
   const duration = setDurationMs(group.projects, config.project_exports_per_minute);
-  const lines = [`the set: the group archive and ${count(group.projects, 'project')}, about ${minutes(duration)} at ${config.project_exports_per_minute} project exports a minute`];
+  const lines = [
+    `the set: the group archive and ${count(group.projects, 'project')}, about ${minutes(duration)} at ${config.project_exports_per_minute} project exports a minute`,
+  ];
   // The shortest gap between two runs is the one a set can run into (`0 2,3 * * *`: an hour, not a day).
-  const gap = shortestTriggerGapMs({ cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) }, now);
+  const gap = shortestTriggerGapMs(
+    { cron: config.schedule, ...(config.timezone ? { timezone: config.timezone } : {}) },
+    now,
+  );
   if (gap > 0 && duration > gap) {
-    lines.push(`warning: the set takes longer than the schedule's period (${minutes(gap)} between runs): a set still running when the next is due is carried on, and the next begins after it`);
+    lines.push(
+      `warning: the set takes longer than the schedule's period (${minutes(gap)} between runs): a set still running when the next is due is carried on, and the next begins after it`,
+    );
   }
   return lines;
 }
@@ -167,15 +214,35 @@ function minutes(ms: number): string {
 }
 
 /** What the retention rules would keep and prune once the set `newLabel`, taken at `takenAt`, is in place, complete. */
-function retentionLines(config: GroupBackupConfig, sets: readonly ListedSet[], newLabel: string, takenAt: Date): string[] {
-  const items = [{ name: newLabel, takenAt, state: 'complete' as const }, ...sets.filter((set) => setLabel(set) !== newLabel).map((set) => ({ name: setLabel(set), takenAt: new Date(set.taken_at), state: set.state }))];
+function retentionLines(
+  config: GroupBackupConfig,
+  sets: readonly ListedSet[],
+  newLabel: string,
+  takenAt: Date,
+): string[] {
+  const items = [
+    { name: newLabel, takenAt, state: 'complete' as const },
+    ...sets
+      .filter((set) => setLabel(set) !== newLabel)
+      .map((set) => ({ name: setLabel(set), takenAt: new Date(set.taken_at), state: set.state })),
+  ];
   const completes = items.filter((item) => item.state === 'complete').length;
   if (!config.keep) return [`keeps every set (${items.length} with the new one): no keep rules`];
   const plan = planSetPrune(items, config.keep, config.timezone);
   if (plan.held) return [`keeps all ${items.length} sets with the new one`, plan.held];
-  if (plan.prune.length === 0) return [items.length === 1 ? 'keeps the new set, the only one' : `keeps all ${items.length} sets with the new one`];
-  const kept = plan.keep.length === 1 ? 'keeps only the new set' : `keeps ${plan.keep.length} sets with the new one (${count(completes, 'complete set')} counted)`;
-  return [kept, ...plan.prune.map((item) => `would prune ${item.name}${item.state === 'partial' ? ' (partial, a newer set is complete)' : ''}`), 'if the new set ends partial, nothing is pruned'];
+  if (plan.prune.length === 0)
+    return [items.length === 1 ? 'keeps the new set, the only one' : `keeps all ${items.length} sets with the new one`];
+  const kept =
+    plan.keep.length === 1
+      ? 'keeps only the new set'
+      : `keeps ${plan.keep.length} sets with the new one (${count(completes, 'complete set')} counted)`;
+  return [
+    kept,
+    ...plan.prune.map(
+      (item) => `would prune ${item.name}${item.state === 'partial' ? ' (partial, a newer set is complete)' : ''}`,
+    ),
+    'if the new set ends partial, nothing is pruned',
+  ];
 }
 
 /** The first follow-up after a scheduled run, when some groups could not be read; each later one twice as far from it. */

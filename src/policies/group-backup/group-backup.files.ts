@@ -2,7 +2,15 @@ import { join } from 'node:path';
 import type { LocalFiles } from '../../effects/local-files';
 import { sha256File } from './group-backup.archive';
 import { isPartialName, writeFileAtomically } from './group-backup.disk';
-import { type BackupSet, backupSetProblem, filesOf, GROUP_ARCHIVE, GROUP_RELATIONS, isSetFileName, isSetName } from './group-backup.set';
+import {
+  type BackupSet,
+  backupSetProblem,
+  filesOf,
+  GROUP_ARCHIVE,
+  GROUP_RELATIONS,
+  isSetFileName,
+  isSetName,
+} from './group-backup.set';
 
 /**
  * The backup folder of one group: `destination/GROUP_PATH/`, holding one folder per backup set,
@@ -36,7 +44,10 @@ export interface Manifest {
 
 /** `2026-11-24T02:00:00.123Z` → `2026-11-24T020000Z`: sortable, no colons (which some file systems refuse). */
 export function stampOf(time: Date): string {
-  return time.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/:/g, '');
+  return time
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/:/g, '');
 }
 
 export function archiveName(stamp: string): string {
@@ -76,7 +87,8 @@ function asManifest(value: unknown): Manifest | string {
   const record = value as Record<string, unknown>;
   const group = record.group as Manifest['group'];
   if (record.version === 1) {
-    if (!Array.isArray(record.archives) || !record.archives.every(isVersion1Archive)) return 'not a backup manifest (version 1 with group and archives)';
+    if (!Array.isArray(record.archives) || !record.archives.every(isVersion1Archive))
+      return 'not a backup manifest (version 1 with group and archives)';
     const sets = record.archives.map(fromVersion1);
     for (const [index, set] of sets.entries()) {
       const problem = backupSetProblem(set as unknown as Record<string, unknown>);
@@ -84,9 +96,11 @@ function asManifest(value: unknown): Manifest | string {
     }
     return { version: 2, group, updated_at: String(record.updated_at), sets };
   }
-  if (record.version !== 2 || !Array.isArray(record.sets)) return 'not a backup manifest (version 2 with group and sets)';
+  if (record.version !== 2 || !Array.isArray(record.sets))
+    return 'not a backup manifest (version 2 with group and sets)';
   for (const [index, set] of (record.sets as unknown[]).entries()) {
-    const problem = typeof set === 'object' && set !== null ? backupSetProblem(set as Record<string, unknown>) : 'not an object';
+    const problem =
+      typeof set === 'object' && set !== null ? backupSetProblem(set as Record<string, unknown>) : 'not an object';
     if (problem) return `sets[${index}]: ${problem}`;
   }
   return record as unknown as Manifest;
@@ -105,7 +119,11 @@ function isVersion1Archive(entry: unknown): entry is Version1Archive {
   if (typeof entry !== 'object' || entry === null) return false;
   const record = entry as Record<string, unknown>;
   const isFile = (file: unknown) =>
-    typeof file === 'object' && file !== null && typeof (file as Record<string, unknown>).file === 'string' && typeof (file as Record<string, unknown>).bytes === 'number' && typeof (file as Record<string, unknown>).sha256 === 'string';
+    typeof file === 'object' &&
+    file !== null &&
+    typeof (file as Record<string, unknown>).file === 'string' &&
+    typeof (file as Record<string, unknown>).bytes === 'number' &&
+    typeof (file as Record<string, unknown>).sha256 === 'string';
   return (
     isFile(record) &&
     ARCHIVE.test(record.file as string) &&
@@ -128,7 +146,14 @@ function fromVersion1(entry: Version1Archive): ListedSet {
     // A name outside the archive's relations folder stays as it was, and the manifest is refused for it (see
     // asManifest) rather than the file being read, or removed, where it points.
     ...(entry.relations
-      ? { relations: entry.relations.map((file) => ({ ...file, file: file.file.startsWith(relationsPrefix) ? `${GROUP_RELATIONS}/${file.file.slice(relationsPrefix.length)}` : file.file })) }
+      ? {
+          relations: entry.relations.map((file) => ({
+            ...file,
+            file: file.file.startsWith(relationsPrefix)
+              ? `${GROUP_RELATIONS}/${file.file.slice(relationsPrefix.length)}`
+              : file.file,
+          })),
+        }
       : {}),
     projects: [],
     missing: [],
@@ -147,13 +172,22 @@ export interface FolderContents {
   readonly partials: string[];
 }
 
-export async function folderContents(files: LocalFiles, folder: string, manifest: Manifest | undefined): Promise<FolderContents> {
+export async function folderContents(
+  files: LocalFiles,
+  folder: string,
+  manifest: Manifest | undefined,
+): Promise<FolderContents> {
   const entries = await files.list(folder);
   const listed = new Set(manifest?.sets.map((set) => setLabel(set)) ?? []);
-  const labels = entries.flatMap((entry) => (entry.isFolder && isSetName(entry.name) ? [`${entry.name}/`] : isArchiveName(entry.name) ? [entry.name] : []));
+  const labels = entries.flatMap((entry) =>
+    entry.isFolder && isSetName(entry.name) ? [`${entry.name}/`] : isArchiveName(entry.name) ? [entry.name] : [],
+  );
   return {
     unlisted: labels.filter((label) => !listed.has(label)).sort(),
-    partials: entries.map((entry) => entry.name).filter(isPartialName).sort(),
+    partials: entries
+      .map((entry) => entry.name)
+      .filter(isPartialName)
+      .sort(),
   };
 }
 
@@ -180,7 +214,12 @@ export type DiskCheck = 'size' | 'sha256';
  * or a name that is not one a set may list), or undefined when it does. A name that is not a set's is never counted,
  * so a hand-edited manifest cannot make a prune remove, or a check read, anything outside the group's sets.
  */
-export async function setProblem(files: LocalFiles, folder: string, set: ListedSet, check: DiskCheck): Promise<string | undefined> {
+export async function setProblem(
+  files: LocalFiles,
+  folder: string,
+  set: ListedSet,
+  check: DiskCheck,
+): Promise<string | undefined> {
   if (!isSetName(set.set)) return 'not the name of a set of this folder';
   if (set.legacy && set.projects.length > 0) return 'an archive of before sets cannot list projects';
   for (const file of filesOf(set)) {
@@ -190,13 +229,18 @@ export async function setProblem(files: LocalFiles, folder: string, set: ListedS
     const size = (await files.stat(path))?.size;
     if (size === undefined) return `${what} is missing from disk`;
     if (size !== file.bytes) return `${what} is ${size} bytes on disk, ${file.bytes} in the manifest`;
-    if (check === 'sha256' && (await sha256File(files, path)).sha256 !== file.sha256) return `${what} has changed on disk: its SHA-256 is not the manifest's`;
+    if (check === 'sha256' && (await sha256File(files, path)).sha256 !== file.sha256)
+      return `${what} has changed on disk: its SHA-256 is not the manifest's`;
   }
   return undefined;
 }
 
 /** Removes a set: its folder, or an archive of before sets and its relations; one already gone is fine (a prune cut short). */
-export async function removeSet(files: LocalFiles, folder: string, set: Pick<ListedSet, 'set' | 'legacy'>): Promise<void> {
+export async function removeSet(
+  files: LocalFiles,
+  folder: string,
+  set: Pick<ListedSet, 'set' | 'legacy'>,
+): Promise<void> {
   // Names come from the manifest and the policy's state, both of which a person can edit.
   if (!isSetName(set.set)) throw new Error(`${join(folder, set.set)}: not the name of a backup set; not removed`);
   if (set.legacy) {

@@ -65,7 +65,8 @@ export class GroupExport {
     const final = join(folder, GROUP_ARCHIVE);
     if (!(await files.exists(final))) {
       // Leftovers of earlier interrupted downloads: never under a final name, removed before a new one begins.
-      for (const entry of await files.list(folder)) if (isPartialName(entry.name)) await files.remove(join(folder, entry.name));
+      for (const entry of await files.list(folder))
+        if (isPartialName(entry.name)) await files.remove(join(folder, entry.name));
       const partial = join(folder, partialName(GROUP_ARCHIVE));
       await this.untilReady(async () => {
         try {
@@ -89,13 +90,18 @@ export class GroupExport {
     const archive = await verifyArchive(files, final);
     const relations: SetFile[] = [];
     if (this.config.relations) {
-      const names = (await files.list(join(folder, GROUP_RELATIONS))).map((entry) => entry.name).filter((name) => !name.startsWith('.'));
+      const names = (await files.list(join(folder, GROUP_RELATIONS)))
+        .map((entry) => entry.name)
+        .filter((name) => !name.startsWith('.'));
       for (const name of names) {
         const check = await verifyNdjsonGz(files, join(folder, GROUP_RELATIONS, name));
         relations.push({ file: `${GROUP_RELATIONS}/${name}`, bytes: check.bytes, sha256: check.sha256 });
       }
     }
-    await this.inflight.save({ group_archive: { file: GROUP_ARCHIVE, bytes: archive.bytes, sha256: archive.sha256 }, ...(this.config.relations ? { relations } : {}) });
+    await this.inflight.save({
+      group_archive: { file: GROUP_ARCHIVE, bytes: archive.bytes, sha256: archive.sha256 },
+      ...(this.config.relations ? { relations } : {}),
+    });
   }
 
   /**
@@ -106,12 +112,15 @@ export class GroupExport {
     const requestedAt = Date.parse(this.inflight.current.export_requested_at ?? this.now().toISOString());
     for (;;) {
       const last = this.inflight.current.last_download_at;
-      const wait = this.exports.lookDueAt(requestedAt, last === undefined ? undefined : Date.parse(last)) - this.now().getTime();
+      const wait =
+        this.exports.lookDueAt(requestedAt, last === undefined ? undefined : Date.parse(last)) - this.now().getTime();
       // On the engine's clock: a test's fake clock moves through the wait instead of sleeping it.
       if (wait > 0) await this.context.clock.sleep(Math.min(wait, this.config.download_interval));
       if (this.exports.overdue(requestedAt)) {
         await this.inflight.save({ export_requested_at: undefined, last_download_at: undefined });
-        throw new Error(`the export of ${this.group.fullPath} was ${this.exports.notReady}; it is requested again next pass`);
+        throw new Error(
+          `the export of ${this.group.fullPath} was ${this.exports.notReady}; it is requested again next pass`,
+        );
       }
       await this.inflight.save({ last_download_at: this.now().toISOString() });
       if (await attempt()) return;
@@ -128,7 +137,9 @@ export class GroupExport {
       const failed = statuses.filter((entry) => entry.status === -1);
       if (failed.length > 0) {
         await this.inflight.save({ export_requested_at: undefined });
-        throw new Error(`the relations export of ${this.group.fullPath} failed: ${failed.map((entry) => `${entry.relation} (${entry.error ?? 'no reason given'})`).join(', ')}`);
+        throw new Error(
+          `the relations export of ${this.group.fullPath} failed: ${failed.map((entry) => `${entry.relation} (${entry.error ?? 'no reason given'})`).join(', ')}`,
+        );
       }
       relations = statuses.map((entry) => entry.relation);
       return statuses.length > 0 && statuses.every((entry) => entry.status === 1);

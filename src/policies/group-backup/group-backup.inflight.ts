@@ -36,7 +36,8 @@ export class InflightRecord {
   /** The set's name, once its group export was requested (it is named by the first request). */
   setName(): string {
     const set = this.record.set;
-    if (set === undefined) throw new Error(`group_backup: the backup of ${this.group.fullPath} has no export requested yet`);
+    if (set === undefined)
+      throw new Error(`group_backup: the backup of ${this.group.fullPath} has no export requested yet`);
     return set;
   }
 }

@@ -29,7 +29,11 @@ export async function readInflight(context: StepContext, groupId: number): Promi
   for (const field of ['export_requested_at', 'relations_requested_at', 'last_download_at'] as const) {
     if (stored[field] !== undefined && !isDate(stored[field])) return undefined;
   }
-  if (stored.pruning !== undefined && !(Array.isArray(stored.pruning) && stored.pruning.every((name) => typeof name === 'string'))) return undefined;
+  if (
+    stored.pruning !== undefined &&
+    !(Array.isArray(stored.pruning) && stored.pruning.every((name) => typeof name === 'string'))
+  )
+    return undefined;
   return stored as unknown as InflightBackup;
 }
 
@@ -37,7 +41,10 @@ function isDate(value: unknown): value is string {
   return typeof value === 'string' && !Number.isNaN(Date.parse(value));
 }
 
-export async function observeGroupBackups(config: GroupBackupConfig, context: ObserveContext): Promise<GroupBackupSnapshot> {
+export async function observeGroupBackups(
+  config: GroupBackupConfig,
+  context: ObserveContext,
+): Promise<GroupBackupSnapshot> {
   const refs = await selectGroups(context, config.groups);
   const globbed = config.groups.globs.length + config.groups.excludes.length > 0;
   // Groups the forge did not answer for because of itself (away, overloaded, the token refused), not the group.
@@ -61,11 +68,19 @@ export async function observeGroupBackups(config: GroupBackupConfig, context: Ob
       }
       const inflight = await readInflight(context, group.id);
       try {
-        return { id: group.id, fullPath: group.full_path, ...projects, ...(await observeFolder(config, context, group.full_path, inflight)), ...(inflight ? { inflight } : {}) };
+        return {
+          id: group.id,
+          fullPath: group.full_path,
+          ...projects,
+          ...(await observeFolder(config, context, group.full_path, inflight)),
+          ...(inflight ? { inflight } : {}),
+        };
       } catch (error) {
         // A manifest that cannot be read, a folder the daemon may not open: that group's problem, said against it.
         context.unobserved.record(`group ${group.full_path}`, error);
-        context.logger.warn(`group ${group.full_path}: its backup folder could not be read (${error instanceof Error ? error.message : String(error)}); the other groups go on`);
+        context.logger.warn(
+          `group ${group.full_path}: its backup folder could not be read (${error instanceof Error ? error.message : String(error)}); the other groups go on`,
+        );
         return undefined;
       }
     },
@@ -92,12 +107,22 @@ async function countProjects(config: GroupBackupConfig, context: StepContext, gr
 
 /** Every project of the group and its subgroups (archived ones with `include_archived`), its own only, not those shared with it. */
 export function listSetProjects(config: GroupBackupConfig, context: StepContext, groupId: number) {
-  return context.client.projects.allForGroup(groupId, { simple: true, with_shared: false, include_subgroups: true, ...(config.include_archived ? {} : { archived: false }) });
+  return context.client.projects.allForGroup(groupId, {
+    simple: true,
+    with_shared: false,
+    include_subgroups: true,
+    ...(config.include_archived ? {} : { archived: false }),
+  });
 }
 
 /** An answer about the forge itself rather than one group: it is away or overloaded (it passes), or refuses the token. */
 function isForgeWide(error: unknown): boolean {
-  return error instanceof ServerError || error instanceof NetworkError || error instanceof RateLimitedError || error instanceof UnauthorizedError;
+  return (
+    error instanceof ServerError ||
+    error instanceof NetworkError ||
+    error instanceof RateLimitedError ||
+    error instanceof UnauthorizedError
+  );
 }
 
 /**
@@ -122,7 +147,8 @@ async function observeFolder(
     else notOnDisk.push({ set: setLabel(set), problem });
   }
   const inflightLabel = inflight?.set ? setLabel({ set: inflight.set }) : undefined;
-  const inflightArchived = inflight?.set !== undefined && (await files.stat(join(folder, inflight.set, SET_FILE)))?.isFile === true;
+  const inflightArchived =
+    inflight?.set !== undefined && (await files.stat(join(folder, inflight.set, SET_FILE)))?.isFile === true;
   return {
     sets,
     unlisted: contents.unlisted.filter((label) => label !== inflightLabel),

@@ -62,7 +62,9 @@ export class ProjectProgress {
   /** The set's projects as listed when it began, or undefined before it was listed. */
   async listed(): Promise<SetProject[] | undefined> {
     const stored = readJsonObject(await this.context.state.get(this.keys.list));
-    return stored && Array.isArray(stored.projects) && stored.projects.every(isSetProject) ? stored.projects : undefined;
+    return stored && Array.isArray(stored.projects) && stored.projects.every(isSetProject)
+      ? stored.projects
+      : undefined;
   }
 
   async keepList(projects: readonly SetProject[]): Promise<void> {
@@ -101,17 +103,30 @@ export class ProjectProgress {
  * over, rather than a time that cannot be read making its next look never due, or due at every turn.
  */
 function asProgress(stored: Record<string, unknown> | undefined): Progress {
-  if (!stored || typeof stored.attempts !== 'number' || !Number.isInteger(stored.attempts) || stored.attempts < 0) return { attempts: 0 };
+  if (!stored || typeof stored.attempts !== 'number' || !Number.isInteger(stored.attempts) || stored.attempts < 0)
+    return { attempts: 0 };
   for (const field of ['requested_at', 'looked_at', 'downloaded_at'] as const) {
-    if (stored[field] !== undefined && (typeof stored[field] !== 'string' || Number.isNaN(Date.parse(stored[field])))) return { attempts: 0 };
+    if (stored[field] !== undefined && (typeof stored[field] !== 'string' || Number.isNaN(Date.parse(stored[field]))))
+      return { attempts: 0 };
   }
   const done = stored.done as Record<string, unknown> | undefined;
-  if (done !== undefined && (typeof done !== 'object' || done === null || typeof done.bytes !== 'number' || typeof done.sha256 !== 'string')) return { attempts: 0 };
+  if (
+    done !== undefined &&
+    (typeof done !== 'object' || done === null || typeof done.bytes !== 'number' || typeof done.sha256 !== 'string')
+  )
+    return { attempts: 0 };
   if (stored.missing !== undefined && typeof stored.missing !== 'string') return { attempts: 0 };
   return stored as unknown as Progress;
 }
 
 function isSetProject(value: unknown): value is SetProject {
   const record = value as Record<string, unknown> | null;
-  return typeof record === 'object' && record !== null && typeof record.id === 'number' && typeof record.path === 'string' && isRelativeProjectPath(record.path) && typeof record.name === 'string';
+  return (
+    typeof record === 'object' &&
+    record !== null &&
+    typeof record.id === 'number' &&
+    typeof record.path === 'string' &&
+    isRelativeProjectPath(record.path) &&
+    typeof record.name === 'string'
+  );
 }

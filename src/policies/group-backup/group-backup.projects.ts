@@ -62,7 +62,9 @@ export class SetProjects {
       const waiting = open.filter((project) => this.at(project).requested_at !== undefined);
       for (const project of waiting) if (this.lookDueAt(project) <= this.now().getTime()) await this.look(project);
       let slotAt: number | undefined;
-      let inFlight = open.filter((project) => this.isOpen(project) && this.at(project).requested_at !== undefined).length;
+      let inFlight = open.filter(
+        (project) => this.isOpen(project) && this.at(project).requested_at !== undefined,
+      ).length;
       for (const project of open) {
         if (inFlight >= this.limit.perMinute) break;
         if (!this.isOpen(project) || this.at(project).requested_at !== undefined) continue;
@@ -77,7 +79,9 @@ export class SetProjects {
       }
       const still = projects.filter((project) => this.isOpen(project));
       if (still.length === 0) break;
-      const times = still.filter((project) => this.at(project).requested_at !== undefined).map((project) => this.lookDueAt(project));
+      const times = still
+        .filter((project) => this.at(project).requested_at !== undefined)
+        .map((project) => this.lookDueAt(project));
       if (slotAt !== undefined) times.push(slotAt);
       const next = times.length > 0 ? Math.min(...times) : this.now().getTime() + 1_000;
       const wait = next - this.now().getTime();
@@ -94,7 +98,11 @@ export class SetProjects {
     if (stored) return stored;
     const projects: SetProject[] = [];
     for await (const project of listSetProjects(this.config, this.context, this.group.id)) {
-      projects.push({ id: project.id, path: relativeProjectPath(this.group.fullPath, project.path_with_namespace), name: project.name });
+      projects.push({
+        id: project.id,
+        path: relativeProjectPath(this.group.fullPath, project.path_with_namespace),
+        name: project.name,
+      });
     }
     const unseen = await unseenProjects(this.context, this.group.fullPath, projects, await this.lastSet());
     projects.push(...unseen.map(({ project }) => project));
@@ -110,7 +118,9 @@ export class SetProjects {
     if (progress.done) {
       // The disk has the last word: an archive removed or cut since it was recorded is exported again, not listed.
       if ((await this.context.files.stat(this.archivePath(project)))?.size === progress.done.bytes) return progress;
-      this.context.logger.warn(`${this.group.fullPath}/${project.path}: its archive is no longer on disk as recorded; it is exported again`);
+      this.context.logger.warn(
+        `${this.group.fullPath}/${project.path}: its archive is no longer on disk as recorded; it is exported again`,
+      );
       progress = await this.save(project, { attempts: 0 });
     }
     // In place but not recorded (killed between the rename and the record): verified again, and taken.
@@ -146,7 +156,10 @@ export class SetProjects {
   private lookDueAt(project: SetProject): number {
     const progress = this.at(project);
     const requested = Date.parse(progress.requested_at ?? this.now().toISOString());
-    return this.exports.lookDueAt(requested, progress.looked_at === undefined ? undefined : Date.parse(progress.looked_at));
+    return this.exports.lookDueAt(
+      requested,
+      progress.looked_at === undefined ? undefined : Date.parse(progress.looked_at),
+    );
   }
 
   /**
@@ -184,13 +197,18 @@ export class SetProjects {
       case 'none':
         return this.attemptFailed(project, 'the forge has no export of it (it was dropped or expired)');
       default:
-        if (this.exports.overdue(Date.parse(progress.requested_at ?? ''))) return this.attemptFailed(project, `its export was ${this.exports.notReady}`);
+        if (this.exports.overdue(Date.parse(progress.requested_at ?? '')))
+          return this.attemptFailed(project, `its export was ${this.exports.notReady}`);
     }
   }
 
   private async download(project: SetProject): Promise<void> {
     const progress = this.at(project);
-    if (progress.downloaded_at !== undefined && this.now().getTime() - Date.parse(progress.downloaded_at) < DOWNLOAD_SPACING_MS) return;
+    if (
+      progress.downloaded_at !== undefined &&
+      this.now().getTime() - Date.parse(progress.downloaded_at) < DOWNLOAD_SPACING_MS
+    )
+      return;
     await this.save(project, { ...progress, downloaded_at: this.now().toISOString() });
     const final = this.archivePath(project);
     const partial = join(dirname(final), partialName(`${project.path.split('/').at(-1)}.tar.gz`));
@@ -207,7 +225,8 @@ export class SetProjects {
     try {
       check = await this.exports.verified(partial);
     } catch (error) {
-      if (error instanceof ArchiveInvalidError) return this.attemptFailed(project, `its archive was not whole (${error.reason})`);
+      if (error instanceof ArchiveInvalidError)
+        return this.attemptFailed(project, `its archive was not whole (${error.reason})`);
       throw error;
     }
     await this.exports.placed(partial, final);
@@ -219,10 +238,15 @@ export class SetProjects {
     const progress = this.at(project);
     if (progress.attempts >= MAX_EXPORT_ATTEMPTS) {
       await this.save(project, { ...progress, missing: `${why}, after ${progress.attempts} export requests` });
-      this.context.logger.warn(`${this.group.fullPath}/${project.path}: ${why}, after ${progress.attempts} export requests; the set goes on without it`);
+      this.context.logger.warn(
+        `${this.group.fullPath}/${project.path}: ${why}, after ${progress.attempts} export requests; the set goes on without it`,
+      );
       return;
     }
-    await this.save(project, { attempts: progress.attempts, ...(progress.downloaded_at ? { downloaded_at: progress.downloaded_at } : {}) });
+    await this.save(project, {
+      attempts: progress.attempts,
+      ...(progress.downloaded_at ? { downloaded_at: progress.downloaded_at } : {}),
+    });
   }
 
   /**
@@ -233,8 +257,17 @@ export class SetProjects {
   private async goesWithout(project: SetProject, error: unknown): Promise<boolean> {
     let why: string | undefined;
     if (error instanceof NotFoundError) why = 'it is gone from the forge, or this token can no longer see it (404)';
-    else if (error instanceof ForbiddenError) why = 'this token may not export it (403: exports need the Maintainer role)';
-    else if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 401 && error.status !== 408 && error.status !== 429) why = error.summary;
+    else if (error instanceof ForbiddenError)
+      why = 'this token may not export it (403: exports need the Maintainer role)';
+    else if (
+      error instanceof ApiError &&
+      error.status >= 400 &&
+      error.status < 500 &&
+      error.status !== 401 &&
+      error.status !== 408 &&
+      error.status !== 429
+    )
+      why = error.summary;
     if (why === undefined) return false;
     await this.save(project, { ...this.at(project), missing: why });
     this.context.logger.warn(`${this.group.fullPath}/${project.path}: ${why}; the set goes on without it`);
@@ -265,7 +298,14 @@ export class SetProjects {
     const missing: MissingProject[] = [];
     for (const project of projects) {
       const progress = this.at(project);
-      if (progress.done) archives.push({ id: project.id, path: project.path, name: project.name, file: projectArchiveFile(project.path), ...progress.done });
+      if (progress.done)
+        archives.push({
+          id: project.id,
+          path: project.path,
+          name: project.name,
+          file: projectArchiveFile(project.path),
+          ...progress.done,
+        });
       else missing.push({ id: project.id, path: project.path, reason: progress.missing ?? 'not exported' });
     }
     return { projects: archives, missing };

@@ -9,7 +9,12 @@ import { isSetName } from './group-backup.set';
  * again before anything goes (see docs/policies.md, `group_backup`, "Before each harmful step").
  */
 
-type Planned = { readonly name: string; readonly takenAt: Date; readonly state: ListedSet['state']; readonly set: ListedSet };
+type Planned = {
+  readonly name: string;
+  readonly takenAt: Date;
+  readonly state: ListedSet['state'];
+  readonly set: ListedSet;
+};
 
 export interface CheckedPlan {
   /** The sets that stand on disk as the manifest lists them. */
@@ -45,7 +50,9 @@ export async function checkedPlan(
         continue;
       }
       notes.push(`dropped from the manifest, not counted: ${setLabel(set)} (${problem})`);
-      context.logger.warn(`${group.fullPath}: ${setLabel(set)} is listed in the manifest but ${problem}: dropped from it, not counted by the keep rules`);
+      context.logger.warn(
+        `${group.fullPath}: ${setLabel(set)} is listed in the manifest but ${problem}: dropped from it, not counted by the keep rules`,
+      );
     }
     return counted;
   };
@@ -69,9 +76,15 @@ export async function checkedPlan(
 }
 
 /** Sets of a prune cut short (`pruning` of the backup in progress) that `listed` no longer has, when keep rules apply. */
-export function leftoversOf(config: GroupBackupConfig, pruning: readonly string[] | undefined, listed: readonly ListedSet[]): string[] {
+export function leftoversOf(
+  config: GroupBackupConfig,
+  pruning: readonly string[] | undefined,
+  listed: readonly ListedSet[],
+): string[] {
   if (!config.keep) return [];
-  return (pruning ?? []).filter((name) => labelled(name) !== undefined && !listed.some((set) => setLabel(set) === name));
+  return (pruning ?? []).filter(
+    (name) => labelled(name) !== undefined && !listed.some((set) => setLabel(set) === name),
+  );
 }
 
 /** Removes the sets `labels` name; a label that names no set is let be. */

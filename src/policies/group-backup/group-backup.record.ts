@@ -39,16 +39,29 @@ export async function recordSet(
   const listed = [entry, ...(manifest?.sets ?? []).filter((set) => setLabel(set) !== label)];
   // The new set's archives were verified and hashed as they were written, moments ago.
   const hashed = new Set<string>(fresh ? [label] : []);
-  const { counted, plan, pruned, notes } = await checkedPlan(config, context, group, listed, hashed, leftoversOf(config, inflight.current.pruning, listed));
+  const { counted, plan, pruned, notes } = await checkedPlan(
+    config,
+    context,
+    group,
+    listed,
+    hashed,
+    leftoversOf(config, inflight.current.pruning, listed),
+  );
   if (!counted.includes(entry)) {
     // Only a set listed before a restart can fail here (the new one was hashed as it was written): the set is lost,
     // the manifest keeps what does stand, nothing is pruned, and the next pass takes a set anew.
     await writeManifestOf(context, group, counted);
     await inflight.forget();
-    throw new Error(`${group.fullPath}: the set's own archives no longer stand as recorded; nothing pruned: ${notes.join('; ')}`);
+    throw new Error(
+      `${group.fullPath}: the set's own archives no longer stand as recorded; nothing pruned: ${notes.join('; ')}`,
+    );
   }
   await inflight.save({ pruning: pruned });
-  await writeManifestOf(context, group, plan.keep.map(({ set }) => set));
+  await writeManifestOf(
+    context,
+    group,
+    plan.keep.map(({ set }) => set),
+  );
   await removeSets(context, group.folder, pruned);
   return { pruned, notes: plan.held ? [...notes, plan.held] : notes };
 }

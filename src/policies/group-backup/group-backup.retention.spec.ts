@@ -1,4 +1,14 @@
-import { type Dated, fewestToPrune, isoWeek, NO_RULES_REASON, planPrune, planRetention, planSetPrune, type RetentionRules, type SetItem } from './group-backup.retention';
+import {
+  type Dated,
+  fewestToPrune,
+  isoWeek,
+  NO_RULES_REASON,
+  planPrune,
+  planRetention,
+  planSetPrune,
+  type RetentionRules,
+  type SetItem,
+} from './group-backup.retention';
 
 /** A backup named by when it was taken, e.g. `2026-11-24T02:00Z`. */
 const backup = (at: string): Dated => ({ name: at, takenAt: new Date(at) });
@@ -7,7 +17,11 @@ const backups = (...at: string[]): Dated[] => at.map(backup);
 /** One backup a day at 02:00 UTC, from `first` to `last` (YYYY-MM-DD) included, oldest first. */
 function dailyBackups(first: string, last: string): Dated[] {
   const result: Dated[] = [];
-  for (let day = new Date(`${first}T02:00Z`); day <= new Date(`${last}T02:00Z`); day = new Date(day.getTime() + 86_400_000)) {
+  for (
+    let day = new Date(`${first}T02:00Z`);
+    day <= new Date(`${last}T02:00Z`);
+    day = new Date(day.getTime() + 86_400_000)
+  ) {
     result.push(backup(`${day.toISOString().slice(0, 10)}T02:00Z`));
   }
   return result;
@@ -27,13 +41,38 @@ interface Case {
 }
 
 const A_MONTH = dailyBackups('2026-10-25', '2026-11-24');
-const YEAR_END = backups('2026-12-27T12:00Z', '2026-12-28T12:00Z', '2026-12-31T12:00Z', '2027-01-01T12:00Z', '2027-01-03T12:00Z', '2027-01-04T12:00Z');
-const WITH_GAPS = backups('2026-10-15T02:00Z', '2026-11-01T02:00Z', '2026-11-13T02:00Z', '2026-11-20T02:00Z', '2026-11-24T02:00Z');
-const SEVERAL_A_DAY = backups('2026-11-22T12:00Z', '2026-11-23T08:00Z', '2026-11-23T20:00Z', '2026-11-24T02:00Z', '2026-11-24T14:00Z', '2026-11-24T22:00Z');
+const YEAR_END = backups(
+  '2026-12-27T12:00Z',
+  '2026-12-28T12:00Z',
+  '2026-12-31T12:00Z',
+  '2027-01-01T12:00Z',
+  '2027-01-03T12:00Z',
+  '2027-01-04T12:00Z',
+);
+const WITH_GAPS = backups(
+  '2026-10-15T02:00Z',
+  '2026-11-01T02:00Z',
+  '2026-11-13T02:00Z',
+  '2026-11-20T02:00Z',
+  '2026-11-24T02:00Z',
+);
+const SEVERAL_A_DAY = backups(
+  '2026-11-22T12:00Z',
+  '2026-11-23T08:00Z',
+  '2026-11-23T20:00Z',
+  '2026-11-24T02:00Z',
+  '2026-11-24T14:00Z',
+  '2026-11-24T22:00Z',
+);
 // In New York (UTC-5 in November) the two newest are both on the 23rd.
 const AROUND_NEW_YORK_MIDNIGHT = backups('2026-11-22T12:00Z', '2026-11-23T20:00Z', '2026-11-24T03:00Z');
 // In Tokyo (UTC+9) 2026-11-29T20:00Z is Monday the 30th (week 49) and 2026-11-30T20:00Z is December 1st.
-const AROUND_TOKYO_MIDNIGHT = backups('2026-11-22T10:00Z', '2026-11-29T10:00Z', '2026-11-29T20:00Z', '2026-11-30T20:00Z');
+const AROUND_TOKYO_MIDNIGHT = backups(
+  '2026-11-22T10:00Z',
+  '2026-11-29T10:00Z',
+  '2026-11-29T20:00Z',
+  '2026-11-30T20:00Z',
+);
 
 const CASES: Case[] = [
   {
@@ -54,24 +93,49 @@ const CASES: Case[] = [
       kept('2026-10-31T02:00Z', 'monthly 2026-10'),
     ],
     prune: [
-      '2026-11-17T02:00Z', '2026-11-16T02:00Z', '2026-11-14T02:00Z', '2026-11-13T02:00Z', '2026-11-12T02:00Z', '2026-11-11T02:00Z',
-      '2026-11-10T02:00Z', '2026-11-09T02:00Z', '2026-11-07T02:00Z', '2026-11-06T02:00Z', '2026-11-05T02:00Z', '2026-11-04T02:00Z',
-      '2026-11-03T02:00Z', '2026-11-02T02:00Z', '2026-11-01T02:00Z', '2026-10-30T02:00Z', '2026-10-29T02:00Z', '2026-10-28T02:00Z',
-      '2026-10-27T02:00Z', '2026-10-26T02:00Z', '2026-10-25T02:00Z',
+      '2026-11-17T02:00Z',
+      '2026-11-16T02:00Z',
+      '2026-11-14T02:00Z',
+      '2026-11-13T02:00Z',
+      '2026-11-12T02:00Z',
+      '2026-11-11T02:00Z',
+      '2026-11-10T02:00Z',
+      '2026-11-09T02:00Z',
+      '2026-11-07T02:00Z',
+      '2026-11-06T02:00Z',
+      '2026-11-05T02:00Z',
+      '2026-11-04T02:00Z',
+      '2026-11-03T02:00Z',
+      '2026-11-02T02:00Z',
+      '2026-11-01T02:00Z',
+      '2026-10-30T02:00Z',
+      '2026-10-29T02:00Z',
+      '2026-10-28T02:00Z',
+      '2026-10-27T02:00Z',
+      '2026-10-26T02:00Z',
+      '2026-10-25T02:00Z',
     ],
   },
   {
     title: 'several backups a day: last counts backups, daily keeps the newest of each day',
     items: SEVERAL_A_DAY,
     rules: { last: 2, daily: 2 },
-    keep: [kept('2026-11-24T22:00Z', 'last (1 of 2)', 'daily 2026-11-24'), kept('2026-11-24T14:00Z', 'last (2 of 2)'), kept('2026-11-23T20:00Z', 'daily 2026-11-23')],
+    keep: [
+      kept('2026-11-24T22:00Z', 'last (1 of 2)', 'daily 2026-11-24'),
+      kept('2026-11-24T14:00Z', 'last (2 of 2)'),
+      kept('2026-11-23T20:00Z', 'daily 2026-11-23'),
+    ],
     prune: ['2026-11-24T02:00Z', '2026-11-23T08:00Z', '2026-11-22T12:00Z'],
   },
   {
     title: 'gaps of several days: daily counts the days that have a backup',
     items: WITH_GAPS,
     rules: { daily: 3 },
-    keep: [kept('2026-11-24T02:00Z', 'daily 2026-11-24'), kept('2026-11-20T02:00Z', 'daily 2026-11-20'), kept('2026-11-13T02:00Z', 'daily 2026-11-13')],
+    keep: [
+      kept('2026-11-24T02:00Z', 'daily 2026-11-24'),
+      kept('2026-11-20T02:00Z', 'daily 2026-11-20'),
+      kept('2026-11-13T02:00Z', 'daily 2026-11-13'),
+    ],
     prune: ['2026-11-01T02:00Z', '2026-10-15T02:00Z'],
   },
   {
@@ -90,7 +154,11 @@ const CASES: Case[] = [
     title: 'ISO weeks across the year end: Monday 12-28 to Sunday 01-03 are all 2026-W53',
     items: YEAR_END,
     rules: { weekly: 3 },
-    keep: [kept('2027-01-04T12:00Z', 'weekly 2027-W01'), kept('2027-01-03T12:00Z', 'weekly 2026-W53'), kept('2026-12-27T12:00Z', 'weekly 2026-W52')],
+    keep: [
+      kept('2027-01-04T12:00Z', 'weekly 2027-W01'),
+      kept('2027-01-03T12:00Z', 'weekly 2026-W53'),
+      kept('2026-12-27T12:00Z', 'weekly 2026-W52'),
+    ],
     prune: ['2027-01-01T12:00Z', '2026-12-31T12:00Z', '2026-12-28T12:00Z'],
   },
   {
@@ -142,7 +210,10 @@ const CASES: Case[] = [
     title: 'fewer months than asked: the oldest backup is kept too (restic ≥ 0.16, borg ≥ 1.2)',
     items: dailyBackups('2026-11-20', '2026-11-24'),
     rules: { monthly: 2 },
-    keep: [kept('2026-11-24T02:00Z', 'monthly 2026-11'), kept('2026-11-20T02:00Z', 'oldest (monthly: only 1 of 2 months have a backup)')],
+    keep: [
+      kept('2026-11-24T02:00Z', 'monthly 2026-11'),
+      kept('2026-11-20T02:00Z', 'oldest (monthly: only 1 of 2 months have a backup)'),
+    ],
     prune: ['2026-11-23T02:00Z', '2026-11-22T02:00Z', '2026-11-21T02:00Z'],
   },
   {
@@ -176,7 +247,11 @@ const CASES: Case[] = [
     title: 'no rules: everything is kept',
     items: backups('2026-11-22T12:00Z', '2026-11-24T02:00Z', '2026-11-23T08:00Z'),
     rules: {},
-    keep: [kept('2026-11-24T02:00Z', NO_RULES_REASON), kept('2026-11-23T08:00Z', NO_RULES_REASON), kept('2026-11-22T12:00Z', NO_RULES_REASON)],
+    keep: [
+      kept('2026-11-24T02:00Z', NO_RULES_REASON),
+      kept('2026-11-23T08:00Z', NO_RULES_REASON),
+      kept('2026-11-22T12:00Z', NO_RULES_REASON),
+    ],
     prune: [],
   },
   {
@@ -210,24 +285,30 @@ const CASES: Case[] = [
 ];
 
 describe('planRetention: restic forget semantics', () => {
-  it.each(CASES.map((testCase) => [testCase.title, testCase] as const))('%s', (_title, { items, rules, timezone, keep, prune }) => {
-    const plan = planRetention(items, rules, timezone);
+  it.each(CASES.map((testCase) => [testCase.title, testCase] as const))(
+    '%s',
+    (_title, { items, rules, timezone, keep, prune }) => {
+      const plan = planRetention(items, rules, timezone);
 
-    expect(plan.keep.map(({ item, reasons }) => [item.name, reasons])).toEqual(keep);
-    expect(plan.prune.map((item) => item.name)).toEqual(prune);
-    // Every backup is either kept or pruned, never both, and the items are the ones given.
-    expect([...plan.keep.map(({ item }) => item), ...plan.prune]).toHaveLength(items.length);
-    for (const item of [...plan.keep.map(({ item: keptItem }) => keptItem), ...plan.prune]) expect(items).toContain(item);
-    // The newest is never pruned while some rule keeps anything.
-    const newest = [...items].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime())[0];
-    if (newest && Object.values(rules).some((count) => count !== undefined && count > 0)) {
-      expect(plan.prune).not.toContain(newest);
-      expect(plan.keep[0]?.item).toBe(newest);
-    }
-  });
+      expect(plan.keep.map(({ item, reasons }) => [item.name, reasons])).toEqual(keep);
+      expect(plan.prune.map((item) => item.name)).toEqual(prune);
+      // Every backup is either kept or pruned, never both, and the items are the ones given.
+      expect([...plan.keep.map(({ item }) => item), ...plan.prune]).toHaveLength(items.length);
+      for (const item of [...plan.keep.map(({ item: keptItem }) => keptItem), ...plan.prune])
+        expect(items).toContain(item);
+      // The newest is never pruned while some rule keeps anything.
+      const newest = [...items].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime())[0];
+      if (newest && Object.values(rules).some((count) => count !== undefined && count > 0)) {
+        expect(plan.prune).not.toContain(newest);
+        expect(plan.keep[0]?.item).toBe(newest);
+      }
+    },
+  );
 
   it('defaults to UTC', () => {
-    expect(planRetention(AROUND_NEW_YORK_MIDNIGHT, { daily: 2 })).toEqual(planRetention(AROUND_NEW_YORK_MIDNIGHT, { daily: 2 }, 'UTC'));
+    expect(planRetention(AROUND_NEW_YORK_MIDNIGHT, { daily: 2 })).toEqual(
+      planRetention(AROUND_NEW_YORK_MIDNIGHT, { daily: 2 }, 'UTC'),
+    );
   });
 
   it('keeps the items it was given, with their other fields', () => {
@@ -236,7 +317,10 @@ describe('planRetention: restic forget semantics', () => {
   });
 
   it('orders backups taken at the same instant by name, whatever the input order', () => {
-    const same = [{ name: 'b', takenAt: new Date('2026-11-24T02:00Z') }, { name: 'a', takenAt: new Date('2026-11-24T02:00Z') }];
+    const same = [
+      { name: 'b', takenAt: new Date('2026-11-24T02:00Z') },
+      { name: 'a', takenAt: new Date('2026-11-24T02:00Z') },
+    ];
     expect(planRetention(same, { last: 1 }).keep.map(({ item }) => item.name)).toEqual(['b']);
     expect(planRetention([...same].reverse(), { last: 1 }).keep.map(({ item }) => item.name)).toEqual(['b']);
   });
@@ -264,7 +348,11 @@ describe('planPrune: the keep rules over the backups really there, never pruning
   it('is the rules’ plan once there are as many backups as the largest count', () => {
     const items = backups('2026-11-24T02:00Z', '2026-11-23T02:00Z', '2026-11-22T02:00Z');
     const plan = planPrune(items, { last: 2 });
-    expect([names(plan.keep), names(plan.prune), plan.held]).toEqual([['2026-11-24T02:00Z', '2026-11-23T02:00Z'], ['2026-11-22T02:00Z'], undefined]);
+    expect([names(plan.keep), names(plan.prune), plan.held]).toEqual([
+      ['2026-11-24T02:00Z', '2026-11-23T02:00Z'],
+      ['2026-11-22T02:00Z'],
+      undefined,
+    ]);
   });
 
   it('prunes nothing while fewer backups exist than the largest count, and says why', () => {
@@ -282,7 +370,11 @@ describe('planPrune: the keep rules over the backups really there, never pruning
 
   it('keeps everything, newest first, without rules', () => {
     const plan = planPrune(backups('2026-11-22T02:00Z', '2026-11-24T02:00Z'), undefined);
-    expect([names(plan.keep), names(plan.prune), plan.held]).toEqual([['2026-11-24T02:00Z', '2026-11-22T02:00Z'], [], undefined]);
+    expect([names(plan.keep), names(plan.prune), plan.held]).toEqual([
+      ['2026-11-24T02:00Z', '2026-11-22T02:00Z'],
+      [],
+      undefined,
+    ]);
   });
 
   it.each<[RetentionRules, number]>([
@@ -299,10 +391,19 @@ describe('planSetPrune: the keep rules over backup sets, counting complete sets 
   const complete = (at: string): SetItem => ({ name: at, takenAt: new Date(at), state: 'complete' });
   const partial = (at: string): SetItem => ({ name: at, takenAt: new Date(at), state: 'partial' });
   const names = (items: readonly Dated[]) => items.map((item) => item.name);
-  const outcome = (plan: { keep: readonly Dated[]; prune: readonly Dated[]; held?: string }) => ({ keep: names(plan.keep), prune: names(plan.prune), held: plan.held });
+  const outcome = (plan: { keep: readonly Dated[]; prune: readonly Dated[]; held?: string }) => ({
+    keep: names(plan.keep),
+    prune: names(plan.prune),
+    held: plan.held,
+  });
 
   it('counts complete sets only: a partial set does not push a complete one out of `last`', () => {
-    const items = [complete('2026-11-24T02:00Z'), partial('2026-11-23T02:00Z'), complete('2026-11-22T02:00Z'), complete('2026-11-21T02:00Z')];
+    const items = [
+      complete('2026-11-24T02:00Z'),
+      partial('2026-11-23T02:00Z'),
+      complete('2026-11-22T02:00Z'),
+      complete('2026-11-21T02:00Z'),
+    ];
     // Counted over every set, last 2 would keep the partial one and prune the 22nd's.
     expect(names(planPrune(items, { last: 2 }).keep)).toEqual(['2026-11-24T02:00Z', '2026-11-23T02:00Z']);
     expect(outcome(planSetPrune(items, { last: 2 }))).toEqual({
@@ -313,7 +414,13 @@ describe('planSetPrune: the keep rules over backup sets, counting complete sets 
   });
 
   it('keeps the newest complete set of each day, a partial set of a newer hour of the same day not taking its place', () => {
-    const items = [complete('2026-11-24T14:00Z'), partial('2026-11-24T10:00Z'), complete('2026-11-24T02:00Z'), complete('2026-11-23T02:00Z'), complete('2026-11-22T02:00Z')];
+    const items = [
+      complete('2026-11-24T14:00Z'),
+      partial('2026-11-24T10:00Z'),
+      complete('2026-11-24T02:00Z'),
+      complete('2026-11-23T02:00Z'),
+      complete('2026-11-22T02:00Z'),
+    ];
     expect(outcome(planSetPrune(items, { daily: 2 }))).toEqual({
       keep: ['2026-11-24T14:00Z', '2026-11-23T02:00Z'],
       prune: ['2026-11-24T10:00Z', '2026-11-24T02:00Z', '2026-11-22T02:00Z'],
@@ -337,7 +444,12 @@ describe('planSetPrune: the keep rules over backup sets, counting complete sets 
   });
 
   it('prunes partial sets older than the newest complete one even when the rules prune no complete set', () => {
-    const items = [complete('2026-11-24T02:00Z'), partial('2026-11-23T02:00Z'), partial('2026-11-22T02:00Z'), complete('2026-11-21T02:00Z')];
+    const items = [
+      complete('2026-11-24T02:00Z'),
+      partial('2026-11-23T02:00Z'),
+      partial('2026-11-22T02:00Z'),
+      complete('2026-11-21T02:00Z'),
+    ];
     expect(outcome(planSetPrune(items, { last: 2 }))).toEqual({
       keep: ['2026-11-24T02:00Z', '2026-11-21T02:00Z'],
       prune: ['2026-11-23T02:00Z', '2026-11-22T02:00Z'],
@@ -347,13 +459,21 @@ describe('planSetPrune: the keep rules over backup sets, counting complete sets 
 
   it('keeps a partial set taken at the same instant as the newest complete one, which is not newer than it', () => {
     // Of two sets of one instant the one of the greater name comes first: here the complete one, so nothing is held.
-    const items = [{ ...partial('2026-11-24T02:00Z'), name: 'a' }, { ...complete('2026-11-24T02:00Z'), name: 'b' }];
+    const items = [
+      { ...partial('2026-11-24T02:00Z'), name: 'a' },
+      { ...complete('2026-11-24T02:00Z'), name: 'b' },
+    ];
     expect(outcome(planSetPrune(items, { last: 1 }))).toEqual({ keep: ['b', 'a'], prune: [], held: undefined });
   });
 
   it('prunes nothing while the newest set is partial, and names it in held', () => {
     // The rules alone would keep the 23rd's only: a night whose set could not finish costs no older complete one.
-    const items = [complete('2026-11-21T02:00Z'), complete('2026-11-22T02:00Z'), complete('2026-11-23T02:00Z'), partial('2026-11-24T02:00Z')];
+    const items = [
+      complete('2026-11-21T02:00Z'),
+      complete('2026-11-22T02:00Z'),
+      complete('2026-11-23T02:00Z'),
+      partial('2026-11-24T02:00Z'),
+    ];
     expect(outcome(planSetPrune(items, { last: 1 }))).toEqual({
       keep: ['2026-11-24T02:00Z', '2026-11-23T02:00Z', '2026-11-22T02:00Z', '2026-11-21T02:00Z'],
       prune: [],
@@ -371,7 +491,12 @@ describe('planSetPrune: the keep rules over backup sets, counting complete sets 
   });
 
   it('keeps everything, partial sets too, newest first, without rules', () => {
-    const items = [complete('2026-11-22T02:00Z'), partial('2026-11-23T02:00Z'), complete('2026-11-24T02:00Z'), partial('2026-11-25T02:00Z')];
+    const items = [
+      complete('2026-11-22T02:00Z'),
+      partial('2026-11-23T02:00Z'),
+      complete('2026-11-24T02:00Z'),
+      partial('2026-11-25T02:00Z'),
+    ];
     expect(outcome(planSetPrune(items, undefined))).toEqual({
       keep: ['2026-11-25T02:00Z', '2026-11-24T02:00Z', '2026-11-23T02:00Z', '2026-11-22T02:00Z'],
       prune: [],
@@ -381,7 +506,13 @@ describe('planSetPrune: the keep rules over backup sets, counting complete sets 
 
   it('carries over the held of planPrune: fewer complete sets than the largest keep count prune nothing, partial sets neither', () => {
     // Four complete sets of one day: daily 5 alone would prune the two between the newest and the oldest.
-    const items = [complete('2026-11-24T20:00Z'), complete('2026-11-24T14:00Z'), partial('2026-11-24T10:00Z'), complete('2026-11-24T08:00Z'), complete('2026-11-24T02:00Z')];
+    const items = [
+      complete('2026-11-24T20:00Z'),
+      complete('2026-11-24T14:00Z'),
+      partial('2026-11-24T10:00Z'),
+      complete('2026-11-24T08:00Z'),
+      complete('2026-11-24T02:00Z'),
+    ];
     expect(outcome(planSetPrune(items, { daily: 5 }))).toEqual({
       keep: ['2026-11-24T20:00Z', '2026-11-24T14:00Z', '2026-11-24T10:00Z', '2026-11-24T08:00Z', '2026-11-24T02:00Z'],
       prune: [],
@@ -390,9 +521,17 @@ describe('planSetPrune: the keep rules over backup sets, counting complete sets 
   });
 
   it('counts complete sets only towards the largest keep count, however many partial ones there are', () => {
-    const items = [complete('2026-11-24T20:00Z'), partial('2026-11-24T16:00Z'), partial('2026-11-24T12:00Z'), complete('2026-11-24T08:00Z'), complete('2026-11-24T02:00Z')];
+    const items = [
+      complete('2026-11-24T20:00Z'),
+      partial('2026-11-24T16:00Z'),
+      partial('2026-11-24T12:00Z'),
+      complete('2026-11-24T08:00Z'),
+      complete('2026-11-24T02:00Z'),
+    ];
     // Five sets, but three complete ones under last 1 and daily 4: the rules' prune of two waits.
-    expect(planSetPrune(items, { last: 1, daily: 4 }).held).toBe('nothing pruned: 3 backups on disk, fewer than 4 (the largest keep count)');
+    expect(planSetPrune(items, { last: 1, daily: 4 }).held).toBe(
+      'nothing pruned: 3 backups on disk, fewer than 4 (the largest keep count)',
+    );
   });
 
   it('plans nothing for no sets', () => {
@@ -400,7 +539,10 @@ describe('planSetPrune: the keep rules over backup sets, counting complete sets 
   });
 
   it('gives back the items it was given, with their other fields', () => {
-    const items = [{ ...complete('2026-11-24T02:00Z'), label: '2026-11-24T020000Z/' }, { ...partial('2026-11-23T02:00Z'), label: '2026-11-23T020000Z/' }];
+    const items = [
+      { ...complete('2026-11-24T02:00Z'), label: '2026-11-24T020000Z/' },
+      { ...partial('2026-11-23T02:00Z'), label: '2026-11-23T020000Z/' },
+    ];
     const plan = planSetPrune(items, { last: 1 });
     expect([plan.keep[0], plan.prune[0]]).toEqual([items[0], items[1]]);
     expect(plan.keep[0]).toBe(items[0]);

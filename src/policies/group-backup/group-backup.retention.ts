@@ -41,13 +41,19 @@ interface Counter {
   lastPeriod: string | undefined;
 }
 
-export function planRetention<T extends Dated>(items: readonly T[], rules: RetentionRules, timezone = 'UTC'): RetentionPlan<T> {
+export function planRetention<T extends Dated>(
+  items: readonly T[],
+  rules: RetentionRules,
+  timezone = 'UTC',
+): RetentionPlan<T> {
   for (const rule of RULES) assertCount(rule, rules[rule]);
   for (const item of items) {
     if (Number.isNaN(item.takenAt.getTime())) throw new RangeError(`backup ${item.name} has an invalid date`);
   }
   // Ties (same instant) are ordered by name, newest-looking first, so that the plan does not depend on input order.
-  const sorted = [...items].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime() || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+  const sorted = [...items].sort(
+    (a, b) => b.takenAt.getTime() - a.takenAt.getTime() || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0),
+  );
 
   if (RULES.every((rule) => rules[rule] === undefined)) {
     return { keep: sorted.map((item) => ({ item, reasons: [NO_RULES_REASON] })), prune: [] };
@@ -68,10 +74,16 @@ export function planRetention<T extends Dated>(items: readonly T[], rules: Reten
       // `last` gives each backup a period of its own, so it keeps the n newest whatever their dates.
       const period = counter.rule === 'last' ? `#${index}` : periodOf(counter.rule, item.takenAt);
       if (period !== counter.lastPeriod) {
-        reasons.push(counter.rule === 'last' ? `last (${counter.wanted - counter.left + 1} of ${counter.wanted})` : `${counter.rule} ${period}`);
+        reasons.push(
+          counter.rule === 'last'
+            ? `last (${counter.wanted - counter.left + 1} of ${counter.wanted})`
+            : `${counter.rule} ${period}`,
+        );
       } else if (isOldest && counter.rule !== 'last') {
         const filled = counter.wanted - counter.left;
-        reasons.push(`oldest (${counter.rule}: only ${filled} of ${counter.wanted} ${PERIOD_NOUNS[counter.rule]} have a backup)`);
+        reasons.push(
+          `oldest (${counter.rule}: only ${filled} of ${counter.wanted} ${PERIOD_NOUNS[counter.rule]} have a backup)`,
+        );
       } else {
         continue;
       }
@@ -99,10 +111,18 @@ function assertCount(rule: RuleName, count: number | undefined): void {
 /** The day (`2026-11-24`), ISO week (`2026-W48`) or month (`2026-11`) an instant falls in, in `timezone`. */
 function periodsIn(timezone: string): (rule: PeriodRule, at: Date) => string {
   // One formatter for the whole plan: creating one per backup is the slow part of Intl. Throws on an unknown zone.
-  const format = new Intl.DateTimeFormat('en-US', { timeZone: timezone, calendar: 'gregory', numberingSystem: 'latn', year: 'numeric', month: 'numeric', day: 'numeric' });
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone: timezone,
+    calendar: 'gregory',
+    numberingSystem: 'latn',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+  });
   return (rule, at) => {
     const parts = format.formatToParts(at);
-    const part = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((candidate) => candidate.type === type)?.value);
+    const part = (type: Intl.DateTimeFormatPartTypes) =>
+      Number(parts.find((candidate) => candidate.type === type)?.value);
     const [year, month, day] = [part('year'), part('month'), part('day')];
     if (rule === 'daily') return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
     if (rule === 'monthly') return `${pad(year, 4)}-${pad(month, 2)}`;
@@ -153,18 +173,28 @@ export function fewestToPrune(rules: RetentionRules): number {
 }
 
 /** `planRetention` over the backups really there, with no prune while fewer than `fewestToPrune` of them exist. */
-export function planPrune<T extends Dated>(items: readonly T[], rules: RetentionRules | undefined, timezone?: string): PrunePlan<T> {
+export function planPrune<T extends Dated>(
+  items: readonly T[],
+  rules: RetentionRules | undefined,
+  timezone?: string,
+): PrunePlan<T> {
   if (!rules) return { keep: sortedNewestFirst(items), prune: [] };
   const plan = planRetention(items, rules, timezone);
   const fewest = fewestToPrune(rules);
   if (plan.prune.length > 0 && items.length < fewest) {
-    return { keep: sortedNewestFirst(items), prune: [], held: `nothing pruned: ${items.length} backups on disk, fewer than ${fewest} (the largest keep count)` };
+    return {
+      keep: sortedNewestFirst(items),
+      prune: [],
+      held: `nothing pruned: ${items.length} backups on disk, fewer than ${fewest} (the largest keep count)`,
+    };
   }
   return { keep: plan.keep.map(({ item }) => item), prune: plan.prune };
 }
 
 function sortedNewestFirst<T extends Dated>(items: readonly T[]): T[] {
-  return [...items].sort((a, b) => b.takenAt.getTime() - a.takenAt.getTime() || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+  return [...items].sort(
+    (a, b) => b.takenAt.getTime() - a.takenAt.getTime() || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0),
+  );
 }
 
 /** A backup set for retention: complete (the group and every project), or partial. */
@@ -178,14 +208,22 @@ export interface SetItem extends Dated {
  * pruned; and nothing at all is pruned while the newest set is partial, so a night whose set could not finish never
  * costs an older complete one.
  */
-export function planSetPrune<T extends SetItem>(items: readonly T[], rules: RetentionRules | undefined, timezone?: string): PrunePlan<T> {
+export function planSetPrune<T extends SetItem>(
+  items: readonly T[],
+  rules: RetentionRules | undefined,
+  timezone?: string,
+): PrunePlan<T> {
   const sorted = sortedNewestFirst(items);
   if (!rules) return { keep: sorted, prune: [] };
-  if (sorted[0]?.state === 'partial') return { keep: sorted, prune: [], held: `nothing pruned: the newest set, ${sorted[0].name}, is partial` };
+  if (sorted[0]?.state === 'partial')
+    return { keep: sorted, prune: [], held: `nothing pruned: the newest set, ${sorted[0].name}, is partial` };
   const complete = sorted.filter((item) => item.state === 'complete');
   const plan = planPrune(complete, rules, timezone);
   if (plan.held) return { keep: sorted, prune: [], held: plan.held };
   const newestComplete = complete[0]?.takenAt.getTime() ?? Number.NEGATIVE_INFINITY;
-  const pruned = new Set<T>([...plan.prune, ...sorted.filter((item) => item.state === 'partial' && item.takenAt.getTime() < newestComplete)]);
+  const pruned = new Set<T>([
+    ...plan.prune,
+    ...sorted.filter((item) => item.state === 'partial' && item.takenAt.getTime() < newestComplete),
+  ]);
   return { keep: sorted.filter((item) => !pruned.has(item)), prune: sorted.filter((item) => pruned.has(item)) };
 }

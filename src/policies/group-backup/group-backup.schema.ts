@@ -34,21 +34,31 @@ export const groupBackupPolicy = definePolicyType(
     groups: groupSelection().describe(
       'Groups to back up: by id, full path (acme) or glob ("acme/*" its direct subgroups, "acme/**" acme and every subgroup); a quoted leading "!" excludes. Each group’s set holds its subgroups and their projects too.',
     ),
-    schedule: cron().describe('When backups are taken, as a 5-field cron expression ("0 2 * * *"). `once` backs up at once, whatever the schedule.'),
-    timezone: timezone().optional().describe('IANA time zone of the schedule and of the days, weeks and months of `keep`; omitted: UTC.'),
+    schedule: cron().describe(
+      'When backups are taken, as a 5-field cron expression ("0 2 * * *"). `once` backs up at once, whatever the schedule.',
+    ),
+    timezone: timezone()
+      .optional()
+      .describe('IANA time zone of the schedule and of the days, weeks and months of `keep`; omitted: UTC.'),
     destination: z
       .string({ error: 'expected the folder the archives are written to' })
       .min(1, { error: 'expected the folder the archives are written to' })
       // Resolved once, when loading: a path relative to wherever the daemon happened to start is a surprise later.
       .transform((path) => resolve(path))
-      .describe('Folder of the backups: a set per run in GROUP_PATH/YYYY-MM-DDTHHMMSSZ/ (group.tar.gz, projects/PATH.tar.gz, set.json) and GROUP_PATH/manifest.json. Created when missing.'),
+      .describe(
+        'Folder of the backups: a set per run in GROUP_PATH/YYYY-MM-DDTHHMMSSZ/ (group.tar.gz, projects/PATH.tar.gz, set.json) and GROUP_PATH/manifest.json. Created when missing.',
+      ),
     keep: keepSchema
       .optional()
-      .describe('Retention, as restic’s forget: { last, daily, weekly, monthly }, counting complete sets; a partial set is kept until a newer complete one exists. Applied only after a new complete set verified. Omitted: every set is kept.'),
+      .describe(
+        'Retention, as restic’s forget: { last, daily, weekly, monthly }, counting complete sets; a partial set is kept until a newer complete one exists. Applied only after a new complete set verified. Omitted: every set is kept.',
+      ),
     projects: z
       .boolean({ error: 'expected true or false' })
       .default(true)
-      .describe('Export every project of the group and its subgroups into the set (the group export holds none). false: the group archive alone.'),
+      .describe(
+        'Export every project of the group and its subgroups into the set (the group export holds none). false: the group archive alone.',
+      ),
     include_archived: z
       .boolean({ error: 'expected true or false' })
       .default(false)
@@ -59,24 +69,37 @@ export const groupBackupPolicy = definePolicyType(
       .min(1, { error: 'expected at least 1' })
       .max(600, { error: 'expected at most 600' })
       .default(6)
-      .describe('How many project exports are requested a minute, across every replica and policy of this token: the forge’s project_export_limit, 6 unless its administrator changed it. A set of N projects takes about N / this minutes.'),
+      .describe(
+        'How many project exports are requested a minute, across every replica and policy of this token: the forge’s project_export_limit, 6 unless its administrator changed it. A set of N projects takes about N / this minutes.',
+      ),
     relations: z
       .boolean({ error: 'expected true or false' })
       .default(false)
-      .describe('Also download the relations export (one gzip NDJSON file per relation, for migration) beside each archive.'),
+      .describe(
+        'Also download the relations export (one gzip NDJSON file per relation, for migration) beside each archive.',
+      ),
     timeout: duration({ min: 60_000 })
       .prefault('1h')
-      .describe('How long an export may take to be ready for download; then it is requested again (a project’s up to 3 times, then the set goes on without it).'),
+      .describe(
+        'How long an export may take to be ready for download; then it is requested again (a project’s up to 3 times, then the set goes on without it).',
+      ),
     concurrency: z
       .number({ error: 'expected a whole number of groups from 1 to 6' })
       .int({ error: 'expected a whole number of groups from 1 to 6' })
       .min(1, { error: 'expected at least 1' })
-      .max(6, { error: 'expected at most 6: the forge takes 6 group exports a minute per user, so more side by side only meet its limit' })
+      .max(6, {
+        error:
+          'expected at most 6: the forge takes 6 group exports a minute per user, so more side by side only meet its limit',
+      })
       .default(3)
-      .describe('How many groups are backed up side by side (each mostly waits for the forge to prepare its export). At most 6: the forge takes 6 group exports a minute per user, and an export over that is refused with a wait the client keeps.'),
+      .describe(
+        'How many groups are backed up side by side (each mostly waits for the forge to prepare its export). At most 6: the forge takes 6 group exports a minute per user, and an export over that is refused with a wait the client keeps.',
+      ),
     download_interval: duration({ min: 1_000 })
       .prefault('1m')
-      .describe('Time between two looks at an export the forge is preparing: a try to download the group’s (the forge allows one download per group a minute), a status read of a project’s.'),
+      .describe(
+        'Time between two looks at an export the forge is preparing: a try to download the group’s (the forge allows one download per group a minute), a status read of a project’s.',
+      ),
   },
 );
 

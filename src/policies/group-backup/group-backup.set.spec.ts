@@ -33,7 +33,14 @@ function aSetFile(): SetFileContent {
     group_archive: { file: 'group.tar.gz', bytes: 1024, sha256: 'a'.repeat(64) },
     relations: [{ file: 'group.relations/self.ndjson.gz', bytes: 4, sha256: 'b'.repeat(64) }],
     projects: [
-      { id: 31, path: 'platform/api', name: 'api', file: 'projects/platform/api.tar.gz', bytes: 2048, sha256: 'c'.repeat(64) },
+      {
+        id: 31,
+        path: 'platform/api',
+        name: 'api',
+        file: 'projects/platform/api.tar.gz',
+        bytes: 2048,
+        sha256: 'c'.repeat(64),
+      },
       { id: 32, path: 'web', name: 'web', file: 'projects/web.tar.gz', bytes: 512, sha256: 'd'.repeat(64) },
     ],
     missing: [{ id: 33, path: 'platform/db', reason: 'its export failed 3 times' }],
@@ -45,7 +52,18 @@ describe('group_backup set: names', () => {
     expect(isSetName(name)).toBe(true);
   });
 
-  it.each(['2026-11-24T02:00:00Z', '2026-11-24T020000Z.tar.gz', '2026-11-24T020000', '2026-11-24', '../2026-11-24T020000Z', '', 'manifest.json', '2026-13-45T990000Z', '2026-02-30T020000Z', '2026-11-24T246000Z'])('does not take %j for the name of a set', (name) => {
+  it.each([
+    '2026-11-24T02:00:00Z',
+    '2026-11-24T020000Z.tar.gz',
+    '2026-11-24T020000',
+    '2026-11-24',
+    '../2026-11-24T020000Z',
+    '',
+    'manifest.json',
+    '2026-13-45T990000Z',
+    '2026-02-30T020000Z',
+    '2026-11-24T246000Z',
+  ])('does not take %j for the name of a set', (name) => {
     expect(isSetName(name)).toBe(false);
   });
 
@@ -61,9 +79,12 @@ describe('group_backup set: names', () => {
 });
 
 describe('group_backup set: project paths', () => {
-  it.each(['api', 'platform/api', 'platform/backend/api', 'a.b/c-d_e', '_private/x'])('takes %j for a project path relative to its group', (path) => {
-    expect(isRelativeProjectPath(path)).toBe(true);
-  });
+  it.each(['api', 'platform/api', 'platform/backend/api', 'a.b/c-d_e', '_private/x'])(
+    'takes %j for a project path relative to its group',
+    (path) => {
+      expect(isRelativeProjectPath(path)).toBe(true);
+    },
+  );
 
   it.each([
     ['the parent', '..'],
@@ -107,12 +128,15 @@ describe('group_backup set: project paths', () => {
 });
 
 describe('group_backup set: the names of a set’s files', () => {
-  it.each(['group.tar.gz', 'group.relations/self.ndjson.gz', 'group.relations/milestones.ndjson.gz', 'projects/web.tar.gz', 'projects/platform/api.tar.gz'])(
-    'takes %j for a file of a set',
-    (file) => {
-      expect(isSetFileName(file)).toBe(true);
-    },
-  );
+  it.each([
+    'group.tar.gz',
+    'group.relations/self.ndjson.gz',
+    'group.relations/milestones.ndjson.gz',
+    'projects/web.tar.gz',
+    'projects/platform/api.tar.gz',
+  ])('takes %j for a file of a set', (file) => {
+    expect(isSetFileName(file)).toBe(true);
+  });
 
   it.each([
     ['a climb out through projects/', 'projects/../../x.tar.gz'],
@@ -137,9 +161,18 @@ describe('group_backup set: the names of a set’s files', () => {
   });
 
   it('lists the group archive first, then the relations, then the projects', () => {
-    expect(filesOf(aSetFile()).map((file) => file.file)).toEqual(['group.tar.gz', 'group.relations/self.ndjson.gz', 'projects/platform/api.tar.gz', 'projects/web.tar.gz']);
+    expect(filesOf(aSetFile()).map((file) => file.file)).toEqual([
+      'group.tar.gz',
+      'group.relations/self.ndjson.gz',
+      'projects/platform/api.tar.gz',
+      'projects/web.tar.gz',
+    ]);
     const { relations: _relations, ...withoutRelations } = aSetFile();
-    expect(filesOf(withoutRelations).map((file) => file.file)).toEqual(['group.tar.gz', 'projects/platform/api.tar.gz', 'projects/web.tar.gz']);
+    expect(filesOf(withoutRelations).map((file) => file.file)).toEqual([
+      'group.tar.gz',
+      'projects/platform/api.tar.gz',
+      'projects/web.tar.gz',
+    ]);
   });
 });
 
@@ -157,26 +190,82 @@ describe('group_backup set: what set.json says', () => {
   it.each<[string, (content: SetFileContent) => unknown, string]>([
     ['a list', () => [], 'not a JSON object'],
     ['null', () => null, 'not a JSON object'],
-    ['another version', (content) => ({ ...content, version: 2 }), 'not a backup set (version 1, kind forgewarden-backup-set)'],
-    ['another kind', (content) => ({ ...content, kind: 'forgewarden-manifest' }), 'not a backup set (version 1, kind forgewarden-backup-set)'],
+    [
+      'another version',
+      (content) => ({ ...content, version: 2 }),
+      'not a backup set (version 1, kind forgewarden-backup-set)',
+    ],
+    [
+      'another kind',
+      (content) => ({ ...content, kind: 'forgewarden-manifest' }),
+      'not a backup set (version 1, kind forgewarden-backup-set)',
+    ],
     ['no group', (content) => ({ ...content, group: undefined }), 'group: expected { id, full_path }'],
     ['a group without its path', (content) => ({ ...content, group: { id: 7 } }), 'group: expected { id, full_path }'],
-    ['a set name that is not a stamp', (content) => ({ ...content, set: '../..' }), 'set: expected the folder name YYYY-MM-DDTHHMMSSZ'],
+    [
+      'a set name that is not a stamp',
+      (content) => ({ ...content, set: '../..' }),
+      'set: expected the folder name YYYY-MM-DDTHHMMSSZ',
+    ],
     ['an unknown state', (content) => ({ ...content, state: 'done' }), 'state: expected complete or partial'],
     ['a start that is not a time', (content) => ({ ...content, taken_at: 'yesterday' }), 'taken_at: expected a time'],
     ['no end', (content) => ({ ...content, finished_at: undefined }), 'finished_at: expected a time'],
-    ['a group archive of another name', (content) => ({ ...content, group_archive: { ...content.group_archive, file: 'other.tar.gz' } }), 'group_archive: expected { file: group.tar.gz, bytes, sha256 }'],
-    ['a group archive without its size', (content) => ({ ...content, group_archive: { file: 'group.tar.gz', sha256: 'x' } }), 'group_archive: expected { file: group.tar.gz, bytes, sha256 }'],
-    ['a relations file outside its folder', (content) => ({ ...content, relations: [{ file: 'group.relations/../../x', bytes: 1, sha256: 'x' }] }), 'relations: expected files under group.relations/'],
-    ['a relations file that is a project archive', (content) => ({ ...content, relations: [{ ...project }] }), 'relations: expected files under group.relations/'],
-    ['relations that are not a list', (content) => ({ ...content, relations: 'self' }), 'relations: expected files under group.relations/'],
+    [
+      'a group archive of another name',
+      (content) => ({ ...content, group_archive: { ...content.group_archive, file: 'other.tar.gz' } }),
+      'group_archive: expected { file: group.tar.gz, bytes, sha256 }',
+    ],
+    [
+      'a group archive without its size',
+      (content) => ({ ...content, group_archive: { file: 'group.tar.gz', sha256: 'x' } }),
+      'group_archive: expected { file: group.tar.gz, bytes, sha256 }',
+    ],
+    [
+      'a relations file outside its folder',
+      (content) => ({ ...content, relations: [{ file: 'group.relations/../../x', bytes: 1, sha256: 'x' }] }),
+      'relations: expected files under group.relations/',
+    ],
+    [
+      'a relations file that is a project archive',
+      (content) => ({ ...content, relations: [{ ...project }] }),
+      'relations: expected files under group.relations/',
+    ],
+    [
+      'relations that are not a list',
+      (content) => ({ ...content, relations: 'self' }),
+      'relations: expected files under group.relations/',
+    ],
     ['no projects', (content) => ({ ...content, projects: undefined }), 'projects: expected a list'],
-    ['a project without its id', (content) => ({ ...content, projects: [content.projects[0], { ...project, id: 'api' }] }), 'projects[1]: expected { id, path, name, file, bytes, sha256 }'],
-    ['a project archive leading outside', (content) => ({ ...content, projects: [{ ...project, file: 'projects/../../x.tar.gz' }] }), 'projects[0]: expected { id, path, name, file, bytes, sha256 }'],
-    ['a project archive not at its path', (content) => ({ ...content, projects: [{ ...project, file: 'projects/web.tar.gz' }] }), 'projects[0]: platform/api is not a project path with its archive under projects/'],
-    ['a project path leading outside', (content) => ({ ...content, projects: [{ ...project, path: '../api', file: 'projects/api.tar.gz' }] }), 'projects[0]: ../api is not a project path with its archive under projects/'],
-    ['missing projects without their reason', (content) => ({ ...content, missing: [{ id: 33, path: 'platform/db' }] }), 'missing: expected a list of { id, path, reason }'],
-    ['no missing list', (content) => ({ ...content, missing: undefined }), 'missing: expected a list of { id, path, reason }'],
+    [
+      'a project without its id',
+      (content) => ({ ...content, projects: [content.projects[0], { ...project, id: 'api' }] }),
+      'projects[1]: expected { id, path, name, file, bytes, sha256 }',
+    ],
+    [
+      'a project archive leading outside',
+      (content) => ({ ...content, projects: [{ ...project, file: 'projects/../../x.tar.gz' }] }),
+      'projects[0]: expected { id, path, name, file, bytes, sha256 }',
+    ],
+    [
+      'a project archive not at its path',
+      (content) => ({ ...content, projects: [{ ...project, file: 'projects/web.tar.gz' }] }),
+      'projects[0]: platform/api is not a project path with its archive under projects/',
+    ],
+    [
+      'a project path leading outside',
+      (content) => ({ ...content, projects: [{ ...project, path: '../api', file: 'projects/api.tar.gz' }] }),
+      'projects[0]: ../api is not a project path with its archive under projects/',
+    ],
+    [
+      'missing projects without their reason',
+      (content) => ({ ...content, missing: [{ id: 33, path: 'platform/db' }] }),
+      'missing: expected a list of { id, path, reason }',
+    ],
+    [
+      'no missing list',
+      (content) => ({ ...content, missing: undefined }),
+      'missing: expected a list of { id, path, reason }',
+    ],
   ])('says what is wrong with %s', (_what, edit, problem) => {
     expect(setFileProblem(edit(aSetFile()))).toBe(problem);
   });
@@ -200,17 +289,23 @@ describe('group_backup set: reading and writing set.json', () => {
   });
 
   it('says a folder without set.json is not a finished set, naming the file', async () => {
-    await expect(readSetFile(files, setFolder)).rejects.toThrow(`${join(setFolder, 'set.json')}: no such file: ${setFolder} is not a finished backup set`);
+    await expect(readSetFile(files, setFolder)).rejects.toThrow(
+      `${join(setFolder, 'set.json')}: no such file: ${setFolder} is not a finished backup set`,
+    );
   });
 
   it('says set.json is not JSON, naming the file', async () => {
     await writeFile(join(setFolder, SET_FILE), '{"version": 1,');
-    await expect(readSetFile(files, setFolder)).rejects.toThrow(new RegExp(`^${escapeRegExp(join(setFolder, 'set.json'))}: not JSON \\(`));
+    await expect(readSetFile(files, setFolder)).rejects.toThrow(
+      new RegExp(`^${escapeRegExp(join(setFolder, 'set.json'))}: not JSON \\(`),
+    );
   });
 
   it('says what is wrong with its content, naming the file', async () => {
     await writeFile(join(setFolder, SET_FILE), JSON.stringify({ ...aSetFile(), state: 'done' }));
-    await expect(readSetFile(files, setFolder)).rejects.toThrow(`${join(setFolder, 'set.json')}: state: expected complete or partial`);
+    await expect(readSetFile(files, setFolder)).rejects.toThrow(
+      `${join(setFolder, 'set.json')}: state: expected complete or partial`,
+    );
   });
 });
 

@@ -101,7 +101,8 @@ export function isRelativeProjectPath(path: string): boolean {
 
 /** Where a project's archive lies in its set: `projects/platform/api.tar.gz`. */
 export function projectArchiveFile(relativePath: string): string {
-  if (!isRelativeProjectPath(relativePath)) throw new Error(`${relativePath}: not a project path relative to its group`);
+  if (!isRelativeProjectPath(relativePath))
+    throw new Error(`${relativePath}: not a project path relative to its group`);
   return `${PROJECTS_FOLDER}/${relativePath}.tar.gz`;
 }
 
@@ -118,7 +119,8 @@ export function relativeProjectPath(groupFullPath: string, projectFullPath: stri
  */
 export function isSetFileName(file: string): boolean {
   if (file === GROUP_ARCHIVE) return true;
-  if (file.startsWith(`${GROUP_RELATIONS}/`)) return /^[^/\\]+$/.test(file.slice(GROUP_RELATIONS.length + 1)) && !file.endsWith('/.') && !file.endsWith('/..');
+  if (file.startsWith(`${GROUP_RELATIONS}/`))
+    return /^[^/\\]+$/.test(file.slice(GROUP_RELATIONS.length + 1)) && !file.endsWith('/.') && !file.endsWith('/..');
   const project = /^projects\/(.+)\.tar\.gz$/.exec(file);
   return project !== null && isRelativeProjectPath(project[1] ?? '');
 }
@@ -151,8 +153,10 @@ export async function writeSetFile(files: LocalFiles, setFolder: string, content
 /** What is wrong with a `set.json`'s content, or undefined. */
 export function setFileProblem(value: unknown): string | undefined {
   if (!isObject(value)) return 'not a JSON object';
-  if (value.version !== 1 || value.kind !== 'forgewarden-backup-set') return 'not a backup set (version 1, kind forgewarden-backup-set)';
-  if (!isObject(value.group) || typeof value.group.id !== 'number' || typeof value.group.full_path !== 'string') return 'group: expected { id, full_path }';
+  if (value.version !== 1 || value.kind !== 'forgewarden-backup-set')
+    return 'not a backup set (version 1, kind forgewarden-backup-set)';
+  if (!isObject(value.group) || typeof value.group.id !== 'number' || typeof value.group.full_path !== 'string')
+    return 'group: expected { id, full_path }';
   return backupSetProblem(value);
 }
 
@@ -163,25 +167,49 @@ export function backupSetProblem(value: Record<string, unknown>): string | undef
   for (const field of ['taken_at', 'finished_at'] as const) {
     if (typeof value[field] !== 'string' || Number.isNaN(Date.parse(value[field]))) return `${field}: expected a time`;
   }
-  if (!isSetFile(value.group_archive) || value.group_archive.file !== GROUP_ARCHIVE) return `group_archive: expected { file: ${GROUP_ARCHIVE}, bytes, sha256 }`;
-  if (value.relations !== undefined && !(Array.isArray(value.relations) && value.relations.every((file) => isSetFile(file) && file.file.startsWith(`${GROUP_RELATIONS}/`)))) {
+  if (!isSetFile(value.group_archive) || value.group_archive.file !== GROUP_ARCHIVE)
+    return `group_archive: expected { file: ${GROUP_ARCHIVE}, bytes, sha256 }`;
+  if (
+    value.relations !== undefined &&
+    !(
+      Array.isArray(value.relations) &&
+      value.relations.every((file) => isSetFile(file) && file.file.startsWith(`${GROUP_RELATIONS}/`))
+    )
+  ) {
     return `relations: expected files under ${GROUP_RELATIONS}/`;
   }
   if (!Array.isArray(value.projects)) return 'projects: expected a list';
   for (const [index, project] of value.projects.entries()) {
-    if (!isSetFile(project) || typeof project.id !== 'number' || typeof project.path !== 'string' || typeof project.name !== 'string') {
+    if (
+      !isSetFile(project) ||
+      typeof project.id !== 'number' ||
+      typeof project.path !== 'string' ||
+      typeof project.name !== 'string'
+    ) {
       return `projects[${index}]: expected { id, path, name, file, bytes, sha256 }`;
     }
-    if (!isRelativeProjectPath(project.path) || project.file !== projectArchiveFile(project.path)) return `projects[${index}]: ${project.path} is not a project path with its archive under projects/`;
+    if (!isRelativeProjectPath(project.path) || project.file !== projectArchiveFile(project.path))
+      return `projects[${index}]: ${project.path} is not a project path with its archive under projects/`;
   }
-  if (!Array.isArray(value.missing) || !value.missing.every((entry) => isObject(entry) && typeof entry.path === 'string' && typeof entry.reason === 'string')) {
+  if (
+    !Array.isArray(value.missing) ||
+    !value.missing.every(
+      (entry) => isObject(entry) && typeof entry.path === 'string' && typeof entry.reason === 'string',
+    )
+  ) {
     return 'missing: expected a list of { id, path, reason }';
   }
   return undefined;
 }
 
 function isSetFile(value: unknown): value is SetFile & Record<string, unknown> {
-  return isObject(value) && typeof value.file === 'string' && isSetFileName(value.file) && typeof value.bytes === 'number' && typeof value.sha256 === 'string';
+  return (
+    isObject(value) &&
+    typeof value.file === 'string' &&
+    isSetFileName(value.file) &&
+    typeof value.bytes === 'number' &&
+    typeof value.sha256 === 'string'
+  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

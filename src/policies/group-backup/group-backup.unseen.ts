@@ -50,7 +50,10 @@ export async function unseenProjects(
         context.logger.log(`${where}: deleted (an administrator's token no longer finds it); not in this set`);
         continue;
       }
-      unseen.push({ project: { id: project.id, path: project.path, name: project.path }, why: `not visible to the token now (${error.summary}); it was in the set ${last.set}` });
+      unseen.push({
+        project: { id: project.id, path: project.path, name: project.path },
+        why: `not visible to the token now (${error.summary}); it was in the set ${last.set}`,
+      });
     }
   }
   return unseen;

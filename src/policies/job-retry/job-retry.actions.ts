@@ -12,7 +12,8 @@ import { type JobRetryConfig, jobRetryPolicy } from './job-retry.schema';
  */
 const retry = defineAction({
   read: retryTarget,
-  precondition: (target, context) => jobStillToRetry(configOf<JobRetryConfig>(context, jobRetryPolicy), target, context),
+  precondition: (target, context) =>
+    jobStillToRetry(configOf<JobRetryConfig>(context, jobRetryPolicy), target, context),
   run: async (target, context) => {
     try {
       const job = await context.client.jobs.retry(target.project, target.jobId);

@@ -4,7 +4,16 @@ import { type Decision, SKIP } from '../../engine/policy';
 import { retryParams } from './job-retry.params';
 import type { JobRetryConfig } from './job-retry.schema';
 import type { FreeRetries } from './job-retry.storm-record';
-import { type LaterAttempt, planStorm, signatureOf, slotOf, type StormPlan, stormFree, type StormView, type WouldRetry } from './job-retry.storm';
+import {
+  type LaterAttempt,
+  planStorm,
+  signatureOf,
+  slotOf,
+  type StormPlan,
+  stormFree,
+  type StormView,
+  type WouldRetry,
+} from './job-retry.storm';
 
 /**
  * Deciding which failed jobs to retry: pure, no I/O, no clock. The observer reuses the predicates below to decide
@@ -30,7 +39,8 @@ export interface FailedJob {
 }
 
 /** The end of a job's log, as far as the observer read it. */
-export type JobLog = { readonly state: 'not_fetched' } | { readonly state: 'gone' } | { readonly state: 'found'; readonly text: string };
+export type JobLog =
+  { readonly state: 'not_fetched' } | { readonly state: 'gone' } | { readonly state: 'found'; readonly text: string };
 
 export interface JobRetryCandidate {
   readonly job: FailedJob;
@@ -83,7 +93,8 @@ export function cheapSkipReason(config: JobRetryConfig, job: FailedJob): string 
   const { match } = config;
   // A job allowed to fail does not fail its pipeline: retrying it would spend runner time for nothing by default.
   if (job.allow_failure && !match.allow_failure) return 'skip: allowed to fail';
-  if (match.job_names && !match.job_names.some((p) => p.test(job.name))) return `skip: job name "${job.name}" not matched`;
+  if (match.job_names && !match.job_names.some((p) => p.test(job.name)))
+    return `skip: job name "${job.name}" not matched`;
   if (match.stages && !match.stages.some((p) => p.test(job.stage))) return `skip: stage ${job.stage} not matched`;
   if (match.refs && !match.refs.some((p) => p.test(job.ref))) return `skip: ref ${job.ref} not matched`;
   if (match.tag !== undefined && match.tag !== job.tag) {
@@ -108,7 +119,8 @@ export function historySkipReason(
   // A storm's retries that failed again with its signature were spent on the outage, not on the job (see job-retry.storm.ts).
   const retried = Math.max(0, attempts - 1 - free);
   const uncounted = free > 0 ? ` (and ${free} in a retry storm, not counted)` : '';
-  if (retried >= config.max_retries) return `skip: already retried ${retried} ${retried === 1 ? 'time' : 'times'}${uncounted}`;
+  if (retried >= config.max_retries)
+    return `skip: already retried ${retried} ${retried === 1 ? 'time' : 'times'}${uncounted}`;
   return undefined;
 }
 
@@ -143,13 +155,26 @@ interface Decided {
   readonly sig: string | undefined;
 }
 
-function decideOne(config: JobRetryConfig, project: ProjectRef, projectId: number, candidate: JobRetryCandidate, free: number): Decided {
+function decideOne(
+  config: JobRetryConfig,
+  project: ProjectRef,
+  projectId: number,
+  candidate: JobRetryCandidate,
+  free: number,
+): Decided {
   const { job } = candidate;
   const base = {
     target: `${project} job ${job.id} (${job.name})`,
     // The same failure always has the same key, so the engine retries it at most once however often it is seen.
     key: `${projectId}:${job.id}`,
-    params: retryParams({ project: projectId, jobId: job.id, pipelineId: job.pipeline_id, jobName: job.name, source: String(project), freeRetries: free }),
+    params: retryParams({
+      project: projectId,
+      jobId: job.id,
+      pipelineId: job.pipeline_id,
+      jobName: job.name,
+      source: String(project),
+      freeRetries: free,
+    }),
   };
   const decided = (decision: Decision, sig?: string): Decided => ({ decision, project, projectId, candidate, sig });
   const skip = (reason: string): Decided => decided({ ...base, action: SKIP, reason });
@@ -201,14 +226,24 @@ export function stormPlanFor(config: JobRetryConfig, snapshot: JobRetrySnapshot,
 }
 
 /** Every candidate decided by the rules alone, in decide's order, with the storm's free retries counted. */
-function decideCandidates(config: JobRetryConfig, snapshot: JobRetrySnapshot, now: Date): { decided: Decided[]; free: Readonly<Record<string, FreeRetries>> } {
+function decideCandidates(
+  config: JobRetryConfig,
+  snapshot: JobRetrySnapshot,
+  now: Date,
+): { decided: Decided[]; free: Readonly<Record<string, FreeRetries>> } {
   // The selection's order, whatever order the snapshot lists things in: listed projects as written, then the ones
   // globs found, by path. Positions are looked up in a map: a policy may cover thousands of projects.
-  const positions = firstPositions(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path)));
+  const positions = firstPositions(
+    config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path)),
+  );
   const listedFirst = (a: ProjectRef, b: ProjectRef): number => {
     const [pa, pb] = [positions.get(String(a)) ?? Infinity, positions.get(String(b)) ?? Infinity];
     if (pa !== pb) return pa < pb ? -1 : 1;
-    return String(a).toLowerCase() < String(b).toLowerCase() ? -1 : String(a).toLowerCase() > String(b).toLowerCase() ? 1 : 0;
+    return String(a).toLowerCase() < String(b).toLowerCase()
+      ? -1
+      : String(a).toLowerCase() > String(b).toLowerCase()
+        ? 1
+        : 0;
   };
   const projects = [...snapshot.projects].sort((a, b) => listedFirst(a.project, b.project));
 
@@ -225,7 +260,13 @@ function decideCandidates(config: JobRetryConfig, snapshot: JobRetrySnapshot, no
   return { decided, free };
 }
 
-function stormPlanOf(config: JobRetryConfig, snapshot: JobRetrySnapshot, decided: readonly Decided[], free: Readonly<Record<string, FreeRetries>>, now: Date): StormPlan {
+function stormPlanOf(
+  config: JobRetryConfig,
+  snapshot: JobRetrySnapshot,
+  decided: readonly Decided[],
+  free: Readonly<Record<string, FreeRetries>>,
+  now: Date,
+): StormPlan {
   const view = snapshot.storm as StormView;
   const wouldRetry: WouldRetry[] = [];
   const later: LaterAttempt[] = [];
@@ -244,7 +285,12 @@ function stormPlanOf(config: JobRetryConfig, snapshot: JobRetrySnapshot, decided
         sig,
       });
     }
-    if ((candidate.attempts ?? 1) > 1) later.push({ slot: slotOf(projectId, job.pipeline_id, job.name), job_id: job.id, sig: candidateSignature(config, candidate) });
+    if ((candidate.attempts ?? 1) > 1)
+      later.push({
+        slot: slotOf(projectId, job.pipeline_id, job.name),
+        job_id: job.id,
+        sig: candidateSignature(config, candidate),
+      });
   }
   return planStorm(config.storm, view, wouldRetry, later, free, now);
 }
@@ -254,13 +300,21 @@ function stormPlanOf(config: JobRetryConfig, snapshot: JobRetrySnapshot, decided
  * say it), held retries as skips, the probe as a retry, and, in the pass that ends a storm, the retries round robin
  * across projects so a capped pass shares its retries fairly.
  */
-function withStorm(decided: readonly Decided[], plan: StormPlan, free: Readonly<Record<string, FreeRetries>>): Decision[] {
+function withStorm(
+  decided: readonly Decided[],
+  plan: StormPlan,
+  free: Readonly<Record<string, FreeRetries>>,
+): Decision[] {
   const storm = plan.storm;
   const probeKey = plan.probe && `${plan.probe.project}:${plan.probe.job_id}`;
   const since = (at: number) => new Date(at).toISOString();
   const decisions: Decision[] = decided.map(({ decision }) => {
     if (!storm || !plan.held.has(decision.key)) return decision;
-    return { ...decision, action: SKIP, reason: `skip: held in the retry storm on ${storm.signature} (since ${since(storm.since)}); retried when it ends` };
+    return {
+      ...decision,
+      action: SKIP,
+      reason: `skip: held in the retry storm on ${storm.signature} (since ${since(storm.since)}); retried when it ends`,
+    };
   });
   const byKey = new Map(decisions.map((decision, index) => [decision.key, index] as const));
   if (plan.probe && storm) {
@@ -272,7 +326,14 @@ function withStorm(decided: readonly Decided[], plan: StormPlan, free: Readonly<
       target: `${probe.source} job ${probe.job_id} (${probe.job_name})`,
       key: probeKey as string,
       reason: `probe ${storm.probes + 1} of the retry storm on ${storm.signature}: retried alone to see whether the failure is over${n > 0 ? ` (${n} failed probes not counted against max_retries)` : ''}`,
-      params: retryParams({ project: probe.project, jobId: probe.job_id, pipelineId: probe.pipeline_id, jobName: probe.job_name, source: probe.source, freeRetries: n }),
+      params: retryParams({
+        project: probe.project,
+        jobId: probe.job_id,
+        pipelineId: probe.pipeline_id,
+        jobName: probe.job_name,
+        source: probe.source,
+        freeRetries: n,
+      }),
     };
     const at = byKey.get(probeDecision.key);
     if (at !== undefined) decisions[at] = probeDecision;
@@ -285,12 +346,25 @@ function withStorm(decided: readonly Decided[], plan: StormPlan, free: Readonly<
 
 /** The storm's state as one skip decision: what `plan`, the pass log and the audit of its changes say. */
 function stormStatus(plan: StormPlan, since: (at: number) => string): Decision | undefined {
-  const line = (reason: string): Decision => ({ action: SKIP, target: 'retry storm', key: 'storm', reason, params: {} });
-  if (plan.left) return line(`storm on ${plan.left.storm.signature} over: ${plan.left.why}; its ${plan.left.storm.probes} probes done, held jobs retried now`);
+  const line = (reason: string): Decision => ({
+    action: SKIP,
+    target: 'retry storm',
+    key: 'storm',
+    reason,
+    params: {},
+  });
+  if (plan.left)
+    return line(
+      `storm on ${plan.left.storm.signature} over: ${plan.left.why}; its ${plan.left.storm.probes} probes done, held jobs retried now`,
+    );
   const storm = plan.storm;
   if (!storm) return undefined;
   const held = plan.record.held.length;
-  const probe = storm.probe ? `probe job ${storm.probe.job} running` : plan.probe ? 'a probe retried now' : `next probe after ${since(storm.next_probe_at)}`;
+  const probe = storm.probe
+    ? `probe job ${storm.probe.job} running`
+    : plan.probe
+      ? 'a probe retried now'
+      : `next probe after ${since(storm.next_probe_at)}`;
   const start = plan.entered ? 'storm entered' : `storm since ${since(storm.since)}`;
   return line(`${start} on ${storm.signature} (${storm.why}); ${held} held, no retries spent on them; ${probe}`);
 }

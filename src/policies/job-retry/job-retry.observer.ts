@@ -56,7 +56,13 @@ export async function observeJobRetries(config: JobRetryConfig, context: Observe
   // answers decide the same).
   if (storm && stormEnds(config.storm, storm.record, storm.probe, context.now.getTime()) !== undefined) {
     for (const held of storm.record.held) {
-      const target: RetryTarget = { project: held.project, jobId: held.job_id, pipelineId: held.pipeline_id, jobName: held.job_name, source: held.source };
+      const target: RetryTarget = {
+        project: held.project,
+        jobId: held.job_id,
+        pipelineId: held.pipeline_id,
+        jobName: held.job_name,
+        source: held.source,
+      };
       open.set(held.source, [...(open.get(held.source) ?? []).filter((known) => known.jobId !== held.job_id), target]);
     }
   }
@@ -75,7 +81,10 @@ export async function observeJobRetries(config: JobRetryConfig, context: Observe
     (project) => ({ target: `project ${project}`, listed: config.projects.names(project) }),
     (project) => observeProject(config, project, context, open.get(String(project)) ?? [], watermarks.get(project)),
   );
-  return { projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined), ...(storm ? { storm } : {}) };
+  return {
+    projects: projects.filter((project): project is JobRetryProjectSnapshot => project !== undefined),
+    ...(storm ? { storm } : {}),
+  };
 }
 
 /**
@@ -89,17 +98,26 @@ async function observeStorm(config: JobRetryConfig, context: StepContext): Promi
   return { record, probe: await readProbe(config, record, probe, context) };
 }
 
-async function readProbe(config: JobRetryConfig, record: StormRecord, probe: { slot: string; job: number }, context: StepContext): Promise<ProbeView> {
+async function readProbe(
+  config: JobRetryConfig,
+  record: StormRecord,
+  probe: { slot: string; job: number },
+  context: StepContext,
+): Promise<ProbeView> {
   const held = record.held.find((job) => slotOf(job.project, job.pipeline_id, job.job_name) === probe.slot);
   if (!held) return { state: 'gone' };
   const jobs = await readPipeline(context, held.project, held.pipeline_id);
   const attempts = (jobs ?? []).filter((job) => job.name === held.job_name && job.pipeline.id === held.pipeline_id);
-  const newest = attempts.reduce<Job | undefined>((found, job) => (found === undefined || job.id > found.id ? job : found), undefined);
+  const newest = attempts.reduce<Job | undefined>(
+    (found, job) => (found === undefined || job.id > found.id ? job : found),
+    undefined,
+  );
   if (!jobs || !newest) return { state: 'gone' };
   // The retry's new attempt not listed yet: it is on its way.
   if (newest.id <= probe.job) return { state: 'running' };
   if (newest.status === 'success') return { state: 'succeeded', job: newest.id };
-  if (newest.status !== 'failed') return newest.status === 'canceled' || newest.status === 'skipped' ? { state: 'gone' } : { state: 'running' };
+  if (newest.status !== 'failed')
+    return newest.status === 'canceled' || newest.status === 'skipped' ? { state: 'gone' } : { state: 'running' };
   let matched: string | undefined;
   const patterns = config.match.failure_log;
   if (patterns) {
@@ -114,7 +132,11 @@ async function readProbe(config: JobRetryConfig, record: StormRecord, probe: { s
  * would build for it (the job read back, its pipeline's attempts, its log tail), without the listing and without a
  * watermark, so the poll later finds it already handled by the ledger. Undefined when the project is not covered.
  */
-export async function observeJobRetryEvent(config: JobRetryConfig, event: ForgeEvent, context: ObserveContext): Promise<JobRetrySnapshot | undefined> {
+export async function observeJobRetryEvent(
+  config: JobRetryConfig,
+  event: ForgeEvent,
+  context: ObserveContext,
+): Promise<JobRetrySnapshot | undefined> {
   const project = await coveringRef(config, event.project, context);
   if (project === undefined) return undefined;
   const pipelineJobs = pipelineReader(context, project);
@@ -126,15 +148,29 @@ export async function observeJobRetryEvent(config: JobRetryConfig, event: ForgeE
   } else {
     const jobs = (await pipelineJobs(event.pipelineId)) ?? [];
     const wanted = new Set(event.failedJobIds);
-    failed = jobs.filter((job) => job.status === 'failed' && job.pipeline.id === event.pipelineId && (wanted.size === 0 || wanted.has(job.id)));
+    failed = jobs.filter(
+      (job) =>
+        job.status === 'failed' && job.pipeline.id === event.pipelineId && (wanted.size === 0 || wanted.has(job.id)),
+    );
   }
-  const candidates = await mapLimited(failed.map(toFailedJob), READ_CONCURRENCY, (job) => observeCandidate(config, project, job, context, pipelineJobs));
-  const storm = config.storm.enabled ? { record: await new StormRecords(context.state).read(), event: true as const } : undefined;
-  return { projects: [{ project, projectId: event.project.id, candidates, watermark: undefined }], ...(storm ? { storm } : {}) };
+  const candidates = await mapLimited(failed.map(toFailedJob), READ_CONCURRENCY, (job) =>
+    observeCandidate(config, project, job, context, pipelineJobs),
+  );
+  const storm = config.storm.enabled
+    ? { record: await new StormRecords(context.state).read(), event: true as const }
+    : undefined;
+  return {
+    projects: [{ project, projectId: event.project.id, candidates, watermark: undefined }],
+    ...(storm ? { storm } : {}),
+  };
 }
 
 /** The project as the policy names it, when the policy covers the event's project; undefined otherwise. */
-async function coveringRef(config: JobRetryConfig, project: EventProject, context: ObserveContext): Promise<ProjectRef | undefined> {
+async function coveringRef(
+  config: JobRetryConfig,
+  project: EventProject,
+  context: ObserveContext,
+): Promise<ProjectRef | undefined> {
   const selected = await selectProjects(context, config.projects, config.include_archived);
   const byId = selected.find((ref) => ref === project.id || String(ref) === String(project.id));
   if (byId !== undefined) return byId;
@@ -171,26 +207,49 @@ export async function commitJobRetries(
     // is the probe's news, where deciding the probe again would meet the same newer attempt at every pass.
     const probeKey = plan.probe && `${plan.probe.project}:${plan.probe.job_id}`;
     const sent = (record: ActionRecord) =>
-      record.outcome === 'done' || record.outcome === 'scheduled' || record.outcome === 'duplicate' || (record.outcome === 'stale' && record.decision.key === probeKey);
+      record.outcome === 'done' ||
+      record.outcome === 'scheduled' ||
+      record.outcome === 'duplicate' ||
+      (record.outcome === 'stale' && record.decision.key === probeKey);
     const made = records
       .filter((record) => record.decision.action === RETRY && sent(record))
       .flatMap((record) => {
         const target = retryTarget(record.decision.params);
-        return [{ key: record.decision.key, slot: slotOf(target.project, target.pipelineId, target.jobName), job: target.jobId }];
+        return [
+          {
+            key: record.decision.key,
+            slot: slotOf(target.project, target.pipelineId, target.jobName),
+            job: target.jobId,
+          },
+        ];
       });
     await new StormRecords(context.state).write(withRetriesMade(plan, made, context.now));
     if (plan.entered) {
-      await context.note({ target: `retry storm (${plan.entered.signature})`, action: 'storm', outcome: 'entered', reason: plan.entered.why, detail: `${plan.record.held.length} failed jobs held; one probe job at a time` });
+      await context.note({
+        target: `retry storm (${plan.entered.signature})`,
+        action: 'storm',
+        outcome: 'entered',
+        reason: plan.entered.why,
+        detail: `${plan.record.held.length} failed jobs held; one probe job at a time`,
+      });
     }
     if (plan.left) {
       const { storm, why } = plan.left;
-      await context.note({ target: `retry storm (${storm.signature})`, action: 'storm', outcome: 'left', reason: why, detail: `since ${new Date(storm.since).toISOString()}, ${storm.probes} probes; held jobs retried` });
+      await context.note({
+        target: `retry storm (${storm.signature})`,
+        action: 'storm',
+        outcome: 'left',
+        reason: why,
+        detail: `since ${new Date(storm.since).toISOString()}, ${storm.probes} probes; held jobs retried`,
+      });
     }
   }
   await context.measures.set(RETRY_STORM, {}, plan?.storm ? 1 : 0);
   // Only the marks that moved: a poll of thousands of projects where little failed writes little.
   const moved = snapshot.projects.filter((project) => project.watermark && !project.unmoved);
-  await mapLimited(moved, WRITE_CONCURRENCY, (project) => context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark)));
+  await mapLimited(moved, WRITE_CONCURRENCY, (project) =>
+    context.state.set(watermarkKey(project.project), JSON.stringify(project.watermark)),
+  );
 }
 
 /** The retries earlier passes left open, by the project as the policy lists it. */
@@ -242,7 +301,11 @@ async function observeProject(
   // Jobs an earlier pass left open (the retry failed or may have acted, waits, was deferred) are read again by id,
   // however far behind the watermark they are. One that is gone or no longer failed needs nothing and drops out.
   const listed = new Set(fresh.map((job) => job.id));
-  const reread = await mapLimited(open.filter((target) => !listed.has(target.jobId)), READ_CONCURRENCY, (target) => readJob(context, target));
+  const reread = await mapLimited(
+    open.filter((target) => !listed.has(target.jobId)),
+    READ_CONCURRENCY,
+    (target) => readJob(context, target),
+  );
   for (const job of reread) {
     if (job?.status !== 'failed') continue;
     projectId ??= job.pipeline.project_id;
@@ -250,11 +313,15 @@ async function observeProject(
   }
 
   const pipelineJobs = pipelineReader(context, project);
-  const candidates = await mapLimited(fresh, READ_CONCURRENCY, (job) => observeCandidate(config, project, job, context, pipelineJobs));
+  const candidates = await mapLimited(fresh, READ_CONCURRENCY, (job) =>
+    observeCandidate(config, project, job, context, pipelineJobs),
+  );
 
   const watermark = newest && { id: newest.id, finished_at: new Date(newest.finishedMs).toISOString() };
   // Unmoved (nothing new failed): nothing for commit to write.
-  const moved = watermark !== undefined && (previous === undefined || watermark.id !== previous.id || watermark.finished_at !== previous.finished_at);
+  const moved =
+    watermark !== undefined &&
+    (previous === undefined || watermark.id !== previous.id || watermark.finished_at !== previous.finished_at);
   return { project, projectId, candidates, watermark, ...(moved ? {} : { unmoved: true as const }) };
 }
 

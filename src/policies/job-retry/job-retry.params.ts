@@ -28,7 +28,13 @@ const retrySchema = z.object({
 });
 
 export function retryParams(target: RetryTarget): ActionParams {
-  const params: Record<string, JsonValue> = { project: target.project, job_id: target.jobId, pipeline_id: target.pipelineId, job_name: target.jobName, source: target.source };
+  const params: Record<string, JsonValue> = {
+    project: target.project,
+    job_id: target.jobId,
+    pipeline_id: target.pipelineId,
+    job_name: target.jobName,
+    source: target.source,
+  };
   if (target.freeRetries) params.free_retries = target.freeRetries;
   return params;
 }
@@ -37,5 +43,12 @@ export function retryParams(target: RetryTarget): ActionParams {
 export function retryTarget(params: ActionParams): RetryTarget {
   const read = readParams('job_retry', retrySchema, params);
   const free = read.free_retries ? { freeRetries: read.free_retries } : {};
-  return { project: read.project, jobId: read.job_id, pipelineId: read.pipeline_id, jobName: read.job_name, source: read.source ?? String(read.project), ...free };
+  return {
+    project: read.project,
+    jobId: read.job_id,
+    pipelineId: read.pipeline_id,
+    jobName: read.job_name,
+    source: read.source ?? String(read.project),
+    ...free,
+  };
 }

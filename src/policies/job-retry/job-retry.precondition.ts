@@ -9,7 +9,11 @@ import type { JobRetryConfig } from './job-retry.schema';
  * job someone retried since the pass looked (or while a `delay` ran) is not retried a second time. Undefined while the
  * retry still holds, else what changed.
  */
-export async function jobStillToRetry(config: JobRetryConfig, target: RetryTarget, context: StepContext): Promise<string | undefined> {
+export async function jobStillToRetry(
+  config: JobRetryConfig,
+  target: RetryTarget,
+  context: StepContext,
+): Promise<string | undefined> {
   const job = { id: target.jobId, name: target.jobName, pipeline_id: target.pipelineId };
   const jobs = await readPipeline(context, target.project, target.pipelineId);
   const reason = historySkipReason(config, { job, ...(jobs && attemptsOf(job, jobs)) }, target.freeRetries ?? 0);

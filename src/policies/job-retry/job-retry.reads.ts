@@ -6,7 +6,10 @@ import type { FailedJob } from './job-retry.decide';
 
 /** The forge reads job_retry makes beyond its listing: a job by id, and a pipeline's jobs with every attempt. */
 
-export async function readJob(context: StepContext, target: { readonly project: ProjectRef; readonly jobId: number }): Promise<Job | undefined> {
+export async function readJob(
+  context: StepContext,
+  target: { readonly project: ProjectRef; readonly jobId: number },
+): Promise<Job | undefined> {
   try {
     return await context.client.jobs.show(target.project, target.jobId);
   } catch (error) {
@@ -16,7 +19,10 @@ export async function readJob(context: StepContext, target: { readonly project: 
 }
 
 /** Reads each pipeline's jobs at most once, however many of its failed jobs ask for them. */
-export function pipelineReader(context: StepContext, project: ProjectRef): (pipelineId: number) => Promise<readonly Job[] | undefined> {
+export function pipelineReader(
+  context: StepContext,
+  project: ProjectRef,
+): (pipelineId: number) => Promise<readonly Job[] | undefined> {
   const pipelines = new Map<number, Promise<readonly Job[] | undefined>>();
   return (pipelineId) => {
     let read = pipelines.get(pipelineId);
@@ -28,11 +34,16 @@ export function pipelineReader(context: StepContext, project: ProjectRef): (pipe
   };
 }
 
-export async function readPipeline(context: StepContext, project: ProjectRef, pipelineId: number): Promise<readonly Job[] | undefined> {
+export async function readPipeline(
+  context: StepContext,
+  project: ProjectRef,
+  pipelineId: number,
+): Promise<readonly Job[] | undefined> {
   const jobs: Job[] = [];
   try {
     // include_retried: attempts that were retried, by this policy or by a person, count against max_retries.
-    for await (const job of context.client.jobs.allForPipeline(project, pipelineId, { include_retried: true })) jobs.push(job);
+    for await (const job of context.client.jobs.allForPipeline(project, pipelineId, { include_retried: true }))
+      jobs.push(job);
   } catch (error) {
     // A pipeline deleted since the listing: its jobs cannot be retried, and decide says so.
     if (error instanceof NotFoundError) return undefined;
@@ -42,7 +53,10 @@ export async function readPipeline(context: StepContext, project: ProjectRef, pi
 }
 
 /** Every attempt of the job's name in its own pipeline (child pipelines are listed too, and have their own). */
-export function attemptsOf(job: Pick<FailedJob, 'id' | 'name' | 'pipeline_id'>, jobs: readonly Job[]): { attempts: number; newestAttemptId: number } {
+export function attemptsOf(
+  job: Pick<FailedJob, 'id' | 'name' | 'pipeline_id'>,
+  jobs: readonly Job[],
+): { attempts: number; newestAttemptId: number } {
   const ids = new Set<number>([job.id]); // the listing may predate the job; it is an attempt all the same
   for (const other of jobs) if (other.name === job.name && other.pipeline.id === job.pipeline_id) ids.add(other.id);
   return { attempts: ids.size, newestAttemptId: Math.max(...ids) };

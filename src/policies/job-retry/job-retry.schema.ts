@@ -17,7 +17,9 @@ const matchSchema = z
       .describe('RE2 expressions on the branch or tag the pipeline ran for; one must match. Omitted: any ref.'),
     failure_log: re2List()
       .optional()
-      .describe('RE2 expressions on the end of the job log (see log_tail); one must match. Omitted: the log is not read.'),
+      .describe(
+        'RE2 expressions on the end of the job log (see log_tail); one must match. Omitted: the log is not read.',
+      ),
     allow_failure: z
       .boolean({ error: 'expected true or false' })
       .default(false)
@@ -41,27 +43,39 @@ const count = (what: string, min: number) =>
  */
 const stormSchema = z
   .strictObject({
-    enabled: z.boolean({ error: 'expected true or false' }).default(true).describe('Whether storms are detected at all.'),
+    enabled: z
+      .boolean({ error: 'expected true or false' })
+      .default(true)
+      .describe('Whether storms are detected at all.'),
     failures: count('storm.failures', 2)
       .default(50)
-      .describe('Failures with one signature, each of which would be retried, that start a storm when they finish within `within`...'),
+      .describe(
+        'Failures with one signature, each of which would be retried, that start a storm when they finish within `within`...',
+      ),
     projects: count('storm.projects', 1).default(10).describe('...in at least this many projects.'),
-    within: duration({ min: 1000 }).prefault('5m').describe('The window failures and the bot\'s own retries are counted in.'),
+    within: duration({ min: 1000 })
+      .prefault('5m')
+      .describe("The window failures and the bot's own retries are counted in."),
     failed_again: z
       .number({ error: 'expected a fraction such as 0.5' })
       .gt(0, { error: 'storm.failed_again must be above 0' })
       .max(1, { error: 'storm.failed_again must be at most 1' })
       .default(0.5)
-      .describe('A storm also starts when more than this share of the bot\'s retries within `within` failed again with one signature...'),
+      .describe(
+        "A storm also starts when more than this share of the bot's retries within `within` failed again with one signature...",
+      ),
     min_retries: count('storm.min_retries', 1).default(10).describe('...once it made at least this many.'),
-    probe_backoff: duration({ min: 1000 }).prefault('1m').describe('How long after a probe failed again the next one is retried, doubling each time...'),
+    probe_backoff: duration({ min: 1000 })
+      .prefault('1m')
+      .describe('How long after a probe failed again the next one is retried, doubling each time...'),
     probe_backoff_max: duration({ min: 1000 }).prefault('8m').describe('...up to this.'),
     calm_after: duration({ min: 1000 })
       .prefault('15m')
       .describe('A storm also ends when no failure with its signature (a new one or a probe) was seen for this long.'),
   })
   .refine((storm) => storm.calm_after > storm.probe_backoff_max, {
-    error: 'storm.calm_after must be longer than storm.probe_backoff_max: a probe that keeps failing must keep the storm going',
+    error:
+      'storm.calm_after must be longer than storm.probe_backoff_max: a probe that keeps failing must keep the storm going',
     path: ['calm_after'],
   })
   .describe('Retry storm control: hold retries while one failure hits many projects, probe one job at a time.');
@@ -73,11 +87,15 @@ export const jobRetryPolicy = definePolicyType('job_retry', 'Retries failed CI j
   include_archived: z
     .boolean({ error: 'expected true or false' })
     .default(false)
-    .describe('Whether globs select archived projects too; a project listed by id or path is watched even when archived.'),
+    .describe(
+      'Whether globs select archived projects too; a project listed by id or path is watched even when archived.',
+    ),
   interval: period().describe('How often the failed jobs are polled.'),
   lookback: duration()
     .prefault('1h')
-    .describe('How far back (by finished_at) the first poll of a project looks; later polls continue where it stopped.'),
+    .describe(
+      'How far back (by finished_at) the first poll of a project looks; later polls continue where it stopped.',
+    ),
   // prefault, not default: the empty object is parsed, so the defaults inside `match` apply.
   match: matchSchema.prefault({}),
   max_retries: z
@@ -91,7 +109,9 @@ export const jobRetryPolicy = definePolicyType('job_retry', 'Retries failed CI j
     .prefault('0s')
     // A retry waits in the queue (or, in `once`, in a timer, which cannot wait 25 days); a day is more than any runner
     // hiccup needs.
-    .refine((ms) => ms <= 86_400_000, { error: 'must be at most 1d: a retry that waits longer is no retry of a flaky job' })
+    .refine((ms) => ms <= 86_400_000, {
+      error: 'must be at most 1d: a retry that waits longer is no retry of a flaky job',
+    })
     .describe('How long to wait after deciding before retrying (at most 1d).'),
   log_tail: byteSize()
     .prefault(65_536)

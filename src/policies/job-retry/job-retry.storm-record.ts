@@ -96,12 +96,26 @@ function parseRecord(text: string | undefined): StormRecord {
   const raw = readJsonObject(text);
   if (!raw) return EMPTY_STORM_RECORD;
   const list = <T>(value: unknown, valid: (entry: Record<string, unknown>) => boolean): T[] =>
-    Array.isArray(value) ? (value.filter((entry) => typeof entry === 'object' && entry !== null && valid(entry as Record<string, unknown>)) as T[]) : [];
+    Array.isArray(value)
+      ? (value.filter(
+          (entry) => typeof entry === 'object' && entry !== null && valid(entry as Record<string, unknown>),
+        ) as T[])
+      : [];
   const num = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value);
   const str = (value: unknown): boolean => typeof value === 'string';
   const arrivals = list<Arrival>(raw.arrivals, (e) => str(e.key) && num(e.at) && num(e.project) && str(e.sig));
   const retries = list<BotRetry>(raw.retries, (e) => str(e.slot) && num(e.job) && num(e.at));
-  const held = list<HeldJob>(raw.held, (e) => num(e.project) && str(e.source) && num(e.job_id) && num(e.pipeline_id) && str(e.job_name) && str(e.sig) && num(e.since));
+  const held = list<HeldJob>(
+    raw.held,
+    (e) =>
+      num(e.project) &&
+      str(e.source) &&
+      num(e.job_id) &&
+      num(e.pipeline_id) &&
+      str(e.job_name) &&
+      str(e.sig) &&
+      num(e.since),
+  );
   const free: Record<string, FreeRetries> = {};
   if (typeof raw.free === 'object' && raw.free !== null) {
     for (const [slot, entry] of Object.entries(raw.free as Record<string, unknown>)) {
@@ -111,19 +125,35 @@ function parseRecord(text: string | undefined): StormRecord {
   }
   const ended: Record<string, number> = {};
   if (typeof raw.ended === 'object' && raw.ended !== null) {
-    for (const [sig, at] of Object.entries(raw.ended as Record<string, unknown>)) if (num(at)) ended[sig] = at as number;
+    for (const [sig, at] of Object.entries(raw.ended as Record<string, unknown>))
+      if (num(at)) ended[sig] = at as number;
   }
   const storm = parseStorm(raw.storm);
-  return { ...(storm ? { storm } : {}), arrivals, retries, held, free, ...(Object.keys(ended).length > 0 ? { ended } : {}) };
+  return {
+    ...(storm ? { storm } : {}),
+    arrivals,
+    retries,
+    held,
+    free,
+    ...(Object.keys(ended).length > 0 ? { ended } : {}),
+  };
 }
 
 function parseStorm(value: unknown): Storm | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const raw = value as Record<string, unknown>;
   const { signature, since, why, probes, next_probe_at: next, last_failure_at: last } = raw;
-  if (typeof signature !== 'string' || typeof since !== 'number' || typeof probes !== 'number' || typeof next !== 'number' || typeof last !== 'number') return undefined;
+  if (
+    typeof signature !== 'string' ||
+    typeof since !== 'number' ||
+    typeof probes !== 'number' ||
+    typeof next !== 'number' ||
+    typeof last !== 'number'
+  )
+    return undefined;
   const probe = raw.probe as Record<string, unknown> | undefined;
-  const validProbe = probe && typeof probe.slot === 'string' && typeof probe.job === 'number' && typeof probe.at === 'number';
+  const validProbe =
+    probe && typeof probe.slot === 'string' && typeof probe.job === 'number' && typeof probe.at === 'number';
   return {
     signature,
     since,

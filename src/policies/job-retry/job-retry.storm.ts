@@ -73,7 +73,9 @@ export function freeRetries(record: StormRecord | undefined, slot: string): numb
  */
 export function stormFree(settings: StormSettings, view: StormView, nowDate: Date): Record<string, FreeRetries> {
   const now = nowDate.getTime();
-  const free: Record<string, FreeRetries> = Object.fromEntries(Object.entries(view.record.free).filter(([, entry]) => entry.at >= now - HOLD_MAX_MS));
+  const free: Record<string, FreeRetries> = Object.fromEntries(
+    Object.entries(view.record.free).filter(([, entry]) => entry.at >= now - HOLD_MAX_MS),
+  );
   const storm = view.record.storm;
   const probe = view.probe;
   if (view.event || !storm?.probe || probe?.state !== 'failed' || probe.sig !== storm.signature) return free;
@@ -91,14 +93,23 @@ export function probeBackoff(settings: StormSettings, probes: number): number {
  * for `calm_after` (a new failure counted, or a probe failing again). The observer asks the same before deciding to read
  * the held jobs again, so both see the same answer.
  */
-export function stormEnds(settings: StormSettings, record: StormRecord, probe: ProbeView | undefined, now: number): string | undefined {
+export function stormEnds(
+  settings: StormSettings,
+  record: StormRecord,
+  probe: ProbeView | undefined,
+  now: number,
+): string | undefined {
   const storm = record.storm;
   if (!storm) return undefined;
   if (probe?.state === 'succeeded') return `probe job ${probe.job} succeeded`;
   if (probe?.state === 'failed' && probe.sig === storm.signature) return undefined;
-  const lastArrival = Math.max(0, ...record.arrivals.filter((arrival) => arrival.sig === storm.signature).map((arrival) => arrival.at));
+  const lastArrival = Math.max(
+    0,
+    ...record.arrivals.filter((arrival) => arrival.sig === storm.signature).map((arrival) => arrival.at),
+  );
   const lastSeen = Math.max(storm.last_failure_at, lastArrival);
-  if (now - lastSeen >= settings.calm_after) return `no failure with ${storm.signature} for ${formatDuration(settings.calm_after)}`;
+  if (now - lastSeen >= settings.calm_after)
+    return `no failure with ${storm.signature} for ${formatDuration(settings.calm_after)}`;
   return undefined;
 }
 
@@ -137,7 +148,11 @@ export function planStorm(
   // Arrivals counted once each, within the window; a job read again (deferred, open) keeps its first count.
   const ended = Object.fromEntries(Object.entries(before.ended ?? {}).filter(([, at]) => at >= windowStart));
   const counts = (sig: string, at: number) => at >= windowStart && at > (ended[sig] ?? 0);
-  const arrivals = new Map(before.arrivals.filter((arrival) => counts(arrival.sig, arrival.at)).map((arrival) => [arrival.key, arrival] as const));
+  const arrivals = new Map(
+    before.arrivals
+      .filter((arrival) => counts(arrival.sig, arrival.at))
+      .map((arrival) => [arrival.key, arrival] as const),
+  );
   for (const job of wouldRetry) {
     if (counts(job.sig, job.finished_at) && job.finished_at <= now + settings.within && !arrivals.has(job.key)) {
       arrivals.set(job.key, { key: job.key, at: job.finished_at, project: job.project, sig: job.sig });
@@ -152,13 +167,24 @@ export function planStorm(
     });
   let held = before.held.filter((job) => job.since >= now - HOLD_MAX_MS);
   const counted = { arrivals: newest([...arrivals.values()]), retries: newest(retries) };
-  const keep = (record: Partial<StormRecord>): StormRecord => ({ ...counted, held, free, ...(Object.keys(ended).length > 0 ? { ended } : {}), ...record });
+  const keep = (record: Partial<StormRecord>): StormRecord => ({
+    ...counted,
+    held,
+    free,
+    ...(Object.keys(ended).length > 0 ? { ended } : {}),
+    ...record,
+  });
 
   let storm = before.storm;
   if (view.event) {
     // A webhook's pass holds what the storm holds and changes nothing: the polls count, probe and keep the record.
     const holding = storm ? wouldRetry.filter((job) => job.sig === storm?.signature) : [];
-    return { record: before, ...(storm ? { storm } : {}), held: new Set(holding.map((job) => job.key)), free: before.free };
+    return {
+      record: before,
+      ...(storm ? { storm } : {}),
+      held: new Set(holding.map((job) => job.key)),
+      free: before.free,
+    };
   }
 
   if (storm) {
@@ -174,11 +200,22 @@ export function planStorm(
       });
       return { record, left: { storm, why: ends }, held: new Set(), free };
     }
-    storm = afterProbe(settings, storm, view.probe, now, (slot, job) => {
-      held = held.map((entry) => (slotOf(entry.project, entry.pipeline_id, entry.job_name) === slot ? { ...entry, job_id: Math.max(entry.job_id, job) } : entry));
-    }, (slot) => {
-      held = held.filter((entry) => slotOf(entry.project, entry.pipeline_id, entry.job_name) !== slot);
-    });
+    storm = afterProbe(
+      settings,
+      storm,
+      view.probe,
+      now,
+      (slot, job) => {
+        held = held.map((entry) =>
+          slotOf(entry.project, entry.pipeline_id, entry.job_name) === slot
+            ? { ...entry, job_id: Math.max(entry.job_id, job) }
+            : entry,
+        );
+      },
+      (slot) => {
+        held = held.filter((entry) => slotOf(entry.project, entry.pipeline_id, entry.job_name) !== slot);
+      },
+    );
   }
 
   let entered: Storm | undefined;
@@ -194,7 +231,10 @@ export function planStorm(
   const signature = storm.signature;
   const holding = wouldRetry.filter((job) => job.sig === signature);
   if (holding.some((job) => job.finished_at >= (storm?.last_failure_at ?? 0))) {
-    storm = { ...storm, last_failure_at: Math.max(storm.last_failure_at, ...holding.map((job) => Math.min(job.finished_at, now))) };
+    storm = {
+      ...storm,
+      last_failure_at: Math.max(storm.last_failure_at, ...holding.map((job) => Math.min(job.finished_at, now))),
+    };
   }
   held = upsertHeld(held, holding, now);
   let probe: HeldJob | undefined;
@@ -213,15 +253,29 @@ export function planStorm(
  * The record after an acting pass's retries: the probe sent (now in flight) and the other retries made (counted for
  * the failed-again rule). `made` are the keys of the retries done.
  */
-export function withRetriesMade(plan: StormPlan, made: readonly { key: string; slot: string; job: number }[], nowDate: Date): StormRecord {
+export function withRetriesMade(
+  plan: StormPlan,
+  made: readonly { key: string; slot: string; job: number }[],
+  nowDate: Date,
+): StormRecord {
   const now = nowDate.getTime();
   const probeKey = plan.probe && `${plan.probe.project}:${plan.probe.job_id}`;
   const probed = made.find((retry) => retry.key === probeKey);
-  const others = made.filter((retry) => retry.key !== probeKey).map((retry) => ({ slot: retry.slot, job: retry.job, at: now }));
+  const others = made
+    .filter((retry) => retry.key !== probeKey)
+    .map((retry) => ({ slot: retry.slot, job: retry.job, at: now }));
   const record = { ...plan.record, retries: newest([...plan.record.retries, ...others]) };
   if (!probed || !record.storm) return record;
   const storm = record.storm;
-  return { ...record, storm: { ...storm, probes: storm.probes + 1, probe: { slot: probed.slot, job: probed.job, at: now }, last_probe: probed.slot } };
+  return {
+    ...record,
+    storm: {
+      ...storm,
+      probes: storm.probes + 1,
+      probe: { slot: probed.slot, job: probed.job, at: now },
+      last_probe: probed.slot,
+    },
+  };
 }
 
 /** The probe's news applied: failed again with the signature (free retry, backoff), gone, or still running. */
@@ -237,7 +291,12 @@ function afterProbe(
   const { probe: inFlight, last_probe: _last, ...rest } = storm;
   if (probe.state === 'failed' && probe.sig === storm.signature) {
     failedAgain(inFlight.slot, probe.job);
-    return { ...rest, last_probe: inFlight.slot, last_failure_at: now, next_probe_at: now + probeBackoff(settings, storm.probes) };
+    return {
+      ...rest,
+      last_probe: inFlight.slot,
+      last_failure_at: now,
+      next_probe_at: now + probeBackoff(settings, storm.probes),
+    };
   }
   // Gone, or failed for another reason: it tells nothing about the storm's cause, and is no longer the storm's to hold
   // (a later attempt failing otherwise is found by the listing and decided on its own).
@@ -245,7 +304,12 @@ function afterProbe(
   return rest;
 }
 
-function stormStarts(settings: StormSettings, arrivals: readonly Arrival[], retries: readonly BotRetry[], failing: ReadonlySet<string>): { sig: string; why: string } | undefined {
+function stormStarts(
+  settings: StormSettings,
+  arrivals: readonly Arrival[],
+  retries: readonly BotRetry[],
+  failing: ReadonlySet<string>,
+): { sig: string; why: string } | undefined {
   const window = formatDuration(settings.within);
   const bySig = new Map<string, { count: number; projects: Set<number> }>();
   for (const arrival of arrivals) {
@@ -255,15 +319,27 @@ function stormStarts(settings: StormSettings, arrivals: readonly Arrival[], retr
     bySig.set(arrival.sig, entry);
   }
   const burst = [...bySig]
-    .filter(([sig, entry]) => failing.has(sig) && entry.count >= settings.failures && entry.projects.size >= settings.projects)
+    .filter(
+      ([sig, entry]) =>
+        failing.has(sig) && entry.count >= settings.failures && entry.projects.size >= settings.projects,
+    )
     .sort((a, b) => b[1].count - a[1].count)[0];
-  if (burst) return { sig: burst[0], why: `${burst[1].count} failures with ${burst[0]} within ${window} over ${burst[1].projects.size} projects` };
+  if (burst)
+    return {
+      sig: burst[0],
+      why: `${burst[1].count} failures with ${burst[0]} within ${window} over ${burst[1].projects.size} projects`,
+    };
   if (retries.length < settings.min_retries) return undefined;
   const again = new Map<string, number>();
-  for (const retry of retries) if (retry.again !== undefined && failing.has(retry.again)) again.set(retry.again, (again.get(retry.again) ?? 0) + 1);
+  for (const retry of retries)
+    if (retry.again !== undefined && failing.has(retry.again))
+      again.set(retry.again, (again.get(retry.again) ?? 0) + 1);
   const worst = [...again].sort((a, b) => b[1] - a[1])[0];
   if (!worst || worst[1] / retries.length <= settings.failed_again) return undefined;
-  return { sig: worst[0], why: `${worst[1]} of the ${retries.length} retries within ${window} failed again with ${worst[0]}` };
+  return {
+    sig: worst[0],
+    why: `${worst[1]} of the ${retries.length} retries within ${window} failed again with ${worst[0]}`,
+  };
 }
 
 /** Held jobs by slot, the newest attempt kept, first-held time kept. */

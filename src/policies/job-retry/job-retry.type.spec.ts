@@ -15,16 +15,28 @@ describe('job_retry policy type', () => {
   it('retries the job named by the params and reports the new job', async () => {
     const calls: Array<[unknown, unknown]> = [];
     const context = {
-      client: { jobs: { retry: async (project: unknown, jobId: unknown) => (calls.push([project, jobId]), { id: 913 }) } },
+      client: {
+        jobs: { retry: async (project: unknown, jobId: unknown) => (calls.push([project, jobId]), { id: 913 }) },
+      },
     } as unknown as PolicyContext;
-    await expect(jobRetryType.actions.retry.run({ project: 1, job_id: 812, pipeline_id: 100, job_name: 'test-unit' }, context)).resolves.toEqual({ detail: 'new job 913' });
+    await expect(
+      jobRetryType.actions.retry.run({ project: 1, job_id: 812, pipeline_id: 100, job_name: 'test-unit' }, context),
+    ).resolves.toEqual({ detail: 'new job 913' });
     expect(calls).toEqual([[1, 812]]);
   });
 
   it('refuses params that do not name a job, before calling the forge', async () => {
-    const context = { client: { jobs: { retry: () => Promise.reject(new Error('must not be called')) } } } as unknown as PolicyContext;
-    await expect(jobRetryType.actions.retry.run({ project: 1, pipeline_id: 100, job_name: 'test-unit' }, context)).rejects.toThrow('action parameter "job_id" must be an integer');
-    await expect(jobRetryType.actions.retry.run({ project: 'acme/api', job_id: 1, pipeline_id: 100, job_name: 'test-unit' }, context)).rejects.toThrow(TypeError);
+    const context = {
+      client: { jobs: { retry: () => Promise.reject(new Error('must not be called')) } },
+    } as unknown as PolicyContext;
+    await expect(
+      jobRetryType.actions.retry.run({ project: 1, pipeline_id: 100, job_name: 'test-unit' }, context),
+    ).rejects.toThrow('action parameter "job_id" must be an integer');
+    await expect(
+      jobRetryType.actions.retry.run(
+        { project: 'acme/api', job_id: 1, pipeline_id: 100, job_name: 'test-unit' },
+        context,
+      ),
+    ).rejects.toThrow(TypeError);
   });
 });
-

@@ -28,7 +28,9 @@ export const jobRetryType: PolicyType<JobRetryConfig, JobRetrySnapshot> = {
   },
   // Only where globs or excludes decide which projects these are: a list written out needs no echo.
   covered: (config, snapshot) =>
-    config.projects.globs.length + config.projects.excludes.length > 0 ? { projects: snapshot.projects.map((project) => String(project.project)) } : {},
+    config.projects.globs.length + config.projects.excludes.length > 0
+      ? { projects: snapshot.projects.map((project) => String(project.project)) }
+      : {},
   probes: (config) =>
     selectionProbes(config.projects, {
       what: 'jobs',
@@ -38,4 +40,3 @@ export const jobRetryType: PolicyType<JobRetryConfig, JobRetrySnapshot> = {
   limits: (config) => ({ actionsPerPass: config.max_actions_per_run }),
   measures: JOB_RETRY_MEASURES,
 };
-

@@ -24,7 +24,13 @@ export interface CredentialKind<Rule = unknown, Facts = unknown> {
   /** Reads the entries' credentials; one the forge refuses is recorded in `context.unobserved` and the others go on. */
   observe(rules: readonly Rule[], context: ObserveContext, token: TokenUser): Promise<Observed<Facts>>;
   /** Reads, for the kind's open rotations, what `observe` did not (a user no entry lists any more). */
-  observeRotations?(rules: readonly Rule[], facts: Facts, records: readonly RotationRecord[], context: ObserveContext, token: TokenUser): Promise<Partial<Facts>>;
+  observeRotations?(
+    rules: readonly Rule[],
+    facts: Facts,
+    records: readonly RotationRecord[],
+    context: ObserveContext,
+    token: TokenUser,
+  ): Promise<Partial<Facts>>;
   /** The kind's facts as decide reads them this pass: pure. */
   view(rules: readonly Rule[], facts: Facts, now: Date): KindView;
   /** What a pass looked at, for its log line: `2 SSH keys of 1 user`. */
@@ -43,18 +49,34 @@ export interface CredentialKind<Rule = unknown, Facts = unknown> {
   /** Whether the forge lists the recorded new key anywhere the rotation's keys are. */
   listedAnywhere(context: ActContext, record: RotationRecord): Promise<boolean>;
   /** Why the holder (`project` for `several`) does not hold the old key as recorded now, or undefined. */
-  oldKeyHeld(context: ActContext, record: RotationRecord, project: string | number | undefined): Promise<string | undefined>;
+  oldKeyHeld(
+    context: ActContext,
+    record: RotationRecord,
+    project: string | number | undefined,
+  ): Promise<string | undefined>;
   /**
    * Where the new key is not listed as recorded, among `projects` and where the bot put it, each that cannot be read
    * now named with why (unseen is not covered); `on`: where it is.
    */
-  newKeyMissing(context: ActContext, record: RotationRecord, projects: readonly { project: string | number }[]): Promise<NewKeyFound>;
+  newKeyMissing(
+    context: ActContext,
+    record: RotationRecord,
+    projects: readonly { project: string | number }[],
+  ): Promise<NewKeyFound>;
   /** Why the new key is not on the holder (`project` for `several`) as recorded now, or undefined. */
-  newKeyHeld(context: ActContext, record: RotationRecord, project: string | number | undefined): Promise<string | undefined>;
+  newKeyHeld(
+    context: ActContext,
+    record: RotationRecord,
+    project: string | number | undefined,
+  ): Promise<string | undefined>;
   /** Takes the new key away from the holder (`project` for `several`); answers whether it was gone already. */
   removeNew(context: ActContext, record: RotationRecord, project: string | number | undefined): Promise<boolean>;
   /** Why the old key may not go now (the new one missing where the old one is, another key under its id), or undefined. */
-  removeBlocked(context: ActContext, record: RotationRecord, projects: readonly DeployProject[]): Promise<string | undefined>;
+  removeBlocked(
+    context: ActContext,
+    record: RotationRecord,
+    projects: readonly DeployProject[],
+  ): Promise<string | undefined>;
   /** Removes the old key (from `projects` for `several`); answers where it was gone already. */
   removeOld(context: ActContext, record: RotationRecord, projects: readonly DeployProject[]): Promise<string[]>;
 }
@@ -205,7 +227,9 @@ export interface NewKeyFound {
  * The kinds of a build, each under its section of the policy file, in the file's order. The one place a kind is
  * looked up by name: everything else asks the kind.
  */
-export class CredentialKinds<Sections extends Readonly<Record<string, CredentialKind>> = Readonly<Record<string, CredentialKind>>> {
+export class CredentialKinds<
+  Sections extends Readonly<Record<string, CredentialKind>> = Readonly<Record<string, CredentialKind>>,
+> {
   private readonly byName = new Map<string, CredentialKind>();
 
   constructor(readonly sections: Sections) {
@@ -237,6 +261,8 @@ export class CredentialKinds<Sections extends Readonly<Record<string, Credential
 
   /** The schema of each section, for the policy type's schema. */
   schemas(): { [Section in keyof Sections]: Sections[Section]['schema'] } {
-    return Object.fromEntries(this.entries().map(([section, kind]) => [section, kind.schema])) as { [Section in keyof Sections]: Sections[Section]['schema'] };
+    return Object.fromEntries(this.entries().map(([section, kind]) => [section, kind.schema])) as {
+      [Section in keyof Sections]: Sections[Section]['schema'];
+    };
   }
 }

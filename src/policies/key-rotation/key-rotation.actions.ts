@@ -4,9 +4,30 @@ import { readParams } from '../../engine/action-params';
 import type { ActionParams, ActionResult, ActContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
 import { hookMarkPath, KeyFiles } from './key-rotation.key-files';
-import { closeSchema, enableSchema, POLICY, readStart, recordOfStart, removeNewSchema, removeSchema, runOnRotateSchema, uploadSchema, verifySchema, writeSchema } from './key-rotation.params';
+import {
+  closeSchema,
+  enableSchema,
+  POLICY,
+  readStart,
+  recordOfStart,
+  removeNewSchema,
+  removeSchema,
+  runOnRotateSchema,
+  uploadSchema,
+  verifySchema,
+  writeSchema,
+} from './key-rotation.params';
 import { RotationPreconditions, uploadPlace } from './key-rotation.preconditions';
-import { generationOf, HOLDER, isFinished, markOpen, placedOn, refKey, type RotationRecord, saveRecord } from './key-rotation.record';
+import {
+  generationOf,
+  HOLDER,
+  isFinished,
+  markOpen,
+  placedOn,
+  refKey,
+  type RotationRecord,
+  saveRecord,
+} from './key-rotation.record';
 import { begin, loadKnown, message, RecordedError, recording, StepNotReadyError } from './key-rotation.step-record';
 import { CREDENTIAL_KINDS } from './kinds';
 
@@ -45,9 +66,13 @@ export class RotationSteps {
     const { rotation: id, secrets_dir: secretsDir, generation = 1 } = readParams(POLICY, writeSchema, params);
     const existing = await loadKnown(this.kinds, context.state, id);
     const current = existing ? generationOf(existing) : undefined;
-    if (existing && current !== undefined && current > generation) return { outcome: 'stale', detail: `rotation ${id} is at generation ${current} now` };
+    if (existing && current !== undefined && current > generation)
+      return { outcome: 'stale', detail: `rotation ${id} is at generation ${current} now` };
     if (existing && current !== undefined && current < generation && !isFinished(existing)) {
-      return { outcome: 'stale', detail: `generation ${current} of rotation ${id} is still open (at ${existing.step})` };
+      return {
+        outcome: 'stale',
+        detail: `generation ${current} of rotation ${id} is still open (at ${existing.step})`,
+      };
     }
     const resuming = existing !== undefined && current === generation;
     // A key whose fingerprint is recorded may already be on the forge: its file is never replaced.
@@ -55,14 +80,22 @@ export class RotationSteps {
     const problem = await this.keyFiles.unusable(secretsDir);
     if (problem) throw new Error(`${problem}; not rotating`);
     // A first attempt records what its parameters say; a later one has it all in its record already.
-    const planned: RotationRecord = resuming ? { ...existing, attempt: existing.attempt + 1 } : recordOfStart(id, readStart(this.kinds, params), context.now, generation);
+    const planned: RotationRecord = resuming
+      ? { ...existing, attempt: existing.attempt + 1 }
+      : recordOfStart(id, readStart(this.kinds, params), context.now, generation);
     await saveRecord(context.state, planned);
     await markOpen(context.state, id, true);
     try {
       // Written before the records were dropped for another or a reset forge: that forge's key, kept aside, not adopted.
-      if (context.forgeChangedAt) await this.keyFiles.setAsideIfOlder(planned.path, context.forgeChangedAt, context.now);
+      if (context.forgeChangedAt)
+        await this.keyFiles.setAsideIfOlder(planned.path, context.forgeChangedAt, context.now);
       const written = await this.keyFiles.write(planned.path, planned.key_type, `forgewarden:${id}`);
-      await saveRecord(context.state, { ...planned, step: 'key_written', fingerprint: written.fingerprint, last_error: null });
+      await saveRecord(context.state, {
+        ...planned,
+        step: 'key_written',
+        fingerprint: written.fingerprint,
+        last_error: null,
+      });
       return { detail: written.detail };
     } catch (error) {
       await saveRecord(context.state, { ...planned, last_error: message(error) });
@@ -85,7 +118,9 @@ export class RotationSteps {
       record,
       async () => {
         const publicKey = await this.publicKeyOnDisk(context, record);
-        const uploaded = await this.kinds.named(record.kind).upload(context, record, publicKey, { lifetimeMs: read.lifetime_ms, place: uploadPlace(read, record) });
+        const uploaded = await this.kinds
+          .named(record.kind)
+          .upload(context, record, publicKey, { lifetimeMs: read.lifetime_ms, place: uploadPlace(read, record) });
         await saveRecord(context.state, { ...record, step: 'uploaded', ...uploaded.recorded, last_error: null });
         return { detail: uploaded.detail };
       },
@@ -106,17 +141,24 @@ export class RotationSteps {
     const newKeyId = record.new_key_id;
     if (newKeyId === null) throw new StepNotReadyError(`not run: rotation ${record.id} has no new key id yet`);
     const kind = this.kinds.named(record.kind);
-    if (!kind.spread) throw new TypeError(`key_rotation: a ${kind.name} key sits on one holder; it is not enabled on projects`);
+    if (!kind.spread)
+      throw new TypeError(`key_rotation: a ${kind.name} key sits on one holder; it is not enabled on projects`);
     const spread = kind.spread.bind(kind);
     return recording(
       context,
       record,
       async () => {
-        const { enabled, projectId } = await spread(context, record, newKeyId, { project: read.project, can_push: read.can_push });
+        const { enabled, projectId } = await spread(context, record, newKeyId, {
+          project: read.project,
+          can_push: read.can_push,
+        });
         const placed = new Set([...placedOn(record), refKey(read.project)]);
-        const ids = projectId !== undefined ? { project_ids: { ...record.project_ids, [refKey(read.project)]: projectId } } : {};
+        const ids =
+          projectId !== undefined ? { project_ids: { ...record.project_ids, [refKey(read.project)]: projectId } } : {};
         await saveRecord(context.state, { ...record, new_key_on: [...placed], ...ids, last_error: null });
-        return { detail: `${enabled ? 'enabled' : 'already enabled:'} new key ${newKeyId} on ${read.project} (can_push ${read.can_push})` };
+        return {
+          detail: `${enabled ? 'enabled' : 'already enabled:'} new key ${newKeyId} on ${read.project} (can_push ${read.can_push})`,
+        };
       },
       read.attempt,
     );
@@ -138,7 +180,9 @@ export class RotationSteps {
       const found = await kind.newKeyMissing(context, record, read.projects ?? record.projects);
       if (found.missing.length > 0) {
         await saveRecord(context.state, { ...record, last_error: `not listed: ${found.missing.join(', ')}` });
-        throw new RecordedError(`the forge does not list new key ${record.new_key_id ?? '?'} ${record.fingerprint ?? ''} (${found.missing.join(', ')}); the next pass looks again`);
+        throw new RecordedError(
+          `the forge does not list new key ${record.new_key_id ?? '?'} ${record.fingerprint ?? ''} (${found.missing.join(', ')}); the next pass looks again`,
+        );
       }
       await saveRecord(context.state, {
         ...record,
@@ -147,7 +191,9 @@ export class RotationSteps {
         ...(kind.holders === 'several' ? { new_key_on: [...new Set([...placedOn(record), ...found.on])] } : {}),
         last_error: null,
       });
-      return { detail: `the forge lists key ${record.new_key_id ?? '?'} ${record.fingerprint ?? ''}; old key ${record.old_key_id} stays until ${new Date(context.now.getTime() + record.grace_ms).toISOString()}` };
+      return {
+        detail: `the forge lists key ${record.new_key_id ?? '?'} ${record.fingerprint ?? ''}; old key ${record.old_key_id} stays until ${new Date(context.now.getTime() + record.grace_ms).toISOString()}`,
+      };
     });
   }
 
@@ -165,7 +211,9 @@ export class RotationSteps {
     const ran = await this.keyFiles.hookRanFor(record);
     if (ran) {
       await saveRecord(context.state, { ...record, step: 'hooked', last_error: null });
-      return { detail: `on_rotate already ran for key ${record.fingerprint ?? '?'} at ${ran} (recorded in ${hookMarkPath(record.path)}); not run again` };
+      return {
+        detail: `on_rotate already ran for key ${record.fingerprint ?? '?'} at ${ran} (recorded in ${hookMarkPath(record.path)}); not run again`,
+      };
     }
     const failure = await this.hooks.run(read.command, read.env ? read.env.split(',') : [], {
       FORGEWARDEN_KEY_PATH: record.path,
@@ -177,7 +225,9 @@ export class RotationSteps {
     });
     if (failure) {
       await saveRecord(context.state, { ...record, last_error: `on_rotate ${failure}` });
-      throw new Error(`on_rotate ${failure}; retried next pass; the new key stays at ${record.path} and the old key is kept`);
+      throw new Error(
+        `on_rotate ${failure}; retried next pass; the new key stays at ${record.path} and the old key is kept`,
+      );
     }
     // The file first: a crash between the two leaves the record at verified, and the next pass finds the file.
     await this.keyFiles.markHookRan(record, context.now);
@@ -193,7 +243,12 @@ export class RotationSteps {
   async removeOldKey(params: ActionParams, context: ActContext): Promise<ActionResult> {
     const read = readParams(POLICY, removeSchema, params);
     // After on_rotate ran, when the policy has one; a rotation verified before on_rotate was configured may go as it is.
-    const steps = read.again === true ? (['verified', 'hooked', 'done'] as const) : read.after_hook === true ? (['hooked'] as const) : (['verified', 'hooked'] as const);
+    const steps =
+      read.again === true
+        ? (['verified', 'hooked', 'done'] as const)
+        : read.after_hook === true
+          ? (['hooked'] as const)
+          : (['verified', 'hooked'] as const);
     const started = await begin(this.kinds, context, read, steps);
     if ('already' in started) return started.already;
     const record = started.record;
@@ -209,15 +264,27 @@ export class RotationSteps {
     const refs = kind.holders === 'several' ? projects.map((p) => refKey(p.project)) : [HOLDER];
     const removing = { ...record, old_removed_on: [...new Set([...(record.old_removed_on ?? []), ...refs])] };
     await saveRecord(context.state, removing);
-    await recording(context, removing, async () => void gone.push(...(await kind.removeOld(context, removing, projects))), read.attempt);
+    await recording(
+      context,
+      removing,
+      async () => void gone.push(...(await kind.removeOld(context, removing, projects))),
+      read.attempt,
+    );
     const already = gone.length > 0 ? ` (already gone: ${gone.join(', ')})` : '';
     const from = projects.map((p) => p.project).join(', ');
     // A 404 here is no sign of a person: the client repeats a removal whose answer was lost, and meets its own work.
     if (read.complete === false) {
       await saveRecord(context.state, { ...removing, last_error: null });
-      return { detail: `old key ${record.old_key_id} removed from ${from || 'no project'}${already}; the rotation stays open until every selected project can be read` };
+      return {
+        detail: `old key ${record.old_key_id} removed from ${from || 'no project'}${already}; the rotation stays open until every selected project can be read`,
+      };
     }
-    await saveRecord(context.state, { ...removing, step: 'done', removed_at: context.now.toISOString(), last_error: null });
+    await saveRecord(context.state, {
+      ...removing,
+      step: 'done',
+      removed_at: context.now.toISOString(),
+      last_error: null,
+    });
     await markOpen(context.state, record.id, false);
     return { detail: `old key ${record.old_key_id} removed${projects.length > 0 ? ` from ${from}` : ''}${already}` };
   }
@@ -234,10 +301,19 @@ export class RotationSteps {
     if (!record) return { detail: `rotation ${read.rotation} has no record; nothing to close` };
     const generation = read.generation ?? 1;
     if (generationOf(record) !== generation || isFinished(record)) {
-      return { outcome: 'stale', detail: `rotation ${record.id} is at generation ${generationOf(record)}, ${record.step}; nothing to close` };
+      return {
+        outcome: 'stale',
+        detail: `rotation ${record.id} is at generation ${generationOf(record)}, ${record.step}; nothing to close`,
+      };
     }
     const aside = await this.keyFiles.moveAside(record.path, context.now);
-    await saveRecord(context.state, { ...record, step: 'closed', attempt: record.attempt + 1, closed_at: context.now.toISOString(), closed_reason: read.reason });
+    await saveRecord(context.state, {
+      ...record,
+      step: 'closed',
+      attempt: record.attempt + 1,
+      closed_at: context.now.toISOString(),
+      closed_reason: read.reason,
+    });
     await markOpen(context.state, record.id, false);
     return { detail: `rotation ${record.id} closed: ${read.reason}${aside ? `; its key file moved to ${aside}` : ''}` };
   }
@@ -261,9 +337,16 @@ export class RotationSteps {
     const ref = read.project !== undefined ? refKey(read.project) : HOLDER;
     const placed = [...placedOn(counted)].filter((placedRef) => placedRef !== ref);
     const revoked = read.why === 'revoked' ? { revoked_on: [...new Set([...(counted.revoked_on ?? []), ref])] } : {};
-    await saveRecord(context.state, { ...counted, ...(kind.holders === 'several' ? { new_key_on: placed } : {}), ...revoked, last_error: null });
+    await saveRecord(context.state, {
+      ...counted,
+      ...(kind.holders === 'several' ? { new_key_on: placed } : {}),
+      ...revoked,
+      last_error: null,
+    });
     const where = read.project !== undefined ? ` from ${read.project}` : '';
-    return { detail: `${gone ? 'new key already gone' : 'removed new key'} ${record.new_key_id}${where}${read.why === 'revoked' ? `, as old key ${record.old_key_id} was taken away there` : ''}` };
+    return {
+      detail: `${gone ? 'new key already gone' : 'removed new key'} ${record.new_key_id}${where}${read.why === 'revoked' ? `, as old key ${record.old_key_id} was taken away there` : ''}`,
+    };
   }
 
   /**
@@ -275,15 +358,28 @@ export class RotationSteps {
     const onDisk = await this.keyFiles.publicKey(record);
     if ('publicKey' in onDisk) return onDisk.publicKey;
     if (await this.kinds.named(record.kind).listedAnywhere(context, record)) {
-      throw new Error(`private key ${record.path} ${onDisk.problem}, yet the forge lists ${record.fingerprint ?? '?'}: not uploading; a person must replace that key`);
+      throw new Error(
+        `private key ${record.path} ${onDisk.problem}, yet the forge lists ${record.fingerprint ?? '?'}: not uploading; a person must replace that key`,
+      );
     }
-    await saveRecord(context.state, { ...record, step: 'planned', fingerprint: null, last_error: `private key ${onDisk.problem}` });
-    throw new RecordedError(`private key ${record.path} ${onDisk.problem}; nothing uploaded, a new key is written next pass`);
+    await saveRecord(context.state, {
+      ...record,
+      step: 'planned',
+      fingerprint: null,
+      last_error: `private key ${onDisk.problem}`,
+    });
+    throw new RecordedError(
+      `private key ${record.path} ${onDisk.problem}; nothing uploaded, a new key is written next pass`,
+    );
   }
 }
 
 /** The steps as the daemon runs them: this build's kinds, on its disk, with on_rotate as its child. */
-export const keyRotationSteps = new RotationSteps(CREDENTIAL_KINDS, new KeyFiles(new SecretFiles()), new HookRunner(ON_ROTATE_TIMEOUT_MS));
+export const keyRotationSteps = new RotationSteps(
+  CREDENTIAL_KINDS,
+  new KeyFiles(new SecretFiles()),
+  new HookRunner(ON_ROTATE_TIMEOUT_MS),
+);
 
 // Each step and precondition of this build on its own, for a test that drives one step.
 const steps = keyRotationSteps;
@@ -301,4 +397,5 @@ export const uploadPrecondition = (params: ActionParams, context: ActContext) =>
 export const enablePrecondition = (params: ActionParams, context: ActContext) => preconditions.enable(params, context);
 export const hookPrecondition = (params: ActionParams, context: ActContext) => preconditions.hook(params, context);
 export const removePrecondition = (params: ActionParams, context: ActContext) => preconditions.remove(params, context);
-export const removeNewPrecondition = (params: ActionParams, context: ActContext) => preconditions.removeNew(params, context);
+export const removeNewPrecondition = (params: ActionParams, context: ActContext) =>
+  preconditions.removeNew(params, context);

@@ -21,7 +21,15 @@ import { CREDENTIAL_KINDS } from './kinds';
 import type { DeployKeysFacts } from './kinds/deploy-keys/deploy-keys';
 import type { SshKeysFacts } from './kinds/ssh-keys/ssh-keys';
 
-export { CLOSE_ROTATION, ENABLE_KEY, REMOVE_OLD_KEY, RUN_ON_ROTATE, UPLOAD_KEY, VERIFY_KEY, WRITE_KEY } from './key-rotation.decisions';
+export {
+  CLOSE_ROTATION,
+  ENABLE_KEY,
+  REMOVE_OLD_KEY,
+  RUN_ON_ROTATE,
+  UPLOAD_KEY,
+  VERIFY_KEY,
+  WRITE_KEY,
+} from './key-rotation.decisions';
 export { REMOVE_NEW_KEY } from './key-rotation.harms';
 export type { ObservedDeployKey } from './kinds/deploy-keys/deploy-keys';
 export type { ObservedSshKey, SshOwnerSnapshot } from './kinds/ssh-keys/ssh-keys';
@@ -50,9 +58,18 @@ export function decideKeyRotation(config: KeyRotationConfig, snapshot: KeyRotati
   return decideRotations(CREDENTIAL_KINDS, config, snapshot, now);
 }
 
-export function decideRotations(kinds: CredentialKinds, config: RotationConfig, snapshot: RotationSnapshot, now: Date): Decision[] {
+export function decideRotations(
+  kinds: CredentialKinds,
+  config: RotationConfig,
+  snapshot: RotationSnapshot,
+  now: Date,
+): Decision[] {
   const decisions: Decision[] = [];
-  const views = new Map(kinds.entries().map(([section, kind]) => [kind.name, { kind, view: kind.view(rulesOf(config, section), snapshot, now) }]));
+  const views = new Map(
+    kinds
+      .entries()
+      .map(([section, kind]) => [kind.name, { kind, view: kind.view(rulesOf(config, section), snapshot, now) }]),
+  );
   const newKeys = newKeysOf(snapshot);
   // A key matched by two entries is decided once, by the first.
   const seen = new Set<string>();
@@ -95,7 +112,9 @@ export function rulesOf(config: RotationConfig, section: string): unknown[] {
  */
 function newKeysOf(snapshot: RotationSnapshot): Map<string, RotationRecord> {
   const newKeys = new Map<string, RotationRecord>();
-  for (const record of Object.values(snapshot.rotations)) if (record.new_key_id !== null && !isFinished(record)) newKeys.set(newKeyRef(record.kind, record.new_key_id), record);
+  for (const record of Object.values(snapshot.rotations))
+    if (record.new_key_id !== null && !isFinished(record))
+      newKeys.set(newKeyRef(record.kind, record.new_key_id), record);
   return newKeys;
 }
 
@@ -115,14 +134,21 @@ function decideManagedKey(
 ): Decision[] {
   // The rotation a listed key is the new key of: its recorded id, and its fingerprint unless either is unknown.
   const replacing = newKeys.get(newKeyRef(kind.name, key.keyId));
-  if (replacing && !differs(key.fingerprint, replacing.fingerprint)) return [skip(key.target, key.rotation, `skip: new key of rotation ${replacing.id}`)];
+  if (replacing && !differs(key.fingerprint, replacing.fingerprint))
+    return [skip(key.target, key.rotation, `skip: new key of rotation ${replacing.id}`)];
   const record = snapshot.rotations[key.rotation];
   if (record && !isFinished(record)) return decideRotation(config, kind, view, record, key.target, now, key.lifetime);
   // No rotation under way: what the forge lists decides. A finished one's old key still listed (a project that gained
   // it after it was done, a closed rotation's) is rotated again as the next generation, with a new key.
   const generation = record ? generationOf(record) + 1 : 1;
-  if (!key.due.rotate) return [skip(key.target, key.rotation, `${key.due.reason}${record ? finishedNote(record) : ''}`)];
-  const leftover = record?.step === 'closed' ? closedLeftover(view, record, key.target) : record ? doneAgain(view, record, key.target) : [];
+  if (!key.due.rotate)
+    return [skip(key.target, key.rotation, `${key.due.reason}${record ? finishedNote(record) : ''}`)];
+  const leftover =
+    record?.step === 'closed'
+      ? closedLeftover(view, record, key.target)
+      : record
+        ? doneAgain(view, record, key.target)
+        : [];
   return leftover.length > 0 ? leftover : firstSteps(config, kind, key, generation);
 }
 
@@ -135,12 +161,21 @@ function doneAgain(view: KindView, record: RotationRecord, target: string): Deci
   const premise = view.premise(record);
   const rotation = rotationFrom(record, target);
   if ('oldOn' in premise && premise.oldOn !== null && premise.oldOn.length > 0 && premise.newOn.size > 0) {
-    return [...enables(rotation, premise.oldOn, premise.newOn), removeAgain(rotation, record, premise.oldOn, premise.unreadable.length === 0)];
+    return [
+      ...enables(rotation, premise.oldOn, premise.newOn),
+      removeAgain(rotation, record, premise.oldOn, premise.unreadable.length === 0),
+    ];
   }
   const leftover = view.leftover(record);
   if (leftover.from.length === 0 && leftover.outOfSight === undefined) return [];
   const unseen = leftover.outOfSight ? `: ${leftover.outOfSight}` : '';
-  return [skip(target, record.id, `skip: not rotated again while new key ${record.new_key_id} of rotation ${record.id}, done, may still be live${unseen}`)];
+  return [
+    skip(
+      target,
+      record.id,
+      `skip: not rotated again while new key ${record.new_key_id} of rotation ${record.id}, done, may still be live${unseen}`,
+    ),
+  ];
 }
 
 /**
@@ -152,19 +187,36 @@ function closedLeftover(view: KindView, record: RotationRecord, target: string):
   const leftover = view.leftover(record);
   if (leftover.from.length === 0 && leftover.outOfSight === undefined) return [];
   const why = `rotation ${record.id} was closed (${record.closed_reason ?? 'no reason recorded'})`;
-  return [...withdrawals(rotationFrom(record, target), record, leftover, why), skip(target, record.id, `skip: not rotated again while new key ${record.new_key_id ?? '?'} of ${why} may still be live`)];
+  return [
+    ...withdrawals(rotationFrom(record, target), record, leftover, why),
+    skip(
+      target,
+      record.id,
+      `skip: not rotated again while new key ${record.new_key_id ?? '?'} of ${why} may still be live`,
+    ),
+  ];
 }
 
 /** What a finished rotation of a key that is listed again adds to its skip, so plan does not hide it. */
 function finishedNote(record: RotationRecord): string {
   const when = (at: string | null | undefined) => (at ? ` ${at}` : '');
-  if (record.step === 'closed') return ` (rotation ${record.id} closed${when(record.closed_at)}: ${record.closed_reason ?? 'no reason recorded'})`;
+  if (record.step === 'closed')
+    return ` (rotation ${record.id} closed${when(record.closed_at)}: ${record.closed_reason ?? 'no reason recorded'})`;
   return ` (rotation ${record.id} was done${when(record.removed_at)}, yet the key is listed again)`;
 }
 
 /** A new rotation: every step up to verification, so one pass normally gets the new key in place. */
 function firstSteps(config: RotationConfig, kind: CredentialKind, key: ManagedKey, generation: number): Decision[] {
-  const rotation: Rotation = { id: key.rotation, generation, attempt: 0, target: key.target, oldKeyId: key.keyId, oldFingerprint: key.fingerprint ?? null, owner: key.owner, holder: key.holder };
+  const rotation: Rotation = {
+    id: key.rotation,
+    generation,
+    attempt: 0,
+    target: key.target,
+    oldKeyId: key.keyId,
+    oldFingerprint: key.fingerprint ?? null,
+    owner: key.owner,
+    holder: key.holder,
+  };
   const start = startParams(rotation, {
     kind: kind.name,
     title: key.title,
@@ -175,11 +227,31 @@ function firstSteps(config: RotationConfig, kind: CredentialKind, key: ManagedKe
     grace: key.grace,
     lifetime: key.lifetime,
   });
-  const details = [`new ${config.key_type} private key at ${start.path}`, ...(generation > 1 ? [`generation ${generation} of rotation ${key.rotation}`] : [])];
+  const details = [
+    `new ${config.key_type} private key at ${start.path}`,
+    ...(generation > 1 ? [`generation ${generation} of rotation ${key.rotation}`] : []),
+  ];
   return [
-    { action: WRITE_KEY, target: key.target, key: stepKey(rotation, WRITE_KEY), reason: key.due.reason, params: start, details },
+    {
+      action: WRITE_KEY,
+      target: key.target,
+      key: stepKey(rotation, WRITE_KEY),
+      reason: key.due.reason,
+      params: start,
+      details,
+    },
     ...placeNewKey(rotation, undefined, key.lifetime, key.projects),
-    ...(config.on_rotate !== undefined ? [hook(config.on_rotate, config.on_rotate_env, rotation, null, holdersOf(kind, key.projects, key.unreadable ?? []))] : []),
+    ...(config.on_rotate !== undefined
+      ? [
+          hook(
+            config.on_rotate,
+            config.on_rotate_env,
+            rotation,
+            null,
+            holdersOf(kind, key.projects, key.unreadable ?? []),
+          ),
+        ]
+      : []),
   ];
 }
 
@@ -187,15 +259,25 @@ function firstSteps(config: RotationConfig, kind: CredentialKind, key: ManagedKe
  * Pure: when the next pass should run sooner than the interval, namely when an old key's grace period ends (a
  * rotation verified this pass counts from now), so the old key goes on time and not up to an interval late.
  */
-export function nextKeyRotationPass(config: KeyRotationConfig, snapshot: KeyRotationSnapshot, now: Date, decisions?: readonly Decision[]): Date | undefined {
+export function nextKeyRotationPass(
+  config: KeyRotationConfig,
+  snapshot: KeyRotationSnapshot,
+  now: Date,
+  decisions?: readonly Decision[],
+): Date | undefined {
   return nextRotationPass(snapshot, now, decisions ?? decideKeyRotation(config, snapshot, now));
 }
 
-export function nextRotationPass(snapshot: RotationSnapshot, now: Date, decisions: readonly Decision[]): Date | undefined {
+export function nextRotationPass(
+  snapshot: RotationSnapshot,
+  now: Date,
+  decisions: readonly Decision[],
+): Date | undefined {
   const graceOfNew = new Map<string, number>();
   for (const decision of decisions) {
     const rotation = rotationOf(decision);
-    if (decision.action === WRITE_KEY && rotation !== undefined && typeof decision.params.grace_ms === 'number') graceOfNew.set(rotation, decision.params.grace_ms);
+    if (decision.action === WRITE_KEY && rotation !== undefined && typeof decision.params.grace_ms === 'number')
+      graceOfNew.set(rotation, decision.params.grace_ms);
   }
   let earliest: number | undefined;
   const consider = (at: number) => {
@@ -209,7 +291,11 @@ export function nextRotationPass(snapshot: RotationSnapshot, now: Date, decision
       // A new generation's grace is the one it starts with, not the closed record's.
       const grace = graceOfNew.get(rotation) ?? record?.grace_ms;
       if (grace !== undefined) consider(now.getTime() + grace);
-    } else if (decision.action === SKIP && record?.verified_at && (record.step === 'verified' || record.step === 'hooked')) {
+    } else if (
+      decision.action === SKIP &&
+      record?.verified_at &&
+      (record.step === 'verified' || record.step === 'hooked')
+    ) {
       consider(Date.parse(record.verified_at) + record.grace_ms);
     }
   }

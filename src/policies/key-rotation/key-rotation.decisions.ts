@@ -46,7 +46,16 @@ export type StartParams = ActionParams & { readonly path: string };
  */
 export function startParams(
   rotation: Pick<Rotation, 'id' | 'generation' | 'oldKeyId' | 'oldFingerprint' | 'owner' | 'holder'>,
-  start: { kind: string; title: string; projects: readonly DeployProject[]; path: string; secretsDir: string; keyType: string; grace: number; lifetime: number | null | undefined },
+  start: {
+    kind: string;
+    title: string;
+    projects: readonly DeployProject[];
+    path: string;
+    secretsDir: string;
+    keyType: string;
+    grace: number;
+    lifetime: number | null | undefined;
+  },
 ): StartParams {
   return {
     rotation: rotation.id,
@@ -83,7 +92,10 @@ export function premiseParams(rotation: Rotation): ActionParams {
 
 /** Who holds the credential, when one holder does: a user, or what its kind names. */
 function whoseParams({ owner, holder }: Pick<Rotation, 'owner' | 'holder'>): ActionParams {
-  return { ...(owner ? { user_id: owner.user_id, username: owner.username, self: owner.self } : {}), ...(holder !== undefined ? { holder } : {}) };
+  return {
+    ...(owner ? { user_id: owner.user_id, username: owner.username, self: owner.self } : {}),
+    ...(holder !== undefined ? { holder } : {}),
+  };
 }
 
 /** Projects as the action reads them back: a plain JSON list of {project, can_push}. */
@@ -95,14 +107,32 @@ export function projectsParam(projects: readonly DeployProject[]): JsonValue {
  * Putting the new key in place: uploaded to its holder, or created on the first project that holds the old one and
  * enabled on each other one; then verified.
  */
-export function placeNewKey(rotation: Rotation, fingerprint: string | null | undefined, lifetime: number | undefined, projects: readonly DeployProject[]): Decision[] {
+export function placeNewKey(
+  rotation: Rotation,
+  fingerprint: string | null | undefined,
+  lifetime: number | undefined,
+  projects: readonly DeployProject[],
+): Decision[] {
   const [first, ...others] = projects;
-  return [upload(rotation, fingerprint, lifetime, first), ...enables(rotation, others, new Map()), verify(rotation, fingerprint, projects)];
+  return [
+    upload(rotation, fingerprint, lifetime, first),
+    ...enables(rotation, others, new Map()),
+    verify(rotation, fingerprint, projects),
+  ];
 }
 
-function upload(rotation: Rotation, fingerprint: string | null | undefined, lifetime: number | undefined, first: DeployProject | undefined): Decision {
+function upload(
+  rotation: Rotation,
+  fingerprint: string | null | undefined,
+  lifetime: number | undefined,
+  first: DeployProject | undefined,
+): Decision {
   const what = fingerprint ? `the new public key ${fingerprint}` : 'the new public key';
-  const where = first ? `: create it on ${first.project}, which holds old key ${rotation.oldKeyId}` : lifetime !== undefined ? `, expiring in ${durationText(lifetime)}` : '';
+  const where = first
+    ? `: create it on ${first.project}, which holds old key ${rotation.oldKeyId}`
+    : lifetime !== undefined
+      ? `, expiring in ${durationText(lifetime)}`
+      : '';
   return {
     action: UPLOAD_KEY,
     target: rotation.target,
@@ -121,7 +151,11 @@ function upload(rotation: Rotation, fingerprint: string | null | undefined, life
  * than the old key there): one action per project, each checking just before it acts that the project still holds the
  * old key, so a project a person took the old key from meanwhile is not given the new one.
  */
-export function enables(rotation: Rotation, projects: readonly DeployProject[], newOn: ReadonlyMap<string, boolean>): Decision[] {
+export function enables(
+  rotation: Rotation,
+  projects: readonly DeployProject[],
+  newOn: ReadonlyMap<string, boolean>,
+): Decision[] {
   return projects
     .filter((p) => newOn.get(refKey(p.project)) !== p.can_push)
     .map((p) => ({
@@ -136,23 +170,43 @@ export function enables(rotation: Rotation, projects: readonly DeployProject[], 
 }
 
 /** Removing the old key from projects that gained it after the rotation was done, where its new key is now. */
-export function removeAgain(rotation: Rotation, record: RotationRecord, projects: readonly DeployProject[], complete: boolean): Decision {
+export function removeAgain(
+  rotation: Rotation,
+  record: RotationRecord,
+  projects: readonly DeployProject[],
+  complete: boolean,
+): Decision {
   return {
     action: REMOVE_OLD_KEY,
     target: rotation.target,
     key: stepKey(rotation, REMOVE_OLD_KEY),
     reason: `remove old key ${rotation.oldKeyId} from ${projects.map((p) => p.project).join(', ')} again: it came back after rotation ${record.id} was done, and new key ${record.new_key_id ?? '?'} is there now`,
-    params: { ...premiseParams(rotation), new_key_id: record.new_key_id, fingerprint: record.fingerprint, again: true, projects: projectsParam(projects), complete },
+    params: {
+      ...premiseParams(rotation),
+      new_key_id: record.new_key_id,
+      fingerprint: record.fingerprint,
+      again: true,
+      projects: projectsParam(projects),
+      complete,
+    },
   };
 }
 
-export function verify(rotation: Rotation, fingerprint: string | null | undefined, projects: readonly DeployProject[]): Decision {
+export function verify(
+  rotation: Rotation,
+  fingerprint: string | null | undefined,
+  projects: readonly DeployProject[],
+): Decision {
   return {
     action: VERIFY_KEY,
     target: rotation.target,
     key: stepKey(rotation, VERIFY_KEY),
     reason: `verify the forge lists ${fingerprint ?? 'the new key'}${projects.length > 0 ? ` on ${projects.map((p) => p.project).join(', ')}` : ''}`,
-    params: { rotation: rotation.id, generation: rotation.generation, ...(projects.length > 0 ? { projects: projectsParam(projects) } : {}) },
+    params: {
+      rotation: rotation.id,
+      generation: rotation.generation,
+      ...(projects.length > 0 ? { projects: projectsParam(projects) } : {}),
+    },
   };
 }
 
@@ -161,7 +215,13 @@ export function verify(rotation: Rotation, fingerprint: string | null | undefine
  * and those that could not be read (they may hold it), which its precondition reads again; one not covered then (not
  * readable, or without the new key) holds the hook back, named in the audit trail.
  */
-export function hook(command: string, env: readonly string[], rotation: Rotation, newKeyId: number | null, holders?: Holders): Decision {
+export function hook(
+  command: string,
+  env: readonly string[],
+  rotation: Rotation,
+  newKeyId: number | null,
+  holders?: Holders,
+): Decision {
   const unread = holders?.unreadable ?? [];
   const waits = unread.length > 0 ? ` once every holder has it; not readable now: ${unread.join(', ')}` : '';
   return {
@@ -174,7 +234,14 @@ export function hook(command: string, env: readonly string[], rotation: Rotation
       generation: rotation.generation,
       command,
       env: env.join(','),
-      ...(holders ? { holders: [...holders.holding, ...unread.filter((project) => !holders.holding.some((p) => refKey(p) === refKey(project)))] } : {}),
+      ...(holders
+        ? {
+            holders: [
+              ...holders.holding,
+              ...unread.filter((project) => !holders.holding.some((p) => refKey(p) === refKey(project))),
+            ],
+          }
+        : {}),
     },
   };
 }

@@ -34,7 +34,13 @@ export type Removal = 'revoked' | 'withdrawn';
 export function revokedRepairs(rotation: Rotation, record: RotationRecord, holders: readonly Holder[]): Decision[] {
   return holders.map((holder) => {
     const where = holder.project ?? rotation.owner?.username ?? String(rotation.holder ?? '?');
-    return removeNewKey(rotation, record, holder, 'revoked', `remove new key ${record.new_key_id ?? '?'} from ${where}: a person took old key ${rotation.oldKeyId} away from it during the rotation, and a person's revocation wins`);
+    return removeNewKey(
+      rotation,
+      record,
+      holder,
+      'revoked',
+      `remove new key ${record.new_key_id ?? '?'} from ${where}: a person took old key ${rotation.oldKeyId} away from it during the rotation, and a person's revocation wins`,
+    );
   });
 }
 
@@ -44,18 +50,38 @@ export function revokedRepairs(rotation: Rotation, record: RotationRecord, holde
  */
 export function withdrawals(rotation: Rotation, record: RotationRecord, leftover: Leftover, why: string): Decision[] {
   const decisions = leftover.from.map((holder) =>
-    removeNewKey(rotation, record, holder, 'withdrawn', `withdraw new key ${record.new_key_id ?? '?'}${holder.project !== undefined ? ` from ${holder.project}` : ''}: ${why}; no rotation vouches for it any more`),
+    removeNewKey(
+      rotation,
+      record,
+      holder,
+      'withdrawn',
+      `withdraw new key ${record.new_key_id ?? '?'}${holder.project !== undefined ? ` from ${holder.project}` : ''}: ${why}; no rotation vouches for it any more`,
+    ),
   );
-  if (leftover.outOfSight) decisions.push(outOfSight(rotation, record.id, `${leftover.outOfSight}; withdrawn once seen (${why})`));
+  if (leftover.outOfSight)
+    decisions.push(outOfSight(rotation, record.id, `${leftover.outOfSight}; withdrawn once seen (${why})`));
   return decisions;
 }
 
 /** A new key that may be live where the token cannot see: named as the bot's open harm, mended once it is seen. */
 export function outOfSight(rotation: Rotation, id: string, text: string): Decision {
-  return { action: SKIP, target: rotation.target, key: `${id}:out-of-sight`, reason: `skip: ${text}`, params: { rotation: id }, repairs: KEY_UNACCOUNTED.kind };
+  return {
+    action: SKIP,
+    target: rotation.target,
+    key: `${id}:out-of-sight`,
+    reason: `skip: ${text}`,
+    params: { rotation: id },
+    repairs: KEY_UNACCOUNTED.kind,
+  };
 }
 
-function removeNewKey(rotation: Rotation, record: RotationRecord, holder: Holder, why: Removal, reason: string): Decision {
+function removeNewKey(
+  rotation: Rotation,
+  record: RotationRecord,
+  holder: Holder,
+  why: Removal,
+  reason: string,
+): Decision {
   return {
     action: REMOVE_NEW_KEY,
     target: rotation.target,

@@ -23,12 +23,19 @@ export class KeyFiles {
    * `keyType`. A file there that holds no readable OpenSSH private key stops the rotation: it is someone's file, and a
    * person must move it away.
    */
-  async write(path: string, keyType: RotationRecord['key_type'], comment: string): Promise<{ fingerprint: string; detail: string }> {
+  async write(
+    path: string,
+    keyType: RotationRecord['key_type'],
+    comment: string,
+  ): Promise<{ fingerprint: string; detail: string }> {
     await this.files.makePrivateFolder(dirname(path));
     const onDisk = await this.files.read(path);
     if (onDisk !== undefined) {
       const info = keyIn(onDisk, path);
-      return { fingerprint: info.fingerprint, detail: `adopted the ${info.type} key ${info.fingerprint} already at ${path}` };
+      return {
+        fingerprint: info.fingerprint,
+        detail: `adopted the ${info.type} key ${info.fingerprint} already at ${path}`,
+      };
     }
     const pair = generateOpenSshKeyPair(keyType, comment);
     // Private half first: a public key must never exist without it. The public key file is a convenience.
@@ -60,7 +67,11 @@ export class KeyFiles {
 
   /** Writes that on_rotate ran for the record's key, where it outlives Redis: the forge cannot show that a hook ran. */
   async markHookRan(record: RotationRecord, at: Date): Promise<void> {
-    await this.files.write(hookMarkPath(record.path), `${JSON.stringify({ fingerprint: record.fingerprint, new_key_id: record.new_key_id, ran_at: at.toISOString() })}\n`, 0o600);
+    await this.files.write(
+      hookMarkPath(record.path),
+      `${JSON.stringify({ fingerprint: record.fingerprint, new_key_id: record.new_key_id, ran_at: at.toISOString() })}\n`,
+      0o600,
+    );
   }
 
   /**
@@ -79,7 +90,10 @@ export class KeyFiles {
   }
 
   private async moveAsideFile(path: string, now: Date): Promise<string | undefined> {
-    const aside = `${path}.closed-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+    const aside = `${path}.closed-${now
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z')}`;
     if (!(await this.files.move(path, aside))) return undefined;
     for (const suffix of ['.pub', '.on_rotate']) await this.files.move(`${path}${suffix}`, `${aside}${suffix}`);
     return aside;
@@ -97,6 +111,8 @@ function keyIn(text: string, path: string): { type: string; fingerprint: string 
     const info = readOpenSshPrivateKey(text);
     return { type: info.type, fingerprint: info.fingerprint };
   } catch (error) {
-    throw new Error(`${path} exists but holds no readable OpenSSH private key (${message(error)}); it is never overwritten: move it away to let the rotation write a new key`);
+    throw new Error(
+      `${path} exists but holds no readable OpenSSH private key (${message(error)}); it is never overwritten: move it away to let the rotation write a new key`,
+    );
   }
 }

@@ -22,7 +22,12 @@ export type KeyRotationObservation = KeyRotationSnapshot & {
  * its own: one the forge refuses or fails to answer is recorded as unobserved (the pass ends partial) and the others'
  * rotations go on.
  */
-export async function observeRotations(kinds: CredentialKinds, keyFiles: KeyFiles, config: RotationConfig, context: ObserveContext): Promise<RotationSnapshot> {
+export async function observeRotations(
+  kinds: CredentialKinds,
+  keyFiles: KeyFiles,
+  config: RotationConfig,
+  context: ObserveContext,
+): Promise<RotationSnapshot> {
   const problem = await keyFiles.unusable(config.secrets_dir);
   if (problem) throw new Error(`${problem}; policy ${config.name} refuses to rotate keys until it is fixed`);
   const me = await context.client.users.current();
@@ -42,10 +47,13 @@ export async function observeRotations(kinds: CredentialKinds, keyFiles: KeyFile
     const record = await loadKnown(kinds, context.state, id);
     if (record) rotations[id] = record;
   }
-  let snapshot: RotationSnapshot = Object.assign({}, ...observed.map(({ facts }) => facts), { rotations }) as RotationSnapshot;
+  let snapshot: RotationSnapshot = Object.assign({}, ...observed.map(({ facts }) => facts), {
+    rotations,
+  }) as RotationSnapshot;
   for (const { kind, rules, facts } of observed) {
     const records = Object.values(rotations).filter((record) => kinds.named(record.kind) === kind);
-    if (kind.observeRotations) snapshot = { ...snapshot, ...(await kind.observeRotations(rules, facts, records, context, token)) };
+    if (kind.observeRotations)
+      snapshot = { ...snapshot, ...(await kind.observeRotations(rules, facts, records, context, token)) };
   }
   return snapshot;
 }

@@ -52,7 +52,13 @@ export type Start = z.output<typeof startSchema> & Holders & { readonly kind: Cr
 /** write_key's params: the kind they name, who holds the key as that kind reads it, then the rest. */
 export function readStart(kinds: CredentialKinds, params: ActionParams): Start {
   const names = kinds.names();
-  const named = readParams(POLICY, z.object({ kind: z.enum(names as [string, ...string[]], { error: names.map((name) => JSON.stringify(name)).join(' or ') }) }), params);
+  const named = readParams(
+    POLICY,
+    z.object({
+      kind: z.enum(names as [string, ...string[]], { error: names.map((name) => JSON.stringify(name)).join(' or ') }),
+    }),
+    params,
+  );
   const kind = kinds.named(named.kind);
   const holders = readParams(POLICY, kind.start, params);
   return { ...readParams(POLICY, startSchema, params), ...holders, kind };

@@ -1,7 +1,14 @@
 import { readParams } from '../../engine/action-params';
 import type { ActionParams, ActContext } from '../../engine/policy';
 import type { CredentialKinds } from './credential-kind';
-import { enableSchema, POLICY, removeNewSchema, removeSchema, runOnRotateSchema, uploadSchema } from './key-rotation.params';
+import {
+  enableSchema,
+  POLICY,
+  removeNewSchema,
+  removeSchema,
+  runOnRotateSchema,
+  uploadSchema,
+} from './key-rotation.params';
 import { type DeployProject, generationOf, type RotationRecord } from './key-rotation.record';
 import { loadKnown, openRecord } from './key-rotation.step-record';
 
@@ -25,7 +32,10 @@ export class RotationPreconditions {
     const problem = await kind.oldKeyHeld(context, record, uploadPlace(read, record)?.project);
     // A key an earlier upload made (its answer lost) is adopted whatever became of the old one: untracked, it would stay.
     if (problem && kind.holders !== 'several' && (await kind.listedAnywhere(context, record))) return undefined;
-    return problem && `${problem}: ${kind.holders === 'several' ? 'the new key is not created there' : 'no new key is uploaded'}`;
+    return (
+      problem &&
+      `${problem}: ${kind.holders === 'several' ? 'the new key is not created there' : 'no new key is uploaded'}`
+    );
   }
 
   /** enable_key: the project still holds the old key. */
@@ -46,8 +56,14 @@ export class RotationPreconditions {
     const read = readParams(POLICY, runOnRotateSchema, params);
     const record = await openRecord(this.kinds, context, read);
     if (!record || record.new_key_id === null) return undefined;
-    const found = await this.kinds.named(record.kind).newKeyMissing(context, record, (read.holders ?? []).map((project) => ({ project })));
-    return found.missing.length > 0 ? `new key ${record.new_key_id} is not listed on ${found.missing.join(', ')}: on_rotate waits until every holder has it` : undefined;
+    const found = await this.kinds.named(record.kind).newKeyMissing(
+      context,
+      record,
+      (read.holders ?? []).map((project) => ({ project })),
+    );
+    return found.missing.length > 0
+      ? `new key ${record.new_key_id} is not listed on ${found.missing.join(', ')}: on_rotate waits until every holder has it`
+      : undefined;
   }
 
   /**
@@ -57,7 +73,8 @@ export class RotationPreconditions {
   async removeNew(params: ActionParams, context: ActContext): Promise<string | undefined> {
     const read = readParams(POLICY, removeNewSchema, params);
     const record = await loadKnown(this.kinds, context.state, read.rotation);
-    if (!record || generationOf(record) !== (read.generation ?? 1) || record.new_key_id !== read.new_key_id) return undefined;
+    if (!record || generationOf(record) !== (read.generation ?? 1) || record.new_key_id !== read.new_key_id)
+      return undefined;
     const kind = this.kinds.named(record.kind);
     const absent = await kind.newKeyHeld(context, record, read.project);
     if (absent) return `${absent}: nothing to take away`;
@@ -81,7 +98,10 @@ export class RotationPreconditions {
 }
 
 /** The project an upload creates a key on, as decided; earlier versions' params name none: the first recorded. */
-export function uploadPlace(read: { project?: string | number; can_push?: boolean }, record: RotationRecord): DeployProject | undefined {
+export function uploadPlace(
+  read: { project?: string | number; can_push?: boolean },
+  record: RotationRecord,
+): DeployProject | undefined {
   if (read.project !== undefined) return { project: read.project, can_push: read.can_push ?? false };
   return record.projects[0];
 }

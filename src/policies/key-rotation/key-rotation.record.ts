@@ -174,7 +174,8 @@ export const HOLDER = '(holder)';
  * Why remove_old_key is stale when the old key is already gone from a holder and the bot did not remove it: a person took
  * it away during the rotation, and the next pass takes the new key away there too (docs/policies.md).
  */
-export const REVOKED_FIRST = "a person took it away during the rotation, and a person's revocation wins: the next pass removes the new key there instead";
+export const REVOKED_FIRST =
+  "a person took it away during the rotation, and a person's revocation wins: the next pass removes the new key there instead";
 
 /** Projects by id or path as one key: the forge routes paths regardless of case. */
 export function refKey(project: string | number): string {
@@ -213,7 +214,10 @@ export function parseRecord(text: string | undefined): RotationRecord | undefine
     refList(record.new_key_on) &&
     refList(record.old_removed_on) &&
     refList(record.revoked_on) &&
-    (record.project_ids === undefined || (typeof record.project_ids === 'object' && record.project_ids !== null && Object.values(record.project_ids).every(Number.isInteger)));
+    (record.project_ids === undefined ||
+      (typeof record.project_ids === 'object' &&
+        record.project_ids !== null &&
+        Object.values(record.project_ids).every(Number.isInteger)));
   return valid ? (record as RotationRecord) : undefined;
 }
 

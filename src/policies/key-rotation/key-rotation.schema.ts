@@ -25,8 +25,13 @@ const SETTINGS = {
     .min(1, { error: 'expected the directory the private keys are written to' })
     // Resolved once, when loading: a path relative to wherever the daemon happened to start is a surprise later.
     .transform((path) => resolve(path))
-    .describe('Directory the new private keys are written to (mode 0600), one file per managed key under <policy name>/. Must exist and be writable.'),
-  key_type: z.enum(KEY_TYPES, { error: 'expected ed25519, rsa or ecdsa' }).default('ed25519').describe('ed25519, rsa (4096 bits) or ecdsa (nistp256).'),
+    .describe(
+      'Directory the new private keys are written to (mode 0600), one file per managed key under <policy name>/. Must exist and be writable.',
+    ),
+  key_type: z
+    .enum(KEY_TYPES, { error: 'expected ed25519, rsa or ecdsa' })
+    .default('ed25519')
+    .describe('ed25519, rsa (4096 bits) or ecdsa (nistp256).'),
 };
 
 /** What comes after them. */
@@ -53,11 +58,19 @@ const DELIVERY = {
 };
 
 /** The policy type over `kinds` and `tokens`: the settings, each kind's section, then delivery and limits. */
-export function keyRotationDefinition<Sections extends Readonly<Record<string, CredentialKind>>, TokenSections extends Readonly<Record<string, TokenKind>> = typeof TOKEN_KINDS.sections>(
+export function keyRotationDefinition<
+  Sections extends Readonly<Record<string, CredentialKind>>,
+  TokenSections extends Readonly<Record<string, TokenKind>> = typeof TOKEN_KINDS.sections,
+>(
   kinds: CredentialKinds<Sections>,
   tokens: TokenKinds<TokenSections> = TOKEN_KINDS as unknown as TokenKinds<TokenSections>,
 ) {
-  const base = definePolicyType('key_rotation', DESCRIPTION, { ...SETTINGS, ...kinds.schemas(), ...tokens.schemas(), ...DELIVERY });
+  const base = definePolicyType('key_rotation', DESCRIPTION, {
+    ...SETTINGS,
+    ...kinds.schemas(),
+    ...tokens.schemas(),
+    ...DELIVERY,
+  });
   const tokenSections = tokens.entries().map(([section]) => section);
   const sections = [...kinds.entries().map(([section]) => section), ...tokenSections];
   const empty = (list: unknown) => list === undefined || (Array.isArray(list) && list.length === 0);
@@ -76,7 +89,12 @@ export function keyRotationDefinition<Sections extends Readonly<Record<string, C
       for (const section of tokenSections) {
         ((policy as Record<string, unknown>)[section] as TokenRule[] | undefined)?.forEach((rule, index) =>
           rule.deliver.forEach((delivery, at) => {
-            if ('on_rotate' in delivery) ctx.addIssue({ code: 'custom', path: [section, index, 'deliver', at, 'on_rotate'], message: 'this delivery runs on_rotate, which the policy does not set' });
+            if ('on_rotate' in delivery)
+              ctx.addIssue({
+                code: 'custom',
+                path: [section, index, 'deliver', at, 'on_rotate'],
+                message: 'this delivery runs on_rotate, which the policy does not set',
+              });
           }),
         );
       }

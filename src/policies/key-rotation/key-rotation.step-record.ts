@@ -12,7 +12,11 @@ export class StepNotReadyError extends Error {}
 export class RecordedError extends Error {}
 
 /** A rotation's record, when its kind is one this build has: any other reads as none, as a damaged record does. */
-export async function loadKnown(kinds: CredentialKinds, state: PolicyState, id: string): Promise<RotationRecord | undefined> {
+export async function loadKnown(
+  kinds: CredentialKinds,
+  state: PolicyState,
+  id: string,
+): Promise<RotationRecord | undefined> {
   const record = await loadRecord(state, id);
   return record && kinds.has(record.kind) ? record : undefined;
 }
@@ -31,14 +35,22 @@ export async function begin(
   const id = read.rotation;
   const generation = read.generation ?? 1;
   const record = await loadKnown(kinds, context.state, id);
-  if (!record) throw new StepNotReadyError(`not run: rotation ${id} has no record yet (its first step did not complete)`);
+  if (!record)
+    throw new StepNotReadyError(`not run: rotation ${id} has no record yet (its first step did not complete)`);
   const current = generationOf(record);
-  if (current > generation) return { already: { outcome: 'stale', detail: `rotation ${id} is at generation ${current} now` } };
-  if (current < generation) throw new StepNotReadyError(`not run: generation ${generation} of rotation ${id} has not started (its first step did not complete)`);
-  if (record.step === 'closed') return { already: { outcome: 'stale', detail: `rotation ${id} was closed: ${record.closed_reason ?? ''}` } };
+  if (current > generation)
+    return { already: { outcome: 'stale', detail: `rotation ${id} is at generation ${current} now` } };
+  if (current < generation)
+    throw new StepNotReadyError(
+      `not run: generation ${generation} of rotation ${id} has not started (its first step did not complete)`,
+    );
+  if (record.step === 'closed')
+    return { already: { outcome: 'stale', detail: `rotation ${id} was closed: ${record.closed_reason ?? ''}` } };
   const at = STEPS.indexOf(record.step);
-  if (at > Math.max(...from.map((step) => STEPS.indexOf(step)))) return { already: { detail: `already done: rotation ${id} is at ${record.step}` } };
-  if (!from.includes(record.step)) throw new StepNotReadyError(`not run: rotation ${id} is at ${record.step}; retried next pass`);
+  if (at > Math.max(...from.map((step) => STEPS.indexOf(step))))
+    return { already: { detail: `already done: rotation ${id} is at ${record.step}` } };
+  if (!from.includes(record.step))
+    throw new StepNotReadyError(`not run: rotation ${id} is at ${record.step}; retried next pass`);
   const counted = { ...record, attempt: record.attempt + 1 };
   await saveRecord(context.state, counted);
   return { record: counted };
@@ -50,13 +62,25 @@ export async function begin(
  * decision's key names (`decided`), so the next pass decides that same key and the executor keeps it parked (with
  * backoff) instead of sending it again.
  */
-export async function recording(context: ActContext, record: RotationRecord, work: () => Promise<ActionResult | void>, decided?: number): Promise<ActionResult> {
+export async function recording(
+  context: ActContext,
+  record: RotationRecord,
+  work: () => Promise<ActionResult | void>,
+  decided?: number,
+): Promise<ActionResult> {
   try {
     return (await work()) ?? {};
   } catch (error) {
     if (error instanceof StepNotReadyError || error instanceof RecordedError) throw error;
-    const refused = error instanceof ForbiddenError || error instanceof ValidationError || (error instanceof ApiError && error.status === 405);
-    await saveRecord(context.state, { ...record, attempt: refused && decided !== undefined ? decided : record.attempt, last_error: message(error) });
+    const refused =
+      error instanceof ForbiddenError ||
+      error instanceof ValidationError ||
+      (error instanceof ApiError && error.status === 405);
+    await saveRecord(context.state, {
+      ...record,
+      attempt: refused && decided !== undefined ? decided : record.attempt,
+      last_error: message(error),
+    });
     throw error;
   }
 }

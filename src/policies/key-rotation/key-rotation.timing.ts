@@ -27,7 +27,8 @@ export function dueByAge(after: number, createdAt: string, now: Date): Due {
   const created = Date.parse(createdAt);
   if (Number.isNaN(created)) return { rotate: false, reason: `skip: unreadable created_at ${createdAt}` };
   const age = now.getTime() - created;
-  if (age >= after) return { rotate: true, reason: `rotate: created ${day(created)}, older than rotate_after ${durationText(after)}` };
+  if (age >= after)
+    return { rotate: true, reason: `rotate: created ${day(created)}, older than rotate_after ${durationText(after)}` };
   return { rotate: false, reason: `skip: ${span(age)} old, rotates after ${durationText(after)}` };
 }
 

@@ -4,7 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSshPublicKey } from '../../sandbox/ssh-key';
-import { fingerprintOfPublicKey, generateOpenSshKeyPair, KEY_TYPES, openSshKeyPair, readOpenSshPrivateKey } from './openssh';
+import {
+  fingerprintOfPublicKey,
+  generateOpenSshKeyPair,
+  KEY_TYPES,
+  openSshKeyPair,
+  readOpenSshPrivateKey,
+} from './openssh';
 
 /** ssh-keygen is installed here and in CI; without it, the file is read back by this module's own parser instead. */
 function sshKeygen(): boolean {
@@ -28,7 +34,11 @@ describe('OpenSSH private key writer', () => {
     const file = join(dir, name);
     writeFileSync(file, privateKey, { mode: 0o600 });
     if (!sshKeygen()) return readOpenSshPrivateKey(privateKey).publicKey;
-    return execFileSync('ssh-keygen', ['-y', '-f', file], { encoding: 'utf8' }).trim().split(/\s+/).slice(0, 2).join(' ');
+    return execFileSync('ssh-keygen', ['-y', '-f', file], { encoding: 'utf8' })
+      .trim()
+      .split(/\s+/)
+      .slice(0, 2)
+      .join(' ');
   }
 
   it.each(KEY_TYPES)('writes a %s key that ssh-keygen -y reads back to the same public key', (type) => {
@@ -60,7 +70,8 @@ describe('OpenSSH private key writer', () => {
     const file = join(dir, 'fp.pub');
     writeFileSync(file, `${pair.publicKey}\n`);
     expect(fingerprintOfPublicKey(pair.publicKey)).toBe(pair.fingerprint);
-    if (sshKeygen()) expect(execFileSync('ssh-keygen', ['-l', '-f', file], { encoding: 'utf8' })).toContain(pair.fingerprint);
+    if (sshKeygen())
+      expect(execFileSync('ssh-keygen', ['-l', '-f', file], { encoding: 'utf8' })).toContain(pair.fingerprint);
   });
 
   it('writes keys Node made elsewhere, and keeps a leading zero byte out of the numbers', () => {
@@ -74,7 +85,9 @@ describe('OpenSSH private key writer', () => {
 
   it('refuses files it cannot vouch for, without quoting them', () => {
     const pair = generateOpenSshKeyPair('ed25519', 'x');
-    expect(() => readOpenSshPrivateKey('-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n')).toThrow('not an OpenSSH private key file');
+    expect(() =>
+      readOpenSshPrivateKey('-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEI\n-----END PRIVATE KEY-----\n'),
+    ).toThrow('not an OpenSSH private key file');
     const other = generateOpenSshKeyPair('ed25519', 'x');
     const swapped = pair.privateKey.split('\n').slice(0, 3).concat(other.privateKey.split('\n').slice(3)).join('\n');
     expect(() => readOpenSshPrivateKey(swapped)).toThrow(/check integers|does not belong|damaged|truncated/);

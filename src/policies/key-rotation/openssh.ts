@@ -97,7 +97,12 @@ export function readOpenSshPrivateKey(text: string): OpenSshPrivateKeyInfo {
     throw new Error('private section does not belong to the public key');
   }
   const comment = section.string().toString('utf8');
-  return { type, publicKey: `${type} ${publicBlob.toString('base64')}`, fingerprint: fingerprintOfBlob(publicBlob), comment };
+  return {
+    type,
+    publicKey: `${type} ${publicBlob.toString('base64')}`,
+    fingerprint: fingerprintOfBlob(publicBlob),
+    comment,
+  };
 }
 
 /** `SHA256:<unpadded base64>` of a public key line (`type base64 [comment]`), or undefined when it is none. */
@@ -138,7 +143,11 @@ function keyFields(privateKey: KeyObject): KeyFields {
       const pub = b64url(jwk, 'x');
       // OpenSSH keeps the 32-byte seed followed by the public key as its 64-byte "private key".
       const secret = Buffer.concat([b64url(jwk, 'd'), pub]);
-      return { name, publicParts: [sshString(name), sshString(pub)], privateParts: [sshString(name), sshString(pub), sshString(secret)] };
+      return {
+        name,
+        publicParts: [sshString(name), sshString(pub)],
+        privateParts: [sshString(name), sshString(pub), sshString(secret)],
+      };
     }
     case 'rsa': {
       const name = 'ssh-rsa';
@@ -147,7 +156,8 @@ function keyFields(privateKey: KeyObject): KeyFields {
       return { name, publicParts: [sshString(name), e, n], privateParts: [sshString(name), n, e, d, qi, p, q] };
     }
     case 'ec': {
-      if (jwk.crv !== 'P-256') throw new Error(`unsupported curve ${String(jwk.crv)}; only P-256 (nistp256) is written`);
+      if (jwk.crv !== 'P-256')
+        throw new Error(`unsupported curve ${String(jwk.crv)}; only P-256 (nistp256) is written`);
       const name = 'ecdsa-sha2-nistp256';
       const point = Buffer.concat([Buffer.from([4]), b64url(jwk, 'x'), b64url(jwk, 'y')]);
       const parts = [sshString(name), sshString('nistp256'), sshString(point)];

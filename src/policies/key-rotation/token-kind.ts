@@ -95,7 +95,10 @@ export interface IssuedToken {
 
 /** One entry's holders, each with its tokens (revoked ones too), or why it could not be read. */
 export interface TokenListing {
-  readonly holders: ReadonlyArray<{ readonly holder: TokenHolder; readonly tokens: readonly ListedToken[] } | { readonly holder: TokenHolder; readonly unreadable: string }>;
+  readonly holders: ReadonlyArray<
+    | { readonly holder: TokenHolder; readonly tokens: readonly ListedToken[] }
+    | { readonly holder: TokenHolder; readonly unreadable: string }
+  >;
 }
 
 /**
@@ -122,12 +125,15 @@ export class TokenKinds<Sections extends Readonly<Record<string, TokenKind>> = R
 
   named(name: string): TokenKind {
     const kind = this.byName.get(name);
-    if (!kind) throw new TypeError(`key_rotation: no token kind "${name}" (known: ${[...this.byName.keys()].join(', ')})`);
+    if (!kind)
+      throw new TypeError(`key_rotation: no token kind "${name}" (known: ${[...this.byName.keys()].join(', ')})`);
     return kind;
   }
 
   schemas(): { [Section in keyof Sections]: Sections[Section]['schema'] } {
-    return Object.fromEntries(this.entries().map(([section, kind]) => [section, kind.schema])) as { [Section in keyof Sections]: Sections[Section]['schema'] };
+    return Object.fromEntries(this.entries().map(([section, kind]) => [section, kind.schema])) as {
+      [Section in keyof Sections]: Sections[Section]['schema'];
+    };
   }
 }
 

@@ -70,7 +70,12 @@ export class TokenDelivery {
     if (text === undefined) return undefined;
     try {
       const parsed = JSON.parse(text) as Partial<TokenValueFile>;
-      if (typeof parsed.token_id === 'number' && typeof parsed.value === 'string' && typeof parsed.rotation === 'string') return parsed as TokenValueFile;
+      if (
+        typeof parsed.token_id === 'number' &&
+        typeof parsed.value === 'string' &&
+        typeof parsed.rotation === 'string'
+      )
+        return parsed as TokenValueFile;
     } catch {
       // A damaged file reads as none: it is not shown.
     }
@@ -89,7 +94,12 @@ export class TokenDelivery {
         const masked = delivery.masked || delivery.hidden;
         try {
           // The variable usually exists (the old token is in it): one request. masked_and_hidden is only for a new one.
-          await variables.edit(delivery.place, delivery.key, { value, protected: delivery.protected, masked }, { environment_scope: delivery.environment_scope });
+          await variables.edit(
+            delivery.place,
+            delivery.key,
+            { value, protected: delivery.protected, masked },
+            { environment_scope: delivery.environment_scope },
+          );
         } catch (error) {
           if (!(error instanceof NotFoundError)) throw error;
           await variables.create(delivery.place, {
@@ -152,9 +162,14 @@ export class TokenDelivery {
     return scope === 'projects' ? context.client.projectVariables : context.client.groupVariables;
   }
 
-  private async variable(context: StepContext, delivery: Extract<ResolvedDelivery, { type: 'variable' }>): Promise<CiVariable | undefined> {
+  private async variable(
+    context: StepContext,
+    delivery: Extract<ResolvedDelivery, { type: 'variable' }>,
+  ): Promise<CiVariable | undefined> {
     try {
-      return await this.variables(context, delivery.scope).show(delivery.place, delivery.key, { environment_scope: delivery.environment_scope });
+      return await this.variables(context, delivery.scope).show(delivery.place, delivery.key, {
+        environment_scope: delivery.environment_scope,
+      });
     } catch (error) {
       if (error instanceof NotFoundError) return undefined;
       throw error;

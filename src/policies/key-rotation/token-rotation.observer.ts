@@ -3,7 +3,13 @@ import { ApiError } from '../../gitlab/transport/errors';
 import type { ListedToken, SelfToken, TokenKinds, TokenListing } from './token-kind';
 import type { TokenSettings, TokenSnapshot } from './token-rotation.decide';
 import { holderKey } from './token-rotation.listing';
-import { isTokenFinished, loadTokenRecord, openTokenRotations, type TokenRecord, tokenRotationId } from './token-rotation.record';
+import {
+  isTokenFinished,
+  loadTokenRecord,
+  openTokenRotations,
+  type TokenRecord,
+  tokenRotationId,
+} from './token-rotation.record';
 
 /** Nothing configured, nothing read: a policy of keys alone sends no request for tokens. */
 const NOTHING: TokenSnapshot = { self: { tokenId: undefined, userId: 0 }, listings: {}, records: {}, now: {} };
@@ -13,7 +19,11 @@ const NOTHING: TokenSnapshot = { self: { tokenId: undefined, userId: 0 }, listin
  * and their tokens, the records of open rotations and of listed tokens, and for each open rotation its holder's
  * tokens as listed now (revoked ones too), so decide sees a new token a person revoked.
  */
-export async function observeTokens(kinds: TokenKinds, config: TokenSettings, context: ObserveContext): Promise<TokenSnapshot> {
+export async function observeTokens(
+  kinds: TokenKinds,
+  config: TokenSettings,
+  context: ObserveContext,
+): Promise<TokenSnapshot> {
   const sections = kinds.entries().filter(([section]) => ((config[section] as unknown[] | undefined) ?? []).length > 0);
   const open = await openTokenRotations(context.state);
   if (sections.length === 0 && open.length === 0) return NOTHING;
@@ -23,7 +33,9 @@ export async function observeTokens(kinds: TokenKinds, config: TokenSettings, co
   for (const [section, kind] of sections) {
     listings[section] = await kind.observe(config[section] as never, context, self);
     for (const listing of listings[section]) {
-      for (const entry of listing.holders) if ('tokens' in entry) for (const token of entry.tokens) ids.add(tokenRotationId(kind.name, entry.holder, token.id));
+      for (const entry of listing.holders)
+        if ('tokens' in entry)
+          for (const token of entry.tokens) ids.add(tokenRotationId(kind.name, entry.holder, token.id));
     }
   }
   const records: Record<string, TokenRecord> = {};
@@ -42,7 +54,11 @@ export async function observeTokens(kinds: TokenKinds, config: TokenSettings, co
   return { self, listings, records, now };
 }
 
-async function listNow(kinds: TokenKinds, record: TokenRecord, context: ObserveContext): Promise<readonly ListedToken[] | 'gone' | 'unread'> {
+async function listNow(
+  kinds: TokenKinds,
+  record: TokenRecord,
+  context: ObserveContext,
+): Promise<readonly ListedToken[] | 'gone' | 'unread'> {
   try {
     return (await kinds.named(record.kind).list(context, record.holder)) ?? 'gone';
   } catch (error) {
@@ -59,7 +75,9 @@ async function selfToken(context: StepContext): Promise<SelfToken> {
     return { tokenId: self.id, userId: self.user_id };
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    context.logger.warn(`the daemon's own token could not be read (${error.summary}); it is told apart by nothing else`);
+    context.logger.warn(
+      `the daemon's own token could not be read (${error.summary}); it is told apart by nothing else`,
+    );
     return { tokenId: undefined, userId: 0 };
   }
 }

@@ -8,7 +8,16 @@ import { STRATEGIES } from './token-rotation.schema';
 /** The params of each token rotation step, as they travel through the queue and Redis, and the record they start. */
 
 const resolvedDelivery = z.union([
-  z.object({ type: z.literal('variable'), scope: z.enum(['projects', 'groups']), place: z.union([z.string(), z.number()]), key: z.string(), environment_scope: z.string(), protected: z.boolean(), masked: z.boolean(), hidden: z.boolean() }),
+  z.object({
+    type: z.literal('variable'),
+    scope: z.enum(['projects', 'groups']),
+    place: z.union([z.string(), z.number()]),
+    key: z.string(),
+    environment_scope: z.string(),
+    protected: z.boolean(),
+    masked: z.boolean(),
+    hidden: z.boolean(),
+  }),
   z.object({ type: z.literal('file'), path: z.string() }),
   z.object({ type: z.literal('hook'), command: z.string(), env: z.array(z.string()) }),
 ]);
@@ -16,7 +25,11 @@ const resolvedDelivery = z.union([
 const stepSchema = z.object({ rotation: z.string(), generation: z.int().min(1) });
 const issueSchema = stepSchema.extend({
   kind: z.string(),
-  holder: z.object({ ref: z.union([z.string(), z.number()]), label: z.string(), scope: z.enum(['projects', 'groups']).optional() }),
+  holder: z.object({
+    ref: z.union([z.string(), z.number()]),
+    label: z.string(),
+    scope: z.enum(['projects', 'groups']).optional(),
+  }),
   old_token_id: z.int(),
   name: z.string(),
   family: z.string(),
@@ -38,7 +51,8 @@ export type IssueParams = IssueStart | StepParams;
 
 /** Each action's params read back through its schema. */
 export const readTokenParams = {
-  issue: (params: ActionParams): IssueParams => ('kind' in params ? readParams(POLICY, issueSchema, params) : readParams(POLICY, stepSchema, params)),
+  issue: (params: ActionParams): IssueParams =>
+    'kind' in params ? readParams(POLICY, issueSchema, params) : readParams(POLICY, stepSchema, params),
   step: (params: ActionParams) => readParams(POLICY, stepSchema, params),
   close: (params: ActionParams) => readParams(POLICY, closeSchema, params),
 };

@@ -91,7 +91,12 @@ export async function loadTokenRecord(state: PolicyState, id: string): Promise<T
 /** `guard`: written before a call that makes a token, so it waits for Redis's replicas (a failover must not forget it). */
 export async function saveTokenRecord(state: PolicyState, record: TokenRecord, guard = false): Promise<void> {
   if (guard) await state.setGuard(`token-rotation:${record.id}`, JSON.stringify(record));
-  else await state.set(`token-rotation:${record.id}`, JSON.stringify(record), isTokenFinished(record) ? DONE_TTL_MS : undefined);
+  else
+    await state.set(
+      `token-rotation:${record.id}`,
+      JSON.stringify(record),
+      isTokenFinished(record) ? DONE_TTL_MS : undefined,
+    );
   await markOpen(state, record.id, !isTokenFinished(record));
 }
 

@@ -9,7 +9,12 @@ import { ForbiddenError, NotFoundError, UnexpectedAnswerError } from '../../gitl
  * An answer without the shape the comparison needs: an ApiError, so that observeTargets records it against the
  * project and the pass goes on with the others. The answer itself is not kept (an integration's may hold a secret).
  */
-export function oddAnswer(path: string, item: number | undefined, field: string, problem: string): UnexpectedAnswerError {
+export function oddAnswer(
+  path: string,
+  item: number | undefined,
+  field: string,
+  problem: string,
+): UnexpectedAnswerError {
   const where = item === undefined ? '' : `item ${item}: `;
   return new UnexpectedAnswerError({
     status: 200,

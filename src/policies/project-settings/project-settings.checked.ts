@@ -54,21 +54,34 @@ async function decidedAgain<Target extends ProjectTarget, Part extends object>(
   const decisions = [...first, ...rest];
   const about = spec.subject(target, config, snapshot);
   const wanted = JSON.stringify(params);
-  if (decisions.some((decision) => decision.action === spec.action && subjectOf(decision.key) === about.what && JSON.stringify(decision.params) === wanted)) {
+  if (
+    decisions.some(
+      (decision) =>
+        decision.action === spec.action &&
+        subjectOf(decision.key) === about.what &&
+        JSON.stringify(decision.params) === wanted,
+    )
+  ) {
     return undefined;
   }
-  const other = decisions.find((decision) => decision.action !== SKIP && about.related.includes(subjectOf(decision.key)));
+  const other = decisions.find(
+    (decision) => decision.action !== SKIP && about.related.includes(subjectOf(decision.key)),
+  );
   if (other) return `${about.now}; decided again: ${other.reason}`;
   return `${about.now}${about.declared ? ', as declared' : ''}`;
 }
 
 /** An action of `rules`' section whose precondition is deciding again (see decidedAgain). */
-export function checkedAction<Target extends ProjectTarget, Part extends object>(rules: SectionRules<Part>, spec: CheckedActionSpec<Target, Part>): PolicyAction {
+export function checkedAction<Target extends ProjectTarget, Part extends object>(
+  rules: SectionRules<Part>,
+  spec: CheckedActionSpec<Target, Part>,
+): PolicyAction {
   const guard = spec.guard ?? ((_context, check) => check());
   return defineAction<{ readonly target: Target; readonly params: ActionParams }>({
     // The params as decided (raw JSON) beside the typed target: the precondition compares them with the decision again.
     read: (params) => ({ target: spec.read(params), params }),
-    precondition: ({ target, params }, context) => guard(context, () => decidedAgain(rules, spec, target, params, context)),
+    precondition: ({ target, params }, context) =>
+      guard(context, () => decidedAgain(rules, spec, target, params, context)),
     run: ({ target }, context) => spec.run(target, context),
   });
 }

@@ -1,5 +1,14 @@
 import type { Decision } from '../../engine/policy';
-import { anApprovalRule, aPolicy, aProjectSnapshot, aProtectedBranch, aRole, aSnapshot, aUserEntry, NOW } from '../../../test/support/builders/project-settings';
+import {
+  anApprovalRule,
+  aPolicy,
+  aProjectSnapshot,
+  aProtectedBranch,
+  aRole,
+  aSnapshot,
+  aUserEntry,
+  NOW,
+} from '../../../test/support/builders/project-settings';
 import { EDIT_APPROVAL_RULE } from './approvals/approvals.decide';
 import { decideProjectSettings, type ProjectSettingsProjectSnapshot } from './project-settings.decide';
 import { PROTECT_BRANCH, REPROTECT_BRANCH } from './protected-branches/protected-branches.decide';
@@ -26,10 +35,18 @@ describe('project_settings decide: order and keys', () => {
       approvals: { rules: [{ name: 'security', approvals_required: 2 }] },
     };
     const api = aProjectSnapshot({
-      protectedBranches: [aProtectedBranch({ allow_force_push: true }), aProtectedBranch({ name: 'release/*', push_access_levels: [aRole(0)], merge_access_levels: [aRole(40)] })],
+      protectedBranches: [
+        aProtectedBranch({ allow_force_push: true }),
+        aProtectedBranch({ name: 'release/*', push_access_levels: [aRole(0)], merge_access_levels: [aRole(40)] }),
+      ],
       approvalRules: [anApprovalRule()],
     });
-    const web = aProjectSnapshot({ project: 'acme/web', projectId: 43, protectedBranches: [], approvalRules: [anApprovalRule({ id: 9 })] });
+    const web = aProjectSnapshot({
+      project: 'acme/web',
+      projectId: 43,
+      protectedBranches: [],
+      approvalRules: [anApprovalRule({ id: 9 })],
+    });
     expect(lines(decide(policy, web, api))).toEqual([
       [PROTECT_BRANCH, 'acme/web: protected branch main: not protected → protect'],
       [PROTECT_BRANCH, 'acme/web: protected branch release/*: not protected → protect'],
@@ -57,10 +74,17 @@ describe('project_settings decide: order and keys', () => {
     const [again] = decideProjectSettings(aPolicy(), aSnapshot({ ...project, parked: [parked] }), later);
     expect(again.key).toBe(refused.key);
     // Another decision about the same branch (a person added a user since: the reprotect keeps them) is a new one.
-    const changed = aProjectSnapshot({ protectedBranches: [aProtectedBranch({ push_access_levels: [aRole(30), aUserEntry(5)] })], parked: [parked] });
-    expect(decideProjectSettings(aPolicy(), aSnapshot(changed), later)[0].key).toBe(`42:branch:main:reprotect_branch:${later.getTime()}`);
+    const changed = aProjectSnapshot({
+      protectedBranches: [aProtectedBranch({ push_access_levels: [aRole(30), aUserEntry(5)] })],
+      parked: [parked],
+    });
+    expect(decideProjectSettings(aPolicy(), aSnapshot(changed), later)[0].key).toBe(
+      `42:branch:main:reprotect_branch:${later.getTime()}`,
+    );
     // A parked decision of another project or branch lends its key to nothing here.
     const elsewhere = { ...parked, key: `43:branch:main:reprotect_branch:${T}` };
-    expect(decideProjectSettings(aPolicy(), aSnapshot({ ...project, parked: [elsewhere] }), later)[0].key).toBe(`42:branch:main:reprotect_branch:${later.getTime()}`);
+    expect(decideProjectSettings(aPolicy(), aSnapshot({ ...project, parked: [elsewhere] }), later)[0].key).toBe(
+      `42:branch:main:reprotect_branch:${later.getTime()}`,
+    );
   });
 });

@@ -23,8 +23,14 @@ export interface ProjectSettingsSnapshot {
  * comes before anything else, whatever the project, also when `max_actions_per_run` leaves the rest for later. Then,
  * project by project in the configured order, each section's changes in the order of SECTIONS.
  */
-export function decideProjectSettings(config: ProjectSettingsConfig, snapshot: ProjectSettingsSnapshot, now: Date): Decision[] {
-  const positions = firstPositions(config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path)));
+export function decideProjectSettings(
+  config: ProjectSettingsConfig,
+  snapshot: ProjectSettingsSnapshot,
+  now: Date,
+): Decision[] {
+  const positions = firstPositions(
+    config.projects.explicit.map((item) => String(item.kind === 'id' ? item.id : item.path)),
+  );
   const order = (a: ProjectRef, b: ProjectRef): number => {
     const [pa, pb] = [positions.get(String(a)) ?? Infinity, positions.get(String(b)) ?? Infinity];
     if (pa !== pb) return pa < pb ? -1 : 1;

@@ -29,7 +29,12 @@ export function uniqueNames(what: string, listKey: string) {
       if (typeof name !== 'string') return;
       const seen = first.get(name);
       if (seen === undefined) first.set(name, index);
-      else ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate ${what} ${quote(name)} (${listKey}[${seen}] has it already); declare each once` });
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: [index, 'name'],
+          message: `duplicate ${what} ${quote(name)} (${listKey}[${seen}] has it already); declare each once`,
+        });
     });
   };
 }

@@ -8,7 +8,10 @@ import { SECTIONS } from './project-settings.sections';
 import { readRecordsElsewhere } from './protected-branches/protected-branches.observer';
 
 /** Reading every selected project, each section only where the policy declares it. */
-export async function observeProjectSettings(config: ProjectSettingsConfig, context: ObserveContext): Promise<ProjectSettingsSnapshot> {
+export async function observeProjectSettings(
+  config: ProjectSettingsConfig,
+  context: ObserveContext,
+): Promise<ProjectSettingsSnapshot> {
   const selected = await selectProjects(context, config.projects, config.include_archived);
   // Each project on its own: one the forge refuses, or that the file names and is gone, is recorded against that
   // project and the others go on (the pass ends partial); one a glob found that is gone since drops out.

@@ -24,5 +24,7 @@ export function projectParams(target: ProjectTarget): { project: number; source:
 
 /** Leaves out what is undefined: JSON has no undefined, and the forge's defaults apply to what is not sent. */
 export function defined(record: Record<string, JsonValue | undefined>): Record<string, JsonValue> {
-  return Object.fromEntries(Object.entries(record).filter((entry): entry is [string, JsonValue] => entry[1] !== undefined));
+  return Object.fromEntries(
+    Object.entries(record).filter((entry): entry is [string, JsonValue] => entry[1] !== undefined),
+  );
 }

@@ -14,29 +14,37 @@ const SECTION_KEYS = {
   integrations: integrationsSchema,
 };
 
-const base = definePolicyType('project_settings', 'Holds protected branches, approval settings and rules, and integrations to a declared state.', {
-  projects: projectSelection().describe(
-    'Projects to hold: by id (42), full path (acme/api) or glob ("acme/*" the group\'s own, "acme/**" with its subgroups); a quoted leading "!" excludes.',
-  ),
-  include_archived: z
-    .boolean({ error: 'expected true or false' })
-    .default(false)
-    .describe('Whether globs select archived projects too; a project listed by id or path is held even when archived.'),
-  interval: period().describe('How often the settings are read and compared.'),
-  ...SECTION_KEYS,
-  prune: z
-    .boolean({ error: 'expected true or false' })
-    .default(false)
-    .describe(
-      'Also remove what a declared section does not list: protections, user-defined approval rules (with approvals.rules), active integrations. Sections left out are never touched.',
+const base = definePolicyType(
+  'project_settings',
+  'Holds protected branches, approval settings and rules, and integrations to a declared state.',
+  {
+    projects: projectSelection().describe(
+      'Projects to hold: by id (42), full path (acme/api) or glob ("acme/*" the group\'s own, "acme/**" with its subgroups); a quoted leading "!" excludes.',
     ),
-  max_actions_per_run: z
-    .number()
-    .int({ error: 'max_actions_per_run must be a whole number' })
-    .min(1, { error: 'max_actions_per_run must be at least 1' })
-    .default(50)
-    .describe('At most this many changes in one pass; the rest wait for the next (unprotected declared branches go first).'),
-});
+    include_archived: z
+      .boolean({ error: 'expected true or false' })
+      .default(false)
+      .describe(
+        'Whether globs select archived projects too; a project listed by id or path is held even when archived.',
+      ),
+    interval: period().describe('How often the settings are read and compared.'),
+    ...SECTION_KEYS,
+    prune: z
+      .boolean({ error: 'expected true or false' })
+      .default(false)
+      .describe(
+        'Also remove what a declared section does not list: protections, user-defined approval rules (with approvals.rules), active integrations. Sections left out are never touched.',
+      ),
+    max_actions_per_run: z
+      .number()
+      .int({ error: 'max_actions_per_run must be a whole number' })
+      .min(1, { error: 'max_actions_per_run must be at least 1' })
+      .default(50)
+      .describe(
+        'At most this many changes in one pass; the rest wait for the next (unprotected declared branches go first).',
+      ),
+  },
+);
 
 const SECTIONS = Object.keys(SECTION_KEYS) as (keyof typeof SECTION_KEYS)[];
 

@@ -27,8 +27,17 @@ export interface ProjectScope<Part extends object = object> {
   readonly pass: number;
 }
 
-export function scopeOf<Part extends object>(config: ProjectSettingsConfig, snapshot: ObservedProject & Part, now: Date): ProjectScope<Part> {
-  return { config, snapshot, target: { project: snapshot.projectId, source: String(snapshot.project) }, pass: now.getTime() };
+export function scopeOf<Part extends object>(
+  config: ProjectSettingsConfig,
+  snapshot: ObservedProject & Part,
+  now: Date,
+): ProjectScope<Part> {
+  return {
+    config,
+    snapshot,
+    target: { project: snapshot.projectId, source: String(snapshot.project) },
+    pass: now.getTime(),
+  };
 }
 
 /** A section's decisions about one project: `first` go before any other change of any project. */
@@ -50,15 +59,37 @@ function actionKey(scope: ProjectScope, what: string, action: string): string {
 }
 
 /** The key of the same decision parked after a refusal, if it is one of this subject's keys (see actionKey). */
-function parkedKeyOf(scope: ProjectScope, what: string, action: string, params: Decision['params']): string | undefined {
+function parkedKeyOf(
+  scope: ProjectScope,
+  what: string,
+  action: string,
+  params: Decision['params'],
+): string | undefined {
   const prefix = `${scope.snapshot.projectId}:${what}:${action}:`;
-  return parkedKey(scope.snapshot.parked ?? [], { action, params }, (key) => key.startsWith(prefix) && /^\d+$/.test(key.slice(prefix.length)));
+  return parkedKey(
+    scope.snapshot.parked ?? [],
+    { action, params },
+    (key) => key.startsWith(prefix) && /^\d+$/.test(key.slice(prefix.length)),
+  );
 }
 
 /** A change of `subject` (`protected branch main`), keyed by `what` (`branch:main`, see subjectOf). */
-export function decision(scope: ProjectScope, action: string, subject: string, what: string, change: string, params: Decision['params']): Decision {
+export function decision(
+  scope: ProjectScope,
+  action: string,
+  subject: string,
+  what: string,
+  change: string,
+  params: Decision['params'],
+): Decision {
   const project = String(scope.snapshot.project);
-  return { action, target: `${project} ${subject}`, key: parkedKeyOf(scope, what, action, params) ?? actionKey(scope, what, action), reason: `${project}: ${subject}: ${change}`, params };
+  return {
+    action,
+    target: `${project} ${subject}`,
+    key: parkedKeyOf(scope, what, action, params) ?? actionKey(scope, what, action),
+    reason: `${project}: ${subject}: ${change}`,
+    params,
+  };
 }
 
 /** A skip names its target in its key; it is never acted on, so no instant is needed. */

@@ -14,8 +14,16 @@ describe('project_settings withoutSecrets', () => {
     });
     const hidden = withoutSecrets(refused, [SECRET]);
     expect(hidden).toBeInstanceOf(ValidationError);
-    expect(hidden).toMatchObject({ status: 400, method: 'PUT', path: 'projects/1/services/chat-notifications-a', body: undefined, fields: { webhook: ['(secret) is not allowed'] } });
-    expect((hidden as ApiError).summary).toBe('PUT projects/1/services/chat-notifications-a → 400: webhook: (secret) is not allowed');
+    expect(hidden).toMatchObject({
+      status: 400,
+      method: 'PUT',
+      path: 'projects/1/services/chat-notifications-a',
+      body: undefined,
+      fields: { webhook: ['(secret) is not allowed'] },
+    });
+    expect((hidden as ApiError).summary).toBe(
+      'PUT projects/1/services/chat-notifications-a → 400: webhook: (secret) is not allowed',
+    );
     expect(JSON.stringify(hidden)).not.toContain('s3cr3t');
     expect(String((hidden as Error).stack)).not.toContain('s3cr3t');
     // The error itself is left as it was.
@@ -23,9 +31,36 @@ describe('project_settings withoutSecrets', () => {
   });
 
   it.each([
-    ['a 403', new ForbiddenError({ status: 403, method: 'PUT', path: 'projects/1/services/x', body: SECRET, message: `403 Forbidden ${encodeURIComponent(SECRET)}` })],
-    ['a 404', new NotFoundError({ status: 404, method: 'PUT', path: 'projects/1/services/x', body: undefined, message: '404 Not found' })],
-    ['no answer', new NetworkError({ method: 'PUT', path: 'projects/1/services/x', message: `reset after ${SECRET}`, mayHaveReachedServer: true, code: 'ECONNRESET' })],
+    [
+      'a 403',
+      new ForbiddenError({
+        status: 403,
+        method: 'PUT',
+        path: 'projects/1/services/x',
+        body: SECRET,
+        message: `403 Forbidden ${encodeURIComponent(SECRET)}`,
+      }),
+    ],
+    [
+      'a 404',
+      new NotFoundError({
+        status: 404,
+        method: 'PUT',
+        path: 'projects/1/services/x',
+        body: undefined,
+        message: '404 Not found',
+      }),
+    ],
+    [
+      'no answer',
+      new NetworkError({
+        method: 'PUT',
+        path: 'projects/1/services/x',
+        message: `reset after ${SECRET}`,
+        mayHaveReachedServer: true,
+        code: 'ECONNRESET',
+      }),
+    ],
   ])('keeps %s what it is', (_title, error) => {
     const hidden = withoutSecrets(error, [SECRET]);
     expect(Object.getPrototypeOf(hidden)).toBe(Object.getPrototypeOf(error));
@@ -36,7 +71,13 @@ describe('project_settings withoutSecrets', () => {
   it('hides a secret the answer quotes JSON-escaped, as the message of a body of unknown shape does', () => {
     const password = 'pa"ss\\word-91';
     const body = { unexpected: { echo: password } };
-    const error = new ApiError({ status: 500, method: 'GET', path: 'projects/1/services/x', body, message: JSON.stringify(body) });
+    const error = new ApiError({
+      status: 500,
+      method: 'GET',
+      path: 'projects/1/services/x',
+      body,
+      message: JSON.stringify(body),
+    });
     expect((withoutSecrets(error, [password]) as ApiError).message).toBe('{"unexpected":{"echo":"(secret)"}}');
   });
 

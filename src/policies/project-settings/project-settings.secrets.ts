@@ -9,16 +9,22 @@ import type { ProjectSettingsConfig } from './project-settings.schema';
 
 /** Every secret value the policy declares, whatever the integration: any answer of the forge may echo one. */
 export function declaredSecrets(config: ProjectSettingsConfig): string[] {
-  const declared = (config.integrations ?? {}) as Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>>;
+  const declared = (config.integrations ?? {}) as Readonly<
+    Record<string, Readonly<Record<string, unknown>> | undefined>
+  >;
   return INTEGRATION_SLUGS.flatMap((slug) => {
     const parameters = integrationParameters(slug);
-    return Object.entries(declared[slug] ?? {}).flatMap(([name, value]) => (parameters[name]?.secret === true && typeof value === 'string' && value !== '' ? [value] : []));
+    return Object.entries(declared[slug] ?? {}).flatMap(([name, value]) =>
+      parameters[name]?.secret === true && typeof value === 'string' && value !== '' ? [value] : [],
+    );
   });
 }
 
 /** Replaces each secret, as written, URL-encoded or JSON-escaped (the forms an answer may quote it in), by `(secret)`. */
 export function hider(secrets: readonly string[]): (text: string) => string {
-  const forms = secrets.flatMap((secret) => [secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)]).filter((form) => form !== '');
+  const forms = secrets
+    .flatMap((secret) => [secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)])
+    .filter((form) => form !== '');
   return (text) => forms.reduce((result, form) => result.split(form).join('(secret)'), text);
 }
 
@@ -34,13 +40,22 @@ export function withoutSecrets(error: unknown, secrets: readonly string[]): unkn
   const copy = Object.create(Object.getPrototypeOf(error) as object) as ApiError;
   // The own fields (status, method, path, headers, name, and a subclass's own such as retryAfterMs).
   Object.assign(copy, error);
-  const replace = (name: string, value: unknown) => Object.defineProperty(copy, name, { value, writable: true, configurable: true, enumerable: name !== 'message' && name !== 'stack' });
+  const replace = (name: string, value: unknown) =>
+    Object.defineProperty(copy, name, {
+      value,
+      writable: true,
+      configurable: true,
+      enumerable: name !== 'message' && name !== 'stack',
+    });
   replace('message', hide(error.message));
   replace('stack', error.stack === undefined ? undefined : hide(error.stack));
   replace('body', undefined);
   replace('path', hide(error.path));
   if (error instanceof ValidationError) {
-    replace('fields', Object.fromEntries(Object.entries(error.fields).map(([field, messages]) => [field, messages.map(hide)])));
+    replace(
+      'fields',
+      Object.fromEntries(Object.entries(error.fields).map(([field, messages]) => [field, messages.map(hide)])),
+    );
   }
   return copy;
 }

@@ -36,18 +36,24 @@ export async function observeProject<Part extends object>(
   context: StepContext & { readonly unsettled?: ObserveContext['unsettled'] },
   knownId?: number,
 ): Promise<ObservedProject & Part> {
-  const projectId = knownId ?? (typeof project === 'number' ? project : (await context.client.projects.show(project)).id);
-  const parts = await Promise.all(sections.map((section) => section.observe(config, context, projectId))).catch((error: unknown) => {
-    // The forge's answer becomes the reason shown by plan and once: one that quotes a declared secret must not bring it.
-    throw error instanceof ApiError ? withoutSecrets(error, declaredSecrets(config)) : error;
-  });
+  const projectId =
+    knownId ?? (typeof project === 'number' ? project : (await context.client.projects.show(project)).id);
+  const parts = await Promise.all(sections.map((section) => section.observe(config, context, projectId))).catch(
+    (error: unknown) => {
+      // The forge's answer becomes the reason shown by plan and once: one that quotes a declared secret must not bring it.
+      throw error instanceof ApiError ? withoutSecrets(error, declaredSecrets(config)) : error;
+    },
+  );
   const parked = parkedDecisions(context.unsettled ?? []).filter((decision) => decision.params.project === projectId);
   // Each section returns its own part of the project, so together they are the whole.
   return Object.assign({ project, projectId }, ...parts, parked.length > 0 ? { parked } : {}) as ObservedProject & Part;
 }
 
 /** One project's decisions, section after section in the list's order. */
-export function decideProject(sections: readonly SectionRules<object>[], scope: ProjectScope): { first: Decision[]; rest: Decision[] } {
+export function decideProject(
+  sections: readonly SectionRules<object>[],
+  scope: ProjectScope,
+): { first: Decision[]; rest: Decision[] } {
   const first: Decision[] = [];
   const rest: Decision[] = [];
   for (const section of sections) {

@@ -27,7 +27,9 @@ export const projectSettingsType: PolicyType<ProjectSettingsConfig, ProjectSetti
   },
   // Only where globs or excludes decide which projects these are: a list written out needs no echo.
   covered: (config, snapshot) =>
-    config.projects.globs.length + config.projects.excludes.length > 0 ? { projects: snapshot.projects.map((project) => String(project.project)) } : {},
+    config.projects.globs.length + config.projects.excludes.length > 0
+      ? { projects: snapshot.projects.map((project) => String(project.project)) }
+      : {},
   probes: (config) =>
     selectionProbes(config.projects, {
       what: 'protected branches',

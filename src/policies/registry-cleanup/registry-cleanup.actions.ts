@@ -1,9 +1,27 @@
 import { defineAction } from '../../engine/action-params';
 import type { ActionResult, PolicyAction, ActContext } from '../../engine/policy';
-import { BulkDeleteAlreadyRequestedError, certainlyNotActed, ForbiddenError, ValidationError } from '../../gitlab/transport/errors';
+import {
+  BulkDeleteAlreadyRequestedError,
+  certainlyNotActed,
+  ForbiddenError,
+  ValidationError,
+} from '../../gitlab/transport/errors';
 import { BULK_DELETE, DELETE_REPOSITORY, DELETE_TAG } from './registry-cleanup.decide';
-import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, ledgerKey, nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
-import { type BulkDeleteTarget, bulkDeleteTarget, type RepositoryTarget, repositoryTarget, type TagTarget, tagTarget } from './registry-cleanup.params';
+import {
+  BULK_CALL_INTERVAL_MS,
+  type BulkLedgerEntry,
+  ledgerKey,
+  nextCallAllowedMs,
+  parseLedger,
+} from './registry-cleanup.ledger';
+import {
+  type BulkDeleteTarget,
+  bulkDeleteTarget,
+  type RepositoryTarget,
+  repositoryTarget,
+  type TagTarget,
+  tagTarget,
+} from './registry-cleanup.params';
 
 /**
  * One bulk deletion. The ledger entry is written before the call: a call that may have reached the forge counts,
@@ -53,7 +71,9 @@ async function bulkDelete(target: BulkDeleteTarget, context: ActContext): Promis
     if (error instanceof BulkDeleteAlreadyRequestedError) {
       // Someone else (the forge's own cleanup policy, a person) called within the hour, and nothing was done: the
       // hour counts from now, and this call is no follow-up.
-      const refused: BulkLedgerEntry = previous ? { ...previous, last_call_at: now.toISOString() } : { ...entry, follow_ups: 0, cleanup_started_at: null };
+      const refused: BulkLedgerEntry = previous
+        ? { ...previous, last_call_at: now.toISOString() }
+        : { ...entry, follow_ups: 0, cleanup_started_at: null };
       await context.state.set(key, JSON.stringify(refused));
       return {
         outcome: 'rate_limited',
@@ -71,7 +91,9 @@ async function bulkDelete(target: BulkDeleteTarget, context: ActContext): Promis
     throw error;
   }
   const followUp = target.followUp > 0 ? `, follow-up ${target.followUp}` : '';
-  return { detail: `${target.tagsBefore} tags before, ${target.planned} planned${followUp}; the forge deletes them in the background` };
+  return {
+    detail: `${target.tagsBefore} tags before, ${target.planned} planned${followUp}; the forge deletes them in the background`,
+  };
 }
 
 async function restore(context: ActContext, key: string, previousText: string | undefined): Promise<void> {
@@ -87,10 +109,12 @@ async function restore(context: ActContext, key: string, previousText: string | 
 async function tagStillDeletable(target: TagTarget, context: ActContext): Promise<string | undefined> {
   // A 404 here reaches the executor: the tag is gone already.
   const tag = await context.client.registry.showTag(target.project, target.repositoryId, target.name);
-  if (tag.created_at !== target.createdAt) return `tag ${target.name} was pushed again since the preview (created ${tag.created_at ?? 'at no recorded time'})`;
+  if (tag.created_at !== target.createdAt)
+    return `tag ${target.name} was pushed again since the preview (created ${tag.created_at ?? 'at no recorded time'})`;
   if (target.keptNewer.length === 0) return undefined;
   const present = new Set<string>();
-  for await (const listed of context.client.registry.allTags(target.project, target.repositoryId)) present.add(listed.name);
+  for await (const listed of context.client.registry.allTags(target.project, target.repositoryId))
+    present.add(listed.name);
   const missing = target.keptNewer.filter((name) => !present.has(name));
   if (missing.length === 0) return undefined;
   return `keep_n no longer holds: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} gone since the preview, so ${target.name} may be among the newest now`;
@@ -98,7 +122,8 @@ async function tagStillDeletable(target: TagTarget, context: ActContext): Promis
 
 /** The precondition of deleting an empty repository: it still has no tags (someone may have pushed one meanwhile). */
 async function repositoryStillEmpty(target: RepositoryTarget, context: ActContext): Promise<string | undefined> {
-  for await (const tag of context.client.registry.allTags(target.project, target.repositoryId)) return `the repository has a tag again (${tag.name})`;
+  for await (const tag of context.client.registry.allTags(target.project, target.repositoryId))
+    return `the repository has a tag again (${tag.name})`;
   return undefined;
 }
 
@@ -106,7 +131,8 @@ async function repositoryStillEmpty(target: RepositoryTarget, context: ActContex
 export const registryCleanupActions: Readonly<Record<string, PolicyAction>> = {
   [BULK_DELETE]: defineAction({
     read: bulkDeleteTarget,
-    unchecked: 'the forge applies the rules (keep_n, older_than, the keep pattern) to the tags present when its deletion runs',
+    unchecked:
+      'the forge applies the rules (keep_n, older_than, the keep pattern) to the tags present when its deletion runs',
     run: bulkDelete,
   }),
   [DELETE_TAG]: defineAction({

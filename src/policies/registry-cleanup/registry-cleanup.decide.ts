@@ -2,7 +2,13 @@ import { type Decision, SKIP } from '../../engine/policy';
 import { latestRunAtOrBefore } from '../../engine/schedule-runs';
 import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, nextCallAllowedMs } from './registry-cleanup.ledger';
 import { bulkDeleteParams, repositoryParams, tagParams } from './registry-cleanup.params';
-import { type Preview, type PreviewRules, type PreviewTag, previewCleanup, type TagVerdict } from './registry-cleanup.preview';
+import {
+  type Preview,
+  type PreviewRules,
+  type PreviewTag,
+  previewCleanup,
+  type TagVerdict,
+} from './registry-cleanup.preview';
 import { deletePattern, type RegistryCleanupConfig } from './registry-cleanup.schema';
 
 /**
@@ -76,8 +82,14 @@ function previousScheduledRun(config: RegistryCleanupConfig, now: Date): Date | 
  * `delete_tag` per previewed tag (oldest first) and a skip naming the tags kept; with `delete_empty_repositories`, a
  * `delete_repository` for a repository without tags.
  */
-export function decideRegistryCleanup(config: RegistryCleanupConfig, snapshot: RegistryCleanupSnapshot, now: Date): Decision[] {
-  const repositories = [...snapshot.repositories].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.id - b.id));
+export function decideRegistryCleanup(
+  config: RegistryCleanupConfig,
+  snapshot: RegistryCleanupSnapshot,
+  now: Date,
+): Decision[] {
+  const repositories = [...snapshot.repositories].sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : a.id - b.id,
+  );
   return repositories.flatMap((repository) => decideRepository(config, repository, now));
 }
 
@@ -86,12 +98,30 @@ function decideRepository(config: RegistryCleanupConfig, repository: RepositoryS
   const ids = { project: repository.projectId, repositoryId: repository.id };
   if (repository.tags.length === 0) {
     if (config.delete_empty_repositories) {
-      return [{ action: DELETE_REPOSITORY, target, key: `repository:${repository.id}:delete`, reason: 'delete: the repository has no tags', params: repositoryParams(ids) }];
+      return [
+        {
+          action: DELETE_REPOSITORY,
+          target,
+          key: `repository:${repository.id}:delete`,
+          reason: 'delete: the repository has no tags',
+          params: repositoryParams(ids),
+        },
+      ];
     }
-    return [{ action: SKIP, target, key: `repository:${repository.id}`, reason: 'skip: no tags', params: repositoryParams(ids) }];
+    return [
+      {
+        action: SKIP,
+        target,
+        key: `repository:${repository.id}`,
+        reason: 'skip: no tags',
+        params: repositoryParams(ids),
+      },
+    ];
   }
   const preview = previewRepository(config, repository, now);
-  return config.mode === 'per_tag' ? decidePerTag(config, repository, preview) : [decideBulk(config, repository, preview, now)];
+  return config.mode === 'per_tag'
+    ? decidePerTag(config, repository, preview)
+    : [decideBulk(config, repository, preview, now)];
 }
 
 /** Where a repository stands in bulk mode; decide and nextPass both read it. */
@@ -101,7 +131,12 @@ export type BulkStatus =
   | { readonly kind: 'exhausted'; readonly made: number }
   | { readonly kind: 'call'; readonly followUp: number };
 
-export function bulkStatus(config: RegistryCleanupConfig, repository: RepositorySnapshot, preview: Preview, now: Date): BulkStatus {
+export function bulkStatus(
+  config: RegistryCleanupConfig,
+  repository: RepositorySnapshot,
+  preview: Preview,
+  now: Date,
+): BulkStatus {
   if (preview.deleted.length === 0) return { kind: 'nothing' };
   const entry = repository.ledger;
   if (entry && now.getTime() < nextCallAllowedMs(entry)) {
@@ -116,7 +151,12 @@ export function bulkStatus(config: RegistryCleanupConfig, repository: Repository
   return { kind: 'call', followUp };
 }
 
-function decideBulk(config: RegistryCleanupConfig, repository: RepositorySnapshot, preview: Preview, now: Date): Decision {
+function decideBulk(
+  config: RegistryCleanupConfig,
+  repository: RepositorySnapshot,
+  preview: Preview,
+  now: Date,
+): Decision {
   const target = repositoryTarget(repository);
   const total = repository.tags.length;
   const details = [...cleanupReport(repository, preview), ...previewLines(preview)];
@@ -135,9 +175,13 @@ function decideBulk(config: RegistryCleanupConfig, repository: RepositorySnapsho
       return skip(`skip: nothing to delete (${total} ${plural(total, 'tag')} kept)`);
     case 'blocked':
       if (status.recordsLost) {
-        return skip(`skip: this policy's records went at ${clockTime(status.lastMs)} (Redis lost its data, or held another forge's); a call made before may hold the forge's hourly limit until ${clockTime(status.untilMs)}`);
+        return skip(
+          `skip: this policy's records went at ${clockTime(status.lastMs)} (Redis lost its data, or held another forge's); a call made before may hold the forge's hourly limit until ${clockTime(status.untilMs)}`,
+        );
       }
-      return skip(`skip: the forge allows the next bulk call at ${clockTime(status.untilMs)} (last at ${clockTime(status.lastMs)})`);
+      return skip(
+        `skip: the forge allows the next bulk call at ${clockTime(status.untilMs)} (last at ${clockTime(status.lastMs)})`,
+      );
     case 'exhausted':
       return skip(`skip: ${status.made} ${plural(status.made, 'follow-up')} made, tags remain`);
     case 'call':
@@ -159,7 +203,14 @@ function decideBulk(config: RegistryCleanupConfig, repository: RepositorySnapsho
     // the executor's claim, so one bulk call goes out; once the call is recorded, the next one has a new key.
     key: `bulk:${repository.id}:${repository.ledger?.last_call_at ?? 'never'}`,
     reason: `delete ${planned} of ${total} ${plural(total, 'tag')}${followUp > 0 ? ` (follow-up ${followUp} of ${config.max_follow_ups})` : ''}`,
-    params: bulkDeleteParams({ project: repository.projectId, repositoryId: repository.id, forge, tagsBefore: total, planned, followUp }),
+    params: bulkDeleteParams({
+      project: repository.projectId,
+      repositoryId: repository.id,
+      forge,
+      tagsBefore: total,
+      planned,
+      followUp,
+    }),
     details,
   };
 }
@@ -173,7 +224,9 @@ function decidePerTag(config: RegistryCleanupConfig, repository: RepositorySnaps
     ...(config.older_than !== undefined ? [`older than ${config.older_than.text}`] : []),
   ].join(', ');
   // The tags keep_n keeps: every deleted tag is older than all of them, which is what makes it deletable.
-  const keptNewer = preview.verdicts.filter((verdict) => !verdict.deleted && verdict.reason.startsWith('among the newest')).map((verdict) => verdict.name);
+  const keptNewer = preview.verdicts
+    .filter((verdict) => !verdict.deleted && verdict.reason.startsWith('among the newest'))
+    .map((verdict) => verdict.name);
   const decisions: Decision[] = preview.deleted.map((name): Decision => {
     const createdAt = byName.get(name)?.created_at ?? null;
     return {
@@ -192,7 +245,10 @@ function decidePerTag(config: RegistryCleanupConfig, repository: RepositorySnaps
       action: SKIP,
       target: base,
       key: `repository:${repository.id}`,
-      reason: decisions.length === 0 ? `skip: nothing to delete (${total} ${plural(total, 'tag')} kept)` : `skip: ${kept} of ${total} ${plural(total, 'tag')} kept`,
+      reason:
+        decisions.length === 0
+          ? `skip: nothing to delete (${total} ${plural(total, 'tag')} kept)`
+          : `skip: ${kept} of ${total} ${plural(total, 'tag')} kept`,
       params: repositoryParams({ project: repository.projectId, repositoryId: repository.id }),
       details: preview.verdicts.filter((verdict) => !verdict.deleted).map(verdictLine),
     });
@@ -207,7 +263,10 @@ export function repositoryTarget(repository: Pick<RepositorySnapshot, 'path' | '
 
 /** What `plan` shows under a repository: the tags that go (oldest first), then each kept tag with its reason. */
 function previewLines(preview: Preview): string[] {
-  return [...preview.deleted.map((name) => `delete ${name}`), ...preview.verdicts.filter((verdict) => !verdict.deleted).map(verdictLine)];
+  return [
+    ...preview.deleted.map((name) => `delete ${name}`),
+    ...preview.verdicts.filter((verdict) => !verdict.deleted).map(verdictLine),
+  ];
 }
 
 function verdictLine(verdict: TagVerdict): string {

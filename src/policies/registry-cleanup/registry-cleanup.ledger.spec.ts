@@ -1,7 +1,13 @@
 import { nextCallAllowedMs, parseLedger } from './registry-cleanup.ledger';
 
 describe('registry_cleanup ledger entries', () => {
-  const entry = { last_call_at: '2025-06-02T11:00:00.000Z', follow_ups: 2, cleanup_started_at: '2025-06-02T03:00:00.000Z', tags_before: 9, planned: 4 };
+  const entry = {
+    last_call_at: '2025-06-02T11:00:00.000Z',
+    follow_ups: 2,
+    cleanup_started_at: '2025-06-02T03:00:00.000Z',
+    tags_before: 9,
+    planned: 4,
+  };
 
   it('reads back what the actions write', () => {
     expect(parseLedger(JSON.stringify(entry))).toEqual(entry);
@@ -19,7 +25,11 @@ describe('registry_cleanup ledger entries', () => {
   });
 
   it('keeps the time of the last call when other fields are damaged, so the hourly limit still holds', () => {
-    expect(parseLedger(JSON.stringify({ last_call_at: entry.last_call_at, follow_ups: 'two', cleanup_started_at: 5, planned: -1 }))).toEqual({
+    expect(
+      parseLedger(
+        JSON.stringify({ last_call_at: entry.last_call_at, follow_ups: 'two', cleanup_started_at: 5, planned: -1 }),
+      ),
+    ).toEqual({
       last_call_at: entry.last_call_at,
       follow_ups: 0,
       cleanup_started_at: null,

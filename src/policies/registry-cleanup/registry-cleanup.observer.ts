@@ -13,7 +13,13 @@ import {
   type RegistryCleanupSnapshot,
   type RepositorySnapshot,
 } from './registry-cleanup.decide';
-import { BULK_CALL_INTERVAL_MS, type BulkLedgerEntry, FOLLOW_UP_MARGIN_MS, ledgerKey, parseLedger } from './registry-cleanup.ledger';
+import {
+  BULK_CALL_INTERVAL_MS,
+  type BulkLedgerEntry,
+  FOLLOW_UP_MARGIN_MS,
+  ledgerKey,
+  parseLedger,
+} from './registry-cleanup.ledger';
 import { needsCreationTimes, nameFilter, type PreviewTag } from './registry-cleanup.preview';
 import type { RegistryCleanupConfig } from './registry-cleanup.schema';
 import { readJsonObject } from '../../engine/json';
@@ -38,35 +44,63 @@ export function detailCacheKey(repositoryId: number): string {
   return `details:${repositoryId}`;
 }
 
-export async function observeRegistryCleanup(config: RegistryCleanupConfig, context: ObserveContext): Promise<RegistryCleanupSnapshot> {
+export async function observeRegistryCleanup(
+  config: RegistryCleanupConfig,
+  context: ObserveContext,
+): Promise<RegistryCleanupSnapshot> {
   // Several repositories at once, in path order; the client's concurrency cap and budget hold every request. Each
   // project, group and repository on its own: one the token may not read is recorded against it, the others go on.
   const projects = config.projects ? await selectProjects(context, config.projects, config.include_archived) : [];
   const repositories = await listRepositories(config, projects, context);
-  const observed = await observeTargets(context, repositories, (repository) => ({ target: `repository ${repository.path}`, listed: false }), (repository) =>
-    observeRepository(config, repository, context),
+  const observed = await observeTargets(
+    context,
+    repositories,
+    (repository) => ({ target: `repository ${repository.path}`, listed: false }),
+    (repository) => observeRepository(config, repository, context),
   );
-  return { repositories: observed.filter((snapshot): snapshot is RepositorySnapshot => snapshot !== undefined), projects: projects.map(String) };
+  return {
+    repositories: observed.filter((snapshot): snapshot is RepositorySnapshot => snapshot !== undefined),
+    projects: projects.map(String),
+  };
 }
 
 /** The configured projects' and groups' repositories, each once, filtered by `repositories`, in path order. */
-async function listRepositories(config: RegistryCleanupConfig, projects: readonly ProjectRef[], context: ObserveContext): Promise<RegistryRepository[]> {
+async function listRepositories(
+  config: RegistryCleanupConfig,
+  projects: readonly ProjectRef[],
+  context: ObserveContext,
+): Promise<RegistryRepository[]> {
   const { registry } = context.client;
   // tags_count lets progress say how far a large repository's listing is.
   const sources = [
-    ...projects.map((project) => ({ target: `project ${project}`, listed: config.projects?.names(project) ?? false, list: () => registry.all(project, { tags_count: true }) })),
+    ...projects.map((project) => ({
+      target: `project ${project}`,
+      listed: config.projects?.names(project) ?? false,
+      list: () => registry.all(project, { tags_count: true }),
+    })),
     // Groups are always named in the file.
-    ...(config.groups ?? []).map((group) => ({ target: `group ${group}`, listed: true, list: () => registry.allForGroup(group, { tags_count: true }) })),
+    ...(config.groups ?? []).map((group) => ({
+      target: `group ${group}`,
+      listed: true,
+      list: () => registry.allForGroup(group, { tags_count: true }),
+    })),
   ];
-  const lists = await observeTargets(context, sources, (source) => source, async (source) => {
-    const repositories: RegistryRepository[] = [];
-    for await (const repository of source.list()) repositories.push(repository);
-    return repositories;
-  });
+  const lists = await observeTargets(
+    context,
+    sources,
+    (source) => source,
+    async (source) => {
+      const repositories: RegistryRepository[] = [];
+      for await (const repository of source.list()) repositories.push(repository);
+      return repositories;
+    },
+  );
   const found = new Map<number, RegistryRepository>();
   for (const repository of lists.flatMap((list) => list ?? [])) found.set(repository.id, repository);
   const wanted = (path: string) => config.repositories?.some((pattern) => pattern.test(path)) ?? true;
-  return [...found.values()].filter((repository) => wanted(repository.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.id - b.id));
+  return [...found.values()]
+    .filter((repository) => wanted(repository.path))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.id - b.id));
 }
 
 async function observeRepository(
@@ -80,7 +114,8 @@ async function observeRepository(
   const rules = previewRules(config);
   // per_tag keys each deletion by the tag's creation time, so a tag pushed again later is deleted again.
   const byName = nameFilter(rules);
-  const details = needsCreationTimes(rules) || config.mode === 'per_tag' ? await CreationTimes.start(repository, context) : undefined;
+  const details =
+    needsCreationTimes(rules) || config.mode === 'per_tag' ? await CreationTimes.start(repository, context) : undefined;
   const names: string[] = [];
   try {
     for await (const tag of registry.allTags(repository.project_id, repository.id)) {
@@ -114,7 +149,8 @@ interface CachedDetail {
   readonly at: number;
 }
 
-type DetailRead = { readonly name: string; readonly created_at: string | null } | { readonly name: string; readonly gone: true };
+type DetailRead =
+  { readonly name: string; readonly created_at: string | null } | { readonly name: string; readonly gone: true };
 
 /**
  * Creation times of the tags a repository's listing names, from the cache when fresh, else read with bounded
@@ -172,7 +208,11 @@ class CreationTimes {
     }
     if (this.reads.length > 0) {
       // One value per repository: one Redis round trip per pass instead of one per tag.
-      await this.context.state.set(detailCacheKey(this.repository.id), JSON.stringify(Object.fromEntries(this.cache)), DETAIL_CACHE_TTL_MS);
+      await this.context.state.set(
+        detailCacheKey(this.repository.id),
+        JSON.stringify(Object.fromEntries(this.cache)),
+        DETAIL_CACHE_TTL_MS,
+      );
     }
     if (failure) throw failure.reason;
     return { times: this.times, gone };
@@ -188,7 +228,8 @@ class CreationTimes {
       throw error;
     } finally {
       this.done++;
-      if (this.done % PROGRESS_EVERY === 0) context.progress(`${repository.path}: ${this.done}/${this.reads.length} tag details read`);
+      if (this.done % PROGRESS_EVERY === 0)
+        context.progress(`${repository.path}: ${this.done}/${this.reads.length} tag details read`);
     }
   }
 }
@@ -210,7 +251,11 @@ function parseCache(text: string | undefined, now: number): Map<string, CachedDe
  * After an acting pass: a repository with nothing left to delete closes its open cleanup, so the next call opens a
  * new one with a fresh follow-up count. The time of the last call stays: the forge's hourly limit still holds.
  */
-export async function commitRegistryCleanup(config: RegistryCleanupConfig, snapshot: RegistryCleanupSnapshot, context: ObserveContext): Promise<void> {
+export async function commitRegistryCleanup(
+  config: RegistryCleanupConfig,
+  snapshot: RegistryCleanupSnapshot,
+  context: ObserveContext,
+): Promise<void> {
   if (config.mode !== 'bulk') return;
   for (const repository of snapshot.repositories) {
     const entry = repository.ledger;
@@ -229,7 +274,11 @@ export async function commitRegistryCleanup(config: RegistryCleanupConfig, snaps
  * still have tags to delete after the hour (the forge deletes asynchronously and may cap each call), so the pass
  * after the earliest such hour is asked for; a repository out of follow-ups asks for nothing.
  */
-export function nextRegistryCleanupPass(config: RegistryCleanupConfig, snapshot: RegistryCleanupSnapshot, now: Date): Date | undefined {
+export function nextRegistryCleanupPass(
+  config: RegistryCleanupConfig,
+  snapshot: RegistryCleanupSnapshot,
+  now: Date,
+): Date | undefined {
   // A dry run calls nothing, so there is nothing to follow up (the engine does not say when the whole file is dry).
   if (config.mode !== 'bulk' || config.dry_run === true) return undefined;
   let earliest: number | undefined;
@@ -241,7 +290,8 @@ export function nextRegistryCleanupPass(config: RegistryCleanupConfig, snapshot:
     if (status.kind === 'blocked' && status.recordsLost) due = status.untilMs;
     else if (status.kind === 'blocked' && repository.ledger) {
       // Only when a follow-up will still be allowed once the hour is over.
-      if (nextFollowUp(config, repository.ledger, new Date(status.untilMs)) <= config.max_follow_ups) due = status.untilMs;
+      if (nextFollowUp(config, repository.ledger, new Date(status.untilMs)) <= config.max_follow_ups)
+        due = status.untilMs;
     }
     if (due !== undefined) earliest = Math.min(earliest ?? due, due);
   }

@@ -79,7 +79,13 @@ export interface TagTarget {
 }
 
 export function tagParams(target: TagTarget): ActionParams {
-  return { project: target.project, repository_id: target.repositoryId, tag: target.name, created_at: target.createdAt, kept_newer: [...target.keptNewer] };
+  return {
+    project: target.project,
+    repository_id: target.repositoryId,
+    tag: target.name,
+    created_at: target.createdAt,
+    kept_newer: [...target.keptNewer],
+  };
 }
 
 const tagSchema = repositorySchema.extend({
@@ -91,7 +97,13 @@ const tagSchema = repositorySchema.extend({
 
 export function tagTarget(params: ActionParams): TagTarget {
   const read = readParams('registry_cleanup', tagSchema, params);
-  return { project: read.project, repositoryId: read.repository_id, name: read.tag, createdAt: read.created_at, keptNewer: read.kept_newer ?? [] };
+  return {
+    project: read.project,
+    repositoryId: read.repository_id,
+    name: read.tag,
+    createdAt: read.created_at,
+    keptNewer: read.kept_newer ?? [],
+  };
 }
 
 export interface RepositoryTarget {
@@ -107,4 +119,3 @@ export function repositoryTarget(params: ActionParams): RepositoryTarget {
   const read = readParams('registry_cleanup', repositorySchema, params);
   return { project: read.project, repositoryId: read.repository_id };
 }
-

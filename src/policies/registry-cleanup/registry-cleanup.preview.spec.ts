@@ -36,7 +36,13 @@ describe('registry_cleanup preview: the forge’s rules', () => {
       ['build-1'],
       { main: 'not matched by delete regex' },
     ],
-    ['latest survives .*', { name_regex_delete: '.*' }, [aTag('latest', 400), aTag('old', 400)], ['old'], { latest: 'latest' }],
+    [
+      'latest survives .*',
+      { name_regex_delete: '.*' },
+      [aTag('latest', 400), aTag('old', 400)],
+      ['old'],
+      { latest: 'latest' },
+    ],
     [
       'latest survives even when the keep regex would not keep it and keep_n is 0',
       { name_regex_delete: 'lat.*', keep_n: 0 },
@@ -58,7 +64,13 @@ describe('registry_cleanup preview: the forge’s rules', () => {
       ['a'],
       { main: 'matches keep regex', b: 'among the newest 1' },
     ],
-    ['keep_n larger than the candidates keeps them all', { keep_n: 10 }, [aTag('a'), aTag('b')], [], { a: 'among the newest 10', b: 'among the newest 10' }],
+    [
+      'keep_n larger than the candidates keeps them all',
+      { keep_n: 10 },
+      [aTag('a'), aTag('b')],
+      [],
+      { a: 'among the newest 10', b: 'among the newest 10' },
+    ],
     [
       'older_than deletes only tags strictly older; one exactly at the cut-off stays',
       { older_than: '7d' },
@@ -68,7 +80,10 @@ describe('registry_cleanup preview: the forge’s rules', () => {
         aTag('recent', 1),
       ],
       ['just-before'],
-      { 'at-cutoff': `too recent (created ${AT_CUTOFF})`, recent: `too recent (created ${aTag('recent', 1).created_at})` },
+      {
+        'at-cutoff': `too recent (created ${AT_CUTOFF})`,
+        recent: `too recent (created ${aTag('recent', 1).created_at})`,
+      },
     ],
     [
       'under keep_n a tag without timestamp counts as the newest',

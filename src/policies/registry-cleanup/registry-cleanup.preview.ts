@@ -57,7 +57,9 @@ export function forgeMatcher(pattern: string): (name: string) => boolean {
  * The name rules alone (1 and 2): whether a tag can be deleted at all, whatever its age. The observer fetches
  * creation times only for tags that pass them.
  */
-export function nameFilter(rules: Pick<PreviewRules, 'nameRegexDelete' | 'nameRegexKeep'>): (name: string) => KeptReason | undefined {
+export function nameFilter(
+  rules: Pick<PreviewRules, 'nameRegexDelete' | 'nameRegexKeep'>,
+): (name: string) => KeptReason | undefined {
   const matchesDelete = forgeMatcher(rules.nameRegexDelete);
   const matchesKeep = rules.nameRegexKeep === undefined ? () => false : forgeMatcher(rules.nameRegexKeep);
   return (name) => {
@@ -113,7 +115,10 @@ export function previewCleanup(tags: readonly PreviewTag[], rules: PreviewRules,
       ? { name: tag.name, created_at: tag.created_at, deleted: true }
       : { name: tag.name, created_at: tag.created_at, deleted: false, reason };
   });
-  const deleted = [...remaining].sort(newestFirst).reverse().map((tag) => tag.name);
+  const deleted = [...remaining]
+    .sort(newestFirst)
+    .reverse()
+    .map((tag) => tag.name);
   return { verdicts, deleted };
 }
 

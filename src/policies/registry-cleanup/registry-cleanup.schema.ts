@@ -35,7 +35,9 @@ const base = definePolicyType(
     timezone: timezone().optional().describe('IANA time zone of the schedule; omitted: UTC.'),
     projects: projectSelection()
       .optional()
-      .describe('Projects whose registry repositories are cleaned: by id (42), full path (acme/api) or glob ("acme/**"); a quoted leading "!" excludes.'),
+      .describe(
+        'Projects whose registry repositories are cleaned: by id (42), full path (acme/api) or glob ("acme/**"); a quoted leading "!" excludes.',
+      ),
     include_archived: z
       .boolean({ error: 'expected true or false' })
       .default(false)
@@ -55,7 +57,9 @@ const base = definePolicyType(
       .describe('Deprecated synonym of name_regex_delete, accepted as the forge does; name_regex_delete wins.'),
     name_regex_keep: re2()
       .optional()
-      .describe('RE2, anchored like name_regex_delete: tags matching it are kept even when the delete expression matches.'),
+      .describe(
+        'RE2, anchored like name_regex_delete: tags matching it are kept even when the delete expression matches.',
+      ),
     keep_n: z
       .number({ error: 'expected a whole number of tags to keep' })
       .int({ error: 'keep_n must be a whole number' })
@@ -64,11 +68,15 @@ const base = definePolicyType(
       .describe('Keep this many of the newest matching tags (by creation time; a tag without one counts as newest).'),
     older_than: olderThan()
       .optional()
-      .describe('Delete only tags created strictly before this long ago (1h, 1d, 7d, 2w, 1month); never one without a creation time.'),
+      .describe(
+        'Delete only tags created strictly before this long ago (1h, 1d, 7d, 2w, 1month); never one without a creation time.',
+      ),
     mode: z
       .enum(CLEANUP_MODES, { error: 'expected bulk or per_tag' })
       .default('bulk')
-      .describe('bulk: one server-side bulk deletion per repository (at most once an hour); per_tag: the previewed tags one by one.'),
+      .describe(
+        'bulk: one server-side bulk deletion per repository (at most once an hour); per_tag: the previewed tags one by one.',
+      ),
     max_follow_ups: z
       .number()
       .int({ error: 'max_follow_ups must be a whole number' })
@@ -84,7 +92,9 @@ const base = definePolicyType(
       .int({ error: 'max_actions_per_run must be a whole number' })
       .min(1, { error: 'max_actions_per_run must be at least 1' })
       .default(1000)
-      .describe('At most this many deletions (bulk calls, tags or repositories) in one pass; the rest wait for the next.'),
+      .describe(
+        'At most this many deletions (bulk calls, tags or repositories) in one pass; the rest wait for the next.',
+      ),
   },
 );
 

@@ -10,6 +10,8 @@ describe('registry_cleanup policy type', () => {
     expect(registryCleanupType.trigger(config)).toEqual({ cron: '30 2 * * *', timezone: 'Europe/Berlin' });
     expect(registryCleanupType.trigger(aCleanupConfig())).toEqual({ cron: '0 3 * * *' });
     expect(registryCleanupType.limits(config).actionsPerPass).toBe(7);
-    expect(Object.keys(registryCleanupType.actions).sort()).toEqual([BULK_DELETE, DELETE_REPOSITORY, DELETE_TAG].sort());
+    expect(Object.keys(registryCleanupType.actions).sort()).toEqual(
+      [BULK_DELETE, DELETE_REPOSITORY, DELETE_TAG].sort(),
+    );
   });
 });

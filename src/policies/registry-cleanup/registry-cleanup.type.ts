@@ -21,7 +21,9 @@ export const registryCleanupType: PolicyType<RegistryCleanupConfig, RegistryClea
     return `${count(snapshot.repositories.length, 'repository', 'repositories')}, ${count(tags, 'tag')}`;
   },
   covered: (config, snapshot) =>
-    config.projects && config.projects.globs.length + config.projects.excludes.length > 0 ? { projects: [...(snapshot.projects ?? [])] } : {},
+    config.projects && config.projects.globs.length + config.projects.excludes.length > 0
+      ? { projects: [...(snapshot.projects ?? [])] }
+      : {},
   probes: (config) => [
     ...(config.projects
       ? selectionProbes(config.projects, {

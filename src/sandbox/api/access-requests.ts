@@ -64,7 +64,8 @@ export function registerAccessRequestRoutes(router: Router): void {
         const source = findSource(ctx, kind, ADMIN_LEVEL[kind]);
         const request = findRequest(ctx, source);
         const accessLevel = intParam(ctx, 'access_level') ?? DEVELOPER;
-        if (!LEVELS[kind].includes(accessLevel)) throw validationError({ access_level: ['is not included in the list'] });
+        if (!LEVELS[kind].includes(accessLevel))
+          throw validationError({ access_level: ['is not included in the list'] });
         const user = ctx.state.users.get(request.user_id);
         if (!user) throw notFound();
         const member: MemberRecord = {

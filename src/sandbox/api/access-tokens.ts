@@ -1,7 +1,20 @@
 import { ACCESS_LEVEL_VALUES, ACCESS_LEVELS } from '../../gitlab/types/access-levels';
 import { ACCESS_TOKEN_SCOPES } from '../../gitlab/types/tokens';
 import { MAX_TOKEN_LIFETIME_DAYS, newTokenValue, type AccessTokenRecord, type BotPlace } from '../access-tokens-state';
-import { ApiError, badRequest, intParam, listParam, noContent, notFound, ok, param, paramError, requiredParam, unauthorized, type RequestContext } from '../http/context';
+import {
+  ApiError,
+  badRequest,
+  intParam,
+  listParam,
+  noContent,
+  notFound,
+  ok,
+  param,
+  paramError,
+  requiredParam,
+  unauthorized,
+  type RequestContext,
+} from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { SourceKind, UserRecord } from '../state';
@@ -19,7 +32,9 @@ export function registerAccessTokenRoutes(router: Router): void {
     router
       .get(base, (ctx) => {
         const place = managedPlace(ctx, source);
-        return paginate(ctx, filteredTokens(ctx, ctx.state.accessTokens.ofPlace(source, place.source_id)), (t) => resourceTokenView(ctx, place, t));
+        return paginate(ctx, filteredTokens(ctx, ctx.state.accessTokens.ofPlace(source, place.source_id)), (t) =>
+          resourceTokenView(ctx, place, t),
+        );
       })
       .get(`${base}/:token_id`, (ctx) => {
         const place = managedPlace(ctx, source);
@@ -33,7 +48,8 @@ export function registerAccessTokenRoutes(router: Router): void {
         const place = rotatablePlace(ctx, source);
         const token = ctx.state.accessTokens.ofPlace(source, place.source_id).find((t) => t.id === tokenIdParam(ctx));
         if (!token) throw currentUser(ctx).is_admin ? notFound() : unauthorized();
-        if (!mayHandOut(ctx, place, token)) throw badRequest('Not eligible to rotate tokens with permissions not held by the user');
+        if (!mayHandOut(ctx, place, token))
+          throw badRequest('Not eligible to rotate tokens with permissions not held by the user');
         return ok(resourceTokenView(ctx, place, rotateToken(ctx, token), true));
       })
       .delete(`${base}/:token_id`, (ctx) => {
@@ -100,11 +116,18 @@ function botLevel(ctx: RequestContext, place: BotPlace, botId: number): number {
 }
 
 /** The forge's `ResourceAccessToken` entity: a personal access token's fields and the bot's role there. */
-function resourceTokenView(ctx: RequestContext, place: BotPlace, token: AccessTokenRecord, withValue = false): Record<string, unknown> {
+function resourceTokenView(
+  ctx: RequestContext,
+  place: BotPlace,
+  token: AccessTokenRecord,
+  withValue = false,
+): Record<string, unknown> {
   return { ...tokenView(ctx, token, withValue), access_level: botLevel(ctx, place, token.user_id) };
 }
 
-const RESOURCE_SCOPES: readonly string[] = ACCESS_TOKEN_SCOPES.filter((scope) => scope !== 'sudo' && scope !== 'admin_mode');
+const RESOURCE_SCOPES: readonly string[] = ACCESS_TOKEN_SCOPES.filter(
+  (scope) => scope !== 'sudo' && scope !== 'admin_mode',
+);
 const ACCESS_LEVELS_ALLOWED: readonly number[] = ACCESS_LEVEL_VALUES.filter((level) => level >= ACCESS_LEVELS.guest);
 
 /**
@@ -121,10 +144,18 @@ function createToken(ctx: RequestContext, place: BotPlace): AccessTokenRecord {
   const expiresAt = expiryParam(ctx, MAX_TOKEN_LIFETIME_DAYS);
   const user: UserRecord = currentUser(ctx);
   if (!user.is_admin && accessLevel > callerLevel(ctx, place)) {
-    throw new ApiError(400, { message: `400 Bad request - Access level of the token can't be greater the access level of the user who created the token` });
+    throw new ApiError(400, {
+      message: `400 Bad request - Access level of the token can't be greater the access level of the user who created the token`,
+    });
   }
   const now = ctx.state.nowIso();
-  const bot = ctx.state.accessTokens.addBot(place, name, accessLevel, { user: ctx.state.nextId('user'), namespace: ctx.state.nextId('namespace') }, now);
+  const bot = ctx.state.accessTokens.addBot(
+    place,
+    name,
+    accessLevel,
+    { user: ctx.state.nextId('user'), namespace: ctx.state.nextId('namespace') },
+    now,
+  );
   return ctx.state.accessTokens.add({
     id: ctx.state.nextId('accessToken'),
     user_id: bot.id,

@@ -1,10 +1,5 @@
 import { ACCESS_LEVELS } from '../../gitlab/types/access-levels';
-import {
-  forbidden,
-  notFound,
-  unauthorized,
-  type RequestContext,
-} from '../http/context';
+import { forbidden, notFound, unauthorized, type RequestContext } from '../http/context';
 import type { GroupRecord, ProjectRecord, SandboxState, UserRecord } from '../state';
 
 /**

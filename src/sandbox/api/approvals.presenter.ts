@@ -21,7 +21,8 @@ export class ApprovalPresenter extends Presenter {
   status(project: ProjectRecord, mr: IssuableRecord): Record<string, unknown> {
     const record = this.state.approvals.mergeRequest(project.id, mr.iid);
     const rules = this.effectiveRules(project, mr);
-    const fallback = record.approvals_required ?? this.state.approvals.project(project.id).settings.approvals_before_merge;
+    const fallback =
+      record.approvals_required ?? this.state.approvals.project(project.id).settings.approvals_before_merge;
     const byRules = rules.reduce((sum, r) => sum + r.approvals_required, 0);
     const leftByRules = rules.reduce(
       (sum, r) => sum + Math.max(0, r.approvals_required - this.approversUnder(r, record).length),
@@ -142,7 +143,8 @@ export class ApprovalPresenter extends Presenter {
   private eligible(rule: ApprovalRuleRecord): UserRecord[] {
     const ids = new Set(rule.user_ids);
     for (const groupId of rule.group_ids) {
-      for (const m of this.state.members) if (m.source === 'group' && m.source_id === groupId && m.access_level >= GUEST) ids.add(m.user_id);
+      for (const m of this.state.members)
+        if (m.source === 'group' && m.source_id === groupId && m.access_level >= GUEST) ids.add(m.user_id);
     }
     return [...ids].map((id) => this.state.users.get(id)).filter((u): u is UserRecord => u !== undefined);
   }

@@ -130,7 +130,8 @@ export function registerApprovalRoutes(router: Router): void {
       const branches = protectedBranchIds(ctx, project);
       if (name !== undefined) {
         if (name === '') throw validationError({ name: ["can't be blank"] });
-        if (rules.some((r) => r !== rule && r.name === name)) throw validationError({ name: ['has already been taken'] });
+        if (rules.some((r) => r !== rule && r.name === name))
+          throw validationError({ name: ['has already been taken'] });
         rule.name = name;
       }
       if (url !== undefined) rule.external_url = url;
@@ -279,7 +280,10 @@ function findExternalRule(ctx: RequestContext, project: ProjectRecord): External
 }
 
 /** System-generated rules cannot be changed or deleted (the forge's policy answers 403). */
-function findChangeableMergeRequestRule(ctx: RequestContext, record: MergeRequestApprovalsRecord): MergeRequestApprovalRuleRecord {
+function findChangeableMergeRequestRule(
+  ctx: RequestContext,
+  record: MergeRequestApprovalsRecord,
+): MergeRequestApprovalRuleRecord {
   const id = intRouteParam(ctx, 'approval_rule_id');
   const rule = record.rules.find((r) => r.id === id);
   if (!rule) throw notFound();
@@ -349,7 +353,8 @@ function idList(ctx: RequestContext, name: string): number[] | undefined {
 function protectedBranchIds(ctx: RequestContext, project: ProjectRecord): number[] | undefined {
   const ids = idList(ctx, 'protected_branch_ids');
   for (const id of ids ?? []) {
-    if (ctx.state.protectedBranches.get(id)?.project_id !== project.id) throw paramError('protected_branch_ids is invalid');
+    if (ctx.state.protectedBranches.get(id)?.project_id !== project.id)
+      throw paramError('protected_branch_ids is invalid');
   }
   return ids;
 }
@@ -361,7 +366,8 @@ function externalUrl(value: string): string {
   } catch {
     url = undefined;
   }
-  if (!url || !['http:', 'https:'].includes(url.protocol)) throw validationError({ external_url: ['must be a valid URL'] });
+  if (!url || !['http:', 'https:'].includes(url.protocol))
+    throw validationError({ external_url: ['must be a valid URL'] });
   return value;
 }
 

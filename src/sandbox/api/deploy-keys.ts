@@ -27,7 +27,9 @@ export function registerDeployKeyRoutes(router: Router): void {
     })
     .get('/projects/:id/deploy_keys', (ctx) => {
       const project = findProject(ctx, MAINTAINER);
-      const keys = [...ctx.state.deployKeys.values()].filter((k) => k.projects.has(project.id)).sort((a, b) => a.id - b.id);
+      const keys = [...ctx.state.deployKeys.values()]
+        .filter((k) => k.projects.has(project.id))
+        .sort((a, b) => a.id - b.id);
       return paginate(ctx, keys, (k) => present(ctx).deployKeyInProject(k, project.id));
     })
     .get('/projects/:id/deploy_keys/:key_id', (ctx) => {

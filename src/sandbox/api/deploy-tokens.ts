@@ -1,7 +1,19 @@
 import { DEPLOY_TOKEN_SCOPES, type DeployTokenScope } from '../../gitlab/types/tokens';
 import { newTokenValue, type BotPlace } from '../access-tokens-state';
 import type { DeployTokenRecord } from '../deploy-tokens-state';
-import { ApiError, boolParam, listParam, noContent, notFound, ok, param, paramError, requiredParam, timestampParam, type RequestContext } from '../http/context';
+import {
+  ApiError,
+  boolParam,
+  listParam,
+  noContent,
+  notFound,
+  ok,
+  param,
+  paramError,
+  requiredParam,
+  timestampParam,
+  type RequestContext,
+} from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { SourceKind } from '../state';

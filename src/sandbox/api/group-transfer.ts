@@ -1,5 +1,14 @@
 import { VISIBILITIES, type Visibility } from '../../gitlab/types/common';
-import { ApiError, forbidden, intParam, notFound, ok, paramError, requiredParam, type RequestContext } from '../http/context';
+import {
+  ApiError,
+  forbidden,
+  intParam,
+  notFound,
+  ok,
+  paramError,
+  requiredParam,
+  type RequestContext,
+} from '../http/context';
 import { UploadedFile } from '../http/multipart';
 import type { Router } from '../http/router';
 import {
@@ -57,7 +66,10 @@ export function registerGroupTransferRoutes(router: Router): void {
       return {
         status: 200,
         binary: archive.data,
-        headers: { 'Content-Type': 'application/octet-stream', 'Content-Disposition': `attachment; filename="${name}"` },
+        headers: {
+          'Content-Type': 'application/octet-stream',
+          'Content-Disposition': `attachment; filename="${name}"`,
+        },
       };
     })
     .post('/groups/:id/export_relations', (ctx) => {
@@ -65,7 +77,10 @@ export function registerGroupTransferRoutes(router: Router): void {
       const { state } = ctx;
       const transfer = groupTransferOf(state);
       const relations = new Map<string, RelationExportRecord>(
-        GROUP_RELATIONS.map((relation) => [relation, { relation, status: 0, error: null, updated_at: state.nowIso(), data: null }]),
+        GROUP_RELATIONS.map((relation) => [
+          relation,
+          { relation, status: 0, error: null, updated_at: state.nowIso(), data: null },
+        ]),
       );
       transfer.relationExports.set(group.id, relations);
       state.schedule(exportDelayMs(state), () => {
@@ -85,7 +100,14 @@ export function registerGroupTransferRoutes(router: Router): void {
     .get('/groups/:id/export_relations/status', (ctx) => {
       const group = findGroup(ctx, OWNER);
       const relations = groupTransferOf(ctx.state).relationExports.get(group.id);
-      return ok([...(relations?.values() ?? [])].map(({ relation, status, error, updated_at }) => ({ relation, status, error, updated_at })));
+      return ok(
+        [...(relations?.values() ?? [])].map(({ relation, status, error, updated_at }) => ({
+          relation,
+          status,
+          error,
+          updated_at,
+        })),
+      );
     })
     .get('/groups/:id/export_relations/download', (ctx) => {
       const group = findGroup(ctx, OWNER);
@@ -95,7 +117,10 @@ export function registerGroupTransferRoutes(router: Router): void {
       return {
         status: 200,
         binary: record.data,
-        headers: { 'Content-Type': 'application/gzip', 'Content-Disposition': `attachment; filename="${relation}.ndjson.gz"` },
+        headers: {
+          'Content-Type': 'application/gzip',
+          'Content-Disposition': `attachment; filename="${relation}.ndjson.gz"`,
+        },
       };
     });
 }
@@ -125,7 +150,9 @@ function importGroup(ctx: RequestContext) {
   const archive = readArchive(file.data);
   if (!archive) throw paramError('file is invalid');
   if (!/^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/.test(path) || /\.(git|atom)$/.test(path)) {
-    throw new ApiError(400, { message: 'Group could not be imported: Path can contain only letters, digits, \'_\', \'-\' and \'.\'' });
+    throw new ApiError(400, {
+      message: "Group could not be imported: Path can contain only letters, digits, '_', '-' and '.'",
+    });
   }
   if (pathTaken(ctx, parent?.id ?? null, path)) {
     throw new ApiError(400, { message: 'Group could not be imported: Path has already been taken' });
@@ -133,10 +160,22 @@ function importGroup(ctx: RequestContext) {
 
   // Private at the top level; inside a parent, the parent's visibility at most.
   const visibility: Visibility = parent
-    ? VISIBILITY_ORDER[Math.min(VISIBILITY_ORDER.indexOf(archive.visibility) >= 0 ? VISIBILITY_ORDER.indexOf(archive.visibility) : 0, VISIBILITY_ORDER.indexOf(parent.visibility))]
+    ? VISIBILITY_ORDER[
+        Math.min(
+          VISIBILITY_ORDER.indexOf(archive.visibility) >= 0 ? VISIBILITY_ORDER.indexOf(archive.visibility) : 0,
+          VISIBILITY_ORDER.indexOf(parent.visibility),
+        )
+      ]
     : 'private';
   const group = createGroup(ctx, { name, path, description: '', visibility }, parent?.id ?? null);
-  if (!parent) state.members.push({ source: 'group', source_id: group.id, user_id: user.id, access_level: OWNER, created_at: state.nowIso() });
+  if (!parent)
+    state.members.push({
+      source: 'group',
+      source_id: group.id,
+      user_id: user.id,
+      access_level: OWNER,
+      created_at: state.nowIso(),
+    });
 
   // The contents arrive asynchronously, as the forge's import worker fills the group it created.
   state.schedule(exportDelayMs(state), () => {
@@ -178,7 +217,13 @@ function addMembers(ctx: RequestContext, group: GroupRecord, archived: ArchivedG
     const user = member.username ? ctx.state.userByUsername(member.username) : undefined;
     if (!user || user.id === skipUserId || ctx.state.member('group', group.id, user.id)) continue;
     const level = typeof member.access_level === 'number' ? member.access_level : GUEST;
-    ctx.state.members.push({ source: 'group', source_id: group.id, user_id: user.id, access_level: level, created_at: ctx.state.nowIso() });
+    ctx.state.members.push({
+      source: 'group',
+      source_id: group.id,
+      user_id: user.id,
+      access_level: level,
+      created_at: ctx.state.nowIso(),
+    });
   }
 }
 
@@ -189,7 +234,12 @@ function addSubgroups(ctx: RequestContext, parent: GroupRecord, subgroups: Archi
     const visibility = VISIBILITY_ORDER[Math.min(ownIndex, VISIBILITY_ORDER.indexOf(parent.visibility))];
     const group = createGroup(
       ctx,
-      { name: String(archived.name ?? archived.path), path: archived.path, description: archived.description ?? '', visibility },
+      {
+        name: String(archived.name ?? archived.path),
+        path: archived.path,
+        description: archived.description ?? '',
+        visibility,
+      },
       parent.id,
     );
     addMembers(ctx, group, archived, -1);

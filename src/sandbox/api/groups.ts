@@ -43,7 +43,10 @@ export function registerGroupRoutes(router: Router): void {
     })
     .get('/groups/:id/subgroups', (ctx) => {
       const group = findGroup(ctx);
-      return listGroups(ctx, [...ctx.state.groups.values()].filter((g) => g.parent_id === group.id));
+      return listGroups(
+        ctx,
+        [...ctx.state.groups.values()].filter((g) => g.parent_id === group.id),
+      );
     })
     .get('/groups/:id/descendant_groups', (ctx) => {
       const group = findGroup(ctx);
@@ -90,11 +93,13 @@ function listGroups(ctx: RequestContext, candidates: GroupRecord[]) {
   const direction = (enumParam(ctx, 'sort', SORT_DIRECTIONS) ?? 'asc') === 'asc' ? 1 : -1;
   const groups = candidates.filter((g) => {
     if (skipped.has(g.id)) return false;
-    if (search !== undefined && !g.name.toLowerCase().includes(search) && !g.path.toLowerCase().includes(search)) return false;
+    if (search !== undefined && !g.name.toLowerCase().includes(search) && !g.path.toLowerCase().includes(search))
+      return false;
     if (minLevel !== undefined) return ctx.state.groupAccessLevel(user, g) >= minLevel;
     return allAvailable ? canSeeGroup(ctx.state, user, g) : ctx.state.groupAccessLevel(user, g) >= GUEST;
   });
-  const key = (g: GroupRecord): string | number => (orderBy === 'id' ? g.id : orderBy === 'name' ? g.name.toLowerCase() : g.path.toLowerCase());
+  const key = (g: GroupRecord): string | number =>
+    orderBy === 'id' ? g.id : orderBy === 'name' ? g.name.toLowerCase() : g.path.toLowerCase();
   groups.sort((a, b) => {
     const [ka, kb] = [key(a), key(b)];
     return (ka < kb ? -1 : ka > kb ? 1 : a.id - b.id) * direction;

@@ -59,7 +59,9 @@ export function registerHookRoutes(router: Router): void {
         name: input.name ?? null,
         description: input.description ?? null,
         token: input.token ?? null,
-        events: Object.fromEntries(PROJECT_HOOK_EVENT_FLAGS.map((f) => [f, input.events[f] ?? f === 'push_events'])) as Record<ProjectHookEventFlag, boolean>,
+        events: Object.fromEntries(
+          PROJECT_HOOK_EVENT_FLAGS.map((f) => [f, input.events[f] ?? f === 'push_events']),
+        ) as Record<ProjectHookEventFlag, boolean>,
         push_events_branch_filter: input.push_events_branch_filter ?? null,
         branch_filter_strategy: input.branch_filter_strategy ?? 'wildcard',
         enable_ssl_verification: input.enable_ssl_verification ?? true,
@@ -167,21 +169,28 @@ function keyValueParam(ctx: RequestContext, name: string): Record<string, string
 }
 
 /** The model's validations, answered as `WebHooks::CreateService` and `save_hook` answer them (422). */
-function validate(hook: Omit<HookRecord, 'id' | 'project_id' | 'created_at' | 'recent_failures' | 'disabled_until'>): void {
+function validate(
+  hook: Omit<HookRecord, 'id' | 'project_id' | 'created_at' | 'recent_failures' | 'disabled_until'>,
+): void {
   const missing = [...hook.url.matchAll(HOOK_URL_VARIABLE)].some((m) => hook.url_variables[m[1]] === undefined);
   if (hook.url === '' || missing || !isHookUrl(interpolateHookUrl(hook.url, hook.url_variables))) {
     throw new ApiError(422, { error: 'Invalid url given' });
   }
   if (hook.branch_filter_strategy === 'all_branches') hook.push_events_branch_filter = null;
-  if (hook.branch_filter_strategy === 'regex' && hook.push_events_branch_filter !== null && !isRegExp(hook.push_events_branch_filter)) {
+  if (
+    hook.branch_filter_strategy === 'regex' &&
+    hook.push_events_branch_filter !== null &&
+    !isRegExp(hook.push_events_branch_filter)
+  ) {
     throw new ApiError(422, { error: 'Invalid branch filter given' });
   }
   if (hook.token !== null && /\n/.test(hook.token)) throw new ApiError(422, { error: 'Token is invalid' });
   if (hook.custom_webhook_template !== null && hook.custom_webhook_template.length > MAX_TEMPLATE_LENGTH) {
-    throw new ApiError(422, { error: `Custom webhook template is too long (maximum is ${MAX_TEMPLATE_LENGTH} characters)` });
+    throw new ApiError(422, {
+      error: `Custom webhook template is too long (maximum is ${MAX_TEMPLATE_LENGTH} characters)`,
+    });
   }
 }
-
 
 /** `user_project.hooks.find(params[:hook_id])`: another project's hook is not found either. */
 function findHook(ctx: RequestContext, project: ProjectRecord): HookRecord {

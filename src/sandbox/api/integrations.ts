@@ -43,7 +43,9 @@ export function registerIntegrationRoutes(router: Router): void {
     router
       .get(base, (ctx) => {
         const project = findProject(ctx, MAINTAINER);
-        const active = integrationsOf(ctx.state).of(project.id).filter((r) => r.active);
+        const active = integrationsOf(ctx.state)
+          .of(project.id)
+          .filter((r) => r.active);
         return ok(active.map(listEntry));
       })
       .get(`${base}/:slug`, (ctx) => {
@@ -87,7 +89,9 @@ function save(ctx: RequestContext, projectId: number, slug: IntegrationSlug): In
   const service = INTEGRATION_SERVICES[slug];
   const parameters = Object.entries(integrationParameters(slug));
   // Grape reports every missing required parameter at once.
-  const missing = parameters.filter(([name, p]) => p.required && !param(ctx, name)).map(([name]) => `${name} is missing`);
+  const missing = parameters
+    .filter(([name, p]) => p.required && !param(ctx, name))
+    .map(([name]) => `${name} is missing`);
   if (missing.length > 0) throw paramError(missing.join(', '));
 
   const store = integrationsOf(ctx.state);
@@ -95,7 +99,9 @@ function save(ctx: RequestContext, projectId: number, slug: IntegrationSlug): In
   const events = previous
     ? { ...previous.events }
     : (Object.fromEntries(INTEGRATION_EVENT_FLAGS.map((f) => [f, false])) as IntegrationEventFlags);
-  const properties: Record<string, string | number | boolean> = previous ? { ...previous.properties } : { ...service.defaults };
+  const properties: Record<string, string | number | boolean> = previous
+    ? { ...previous.properties }
+    : { ...service.defaults };
   let active = true;
   for (const [name, parameter] of parameters) {
     const value = read(ctx, name, parameter);
@@ -128,7 +134,11 @@ function save(ctx: RequestContext, projectId: number, slug: IntegrationSlug): In
 }
 
 /** A URL is taken as any text: the forge's integrations API does not check it on PUT. */
-function read(ctx: RequestContext, name: string, parameter: IntegrationParameter): string | number | boolean | undefined {
+function read(
+  ctx: RequestContext,
+  name: string,
+  parameter: IntegrationParameter,
+): string | number | boolean | undefined {
   switch (parameter.kind) {
     case 'boolean':
       return boolParam(ctx, name);

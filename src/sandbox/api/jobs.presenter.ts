@@ -18,7 +18,8 @@ export class JobPresenter extends Presenter {
   }
 
   bridge(job: JobRecord): Record<string, unknown> {
-    const downstream = job.downstream_pipeline_id !== null ? this.state.pipelines.get(job.downstream_pipeline_id) : undefined;
+    const downstream =
+      job.downstream_pipeline_id !== null ? this.state.pipelines.get(job.downstream_pipeline_id) : undefined;
     return {
       ...this.jobCommon(job),
       pipeline: this.pipelineFull(job.pipeline_id),
@@ -55,8 +56,10 @@ export class JobPresenter extends Presenter {
     const started = job.started_at !== null ? Date.parse(job.started_at) : null;
     const finished = job.finished_at !== null ? Date.parse(job.finished_at) : null;
     const created = Date.parse(job.created_at);
-    const duration = started === null ? null : ((finished ?? (job.status === 'running' ? now : started)) - started) / 1000;
-    const queued = started !== null ? (started - created) / 1000 : job.status === 'pending' ? (now - created) / 1000 : null;
+    const duration =
+      started === null ? null : ((finished ?? (job.status === 'running' ? now : started)) - started) / 1000;
+    const queued =
+      started !== null ? (started - created) / 1000 : job.status === 'pending' ? (now - created) / 1000 : null;
     return {
       id: job.id,
       status: job.status,

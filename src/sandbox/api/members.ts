@@ -17,10 +17,25 @@ import { currentUser, findGroup, findProject, groupLevel, MAINTAINER, OWNER, pro
 import { Presenter } from './presenter';
 
 /** `Gitlab::Access.human_access`, as the forge names a role in its messages. */
-const ROLE_NAMES: Record<number, string> = { 10: 'Guest', 20: 'Reporter', 30: 'Developer', 40: 'Maintainer', 50: 'Owner' };
+const ROLE_NAMES: Record<number, string> = {
+  10: 'Guest',
+  20: 'Reporter',
+  30: 'Developer',
+  40: 'Maintainer',
+  50: 'Owner',
+};
 /** A member's role: minimal access (5) in a group, guest to owner in both. */
-const ROLES = [ACCESS_LEVELS.guest, ACCESS_LEVELS.reporter, ACCESS_LEVELS.developer, ACCESS_LEVELS.maintainer, ACCESS_LEVELS.owner];
-const LEVELS: Record<SourceKind, readonly number[]> = { group: [ACCESS_LEVELS.minimal_access, ...ROLES], project: ROLES };
+const ROLES = [
+  ACCESS_LEVELS.guest,
+  ACCESS_LEVELS.reporter,
+  ACCESS_LEVELS.developer,
+  ACCESS_LEVELS.maintainer,
+  ACCESS_LEVELS.owner,
+];
+const LEVELS: Record<SourceKind, readonly number[]> = {
+  group: [ACCESS_LEVELS.minimal_access, ...ROLES],
+  project: ROLES,
+};
 
 interface Source {
   kind: SourceKind;
@@ -63,11 +78,21 @@ function findSource(ctx: RequestContext, kind: SourceKind): Source {
   const user = currentUser(ctx);
   if (kind === 'group') {
     const group = findGroup(ctx);
-    return { kind, id: group.id, level: groupLevel(ctx.state, user, group), ancestors: ctx.state.groupChain(group).slice(1) };
+    return {
+      kind,
+      id: group.id,
+      level: groupLevel(ctx.state, user, group),
+      ancestors: ctx.state.groupChain(group).slice(1),
+    };
   }
   const project = findProject(ctx);
   const group = ctx.state.groups.get(project.namespace_id);
-  return { kind, id: project.id, level: projectLevel(ctx.state, user, project), ancestors: group ? ctx.state.groupChain(group) : [] };
+  return {
+    kind,
+    id: project.id,
+    level: projectLevel(ctx.state, user, project),
+    ancestors: group ? ctx.state.groupChain(group) : [],
+  };
 }
 
 /**
@@ -79,7 +104,9 @@ function mayChange(state: SandboxState, source: Source, member: MemberRecord, ac
   if (touchesOwner && source.level < OWNER) return false;
   if (source.kind === 'group' && member.access_level === OWNER && accessLevel < OWNER) {
     const group = state.groups.get(source.id);
-    const owners = [...state.users.values()].filter((u) => group && state.namespaces.groupAccessLevel(u, group) >= OWNER);
+    const owners = [...state.users.values()].filter(
+      (u) => group && state.namespaces.groupAccessLevel(u, group) >= OWNER,
+    );
     return owners.length > 1;
   }
   return true;
@@ -99,7 +126,9 @@ function validate(
     .sort((a, b) => b.level - a.level)[0];
   if (!LEVELS[source.kind].includes(accessLevel)) errors.access_level = ['is not included in the list'];
   else if (inherited && inherited.level > accessLevel) {
-    errors.access_level = [`should be greater than or equal to ${ROLE_NAMES[inherited.level]} inherited membership from group ${inherited.group.name}`];
+    errors.access_level = [
+      `should be greater than or equal to ${ROLE_NAMES[inherited.level]} inherited membership from group ${inherited.group.name}`,
+    ];
   }
   if (expiresAt && expiresAt < ctx.state.nowIso().slice(0, 10)) errors.expires_at = ['cannot be a date in the past'];
   if (Object.keys(errors).length > 0) throw validationError(errors);

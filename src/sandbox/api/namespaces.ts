@@ -26,7 +26,8 @@ export function registerNamespaceRoutes(router: Router): void {
       });
       if (search) {
         namespaces = namespaces.filter((ns) => {
-          const [name, path] = ns.kind === 'group' ? [ns.group.name, ns.group.path] : [ns.user.username, ns.user.username];
+          const [name, path] =
+            ns.kind === 'group' ? [ns.group.name, ns.group.path] : [ns.user.username, ns.user.username];
           return name.toLowerCase().includes(search) || path.toLowerCase().includes(search);
         });
       }
@@ -55,7 +56,8 @@ export function findVisibleNamespace(ctx: RequestContext, ref: string): Namespac
   const user = currentUser(ctx);
   const ns = findNamespace(ctx, ref);
   const visible =
-    ns !== undefined && (ns.kind === 'user' ? user.is_admin || ns.user.id === user.id : canSeeGroup(ctx.state, user, ns.group));
+    ns !== undefined &&
+    (ns.kind === 'user' ? user.is_admin || ns.user.id === user.id : canSeeGroup(ctx.state, user, ns.group));
   if (!ns || !visible) throw notFound('Namespace');
   return ns;
 }

@@ -1,5 +1,14 @@
 import type { AccessTokenRecord } from '../access-tokens-state';
-import { ApiError, intParam, intRouteParam, noContent, notFound, ok, unauthorized, type RequestContext } from '../http/context';
+import {
+  ApiError,
+  intParam,
+  intRouteParam,
+  noContent,
+  notFound,
+  ok,
+  unauthorized,
+  type RequestContext,
+} from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import { currentUser } from './access';

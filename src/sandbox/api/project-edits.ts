@@ -1,5 +1,15 @@
 import { VISIBILITIES } from '../../gitlab/types/common';
-import { ApiError, boolParam, forbidden, ok, param, paramError, requiredParam, validationError, type RequestContext } from '../http/context';
+import {
+  ApiError,
+  boolParam,
+  forbidden,
+  ok,
+  param,
+  paramError,
+  requiredParam,
+  validationError,
+  type RequestContext,
+} from '../http/context';
 import type { Router } from '../http/router';
 import type { ProjectRecord, UserRecord } from '../state';
 import { currentUser, findProject, groupLevel, MAINTAINER, OWNER, projectLevel } from './access';
@@ -9,7 +19,8 @@ import { ProjectPresenter } from './projects.presenter';
 /** `Gitlab::PathRegex.project_path_format_message`, the forge's words for a path it refuses. */
 export const PROJECT_PATH_MESSAGE =
   "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'";
-const NAME_MESSAGE = "can contain only letters, digits, emoji, '_', '.', '+', dashes, or spaces. It must start with a letter, digit, emoji, or '_'.";
+const NAME_MESSAGE =
+  "can contain only letters, digits, emoji, '_', '.', '+', dashes, or spaces. It must start with a letter, digit, emoji, or '_'.";
 const NAME_FORMAT = /^[\p{L}\p{N}\p{Extended_Pictographic}_][\p{L}\p{N}\p{Extended_Pictographic}\p{Pd}+_. ]*$/u;
 const TAKEN = 'has already been taken';
 /** The attributes of `PUT /projects/:id` the sandbox serves: Grape's `at_least_one_of` names them when none is given. */
@@ -49,14 +60,22 @@ export function registerProjectEditRoutes(router: Router): void {
       const project = findProject(ctx, OWNER);
       const target = findVisibleNamespace(ctx, ref);
       const refusal = transferRefusal(ctx, project, target);
-      if (refusal) throw new ApiError(400, { message: `Failed to transfer project {:new_namespace=>[${JSON.stringify(refusal)}]}` });
+      if (refusal)
+        throw new ApiError(400, {
+          message: `Failed to transfer project {:new_namespace=>[${JSON.stringify(refusal)}]}`,
+        });
       transfer(ctx, project, target);
       return ok(new ProjectPresenter(ctx.state, ctx.baseUrl).project(project, currentUser(ctx)));
     });
 }
 
 /** The model's validations: the formats, then a name or path another project (or a subgroup) of the namespace has. */
-function checkNameAndPath(ctx: RequestContext, project: ProjectRecord, name: string | undefined, path: string | undefined): void {
+function checkNameAndPath(
+  ctx: RequestContext,
+  project: ProjectRecord,
+  name: string | undefined,
+  path: string | undefined,
+): void {
   const errors: Record<string, string[]> = {};
   if (name !== undefined) {
     if (name === '') errors.name = ["can't be blank"];
@@ -81,7 +100,10 @@ function pathTaken(ctx: RequestContext, namespace: number, path: string, except:
   const sameProject = [...ctx.state.projects.values()].some(
     (p) => p.id !== except.id && p.namespace_id === namespace && p.path.toLowerCase() === lower,
   );
-  return sameProject || [...ctx.state.groups.values()].some((g) => g.parent_id === namespace && g.path.toLowerCase() === lower);
+  return (
+    sameProject ||
+    [...ctx.state.groups.values()].some((g) => g.parent_id === namespace && g.path.toLowerCase() === lower)
+  );
 }
 
 /**
@@ -93,10 +115,16 @@ function transferRefusal(ctx: RequestContext, project: ProjectRecord, target: Na
   const user = currentUser(ctx);
   const targetId = namespaceId(target);
   if (targetId === project.namespace_id) return 'Project is already in this namespace.';
-  const allowed = target.kind === 'group' ? groupLevel(ctx.state, user, target.group) >= MAINTAINER : user.is_admin || target.user.id === user.id;
+  const allowed =
+    target.kind === 'group'
+      ? groupLevel(ctx.state, user, target.group) >= MAINTAINER
+      : user.is_admin || target.user.id === user.id;
   if (!allowed) return "You don't have permission to transfer projects into that namespace.";
-  const nameTaken = [...ctx.state.projects.values()].some((p) => p.namespace_id === targetId && p.name === project.name);
-  if (nameTaken || pathTaken(ctx, targetId, project.path, project)) return 'Project with same name or path in target namespace already exists';
+  const nameTaken = [...ctx.state.projects.values()].some(
+    (p) => p.namespace_id === targetId && p.name === project.name,
+  );
+  if (nameTaken || pathTaken(ctx, targetId, project.path, project))
+    return 'Project with same name or path in target namespace already exists';
   // The registry's GitLab API (as on GitLab.com) moves images within one top-level namespace, not out of it.
   if (hasImageTags(ctx, project) && rootOf(ctx, project.namespace_id) !== rootOf(ctx, targetId)) {
     return 'Project cannot be transferred to a different top-level namespace, because image tags are present in its container registry';
@@ -119,12 +147,23 @@ function rootOf(ctx: RequestContext, namespace: number): number {
  */
 function transfer(ctx: RequestContext, project: ProjectRecord, target: Namespace): void {
   const { state } = ctx;
-  const formerOwner: UserRecord | undefined = state.groups.has(project.namespace_id) ? undefined : state.namespaceOwnerUser(project.namespace_id);
+  const formerOwner: UserRecord | undefined = state.groups.has(project.namespace_id)
+    ? undefined
+    : state.namespaceOwnerUser(project.namespace_id);
   if (formerOwner && !state.member('project', project.id, formerOwner.id)) {
-    state.members.push({ source: 'project', source_id: project.id, user_id: formerOwner.id, access_level: OWNER, created_at: project.created_at });
+    state.members.push({
+      source: 'project',
+      source_id: project.id,
+      user_id: formerOwner.id,
+      access_level: OWNER,
+      created_at: project.created_at,
+    });
   }
   state.namespaces.moveProject(project, { namespace_id: namespaceId(target) });
-  if (target.kind === 'group' && VISIBILITIES.indexOf(project.visibility) > VISIBILITIES.indexOf(target.group.visibility)) {
+  if (
+    target.kind === 'group' &&
+    VISIBILITIES.indexOf(project.visibility) > VISIBILITIES.indexOf(target.group.visibility)
+  ) {
     project.visibility = target.group.visibility;
   }
 }

@@ -111,15 +111,21 @@ function importProject(ctx: RequestContext) {
   if (limited) return limited;
   // `validate_file!`: only the name is looked at here; whether it is an archive shows when the worker reads it.
   if (!/\.gz$/i.test(file.filename)) {
-    throw new ApiError(422, { message: { error: 'You need to upload a GitLab project export archive (ending in .gz).' } });
+    throw new ApiError(422, {
+      message: { error: 'You need to upload a GitLab project export archive (ending in .gz).' },
+    });
   }
   const { state } = ctx;
   const namespaceId = importNamespace(ctx, user);
   if (!validProjectPath(path)) throw new ApiError(400, { message: `Path ${PROJECT_PATH_MESSAGE}` });
 
   const lower = path.toLowerCase();
-  const sameProject = [...state.projects.values()].find((p) => p.namespace_id === namespaceId && p.path.toLowerCase() === lower);
-  const sameGroup = [...state.groups.values()].some((g) => g.parent_id === namespaceId && g.path.toLowerCase() === lower);
+  const sameProject = [...state.projects.values()].find(
+    (p) => p.namespace_id === namespaceId && p.path.toLowerCase() === lower,
+  );
+  const sameGroup = [...state.groups.values()].some(
+    (g) => g.parent_id === namespaceId && g.path.toLowerCase() === lower,
+  );
   if (sameGroup || (sameProject && !overwrite)) throw new ApiError(400, { message: 'Path has already been taken' });
 
   // With `overwrite`, the forge imports under a temporary path and moves the project into place once it is done.

@@ -27,7 +27,9 @@ export class ProjectPresenter extends Presenter {
 
   /** A project as `viewer` sees it without `simple` (the forge's `ProjectWithAccess`). */
   project(project: ProjectRecord, viewer: UserRecord): Record<string, unknown> {
-    const owner = this.state.groups.has(project.namespace_id) ? undefined : this.state.namespaceOwnerUser(project.namespace_id);
+    const owner = this.state.groups.has(project.namespace_id)
+      ? undefined
+      : this.state.namespaceOwnerUser(project.namespace_id);
     const group = this.state.groups.get(project.namespace_id);
     const projectAccess = this.state.member('project', project.id, viewer.id)?.access_level;
     const groupAccess = group ? this.state.groupAccessLevel(viewer, group) : 0;

@@ -43,7 +43,10 @@ export function registerProjectRoutes(router: Router): void {
 
 /** `order_by` (default `created_at`) and `sort` (default `desc`), as the forge's projects listings take them. */
 export function projectOrder(ctx: RequestContext): { orderBy: ProjectOrderBy; sort: SortDirection } {
-  return { orderBy: enumParam(ctx, 'order_by', PROJECT_ORDER_BY) ?? 'created_at', sort: enumParam(ctx, 'sort', SORT_DIRECTIONS) ?? 'desc' };
+  return {
+    orderBy: enumParam(ctx, 'order_by', PROJECT_ORDER_BY) ?? 'created_at',
+    sort: enumParam(ctx, 'sort', SORT_DIRECTIONS) ?? 'desc',
+  };
 }
 
 /**

@@ -29,7 +29,9 @@ export class ProtectedBranchPresenter extends Presenter {
     const user = access.user_id !== null ? this.state.users.get(access.user_id) : undefined;
     const group = access.group_id !== null ? this.state.groups.get(access.group_id) : undefined;
     const description =
-      user?.name ?? group?.name ?? (access.access_level !== null ? BRANCH_ACCESS_DESCRIPTIONS[access.access_level] : '');
+      user?.name ??
+      group?.name ??
+      (access.access_level !== null ? BRANCH_ACCESS_DESCRIPTIONS[access.access_level] : '');
     return {
       access_level: access.access_level,
       access_level_description: description,

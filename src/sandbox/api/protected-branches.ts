@@ -1,4 +1,7 @@
-import { DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL, PROTECTED_BRANCH_ACCESS_LEVEL_VALUES } from '../../gitlab/types/protected-branches';
+import {
+  DEFAULT_PROTECTED_BRANCH_ACCESS_LEVEL,
+  PROTECTED_BRANCH_ACCESS_LEVEL_VALUES,
+} from '../../gitlab/types/protected-branches';
 import {
   ApiError,
   boolParam,
@@ -83,7 +86,8 @@ function protect(ctx: RequestContext, project: ProjectRecord): ProtectedBranchRe
 function accessLevel(value: unknown, name: string): number {
   const text = typeof value === 'number' ? String(value) : value;
   const level = typeof text === 'string' && /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(PROTECTED_BRANCH_ACCESS_LEVEL_VALUES as readonly number[]).includes(level)) throw paramError(`${name} does not have a valid value`);
+  if (!(PROTECTED_BRANCH_ACCESS_LEVEL_VALUES as readonly number[]).includes(level))
+    throw paramError(`${name} does not have a valid value`);
   return level;
 }
 
@@ -91,11 +95,7 @@ function accessLevel(value: unknown, name: string): number {
  * `<kind>_access_level` (default 40) plus the `allowed_to_<kind>` entries; the default level is left out when
  * only `allowed_to_<kind>` is given, as on the forge. Users need access to the project, groups a share of it.
  */
-function accessList(
-  ctx: RequestContext,
-  project: ProjectRecord,
-  kind: (typeof KINDS)[number],
-): BranchAccessRecord[] {
+function accessList(ctx: RequestContext, project: ProjectRecord, kind: (typeof KINDS)[number]): BranchAccessRecord[] {
   const rawLevel = param(ctx, kind.level);
   const level = rawLevel === undefined ? undefined : accessLevel(rawLevel, kind.level);
   const allowed = ctx.body[kind.allowed];
@@ -107,10 +107,15 @@ function accessList(
   (allowed ?? []).forEach((item: unknown, i: number) => {
     const entry = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
     const keys = Object.keys(entry).filter((k) => ['user_id', 'group_id', 'access_level'].includes(k));
-    if (keys.length !== 1) throw paramError(`${kind.allowed}[${i}] must have exactly one of user_id, group_id, access_level`);
+    if (keys.length !== 1)
+      throw paramError(`${kind.allowed}[${i}] must have exactly one of user_id, group_id, access_level`);
     const id = Number(entry[keys[0]]);
     if (keys[0] === 'access_level') {
-      entries.push({ access_level: accessLevel(entry.access_level, `${kind.allowed}[${i}][access_level]`), user_id: null, group_id: null });
+      entries.push({
+        access_level: accessLevel(entry.access_level, `${kind.allowed}[${i}][access_level]`),
+        user_id: null,
+        group_id: null,
+      });
       return;
     }
     if (!Number.isSafeInteger(id)) throw paramError(`${kind.allowed}[${i}][${keys[0]}] is invalid`);
@@ -131,7 +136,9 @@ function accessList(
 }
 
 function branchesOf(ctx: RequestContext, project: ProjectRecord): ProtectedBranchRecord[] {
-  return [...ctx.state.protectedBranches.values()].filter((b) => b.project_id === project.id).sort((a, b) => a.id - b.id);
+  return [...ctx.state.protectedBranches.values()]
+    .filter((b) => b.project_id === project.id)
+    .sort((a, b) => a.id - b.id);
 }
 
 /** ActiveRecord `find_by!`: a bare `404 Not found`. */

@@ -4,7 +4,10 @@ import { Presenter } from './presenter';
 
 /** Container registry repositories and their tags, as the forge's Container registry API shows them. */
 export class RegistryPresenter extends Presenter {
-  repository(repository: RepositoryRecord, options: { tags?: boolean; tagsCount?: boolean } = {}): Record<string, unknown> {
+  repository(
+    repository: RepositoryRecord,
+    options: { tags?: boolean; tagsCount?: boolean } = {},
+  ): Record<string, unknown> {
     const path = this.state.repositoryPath(repository);
     return {
       id: repository.id,

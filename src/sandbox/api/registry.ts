@@ -14,7 +14,16 @@ import {
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { BulkDeletionRecord, ProjectRecord, RepositoryRecord, SandboxState } from '../state';
-import { canSeeProject, currentUser, DEVELOPER, findGroup, findProject, MAINTAINER, projectLevel, requireUnarchived } from './access';
+import {
+  canSeeProject,
+  currentUser,
+  DEVELOPER,
+  findGroup,
+  findProject,
+  MAINTAINER,
+  projectLevel,
+  requireUnarchived,
+} from './access';
 import { RegistryPresenter } from './registry.presenter';
 
 const HOUR_MS = 60 * 60 * 1000;

@@ -12,9 +12,7 @@ export class ResourceEventPresenter extends Presenter {
       created_at: event.created_at,
       resource_type: event.resource_type,
       resource_id: event.resource_id,
-      label: label
-        ? { id: label.id, name: label.name, color: label.color, description: label.description }
-        : null,
+      label: label ? { id: label.id, name: label.name, color: label.color, description: label.description } : null,
       action: event.action,
     };
   }

@@ -11,7 +11,11 @@ import { ResourceEventPresenter } from './resource-events.presenter';
  * the group, for epics) may read it; issues and merge requests are addressed by iid, epics by id.
  */
 export function registerResourceEventRoutes(router: Router): void {
-  const labelRoutes = (base: string, type: ResourceLabelEventType, find: (ctx: RequestContext) => IssuableRecord): void => {
+  const labelRoutes = (
+    base: string,
+    type: ResourceLabelEventType,
+    find: (ctx: RequestContext) => IssuableRecord,
+  ): void => {
     router
       .get(`${base}/resource_label_events`, (ctx) => {
         const resource = find(ctx);
@@ -65,7 +69,11 @@ function findEpic(ctx: RequestContext): IssuableRecord {
 const chronological = <T extends { id: number; created_at: string }>(a: T, b: T): number =>
   a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id - b.id;
 
-function labelEventsOf(ctx: RequestContext, type: ResourceLabelEventType, resource: IssuableRecord): LabelEventRecord[] {
+function labelEventsOf(
+  ctx: RequestContext,
+  type: ResourceLabelEventType,
+  resource: IssuableRecord,
+): LabelEventRecord[] {
   return [...ctx.state.labelEvents.values()]
     .filter((e) => e.resource_type === type && e.resource_id === resource.id)
     .sort(chronological);

@@ -1,5 +1,18 @@
-import { dayAfter, MAX_TOKEN_LIFETIME_DAYS, ROTATION_DEFAULT_DAYS, type AccessTokenRecord } from '../access-tokens-state';
-import { badRequest, boolParam, enumParam, param, paramError, timestampParam, type RequestContext } from '../http/context';
+import {
+  dayAfter,
+  MAX_TOKEN_LIFETIME_DAYS,
+  ROTATION_DEFAULT_DAYS,
+  type AccessTokenRecord,
+} from '../access-tokens-state';
+import {
+  badRequest,
+  boolParam,
+  enumParam,
+  param,
+  paramError,
+  timestampParam,
+  type RequestContext,
+} from '../http/context';
 
 /**
  * What personal, project and group access tokens share: the record as the forge's `PersonalAccessToken` entity shows
@@ -23,7 +36,16 @@ export function tokenView(ctx: RequestContext, token: AccessTokenRecord, withVal
   };
 }
 
-const SORTS = ['created_asc', 'created_desc', 'expires_asc', 'expires_desc', 'last_used_asc', 'last_used_desc', 'name_asc', 'name_desc'] as const;
+const SORTS = [
+  'created_asc',
+  'created_desc',
+  'expires_asc',
+  'expires_desc',
+  'last_used_asc',
+  'last_used_desc',
+  'name_asc',
+  'name_desc',
+] as const;
 
 /** The listings' filters (`created_after`, …, `revoked`, `search`, `state`) and `sort`; unsorted: oldest first. */
 export function filteredTokens(ctx: RequestContext, tokens: AccessTokenRecord[]): AccessTokenRecord[] {
@@ -54,7 +76,13 @@ export function filteredTokens(ctx: RequestContext, tokens: AccessTokenRecord[])
   const field = sort.slice(0, sort.lastIndexOf('_'));
   const sign = sort.endsWith('_desc') ? -1 : 1;
   const key = (t: AccessTokenRecord): string =>
-    field === 'created' ? t.created_at : field === 'expires' ? (t.expires_at ?? '') : field === 'name' ? t.name : (t.last_used_at ?? '');
+    field === 'created'
+      ? t.created_at
+      : field === 'expires'
+        ? (t.expires_at ?? '')
+        : field === 'name'
+          ? t.name
+          : (t.last_used_at ?? '');
   return [...selected].sort((a, b) => sign * (key(a).localeCompare(key(b)) || a.id - b.id));
 }
 

@@ -194,7 +194,9 @@ function createUser(ctx: RequestContext): UserRecord {
   const reset = boolParam(ctx, 'reset_password') ?? false;
   const random = boolParam(ctx, 'force_random_password') ?? false;
   if (!reset && !random && (password === undefined || password === '')) {
-    throw paramError('password, reset_password, force_random_password are missing, at least one parameter must be provided');
+    throw paramError(
+      'password, reset_password, force_random_password are missing, at least one parameter must be provided',
+    );
   }
   if (!reset && !random) checkPassword(password ?? '');
   checkEmailAndUsername(email, username);
@@ -309,7 +311,7 @@ function checkEmailAndUsername(email: string | undefined, username: string | und
   const fields: Record<string, string[]> = {};
   if (email !== undefined && !/^[^@\s]+@[^@\s]+$/.test(email)) fields.email = ['is invalid'];
   if (username !== undefined && !USERNAME.test(username)) {
-    fields.username = ['can contain only letters, digits, \'_\', \'-\' and \'.\'. Cannot start with \'-\''];
+    fields.username = ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-'"];
   }
   if (Object.keys(fields).length > 0) throw validationError(fields);
 }

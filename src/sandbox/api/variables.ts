@@ -2,7 +2,18 @@ import { VARIABLE_TYPES } from '../../gitlab/types/variables';
 import type { BotPlace } from '../access-tokens-state';
 import type { CiVariableRecord } from '../ci-variables-state';
 import { maskProblem } from '../masked-values';
-import { ApiError, boolParam, enumParam, noContent, notFound, ok, param, requiredParam, validationError, type RequestContext } from '../http/context';
+import {
+  ApiError,
+  boolParam,
+  enumParam,
+  noContent,
+  notFound,
+  ok,
+  param,
+  requiredParam,
+  validationError,
+  type RequestContext,
+} from '../http/context';
 import { paginate } from '../http/pagination';
 import type { Router } from '../http/router';
 import type { SourceKind } from '../state';
@@ -52,14 +63,19 @@ function scopeFilter(ctx: RequestContext): string | undefined {
   const fromQuery = ctx.query.get('filter[environment_scope]');
   if (fromQuery !== null) return fromQuery;
   const filter = ctx.body.filter;
-  const fromBody = typeof filter === 'object' && filter !== null ? (filter as Record<string, unknown>).environment_scope : ctx.body['filter[environment_scope]'];
+  const fromBody =
+    typeof filter === 'object' && filter !== null
+      ? (filter as Record<string, unknown>).environment_scope
+      : ctx.body['filter[environment_scope]'];
   return typeof fromBody === 'string' ? fromBody : undefined;
 }
 
 function findVariable(ctx: RequestContext, where: BotPlace): CiVariableRecord {
   const found = ctx.state.ciVariables.matching(where.source, where.source_id, ctx.params.key ?? '', scopeFilter(ctx));
   if (found.length > 1) {
-    throw new ApiError(409, { message: "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'" });
+    throw new ApiError(409, {
+      message: "There are multiple variables with provided parameters. Please use 'filter[environment_scope]'",
+    });
   }
   if (found.length === 0) throw notFound('Variable');
   return found[0];
@@ -100,7 +116,8 @@ function updateVariable(ctx: RequestContext, variable: CiVariableRecord): CiVari
     environment_scope: param(ctx, 'environment_scope') ?? variable.environment_scope,
     description: param(ctx, 'description') ?? variable.description,
   };
-  if (variable.hidden && masked === false) throw validationError({ masked: ['Only visible variables can be set to unmasked'] });
+  if (variable.hidden && masked === false)
+    throw validationError({ masked: ['Only visible variables can be set to unmasked'] });
   validate(ctx, updated, variable.id);
   ctx.state.ciVariables.variables.set(variable.id, updated);
   return updated;
@@ -115,5 +132,6 @@ function validate(ctx: RequestContext, variable: CiVariableRecord, self: number 
     .matching(variable.source, variable.source_id, variable.key, variable.environment_scope)
     .some((other) => other.id !== self);
   if (taken) throw validationError({ key: [`(${variable.key}) has already been taken`] });
-  if (variable.masked && maskProblem(variable.value, variable.raw) !== undefined) throw validationError({ value: ['is invalid'] });
+  if (variable.masked && maskProblem(variable.value, variable.raw) !== undefined)
+    throw validationError({ value: ['is invalid'] });
 }

@@ -1,7 +1,8 @@
 import { multipartBoundary, parseMultipart, UploadedFile } from './multipart';
 
 describe('multipart parsing', () => {
-  const body = (boundary: string, parts: string[]): Buffer => Buffer.from(`${parts.map((p) => `--${boundary}\r\n${p}\r\n`).join('')}--${boundary}--\r\n`, 'latin1');
+  const body = (boundary: string, parts: string[]): Buffer =>
+    Buffer.from(`${parts.map((p) => `--${boundary}\r\n${p}\r\n`).join('')}--${boundary}--\r\n`, 'latin1');
 
   it('reads the boundary only from multipart/form-data', () => {
     expect(multipartBoundary('multipart/form-data; boundary=abc')).toBe('abc');
@@ -32,7 +33,9 @@ describe('multipart parsing', () => {
 
   it('throws on malformed bodies', () => {
     expect(() => parseMultipart(Buffer.from('nothing'), 'xyz')).toThrow();
-    expect(() => parseMultipart(Buffer.from('--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\nno end'), 'xyz')).toThrow();
+    expect(() =>
+      parseMultipart(Buffer.from('--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\nno end'), 'xyz'),
+    ).toThrow();
     expect(() => parseMultipart(body('xyz', ['Content-Disposition: form-data\r\n\r\nx']), 'xyz')).toThrow();
   });
 });

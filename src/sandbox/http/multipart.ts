@@ -36,14 +36,19 @@ export function parseMultipart(raw: Buffer, boundary: string): Record<string, un
     if (headerEnd < 0) throw new Error('multipart: no header end');
     const next = raw.indexOf(Buffer.concat([Buffer.from('\r\n'), delimiter]), headerEnd + 4);
     if (next < 0) throw new Error('multipart: unterminated part');
-    const headers = raw.subarray(position + 2, headerEnd).toString('utf8').split('\r\n');
+    const headers = raw
+      .subarray(position + 2, headerEnd)
+      .toString('utf8')
+      .split('\r\n');
     const content = raw.subarray(headerEnd + 4, next);
     const disposition = headers.find((h) => /^content-disposition:/i.test(h)) ?? '';
     const name = /;\s*name="([^"]*)"/i.exec(disposition)?.[1];
     if (name === undefined) throw new Error('multipart: part without a name');
     const filename = /;\s*filename="([^"]*)"/i.exec(disposition)?.[1];
-    const type = headers.find((h) => /^content-type:/i.test(h))?.replace(/^content-type:\s*/i, '') ?? 'application/octet-stream';
-    const value = filename !== undefined ? new UploadedFile(filename, type, Buffer.from(content)) : content.toString('utf8');
+    const type =
+      headers.find((h) => /^content-type:/i.test(h))?.replace(/^content-type:\s*/i, '') ?? 'application/octet-stream';
+    const value =
+      filename !== undefined ? new UploadedFile(filename, type, Buffer.from(content)) : content.toString('utf8');
     if (name.endsWith('[]')) result[name] = [...((result[name] as unknown[] | undefined) ?? []), value];
     else result[name] = value;
     position = next + 2;

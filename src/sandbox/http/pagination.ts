@@ -13,7 +13,9 @@ export function paginate<T>(ctx: RequestContext, items: readonly T[], present: (
   const requestedPerPage = intParam(ctx, 'per_page');
   const requestedPage = intParam(ctx, 'page');
   const perPage =
-    requestedPerPage === undefined || requestedPerPage < 1 ? DEFAULT_PER_PAGE : Math.min(requestedPerPage, MAX_PER_PAGE);
+    requestedPerPage === undefined || requestedPerPage < 1
+      ? DEFAULT_PER_PAGE
+      : Math.min(requestedPerPage, MAX_PER_PAGE);
   const page = requestedPage === undefined || requestedPage < 1 ? 1 : requestedPage;
 
   const total = items.length;
@@ -60,7 +62,9 @@ export function paginateByKeyset<T extends { id: number }>(
 ): Reply {
   const requestedPerPage = intParam(ctx, 'per_page');
   const perPage =
-    requestedPerPage === undefined || requestedPerPage < 1 ? DEFAULT_PER_PAGE : Math.min(requestedPerPage, MAX_PER_PAGE);
+    requestedPerPage === undefined || requestedPerPage < 1
+      ? DEFAULT_PER_PAGE
+      : Math.min(requestedPerPage, MAX_PER_PAGE);
   const slice = items.slice(0, perPage);
   const last = slice.at(-1);
   const headers: Record<string, string> = {};

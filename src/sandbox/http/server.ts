@@ -225,7 +225,8 @@ function faultReply(status: number, retryAfter?: number, rateLimitReset?: number
   }
   // The forge's rate limiter answers in plain text; server errors come as JSON from the API or text from a proxy.
   if (status === 429) return { status, text: 'Retry later\n', headers };
-  if (status === 502 || status === 503 || status === 504) return { status, text: `${status} ${STATUS_CODES[status]}\n`, headers };
+  if (status === 502 || status === 503 || status === 504)
+    return { status, text: `${status} ${STATUS_CODES[status]}\n`, headers };
   return { status, json: { message: `${status} ${STATUS_CODES[status] ?? 'Error'}` }, headers };
 }
 
@@ -320,7 +321,9 @@ function redactedQuery(query: URLSearchParams, path: string): Record<string, str
   const result: Record<string, string | string[]> = {};
   const variable = VARIABLE_PATH.test(path);
   for (const key of new Set(query.keys())) {
-    const values = query.getAll(key).map((v) => (SECRET_PARAMS.has(key) || (variable && key === 'value') ? '[redacted]' : v));
+    const values = query
+      .getAll(key)
+      .map((v) => (SECRET_PARAMS.has(key) || (variable && key === 'value') ? '[redacted]' : v));
     result[key] = values.length === 1 ? values[0] : values;
   }
   return result;
@@ -331,7 +334,11 @@ function redactedBody(body: Record<string, unknown>, path: string): Record<strin
   return Object.fromEntries(
     Object.entries(body).map(([k, v]) => [
       k,
-      SECRET_BODY_PARAMS.has(k) || (variable && k === 'value') ? '[redacted]' : SECRET_LISTS.has(k) ? redactedValues(v) : v,
+      SECRET_BODY_PARAMS.has(k) || (variable && k === 'value')
+        ? '[redacted]'
+        : SECRET_LISTS.has(k)
+          ? redactedValues(v)
+          : v,
     ]),
   );
 }
@@ -344,7 +351,9 @@ const SECRET_LISTS = new Set(['custom_headers', 'url_variables']);
 
 function redactedValues(list: unknown): unknown {
   if (!Array.isArray(list)) return list;
-  return list.map((item: unknown) => (typeof item === 'object' && item !== null && 'value' in item ? { ...item, value: '[redacted]' } : item));
+  return list.map((item: unknown) =>
+    typeof item === 'object' && item !== null && 'value' in item ? { ...item, value: '[redacted]' } : item,
+  );
 }
 
 /** Selected headers; credentials are only said to be present, never recorded. */

@@ -19,7 +19,8 @@ export function authenticateToken(ctx: RequestContext, value: string): { user: U
   const now = ctx.state.clock.date();
   if (tokens.expired(token, now)) throw invalidToken('Token has expired.');
   if (token.revoked) {
-    if (ROTATION_PATH.test(ctx.path)) tokens.revokeFamily(token, 'authenticated_with_revoked_token', { method: ctx.method, path: ctx.path }, now);
+    if (ROTATION_PATH.test(ctx.path))
+      tokens.revokeFamily(token, 'authenticated_with_revoked_token', { method: ctx.method, path: ctx.path }, now);
     throw invalidToken('Token was revoked. You have to re-authorize from the user.');
   }
   const user = ctx.state.users.get(token.user_id);

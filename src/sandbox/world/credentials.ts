@@ -33,7 +33,10 @@ export const userToken = z.union([
 const resourceToken = z.strictObject({
   ...tokenFields,
   name: z.string().min(1),
-  scopes: z.array(z.enum(ACCESS_TOKEN_SCOPES).exclude(['sudo', 'admin_mode'])).min(1).default(['api']),
+  scopes: z
+    .array(z.enum(ACCESS_TOKEN_SCOPES).exclude(['sudo', 'admin_mode']))
+    .min(1)
+    .default(['api']),
   /** The bot user's role: a name or a number; maintainer by default, as on the forge. */
   access_level: accessLevel.default(ACCESS_LEVELS.maintainer),
   /** The bot user's username; `project_<id>_bot_<hex>` (or `group_…`) when omitted. */
@@ -68,7 +71,8 @@ const variable = z
   })
   .superRefine((v, ctx) => {
     const problem = v.masked || v.hidden ? maskProblem(v.value, v.raw) : undefined;
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `cannot be masked: ${problem}` });
+    if (problem !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['value'], message: `cannot be masked: ${problem}` });
   });
 
 /** What groups and projects take besides their own fields. */
@@ -106,13 +110,18 @@ export function checkCredentials(
   const values = new Set(userTokens.map((t) => t.value));
   for (const { path, credentials } of places) {
     credentials.access_tokens.forEach((token, t) => {
-      if (values.has(token.token)) report([...path, 'access_tokens', t, 'token'], 'token already belongs to another user');
+      if (values.has(token.token))
+        report([...path, 'access_tokens', t, 'token'], 'token already belongs to another user');
       values.add(token.token);
     });
     const keys = new Set<string>();
     credentials.variables.forEach((variable, v) => {
       const key = `${variable.key}\u0000${variable.environment_scope}`;
-      if (keys.has(key)) report([...path, 'variables', v, 'key'], `variable ${variable.key} already exists in environment scope ${variable.environment_scope}`);
+      if (keys.has(key))
+        report(
+          [...path, 'variables', v, 'key'],
+          `variable ${variable.key} already exists in environment scope ${variable.environment_scope}`,
+        );
       keys.add(key);
     });
   }

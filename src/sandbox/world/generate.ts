@@ -40,14 +40,20 @@ function numbered(prefix: string, n: number, count: number): string {
 /** Full paths of the generated "top-level" groups (under `parent` when there is one). */
 export function generatedGroupPaths(generate: WorldGenerate): string[] {
   const above = generate.parent === undefined ? '' : `${generate.parent}/`;
-  return Array.from({ length: generate.groups }, (_, i) => `${above}${numbered(generate.path_prefix, i + 1, generate.groups)}`);
+  return Array.from(
+    { length: generate.groups },
+    (_, i) => `${above}${numbered(generate.path_prefix, i + 1, generate.groups)}`,
+  );
 }
 
 /**
  * The world with the generated groups and projects appended, parsed by the same schemas as declared ones so that
  * they get the same defaults.
  */
-export function withGenerated<W extends { groups: WorldGroup[]; projects: WorldProject[] }>(world: W, generate: WorldGenerate): W {
+export function withGenerated<W extends { groups: WorldGroup[]; projects: WorldProject[] }>(
+  world: W,
+  generate: WorldGenerate,
+): W {
   const groups: z.input<typeof groupSchema>[] = [];
   const projects: z.input<typeof projectSchema>[] = [];
   const { visibility } = generate;

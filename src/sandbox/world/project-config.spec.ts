@@ -21,11 +21,23 @@ describe('approval settings, approval rules and integrations in the world', () =
         protected_branches: [{ id: 7, name: 'main' }],
         approval_settings: { approvals_before_merge: 2, merge_requests_author_approval: true },
         approval_rules: [
-          { id: 40, name: 'security', approvals_required: 1, users: ['mia'], groups: ['acme'], protected_branches: ['main'] },
+          {
+            id: 40,
+            name: 'security',
+            approvals_required: 1,
+            users: ['mia'],
+            groups: ['acme'],
+            protected_branches: ['main'],
+          },
           { name: 'everyone', rule_type: 'regular' },
         ],
         integrations: [
-          { id: 9, slug: 'chat-collab-a', properties: { webhook: 'https://chat.example/hook/secret', notify_only_broken_pipelines: true }, events: { push_events: false } },
+          {
+            id: 9,
+            slug: 'chat-collab-a',
+            properties: { webhook: 'https://chat.example/hook/secret', notify_only_broken_pipelines: true },
+            events: { push_events: false },
+          },
           { slug: 'emails-on-push', active: false, properties: { recipients: 'ops@acme.test' } },
         ],
       }),
@@ -44,8 +56,24 @@ describe('approval settings, approval rules and integrations in the world', () =
       require_password_to_approve: false,
     });
     expect(approvals.rules).toEqual([
-      { id: 40, name: 'security', rule_type: 'regular', approvals_required: 1, user_ids: [2], group_ids: [10], protected_branch_ids: [7] },
-      { id: 41, name: 'everyone', rule_type: 'regular', approvals_required: 0, user_ids: [], group_ids: [], protected_branch_ids: [] },
+      {
+        id: 40,
+        name: 'security',
+        rule_type: 'regular',
+        approvals_required: 1,
+        user_ids: [2],
+        group_ids: [10],
+        protected_branch_ids: [7],
+      },
+      {
+        id: 41,
+        name: 'everyone',
+        rule_type: 'regular',
+        approvals_required: 0,
+        user_ids: [],
+        group_ids: [],
+        protected_branch_ids: [],
+      },
     ]);
     const [chat, mail] = integrationsOf(state).of(1);
     expect(chat).toMatchObject({
@@ -53,11 +81,25 @@ describe('approval settings, approval rules and integrations in the world', () =
       slug: 'chat-collab-a',
       active: true,
       // The service's default under the world's properties.
-      properties: { webhook: 'https://chat.example/hook/secret', notify_only_broken_pipelines: true, branches_to_be_notified: 'default' },
+      properties: {
+        webhook: 'https://chat.example/hook/secret',
+        notify_only_broken_pipelines: true,
+        branches_to_be_notified: 'default',
+      },
     });
     // Flags the service takes are on unless the world turns them off; flags it does not take are off.
-    expect(chat.events).toMatchObject({ push_events: false, issues_events: true, pipeline_events: true, job_events: false });
-    expect(mail).toMatchObject({ id: 10, slug: 'emails-on-push', active: false, properties: { recipients: 'ops@acme.test', branches_to_be_notified: 'all' } });
+    expect(chat.events).toMatchObject({
+      push_events: false,
+      issues_events: true,
+      pipeline_events: true,
+      job_events: false,
+    });
+    expect(mail).toMatchObject({
+      id: 10,
+      slug: 'emails-on-push',
+      active: false,
+      properties: { recipients: 'ops@acme.test', branches_to_be_notified: 'all' },
+    });
   });
 
   it('leaves a project the world says nothing of with the forge defaults, as before', () => {
@@ -82,7 +124,9 @@ describe('approval settings, approval rules and integrations in the world', () =
       ],
     });
     expect(problems(bad)).toEqual([
-      expect.stringMatching(/^<world> projects\[0\]\.integrations\[0\]\.properties\.colour: chat-collab-a has no parameter colour; it takes webhook, /),
+      expect.stringMatching(
+        /^<world> projects\[0\]\.integrations\[0\]\.properties\.colour: chat-collab-a has no parameter colour; it takes webhook, /,
+      ),
       '<world> projects[0].approval_rules[0].users[0]: unknown user nobody',
       '<world> projects[0].approval_rules[0].groups[0]: unknown group nowhere',
       '<world> projects[0].approval_rules[0].protected_branches[0]: the project protects no branch main',

@@ -48,8 +48,14 @@ export const integrationSchema = z
     const parameters = integrationParameters(integration.slug);
     for (const name of Object.keys(integration.properties)) {
       if (name === 'active' || EVENT_FLAGS.has(name) || !Object.hasOwn(parameters, name)) {
-        const known = Object.keys(parameters).filter((parameter) => parameter !== 'active' && !EVENT_FLAGS.has(parameter));
-        ctx.addIssue({ code: 'custom', path: ['properties', name], message: `${integration.slug} has no parameter ${name}; it takes ${known.join(', ') || 'none'}` });
+        const known = Object.keys(parameters).filter(
+          (parameter) => parameter !== 'active' && !EVENT_FLAGS.has(parameter),
+        );
+        ctx.addIssue({
+          code: 'custom',
+          path: ['properties', name],
+          message: `${integration.slug} has no parameter ${name}; it takes ${known.join(', ') || 'none'}`,
+        });
       }
     }
   });
@@ -79,12 +85,14 @@ export function checkProjectConfig(
     rule.users.forEach((user, u) => known.user(user) || report([...path, 'users', u], `unknown user ${user}`));
     rule.groups.forEach((group, g) => known.group(group) || report([...path, 'groups', g], `unknown group ${group}`));
     rule.protected_branches.forEach(
-      (branch, b) => branches.has(branch) || report([...path, 'protected_branches', b], `the project protects no branch ${branch}`),
+      (branch, b) =>
+        branches.has(branch) || report([...path, 'protected_branches', b], `the project protects no branch ${branch}`),
     );
   });
   const slugs = new Set<string>();
   project.integrations.forEach((integration, n) => {
-    if (slugs.has(integration.slug)) report([...at, 'integrations', n, 'slug'], `integration ${integration.slug} is set twice`);
+    if (slugs.has(integration.slug))
+      report([...at, 'integrations', n, 'slug'], `integration ${integration.slug} is set twice`);
     slugs.add(integration.slug);
   });
 }

@@ -87,13 +87,18 @@ export function checkReferences(
     checkIids(project.merge_requests, ['projects', i, 'merge_requests'], 'merge request', report);
     project.issues.forEach((issue, n) => {
       issue.label_events.forEach((ev, v) => userRef(['projects', i, 'issues', n, 'label_events', v, 'user'], ev.user));
-      issue.weight_events.forEach((ev, v) => userRef(['projects', i, 'issues', n, 'weight_events', v, 'user'], ev.user));
+      issue.weight_events.forEach((ev, v) =>
+        userRef(['projects', i, 'issues', n, 'weight_events', v, 'user'], ev.user),
+      );
     });
     project.merge_requests.forEach((mr, n) =>
-      mr.label_events.forEach((ev, v) => userRef(['projects', i, 'merge_requests', n, 'label_events', v, 'user'], ev.user)),
+      mr.label_events.forEach((ev, v) =>
+        userRef(['projects', i, 'merge_requests', n, 'label_events', v, 'user'], ev.user),
+      ),
     );
     project.shared_with_groups.forEach((path, g) => {
-      if (!groupPaths.has(path.toLowerCase())) report(['projects', i, 'shared_with_groups', g], `unknown group ${path}`);
+      if (!groupPaths.has(path.toLowerCase()))
+        report(['projects', i, 'shared_with_groups', g], `unknown group ${path}`);
     });
     const branchNames = new Set<string>();
     project.protected_branches.forEach((branch, b) => {
@@ -105,7 +110,8 @@ export function checkReferences(
         branch[kind].forEach((entry, e) => {
           const path = ['projects', i, 'protected_branches', b, kind, e];
           if ('user' in entry) userRef([...path, 'user'], entry.user);
-          else if (!groupPaths.has(entry.group.toLowerCase())) report([...path, 'group'], `unknown group ${entry.group}`);
+          else if (!groupPaths.has(entry.group.toLowerCase()))
+            report([...path, 'group'], `unknown group ${entry.group}`);
         });
       }
     });
@@ -130,7 +136,9 @@ export function checkReferences(
       ...world.groups.map((group, i) => ({ path: ['groups', i], credentials: group })),
       ...world.projects.map((project, i) => ({ path: ['projects', i], credentials: project })),
     ],
-    world.users.flatMap((user, i) => user.tokens.map((token, t) => ({ path: ['users', i, 'tokens', t], value: userTokenValue(token) }))),
+    world.users.flatMap((user, i) =>
+      user.tokens.map((token, t) => ({ path: ['users', i, 'tokens', t], value: userTokenValue(token) })),
+    ),
     report,
   );
   world.deploy_keys.forEach((key, k) =>
@@ -146,7 +154,9 @@ export function checkReferences(
     if (generate.parent !== undefined && !groupPaths.has(generate.parent.toLowerCase())) {
       report(['generate', 'parent'], `unknown parent group ${generate.parent}`);
     }
-    const taken = generatedGroupPaths(generate).find((path) => groupPaths.has(path.toLowerCase()) || usernames.has(path.toLowerCase()));
+    const taken = generatedGroupPaths(generate).find(
+      (path) => groupPaths.has(path.toLowerCase()) || usernames.has(path.toLowerCase()),
+    );
     if (taken !== undefined) report(['generate', 'path_prefix'], `namespace ${taken} already exists`);
   }
 }

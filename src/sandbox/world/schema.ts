@@ -181,7 +181,11 @@ const hookSchema = z.strictObject({
   ...hookFlags,
 });
 
-export const memberSchema = z.strictObject({ user: z.string(), access_level: accessLevel, created_at: timestamp.optional() });
+export const memberSchema = z.strictObject({
+  user: z.string(),
+  access_level: accessLevel,
+  created_at: timestamp.optional(),
+});
 const accessRequestSchema = z.strictObject({ user: z.string(), requested_at: timestamp.optional() });
 
 export const groupSchema = z.strictObject({
@@ -249,7 +253,10 @@ const pipelineSchema = z.strictObject({
   id: id.optional(),
   ref: z.string().default('main'),
   tag: z.boolean().default(false),
-  sha: z.string().regex(/^[0-9a-f]{40}$/, { message: 'must be a 40-hex commit sha' }).optional(),
+  sha: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/, { message: 'must be a 40-hex commit sha' })
+    .optional(),
   /** Omitted: derived from the pipeline's latest jobs. */
   status: z.enum(JOB_STATUSES).optional(),
   source: z.string().default('push'),
@@ -273,7 +280,10 @@ const tagSchema = z.strictObject({
   name: z.string().regex(/^[\w][\w.-]{0,127}$/, { message: 'must be a valid image tag name' }),
   /** Manifest creation time; null (the default) for a tag without a timestamp. */
   created_at: timestamp.nullable().default(null),
-  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, { message: 'must be sha256:<64 hex>' }).optional(),
+  digest: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/, { message: 'must be sha256:<64 hex>' })
+    .optional(),
   total_size: z.number().int().nonnegative().optional(),
 });
 
@@ -348,7 +358,11 @@ export const exportRateLimitsSchema = z.strictObject({
 export type WorldExportRateLimits = z.output<typeof exportRateLimitsSchema>;
 
 /** Bytes of `tree/padding.bin` in group and project export archives; bounded, as the archive is built in memory. */
-export const exportPaddingBytes = z.number().int().nonnegative().max(256 * 1024 * 1024);
+export const exportPaddingBytes = z
+  .number()
+  .int()
+  .nonnegative()
+  .max(256 * 1024 * 1024);
 
 /** The sandbox's settings at start (`POST /__sandbox/settings` changes most of them later). */
 export const settingsSchema = z.strictObject({

@@ -51,10 +51,14 @@ describe('loadWorld', () => {
       ].join('\n'),
     );
     expect(problems(path)).toEqual([
-      expect.stringMatching(new RegExp(`^${path}:9:21 projects\\[0\\]\\.pipelines\\[0\\]\\.jobs\\[0\\]\\.status: Invalid option`)),
+      expect.stringMatching(
+        new RegExp(`^${path}:9:21 projects\\[0\\]\\.pipelines\\[0\\]\\.jobs\\[0\\]\\.status: Invalid option`),
+      ),
     ]);
     // References are checked once the shapes are valid.
-    const fixed = writeWorld(['users:', '  - username: root', 'projects:', '  - path: api', '    namespace: nowhere', ''].join('\n'));
+    const fixed = writeWorld(
+      ['users:', '  - username: root', 'projects:', '  - path: api', '    namespace: nowhere', ''].join('\n'),
+    );
     expect(problems(fixed)).toEqual([`${fixed}:5:16 projects[0].namespace: unknown namespace nowhere`]);
   });
 
@@ -64,12 +68,19 @@ describe('loadWorld', () => {
   });
 
   it('refuses nested aliases that expand exponentially, at the alias, instead of running out of memory', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefgh'.split('').map((name, i) => `${name}: &${name} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`), 'users: *h', ''].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...'bcdefgh'.split('').map((name, i) => `${name}: &${name} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`),
+      'users: *h',
+      '',
+    ].join('\n');
     expect(problems(writeWorld(bomb))[0]).toMatch(/:\d+:\d+ .*aliases here expand to more than 1000 copies/);
   });
 
   it('names the file it cannot read', () => {
-    expect(problems('/nonexistent/world.yml')[0]).toBe('/nonexistent/world.yml:1:1 (file): cannot read the world file: no such file');
+    expect(problems('/nonexistent/world.yml')[0]).toBe(
+      '/nonexistent/world.yml:1:1 (file): cannot read the world file: no such file',
+    );
   });
 });
 
@@ -77,7 +88,9 @@ describe('worlds built in code', () => {
   it('validates them and assigns ids around explicit ones', () => {
     const world = parseWorld(
       baseWorld({
-        projects: [{ id: 1, path: 'api', namespace: 'acme', registry: [{ id: 7, tags: manyTags(2000) }, { tags: [] }] }],
+        projects: [
+          { id: 1, path: 'api', namespace: 'acme', registry: [{ id: 7, tags: manyTags(2000) }, { tags: [] }] },
+        ],
       }),
     );
     const state = new SandboxState(world, new FaultRules());
@@ -101,7 +114,13 @@ describe('the generate key', () => {
   it('appends numbered groups, subgroups and projects after the declared ones, with failed jobs and archived projects', () => {
     const world = parseWorld(
       baseWorld({
-        generate: { groups: 2, subgroups_per_group: 1, projects_per_group: 2, failed_jobs_per_project: 3, archived_projects_per_group: 1 },
+        generate: {
+          groups: 2,
+          subgroups_per_group: 1,
+          projects_per_group: 2,
+          failed_jobs_per_project: 3,
+          archived_projects_per_group: 1,
+        },
       }),
     );
     expect(world.groups.map((g) => (g.parent ? `${g.parent}/${g.path}` : g.path))).toEqual([
@@ -151,7 +170,9 @@ describe('the generate key', () => {
 
   it('puts the generated groups under a declared parent, so one glob covers them', () => {
     const world = parseWorld(
-      baseWorld({ generate: { parent: 'acme', groups: 2, subgroups_per_group: 1, projects_per_group: 1, path_prefix: 'team' } }),
+      baseWorld({
+        generate: { parent: 'acme', groups: 2, subgroups_per_group: 1, projects_per_group: 1, path_prefix: 'team' },
+      }),
     );
     expect(world.groups.map((g) => (g.parent ? `${g.parent}/${g.path}` : g.path))).toEqual([
       'acme',
@@ -209,7 +230,13 @@ describe('project hooks in the world', () => {
             path: 'api',
             namespace: 'acme',
             hooks: [
-              { id: 2, url: 'https://hooks.example.test/ci', job_events: true, token: 'secret-token', custom_headers: { 'X-Team': 'ci' } },
+              {
+                id: 2,
+                url: 'https://hooks.example.test/ci',
+                job_events: true,
+                token: 'secret-token',
+                custom_headers: { 'X-Team': 'ci' },
+              },
               { url: 'http://127.0.0.1:9/other', name: 'other' },
             ],
           },
@@ -218,7 +245,9 @@ describe('project hooks in the world', () => {
     );
     const state = new SandboxState(world, new FaultRules());
     const hooks = state.hooks.of(1);
-    expect(hooks.map((h) => [h.id, h.url, h.token, h.events.push_events, h.events.job_events, h.enable_ssl_verification])).toEqual([
+    expect(
+      hooks.map((h) => [h.id, h.url, h.token, h.events.push_events, h.events.job_events, h.enable_ssl_verification]),
+    ).toEqual([
       [1, 'http://127.0.0.1:9/other', null, true, false, true],
       [2, 'https://hooks.example.test/ci', 'secret-token', true, true, true],
     ]);
@@ -257,7 +286,14 @@ describe('credentials in the world', () => {
       ...base,
       users: [
         ...(base.users ?? []),
-        { id: 9, username: 'ci', tokens: ['glpat-plain-value', { token: 'glpat-detailed', id: 40, name: 'bot', scopes: ['read_api'], expires_at: 'now+10d' }] },
+        {
+          id: 9,
+          username: 'ci',
+          tokens: [
+            'glpat-plain-value',
+            { token: 'glpat-detailed', id: 40, name: 'bot', scopes: ['read_api'], expires_at: 'now+10d' },
+          ],
+        },
       ],
       groups: [{ id: 10, path: 'acme', variables: [{ key: 'SHARED', value: 'v' }] }],
       projects: [
@@ -265,7 +301,14 @@ describe('credentials in the world', () => {
           id: 1,
           path: 'api',
           namespace: 'acme',
-          access_tokens: [{ token: 'glpat-project-bot', name: 'deploy', access_level: 'developer', expires_at: '2025-07-01T15:00:00Z' }],
+          access_tokens: [
+            {
+              token: 'glpat-project-bot',
+              name: 'deploy',
+              access_level: 'developer',
+              expires_at: '2025-07-01T15:00:00Z',
+            },
+          ],
           deploy_tokens: [{ token: 'gldt-pull', name: 'pull', scopes: ['read_registry'] }],
           variables: [{ key: 'TOKEN', value: 'masked-value-1', masked: true, environment_scope: 'production' }],
         },
@@ -273,16 +316,34 @@ describe('credentials in the world', () => {
     });
     const state = new SandboxState(world, new FaultRules());
     const tokens = state.accessTokens;
-    expect(tokens.byTokenValue('glpat-plain-value')).toMatchObject({ user_id: 9, name: 'ci-token-1', scopes: ['api'], expires_at: null });
+    expect(tokens.byTokenValue('glpat-plain-value')).toMatchObject({
+      user_id: 9,
+      name: 'ci-token-1',
+      scopes: ['api'],
+      expires_at: null,
+    });
     // Relative expiries are days: now+10d from 2025-06-02T12:00Z is 2025-06-12, a timestamp is cut to its day.
-    expect(tokens.byTokenValue('glpat-detailed')).toMatchObject({ id: 40, name: 'bot', scopes: ['read_api'], expires_at: '2025-06-12' });
+    expect(tokens.byTokenValue('glpat-detailed')).toMatchObject({
+      id: 40,
+      name: 'bot',
+      scopes: ['read_api'],
+      expires_at: '2025-06-12',
+    });
     const projectToken = tokens.byTokenValue('glpat-project-bot')!;
     expect(projectToken).toMatchObject({ name: 'deploy', expires_at: '2025-07-01', scopes: ['api'] });
     const bot = state.users.get(projectToken.user_id)!;
-    expect(bot).toMatchObject({ user_type: 'project_bot', name: 'deploy', username: expect.stringMatching(/^project_1_bot_[0-9a-f]{32}$/) as string });
+    expect(bot).toMatchObject({
+      user_type: 'project_bot',
+      name: 'deploy',
+      username: expect.stringMatching(/^project_1_bot_[0-9a-f]{32}$/) as string,
+    });
     expect(state.member('project', 1, bot.id)?.access_level).toBe(30);
-    expect(state.deployTokens.of('project', 1)).toMatchObject([{ name: 'pull', username: expect.stringMatching(/^gitlab\+deploy-token-\d+$/) as string, expires_at: null }]);
-    expect(state.ciVariables.of('project', 1)).toMatchObject([{ key: 'TOKEN', masked: true, environment_scope: 'production', variable_type: 'env_var' }]);
+    expect(state.deployTokens.of('project', 1)).toMatchObject([
+      { name: 'pull', username: expect.stringMatching(/^gitlab\+deploy-token-\d+$/) as string, expires_at: null },
+    ]);
+    expect(state.ciVariables.of('project', 1)).toMatchObject([
+      { key: 'TOKEN', masked: true, environment_scope: 'production', variable_type: 'env_var' },
+    ]);
     expect(state.ciVariables.of('group', 10)).toMatchObject([{ key: 'SHARED', value: 'v', masked: false }]);
     expect(JSON.stringify(state.dump())).not.toMatch(/glpat-|gldt-|masked-value-1/);
   });

@@ -1,5 +1,13 @@
-import type { AccessRequestsSnapshot, PendingRequest, Requester, SourceSnapshot } from '../../../src/policies/access-requests/access-requests.decide';
-import { type AccessRequestsConfig, accessRequestsPolicy } from '../../../src/policies/access-requests/access-requests.schema';
+import type {
+  AccessRequestsSnapshot,
+  PendingRequest,
+  Requester,
+  SourceSnapshot,
+} from '../../../src/policies/access-requests/access-requests.decide';
+import {
+  type AccessRequestsConfig,
+  accessRequestsPolicy,
+} from '../../../src/policies/access-requests/access-requests.schema';
 import type { AdminUser, PublicUser } from '../../../src/gitlab/types/users';
 import { anAdminUser as adminViewOf, aUser } from '../gitlab/records';
 import { BASE_NOW } from '../world-builders';
@@ -39,12 +47,23 @@ export function aRequest(fields: Partial<PendingRequest> = {}): PendingRequest {
 export function aPublicUser(fields: Partial<PublicUser> = {}): PublicUser {
   const id = fields.id ?? 12;
   const username = fields.username ?? 'alice';
-  return aUser({ name: username, web_url: `https://gitlab.example.com/${username}`, created_at: daysAgo(400), ...fields, id, username });
+  return aUser({
+    name: username,
+    web_url: `https://gitlab.example.com/${username}`,
+    created_at: daysAgo(400),
+    ...fields,
+    id,
+    username,
+  });
 }
 
 /** The administrator view of a user: alice@acme.com, two-factor on, not external, confirmed, 400 days old. */
 export function anAdminUser(fields: Partial<AdminUser> & { bot?: boolean } = {}): AdminUser {
-  const { followers: _followers, following: _following, ...profile } = aPublicUser({ id: fields.id, username: fields.username });
+  const {
+    followers: _followers,
+    following: _following,
+    ...profile
+  } = aPublicUser({ id: fields.id, username: fields.username });
   const email = `${profile.username}@acme.com`;
   return adminViewOf({
     ...profile,
@@ -68,6 +87,10 @@ export function aProject(requests: readonly PendingRequest[], ref: string | numb
 }
 
 /** A pass's snapshot; `admin` says whether the token is an administrator's (default: yes). */
-export function aSnapshot(sources: readonly SourceSnapshot[], users: ReadonlyArray<[number, Requester]>, admin = true): AccessRequestsSnapshot {
+export function aSnapshot(
+  sources: readonly SourceSnapshot[],
+  users: ReadonlyArray<[number, Requester]>,
+  admin = true,
+): AccessRequestsSnapshot {
   return { admin, sources, users: new Map(users) };
 }

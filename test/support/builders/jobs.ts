@@ -27,7 +27,19 @@ export function aConfig(fields: Record<string, unknown> = {}): JobRetryConfig {
 /** A failed `test-unit` job 812 on main, in pipeline 100 of project 1: the forge's job (aJob) as the observer keeps it. */
 export function aFailedJob(fields: Partial<FailedJob> = {}): FailedJob {
   const { id, name, stage, ref, tag, allow_failure, pipeline } = aJob();
-  return { id, name, stage, ref, tag, allow_failure, pipeline_id: pipeline.id, project_id: pipeline.project_id, finished_at: '2025-06-02T11:50:00.000Z', failure_reason: 'script_failure', ...fields };
+  return {
+    id,
+    name,
+    stage,
+    ref,
+    tag,
+    allow_failure,
+    pipeline_id: pipeline.id,
+    project_id: pipeline.project_id,
+    finished_at: '2025-06-02T11:50:00.000Z',
+    failure_reason: 'script_failure',
+    ...fields,
+  };
 }
 
 export interface CandidateFields extends Partial<FailedJob> {

@@ -1,4 +1,9 @@
-import type { KeyRotationSnapshot, ObservedDeployKey, ObservedSshKey, SshOwnerSnapshot } from '../../../src/policies/key-rotation/key-rotation.decide';
+import type {
+  KeyRotationSnapshot,
+  ObservedDeployKey,
+  ObservedSshKey,
+  SshOwnerSnapshot,
+} from '../../../src/policies/key-rotation/key-rotation.decide';
 import type { RotationRecord } from '../../../src/policies/key-rotation/key-rotation.record';
 import { type KeyRotationConfig, keyRotationPolicy } from '../../../src/policies/key-rotation/key-rotation.schema';
 import { generateEd25519PublicKey } from '../../../src/sandbox/ssh-key';
@@ -32,7 +37,12 @@ export function aRotationConfig(fields: Record<string, unknown> = {}): KeyRotati
 }
 
 /** An SSH key of the listing, expiring `expiresInDays` after NOW (null: never). */
-export function anSshKey(id: number, title: string, expiresInDays: number | null, fields: Partial<ObservedSshKey> = {}): ObservedSshKey {
+export function anSshKey(
+  id: number,
+  title: string,
+  expiresInDays: number | null,
+  fields: Partial<ObservedSshKey> = {},
+): ObservedSshKey {
   return {
     id,
     title,
@@ -44,7 +54,8 @@ export function anSshKey(id: number, title: string, expiresInDays: number | null
 }
 
 /** Root's new key 912 as the forge lists it once uploaded: the recorded id and fingerprint. */
-export const newSshKey = (fields: Partial<ObservedSshKey> = {}): ObservedSshKey => anSshKey(912, 'ci-deploy', 89, { fingerprint: 'SHA256:new-12', ...fields });
+export const newSshKey = (fields: Partial<ObservedSshKey> = {}): ObservedSshKey =>
+  anSshKey(912, 'ci-deploy', 89, { fingerprint: 'SHA256:new-12', ...fields });
 
 /** The token's own user `root` (id 1) with `keys`. */
 export function ownKeys(...keys: ObservedSshKey[]): SshOwnerSnapshot {
@@ -52,7 +63,12 @@ export function ownKeys(...keys: ObservedSshKey[]): SshOwnerSnapshot {
 }
 
 /** A deploy key created `ageDays` before NOW on acme/api (can push) and acme/web. */
-export function aDeployKey(id: number, title: string, ageDays: number, fields: Partial<ObservedDeployKey> = {}): ObservedDeployKey {
+export function aDeployKey(
+  id: number,
+  title: string,
+  ageDays: number,
+  fields: Partial<ObservedDeployKey> = {},
+): ObservedDeployKey {
   return {
     id,
     title,
@@ -67,8 +83,13 @@ export function aDeployKey(id: number, title: string, ageDays: number, fields: P
 }
 
 /** The record of root's SSH key `oldKeyId` at `step`, as the steps leave it; verified a day before NOW when past upload. */
-export function aRecord(oldKeyId: number, step: RotationRecord['step'], fields: Partial<RotationRecord> = {}): RotationRecord {
-  const past = (index: number) => ['planned', 'key_written', 'uploaded', 'verified', 'hooked', 'done'].indexOf(step) >= index;
+export function aRecord(
+  oldKeyId: number,
+  step: RotationRecord['step'],
+  fields: Partial<RotationRecord> = {},
+): RotationRecord {
+  const past = (index: number) =>
+    ['planned', 'key_written', 'uploaded', 'verified', 'hooked', 'done'].indexOf(step) >= index;
   return {
     id: `ssh-1-${oldKeyId}`,
     kind: 'ssh',

@@ -1,9 +1,15 @@
 import type { ProtectedBranchAccess, ProtectedBranchAccessLevel } from '../../../src/gitlab/types/protected-branches';
 import type { ObservedApprovalRule } from '../../../src/policies/project-settings/approvals/approvals.decide';
 import type { ObservedIntegration } from '../../../src/policies/project-settings/integrations/integrations.decide';
-import type { ProjectSettingsProjectSnapshot, ProjectSettingsSnapshot } from '../../../src/policies/project-settings/project-settings.decide';
+import type {
+  ProjectSettingsProjectSnapshot,
+  ProjectSettingsSnapshot,
+} from '../../../src/policies/project-settings/project-settings.decide';
 import type { ObservedProtectedBranch } from '../../../src/policies/project-settings/protected-branches/protected-branches.decide';
-import { type ProjectSettingsConfig, projectSettingsPolicy } from '../../../src/policies/project-settings/project-settings.schema';
+import {
+  type ProjectSettingsConfig,
+  projectSettingsPolicy,
+} from '../../../src/policies/project-settings/project-settings.schema';
 import { BASE_NOW } from '../world-builders';
 
 /**
@@ -26,7 +32,12 @@ export function aPolicy(fields: Record<string, unknown> = {}): ProjectSettingsCo
   });
 }
 
-const DESCRIPTIONS: Record<number, string> = { 0: 'No one', 30: 'Developers + Maintainers', 40: 'Maintainers', 60: 'Admins' };
+const DESCRIPTIONS: Record<number, string> = {
+  0: 'No one',
+  30: 'Developers + Maintainers',
+  40: 'Maintainers',
+  60: 'Admins',
+};
 
 /** A role entry of an access list, described as the forge describes it. */
 export function aRole(level: ProtectedBranchAccessLevel): ProtectedBranchAccess {
@@ -60,7 +71,16 @@ export function aProtectedBranch(fields: Partial<ObservedProtectedBranch> = {}):
 
 /** A user-defined approval rule `security`, id 7, one approval, no users or groups. */
 export function anApprovalRule(fields: Partial<ObservedApprovalRule> = {}): ObservedApprovalRule {
-  return { id: 7, name: 'security', rule_type: 'regular', approvals_required: 1, users: [], groups: [], contains_hidden_groups: false, ...fields };
+  return {
+    id: 7,
+    name: 'security',
+    rule_type: 'regular',
+    approvals_required: 1,
+    users: [],
+    groups: [],
+    contains_hidden_groups: false,
+    ...fields,
+  };
 }
 
 export function anIntegration(properties: Record<string, unknown> = {}, active = true): ObservedIntegration {

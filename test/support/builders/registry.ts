@@ -1,7 +1,13 @@
-import type { RegistryCleanupSnapshot, RepositorySnapshot } from '../../../src/policies/registry-cleanup/registry-cleanup.decide';
+import type {
+  RegistryCleanupSnapshot,
+  RepositorySnapshot,
+} from '../../../src/policies/registry-cleanup/registry-cleanup.decide';
 import type { BulkLedgerEntry } from '../../../src/policies/registry-cleanup/registry-cleanup.ledger';
 import type { PreviewTag } from '../../../src/policies/registry-cleanup/registry-cleanup.preview';
-import { type RegistryCleanupConfig, registryCleanupPolicy } from '../../../src/policies/registry-cleanup/registry-cleanup.schema';
+import {
+  type RegistryCleanupConfig,
+  registryCleanupPolicy,
+} from '../../../src/policies/registry-cleanup/registry-cleanup.schema';
 import { BASE_NOW } from '../world-builders';
 
 /**
@@ -35,7 +41,10 @@ export function someTags(n: number, prefix = 'build-'): PreviewTag[] {
 }
 
 /** Repository 12 `acme/api/app` of project 1, without a ledger entry unless told. */
-export function aRepository(tags: readonly PreviewTag[], fields: Partial<Omit<RepositorySnapshot, 'tags'>> = {}): RepositorySnapshot {
+export function aRepository(
+  tags: readonly PreviewTag[],
+  fields: Partial<Omit<RepositorySnapshot, 'tags'>> = {},
+): RepositorySnapshot {
   return { id: 12, path: 'acme/api/app', projectId: 1, ledger: undefined, tags, ...fields };
 }
 

@@ -21,8 +21,14 @@ import { createRuleTarget, deleteRuleTarget, editRuleTarget, settingsTarget } fr
 const rules: SectionRules<ApprovalsPart> = { observe: observeApprovals, decide: decideApprovals };
 
 /** The settings and the rules are read apart: an action on one reads that one again. */
-const settingsOnly = (config: ProjectSettingsConfig): ProjectSettingsConfig => ({ ...config, approvals: config.approvals?.settings ? { settings: config.approvals.settings } : undefined });
-const rulesOnly = (config: ProjectSettingsConfig): ProjectSettingsConfig => ({ ...config, approvals: config.approvals?.rules ? { rules: config.approvals.rules } : undefined });
+const settingsOnly = (config: ProjectSettingsConfig): ProjectSettingsConfig => ({
+  ...config,
+  approvals: config.approvals?.settings ? { settings: config.approvals.settings } : undefined,
+});
+const rulesOnly = (config: ProjectSettingsConfig): ProjectSettingsConfig => ({
+  ...config,
+  approvals: config.approvals?.rules ? { rules: config.approvals.rules } : undefined,
+});
 
 function ruleText(rule: ObservedApprovalRule): string {
   const ids = (list: readonly { id: number }[]) => `[${list.map((entry) => entry.id).join(', ')}]`;
@@ -30,17 +36,29 @@ function ruleText(rule: ObservedApprovalRule): string {
 }
 
 /** A rule by id (edit, delete) or by name (create), as the forge has it now. */
-function ruleSubject(rule: { readonly id?: number; readonly name: string }, config: ProjectSettingsConfig, snapshot: ObservedProject & ApprovalsPart): Subject {
+function ruleSubject(
+  rule: { readonly id?: number; readonly name: string },
+  config: ProjectSettingsConfig,
+  snapshot: ObservedProject & ApprovalsPart,
+): Subject {
   const declared = config.approvals?.rules?.some((declaredRule) => declaredRule.name === rule.name) ?? false;
   const what = SUBJECTS.rule(rule.id ?? rule.name);
   const observed = snapshot.approvalRules;
   if (!observed) return { what, related: [what], now: `approval rules ${SECTION_UNREADABLE}`, declared };
   if (rule.id !== undefined) {
     const found = observed.find((candidate) => candidate.id === rule.id);
-    return { what, related: [what], now: found ? ruleText(found) : `approval rule ${rule.name} (rule ${rule.id}) is gone`, declared };
+    return {
+      what,
+      related: [what],
+      now: found ? ruleText(found) : `approval rule ${rule.name} (rule ${rule.id}) is gone`,
+      declared,
+    };
   }
   const named = observed.filter((candidate) => candidate.name === rule.name);
-  const now = named.length > 0 ? `approval rule ${rule.name} exists now (rule ${named.map((found) => found.id).join(', ')})` : `approval rule ${rule.name} is still missing`;
+  const now =
+    named.length > 0
+      ? `approval rule ${rule.name} exists now (rule ${named.map((found) => found.id).join(', ')})`
+      : `approval rule ${rule.name} is still missing`;
   return { what, related: [what, ...named.map((found) => SUBJECTS.rule(found.id))], now, declared };
 }
 
@@ -51,8 +69,15 @@ const editApprovalSettings = checkedAction(rules, {
   subject: (target, config, snapshot): Subject => {
     const seen = snapshot.approvalSettings;
     const names = Object.keys(target.settings) as (keyof NonNullable<typeof seen>)[];
-    const now = seen ? `${names.map((name) => `${name} ${String(seen[name])}`).join(', ')} now` : `approval settings ${SECTION_UNREADABLE}`;
-    return { what: SUBJECTS.settings, related: [SUBJECTS.settings], now, declared: config.approvals?.settings !== undefined };
+    const now = seen
+      ? `${names.map((name) => `${name} ${String(seen[name])}`).join(', ')} now`
+      : `approval settings ${SECTION_UNREADABLE}`;
+    return {
+      what: SUBJECTS.settings,
+      related: [SUBJECTS.settings],
+      now,
+      declared: config.approvals?.settings !== undefined,
+    };
   },
   run: async (target, context): Promise<ActionResult> => {
     await context.client.projectApprovalSettings.edit(target.project, target.settings);
@@ -71,7 +96,8 @@ const createApprovalRule = checkedAction(rules, {
   subject: (target, config, snapshot) => ruleSubject({ name: target.rule.name }, config, snapshot),
   run: async (target, context): Promise<ActionResult> => {
     for await (const rule of context.client.projectApprovalRules.all(target.project)) {
-      if (rule.name === target.rule.name) return { detail: `approval rule ${target.rule.name} already there (rule ${rule.id})` };
+      if (rule.name === target.rule.name)
+        return { detail: `approval rule ${target.rule.name} already there (rule ${rule.id})` };
     }
     const created = await context.client.projectApprovalRules.create(target.project, target.rule);
     return { detail: `created approval rule ${target.rule.name} (rule ${created.id})` };

@@ -1,6 +1,13 @@
 import type { Decision } from '../../../engine/policy';
 import type { ProjectApprovalRule, ProjectApprovalSettings } from '../../../gitlab/types/approvals';
-import { decision, NOT_AVAILABLE, type ProjectScope, SECTION_UNAVAILABLE, type SectionDecisions, skip } from '../project-settings.scope';
+import {
+  decision,
+  NOT_AVAILABLE,
+  type ProjectScope,
+  SECTION_UNAVAILABLE,
+  type SectionDecisions,
+  skip,
+} from '../project-settings.scope';
 import { createRuleParams, deleteRuleParams, editRuleParams, settingsParams } from './approvals.params';
 import type { DeclaredApprovalRule } from './approvals.schema';
 
@@ -21,7 +28,10 @@ export const SUBJECTS = {
 const USER_DEFINED_RULE = 'regular';
 
 /** What decide reads of a project approval rule; the forge's ProjectApprovalRule is one. */
-export type ObservedApprovalRule = Pick<ProjectApprovalRule, 'id' | 'name' | 'rule_type' | 'approvals_required' | 'contains_hidden_groups'> & {
+export type ObservedApprovalRule = Pick<
+  ProjectApprovalRule,
+  'id' | 'name' | 'rule_type' | 'approvals_required' | 'contains_hidden_groups'
+> & {
   readonly users: readonly { readonly id: number }[];
   readonly groups: readonly { readonly id: number }[];
 };
@@ -43,7 +53,10 @@ function settingsDecisions(scope: ApprovalScope): Decision[] {
   const skips: Decision[] = [];
   const changes: string[] = [];
   const differing: Record<string, number | boolean> = {};
-  for (const [name, value] of Object.entries(declared) as [keyof ProjectApprovalSettings, number | boolean | undefined][]) {
+  for (const [name, value] of Object.entries(declared) as [
+    keyof ProjectApprovalSettings,
+    number | boolean | undefined,
+  ][]) {
     if (value === undefined) continue;
     const seen = observed[name];
     if (seen === undefined) {
@@ -55,7 +68,10 @@ function settingsDecisions(scope: ApprovalScope): Decision[] {
   }
   if (changes.length === 0) return skips;
   const params = settingsParams({ ...scope.target, settings: differing });
-  return [decision(scope, EDIT_APPROVAL_SETTINGS, 'approval settings', SUBJECTS.settings, changes.join(', '), params), ...skips];
+  return [
+    decision(scope, EDIT_APPROVAL_SETTINGS, 'approval settings', SUBJECTS.settings, changes.join(', '), params),
+    ...skips,
+  ];
 }
 
 function sortedIds(ids: readonly number[]): number[] {
@@ -84,7 +100,8 @@ function compareRule(scope: ApprovalScope, rule: DeclaredApprovalRule, observed:
   const what = SUBJECTS.rule(observed.id);
   const changes: string[] = [];
   const skips: Decision[] = [];
-  if (observed.approvals_required !== rule.approvals_required) changes.push(`approvals_required ${observed.approvals_required} → ${rule.approvals_required}`);
+  if (observed.approvals_required !== rule.approvals_required)
+    changes.push(`approvals_required ${observed.approvals_required} → ${rule.approvals_required}`);
   if (rule.user_ids !== undefined) {
     const [seen, wanted] = [sortedIds(observed.users.map((user) => user.id)), sortedIds(rule.user_ids)];
     if (!sameIds(seen, wanted)) changes.push(`user_ids ${idsText(seen)} → ${idsText(wanted)}`);
@@ -94,8 +111,17 @@ function compareRule(scope: ApprovalScope, rule: DeclaredApprovalRule, observed:
     if (observed.contains_hidden_groups) {
       // The token sees only some of the rule's groups: a visible group not declared is drift, the hidden ones
       // cannot be compared (an edit, for another reason, still sets exactly the declared groups).
-      if (seen.some((id) => !wanted.includes(id))) changes.push(`group_ids ${idsText(seen)} and hidden groups → ${idsText(wanted)}`);
-      else skips.push(skip(scope, subject, `${what}:group_ids`, 'group_ids not fully compared: the rule has groups this token cannot see'));
+      if (seen.some((id) => !wanted.includes(id)))
+        changes.push(`group_ids ${idsText(seen)} and hidden groups → ${idsText(wanted)}`);
+      else
+        skips.push(
+          skip(
+            scope,
+            subject,
+            `${what}:group_ids`,
+            'group_ids not fully compared: the rule has groups this token cannot see',
+          ),
+        );
     } else if (!sameIds(seen, wanted)) {
       changes.push(`group_ids ${idsText(seen)} → ${idsText(wanted)}`);
     }
@@ -122,7 +148,16 @@ function ruleDecisions(scope: ApprovalScope): Decision[] {
       decisions.push(...compareRule(scope, rule, found));
     } else {
       const params = createRuleParams({ ...scope.target, rule: declaredBody(rule) });
-      decisions.push(decision(scope, CREATE_APPROVAL_RULE, `approval rule ${rule.name}`, SUBJECTS.rule(rule.name), 'missing → create', params));
+      decisions.push(
+        decision(
+          scope,
+          CREATE_APPROVAL_RULE,
+          `approval rule ${rule.name}`,
+          SUBJECTS.rule(rule.name),
+          'missing → create',
+          params,
+        ),
+      );
     }
   }
   if (scope.config.prune) {
@@ -133,7 +168,16 @@ function ruleDecisions(scope: ApprovalScope): Decision[] {
       if (kept?.id === rule.id) continue;
       const why = kept ? `a second rule of this name (rule ${kept.id} is held) → delete` : 'not declared → delete';
       const params = deleteRuleParams({ ...scope.target, ruleId: rule.id, name: rule.name });
-      decisions.push(decision(scope, DELETE_APPROVAL_RULE, `approval rule ${rule.name} (id ${rule.id})`, SUBJECTS.rule(rule.id), why, params));
+      decisions.push(
+        decision(
+          scope,
+          DELETE_APPROVAL_RULE,
+          `approval rule ${rule.name} (id ${rule.id})`,
+          SUBJECTS.rule(rule.id),
+          why,
+          params,
+        ),
+      );
     }
   }
   return decisions;

@@ -15,7 +15,11 @@ const APPROVAL_SETTINGS = [
   'require_password_to_approve',
 ] as const satisfies readonly (keyof ProjectApprovalSettings)[];
 
-export async function observeApprovals(config: ProjectSettingsConfig, context: ObserveContext, projectId: number): Promise<ApprovalsPart> {
+export async function observeApprovals(
+  config: ProjectSettingsConfig,
+  context: ObserveContext,
+  projectId: number,
+): Promise<ApprovalsPart> {
   const approvals = config.approvals;
   const [approvalSettings, approvalRules] = await Promise.all([
     approvals?.settings ? readApprovalSettings(context, projectId) : undefined,
@@ -24,7 +28,10 @@ export async function observeApprovals(config: ProjectSettingsConfig, context: O
   return { ...(approvalSettings ? { approvalSettings } : {}), ...(approvalRules ? { approvalRules } : {}) };
 }
 
-async function readApprovalSettings(context: ObserveContext, projectId: number): Promise<Partial<ProjectApprovalSettings> | undefined> {
+async function readApprovalSettings(
+  context: ObserveContext,
+  projectId: number,
+): Promise<Partial<ProjectApprovalSettings> | undefined> {
   const answer = await unlessUnavailable(() => context.client.projectApprovalSettings.show(projectId));
   if (answer === undefined) return undefined;
   // Only the settings the forge answers: one it leaves out is one it lacks.
@@ -37,10 +44,14 @@ async function readApprovalSettings(context: ObserveContext, projectId: number):
   return settings;
 }
 
-async function readApprovalRules(context: ObserveContext, projectId: number): Promise<ObservedApprovalRule[] | undefined> {
+async function readApprovalRules(
+  context: ObserveContext,
+  projectId: number,
+): Promise<ObservedApprovalRule[] | undefined> {
   return unlessUnavailable(async () => {
     const rules: ObservedApprovalRule[] = [];
-    for await (const answer of context.client.projectApprovalRules.all(projectId)) rules.push(toObservedRule(answer, rules.length, projectId));
+    for await (const answer of context.client.projectApprovalRules.all(projectId))
+      rules.push(toObservedRule(answer, rules.length, projectId));
     return rules;
   });
 }
@@ -59,7 +70,8 @@ function idsOf(list: unknown): { id: number }[] | string {
 
 /** A rule as decide compares it: without its `users`, a rule would read as having none and be "edited" every pass. */
 function toObservedRule(answer: unknown, item: number, projectId: number): ObservedApprovalRule {
-  const odd = (field: string, problem: string) => oddAnswer(`projects/${projectId}/approval_rules`, item, field, problem);
+  const odd = (field: string, problem: string) =>
+    oddAnswer(`projects/${projectId}/approval_rules`, item, field, problem);
   if (typeof answer !== 'object' || answer === null) throw odd('', 'is not an approval rule');
   const rule = answer as Record<string, unknown>;
   if (typeof rule.id !== 'number') throw odd('id', shapeOf(rule.id));

@@ -19,11 +19,15 @@ const settingsSchema = z.object({
 });
 
 /** edit_approval_settings: only the settings that differ. */
-export function settingsParams(target: ProjectTarget & { readonly settings: EditProjectApprovalSettingsParams }): ActionParams {
+export function settingsParams(
+  target: ProjectTarget & { readonly settings: EditProjectApprovalSettingsParams },
+): ActionParams {
   return { ...projectParams(target), settings: defined({ ...target.settings }) };
 }
 
-export function settingsTarget(params: ActionParams): ProjectTarget & { readonly settings: EditProjectApprovalSettingsParams } {
+export function settingsTarget(
+  params: ActionParams,
+): ProjectTarget & { readonly settings: EditProjectApprovalSettingsParams } {
   return readParams(POLICY, settingsSchema, params);
 }
 
@@ -38,7 +42,12 @@ const editRuleSchema = createRuleSchema.extend({ rule_id: param.integer() });
 const deleteRuleSchema = z.object({ ...projectShape, rule_id: param.integer(), name: param.text() });
 
 function ruleBody(rule: ProjectApprovalRuleParams): Record<string, JsonValue> {
-  return defined({ name: rule.name, approvals_required: rule.approvals_required, user_ids: rule.user_ids, group_ids: rule.group_ids });
+  return defined({
+    name: rule.name,
+    approvals_required: rule.approvals_required,
+    user_ids: rule.user_ids,
+    group_ids: rule.group_ids,
+  });
 }
 
 /** create_approval_rule: the body of `POST /projects/:id/approval_rules`, the declared fields only. */
@@ -51,21 +60,29 @@ export function createRuleTarget(params: ActionParams): ProjectTarget & { readon
 }
 
 /** edit_approval_rule: `PUT .../approval_rules/:rule_id`, which keeps the rule's id (merge requests refer to it). */
-export function editRuleParams(target: ProjectTarget & { readonly ruleId: number; readonly rule: ProjectApprovalRuleParams }): ActionParams {
+export function editRuleParams(
+  target: ProjectTarget & { readonly ruleId: number; readonly rule: ProjectApprovalRuleParams },
+): ActionParams {
   return { ...projectParams(target), rule_id: target.ruleId, rule: ruleBody(target.rule) };
 }
 
-export function editRuleTarget(params: ActionParams): ProjectTarget & { readonly ruleId: number; readonly rule: ProjectApprovalRuleParams } {
+export function editRuleTarget(
+  params: ActionParams,
+): ProjectTarget & { readonly ruleId: number; readonly rule: ProjectApprovalRuleParams } {
   const read = readParams(POLICY, editRuleSchema, params);
   return { project: read.project, source: read.source, ruleId: read.rule_id, rule: read.rule };
 }
 
 /** delete_approval_rule; the name is for the audit trail's detail. */
-export function deleteRuleParams(target: ProjectTarget & { readonly ruleId: number; readonly name: string }): ActionParams {
+export function deleteRuleParams(
+  target: ProjectTarget & { readonly ruleId: number; readonly name: string },
+): ActionParams {
   return { ...projectParams(target), rule_id: target.ruleId, name: target.name };
 }
 
-export function deleteRuleTarget(params: ActionParams): ProjectTarget & { readonly ruleId: number; readonly name: string } {
+export function deleteRuleTarget(
+  params: ActionParams,
+): ProjectTarget & { readonly ruleId: number; readonly name: string } {
   const read = readParams(POLICY, deleteRuleSchema, params);
   return { project: read.project, source: read.source, ruleId: read.rule_id, name: read.name };
 }

@@ -13,15 +13,21 @@ const approvalSettingsSchema = z
       .optional()
       .describe('Deprecated by the forge in favour of approval rules.'),
     reset_approvals_on_push: flag().optional().describe('Whether a push removes the approvals given.'),
-    disable_overriding_approvers_per_merge_request: flag().optional().describe('Whether merge requests may not change their approvers.'),
+    disable_overriding_approvers_per_merge_request: flag()
+      .optional()
+      .describe('Whether merge requests may not change their approvers.'),
     merge_requests_author_approval: flag().optional().describe('Whether authors may approve their own merge requests.'),
-    merge_requests_disable_committers_approval: flag().optional().describe('Whether committers may not approve merge requests they committed to.'),
+    merge_requests_disable_committers_approval: flag()
+      .optional()
+      .describe('Whether committers may not approve merge requests they committed to.'),
     require_password_to_approve: flag().optional().describe('Whether approving asks for the approver’s password.'),
   })
   .describe('Project approval settings (higher tier); only the settings given are held, the others left alone.');
 
 /** The settings keys are exactly those `POST /projects/:id/approvals` takes. */
-type _SettingsMatchTheForge = [keyof z.output<typeof approvalSettingsSchema>] extends [keyof EditProjectApprovalSettingsParams]
+type _SettingsMatchTheForge = [keyof z.output<typeof approvalSettingsSchema>] extends [
+  keyof EditProjectApprovalSettingsParams,
+]
   ? [keyof EditProjectApprovalSettingsParams] extends [keyof z.output<typeof approvalSettingsSchema>]
     ? true
     : never
@@ -53,7 +59,9 @@ const approvalRuleSchema = z
       .min(0, { error: (issue) => `expected a whole number of approvals (0 or more)${got(issue.input)}` })
       .describe('How many approvals the rule needs.'),
     user_ids: ids('user').describe('The users who may approve under the rule, by id. Omitted: left as they are.'),
-    group_ids: ids('group').describe('The groups whose members may approve under the rule, by id. Omitted: left as they are.'),
+    group_ids: ids('group').describe(
+      'The groups whose members may approve under the rule, by id. Omitted: left as they are.',
+    ),
   })
   .describe('A merge request approval rule of the project, found by name.');
 
@@ -63,11 +71,15 @@ export const approvalsSchema = z
   .strictObject({
     settings: approvalSettingsSchema.optional(),
     rules: z
-      .array(approvalRuleSchema, { error: 'expected a list of rules such as [{ name: security, approvals_required: 1, group_ids: [42] }]' })
+      .array(approvalRuleSchema, {
+        error: 'expected a list of rules such as [{ name: security, approvals_required: 1, group_ids: [42] }]',
+      })
       .min(1, { error: 'give at least one rule, or leave the key out' })
       .superRefine(uniqueNames('approval rule name', 'rules'), WHEN_A_LIST)
       .optional()
-      .describe('Approval rules held by name; with prune, user-defined rules not listed are deleted (never the system rules).'),
+      .describe(
+        'Approval rules held by name; with prune, user-defined rules not listed are deleted (never the system rules).',
+      ),
   })
   .refine((approvals) => approvals.settings !== undefined || approvals.rules !== undefined, {
     error: 'give settings, rules or both, or leave approvals out',

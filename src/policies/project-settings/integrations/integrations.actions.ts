@@ -7,10 +7,21 @@ import { type ProjectSettingsConfig, projectSettingsPolicy } from '../project-se
 import type { SectionRules } from '../project-settings.section';
 import type { ObservedProject } from '../project-settings.scope';
 import { declaredSecrets, hider, withoutSecrets } from '../project-settings.secrets';
-import { decideIntegrations, DISABLE_INTEGRATION, type IntegrationsPart, SET_INTEGRATION, SUBJECTS } from './integrations.decide';
+import {
+  decideIntegrations,
+  DISABLE_INTEGRATION,
+  type IntegrationsPart,
+  SET_INTEGRATION,
+  SUBJECTS,
+} from './integrations.decide';
 import type { DeclaredIntegrations } from './integrations.schema';
 import { observeIntegrations } from './integrations.observer';
-import { fingerprintStateKey, integrationRequest, integrationTarget, setIntegrationTarget } from './integrations.params';
+import {
+  fingerprintStateKey,
+  integrationRequest,
+  integrationTarget,
+  setIntegrationTarget,
+} from './integrations.params';
 
 /** The integration actions; details name what was set in the policy's words, never the forge's answer (it may echo a secret). */
 
@@ -18,15 +29,25 @@ const rules: SectionRules<IntegrationsPart> = { observe: observeIntegrations, de
 
 /** The one slug (undefined when no longer declared: then prune's list read still shows whether it is active). */
 function slugOnly(config: ProjectSettingsConfig, target: { readonly slug: IntegrationSlug }): ProjectSettingsConfig {
-  const integrations = config.integrations ? ({ [target.slug]: config.integrations[target.slug] } as DeclaredIntegrations) : undefined;
+  const integrations = config.integrations
+    ? ({ [target.slug]: config.integrations[target.slug] } as DeclaredIntegrations)
+    : undefined;
   return { ...config, integrations };
 }
 
 /** The state only, never a parameter: a secret is never part of a reason. */
-function integrationSubject(slug: IntegrationSlug, config: ProjectSettingsConfig, snapshot: ObservedProject & IntegrationsPart): Subject {
+function integrationSubject(
+  slug: IntegrationSlug,
+  config: ProjectSettingsConfig,
+  snapshot: ObservedProject & IntegrationsPart,
+): Subject {
   const what = SUBJECTS.integration(slug);
   const observed = snapshot.integrations?.[slug];
-  const now = !snapshot.integrations ? `integrations ${SECTION_UNREADABLE}` : observed ? `${slug} is set${observed.active ? '' : ' but inactive'} now` : `${slug} is not set now`;
+  const now = !snapshot.integrations
+    ? `integrations ${SECTION_UNREADABLE}`
+    : observed
+      ? `${slug} is set${observed.active ? '' : ' but inactive'} now`
+      : `${slug} is not set now`;
   return { what, related: [what], now, declared: config.integrations?.[slug] !== undefined };
 }
 
@@ -50,10 +71,17 @@ const setIntegration = checkedAction(rules, {
   run: async (target, context): Promise<ActionResult> => {
     const config = configOf<ProjectSettingsConfig>(context, projectSettingsPolicy);
     const { body, fingerprints } = integrationRequest(config, target);
-    const secrets = [...declaredSecrets(config), ...target.secrets.flatMap((name) => (typeof body[name] === 'string' ? [body[name]] : []))];
+    const secrets = [
+      ...declaredSecrets(config),
+      ...target.secrets.flatMap((name) => (typeof body[name] === 'string' ? [body[name]] : [])),
+    ];
     try {
       // The body is the declared parameters of this slug, checked against the client's table when the file was loaded.
-      await context.client.integrations.edit(target.project, target.slug, body as unknown as IntegrationParamsBySlug[typeof target.slug]);
+      await context.client.integrations.edit(
+        target.project,
+        target.slug,
+        body as unknown as IntegrationParamsBySlug[typeof target.slug],
+      );
     } catch (error) {
       throw withoutSecrets(error, secrets);
     }
@@ -62,7 +90,9 @@ const setIntegration = checkedAction(rules, {
     const kept = readJsonObject(await context.state.get(key)) ?? {};
     await context.state.set(key, JSON.stringify({ ...kept, ...fingerprints }));
     const names = Object.keys(body).filter((name) => name !== 'active');
-    return { detail: `set ${target.slug}: ${names.map((name) => (target.secrets.includes(name) ? `${name} (secret)` : name)).join(', ')}` };
+    return {
+      detail: `set ${target.slug}: ${names.map((name) => (target.secrets.includes(name) ? `${name} (secret)` : name)).join(', ')}`,
+    };
   },
 });
 

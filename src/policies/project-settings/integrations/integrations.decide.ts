@@ -1,8 +1,25 @@
 import { quote } from '../../../config/problems';
 import type { Decision } from '../../../engine/policy';
-import { INTEGRATION_SLUGS, integrationParameters, type IntegrationParameter, type IntegrationSlug } from '../../../gitlab/types/integrations';
-import { decision, type ProjectScope, SECTION_UNAVAILABLE, type SectionDecisions, skip } from '../project-settings.scope';
-import { fingerprintName, integrationParams, type IntegrationValue, parameterFingerprint, setIntegrationParams } from './integrations.params';
+import {
+  INTEGRATION_SLUGS,
+  integrationParameters,
+  type IntegrationParameter,
+  type IntegrationSlug,
+} from '../../../gitlab/types/integrations';
+import {
+  decision,
+  type ProjectScope,
+  SECTION_UNAVAILABLE,
+  type SectionDecisions,
+  skip,
+} from '../project-settings.scope';
+import {
+  fingerprintName,
+  integrationParams,
+  type IntegrationValue,
+  parameterFingerprint,
+  setIntegrationParams,
+} from './integrations.params';
 
 /** Deciding a project's integrations: values as the forge may write them, secrets only by the fingerprint of what was set. */
 
@@ -46,7 +63,9 @@ function sameValue(parameter: IntegrationParameter, seen: unknown, declared: Int
     case 'boolean':
       return asBoolean(seen) === declared;
     case 'integer':
-      return (typeof seen === 'number' || (typeof seen === 'string' && seen.trim() !== '')) && Number(seen) === declared;
+      return (
+        (typeof seen === 'number' || (typeof seen === 'string' && seen.trim() !== '')) && Number(seen) === declared
+      );
     default:
       return seen === declared;
   }
@@ -54,7 +73,11 @@ function sameValue(parameter: IntegrationParameter, seen: unknown, declared: Int
 
 /** A value that is no secret, for a reason: strings quoted (and cut), the rest as written. */
 function shown(value: unknown): string {
-  return typeof value === 'string' ? quote(value) : typeof value === 'number' || typeof value === 'boolean' ? String(value) : quote(JSON.stringify(value));
+  return typeof value === 'string'
+    ? quote(value)
+    : typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : quote(JSON.stringify(value));
 }
 
 /**
@@ -62,7 +85,8 @@ function shown(value: unknown): string {
  * a PUT changes only what it is given, so what a person set and the policy does not declare stays.
  */
 function integrationDecision(scope: IntegrationScope, slug: IntegrationSlug): Decision | undefined {
-  const declared = scope.config.integrations?.[slug] as Readonly<Record<string, IntegrationValue | undefined>> | undefined;
+  const declared = scope.config.integrations?.[slug] as
+    Readonly<Record<string, IntegrationValue | undefined>> | undefined;
   if (!declared) return undefined;
   const parameters = integrationParameters(slug);
   const observed = scope.snapshot.integrations?.[slug];
@@ -98,7 +122,14 @@ function integrationDecision(scope: IntegrationScope, slug: IntegrationSlug): De
   }
   if (observed && changes.length === 0) return undefined;
   const params = setIntegrationParams({ ...scope.target, slug, values, secrets });
-  return decision(scope, SET_INTEGRATION, `integration ${slug}`, SUBJECTS.integration(slug), observed ? changes.join(', ') : 'not set → set', params);
+  return decision(
+    scope,
+    SET_INTEGRATION,
+    `integration ${slug}`,
+    SUBJECTS.integration(slug),
+    observed ? changes.join(', ') : 'not set → set',
+    params,
+  );
 }
 
 export function decideIntegrations(scope: IntegrationScope): SectionDecisions {
@@ -111,7 +142,16 @@ export function decideIntegrations(scope: IntegrationScope): SectionDecisions {
     for (const slug of INTEGRATION_SLUGS) {
       if (declared[slug] !== undefined || observed[slug]?.active !== true) continue;
       const params = integrationParams({ ...scope.target, slug });
-      decisions.push(decision(scope, DISABLE_INTEGRATION, `integration ${slug}`, SUBJECTS.integration(slug), 'active, not declared → disable', params));
+      decisions.push(
+        decision(
+          scope,
+          DISABLE_INTEGRATION,
+          `integration ${slug}`,
+          SUBJECTS.integration(slug),
+          'active, not declared → disable',
+          params,
+        ),
+      );
     }
   }
   return { first: [], rest: decisions };

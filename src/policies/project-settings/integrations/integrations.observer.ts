@@ -26,8 +26,15 @@ function isKnownSlug(slug: string): slug is IntegrationSlug {
   return KNOWN_SLUGS.has(slug);
 }
 
-export async function observeIntegrations(config: ProjectSettingsConfig, context: ObserveContext, projectId: number): Promise<IntegrationsPart> {
-  const [integrations, fingerprints] = await Promise.all([config.integrations ? readIntegrations(config, context, projectId) : undefined, readFingerprints(context, projectId)]);
+export async function observeIntegrations(
+  config: ProjectSettingsConfig,
+  context: ObserveContext,
+  projectId: number,
+): Promise<IntegrationsPart> {
+  const [integrations, fingerprints] = await Promise.all([
+    config.integrations ? readIntegrations(config, context, projectId) : undefined,
+    readFingerprints(context, projectId),
+  ]);
   return { ...(integrations ? { integrations } : {}), fingerprints };
 }
 
@@ -52,7 +59,8 @@ async function readIntegrations(
     }
     // Read as inactive, a missing `active` would be "inactive → active" and the integration set again every pass.
     const active: unknown = (settings as Partial<IntegrationSettings>).active;
-    if (typeof active !== 'boolean') throw oddAnswer(`projects/${projectId}/services/${slug}`, undefined, 'active', shapeOf(active));
+    if (typeof active !== 'boolean')
+      throw oddAnswer(`projects/${projectId}/services/${slug}`, undefined, 'active', shapeOf(active));
     observed[slug] = { active, properties: integrationProperties(slug, settings, entries.get(slug)) };
   }
   if (config.prune) {
@@ -60,14 +68,19 @@ async function readIntegrations(
       if (observed[slug] !== undefined || config.integrations?.[slug] !== undefined) continue;
       // Only `active` decides a prune: an entry without it is not read as inactive (kept) nor as active (disabled).
       const active: unknown = (entry as Partial<IntegrationListEntry>).active;
-      if (typeof active !== 'boolean') throw oddAnswer(`projects/${projectId}/services`, list.indexOf(entry), 'active', shapeOf(active));
+      if (typeof active !== 'boolean')
+        throw oddAnswer(`projects/${projectId}/services`, list.indexOf(entry), 'active', shapeOf(active));
       observed[slug] = { active, properties: {} };
     }
   }
   return observed;
 }
 
-function integrationProperties(slug: IntegrationSlug, settings: IntegrationSettings, entry: IntegrationListEntry | undefined): Record<string, unknown> {
+function integrationProperties(
+  slug: IntegrationSlug,
+  settings: IntegrationSettings,
+  entry: IntegrationListEntry | undefined,
+): Record<string, unknown> {
   const parameters = integrationParameters(slug);
   const properties: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(settings.properties ?? {})) {
@@ -76,14 +89,18 @@ function integrationProperties(slug: IntegrationSlug, settings: IntegrationSetti
   }
   const answer: Record<string, unknown> = { ...settings };
   // The event flags: beside `properties` in the service's answer, the list-only ones in the list's entry.
-  for (const flag of INTEGRATION_SETTINGS_EVENT_FLAGS) if (typeof answer[flag] === 'boolean' && !Object.hasOwn(properties, flag)) properties[flag] = answer[flag];
+  for (const flag of INTEGRATION_SETTINGS_EVENT_FLAGS)
+    if (typeof answer[flag] === 'boolean' && !Object.hasOwn(properties, flag)) properties[flag] = answer[flag];
   const listed: Record<string, unknown> = { ...entry };
-  for (const flag of LIST_ONLY_INTEGRATION_EVENT_FLAGS) if (typeof listed[flag] === 'boolean' && !Object.hasOwn(properties, flag)) properties[flag] = listed[flag];
+  for (const flag of LIST_ONLY_INTEGRATION_EVENT_FLAGS)
+    if (typeof listed[flag] === 'boolean' && !Object.hasOwn(properties, flag)) properties[flag] = listed[flag];
   return properties;
 }
 
 /** What this policy last set on the project (`slug.param` → fingerprint); none after Redis lost its data. */
 async function readFingerprints(context: ObserveContext, projectId: number): Promise<Record<string, string>> {
   const stored = readJsonObject(await context.state.get(fingerprintStateKey(projectId))) ?? {};
-  return Object.fromEntries(Object.entries(stored).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(stored).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }

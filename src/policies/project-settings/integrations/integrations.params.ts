@@ -25,7 +25,9 @@ const slugSchema = z.enum(INTEGRATION_SLUGS, { error: 'an integration slug (docs
 const setIntegrationSchema = z.object({
   ...projectShape,
   slug: slugSchema,
-  values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]), { error: 'an object of strings, numbers and booleans' }),
+  values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]), {
+    error: 'an object of strings, numbers and booleans',
+  }),
   secrets: z.array(param.text()),
 });
 const integrationSchema = z.object({ ...projectShape, slug: slugSchema });
@@ -51,8 +53,15 @@ export function integrationTarget(params: ActionParams): ProjectTarget & { reado
  * What this policy last set is known only by this fingerprint, since the forge never shows a secret: sha256 of the
  * policy's name, the slug, the parameter and the value, so none of them is a plain hash of the secret.
  */
-export function parameterFingerprint(policy: string, slug: IntegrationSlug, parameter: string, value: IntegrationValue): string {
-  return createHash('sha256').update([policy, slug, parameter, JSON.stringify(value)].join('\0')).digest('hex');
+export function parameterFingerprint(
+  policy: string,
+  slug: IntegrationSlug,
+  parameter: string,
+  value: IntegrationValue,
+): string {
+  return createHash('sha256')
+    .update([policy, slug, parameter, JSON.stringify(value)].join('\0'))
+    .digest('hex');
 }
 
 /** The name of a fingerprint in a project's map: `chat-notifications-a.webhook`. */
@@ -74,13 +83,16 @@ export function integrationRequest(
   config: Pick<ProjectSettingsConfig, 'name' | 'integrations'>,
   target: SetIntegrationTarget,
 ): { readonly body: Record<string, IntegrationValue>; readonly fingerprints: Record<string, string> } {
-  const declared = config.integrations?.[target.slug] as Readonly<Record<string, IntegrationValue | undefined>> | undefined;
+  const declared = config.integrations?.[target.slug] as
+    Readonly<Record<string, IntegrationValue | undefined>> | undefined;
   const parameters = integrationParameters(target.slug);
   const body: Record<string, IntegrationValue> = { ...target.values };
   for (const name of target.secrets) {
     const value = declared?.[name];
     if (value === undefined || parameters[name]?.secret !== true) {
-      throw new Error(`${POLICY}: ${target.slug}: secret ${name} is no longer declared by policy ${config.name}; the next pass decides again`);
+      throw new Error(
+        `${POLICY}: ${target.slug}: secret ${name} is no longer declared by policy ${config.name}; the next pass decides again`,
+      );
     }
     body[name] = value;
   }
@@ -88,7 +100,10 @@ export function integrationRequest(
     Object.entries(body)
       // `active` is compared with the forge's own answer, never by fingerprint.
       .filter(([name]) => name !== 'active')
-      .map(([name, value]) => [fingerprintName(target.slug, name), parameterFingerprint(config.name, target.slug, name, value)]),
+      .map(([name, value]) => [
+        fingerprintName(target.slug, name),
+        parameterFingerprint(config.name, target.slug, name, value),
+      ]),
   );
   return { body, fingerprints };
 }

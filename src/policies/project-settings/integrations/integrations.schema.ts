@@ -25,16 +25,24 @@ function isHttpUrl(text: string): boolean {
 }
 
 /** One integration parameter, by its entry in the client's table; a required one left out is named with its slug. */
-function integrationParameter(slug: IntegrationSlug, name: string, parameter: IntegrationParameter): z.ZodType<string | number | boolean | undefined> {
+function integrationParameter(
+  slug: IntegrationSlug,
+  name: string,
+  parameter: IntegrationParameter,
+): z.ZodType<string | number | boolean | undefined> {
   const expected = (what: string) => (issue: { input: unknown }) =>
-    issue.input === undefined ? `${slug} requires ${name} (${what})` : `expected ${what}${gotParameter(parameter, issue.input)}`;
+    issue.input === undefined
+      ? `${slug} requires ${name} (${what})`
+      : `expected ${what}${gotParameter(parameter, issue.input)}`;
   let schema: z.ZodType<string | number | boolean>;
   switch (parameter.kind) {
     case 'boolean':
       schema = z.boolean({ error: expected('true or false') });
       break;
     case 'integer':
-      schema = z.number({ error: expected('a whole number') }).int({ error: (issue) => `expected a whole number${gotParameter(parameter, issue.input)}` });
+      schema = z
+        .number({ error: expected('a whole number') })
+        .int({ error: (issue) => `expected a whole number${gotParameter(parameter, issue.input)}` });
       break;
     case 'enum': {
       const values = parameter.values ?? [];
@@ -48,9 +56,13 @@ function integrationParameter(slug: IntegrationSlug, name: string, parameter: In
       break;
     case 'string':
       schema = z
-        .string({ error: expected(parameter.secret ? 'a string, best written as "${VARIABLE}"' : 'a string (quote numbers)') })
+        .string({
+          error: expected(parameter.secret ? 'a string, best written as "${VARIABLE}"' : 'a string (quote numbers)'),
+        })
         // The forge takes an empty required parameter as missing.
-        .refine((text) => !parameter.required || text.trim() !== '', { error: `${slug} requires ${name}: it must not be empty` });
+        .refine((text) => !parameter.required || text.trim() !== '', {
+          error: `${slug} requires ${name}: it must not be empty`,
+        });
       break;
   }
   const description = parameter.secret
@@ -70,11 +82,16 @@ export const integrationsSchema = z
     Object.fromEntries(
       INTEGRATION_SLUGS.map((slug) => {
         const parameters: Readonly<Record<string, IntegrationParameter>> = INTEGRATION_PARAMETERS[slug];
-        const shape = Object.fromEntries(Object.entries(parameters).map(([name, parameter]) => [name, integrationParameter(slug, name, parameter)]));
+        const shape = Object.fromEntries(
+          Object.entries(parameters).map(([name, parameter]) => [name, integrationParameter(slug, name, parameter)]),
+        );
         return [slug, z.strictObject(shape, { error: `expected the parameters of ${slug} as a mapping` }).optional()];
       }),
     ),
-    { error: 'expected a mapping of integration slugs to their parameters, such as { chat-notifications-a: { webhook: "${CHAT_WEBHOOK_URL}" } }' },
+    {
+      error:
+        'expected a mapping of integration slugs to their parameters, such as { chat-notifications-a: { webhook: "${CHAT_WEBHOOK_URL}" } }',
+    },
   )
   .refine((integrations) => Object.values(integrations).some((value) => value !== undefined), {
     error: 'give at least one integration, or leave the key out',
@@ -83,5 +100,7 @@ export const integrationsSchema = z
   })
   // Each slug's schema is built from INTEGRATION_PARAMETERS, the table IntegrationParamsBySlug is read from.
   .transform((integrations) => integrations as DeclaredIntegrations)
-  .describe('Integrations by slug (docs/api-client.md, Integration slugs), each with its parameters; secrets come from the environment ("${VARIABLE}") and are never printed.')
+  .describe(
+    'Integrations by slug (docs/api-client.md, Integration slugs), each with its parameters; secrets come from the environment ("${VARIABLE}") and are never printed.',
+  )
   .optional();

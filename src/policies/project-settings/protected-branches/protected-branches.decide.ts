@@ -1,9 +1,28 @@
 import type { Decision, HarmKind } from '../../../engine/policy';
-import type { ProtectedBranch, ProtectedBranchAccess, ProtectedBranchAccessLevel } from '../../../gitlab/types/protected-branches';
+import type {
+  ProtectedBranch,
+  ProtectedBranchAccess,
+  ProtectedBranchAccessLevel,
+} from '../../../gitlab/types/protected-branches';
 import type { ProjectSettingsConfig } from '../project-settings.schema';
-import { decision, NOT_AVAILABLE, type ProjectScope, scopeOf, type SectionDecisions, skip } from '../project-settings.scope';
+import {
+  decision,
+  NOT_AVAILABLE,
+  type ProjectScope,
+  scopeOf,
+  type SectionDecisions,
+  skip,
+} from '../project-settings.scope';
 import type { ProtectBranchParams, ProtectedBranchAllowedTo } from '../../../gitlab/types/protected-branches';
-import { type AllowedEntity, type BranchProtection, branchParams, codeOwnerParams, forgetParams, protectionParams, reprotectionParams } from './protected-branches.params';
+import {
+  type AllowedEntity,
+  type BranchProtection,
+  branchParams,
+  codeOwnerParams,
+  forgetParams,
+  protectionParams,
+  reprotectionParams,
+} from './protected-branches.params';
 import { branchLevelName, type DeclaredProtectedBranch } from './protected-branches.schema';
 
 /** Deciding the protected branches of a project: levels compared by number, since the forge answers with descriptions too. */
@@ -21,7 +40,10 @@ export const UNPROTECT_BRANCH = 'unprotect_branch';
 export const FORGET_INTERRUPTED = 'forget_interrupted_protection';
 
 /** What a reprotect cut between its unprotect and its protect leaves: mended first at every pass (Decision.repairs). */
-export const BRANCH_UNPROTECTED: HarmKind = { kind: 'branch_unprotected', says: 'a declared branch left unprotected by a reprotect cut between its two calls' };
+export const BRANCH_UNPROTECTED: HarmKind = {
+  kind: 'branch_unprotected',
+  says: 'a declared branch left unprotected by a reprotect cut between its two calls',
+};
 
 /** The middle of the keys (see subjectOf): a branch's protection, and the record of its interrupted reprotect. */
 export const SUBJECTS = {
@@ -85,12 +107,20 @@ export function entityText(entity: AllowedEntity): string {
 
 /** The users and groups a kept protection names, each once: `user 3, group 7`. */
 function keptEntities(protection: BranchProtection): string[] {
-  const all = [...(protection.allowed_to_push ?? []), ...(protection.allowed_to_merge ?? []), ...(protection.allowed_to_unprotect ?? [])];
+  const all = [
+    ...(protection.allowed_to_push ?? []),
+    ...(protection.allowed_to_merge ?? []),
+    ...(protection.allowed_to_unprotect ?? []),
+  ];
   return [...new Set(all.map(entityText))];
 }
 
 /** The change of one level, or undefined when the forge has exactly the declared role. */
-function levelChange(field: string, declared: ProtectedBranchAccessLevel, observed: readonly ProtectedBranchAccess[] | undefined): string | undefined {
+function levelChange(
+  field: string,
+  declared: ProtectedBranchAccessLevel,
+  observed: readonly ProtectedBranchAccess[] | undefined,
+): string | undefined {
   const levels = roleLevels(observed);
   if (levels.length === 1 && levels[0] === declared) return undefined;
   return `${field} ${levelsText(levels)} → ${branchLevelName(declared)}`;
@@ -103,7 +133,9 @@ function declaredProtection(branch: DeclaredProtectedBranch): BranchProtection {
     merge_access_level: branch.merge_access_level,
     ...(branch.unprotect_access_level !== undefined ? { unprotect_access_level: branch.unprotect_access_level } : {}),
     allow_force_push: branch.allow_force_push,
-    ...(branch.code_owner_approval_required !== undefined ? { code_owner_approval_required: branch.code_owner_approval_required } : {}),
+    ...(branch.code_owner_approval_required !== undefined
+      ? { code_owner_approval_required: branch.code_owner_approval_required }
+      : {}),
   };
 }
 
@@ -113,7 +145,10 @@ function declaredProtection(branch: DeclaredProtectedBranch): BranchProtection {
  */
 function reprotection(branch: DeclaredProtectedBranch, observed: ObservedProtectedBranch): BranchProtection {
   const unprotect = roleLevels(observed.unprotect_access_levels);
-  const codeOwner = observed.code_owner_approval_required === undefined ? undefined : (branch.code_owner_approval_required ?? observed.code_owner_approval_required);
+  const codeOwner =
+    observed.code_owner_approval_required === undefined
+      ? undefined
+      : (branch.code_owner_approval_required ?? observed.code_owner_approval_required);
   const unprotectLevel = branch.unprotect_access_level ?? (unprotect.length === 1 ? unprotect[0] : undefined);
   // Sent only where the forge has the option: a forge without it was reported (a skip), not asked.
   const { code_owner_approval_required: _declared, ...declared } = declaredProtection(branch);
@@ -136,30 +171,47 @@ function previousProtection(observed: ObservedProtectedBranch): ProtectBranchPar
     const roles = roleLevels(entries);
     const who: ProtectedBranchAllowedTo[] = entities(entries);
     if (roles.length === 1) return { level: roles[0], allowed: who };
-    return { level: undefined, allowed: [...roles.map((access_level): ProtectedBranchAllowedTo => ({ access_level })), ...who] };
+    return {
+      level: undefined,
+      allowed: [...roles.map((access_level): ProtectedBranchAllowedTo => ({ access_level })), ...who],
+    };
   };
-  const [push, merge, unprotect] = [list(observed.push_access_levels), list(observed.merge_access_levels), list(observed.unprotect_access_levels)];
+  const [push, merge, unprotect] = [
+    list(observed.push_access_levels),
+    list(observed.merge_access_levels),
+    list(observed.unprotect_access_levels),
+  ];
   return {
     name: observed.name,
     ...(push.level !== undefined ? { push_access_level: push.level } : {}),
     ...(merge.level !== undefined ? { merge_access_level: merge.level } : {}),
     ...(unprotect.level !== undefined ? { unprotect_access_level: unprotect.level } : {}),
     allow_force_push: observed.allow_force_push,
-    ...(observed.code_owner_approval_required !== undefined ? { code_owner_approval_required: observed.code_owner_approval_required } : {}),
+    ...(observed.code_owner_approval_required !== undefined
+      ? { code_owner_approval_required: observed.code_owner_approval_required }
+      : {}),
     ...(push.allowed.length > 0 ? { allowed_to_push: push.allowed } : {}),
     ...(merge.allowed.length > 0 ? { allowed_to_merge: merge.allowed } : {}),
     ...(unprotect.allowed.length > 0 ? { allowed_to_unprotect: unprotect.allowed } : {}),
   };
 }
 
-function compareBranch(scope: BranchScope, branch: DeclaredProtectedBranch, observed: ObservedProtectedBranch): Decision[] {
+function compareBranch(
+  scope: BranchScope,
+  branch: DeclaredProtectedBranch,
+  observed: ObservedProtectedBranch,
+): Decision[] {
   const subject = `protected branch ${branch.name}`;
   const what = SUBJECTS.branch(branch.name);
   const changes = [
     levelChange('push_access_level', branch.push_access_level, observed.push_access_levels),
     levelChange('merge_access_level', branch.merge_access_level, observed.merge_access_levels),
-    branch.unprotect_access_level === undefined ? undefined : levelChange('unprotect_access_level', branch.unprotect_access_level, observed.unprotect_access_levels),
-    branch.allow_force_push === observed.allow_force_push ? undefined : `allow_force_push ${observed.allow_force_push} → ${branch.allow_force_push}`,
+    branch.unprotect_access_level === undefined
+      ? undefined
+      : levelChange('unprotect_access_level', branch.unprotect_access_level, observed.unprotect_access_levels),
+    branch.allow_force_push === observed.allow_force_push
+      ? undefined
+      : `allow_force_push ${observed.allow_force_push} → ${branch.allow_force_push}`,
   ].filter((change): change is string => change !== undefined);
 
   const codeOwner = branch.code_owner_approval_required;
@@ -167,7 +219,9 @@ function compareBranch(scope: BranchScope, branch: DeclaredProtectedBranch, obse
   let codeOwnerChange: string | undefined;
   if (codeOwner !== undefined) {
     if (observed.code_owner_approval_required === undefined) {
-      decisions.push(skip(scope, subject, `${what}:code_owner_approval_required`, `code_owner_approval_required ${NOT_AVAILABLE}`));
+      decisions.push(
+        skip(scope, subject, `${what}:code_owner_approval_required`, `code_owner_approval_required ${NOT_AVAILABLE}`),
+      );
     } else if (observed.code_owner_approval_required !== codeOwner) {
       codeOwnerChange = `code_owner_approval_required ${observed.code_owner_approval_required} → ${codeOwner}`;
     }
@@ -176,7 +230,16 @@ function compareBranch(scope: BranchScope, branch: DeclaredProtectedBranch, obse
   if (changes.length > 0) {
     const protection = reprotection(branch, observed);
     const all = codeOwnerChange ? [...changes, codeOwnerChange] : changes;
-    decisions.unshift(decision(scope, REPROTECT_BRANCH, subject, what, all.join(', '), reprotectionParams({ ...scope.target, protection, was: previousProtection(observed) })));
+    decisions.unshift(
+      decision(
+        scope,
+        REPROTECT_BRANCH,
+        subject,
+        what,
+        all.join(', '),
+        reprotectionParams({ ...scope.target, protection, was: previousProtection(observed) }),
+      ),
+    );
   } else if (codeOwnerChange !== undefined && codeOwner !== undefined) {
     const params = codeOwnerParams({ ...scope.target, name: branch.name, codeOwnerApprovalRequired: codeOwner });
     decisions.unshift(decision(scope, EDIT_PROTECTED_BRANCH, subject, what, codeOwnerChange, params));
@@ -204,9 +267,18 @@ export function decideProtectedBranches(scope: BranchScope): SectionDecisions {
       const interrupted = scope.snapshot.interrupted?.[branch.name];
       // What the file declares wins; the rest comes back as the forge had it before the interrupted reprotect.
       const protection = interrupted ? { ...interrupted, ...declaredProtection(branch) } : declaredProtection(branch);
-      const change = interrupted ? 'not protected (a reprotect was interrupted) → protect as before, with the declared levels' : 'not protected → protect';
+      const change = interrupted
+        ? 'not protected (a reprotect was interrupted) → protect as before, with the declared levels'
+        : 'not protected → protect';
       const params = protectionParams({ ...scope.target, protection });
-      const protect = decision(scope, PROTECT_BRANCH, `protected branch ${branch.name}`, SUBJECTS.branch(branch.name), change, params);
+      const protect = decision(
+        scope,
+        PROTECT_BRANCH,
+        `protected branch ${branch.name}`,
+        SUBJECTS.branch(branch.name),
+        change,
+        params,
+      );
       // Unprotected by the bot itself: its own harm, which no refusal parks.
       first.push(interrupted ? { ...protect, repairs: BRANCH_UNPROTECTED.kind } : protect);
     } else {
@@ -219,7 +291,16 @@ export function decideProtectedBranches(scope: BranchScope): SectionDecisions {
     for (const branch of byName.values()) {
       if (names.has(branch.name)) continue;
       const params = branchParams({ ...scope.target, name: branch.name });
-      rest.push(decision(scope, UNPROTECT_BRANCH, `protected branch ${branch.name}`, SUBJECTS.branch(branch.name), 'protected, not declared → unprotect', params));
+      rest.push(
+        decision(
+          scope,
+          UNPROTECT_BRANCH,
+          `protected branch ${branch.name}`,
+          SUBJECTS.branch(branch.name),
+          'protected, not declared → unprotect',
+          params,
+        ),
+      );
     }
   }
   return { first, rest };
@@ -229,7 +310,11 @@ export function decideProtectedBranches(scope: BranchScope): SectionDecisions {
  * The records of interrupted reprotects that no longer apply: the branch is protected on the forge (by anyone, with
  * whatever users and groups), or no longer declared. Only the policy's own state changes, but the audit trail shows it.
  */
-function forgetDecisions(scope: BranchScope, declared: readonly DeclaredProtectedBranch[], byName: ReadonlyMap<string, ObservedProtectedBranch>): Decision[] {
+function forgetDecisions(
+  scope: BranchScope,
+  declared: readonly DeclaredProtectedBranch[],
+  byName: ReadonlyMap<string, ObservedProtectedBranch>,
+): Decision[] {
   const decisions: Decision[] = [];
   for (const [name, kept] of Object.entries(scope.snapshot.interrupted ?? {})) {
     const found = byName.get(name);
@@ -241,7 +326,9 @@ function forgetDecisions(scope: BranchScope, declared: readonly DeclaredProtecte
       ? `protected on the forge now (${protectionText(found)}) → forget the interrupted reprotect's record${dropped}`
       : `no longer declared → forget the interrupted reprotect's record${dropped}`;
     const params = forgetParams({ ...scope.target, name, kept });
-    decisions.push(decision(scope, FORGET_INTERRUPTED, `protected branch ${name}`, SUBJECTS.interrupted(name), change, params));
+    decisions.push(
+      decision(scope, FORGET_INTERRUPTED, `protected branch ${name}`, SUBJECTS.interrupted(name), change, params),
+    );
   }
   return decisions;
 }
@@ -263,7 +350,11 @@ export interface RecordElsewhere {
  * What the records elsewhere call for: a gone project's are forgotten; any other stays the bot's open harm (a skip
  * that names it), shown until the project is read again and its branch protected.
  */
-export function decideRecordsElsewhere(config: ProjectSettingsConfig, records: readonly RecordElsewhere[], now: Date): Decision[] {
+export function decideRecordsElsewhere(
+  config: ProjectSettingsConfig,
+  records: readonly RecordElsewhere[],
+  now: Date,
+): Decision[] {
   const decisions: Decision[] = [];
   for (const record of records) {
     const scope = scopeOf(config, { project: record.project, projectId: record.projectId }, now);
@@ -271,9 +362,21 @@ export function decideRecordsElsewhere(config: ProjectSettingsConfig, records: r
       const subject = `protected branch ${name}`;
       if (record.state === 'gone') {
         const params = forgetParams({ ...scope.target, name, kept });
-        decisions.push(decision(scope, FORGET_INTERRUPTED, subject, SUBJECTS.interrupted(name), `${record.why} → forget the interrupted reprotect's record`, params));
+        decisions.push(
+          decision(
+            scope,
+            FORGET_INTERRUPTED,
+            subject,
+            SUBJECTS.interrupted(name),
+            `${record.why} → forget the interrupted reprotect's record`,
+            params,
+          ),
+        );
       } else {
-        decisions.push({ ...skip(scope, subject, SUBJECTS.branch(name), `left unprotected by an interrupted reprotect; ${record.why}`), repairs: BRANCH_UNPROTECTED.kind });
+        decisions.push({
+          ...skip(scope, subject, SUBJECTS.branch(name), `left unprotected by an interrupted reprotect; ${record.why}`),
+          repairs: BRANCH_UNPROTECTED.kind,
+        });
       }
     }
   }

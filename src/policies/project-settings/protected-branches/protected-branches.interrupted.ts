@@ -19,7 +19,12 @@ export async function interruptedRecords(context: StepContext, project: number):
 }
 
 /** Keeps (protection given) or forgets (undefined) what a reprotect removed and could not put back. */
-export async function rememberInterrupted(context: StepContext, project: number, name: string, protection: ProtectBranchParams | undefined): Promise<void> {
+export async function rememberInterrupted(
+  context: StepContext,
+  project: number,
+  name: string,
+  protection: ProtectBranchParams | undefined,
+): Promise<void> {
   const kept = await interruptedRecords(context, project);
   if (protection === undefined && !(name in kept)) return;
   const { [name]: _forgotten, ...others } = kept;
@@ -59,16 +64,21 @@ async function exists(read: () => Promise<unknown>): Promise<boolean> {
  * The protection without the users and groups the forge no longer knows: a record may name an account deleted since,
  * which the forge would refuse (422) every pass while the branch stays unprotected. Says who was left out and why.
  */
-export async function withExistingOnly(context: StepContext, protection: ProtectBranchParams): Promise<{ protection: ProtectBranchParams; leftOut: string[] }> {
+export async function withExistingOnly(
+  context: StepContext,
+  protection: ProtectBranchParams,
+): Promise<{ protection: ProtectBranchParams; leftOut: string[] }> {
   const allowed = allowedOf(protection);
   const users = [...new Set(allowed.flatMap((entry) => ('user_id' in entry ? [entry.user_id] : [])))];
   const groups = [...new Set(allowed.flatMap((entry) => ('group_id' in entry ? [entry.group_id] : [])))];
   const goneUsers = new Set<number>();
   const goneGroups = new Set<number>();
   for (const id of users) if (!(await exists(() => context.client.users.show(id)))) goneUsers.add(id);
-  for (const id of groups) if (!(await exists(() => context.client.groups.show(id, { with_projects: false })))) goneGroups.add(id);
+  for (const id of groups)
+    if (!(await exists(() => context.client.groups.show(id, { with_projects: false })))) goneGroups.add(id);
   if (goneUsers.size + goneGroups.size === 0) return { protection, leftOut: [] };
-  const keep = (entry: ProtectedBranchAllowedTo) => !('user_id' in entry && goneUsers.has(entry.user_id)) && !('group_id' in entry && goneGroups.has(entry.group_id));
+  const keep = (entry: ProtectedBranchAllowedTo) =>
+    !('user_id' in entry && goneUsers.has(entry.user_id)) && !('group_id' in entry && goneGroups.has(entry.group_id));
   const kept: ProtectBranchParams = { ...protection };
   for (const list of ALLOWED_LISTS) {
     const entries = protection[list]?.filter(keep);
@@ -77,7 +87,9 @@ export async function withExistingOnly(context: StepContext, protection: Protect
   }
   const leftOut = [
     ...[...goneUsers].map((id) => `user ${id} (the forge no longer knows this user: deleted)`),
-    ...[...goneGroups].map((id) => `group ${id} (the forge does not show this group: deleted, or out of the token's sight)`),
+    ...[...goneGroups].map(
+      (id) => `group ${id} (the forge does not show this group: deleted, or out of the token's sight)`,
+    ),
   ];
   return { protection: kept, leftOut };
 }

@@ -8,30 +8,42 @@ import { interruptedRecords, recordedProjects } from './protected-branches.inter
 import { type BranchProtection, storedProtection } from './protected-branches.params';
 
 /** Every protection of a project (prune needs the undeclared ones too), and the policy's record of interrupted reprotects. */
-export async function observeProtectedBranches(config: ProjectSettingsConfig, context: ObserveContext, projectId: number): Promise<ProtectedBranchesPart> {
+export async function observeProtectedBranches(
+  config: ProjectSettingsConfig,
+  context: ObserveContext,
+  projectId: number,
+): Promise<ProtectedBranchesPart> {
   if (!config.protected_branches) return {};
-  const [protectedBranches, interrupted] = await Promise.all([readProtectedBranches(context, projectId), readInterrupted(context, projectId)]);
+  const [protectedBranches, interrupted] = await Promise.all([
+    readProtectedBranches(context, projectId),
+    readInterrupted(context, projectId),
+  ]);
   return { protectedBranches, ...(Object.keys(interrupted).length > 0 ? { interrupted } : {}) };
 }
 
 async function readProtectedBranches(context: ObserveContext, projectId: number): Promise<ObservedProtectedBranch[]> {
   const branches: ObservedProtectedBranch[] = [];
-  for await (const branch of context.client.protectedBranches.all(projectId)) branches.push(toObservedBranch(branch, branches.length, projectId));
+  for await (const branch of context.client.protectedBranches.all(projectId))
+    branches.push(toObservedBranch(branch, branches.length, projectId));
   return branches;
 }
 
 /** A protection as decide compares it; a missing `push_access_levels` is an odd answer, never "push none → maintainer". */
 function toObservedBranch(answer: unknown, item: number, projectId: number): ObservedProtectedBranch {
-  const odd = (field: string, problem: string) => oddAnswer(`projects/${projectId}/protected_branches`, item, field, problem);
+  const odd = (field: string, problem: string) =>
+    oddAnswer(`projects/${projectId}/protected_branches`, item, field, problem);
   if (typeof answer !== 'object' || answer === null) throw odd('', 'is not a protection');
   const branch = answer as Record<string, unknown>;
   if (typeof branch.name !== 'string') throw odd('name', shapeOf(branch.name));
   if (typeof branch.allow_force_push !== 'boolean') throw odd('allow_force_push', shapeOf(branch.allow_force_push));
-  const list = (field: 'push_access_levels' | 'merge_access_levels' | 'unprotect_access_levels'): ProtectedBranchAccess[] => {
+  const list = (
+    field: 'push_access_levels' | 'merge_access_levels' | 'unprotect_access_levels',
+  ): ProtectedBranchAccess[] => {
     const entries = branch[field];
     if (!Array.isArray(entries)) throw odd(field, shapeOf(entries));
     entries.forEach((entry: unknown, index) => {
-      const access = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).access_level : undefined;
+      const access =
+        typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>).access_level : undefined;
       if (access !== null && typeof access !== 'number') throw odd(`${field}.${index}.access_level`, shapeOf(access));
     });
     return entries as ProtectedBranchAccess[];
@@ -63,7 +75,10 @@ async function readInterrupted(context: ObserveContext, projectId: number): Prom
  * The records of interrupted reprotects of projects the pass did not read (see RecordElsewhere): each project is
  * followed by its id, so a transfer or a rename is the same project, and only an administrator's 404 proves it gone.
  */
-export async function readRecordsElsewhere(context: ObserveContext, read: ReadonlySet<number>): Promise<RecordElsewhere[]> {
+export async function readRecordsElsewhere(
+  context: ObserveContext,
+  read: ReadonlySet<number>,
+): Promise<RecordElsewhere[]> {
   const records: RecordElsewhere[] = [];
   let administrator: boolean | undefined;
   for (const projectId of await recordedProjects(context)) {
@@ -72,7 +87,13 @@ export async function readRecordsElsewhere(context: ObserveContext, read: Readon
     if (Object.keys(kept).length === 0) continue;
     try {
       const found = await context.client.projects.show(projectId);
-      records.push({ projectId, project: found.path_with_namespace, kept, state: 'outside', why: 'the project was not among those this pass decided on (no longer selected, or its read failed)' });
+      records.push({
+        projectId,
+        project: found.path_with_namespace,
+        kept,
+        state: 'outside',
+        why: 'the project was not among those this pass decided on (no longer selected, or its read failed)',
+      });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error instanceof NotFoundError) {
@@ -81,12 +102,27 @@ export async function readRecordsElsewhere(context: ObserveContext, read: Readon
           administrator = 'is_admin' in me && me.is_admin === true;
         }
         if (administrator) {
-          records.push({ projectId, project: projectId, kept, state: 'gone', why: `project ${projectId} is gone (an administrator's token no longer finds it)` });
+          records.push({
+            projectId,
+            project: projectId,
+            kept,
+            state: 'gone',
+            why: `project ${projectId} is gone (an administrator's token no longer finds it)`,
+          });
           continue;
         }
       }
-      const why = error instanceof NotFoundError || error instanceof ForbiddenError ? 'not visible to the token now' : 'could not be read now';
-      records.push({ projectId, project: projectId, kept, state: 'unseen', why: `${why} (${error.summary}); protected first once it can be seen` });
+      const why =
+        error instanceof NotFoundError || error instanceof ForbiddenError
+          ? 'not visible to the token now'
+          : 'could not be read now';
+      records.push({
+        projectId,
+        project: projectId,
+        kept,
+        state: 'unseen',
+        why: `${why} (${error.summary}); protected first once it can be seen`,
+      });
     }
   }
   return records;

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { param, readParams } from '../../../engine/action-params';
 import type { ActionParams } from '../../../engine/policy';
-import { PROTECTED_BRANCH_ACCESS_LEVELS, type ProtectBranchParams, type ProtectedBranchAccessLevel } from '../../../gitlab/types/protected-branches';
+import {
+  PROTECTED_BRANCH_ACCESS_LEVELS,
+  type ProtectBranchParams,
+  type ProtectedBranchAccessLevel,
+} from '../../../gitlab/types/protected-branches';
 import { defined, POLICY, projectParams, projectShape, type ProjectTarget } from '../project-settings.params';
 
 /** What the protected branch actions carry, and the policy's record of interrupted reprotects. */
@@ -15,7 +19,11 @@ const level = () =>
 /** A user or group kept among those allowed (higher tiers), which a protect would otherwise drop. */
 export type AllowedEntity = { readonly user_id: number } | { readonly group_id: number };
 
-const allowedSchema = z.array(z.union([z.strictObject({ user_id: param.integer() }), z.strictObject({ group_id: param.integer() })], { error: '{ user_id } or { group_id }' }));
+const allowedSchema = z.array(
+  z.union([z.strictObject({ user_id: param.integer() }), z.strictObject({ group_id: param.integer() })], {
+    error: '{ user_id } or { group_id }',
+  }),
+);
 
 /**
  * A whole protection, as protect_branch and reprotect_branch create it: the declared levels, plus (for a reprotect)
@@ -66,9 +74,16 @@ export function protectionParams(target: ProjectTarget & { readonly protection: 
 }
 
 const allowedToSchema = z.array(
-  z.union([z.strictObject({ user_id: param.integer() }), z.strictObject({ group_id: param.integer() }), z.strictObject({ access_level: level() })], {
-    error: '{ user_id }, { group_id } or { access_level }',
-  }),
+  z.union(
+    [
+      z.strictObject({ user_id: param.integer() }),
+      z.strictObject({ group_id: param.integer() }),
+      z.strictObject({ access_level: level() }),
+    ],
+    {
+      error: '{ user_id }, { group_id } or { access_level }',
+    },
+  ),
 );
 
 /** The protection as the forge had it before a reprotect, roles, users and groups alike: put back if the protect fails. */
@@ -85,14 +100,20 @@ const previousSchema = z.object({
 });
 
 /** reprotect_branch: a protection, and (decided since this version) the one it replaces. */
-export function reprotectionParams(target: ProjectTarget & { readonly protection: BranchProtection; readonly was: ProtectBranchParams }): ActionParams {
+export function reprotectionParams(
+  target: ProjectTarget & { readonly protection: BranchProtection; readonly was: ProtectBranchParams },
+): ActionParams {
   return { ...protectionParams(target), was: defined({ ...target.was }) };
 }
 
-export function reprotectionTarget(params: ActionParams): ProjectTarget & { readonly protection: ProtectBranchParams; readonly was?: ProtectBranchParams } {
+export function reprotectionTarget(
+  params: ActionParams,
+): ProjectTarget & { readonly protection: ProtectBranchParams; readonly was?: ProtectBranchParams } {
   const { was, ...rest } = params;
   const target = protectionTarget(rest);
-  return was === undefined ? target : { ...target, was: readParams(POLICY, z.object({ was: previousSchema }), { was }).was };
+  return was === undefined
+    ? target
+    : { ...target, was: readParams(POLICY, z.object({ was: previousSchema }), { was }).was };
 }
 
 /** protect_branch and reprotect_branch: the project and the body of `POST /projects/:id/protected_branches`. */
@@ -114,13 +135,26 @@ export function branchTarget(params: ActionParams): ProjectTarget & { readonly n
 }
 
 /** edit_protected_branch: the only option the forge's `PATCH /projects/:id/protected_branches/:name` changes in place. */
-export function codeOwnerParams(target: ProjectTarget & { readonly name: string; readonly codeOwnerApprovalRequired: boolean }): ActionParams {
-  return { ...projectParams(target), name: target.name, code_owner_approval_required: target.codeOwnerApprovalRequired };
+export function codeOwnerParams(
+  target: ProjectTarget & { readonly name: string; readonly codeOwnerApprovalRequired: boolean },
+): ActionParams {
+  return {
+    ...projectParams(target),
+    name: target.name,
+    code_owner_approval_required: target.codeOwnerApprovalRequired,
+  };
 }
 
-export function codeOwnerTarget(params: ActionParams): ProjectTarget & { readonly name: string; readonly codeOwnerApprovalRequired: boolean } {
+export function codeOwnerTarget(
+  params: ActionParams,
+): ProjectTarget & { readonly name: string; readonly codeOwnerApprovalRequired: boolean } {
   const read = readParams(POLICY, codeOwnerSchema, params);
-  return { project: read.project, source: read.source, name: read.name, codeOwnerApprovalRequired: read.code_owner_approval_required };
+  return {
+    project: read.project,
+    source: read.source,
+    name: read.name,
+    codeOwnerApprovalRequired: read.code_owner_approval_required,
+  };
 }
 
 /** The policy state key of a project's protections a reprotect removed and could not put back, by branch name. */
@@ -165,7 +199,9 @@ export function sameProtection(a: unknown, b: unknown): boolean {
   const canonical = (value: unknown): string | undefined => {
     const read = keptSchema.safeParse(value);
     if (!read.success) return undefined;
-    return JSON.stringify(Object.entries(read.data).filter(([, field]) => !(Array.isArray(field) && field.length === 0)));
+    return JSON.stringify(
+      Object.entries(read.data).filter(([, field]) => !(Array.isArray(field) && field.length === 0)),
+    );
   };
   const left = canonical(a);
   return left !== undefined && left === canonical(b);

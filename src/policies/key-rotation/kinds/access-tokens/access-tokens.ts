@@ -4,7 +4,11 @@ import { selectGroups, selectProjects } from '../../../../engine/discovery';
 import type { ObserveContext, TargetProbe } from '../../../../engine/policy';
 import { onePage, readFirstPage } from '../../../../engine/probe';
 import type { GitlabClient, ResourceAccessTokensResource } from '../../../../gitlab';
-import type { NewResourceAccessToken, ResourceAccessToken, ResourceAccessTokenScope } from '../../../../gitlab/types/tokens';
+import type {
+  NewResourceAccessToken,
+  ResourceAccessToken,
+  ResourceAccessTokenScope,
+} from '../../../../gitlab/types/tokens';
 import { listedAccessToken, type ListedToken, type TokenHolder, type TokenKind } from '../../token-kind';
 import { allOrGone, listHolders, removed } from '../../token-rotation.listing';
 import { type TokenRule, tokenRuleFields, withTokenChecks } from '../../token-rotation.schema';
@@ -17,30 +21,43 @@ import { type TokenRule, tokenRuleFields, withTokenChecks } from '../../token-ro
 
 const projectAccessTokensSchema = z
   .array(
-  withTokenChecks(
-    z
-      .strictObject({
-        projects: projectSelection().describe('Projects whose access tokens are rotated: ids, full paths or globs ("acme/**"); a quoted leading "!" excludes.'),
-        include_archived: z.boolean({ error: 'expected true or false' }).default(false).describe('Whether globs select archived projects too.'),
-        ...tokenRuleFields(['rotate', 'overlap']),
-      })
-      .describe('Project access tokens to rotate before they expire or grow old.'),
-  ),
-  { error: 'expected a list such as [{ projects: [acme/api], names: ["^deploy"], before_expiry: 14d, lifetime: 90d, deliver: [{ variable: { key: DEPLOY_TOKEN } }] }]' },
+    withTokenChecks(
+      z
+        .strictObject({
+          projects: projectSelection().describe(
+            'Projects whose access tokens are rotated: ids, full paths or globs ("acme/**"); a quoted leading "!" excludes.',
+          ),
+          include_archived: z
+            .boolean({ error: 'expected true or false' })
+            .default(false)
+            .describe('Whether globs select archived projects too.'),
+          ...tokenRuleFields(['rotate', 'overlap']),
+        })
+        .describe('Project access tokens to rotate before they expire or grow old.'),
+    ),
+    {
+      error:
+        'expected a list such as [{ projects: [acme/api], names: ["^deploy"], before_expiry: 14d, lifetime: 90d, deliver: [{ variable: { key: DEPLOY_TOKEN } }] }]',
+    },
   )
   .default([]);
 
 const groupAccessTokensSchema = z
   .array(
-  withTokenChecks(
-    z
-      .strictObject({
-        groups: groupSelection().describe('Groups whose access tokens are rotated: ids, full paths or globs ("acme/**"); a quoted leading "!" excludes.'),
-        ...tokenRuleFields(['rotate', 'overlap']),
-      })
-      .describe('Group access tokens to rotate before they expire or grow old.'),
-  ),
-  { error: 'expected a list such as [{ groups: [acme], names: ["^ci"], before_expiry: 14d, lifetime: 90d, deliver: [{ variable: { key: GROUP_TOKEN } }] }]' },
+    withTokenChecks(
+      z
+        .strictObject({
+          groups: groupSelection().describe(
+            'Groups whose access tokens are rotated: ids, full paths or globs ("acme/**"); a quoted leading "!" excludes.',
+          ),
+          ...tokenRuleFields(['rotate', 'overlap']),
+        })
+        .describe('Group access tokens to rotate before they expire or grow old.'),
+    ),
+    {
+      error:
+        'expected a list such as [{ groups: [acme], names: ["^ci"], before_expiry: 14d, lifetime: 90d, deliver: [{ variable: { key: GROUP_TOKEN } }] }]',
+    },
   )
   .default([]);
 
@@ -61,7 +78,11 @@ interface Where<Rule extends TokenRule> {
 
 function accessTokenKind<Rule extends TokenRule>(where: Where<Rule>): TokenKind<Rule> {
   const holder = (ref: string | number): TokenHolder => ({ ref, label: `${where.scope.slice(0, -1)} ${ref}` });
-  const issued = (token: NewResourceAccessToken) => ({ id: token.id, value: token.token, expires_at: token.expires_at });
+  const issued = (token: NewResourceAccessToken) => ({
+    id: token.id,
+    value: token.token,
+    expires_at: token.expires_at,
+  });
   return {
     name: where.name,
     noun: where.noun,
@@ -69,7 +90,9 @@ function accessTokenKind<Rule extends TokenRule>(where: Where<Rule>): TokenKind<
     mayBeDaemonToken: true,
     async observe(rules, context) {
       const selected = await Promise.all(rules.map(async (rule) => (await where.select(context, rule)).map(holder)));
-      return listHolders(context, selected, async (place) => (await collect(where.listing(context.client).all(place.ref))).map(listed));
+      return listHolders(context, selected, async (place) =>
+        (await collect(where.listing(context.client).all(place.ref))).map(listed),
+      );
     },
     async list(context, place) {
       return (await allOrGone(where.listing(context.client).all(place.ref)))?.map(listed);
@@ -79,14 +102,23 @@ function accessTokenKind<Rule extends TokenRule>(where: Where<Rule>): TokenKind<
     },
     async create(context, place, like, expiresAt) {
       const scopes = like.scopes as ResourceAccessTokenScope[];
-      return issued(await where.listing(context.client).create(place.ref, { name: like.name, scopes, expires_at: expiresAt, ...(like.access_level !== undefined ? { access_level: like.access_level } : {}) }));
+      return issued(
+        await where.listing(context.client).create(place.ref, {
+          name: like.name,
+          scopes,
+          expires_at: expiresAt,
+          ...(like.access_level !== undefined ? { access_level: like.access_level } : {}),
+        }),
+      );
     },
     revoke: (context, place, tokenId) => removed(() => where.listing(context.client).revoke(place.ref, tokenId)),
     variablePlace: (place) => ({ scope: where.scope, ref: place.ref }),
     probes: (rules) =>
-      unique(rules.flatMap(where.refs)).map(
-        (ref): TargetProbe => ({ target: `${holder(ref).label} (access tokens)`, needs: where.needs, read: (client) => readFirstPage(where.listing(client).all(ref, {}, onePage())) }),
-      ),
+      unique(rules.flatMap(where.refs)).map((ref): TargetProbe => ({
+        target: `${holder(ref).label} (access tokens)`,
+        needs: where.needs,
+        read: (client) => readFirstPage(where.listing(client).all(ref, {}, onePage())),
+      })),
   };
 }
 

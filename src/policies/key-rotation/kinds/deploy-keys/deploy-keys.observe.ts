@@ -59,7 +59,10 @@ export interface InstanceKey {
 }
 
 /** Each entry's deploy keys, one per key with every project of the entry it is on. */
-export async function observeDeployKeys(rules: readonly DeployKeysRule[], context: ObserveContext): Promise<Observed<DeployKeysFacts>> {
+export async function observeDeployKeys(
+  rules: readonly DeployKeysRule[],
+  context: ObserveContext,
+): Promise<Observed<DeployKeysFacts>> {
   const read = await readDeployKeys(rules, context);
   const rotations: string[] = [];
   const deploy = read.byEntry.map((keys) => {
@@ -67,7 +70,18 @@ export async function observeDeployKeys(rules: readonly DeployKeysRule[], contex
     for (const key of keys) {
       const known = byId.get(key.id);
       const link = { project: key.project, can_push: key.can_push };
-      byId.set(key.id, known ? { ...known, projects: [...known.projects, link] } : { id: key.id, title: key.title, created_at: key.created_at, fingerprint: fingerprintOfPublicKey(key.key), projects: [link] });
+      byId.set(
+        key.id,
+        known
+          ? { ...known, projects: [...known.projects, link] }
+          : {
+              id: key.id,
+              title: key.title,
+              created_at: key.created_at,
+              fingerprint: fingerprintOfPublicKey(key.key),
+              projects: [link],
+            },
+      );
       rotations.push(deployRotationId(key.id));
     }
     return [...byId.values()];
@@ -86,8 +100,13 @@ type ListedDeployKey = DeployKey & { readonly project: ProjectRef };
  * there nor as gone; one that answers 404 (deleted, moved, or hidden from the token, which the forge answers alike) is
  * gone for the rotations, and, when the file names it, also recorded as unobserved, so a person sees it.
  */
-async function readDeployKeys(rules: readonly DeployKeysRule[], context: ObserveContext): Promise<{ byEntry: ListedDeployKey[][]; unread: UnreadProject[][]; projects: ProjectRef[] }> {
-  const selected = await Promise.all(rules.map((rule) => selectProjects(context, rule.projects, rule.include_archived)));
+async function readDeployKeys(
+  rules: readonly DeployKeysRule[],
+  context: ObserveContext,
+): Promise<{ byEntry: ListedDeployKey[][]; unread: UnreadProject[][]; projects: ProjectRef[] }> {
+  const selected = await Promise.all(
+    rules.map((rule) => selectProjects(context, rule.projects, rule.include_archived)),
+  );
   const named = (project: ProjectRef): boolean => rules.some((rule) => rule.projects.names(project));
   const distinct = new Map<string, ProjectRef>();
   for (const project of selected.flat()) if (!distinct.has(refKey(project))) distinct.set(refKey(project), project);
@@ -120,8 +139,14 @@ async function readDeployKeys(rules: readonly DeployKeysRule[], context: Observe
   };
   return {
     // Each entry's projects as it selected them (two entries may write the same project differently).
-    byEntry: selected.map((projects) => projects.flatMap((project) => (keysOf(project) ?? []).map((key) => ({ ...key, project })))),
-    unread: selected.map((projects) => projects.flatMap((project) => (keysOf(project) ? [] : [{ project, gone: byProject.get(refKey(project)) === 'gone' }]))),
+    byEntry: selected.map((projects) =>
+      projects.flatMap((project) => (keysOf(project) ?? []).map((key) => ({ ...key, project }))),
+    ),
+    unread: selected.map((projects) =>
+      projects.flatMap((project) =>
+        keysOf(project) ? [] : [{ project, gone: byProject.get(refKey(project)) === 'gone' }],
+      ),
+    ),
     projects: [...distinct.values()].filter((project) => keysOf(project) !== undefined),
   };
 }

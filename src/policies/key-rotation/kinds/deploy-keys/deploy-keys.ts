@@ -5,9 +5,25 @@ import { count } from '../../../../engine/words';
 import { ApiError, NotFoundError } from '../../../../gitlab/transport/errors';
 import type { DeployKey } from '../../../../gitlab/types/keys';
 import type { CredentialKind } from '../../credential-kind';
-import { anotherKey, createAdopting, findByFingerprint, ignoreNotFound, type ListedKey, listKeys, newKeyIn, oldKeyProblem } from '../../key-rotation.listed';
+import {
+  anotherKey,
+  createAdopting,
+  findByFingerprint,
+  ignoreNotFound,
+  type ListedKey,
+  listKeys,
+  newKeyIn,
+  oldKeyProblem,
+} from '../../key-rotation.listed';
 import { placesSchema } from '../../key-rotation.params';
-import { type DeployProject, differs, placedOn, refKey, REVOKED_FIRST, type RotationRecord } from '../../key-rotation.record';
+import {
+  type DeployProject,
+  differs,
+  placedOn,
+  refKey,
+  REVOKED_FIRST,
+  type RotationRecord,
+} from '../../key-rotation.record';
 import { type DeployKeysFacts, observeDeployKeys } from './deploy-keys.observe';
 import { observeDeployRotations } from './deploy-keys.rotations';
 import { type DeployKeysRule, deployKeysSchema } from './deploy-keys.schema';
@@ -23,16 +39,25 @@ export type { DeployKeysRule } from './deploy-keys.schema';
 export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
   name: 'deploy',
   schema: z
-    .array(deployKeysSchema, { error: 'expected a list such as [{ projects: [acme/api], titles: ["^release"], rotate_after: 90d, grace: 1d }]' })
+    .array(deployKeysSchema, {
+      error: 'expected a list such as [{ projects: [acme/api], titles: ["^release"], rotate_after: 90d, grace: 1d }]',
+    })
     .default([]),
   holders: 'several',
 
   observe: observeDeployKeys,
   observeRotations: observeDeployRotations,
   view: deployView,
-  summary: (facts) => count(facts.deploy.reduce((sum, keys) => sum + keys.length, 0), 'deploy key'),
+  summary: (facts) =>
+    count(
+      facts.deploy.reduce((sum, keys) => sum + keys.length, 0),
+      'deploy key',
+    ),
   // Only where globs or excludes decide which projects these are: a list written out needs no echo.
-  covered: (rules, facts) => (rules.some((entry) => entry.projects.globs.length + entry.projects.excludes.length > 0) ? (facts.deployProjects ?? []).map(String) : undefined),
+  covered: (rules, facts) =>
+    rules.some((entry) => entry.projects.globs.length + entry.projects.excludes.length > 0)
+      ? (facts.deployProjects ?? []).map(String)
+      : undefined,
   probes: (rules) =>
     uniqueTargets(
       rules.flatMap((entry) =>
@@ -54,7 +79,17 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
     const known = record.new_key_id ?? listed?.id;
     let id: number;
     if (known === undefined) {
-      id = (await createAdopting(() => context.client.deployKeys.create(place.project, { title: record.title, key: publicKey, can_push: place.can_push }), find)).key.id;
+      id = (
+        await createAdopting(
+          () =>
+            context.client.deployKeys.create(place.project, {
+              title: record.title,
+              key: publicKey,
+              can_push: place.can_push,
+            }),
+          find,
+        )
+      ).key.id;
       await matchCanPush(context, id, place, await find());
     } else {
       id = known;
@@ -71,7 +106,13 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
   },
 
   async spread(context, record, newKeyId, place) {
-    const enabled = await placeOn(context, record, newKeyId, place, await findDeployKey(context, place.project, record));
+    const enabled = await placeOn(
+      context,
+      record,
+      newKeyId,
+      place,
+      await findDeployKey(context, place.project, record),
+    );
     return { enabled, projectId: await projectId(context, place.project) };
   },
 
@@ -87,7 +128,10 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
   async oldKeyHeld(context, record, project) {
     if (project === undefined) throw new Error(`rotation ${record.id} lists no project`);
     const keys = await listKeys(context.client.deployKeys.all(project));
-    return oldKeyProblem(keys, record, { gone: `${project} no longer holds old key ${record.old_key_id}`, named: `deploy key ${record.old_key_id} on ${project}` });
+    return oldKeyProblem(keys, record, {
+      gone: `${project} no longer holds old key ${record.old_key_id}`,
+      named: `deploy key ${record.old_key_id} on ${project}`,
+    });
   },
 
   /**
@@ -127,7 +171,8 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
       if (!old) {
         // Gone beside the new key, and not by the bot (which records its removal before sending it): a revocation.
         const byBot = record.old_removed_on?.includes(refKey(project)) === true;
-        if (!byBot && newKeyIn(keys, record) === undefined) return `old key ${record.old_key_id} is gone from ${project}, not removed by the bot: ${REVOKED_FIRST}`;
+        if (!byBot && newKeyIn(keys, record) === undefined)
+          return `old key ${record.old_key_id} is gone from ${project}, not removed by the bot: ${REVOKED_FIRST}`;
         continue;
       }
       const another = anotherKey(`deploy key ${record.old_key_id} on ${project}`, old, record);
@@ -135,7 +180,8 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
       const problem = newKeyIn(keys, record);
       if (problem) return `${problem} on ${project}, which holds old key ${record.old_key_id}: the old key is kept`;
       const fresh = keys.find((key) => key.id === record.new_key_id);
-      if (fresh && fresh.can_push !== old.can_push) return `new key ${record.new_key_id} on ${project} has can_push ${fresh.can_push}, old key ${record.old_key_id} ${old.can_push}: the old key is kept`;
+      if (fresh && fresh.can_push !== old.can_push)
+        return `new key ${record.new_key_id} on ${project} has can_push ${fresh.can_push}, old key ${record.old_key_id} ${old.can_push}: the old key is kept`;
     }
     return undefined;
   },
@@ -147,26 +193,44 @@ export const deployKeys: CredentialKind<DeployKeysRule, DeployKeysFacts> = {
   },
 
   async removeNew(context, record, project) {
-    if (project === undefined || record.new_key_id === null) throw new Error(`rotation ${record.id} names no project or no new key`);
+    if (project === undefined || record.new_key_id === null)
+      throw new Error(`rotation ${record.id} names no project or no new key`);
     let gone = false;
     const id = record.new_key_id;
-    await ignoreNotFound(() => context.client.deployKeys.remove(project, id), () => (gone = true));
+    await ignoreNotFound(
+      () => context.client.deployKeys.remove(project, id),
+      () => (gone = true),
+    );
     return gone;
   },
 
   async removeOld(context, record, projects) {
     const gone: string[] = [];
-    for (const { project } of projects) await ignoreNotFound(() => context.client.deployKeys.remove(project, record.old_key_id), () => gone.push(String(project)));
+    for (const { project } of projects)
+      await ignoreNotFound(
+        () => context.client.deployKeys.remove(project, record.old_key_id),
+        () => gone.push(String(project)),
+      );
     return gone;
   },
 };
 
-function findDeployKey(context: ActContext, project: string | number, record: RotationRecord): Promise<DeployKey | undefined> {
+function findDeployKey(
+  context: ActContext,
+  project: string | number,
+  record: RotationRecord,
+): Promise<DeployKey | undefined> {
   return findByFingerprint(context.client.deployKeys.all(project), record.fingerprint);
 }
 
 /** Enables the new key on `place` unless it is `listed` there already, then gives it the old key's can_push; answers whether it enabled it. */
-async function placeOn(context: ActContext, record: RotationRecord, id: number, place: DeployProject, listed: DeployKey | undefined): Promise<boolean> {
+async function placeOn(
+  context: ActContext,
+  record: RotationRecord,
+  id: number,
+  place: DeployProject,
+  listed: DeployKey | undefined,
+): Promise<boolean> {
   let found = listed;
   if (!found) {
     await context.client.deployKeys.enable(place.project, id);
@@ -176,8 +240,14 @@ async function placeOn(context: ActContext, record: RotationRecord, id: number, 
   return listed === undefined;
 }
 
-async function matchCanPush(context: ActContext, id: number, place: DeployProject, listed: DeployKey | undefined): Promise<void> {
-  if (listed && listed.can_push !== place.can_push) await context.client.deployKeys.edit(place.project, id, { can_push: place.can_push });
+async function matchCanPush(
+  context: ActContext,
+  id: number,
+  place: DeployProject,
+  listed: DeployKey | undefined,
+): Promise<void> {
+  if (listed && listed.can_push !== place.can_push)
+    await context.client.deployKeys.edit(place.project, id, { can_push: place.can_push });
 }
 
 /** The forge's id of a project the bot puts a key on: the record follows it by id through renames and transfers. */

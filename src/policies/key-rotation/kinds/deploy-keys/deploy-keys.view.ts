@@ -1,5 +1,12 @@
 import type { Holder, KindView, Leftover, ManagedKey, Premise, UnreadProject } from '../../credential-kind';
-import { type DeployProject, deployRotationId, differs, placedOn, refKey, type RotationRecord } from '../../key-rotation.record';
+import {
+  type DeployProject,
+  deployRotationId,
+  differs,
+  placedOn,
+  refKey,
+  type RotationRecord,
+} from '../../key-rotation.record';
 import { dueByAge } from '../../key-rotation.timing';
 import type { DeployKeysFacts, InstanceKey, InstanceKeys, ObservedDeployKey } from './deploy-keys.observe';
 import type { DeployKeysRule } from './deploy-keys.schema';
@@ -17,7 +24,9 @@ export function deployView(rules: readonly DeployKeysRule[], facts: DeployKeysFa
    * rotation whose entry changed), computed once per set of entries: a key is rotated on all the policy's projects that hold it.
    */
   const merged = (title: string): DeployView => {
-    const matching = rules.flatMap((rule, index) => (rule.titles.some((pattern) => pattern.test(title)) ? [index] : []));
+    const matching = rules.flatMap((rule, index) =>
+      rule.titles.some((pattern) => pattern.test(title)) ? [index] : [],
+    );
     const entries = matching.length > 0 ? matching : rules.map((_, index) => index);
     const id = entries.join(',');
     const known = views.get(id);
@@ -32,9 +41,13 @@ export function deployView(rules: readonly DeployKeysRule[], facts: DeployKeysFa
           continue;
         }
         const on = new Set(seen.projects.map((p) => refKey(p.project)));
-        keys.set(key.id, { ...seen, projects: [...seen.projects, ...key.projects.filter((p) => !on.has(refKey(p.project)))] });
+        keys.set(key.id, {
+          ...seen,
+          projects: [...seen.projects, ...key.projects.filter((p) => !on.has(refKey(p.project)))],
+        });
       }
-      for (const project of facts.deployUnread?.[index] ?? []) if (!unread.has(refKey(project.project))) unread.set(refKey(project.project), project);
+      for (const project of facts.deployUnread?.[index] ?? [])
+        if (!unread.has(refKey(project.project))) unread.set(refKey(project.project), project);
     }
     const view = { keys, unread: [...unread.values()] };
     views.set(id, view);
@@ -51,12 +64,20 @@ export function deployView(rules: readonly DeployKeysRule[], facts: DeployKeysFa
         }),
       })),
     premise: (record) => deployPremise(sight(record), record),
-    unlisted: (record) => ({ target: `deploy key ${record.old_key_id} "${record.title}" (no longer listed)`, lifetime: undefined }),
+    unlisted: (record) => ({
+      target: `deploy key ${record.old_key_id} "${record.title}" (no longer listed)`,
+      lifetime: undefined,
+    }),
     leftover: (record) => sight(record).leftover(),
   };
 }
 
-function managedDeployKey(rule: DeployKeysRule, key: ObservedDeployKey, unread: readonly UnreadProject[], now: Date): ManagedKey {
+function managedDeployKey(
+  rule: DeployKeysRule,
+  key: ObservedDeployKey,
+  unread: readonly UnreadProject[],
+  now: Date,
+): ManagedKey {
   const due = dueByAge(rule.rotate_after, key.created_at, now);
   return {
     keyId: key.id,
@@ -97,7 +118,10 @@ class RotationSight {
     const rotation = facts.deployRotations?.[record.id];
     this.moved = rotation?.moved ?? {};
     this.instance = facts.deployInstance;
-    const recorded = Object.keys(rotation?.unseen ?? {}).map((ref) => ({ project: recordedProject(record, ref), gone: false }));
+    const recorded = Object.keys(rotation?.unseen ?? {}).map((ref) => ({
+      project: recordedProject(record, ref),
+      gone: false,
+    }));
     const unseen = new Map([...view.unread, ...recorded].map((project) => [refKey(project.project), project] as const));
     this.unseen = [...unseen.values()];
   }
@@ -152,7 +176,9 @@ class RotationSight {
   /** The projects the new key was put on that the token cannot see now, unless the instance's listing says it is not there. */
   outOfSight(id: number): string | undefined {
     const placed = this.placed();
-    const there = this.unseen.filter((project) => placed.has(refKey(project.project)) && this.onInstance(id, project.project) !== 'no');
+    const there = this.unseen.filter(
+      (project) => placed.has(refKey(project.project)) && this.onInstance(id, project.project) !== 'no',
+    );
     if (there.length === 0) return undefined;
     const listed = there.filter((project) => this.onInstance(id, project.project) === 'yes');
     const evidence = listed.length > 0 ? `; the instance's deploy keys list it on ${names(listed)}` : '';
@@ -190,36 +216,52 @@ function deployPremise(sight: RotationSight, record: RotationRecord): Premise {
   if (record.new_key_id === null) {
     if (contradicted) return { close: contradicted };
     if (oldOn.length > 0) return { oldOn, newOn: new Map(), unreadable, revoked: [] };
-    if (unreadable.length > 0) return { wait: `skip: old key ${record.old_key_id} is on none of the projects read; ${notRead} could not be read; the rotation waits` };
-    return { close: `old key ${record.old_key_id} is on none of the selected projects any more (${goneText(sight, record.old_key_id)}): no new key is created` };
+    if (unreadable.length > 0)
+      return {
+        wait: `skip: old key ${record.old_key_id} is on none of the projects read; ${notRead} could not be read; the rotation waits`,
+      };
+    return {
+      close: `old key ${record.old_key_id} is on none of the selected projects any more (${goneText(sight, record.old_key_id)}): no new key is created`,
+    };
   }
   if (fresh && differs(fresh.fingerprint, record.fingerprint)) {
-    return { close: `deploy key ${record.new_key_id} on ${fresh.projects[0]?.project ?? '?'} is not the new key ${record.fingerprint ?? '?'} (it is ${fresh.fingerprint ?? '?'})` };
+    return {
+      close: `deploy key ${record.new_key_id} on ${fresh.projects[0]?.project ?? '?'} is not the new key ${record.fingerprint ?? '?'} (it is ${fresh.fingerprint ?? '?'})`,
+    };
   }
   const newOn = new Map((fresh?.projects ?? []).map((p) => [sight.ref(p.project), p.can_push] as const));
   const placed = sight.placed();
   const removed = oldOn.filter((p) => placed.has(sight.ref(p.project)) && !newOn.has(sight.ref(p.project)));
-  const why = contradicted ?? (removed.length > 0 ? `new key ${record.new_key_id} is gone from ${names(removed)}` : undefined);
+  const why =
+    contradicted ?? (removed.length > 0 ? `new key ${record.new_key_id} is gone from ${names(removed)}` : undefined);
   if (why) {
     const left = sight.leftover();
     return left.from.length === 0 && left.outOfSight === undefined ? { close: why } : { withdraw: why, ...left };
   }
   if (oldOn.length === 0 && newOn.size === 0) {
     // Neither key on any project read: gone only on positive evidence.
-    if (sight.instanceKey(record.new_key_id) === null) return { close: `new key ${record.new_key_id} is gone from the forge (the instance's deploy keys do not list it)` };
+    if (sight.instanceKey(record.new_key_id) === null)
+      return {
+        close: `new key ${record.new_key_id} is gone from the forge (the instance's deploy keys do not list it)`,
+      };
     if (unreadable.length > 0) {
       const outOfSight = sight.outOfSight(record.new_key_id);
       const wait = `skip: new key ${record.new_key_id} is on none of the projects read; ${notRead} could not be read; the rotation waits (what the token cannot see is not gone), and no new key is made meanwhile`;
       return outOfSight ? { wait, outOfSight } : { wait };
     }
     if ((record.revoked_on ?? []).length > 0) {
-      return { close: `a person took old key ${record.old_key_id} away from ${record.revoked_on?.join(', ')} during the rotation, and new key ${record.new_key_id} left with it (a person's revocation wins)` };
+      return {
+        close: `a person took old key ${record.old_key_id} away from ${record.revoked_on?.join(', ')} during the rotation, and new key ${record.new_key_id} left with it (a person's revocation wins)`,
+      };
     }
     return { close: `new key ${record.new_key_id} is gone from the forge (${goneText(sight, record.new_key_id)})` };
   }
   const held = new Set(oldOn.map((p) => sight.ref(p.project)));
   const removedByBot = sight.removedByBot();
-  const revoked = (fresh?.projects ?? []).filter((p) => placed.has(sight.ref(p.project)) && !held.has(sight.ref(p.project)) && !removedByBot.has(sight.ref(p.project)));
+  const revoked = (fresh?.projects ?? []).filter(
+    (p) =>
+      placed.has(sight.ref(p.project)) && !held.has(sight.ref(p.project)) && !removedByBot.has(sight.ref(p.project)),
+  );
   return { oldOn, newOn, unreadable, revoked: revoked.map((p) => ({ project: p.project })) };
 }
 

@@ -23,22 +23,40 @@ const deployTokensSchema = z
     withTokenChecks(
       z
         .strictObject({
-          projects: projectSelection().optional().describe('Projects whose deploy tokens are rotated: ids, full paths or globs; a quoted leading "!" excludes.'),
-          include_archived: z.boolean({ error: 'expected true or false' }).default(false).describe('Whether globs select archived projects too.'),
+          projects: projectSelection()
+            .optional()
+            .describe(
+              'Projects whose deploy tokens are rotated: ids, full paths or globs; a quoted leading "!" excludes.',
+            ),
+          include_archived: z
+            .boolean({ error: 'expected true or false' })
+            .default(false)
+            .describe('Whether globs select archived projects too.'),
           groups: groupSelection().optional().describe('Groups whose deploy tokens are rotated.'),
           ...tokenRuleFields(['overlap']),
         })
-        .refine((rule) => rule.projects !== undefined || rule.groups !== undefined, { error: 'give projects, groups or both', path: ['projects'] })
+        .refine((rule) => rule.projects !== undefined || rule.groups !== undefined, {
+          error: 'give projects, groups or both',
+          path: ['projects'],
+        })
         .describe('Deploy tokens to replace before they expire: new token first, the old one deleted after grace.'),
     ),
-    { error: 'expected a list such as [{ projects: [acme/api], names: ["^registry"], before_expiry: 14d, lifetime: 90d, deliver: [{ variable: { key: REGISTRY_TOKEN } }] }]' },
+    {
+      error:
+        'expected a list such as [{ projects: [acme/api], names: ["^registry"], before_expiry: 14d, lifetime: 90d, deliver: [{ variable: { key: REGISTRY_TOKEN } }] }]',
+    },
   )
   .default([]);
 
 export type DeployTokensRule = z.output<typeof deployTokensSchema>[number];
 
-const holderOf = (scope: 'projects' | 'groups', ref: string | number): TokenHolder => ({ ref, scope, label: `${scope === 'projects' ? 'project' : 'group'} ${ref}` });
-const resource = (client: GitlabClient, holder: TokenHolder) => (holder.scope === 'groups' ? client.groupDeployTokens : client.projectDeployTokens);
+const holderOf = (scope: 'projects' | 'groups', ref: string | number): TokenHolder => ({
+  ref,
+  scope,
+  label: `${scope === 'projects' ? 'project' : 'group'} ${ref}`,
+});
+const resource = (client: GitlabClient, holder: TokenHolder) =>
+  holder.scope === 'groups' ? client.groupDeployTokens : client.projectDeployTokens;
 
 export const deployTokens: TokenKind<DeployTokensRule> = {
   name: 'deploy_token',
@@ -47,7 +65,11 @@ export const deployTokens: TokenKind<DeployTokensRule> = {
   async observe(rules, context) {
     const selected = await Promise.all(
       rules.map(async (rule) => [
-        ...(rule.projects ? (await selectProjects(context, rule.projects, rule.include_archived)).map((ref) => holderOf('projects', ref)) : []),
+        ...(rule.projects
+          ? (await selectProjects(context, rule.projects, rule.include_archived)).map((ref) =>
+              holderOf('projects', ref),
+            )
+          : []),
         ...(rule.groups ? (await selectGroups(context, rule.groups)).map((ref) => holderOf('groups', ref)) : []),
       ]),
     );
@@ -61,8 +83,14 @@ export const deployTokens: TokenKind<DeployTokensRule> = {
     return (await allOrGone(resource(context.client, holder).all(holder.ref)))?.map(listed);
   },
   async create(context, holder, like, expiresAt) {
-    const username = like.username !== undefined && !DEFAULT_USERNAME.test(like.username) ? { username: like.username } : {};
-    const made = await resource(context.client, holder).create(holder.ref, { name: like.name, scopes: like.scopes as DeployTokenScope[], expires_at: `${expiresAt}T00:00:00Z`, ...username });
+    const username =
+      like.username !== undefined && !DEFAULT_USERNAME.test(like.username) ? { username: like.username } : {};
+    const made = await resource(context.client, holder).create(holder.ref, {
+      name: like.name,
+      scopes: like.scopes as DeployTokenScope[],
+      expires_at: `${expiresAt}T00:00:00Z`,
+      ...username,
+    });
     return { id: made.id, value: made.token, expires_at: made.expires_at };
   },
   revoke: (context, holder, tokenId) => removed(() => resource(context.client, holder).remove(holder.ref, tokenId)),

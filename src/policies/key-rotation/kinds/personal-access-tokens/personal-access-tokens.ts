@@ -14,19 +14,30 @@ import { tokenRuleFields, withTokenChecks } from '../../token-rotation.schema';
 
 const USERNAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 const USER_HINT = 'expected self, a user id or a username';
-const userRef = z.union([z.literal('self'), z.number().int().positive(), z.string().regex(USERNAME, { error: USER_HINT })], { error: USER_HINT });
+const userRef = z.union(
+  [z.literal('self'), z.number().int().positive(), z.string().regex(USERNAME, { error: USER_HINT })],
+  { error: USER_HINT },
+);
 
 const personalAccessTokensSchema = z
   .array(
     withTokenChecks(
       z
         .strictObject({
-          users: z.array(userRef).min(1, { error: 'give at least one user' }).describe('Whose tokens: self (the daemon’s user), or others by id or username (an administrator’s token).'),
+          users: z
+            .array(userRef)
+            .min(1, { error: 'give at least one user' })
+            .describe(
+              'Whose tokens: self (the daemon’s user), or others by id or username (an administrator’s token).',
+            ),
           ...tokenRuleFields(['rotate']),
         })
         .describe('Personal access tokens to rotate before they expire or grow old.'),
     ),
-    { error: 'expected a list such as [{ users: [self], names: ["^ci"], before_expiry: 14d, lifetime: 90d, deliver: [{ variable: { key: CI_TOKEN, project: acme/api } }] }]' },
+    {
+      error:
+        'expected a list such as [{ users: [self], names: ["^ci"], before_expiry: 14d, lifetime: 90d, deliver: [{ variable: { key: CI_TOKEN, project: acme/api } }] }]',
+    },
   )
   .default([]);
 
@@ -44,10 +55,15 @@ export const personalAccessTokens: TokenKind<PersonalAccessTokensRule> = {
       if (!users.has(key)) users.set(key, userHolder(context, ref));
       return users.get(key) as Promise<TokenHolder | undefined>;
     };
-    const selected = await Promise.all(rules.map(async (rule) => (await Promise.all(rule.users.map(holder))).filter((found): found is TokenHolder => found !== undefined)));
+    const selected = await Promise.all(
+      rules.map(async (rule) =>
+        (await Promise.all(rule.users.map(holder))).filter((found): found is TokenHolder => found !== undefined),
+      ),
+    );
     return listHolders(context, selected, async (user) => {
       const tokens: PersonalAccessToken[] = [];
-      for await (const token of context.client.personalAccessTokens.all({ user_id: Number(user.ref) })) tokens.push(token);
+      for await (const token of context.client.personalAccessTokens.all({ user_id: Number(user.ref) }))
+        tokens.push(token);
       return tokens.map(listed);
     });
   },
@@ -65,19 +81,23 @@ export const personalAccessTokens: TokenKind<PersonalAccessTokensRule> = {
   variablePlace: () => undefined,
   needsAdministrator: (rules) => {
     const others = [...new Set(rules.flatMap((rule) => rule.users.map(String)))].filter((user) => user !== 'self');
-    return others.length === 0 ? undefined : `personal_access_tokens of ${others.join(', ')}: only an administrator's token lists and rotates another user's tokens`;
+    return others.length === 0
+      ? undefined
+      : `personal_access_tokens of ${others.join(', ')}: only an administrator's token lists and rotates another user's tokens`;
   },
   probes: (rules) =>
-    [...new Set(rules.flatMap((rule) => rule.users.map(String)))].map(
-      (user): TargetProbe => ({
-        target: `user ${user} (personal access tokens)`,
-        needs: user === 'self' ? 'a token that may list its own tokens' : 'an administrator’s token',
-        read: async (client) => {
-          const id = user === 'self' ? (await client.users.current()).id : /^\d+$/.test(user) ? Number(user) : undefined;
-          for await (const token of client.personalAccessTokens.all({ ...(id !== undefined ? { user_id: id } : {}) }, { perPage: 1, maxPages: 1, onPageLimit: 'stop' })) void token;
-        },
-      }),
-    ),
+    [...new Set(rules.flatMap((rule) => rule.users.map(String)))].map((user): TargetProbe => ({
+      target: `user ${user} (personal access tokens)`,
+      needs: user === 'self' ? 'a token that may list its own tokens' : 'an administrator’s token',
+      read: async (client) => {
+        const id = user === 'self' ? (await client.users.current()).id : /^\d+$/.test(user) ? Number(user) : undefined;
+        for await (const token of client.personalAccessTokens.all(
+          { ...(id !== undefined ? { user_id: id } : {}) },
+          { perPage: 1, maxPages: 1, onPageLimit: 'stop' },
+        ))
+          void token;
+      },
+    })),
 };
 
 /** A user by `self`, id or username, as a holder of tokens; a username the forge does not know is recorded unobserved. */
@@ -87,7 +107,8 @@ async function userHolder(context: ObserveContext, ref: string | number): Promis
     return { ref: me.id, label: `user ${me.username}` };
   }
   if (typeof ref === 'number') return { ref, label: `user ${ref}` };
-  for await (const user of context.client.users.all({ username: ref })) return { ref: user.id, label: `user ${user.username}` };
+  for await (const user of context.client.users.all({ username: ref }))
+    return { ref: user.id, label: `user ${user.username}` };
   context.unobserved.record(`user ${ref}`, new Error(`the forge lists no user ${ref}`));
   return undefined;
 }

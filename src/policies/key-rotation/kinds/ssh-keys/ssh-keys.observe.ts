@@ -47,15 +47,27 @@ export function keysOf(context: Pick<ObserveContext, 'client'>, owner: SshOwner)
 const sshTarget = (who: string): string => `SSH keys of ${who}`;
 
 /** The keys of each configured user, each user on its own: one the forge refuses is unobserved, the others go on. */
-export async function observeSshKeys(rules: readonly SshKeysRule[], context: ObserveContext, token: TokenUser): Promise<Observed<SshKeysFacts>> {
+export async function observeSshKeys(
+  rules: readonly SshKeysRule[],
+  context: ObserveContext,
+  token: TokenUser,
+): Promise<Observed<SshKeysFacts>> {
   const read = await observeTargets(
     context,
     rules,
     (rule) => ({ target: sshTarget(rule.user === 'self' ? token.username : String(rule.user)), listed: true }),
     (rule) => readSshEntry(context, rule, token),
   );
-  const ssh = read.map((entry, index): SshOwnerSnapshot => entry ?? { access: 'unreadable', label: rules[index].user === 'self' ? token.username : String(rules[index].user) });
-  const rotations = ssh.flatMap((entry) => (entry.access === 'ok' ? entry.keys.map((key) => sshRotationId(entry.owner.user_id, key.id)) : []));
+  const ssh = read.map(
+    (entry, index): SshOwnerSnapshot =>
+      entry ?? {
+        access: 'unreadable',
+        label: rules[index].user === 'self' ? token.username : String(rules[index].user),
+      },
+  );
+  const rotations = ssh.flatMap((entry) =>
+    entry.access === 'ok' ? entry.keys.map((key) => sshRotationId(entry.owner.user_id, key.id)) : [],
+  );
   return { facts: { ssh }, rotations };
 }
 
@@ -76,7 +88,13 @@ async function readSshEntry(context: ObserveContext, rule: SshKeysRule, token: T
 async function sshKeysOf(context: ObserveContext, owner: SshOwner): Promise<ObservedSshKey[]> {
   const keys: ObservedSshKey[] = [];
   for await (const key of keysOf(context, owner)) {
-    keys.push({ id: key.id, title: key.title, created_at: key.created_at, expires_at: key.expires_at ?? null, fingerprint: fingerprintOfPublicKey(key.key) });
+    keys.push({
+      id: key.id,
+      title: key.title,
+      created_at: key.created_at,
+      expires_at: key.expires_at ?? null,
+      fingerprint: fingerprintOfPublicKey(key.key),
+    });
   }
   return keys;
 }
@@ -94,16 +112,21 @@ export async function observeSshOwners(
   token: TokenUser,
 ): Promise<Pick<SshKeysFacts, 'owners'>> {
   const listed = new Set(facts.ssh.flatMap((entry) => (entry.access === 'ok' ? [entry.owner.user_id] : [])));
-  const unreadable = new Set(facts.ssh.flatMap((entry) => (entry.access === 'unreadable' ? [entry.label.toLowerCase()] : [])));
+  const unreadable = new Set(
+    facts.ssh.flatMap((entry) => (entry.access === 'unreadable' ? [entry.label.toLowerCase()] : [])),
+  );
   const wanted = new Map<number, SshOwner>();
   for (const record of records) {
-    if (record.owner && !isFinished(record) && !listed.has(record.owner.user_id)) wanted.set(record.owner.user_id, record.owner);
+    if (record.owner && !isFinished(record) && !listed.has(record.owner.user_id))
+      wanted.set(record.owner.user_id, record.owner);
   }
   const owners: Record<string, OwnerKeys> = {};
   const toRead: SshOwner[] = [];
   for (const owner of wanted.values()) {
-    if (unreadable.has(owner.username.toLowerCase()) || unreadable.has(String(owner.user_id))) owners[String(owner.user_id)] = { state: 'unread', reason: 'its entry could not be read' };
-    else if (owner.user_id !== token.id && !token.admin) owners[String(owner.user_id)] = { state: 'unread', reason: "another user's keys need an administrator's token" };
+    if (unreadable.has(owner.username.toLowerCase()) || unreadable.has(String(owner.user_id)))
+      owners[String(owner.user_id)] = { state: 'unread', reason: 'its entry could not be read' };
+    else if (owner.user_id !== token.id && !token.admin)
+      owners[String(owner.user_id)] = { state: 'unread', reason: "another user's keys need an administrator's token" };
     else toRead.push(owner);
   }
   const read = await observeTargets(
@@ -120,14 +143,21 @@ export async function observeSshOwners(
     },
   );
   toRead.forEach((owner, index) => {
-    owners[String(owner.user_id)] = read[index] ?? { state: 'unread', reason: 'the forge did not answer as expected (see the unobserved targets)' };
+    owners[String(owner.user_id)] = read[index] ?? {
+      state: 'unread',
+      reason: 'the forge did not answer as expected (see the unobserved targets)',
+    };
   });
   return { owners };
 }
 
 /** `self`, an id or a username, as the forge knows it; the token's own user by any name is `self`. */
 async function resolveUser(context: ObserveContext, ref: UserRef, token: TokenUser): Promise<SshOwner | undefined> {
-  if (ref === 'self' || ref === token.id || (typeof ref === 'string' && ref.toLowerCase() === token.username.toLowerCase())) {
+  if (
+    ref === 'self' ||
+    ref === token.id ||
+    (typeof ref === 'string' && ref.toLowerCase() === token.username.toLowerCase())
+  ) {
     return { user_id: token.id, username: token.username, self: true };
   }
   if (typeof ref === 'number') {
@@ -141,7 +171,8 @@ async function resolveUser(context: ObserveContext, ref: UserRef, token: TokenUs
   }
   // The forge matches `username` exactly and case-insensitively; one page is all there can be.
   for await (const user of context.client.users.all({ username: ref }, { maxPages: 1, onPageLimit: 'stop' })) {
-    if (user.username.toLowerCase() === ref.toLowerCase()) return { user_id: user.id, username: user.username, self: false };
+    if (user.username.toLowerCase() === ref.toLowerCase())
+      return { user_id: user.id, username: user.username, self: false };
   }
   return undefined;
 }

@@ -22,9 +22,17 @@ export type UserRef = z.output<ReturnType<typeof userRef>>;
 
 export const sshKeysSchema = z
   .strictObject({
-    user: userRef().prefault('self').describe('Whose keys: self (the token’s user), or another user by id or username (needs an administrator’s token).'),
-    titles: re2List().describe('RE2 expressions on the key title, unanchored; one must match. Only these keys are managed.'),
-    rotate_before: duration().describe('Rotate a key this long before its expires_at (or once it has passed while it is still listed).'),
+    user: userRef()
+      .prefault('self')
+      .describe(
+        'Whose keys: self (the token’s user), or another user by id or username (needs an administrator’s token).',
+      ),
+    titles: re2List().describe(
+      'RE2 expressions on the key title, unanchored; one must match. Only these keys are managed.',
+    ),
+    rotate_before: duration().describe(
+      'Rotate a key this long before its expires_at (or once it has passed while it is still listed).',
+    ),
     lifetime: duration().describe('The new key expires this long after it is uploaded.'),
     grace: duration().describe('Both keys live this long after the new one is verified; then the old one is removed.'),
   })

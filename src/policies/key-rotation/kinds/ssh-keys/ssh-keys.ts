@@ -5,8 +5,23 @@ import { onePage, readFirstPage } from '../../../../engine/probe';
 import { count } from '../../../../engine/words';
 import type { GitlabClient } from '../../../../gitlab';
 import type { CredentialKind, KindView, Leftover, Listing, ManagedKey, Premise } from '../../credential-kind';
-import { anotherKey, createAdopting, findByFingerprint, ignoreNotFound, listKeys, newKeyIn, oldKeyProblem } from '../../key-rotation.listed';
-import { differs, HOLDER, REVOKED_FIRST, type RotationRecord, type SshOwner, sshRotationId } from '../../key-rotation.record';
+import {
+  anotherKey,
+  createAdopting,
+  findByFingerprint,
+  ignoreNotFound,
+  listKeys,
+  newKeyIn,
+  oldKeyProblem,
+} from '../../key-rotation.listed';
+import {
+  differs,
+  HOLDER,
+  REVOKED_FIRST,
+  type RotationRecord,
+  type SshOwner,
+  sshRotationId,
+} from '../../key-rotation.record';
 import { dueByExpiry } from '../../key-rotation.timing';
 import { keysOf, observeSshKeys, observeSshOwners, type OwnerKeys, type SshKeysFacts } from './ssh-keys.observe';
 import { type SshKeysRule, sshKeysSchema } from './ssh-keys.schema';
@@ -17,7 +32,11 @@ export type { SshKeysRule, UserRef } from './ssh-keys.schema';
 /** Users' SSH keys: each on one holder (its user), rotated before it expires; the new one expires `lifetime` later. */
 export const sshKeys: CredentialKind<SshKeysRule, SshKeysFacts> = {
   name: 'ssh',
-  schema: z.array(sshKeysSchema, { error: 'expected a list such as [{ user: self, titles: ["^ci"], rotate_before: 14d, lifetime: 90d, grace: 1d }]' }).default([]),
+  schema: z
+    .array(sshKeysSchema, {
+      error: 'expected a list such as [{ user: self, titles: ["^ci"], rotate_before: 14d, lifetime: 90d, grace: 1d }]',
+    })
+    .default([]),
   holders: 'one',
 
   observe: observeSshKeys,
@@ -31,27 +50,46 @@ export const sshKeys: CredentialKind<SshKeysRule, SshKeysFacts> = {
     rules.map((entry) => ({
       target: entry.user === 'self' ? "the token's user's SSH keys" : `SSH keys of user ${entry.user}`,
       needs: entry.user === 'self' ? 'the api scope' : "an administrator's token",
-      read: (client: GitlabClient) => readFirstPage(entry.user === 'self' ? client.sshKeys.all(onePage()) : client.sshKeys.allForUser(entry.user, onePage())),
+      read: (client: GitlabClient) =>
+        readFirstPage(
+          entry.user === 'self' ? client.sshKeys.all(onePage()) : client.sshKeys.allForUser(entry.user, onePage()),
+        ),
     })),
   needsAdministrator: (rules) => {
     const others = rules.filter((entry) => entry.user !== 'self').map((entry) => String(entry.user));
-    return others.length === 0 ? undefined : `it rotates the SSH keys of ${others.join(', ')}, which only an administrator's token may`;
+    return others.length === 0
+      ? undefined
+      : `it rotates the SSH keys of ${others.join(', ')}, which only an administrator's token may`;
   },
 
   start: z
     .object({ user_id: param.integer(), username: param.text(), self: param.flag().optional() })
-    .transform((start) => ({ owner: { user_id: start.user_id, username: start.username, self: start.self === true }, projects: [] })),
+    .transform((start) => ({
+      owner: { user_id: start.user_id, username: start.username, self: start.self === true },
+      projects: [],
+    })),
 
   async upload(context, record, publicKey, request) {
     const lifetime = request.lifetimeMs ?? record.lifetime_ms;
-    if (lifetime === null || lifetime === undefined) throw new TypeError(`key_rotation: no lifetime for the new key of rotation ${record.id}`);
+    if (lifetime === null || lifetime === undefined)
+      throw new TypeError(`key_rotation: no lifetime for the new key of rotation ${record.id}`);
     const owner = ownerOf(record);
     const find = () => findByFingerprint(keysOf(context, owner), record.fingerprint);
-    const wanted = { title: record.title, key: publicKey, expires_at: new Date(context.now.getTime() + lifetime).toISOString() };
+    const wanted = {
+      title: record.title,
+      key: publicKey,
+      expires_at: new Date(context.now.getTime() + lifetime).toISOString(),
+    };
     const listed = await find();
     const { key, adopted } = listed
       ? { key: listed, adopted: true }
-      : await createAdopting(() => (owner.self ? context.client.sshKeys.create(wanted) : context.client.sshKeys.createForUser(owner.user_id, wanted)), find);
+      : await createAdopting(
+          () =>
+            owner.self
+              ? context.client.sshKeys.create(wanted)
+              : context.client.sshKeys.createForUser(owner.user_id, wanted),
+          find,
+        );
     const expiresAt = key.expires_at ?? (adopted ? null : wanted.expires_at);
     return {
       recorded: { new_key_id: key.id, expires_at: expiresAt },
@@ -59,21 +97,29 @@ export const sshKeys: CredentialKind<SshKeysRule, SshKeysFacts> = {
     };
   },
 
-  listedAnywhere: async (context, record) => (await findByFingerprint(keysOf(context, ownerOf(record)), record.fingerprint)) !== undefined,
+  listedAnywhere: async (context, record) =>
+    (await findByFingerprint(keysOf(context, ownerOf(record)), record.fingerprint)) !== undefined,
 
   async oldKeyHeld(context, record) {
     const whose = ownerOf(record).username;
-    return oldKeyProblem(await userKeys(context, record), record, { gone: `old key ${record.old_key_id} is gone from the keys of ${whose}`, named: `key ${record.old_key_id} of ${whose}` });
+    return oldKeyProblem(await userKeys(context, record), record, {
+      gone: `old key ${record.old_key_id} is gone from the keys of ${whose}`,
+      named: `key ${record.old_key_id} of ${whose}`,
+    });
   },
 
-  newKeyMissing: async (context, record) => ({ missing: newKeyIn(await userKeys(context, record), record) ? ['user'] : [], on: [] }),
+  newKeyMissing: async (context, record) => ({
+    missing: newKeyIn(await userKeys(context, record), record) ? ['user'] : [],
+    on: [],
+  }),
 
   async removeBlocked(context, record) {
     const keys = await userKeys(context, record);
     const whose = ownerOf(record).username;
     const old = keys.find((key) => key.id === record.old_key_id);
     // Gone, and not by the bot (which records its removal before sending it): a person's revocation, which wins.
-    if (!old && record.old_removed_on?.includes(HOLDER) !== true) return `old key ${record.old_key_id} of ${whose} is gone, not removed by the bot: ${REVOKED_FIRST}`;
+    if (!old && record.old_removed_on?.includes(HOLDER) !== true)
+      return `old key ${record.old_key_id} of ${whose} is gone, not removed by the bot: ${REVOKED_FIRST}`;
     const another = old && anotherKey(`key ${record.old_key_id} of ${whose}`, old, record);
     if (another) return `${another}: not removed`;
     const found = newKeyIn(keys, record);
@@ -90,14 +136,23 @@ export const sshKeys: CredentialKind<SshKeysRule, SshKeysFacts> = {
     const id = record.new_key_id;
     if (id === null) throw new Error(`rotation ${record.id} has no new key`);
     let gone = false;
-    await ignoreNotFound(() => (owner.self ? context.client.sshKeys.remove(id) : context.client.sshKeys.removeForUser(owner.user_id, id)), () => (gone = true));
+    await ignoreNotFound(
+      () => (owner.self ? context.client.sshKeys.remove(id) : context.client.sshKeys.removeForUser(owner.user_id, id)),
+      () => (gone = true),
+    );
     return gone;
   },
 
   async removeOld(context, record) {
     const owner = ownerOf(record);
     const gone: string[] = [];
-    await ignoreNotFound(() => (owner.self ? context.client.sshKeys.remove(record.old_key_id) : context.client.sshKeys.removeForUser(owner.user_id, record.old_key_id)), () => gone.push('user'));
+    await ignoreNotFound(
+      () =>
+        owner.self
+          ? context.client.sshKeys.remove(record.old_key_id)
+          : context.client.sshKeys.removeForUser(owner.user_id, record.old_key_id),
+      () => gone.push('user'),
+    );
     return gone;
   },
 };
@@ -115,7 +170,8 @@ function ownerOf(record: RotationRecord): SshOwner {
 function sshView(rules: readonly SshKeysRule[], facts: SshKeysFacts, now: Date): KindView {
   /** A user's keys, from an entry that listed them or as read for an open rotation; undefined: not read. */
   const ownerKeys = (userId: number): OwnerKeys | undefined => {
-    for (const entry of facts.ssh) if (entry.access === 'ok' && entry.owner.user_id === userId) return { state: 'listed', keys: entry.keys };
+    for (const entry of facts.ssh)
+      if (entry.access === 'ok' && entry.owner.user_id === userId) return { state: 'listed', keys: entry.keys };
     return facts.owners?.[String(userId)];
   };
   return {
@@ -123,25 +179,32 @@ function sshView(rules: readonly SshKeysRule[], facts: SshKeysFacts, now: Date):
       rules.flatMap((rule, index): Listing[] => {
         const entry = facts.ssh[index];
         if (!entry) return [];
-        if (entry.access !== 'ok') return [{ unreadable: { target: `SSH keys of ${entry.label}`, key: `ssh-user:${entry.label}`, reason: unreadableReason(entry) } }];
+        if (entry.access !== 'ok')
+          return [
+            {
+              unreadable: {
+                target: `SSH keys of ${entry.label}`,
+                key: `ssh-user:${entry.label}`,
+                reason: unreadableReason(entry),
+              },
+            },
+          ];
         return [
           {
             titles: rule.titles,
-            keys: entry.keys.map(
-              (key): ManagedKey => ({
-                keyId: key.id,
-                title: key.title,
-                fingerprint: key.fingerprint,
-                rotation: sshRotationId(entry.owner.user_id, key.id),
-                target: `${entry.owner.username}'s SSH key ${key.id} "${key.title}"`,
-                due: dueByExpiry(rule.rotate_before, key.expires_at, now),
-                lifetime: rule.lifetime,
-                grace: rule.grace,
-                owner: entry.owner,
-                projects: [],
-                holderName: entry.owner.username,
-              }),
-            ),
+            keys: entry.keys.map((key): ManagedKey => ({
+              keyId: key.id,
+              title: key.title,
+              fingerprint: key.fingerprint,
+              rotation: sshRotationId(entry.owner.user_id, key.id),
+              target: `${entry.owner.username}'s SSH key ${key.id} "${key.title}"`,
+              due: dueByExpiry(rule.rotate_before, key.expires_at, now),
+              lifetime: rule.lifetime,
+              grace: rule.grace,
+              owner: entry.owner,
+              projects: [],
+              holderName: entry.owner.username,
+            })),
           },
         ];
       }),
@@ -150,7 +213,10 @@ function sshView(rules: readonly SshKeysRule[], facts: SshKeysFacts, now: Date):
     unlisted: (record) => ({
       target: `${record.owner?.username ?? '?'}'s SSH key ${record.old_key_id} "${record.title}" (no longer listed)`,
       // The entry that would manage the key today, else the lifetime the rotation started with.
-      lifetime: rules.find((rule) => rule.titles.some((p) => p.test(record.title)))?.lifetime ?? record.lifetime_ms ?? undefined,
+      lifetime:
+        rules.find((rule) => rule.titles.some((p) => p.test(record.title)))?.lifetime ??
+        record.lifetime_ms ??
+        undefined,
     }),
   };
 }
@@ -174,7 +240,8 @@ function sshPremise(ownerKeys: (userId: number) => OwnerKeys | undefined, record
   const listing = owner ? ownerKeys(owner.user_id) : undefined;
   if (!listing) return { wait: `skip: the keys of ${name} were not read this pass; the rotation waits` };
   if (listing.state === 'gone') return { close: `user ${name} is gone from the forge` };
-  if (listing.state === 'unread') return { wait: `skip: the keys of ${name} could not be read (${listing.reason}); the rotation waits` };
+  if (listing.state === 'unread')
+    return { wait: `skip: the keys of ${name} could not be read (${listing.reason}); the rotation waits` };
   const old = listing.keys.find((key) => key.id === record.old_key_id);
   const contradicted =
     old && differs(old.fingerprint, record.old_fingerprint)
@@ -184,18 +251,24 @@ function sshPremise(ownerKeys: (userId: number) => OwnerKeys | undefined, record
     if (contradicted) return { close: contradicted };
     // An upload whose answer was lost made the key already: it is adopted first, so that the revocation takes it away.
     if (!old && !listing.keys.some((key) => record.fingerprint !== null && key.fingerprint === record.fingerprint)) {
-      return { close: `old key ${record.old_key_id} is gone from the keys of ${name} (removed by someone else): no new key is uploaded` };
+      return {
+        close: `old key ${record.old_key_id} is gone from the keys of ${name} (removed by someone else): no new key is uploaded`,
+      };
     }
     return { oldOn: [], newOn: new Map(), unreadable: [], revoked: [] };
   }
   const fresh = listing.keys.find((key) => key.id === record.new_key_id);
   if (fresh && differs(fresh.fingerprint, record.fingerprint)) {
-    return { close: `key ${record.new_key_id} of ${name} is not the new key ${record.fingerprint ?? '?'} (it is ${fresh.fingerprint ?? '?'})` };
+    return {
+      close: `key ${record.new_key_id} of ${name} is not the new key ${record.fingerprint ?? '?'} (it is ${fresh.fingerprint ?? '?'})`,
+    };
   }
   if (contradicted) return fresh ? { withdraw: contradicted, from: [{}] } : { close: contradicted };
   if (!fresh) {
     if (record.revoked_on?.includes(HOLDER)) {
-      return { close: `a person took old key ${record.old_key_id} away from ${name} during the rotation, and new key ${record.new_key_id} left with it (a person's revocation wins)` };
+      return {
+        close: `a person took old key ${record.old_key_id} away from ${name} during the rotation, and new key ${record.new_key_id} left with it (a person's revocation wins)`,
+      };
     }
     return { close: `new key ${record.new_key_id} is gone from the forge` };
   }
@@ -210,7 +283,11 @@ function sshLeftover(ownerKeys: (userId: number) => OwnerKeys | undefined, recor
   const owner = record.owner;
   if (!owner || record.new_key_id === null) return { from: [] };
   const listing = ownerKeys(owner.user_id);
-  if (!listing || listing.state === 'unread') return { from: [], outOfSight: `new key ${record.new_key_id} may still be listed for ${owner.username}, whose keys cannot be read now` };
+  if (!listing || listing.state === 'unread')
+    return {
+      from: [],
+      outOfSight: `new key ${record.new_key_id} may still be listed for ${owner.username}, whose keys cannot be read now`,
+    };
   if (listing.state === 'gone') return { from: [] };
   const fresh = listing.keys.find((key) => key.id === record.new_key_id);
   return fresh && !differs(fresh.fingerprint, record.fingerprint) ? { from: [{}] } : { from: [] };
