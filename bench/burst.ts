@@ -34,11 +34,11 @@ const FAILURE_WINDOW_MS = 60_000;
 const TARGET_MS = 30_000;
 const CATCH_UP_MS = 60_000;
 /**
- * The budget: each failure costs five requests (the job read back, its pipeline's jobs, its log's end, the pipeline
- * read again before the retry, the retry), 5,000 for the burst, so a minute's budget of 10,000 holds it with room.
+ * The budget: each failure costs four requests (its pipeline's jobs, which hold it and its attempts, its log's end,
+ * the pipeline read again before the retry, the retry), 4,000 for the burst, so a minute's budget of 10,000 holds it with room.
  */
 export const BURST_BUDGET = 10_000;
-const REQUESTS_PER_FAILURE = 5;
+const REQUESTS_PER_FAILURE = 4;
 
 export interface BurstRow {
   figure: string;

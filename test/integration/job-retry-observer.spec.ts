@@ -1,6 +1,11 @@
 import type { PolicyContext } from '../../src/engine/policy';
 import { decideJobRetries, type JobRetrySnapshot } from '../../src/policies/job-retry/job-retry.decide';
-import { commitJobRetries, observeJobRetries, watermarkKey } from '../../src/policies/job-retry/job-retry.observer';
+import {
+  commitJobRetries,
+  observeJobRetries,
+  observeJobRetryEvent,
+  watermarkKey,
+} from '../../src/policies/job-retry/job-retry.observer';
 import { jobRetryType } from '../../src/policies/job-retry/job-retry.type';
 import type { JobRetryConfig } from '../../src/policies/job-retry/job-retry.schema';
 import type { RequestLogEntry } from '../../src/sandbox/state';
@@ -335,6 +340,45 @@ describe('job_retry observer, against the sandbox forge', () => {
       };
       // 999 does not exist; 21 is still running; the third belongs to a project not listed any more.
       expect(candidateIds(await observeJobRetries(config, ctx))).toEqual([[]]);
+    });
+  });
+
+  describe("a webhook's job event", () => {
+    beforeEach(() =>
+      start([pipeline(40, [failed(41, 'test-unit', { log: 'connection reset\n' }), failed(42, 'lint')])]),
+    );
+    const event = (jobId: number, jobName: string) =>
+      ({
+        kind: 'job',
+        project: { id: 1, path: 'acme/api' },
+        jobId,
+        jobName,
+        status: 'failed',
+        pipelineId: 40,
+      }) as const;
+    const config = aConfig({
+      projects: ['acme/api'],
+      match: { job_names: ['^test'], failure_log: ['(?i)connection reset'] },
+    });
+
+    it('reads the job back in its pipeline, which decide needs for its attempts: never the job alone', async () => {
+      const snapshot = await observeJobRetryEvent(config, event(41, 'test-unit'), context());
+      expect(snapshot && candidateIds(snapshot)).toEqual([[41]]);
+      expect(pipelinesRequested()).toEqual([40]);
+      expect(requested(/\/jobs\/41$/)).toEqual([]);
+      expect(decideJobRetries(config, snapshot!, new Date())).toEqual([
+        expect.objectContaining({ action: 'retry', key: '1:41' }),
+      ]);
+    });
+
+    it('reads the job alone when its name already rules it out, as its pipeline may be pages long', async () => {
+      const snapshot = await observeJobRetryEvent(config, event(42, 'lint'), context());
+      expect(snapshot && candidateIds(snapshot)).toEqual([[42]]);
+      expect(requested(/\/jobs\/42$/)).toHaveLength(1);
+      expect(pipelinesRequested()).toEqual([]);
+      expect(decideJobRetries(config, snapshot!, new Date())).toEqual([
+        expect.objectContaining({ action: 'skip', reason: 'skip: job name "lint" not matched' }),
+      ]);
     });
   });
 });

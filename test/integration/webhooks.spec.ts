@@ -308,16 +308,23 @@ describe('webhooks: a burst of 1,000 deliveries', () => {
       (await metrics.decisions.get()).values.find(
         (value) => value.labels.action === 'retry' && value.labels.outcome === 'would_act',
       )?.value ?? 0;
-    const deadline = Date.now() + 60_000;
-    while ((await wouldRetry()) < 1_000 && Date.now() < deadline)
+    // Waited for while decisions keep coming: a loaded machine is slower, but a stuck queue stops adding any.
+    let seen = await wouldRetry();
+    let movedAt = Date.now();
+    while (seen < 1_000 && Date.now() - movedAt < 20_000) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await wouldRetry()).toBe(1_000);
+      const now = await wouldRetry();
+      if (now > seen) [seen, movedAt] = [now, Date.now()];
+    }
+    expect(seen).toBe(1_000);
     expect(await counted(daemon, 'job', 'acted')).toBe(1_000);
 
-    // Three reads per delivery (the job, its pipeline, its log) and the group's listing once; no write in a dry run.
+    // Two reads per delivery (its pipeline, which holds the job and its attempts, and its log) and the group's
+    // listing once; no write in a dry run.
     const log = harness.sandbox.state.requestLog.filter((entry) => entry.path.startsWith('/api/v4/'));
     expect(log.filter((entry) => entry.method !== 'GET')).toEqual([]);
-    expect(log.length).toBeLessThanOrEqual(3 * 1_000 + 5);
+    expect(log.filter((entry) => /\/jobs\/\d+$/.test(entry.path))).toEqual([]);
+    expect(log.length).toBeLessThanOrEqual(2 * 1_000 + 5);
     expect(log.length).toBeLessThanOrEqual(budget);
-  }, 120_000);
+  }, 240_000);
 });

@@ -129,7 +129,7 @@ async function readProbe(
 
 /**
  * A webhook's failed job (or a failed pipeline's failed jobs) in a project the policy covers: the same candidate a poll
- * would build for it (the job read back, its pipeline's attempts, its log tail), without the listing and without a
+ * would build for it (the job read back with its pipeline's attempts, its log tail), without the listing and without a
  * watermark, so the poll later finds it already handled by the ledger. Undefined when the project is not covered.
  */
 export async function observeJobRetryEvent(
@@ -142,8 +142,12 @@ export async function observeJobRetryEvent(
   const pipelineJobs = pipelineReader(context, project);
   let failed: Job[];
   if (event.kind === 'job') {
-    // Read back: the delivery may be late or repeated, and the job retried or deleted since.
-    const job = await readJob(context, { project, jobId: event.jobId });
+    // Read back (the delivery may be late or repeated, the job retried or deleted since) in its pipeline, which decide
+    // needs for the attempts anyway; alone when its name already rules it out, as a pipeline may be pages long.
+    const nameRuledOut = config.match.job_names?.every((name) => !name.test(event.jobName)) ?? false;
+    const job = nameRuledOut
+      ? await readJob(context, { project, jobId: event.jobId })
+      : (await pipelineJobs(event.pipelineId))?.find((listed) => listed.id === event.jobId);
     failed = job?.status === 'failed' ? [job] : [];
   } else {
     const jobs = (await pipelineJobs(event.pipelineId)) ?? [];
