@@ -122,9 +122,14 @@ async function backupOnce(paddingBytes: number, notes: string[]): Promise<Backup
       { GITLAB_TOKEN: TOKEN },
       { nodeFlags: DAEMON_NODE_FLAGS, timeoutMs: 300_000 },
     );
-    const archives = readdirSync(join(destination, 'acme')).filter((name) => name.endsWith('.tar.gz'));
+    // A run makes one backup set, DEST/acme/<time>/, whose group export is group.tar.gz (docs/policies.md).
+    const archives = readdirSync(join(destination, 'acme'), { recursive: true, encoding: 'utf8' }).filter((name) =>
+      name.endsWith('group.tar.gz'),
+    );
     if (code !== 0 || archives.length !== 1) {
-      notes.push(`The backup bench's \`once\` exited with ${code}: ${stderr.trim().split('\n').slice(-2).join(' / ')}`);
+      notes.push(
+        `The backup bench's \`once\` exited with ${code}, ${archives.length} group archives written: ${stderr.trim().split('\n').slice(-2).join(' / ')}`,
+      );
       return undefined;
     }
     const archive = join(destination, 'acme', archives[0] ?? '');
