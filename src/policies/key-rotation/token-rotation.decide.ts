@@ -1,7 +1,12 @@
 import { type Decision, SKIP } from '../../engine/policy';
 import type { ListedToken, SelfToken, TokenHolder, TokenKind, TokenKinds, TokenListing } from './token-kind';
-import type { ResolvedDelivery } from './token-rotation.delivery';
-import { isTokenFinished, type TokenRecord, tokenRotationId, valuePath } from './token-rotation.record';
+import {
+  isTokenFinished,
+  type ResolvedDelivery,
+  type TokenRecord,
+  tokenRotationId,
+  valuePath,
+} from './token-rotation.record';
 import { MAX_TOKEN_LIFETIME_MS, type TokenRule } from './token-rotation.schema';
 import { durationText } from './key-rotation.timing';
 

@@ -5,27 +5,13 @@ import type { SecretFiles } from '../../effects/secret-files';
 import type { StepContext } from '../../engine/policy';
 import { NotFoundError } from '../../gitlab/transport/errors';
 import type { CiVariable } from '../../gitlab/types/variables';
-import type { TokenRecord } from './token-rotation.record';
+import type { ResolvedDelivery, TokenRecord } from './token-rotation.record';
 
 /**
- * Where a new token's value goes, as a decision resolved it (no value: the value is read from the value file when the
- * delivery runs), and how each is written and read back. A variable is compared by the SHA-256 of its value (a hidden
- * one, whose value the forge never shows again, by its flags); a file by the SHA-256 of its content; on_rotate by its
- * exit status.
+ * How each place a new token's value goes (ResolvedDelivery, in token-rotation.record.ts) is written and read back. A
+ * variable is compared by the SHA-256 of its value (a hidden one, whose value the forge never shows again, by its
+ * flags); a file by the SHA-256 of its content; on_rotate by its exit status.
  */
-export type ResolvedDelivery =
-  | {
-      readonly type: 'variable';
-      readonly scope: 'projects' | 'groups';
-      readonly place: string | number;
-      readonly key: string;
-      readonly environment_scope: string;
-      readonly protected: boolean;
-      readonly masked: boolean;
-      readonly hidden: boolean;
-    }
-  | { readonly type: 'file'; readonly path: string }
-  | { readonly type: 'hook'; readonly command: string; readonly env: readonly string[] };
 
 /** A delivery as the record names it once done. */
 export function deliveryId(delivery: ResolvedDelivery): string {

@@ -2,8 +2,25 @@ import { join } from 'node:path';
 import type { PolicyState } from '../../engine/policy';
 import { readJson, readJsonObject } from '../../engine/json';
 import type { TokenHolder } from './token-kind';
-import type { ResolvedDelivery } from './token-rotation.delivery';
 import type { Strategy } from './token-rotation.schema';
+
+/**
+ * Where a new token's value goes, as a decision resolved it: no value, which is read from the value file when the
+ * delivery runs.
+ */
+export type ResolvedDelivery =
+  | {
+      readonly type: 'variable';
+      readonly scope: 'projects' | 'groups';
+      readonly place: string | number;
+      readonly key: string;
+      readonly environment_scope: string;
+      readonly protected: boolean;
+      readonly masked: boolean;
+      readonly hidden: boolean;
+    }
+  | { readonly type: 'file'; readonly path: string }
+  | { readonly type: 'hook'; readonly command: string; readonly env: readonly string[] };
 
 /**
  * Each token rotation is a small state machine kept in the policy's Redis state, one record per old token:
