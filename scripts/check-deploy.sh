@@ -60,8 +60,8 @@ verify_unit() {
   dir=$(mktemp -d)
   node=$(command -v node)
   sed "s#^ExecStart=/usr/bin/node #ExecStart=${node} #" deploy/forgewarden.service > "$dir/forgewarden.service"
-  grep -q "^ExecStart=${node} --max-semi-space-size=2 /opt/forgewarden/dist/main.js run " "$dir/forgewarden.service" \
-    || { echo "ExecStart= does not start with /usr/bin/node --max-semi-space-size=2 /opt/forgewarden/dist/main.js run"; rm -rf "$dir"; return 1; }
+  grep -q "^ExecStart=${node} --max-semi-space-size=2 --max-old-space-size=512 /opt/forgewarden/dist/main.js run " "$dir/forgewarden.service" \
+    || { echo "ExecStart= does not start with /usr/bin/node --max-semi-space-size=2 --max-old-space-size=512 /opt/forgewarden/dist/main.js run"; rm -rf "$dir"; return 1; }
   local options=(--man=no)
   if systemd-analyze --recursive-errors=no --help >/dev/null 2>&1; then options+=(--recursive-errors=no); fi
   output=$(systemd-analyze verify "${options[@]}" "$dir/forgewarden.service" 2>&1) || status=$?

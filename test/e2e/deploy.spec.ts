@@ -106,15 +106,15 @@ describe('deploy/forgewarden.service', () => {
   it('runs the built daemon as its own user, on the policy file, with the environment file', () => {
     expect(value('Type')).toBe('simple');
     expect(value('User')).toBe('forgewarden');
-    // With the young generation the benchmarks measure the daemon with (bench/processes.ts, DAEMON_NODE_FLAGS), as
+    // With the heap limits the benchmarks measure the daemon with (bench/processes.ts, DAEMON_NODE_FLAGS), as
     // `npm start` does (through `exec`, so that npm's own child is the daemon and npm's signals reach it).
     expect(value('ExecStart')).toBe(
-      '/usr/bin/node --max-semi-space-size=2 /opt/forgewarden/dist/main.js run -c /etc/forgewarden/policies.yml',
+      '/usr/bin/node --max-semi-space-size=2 --max-old-space-size=512 /opt/forgewarden/dist/main.js run -c /etc/forgewarden/policies.yml',
     );
     const scripts = (
       JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> }
     ).scripts;
-    expect(scripts.start).toBe('exec node --max-semi-space-size=2 dist/main.js run');
+    expect(scripts.start).toBe('exec node --max-semi-space-size=2 --max-old-space-size=512 dist/main.js run');
     expect(value('EnvironmentFile')).toBe('/etc/forgewarden/env');
     expect(value('Restart')).toBe('on-failure');
     expect(unit.get('Install')?.get('WantedBy')).toEqual(['multi-user.target']);
