@@ -96,6 +96,9 @@ function policyText(forgeUrl: string, prefix: string, httpPort: number, webhooks
     '    lookback: 1h',
     '    max_actions_per_run: 500',
     '    match: { failure_log: ["(?i)connection reset"] }',
+    // 200 failures of one signature over 20 projects in two minutes is what storm control holds (docs/policies.md,
+    // "Retry storms"), and a poll sees them first: off, so the two daemons compare delivery, not storm detection.
+    '    storm: { enabled: false }',
     '',
   ].join('\n');
 }
