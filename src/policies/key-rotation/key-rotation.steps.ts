@@ -22,10 +22,10 @@ import type { RotationConfig } from './key-rotation.schema';
 import { durationText } from './key-rotation.timing';
 
 /**
- * The remaining steps of a rotation under way, from its record and where its keys are now: closed when the forge
- * contradicts what it rests on, waiting when the forge could not be read, else the next steps of its state machine
- * (see key-rotation.record.ts). Pure, like key-rotation.decide.ts, which hands it every open rotation.
+ * The remaining steps of a rotation under way, over the states of key-rotation.record.ts. Pure, like
+ * key-rotation.decide.ts, which hands it every open rotation.
  */
+
 /**
  * A rotation under way: closed when the forge contradicts what it rests on, waiting when the forge could not be read,
  * else its remaining steps.
