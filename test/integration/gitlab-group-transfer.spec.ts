@@ -195,7 +195,10 @@ describe('GitlabClient group transfer against the sandbox', () => {
   describe('relations export', () => {
     it('schedules, reports status per relation, and streams each relation as gzip NDJSON', async () => {
       const gl = client();
+      const { settings } = forge.sandbox.state;
       await expect(gl.groupTransfer.relationsExportStatus('acme')).resolves.toEqual([]);
+      // An export that surely outlasts the checks below, however loaded the machine; the one after it ends at once.
+      settings.exportDelayMs = 600_000;
       await expect(gl.groupTransfer.scheduleRelationsExport('acme')).resolves.toEqual({ message: '202 Accepted' });
 
       const started = await gl.groupTransfer.relationsExportStatus('acme');
@@ -205,8 +208,14 @@ describe('GitlabClient group transfer against the sandbox', () => {
         NotFoundError,
       );
 
-      await forge.sandbox.state.whenIdle();
-      const finished = await gl.groupTransfer.relationsExportStatus(10);
+      // Scheduled again, the export starts afresh; the first one's work never lands in it.
+      settings.exportDelayMs = 0;
+      await gl.groupTransfer.scheduleRelationsExport('acme');
+      let finished = await gl.groupTransfer.relationsExportStatus(10);
+      for (let tries = 0; tries < 200 && !finished.every((s) => s.status === 1); tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        finished = await gl.groupTransfer.relationsExportStatus(10);
+      }
       expect(finished.every((s) => s.status === 1)).toBe(true);
 
       const members = join(dir, 'members.ndjson.gz');
