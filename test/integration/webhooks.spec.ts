@@ -119,13 +119,13 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
     return retries();
   }
 
-  it('retries a failed job within a second of its delivery', async () => {
+  // How soon is the bench's (docs/benchmarks.md, failure → retry); here, that the delivery and not a poll led to it.
+  it('retries a failed job on its delivery, long before the next poll', async () => {
     const daemon = await serve();
-    const sent = Date.now();
     const answer = await deliver(daemon, jobHook(1, 'acme/api'));
     expect(answer).toEqual({ status: 200, body: { status: 'accepted' } });
-    expect(await retriesWithin(1, 1000)).toEqual(['/api/v4/projects/1/jobs/101/retry']);
-    expect(Date.now() - sent).toBeLessThan(1000);
+    // The poll is an hour away (interval: 1h): a retry within 15 s came from the delivery.
+    expect(await retriesWithin(1, 15_000)).toEqual(['/api/v4/projects/1/jobs/101/retry']);
     // Counted once the handler is done, just after the retry went out.
     expect(await settledRetries()).toHaveLength(1);
     expect(await counted(daemon, 'job', 'acted')).toBe(1);
@@ -215,7 +215,7 @@ describe('webhooks: the receiver and the retries it leads to, over HTTP with a r
       builds: [{ id: 201, name: 'flaky', stage: 'test', status: 'failed' }],
     };
     expect((await deliver(daemon, body, { 'x-gitlab-event': 'Pipeline Hook' })).body.status).toBe('accepted');
-    expect(await retriesWithin(1, 2000)).toEqual(['/api/v4/projects/2/jobs/201/retry']);
+    expect(await retriesWithin(1, 15_000)).toEqual(['/api/v4/projects/2/jobs/201/retry']);
   });
 });
 
