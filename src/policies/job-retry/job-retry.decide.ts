@@ -85,6 +85,11 @@ export interface JobRetrySnapshot {
 
 export const RETRY = 'retry';
 
+/** Rule 2 alone, which a webhook's job name answers before anything is read. */
+export function nameMatched(config: JobRetryConfig, name: string): boolean {
+  return config.match.job_names?.some((pattern) => pattern.test(name)) ?? true;
+}
+
 /**
  * Rules 1 to 5, which need nothing but the job itself: the skip reason, or undefined when the job passes. The
  * observer reads nothing more for a job that fails them.
@@ -93,8 +98,7 @@ export function cheapSkipReason(config: JobRetryConfig, job: FailedJob): string 
   const { match } = config;
   // A job allowed to fail does not fail its pipeline: retrying it would spend runner time for nothing by default.
   if (job.allow_failure && !match.allow_failure) return 'skip: allowed to fail';
-  if (match.job_names && !match.job_names.some((p) => p.test(job.name)))
-    return `skip: job name "${job.name}" not matched`;
+  if (!nameMatched(config, job.name)) return `skip: job name "${job.name}" not matched`;
   if (match.stages && !match.stages.some((p) => p.test(job.stage))) return `skip: stage ${job.stage} not matched`;
   if (match.refs && !match.refs.some((p) => p.test(job.ref))) return `skip: ref ${job.ref} not matched`;
   if (match.tag !== undefined && match.tag !== job.tag) {

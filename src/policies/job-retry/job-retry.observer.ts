@@ -9,6 +9,7 @@ import {
   type JobRetryCandidate,
   type JobRetryProjectSnapshot,
   type JobRetrySnapshot,
+  nameMatched,
   needsLog,
   RETRY,
   type Watermark,
@@ -144,8 +145,7 @@ export async function observeJobRetryEvent(
   if (event.kind === 'job') {
     // Read back (the delivery may be late or repeated, the job retried or deleted since) in its pipeline, which decide
     // needs for the attempts anyway; alone when its name already rules it out, as a pipeline may be pages long.
-    const nameRuledOut = config.match.job_names?.every((name) => !name.test(event.jobName)) ?? false;
-    const job = nameRuledOut
+    const job = !nameMatched(config, event.jobName)
       ? await readJob(context, { project, jobId: event.jobId })
       : (await pipelineJobs(event.pipelineId))?.find((listed) => listed.id === event.jobId);
     failed = job?.status === 'failed' ? [job] : [];
